@@ -1,0 +1,131 @@
+package tensor
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// Engine runs the compute-heavy kernels of one element type: GEMM and the
+// three passes of 2-D convolution. The CPU engines of this package implement
+// it over a BLAS; a GPU backend can implement it over cuBLAS/cuDNN.
+//
+// All matrices are row-major. Destinations must not overlap inputs.
+type Engine[T Float] interface {
+	// Name names the backend, e.g. "gonum" or "openblas".
+	Name() string
+
+	// Gemm computes C = alpha·op(A)·op(B) + beta·C where op(A) is m×k, op(B)
+	// is k×n and C is m×n; op transposes when the flag is set. lda, ldb and
+	// ldc are the row strides of A, B and C as stored.
+	Gemm(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+
+	// Conv2D computes the cross-correlation y = w ⋆ x (no bias) for
+	// x [B, C, H, W], w [Co, C, KH, KW] and y [B, Co, OH, OW] with
+	// OH = (H + 2·pad − KH)/stride + 1 (likewise OW):
+	//
+	//	y[b,o,p,q] = Σ_{c,i,j} w[o,c,i,j] · x[b, c, p·s−pad+i, q·s−pad+j]
+	//
+	// with x read as zero outside its bounds.
+	Conv2D(y, x, w *Tensor[T], p ConvParams)
+
+	// Conv2DBackwardData computes dx = ∂L/∂x from dy = ∂L/∂y of Conv2D. With
+	// accumulate, dx += ∂L/∂x instead.
+	Conv2DBackwardData(dx, dy, w *Tensor[T], p ConvParams, accumulate bool)
+
+	// Conv2DBackwardFilter computes dw = ∂L/∂w = Σ_b dy_b · im2col(x_b)ᵀ from
+	// dy = ∂L/∂y of Conv2D. With accumulate, dw += ∂L/∂w instead.
+	Conv2DBackwardFilter(dw, dy, x *Tensor[T], p ConvParams, accumulate bool)
+}
+
+// Backend is a compute backend: a BLAS implementation and a number of worker
+// goroutines, with an Engine for each element type. A Backend is safe for
+// concurrent use. Obtain one from Gonum, OpenBLAS or Default.
+type Backend struct {
+	name    string
+	workers int
+	f32     *cpuEngine[float32]
+	f64     *cpuEngine[float64]
+}
+
+// Name names the backend's BLAS: "gonum" or "openblas".
+func (b *Backend) Name() string { return b.name }
+
+// Workers returns the number of goroutines the backend's kernels use.
+func (b *Backend) Workers() int { return b.workers }
+
+// String returns the name and the worker count.
+func (b *Backend) String() string { return fmt.Sprintf("%s(%d workers)", b.name, b.workers) }
+
+// EngineFor returns b's engine for element type T.
+func EngineFor[T Float](b *Backend) Engine[T] {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return any(b.f32).(Engine[T])
+	default:
+		return any(b.f64).(Engine[T])
+	}
+}
+
+// Gonum returns a backend over gonum's pure-Go BLAS using the given number
+// of worker goroutines (GOMAXPROCS when workers ≤ 0). It needs no C library.
+func Gonum(workers int) *Backend {
+	return newBackend("gonum", workers, gonum.Implementation{}, gonum.Implementation{})
+}
+
+// OpenBLAS returns a backend over OpenBLAS (through gonum.org/v1/netlib) using
+// the given number of worker goroutines (GOMAXPROCS when workers ≤ 0). It
+// returns an error unless the program was built with the tag "openblas".
+//
+// The backend does its own parallelism: it sets OpenBLAS to one thread (a
+// process-wide OpenBLAS setting) and splits large products and batches over
+// its worker goroutines, so that concurrent kernels never oversubscribe the
+// cores.
+func OpenBLAS(workers int) (*Backend, error) {
+	s, d, ok := openBLAS()
+	if !ok {
+		return nil, fmt.Errorf("tensor: OpenBLAS backend not compiled in: build with -tags openblas (needs libopenblas-dev)")
+	}
+	return newBackend("openblas", workers, s, d), nil
+}
+
+// Backends returns every backend compiled into this program, pure-Go first,
+// each with the given number of workers. Conformance tests run over it.
+func Backends(workers int) []*Backend {
+	out := []*Backend{Gonum(workers)}
+	if b, err := OpenBLAS(workers); err == nil {
+		out = append(out, b)
+	}
+	return out
+}
+
+var defaultBackend = sync.OnceValue(func() *Backend {
+	if b, err := OpenBLAS(0); err == nil {
+		return b
+	}
+	return Gonum(0)
+})
+
+// Default returns the fastest compiled-in backend (OpenBLAS when built with
+// the tag "openblas", else gonum) with GOMAXPROCS workers. It is chosen once,
+// at first use, and never changes.
+func Default() *Backend { return defaultBackend() }
+
+func newBackend(name string, workers int, s blas.Float32, d blas.Float64) *Backend {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	// gonum's gemm parallelises internally; the netlib one is set to one
+	// thread and parallelised here.
+	splitGemm := name != "gonum"
+	return &Backend{
+		name:    name,
+		workers: workers,
+		f32:     newCPUEngine(name, workers, splitGemm, s.Sgemm),
+		f64:     newCPUEngine(name, workers, splitGemm, d.Dgemm),
+	}
+}

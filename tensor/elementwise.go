@@ -1,0 +1,261 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+)
+
+// binaryCheck panics unless x, y and z share a shape.
+func (z *Tensor[T]) binaryCheck(op string, x, y *Tensor[T]) {
+	mustSameShape(op, x.shape, y.shape)
+	mustSameShape(op, z.shape, x.shape)
+}
+
+// Add sets z = x + y elementwise and returns z.
+func (z *Tensor[T]) Add(x, y *Tensor[T]) *Tensor[T] {
+	z.binaryCheck("Add", x, y)
+	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
+	for i := range zd {
+		zd[i] = xd[i] + yd[i]
+	}
+	return z
+}
+
+// Sub sets z = x − y elementwise and returns z.
+func (z *Tensor[T]) Sub(x, y *Tensor[T]) *Tensor[T] {
+	z.binaryCheck("Sub", x, y)
+	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
+	for i := range zd {
+		zd[i] = xd[i] - yd[i]
+	}
+	return z
+}
+
+// Mul sets z = x ⊙ y (elementwise product) and returns z.
+func (z *Tensor[T]) Mul(x, y *Tensor[T]) *Tensor[T] {
+	z.binaryCheck("Mul", x, y)
+	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
+	for i := range zd {
+		zd[i] = xd[i] * yd[i]
+	}
+	return z
+}
+
+// Div sets z = x ⊘ y (elementwise quotient) and returns z.
+func (z *Tensor[T]) Div(x, y *Tensor[T]) *Tensor[T] {
+	z.binaryCheck("Div", x, y)
+	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
+	for i := range zd {
+		zd[i] = xd[i] / yd[i]
+	}
+	return z
+}
+
+// Scale sets z = a·x and returns z.
+func (z *Tensor[T]) Scale(a T, x *Tensor[T]) *Tensor[T] {
+	mustSameShape("Scale", z.shape, x.shape)
+	zd, xd := z.data, x.data[:len(z.data)]
+	for i := range zd {
+		zd[i] = a * xd[i]
+	}
+	return z
+}
+
+// AddScalar sets z = x + a and returns z.
+func (z *Tensor[T]) AddScalar(x *Tensor[T], a T) *Tensor[T] {
+	mustSameShape("AddScalar", z.shape, x.shape)
+	zd, xd := z.data, x.data[:len(z.data)]
+	for i := range zd {
+		zd[i] = xd[i] + a
+	}
+	return z
+}
+
+// Axpy sets z = z + a·x (BLAS axpy) and returns z.
+func (z *Tensor[T]) Axpy(a T, x *Tensor[T]) *Tensor[T] {
+	mustSameShape("Axpy", z.shape, x.shape)
+	zd, xd := z.data, x.data[:len(z.data)]
+	for i := range zd {
+		zd[i] += a * xd[i]
+	}
+	return z
+}
+
+// AddScaled sets z = x + a·y and returns z.
+func (z *Tensor[T]) AddScaled(x *Tensor[T], a T, y *Tensor[T]) *Tensor[T] {
+	z.binaryCheck("AddScaled", x, y)
+	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
+	for i := range zd {
+		zd[i] = xd[i] + a*yd[i]
+	}
+	return z
+}
+
+// unary applies z[i] = f(x[i]).
+func unary[T Float](op string, z, x *Tensor[T], f func(T) T) *Tensor[T] {
+	mustSameShape(op, z.shape, x.shape)
+	zd, xd := z.data, x.data[:len(z.data)]
+	for i := range zd {
+		zd[i] = f(xd[i])
+	}
+	return z
+}
+
+// Map sets z[i] = f(x[i]) for every element and returns z.
+func (z *Tensor[T]) Map(x *Tensor[T], f func(T) T) *Tensor[T] { return unary("Map", z, x, f) }
+
+// Exp sets z = exp(x) elementwise and returns z.
+func (z *Tensor[T]) Exp(x *Tensor[T]) *Tensor[T] {
+	return unary("Exp", z, x, func(v T) T { return T(math.Exp(float64(v))) })
+}
+
+// Log sets z = ln(x) elementwise and returns z.
+func (z *Tensor[T]) Log(x *Tensor[T]) *Tensor[T] {
+	return unary("Log", z, x, func(v T) T { return T(math.Log(float64(v))) })
+}
+
+// Sqrt sets z = √x elementwise and returns z.
+func (z *Tensor[T]) Sqrt(x *Tensor[T]) *Tensor[T] {
+	return unary("Sqrt", z, x, func(v T) T { return T(math.Sqrt(float64(v))) })
+}
+
+// Square sets z = x² elementwise and returns z.
+func (z *Tensor[T]) Square(x *Tensor[T]) *Tensor[T] {
+	return unary("Square", z, x, func(v T) T { return v * v })
+}
+
+// Neg sets z = −x and returns z.
+func (z *Tensor[T]) Neg(x *Tensor[T]) *Tensor[T] {
+	return unary("Neg", z, x, func(v T) T { return -v })
+}
+
+// Tanh sets z = tanh(x) elementwise and returns z.
+func (z *Tensor[T]) Tanh(x *Tensor[T]) *Tensor[T] {
+	return unary("Tanh", z, x, func(v T) T { return T(math.Tanh(float64(v))) })
+}
+
+// SigmoidOf returns the logistic function σ(v) = 1/(1+e^−v), computed without
+// overflow for large |v|.
+func SigmoidOf(v float64) float64 {
+	if v >= 0 {
+		return 1 / (1 + math.Exp(-v))
+	}
+	e := math.Exp(v)
+	return e / (1 + e)
+}
+
+// SoftplusOf returns softplus(v) = ln(1 + e^v), computed without overflow.
+func SoftplusOf(v float64) float64 {
+	if v > 0 {
+		return v + math.Log1p(math.Exp(-v))
+	}
+	return math.Log1p(math.Exp(v))
+}
+
+// Sigmoid sets z = σ(x) = 1/(1+e^−x) elementwise and returns z.
+func (z *Tensor[T]) Sigmoid(x *Tensor[T]) *Tensor[T] {
+	return unary("Sigmoid", z, x, func(v T) T { return T(SigmoidOf(float64(v))) })
+}
+
+// Softplus sets z = ln(1+eˣ) elementwise and returns z.
+func (z *Tensor[T]) Softplus(x *Tensor[T]) *Tensor[T] {
+	return unary("Softplus", z, x, func(v T) T { return T(SoftplusOf(float64(v))) })
+}
+
+// ReLU sets z = max(x, 0) elementwise and returns z.
+func (z *Tensor[T]) ReLU(x *Tensor[T]) *Tensor[T] {
+	mustSameShape("ReLU", z.shape, x.shape)
+	zd, xd := z.data, x.data[:len(z.data)]
+	for i, v := range xd {
+		if v > 0 {
+			zd[i] = v
+		} else {
+			zd[i] = 0
+		}
+	}
+	return z
+}
+
+// LeakyReLU sets z = x for x > 0 and slope·x otherwise, and returns z.
+func (z *Tensor[T]) LeakyReLU(x *Tensor[T], slope T) *Tensor[T] {
+	mustSameShape("LeakyReLU", z.shape, x.shape)
+	zd, xd := z.data, x.data[:len(z.data)]
+	for i, v := range xd {
+		if v > 0 {
+			zd[i] = v
+		} else {
+			zd[i] = slope * v
+		}
+	}
+	return z
+}
+
+// Hardtanh sets z = min(max(x, lo), hi) elementwise and returns z.
+func (z *Tensor[T]) Hardtanh(x *Tensor[T], lo, hi T) *Tensor[T] {
+	if lo > hi {
+		panic(&ShapeError{Op: "Hardtanh", Msg: fmt.Sprintf("lower bound %v above upper bound %v", lo, hi)})
+	}
+	mustSameShape("Hardtanh", z.shape, x.shape)
+	zd, xd := z.data, x.data[:len(z.data)]
+	for i, v := range xd {
+		zd[i] = min(max(v, lo), hi)
+	}
+	return z
+}
+
+// channelLayout checks that x is [B, C, ...] (rank ≥ 2) with C = c and
+// returns B and the size of the trailing (spatial) dimensions.
+func channelLayout(op string, xshape []int, c int) (batch, inner int) {
+	if len(xshape) < 2 || xshape[1] != c {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("per-channel shape [%d] does not fit tensor shape %v (want [B, %d, ...])", c, xshape, c)})
+	}
+	inner = 1
+	for _, d := range xshape[2:] {
+		inner *= d
+	}
+	return xshape[0], inner
+}
+
+// AddBias sets z[b, c, ...] = x[b, c, ...] + bias[c] for x of shape [B, C]
+// or [B, C, H, W] (any rank ≥ 2) and bias of shape [C], and returns z.
+func (z *Tensor[T]) AddBias(x, bias *Tensor[T]) *Tensor[T] {
+	mustSameShape("AddBias", z.shape, x.shape)
+	if len(bias.shape) != 1 {
+		panic(newShapeError("AddBias", x.shape, bias.shape))
+	}
+	c := bias.shape[0]
+	batch, inner := channelLayout("AddBias", x.shape, c)
+	for b := 0; b < batch; b++ {
+		for ch := 0; ch < c; ch++ {
+			off := (b*c + ch) * inner
+			bv := bias.data[ch]
+			zd, xd := z.data[off:off+inner], x.data[off:off+inner]
+			for i := range zd {
+				zd[i] = xd[i] + bv
+			}
+		}
+	}
+	return z
+}
+
+// SumPerChannel sets dst[c] = Σ_{b, ...} x[b, c, ...] for x of rank ≥ 2 and
+// dst of shape [C], and returns dst. It is the adjoint of AddBias.
+func (dst *Tensor[T]) SumPerChannel(x *Tensor[T]) *Tensor[T] {
+	if len(dst.shape) != 1 {
+		panic(newShapeError("SumPerChannel", dst.shape, x.shape))
+	}
+	c := dst.shape[0]
+	batch, inner := channelLayout("SumPerChannel", x.shape, c)
+	clear(dst.data)
+	for b := 0; b < batch; b++ {
+		for ch := 0; ch < c; ch++ {
+			off := (b*c + ch) * inner
+			var s T
+			for _, v := range x.data[off : off+inner] {
+				s += v
+			}
+			dst.data[ch] += s
+		}
+	}
+	return dst
+}

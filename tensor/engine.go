@@ -1,0 +1,368 @@
+package tensor
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// gemmFunc is a BLAS ?gemm: row-major C = alpha·op(A)·op(B) + beta·C.
+type gemmFunc[T Float] func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+
+// cpuEngine runs GEMM and convolution on the CPU through a BLAS gemm and a
+// pool of worker goroutines.
+type cpuEngine[T Float] struct {
+	name      string
+	workers   int
+	splitGemm bool // split large GEMMs across workers (single-threaded BLAS)
+	gemm      gemmFunc[T]
+	pool      *workerPool
+	gemmJobs  sync.Pool // *gemmJob[T]
+	convJobs  sync.Pool // *convJob[T]
+}
+
+func newCPUEngine[T Float](name string, workers int, splitGemm bool, gemm gemmFunc[T]) *cpuEngine[T] {
+	e := &cpuEngine[T]{name: name, workers: workers, splitGemm: splitGemm, gemm: gemm}
+	e.pool = newWorkerPool(workers - 1)
+	// The workers hold only the task channel, so the engine can become
+	// unreachable; then the channel is closed and the workers exit.
+	runtime.AddCleanup(e, func(p *workerPool) { p.close() }, e.pool)
+	return e
+}
+
+func (e *cpuEngine[T]) Name() string { return e.name }
+
+// minSplitFlops is the size below which a GEMM is not worth splitting.
+const minSplitFlops = 1 << 21
+
+func trans(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+// Gemm implements Engine.
+func (e *cpuEngine[T]) Gemm(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	parts := e.workers
+	if !e.splitGemm || 2*m*n*k < minSplitFlops {
+		parts = 1
+	}
+	if parts == 1 {
+		e.gemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	j := e.getGemmJob()
+	*j = gemmJob[T]{gemm: e.gemm, transA: transA, transB: transB, m: m, n: n, k: k,
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, parts: parts}
+	e.pool.run(j, parts, &j.wg)
+	*j = gemmJob[T]{}
+	e.gemmJobs.Put(j)
+}
+
+func (e *cpuEngine[T]) getGemmJob() *gemmJob[T] {
+	if j, ok := e.gemmJobs.Get().(*gemmJob[T]); ok {
+		return j
+	}
+	return new(gemmJob[T])
+}
+
+// gemmJob is one GEMM split into parts along its larger output dimension.
+type gemmJob[T Float] struct {
+	wg             sync.WaitGroup
+	gemm           gemmFunc[T]
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    T
+	a, b, c        []T
+	lda, ldb, ldc  int
+	parts          int
+}
+
+// run computes part p of the product: a band of rows of C (when m ≥ n) or a
+// band of columns.
+func (j *gemmJob[T]) run(p int) {
+	if j.m >= j.n {
+		lo, hi := band(j.m, j.parts, p)
+		if lo == hi {
+			return
+		}
+		a := j.a[lo*j.lda:] // rows lo.. of A
+		if j.transA {
+			a = j.a[lo:] // columns lo.. of Aᵀ as stored
+		}
+		j.gemm(trans(j.transA), trans(j.transB), hi-lo, j.n, j.k, j.alpha, a, j.lda, j.b, j.ldb, j.beta, j.c[lo*j.ldc:], j.ldc)
+		return
+	}
+	lo, hi := band(j.n, j.parts, p)
+	if lo == hi {
+		return
+	}
+	b := j.b[lo:]
+	if j.transB {
+		b = j.b[lo*j.ldb:]
+	}
+	j.gemm(trans(j.transA), trans(j.transB), j.m, hi-lo, j.k, j.alpha, j.a, j.lda, b, j.ldb, j.beta, j.c[lo:], j.ldc)
+}
+
+// band returns the half-open range of items of part p when n items are cut
+// into parts nearly equal bands.
+func band(n, parts, p int) (lo, hi int) {
+	return n * p / parts, n * (p + 1) / parts
+}
+
+// runner is a job split into numbered parts.
+type runner interface{ run(part int) }
+
+type task struct {
+	r    runner
+	part int
+	wg   *sync.WaitGroup
+}
+
+// workerPool is a fixed set of goroutines that run parts of jobs. Dispatching
+// a job allocates nothing.
+type workerPool struct {
+	tasks chan task
+	once  sync.Once
+}
+
+func newWorkerPool(n int) *workerPool {
+	p := &workerPool{tasks: make(chan task, 4*max(n, 1))}
+	for range n {
+		go func() {
+			for t := range p.tasks {
+				t.r.run(t.part)
+				t.wg.Done()
+			}
+		}()
+	}
+	return p
+}
+
+func (p *workerPool) close() { p.once.Do(func() { close(p.tasks) }) }
+
+// run runs parts 0..n−1 of r: part 0 on the calling goroutine, the others on
+// the pool, and returns when all are done. wg must be idle.
+func (p *workerPool) run(r runner, n int, wg *sync.WaitGroup) {
+	wg.Add(n - 1)
+	for i := 1; i < n; i++ {
+		p.tasks <- task{r: r, part: i, wg: wg}
+	}
+	r.run(0)
+	wg.Wait()
+}
+
+// ConvParams are the stride and zero padding of a 2-D convolution, the same
+// along both spatial axes. The zero value means stride 1, no padding.
+type ConvParams struct {
+	Stride int // step between output positions; 0 means 1
+	Pad    int // zeros added on each side of each spatial axis
+}
+
+func (p ConvParams) stride() int { return max(p.Stride, 1) }
+
+// ConvShape holds the sizes of one convolution.
+type convShape struct {
+	b, c, h, w     int // input
+	co, kh, kw     int // filter
+	oh, ow, stride int // output
+	pad            int
+	k, p           int // rows (C·KH·KW) and columns (OH·OW) of im2col
+}
+
+// pointwise reports whether the convolution is a 1×1, stride 1, pad 0
+// product that needs no im2col.
+func (s convShape) pointwise() bool {
+	return s.kh == 1 && s.kw == 1 && s.stride == 1 && s.pad == 0
+}
+
+// ConvOutputSize returns the output size (H + 2·pad − k)/stride + 1 of a
+// convolution along one axis of input size n and kernel size k, or 0 when the
+// kernel does not fit.
+func ConvOutputSize(n, k int, p ConvParams) int {
+	span := n + 2*p.Pad - k
+	if span < 0 {
+		return 0
+	}
+	return span/p.stride() + 1
+}
+
+// checkConv checks the shapes of a convolution of x by w into y and returns
+// its sizes; op names the pass in panic messages.
+func checkConv(op string, xs, ws, ys []int, p ConvParams) convShape {
+	if p.Stride < 0 || p.Pad < 0 {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("negative stride %d or padding %d", p.Stride, p.Pad)})
+	}
+	if len(xs) != 4 || len(ws) != 4 || len(ys) != 4 {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("want input [B,C,H,W], filter [Co,C,KH,KW], output [B,Co,OH,OW]; got %v, %v, %v", xs, ws, ys)})
+	}
+	s := convShape{b: xs[0], c: xs[1], h: xs[2], w: xs[3], co: ws[0], kh: ws[2], kw: ws[3], stride: p.stride(), pad: p.Pad}
+	if ws[1] != s.c {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("filter shape %v does not fit input shape %v: %d input channels, want %d", ws, xs, ws[1], s.c)})
+	}
+	s.oh, s.ow = ConvOutputSize(s.h, s.kh, p), ConvOutputSize(s.w, s.kw, p)
+	want := []int{s.b, s.co, s.oh, s.ow}
+	if !equalInts(ys, want) || s.oh == 0 || s.ow == 0 {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("output shape %v does not fit input %v, filter %v, stride %d, pad %d (want %v)", ys, xs, ws, s.stride, s.pad, want)})
+	}
+	s.k, s.p = s.c*s.kh*s.kw, s.oh*s.ow
+	return s
+}
+
+type convPass int
+
+const (
+	passForward convPass = iota
+	passData
+	passFilter
+)
+
+// convJob is one convolution pass split over the batch.
+type convJob[T Float] struct {
+	wg         sync.WaitGroup
+	e          *cpuEngine[T]
+	pass       convPass
+	s          convShape
+	x, w, y    []T // input, filter, output (or their gradients, per pass)
+	accumulate bool
+	parts      int
+	col        [][]T // per part: an im2col buffer
+	dw         [][]T // per part ≥ 1: a partial filter gradient
+}
+
+func (e *cpuEngine[T]) getConvJob() *convJob[T] {
+	if j, ok := e.convJobs.Get().(*convJob[T]); ok {
+		return j
+	}
+	return &convJob[T]{col: make([][]T, e.workers), dw: make([][]T, e.workers)}
+}
+
+// runConv runs one pass, in parallel over the batch (each worker a band of
+// samples with single-threaded GEMMs); with a batch of one, serially with each
+// GEMM split across the workers.
+func (e *cpuEngine[T]) runConv(pass convPass, s convShape, x, w, y []T, accumulate bool) {
+	j := e.getConvJob()
+	j.e, j.pass, j.s, j.x, j.w, j.y, j.accumulate = e, pass, s, x, w, y, accumulate
+	j.parts = min(e.workers, s.b)
+	if !s.pointwise() {
+		for i := 0; i < j.parts; i++ {
+			j.col[i] = grow(j.col[i], s.k*s.p)
+		}
+	}
+	if pass == passFilter {
+		for i := 1; i < j.parts; i++ {
+			j.dw[i] = grow(j.dw[i], s.co*s.k)
+		}
+	}
+	if j.parts <= 1 {
+		j.parts = 1
+		j.run(0)
+	} else {
+		e.pool.run(j, j.parts, &j.wg)
+	}
+	if pass == passFilter {
+		for i := 1; i < j.parts; i++ {
+			for k, v := range j.dw[i][:len(w)] {
+				w[k] += v
+			}
+		}
+	}
+	j.e, j.x, j.w, j.y = nil, nil, nil, nil
+	e.convJobs.Put(j)
+}
+
+// grow returns buf if it holds n elements, else a new slice of n.
+func grow[T Float](buf []T, n int) []T {
+	if cap(buf) >= n {
+		return buf[:n]
+	}
+	return make([]T, n)
+}
+
+// run computes the samples of part p. With one part, GEMMs go through the
+// engine and may themselves be split.
+func (j *convJob[T]) run(p int) {
+	s := j.s
+	lo, hi := band(s.b, j.parts, p)
+	xsz, ysz := s.c*s.h*s.w, s.co*s.p
+	switch j.pass {
+	case passForward: // y_b[Co,P] = W[Co,K] · col_b[K,P]
+		for b := lo; b < hi; b++ {
+			xb, yb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
+			col := xb
+			if !s.pointwise() {
+				col = j.col[p]
+				im2col(col, xb, s)
+			}
+			j.gemm(false, false, s.co, s.p, s.k, 1, j.w, s.k, col, s.p, 0, yb, s.p)
+		}
+	case passData: // dcol_b[K,P] = Wᵀ · dy_b; dx_b = col2im(dcol_b)
+		for b := lo; b < hi; b++ {
+			dxb, dyb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
+			if s.pointwise() {
+				beta := T(0)
+				if j.accumulate {
+					beta = 1
+				}
+				j.gemm(true, false, s.k, s.p, s.co, 1, j.w, s.k, dyb, s.p, beta, dxb, s.p)
+				continue
+			}
+			col := j.col[p]
+			j.gemm(true, false, s.k, s.p, s.co, 1, j.w, s.k, dyb, s.p, 0, col, s.p)
+			if !j.accumulate {
+				clear(dxb)
+			}
+			col2im(dxb, col, s)
+		}
+	case passFilter: // dw[Co,K] (+)= Σ_b dy_b · col_bᵀ; part p ≥ 1 into its own buffer
+		dw := j.w
+		beta := T(0)
+		if p == 0 && j.accumulate {
+			beta = 1
+		}
+		if p > 0 {
+			dw = j.dw[p]
+		}
+		for b := lo; b < hi; b++ {
+			xb, dyb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
+			col := xb
+			if !s.pointwise() {
+				col = j.col[p]
+				im2col(col, xb, s)
+			}
+			j.gemm(false, true, s.co, s.k, s.p, 1, dyb, s.p, col, s.p, beta, dw, s.k)
+			beta = 1
+		}
+	}
+}
+
+// gemm runs one product of a pass: on the calling goroutine when the pass is
+// split over the batch, else through the engine, which may split it.
+func (j *convJob[T]) gemm(tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if j.parts == 1 {
+		j.e.Gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	j.e.gemm(trans(tA), trans(tB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Conv2D implements Engine.
+func (e *cpuEngine[T]) Conv2D(y, x, w *Tensor[T], p ConvParams) {
+	s := checkConv("Conv2D", x.shape, w.shape, y.shape, p)
+	e.runConv(passForward, s, x.data, w.data, y.data, false)
+}
+
+// Conv2DBackwardData implements Engine.
+func (e *cpuEngine[T]) Conv2DBackwardData(dx, dy, w *Tensor[T], p ConvParams, accumulate bool) {
+	s := checkConv("Conv2DBackwardData", dx.shape, w.shape, dy.shape, p)
+	e.runConv(passData, s, dx.data, w.data, dy.data, accumulate)
+}
+
+// Conv2DBackwardFilter implements Engine.
+func (e *cpuEngine[T]) Conv2DBackwardFilter(dw, dy, x *Tensor[T], p ConvParams, accumulate bool) {
+	s := checkConv("Conv2DBackwardFilter", x.shape, dw.shape, dy.shape, p)
+	e.runConv(passFilter, s, x.data, dw.data, dy.data, accumulate)
+}

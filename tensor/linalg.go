@@ -1,0 +1,82 @@
+package tensor
+
+import "fmt"
+
+// Gemm sets z = alpha·op(a)·op(b) + beta·z for matrices (rank 2) a, b and z,
+// where op transposes when its flag is set, computed by e. It returns z. z
+// must not overlap a or b.
+func (z *Tensor[T]) Gemm(e Engine[T], alpha T, a *Tensor[T], transA bool, b *Tensor[T], transB bool, beta T) *Tensor[T] {
+	if len(a.shape) != 2 || len(b.shape) != 2 || len(z.shape) != 2 {
+		panic(&ShapeError{Op: "Gemm", Msg: fmt.Sprintf("want matrices, got shapes %v, %v and destination %v", a.shape, b.shape, z.shape)})
+	}
+	m, k := a.shape[0], a.shape[1]
+	if transA {
+		m, k = k, m
+	}
+	kb, n := b.shape[0], b.shape[1]
+	if transB {
+		kb, n = n, kb
+	}
+	if k != kb || z.shape[0] != m || z.shape[1] != n {
+		panic(&ShapeError{Op: "Gemm", Msg: fmt.Sprintf("op(a) of shape %v (%dx%d) times op(b) of shape %v (%dx%d) does not fit destination %v", a.shape, m, k, b.shape, kb, n, z.shape)})
+	}
+	if m == 0 || n == 0 {
+		return z
+	}
+	if k == 0 {
+		return z.Scale(beta, z)
+	}
+	e.Gemm(transA, transB, m, n, k, alpha, a.data, a.shape[1], b.data, b.shape[1], beta, z.data, n)
+	return z
+}
+
+// MatMul sets z = op(a)·op(b) and returns z (see Gemm).
+func (z *Tensor[T]) MatMul(e Engine[T], a *Tensor[T], transA bool, b *Tensor[T], transB bool) *Tensor[T] {
+	return z.Gemm(e, 1, a, transA, b, transB, 0)
+}
+
+// MatMul returns the new matrix a·b computed by e.
+func MatMul[T Float](e Engine[T], a, b *Tensor[T]) *Tensor[T] {
+	if len(a.shape) != 2 || len(b.shape) != 2 {
+		panic(&ShapeError{Op: "MatMul", Msg: fmt.Sprintf("want matrices, got shapes %v and %v", a.shape, b.shape)})
+	}
+	return New[T](a.shape[0], b.shape[1]).MatMul(e, a, false, b, false)
+}
+
+// Conv2D sets y to the convolution of x by w (see Engine.Conv2D) computed by
+// e, and returns y.
+func (y *Tensor[T]) Conv2D(e Engine[T], x, w *Tensor[T], p ConvParams) *Tensor[T] {
+	e.Conv2D(y, x, w, p)
+	return y
+}
+
+// Conv2DOutputShape returns the shape [B, Co, OH, OW] of the convolution of an
+// input of shape xs [B, C, H, W] by a filter of shape ws [Co, C, KH, KW].
+func Conv2DOutputShape(xs, ws []int, p ConvParams) []int {
+	if len(xs) != 4 || len(ws) != 4 {
+		panic(&ShapeError{Op: "Conv2D", Msg: fmt.Sprintf("want input [B,C,H,W] and filter [Co,C,KH,KW], got %v and %v", xs, ws)})
+	}
+	return []int{xs[0], ws[0], ConvOutputSize(xs[2], ws[2], p), ConvOutputSize(xs[3], ws[3], p)}
+}
+
+// Conv2D returns the new convolution of x by w computed by e.
+func Conv2D[T Float](e Engine[T], x, w *Tensor[T], p ConvParams) *Tensor[T] {
+	y := New[T](Conv2DOutputShape(x.shape, w.shape, p)...)
+	e.Conv2D(y, x, w, p)
+	return y
+}
+
+// Add returns the new tensor x + y.
+func Add[T Float](x, y *Tensor[T]) *Tensor[T] { return New[T](x.shape...).Add(x, y) }
+
+// Sub returns the new tensor x − y.
+func Sub[T Float](x, y *Tensor[T]) *Tensor[T] { return New[T](x.shape...).Sub(x, y) }
+
+// Mul returns the new tensor x ⊙ y.
+func Mul[T Float](x, y *Tensor[T]) *Tensor[T] { return New[T](x.shape...).Mul(x, y) }
+
+// Div returns the new tensor x ⊘ y.
+func Div[T Float](x, y *Tensor[T]) *Tensor[T] { return New[T](x.shape...).Div(x, y) }
+
+// Scale returns the new tensor a·x.
+func Scale[T Float](a T, x *Tensor[T]) *Tensor[T] { return New[T](x.shape...).Scale(a, x) }

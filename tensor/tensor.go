@@ -1,0 +1,223 @@
+package tensor
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Float is the set of element types a Tensor can hold.
+type Float interface {
+	~float32 | ~float64
+}
+
+// Tensor is a dense, contiguous, row-major n-dimensional array.
+//
+// The zero value is an empty rank-0 tensor of no elements; use New, Full,
+// FromSlice or the random constructors to make one.
+type Tensor[T Float] struct {
+	shape []int
+	data  []T
+}
+
+// numel returns the product of the dimensions of shape, panicking on a
+// negative dimension.
+func numel(op string, shape []int) int {
+	n := 1
+	for _, d := range shape {
+		if d < 0 {
+			panic(&ShapeError{Op: op, Msg: fmt.Sprintf("negative dimension in shape %v", shape)})
+		}
+		n *= d
+	}
+	return n
+}
+
+// New returns a tensor of the given shape filled with zeros.
+func New[T Float](shape ...int) *Tensor[T] {
+	n := numel("New", shape)
+	return &Tensor[T]{shape: cloneInts(shape), data: make([]T, n)}
+}
+
+// Full returns a tensor of the given shape with every element set to v.
+func Full[T Float](v T, shape ...int) *Tensor[T] {
+	t := New[T](shape...)
+	t.Fill(v)
+	return t
+}
+
+// FromSlice returns a tensor of the given shape that uses data as its storage
+// (no copy). It panics if len(data) is not the product of shape. With no shape
+// the tensor is one-dimensional of length len(data).
+func FromSlice[T Float](data []T, shape ...int) *Tensor[T] {
+	if len(shape) == 0 {
+		shape = []int{len(data)}
+	}
+	if n := numel("FromSlice", shape); n != len(data) {
+		panic(&ShapeError{Op: "FromSlice", Msg: fmt.Sprintf("%d elements do not fill shape %v (%d elements)", len(data), shape, n)})
+	}
+	return &Tensor[T]{shape: cloneInts(shape), data: data}
+}
+
+// RandN returns a tensor of independent standard normal samples scaled by std
+// and shifted by mean, drawn from rng.
+func RandN[T Float](rng *rand.Rand, mean, std float64, shape ...int) *Tensor[T] {
+	t := New[T](shape...)
+	for i := range t.data {
+		t.data[i] = T(mean + std*rng.NormFloat64())
+	}
+	return t
+}
+
+// RandU returns a tensor of independent samples uniform on [lo, hi) drawn
+// from rng.
+func RandU[T Float](rng *rand.Rand, lo, hi float64, shape ...int) *Tensor[T] {
+	t := New[T](shape...)
+	for i := range t.data {
+		t.data[i] = T(lo + (hi-lo)*rng.Float64())
+	}
+	return t
+}
+
+// Shape returns a copy of the tensor's dimensions.
+func (t *Tensor[T]) Shape() []int { return cloneInts(t.shape) }
+
+// Rank returns the number of dimensions.
+func (t *Tensor[T]) Rank() int { return len(t.shape) }
+
+// Dim returns the size of dimension i; negative i counts from the end.
+func (t *Tensor[T]) Dim(i int) int {
+	if i < 0 {
+		i += len(t.shape)
+	}
+	if i < 0 || i >= len(t.shape) {
+		panic(&ShapeError{Op: "Dim", Msg: fmt.Sprintf("axis %d out of range for shape %v", i, t.shape)})
+	}
+	return t.shape[i]
+}
+
+// Len returns the number of elements.
+func (t *Tensor[T]) Len() int { return len(t.data) }
+
+// Data returns the tensor's storage in row-major order. It is not a copy.
+func (t *Tensor[T]) Data() []T { return t.data }
+
+// SameShape reports whether t and u have identical shapes.
+func (t *Tensor[T]) SameShape(u *Tensor[T]) bool { return equalInts(t.shape, u.shape) }
+
+// HasShape reports whether t has exactly the given shape.
+func (t *Tensor[T]) HasShape(shape ...int) bool { return equalInts(t.shape, shape) }
+
+// offset returns the flat index of the element at idx.
+func (t *Tensor[T]) offset(op string, idx []int) int {
+	if len(idx) != len(t.shape) {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("index %v has %d coordinates, shape %v has %d", idx, len(idx), t.shape, len(t.shape))})
+	}
+	off := 0
+	for i, x := range idx {
+		if x < 0 || x >= t.shape[i] {
+			panic(&ShapeError{Op: op, Msg: fmt.Sprintf("index %v out of range for shape %v", idx, t.shape)})
+		}
+		off = off*t.shape[i] + x
+	}
+	return off
+}
+
+// At returns the element at the given coordinates.
+func (t *Tensor[T]) At(idx ...int) T { return t.data[t.offset("At", idx)] }
+
+// Set sets the element at the given coordinates to v.
+func (t *Tensor[T]) Set(v T, idx ...int) { t.data[t.offset("Set", idx)] = v }
+
+// Fill sets every element to v and returns t.
+func (t *Tensor[T]) Fill(v T) *Tensor[T] {
+	for i := range t.data {
+		t.data[i] = v
+	}
+	return t
+}
+
+// Zero sets every element to 0 and returns t.
+func (t *Tensor[T]) Zero() *Tensor[T] {
+	clear(t.data)
+	return t
+}
+
+// Clone returns a deep copy of t.
+func (t *Tensor[T]) Clone() *Tensor[T] {
+	return &Tensor[T]{shape: cloneInts(t.shape), data: append([]T(nil), t.data...)}
+}
+
+// Copy copies src into t (same number of elements; shapes may differ) and
+// returns t.
+func (t *Tensor[T]) Copy(src *Tensor[T]) *Tensor[T] {
+	if len(t.data) != len(src.data) {
+		panic(newShapeError("Copy", t.shape, src.shape))
+	}
+	copy(t.data, src.data)
+	return t
+}
+
+// Reshape returns a view of t with a new shape and the same storage. One
+// dimension may be -1, inferred from the others.
+func (t *Tensor[T]) Reshape(shape ...int) *Tensor[T] {
+	s := cloneInts(shape)
+	infer := -1
+	n := 1
+	for i, d := range s {
+		switch {
+		case d == -1 && infer < 0:
+			infer = i
+		case d < 0:
+			panic(&ShapeError{Op: "Reshape", Msg: fmt.Sprintf("bad shape %v for tensor of shape %v", shape, t.shape)})
+		default:
+			n *= d
+		}
+	}
+	if infer >= 0 {
+		if n == 0 || len(t.data)%n != 0 {
+			panic(&ShapeError{Op: "Reshape", Msg: fmt.Sprintf("cannot infer -1 in %v from shape %v", shape, t.shape)})
+		}
+		s[infer] = len(t.data) / n
+		n = len(t.data)
+	}
+	if n != len(t.data) {
+		panic(&ShapeError{Op: "Reshape", Msg: fmt.Sprintf("shape %v (%d elements) does not match shape %v (%d elements)", shape, n, t.shape, len(t.data))})
+	}
+	return &Tensor[T]{shape: s, data: t.data}
+}
+
+// Slice returns the view t[i:j] along the leading axis, sharing storage.
+func (t *Tensor[T]) Slice(i, j int) *Tensor[T] {
+	if len(t.shape) == 0 || i < 0 || j < i || j > t.shape[0] {
+		panic(&ShapeError{Op: "Slice", Msg: fmt.Sprintf("range [%d:%d] out of bounds for shape %v", i, j, t.shape)})
+	}
+	inner := 1
+	for _, d := range t.shape[1:] {
+		inner *= d
+	}
+	s := cloneInts(t.shape)
+	s[0] = j - i
+	return &Tensor[T]{shape: s, data: t.data[i*inner : j*inner : j*inner]}
+}
+
+// String formats the tensor's shape and, for small tensors, its elements.
+func (t *Tensor[T]) String() string {
+	if len(t.data) <= 16 {
+		return fmt.Sprintf("Tensor%v%v", t.shape, t.data)
+	}
+	return fmt.Sprintf("Tensor%v[%v %v ... %v]", t.shape, t.data[0], t.data[1], t.data[len(t.data)-1])
+}
+
+func cloneInts(s []int) []int { return append([]int{}, s...) }
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
