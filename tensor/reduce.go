@@ -217,8 +217,10 @@ func Concat[T Float](axis int, srcs ...*Tensor[T]) *Tensor[T] {
 	shape := cloneInts(srcs[0].shape)
 	shape[ax] = 0
 	for _, s := range srcs {
-		if len(s.shape) != len(shape) {
-			panic(newShapeError("Concat", srcs[0].shape, s.shape))
+		for i := range s.shape {
+			if len(s.shape) != len(shape) || i != ax && s.shape[i] != shape[i] {
+				panic(&ShapeError{Op: "Concat", Msg: fmt.Sprintf("shapes %v and %v do not fit together along axis %d", srcs[0].shape, s.shape, ax)})
+			}
 		}
 		shape[ax] += s.shape[ax]
 	}

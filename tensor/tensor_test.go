@@ -1,0 +1,331 @@
+package tensor_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+func TestViewsShareStorage(t *testing.T) {
+	x := tensor.FromSlice([]float64{0, 1, 2, 3, 4, 5}, 3, 2)
+	r := x.Reshape(2, -1)
+	if !r.HasShape(2, 3) {
+		t.Fatalf("Reshape(2, -1) of [3 2] has shape %v, want [2 3]", r.Shape())
+	}
+	r.Set(10, 1, 2)
+	if x.At(2, 1) != 10 {
+		t.Errorf("write through reshape view not seen: x[2,1] = %v", x.At(2, 1))
+	}
+	s := x.Slice(1, 3)
+	if !s.HasShape(2, 2) || s.At(0, 0) != 2 {
+		t.Fatalf("Slice(1,3) = %v", s)
+	}
+	s.Set(-1, 0, 1)
+	if x.At(1, 1) != -1 {
+		t.Errorf("write through slice view not seen: x[1,1] = %v", x.At(1, 1))
+	}
+	c := x.Clone()
+	c.Set(99, 0, 0)
+	if x.At(0, 0) == 99 {
+		t.Error("Clone shares storage")
+	}
+	if tensor.New[float32](0, 3).Len() != 0 {
+		t.Error("zero-size tensor has elements")
+	}
+}
+
+func TestShapeErrorsNameBothShapes(t *testing.T) {
+	cases := []struct {
+		name  string
+		f     func()
+		wants []string
+	}{
+		{"Add", func() { tensor.New[float64](2, 3).Add(tensor.New[float64](2, 3), tensor.New[float64](3, 2)) }, []string{"Add", "[2 3]", "[3 2]"}},
+		{"Reshape", func() { tensor.New[float32](2, 3).Reshape(4, 2) }, []string{"Reshape", "[4 2]", "[2 3]"}},
+		{"Gemm", func() { tensor.MatMul(tensor.EngineFor[float64](tensor.Gonum(1)), tensor.New[float64](2, 3), tensor.New[float64](4, 5)) }, []string{"Gemm", "[2 3]", "[4 5]"}},
+		{"Conv2D", func() {
+			tensor.Conv2D(tensor.EngineFor[float32](tensor.Gonum(1)), tensor.New[float32](1, 3, 5, 5), tensor.New[float32](4, 2, 3, 3), tensor.ConvParams{})
+		}, []string{"Conv2D", "[4 2 3 3]", "[1 3 5 5]"}},
+		{"AddBias", func() { tensor.New[float64](2, 3).AddBias(tensor.New[float64](2, 3), tensor.New[float64](4)) }, []string{"AddBias", "[4]", "[2 3]"}},
+		{"Concat", func() { tensor.Concat(1, tensor.New[float64](2, 3), tensor.New[float64](3, 3)) }, []string{"Concat", "[3 3]", "[2 3]"}},
+		{"FromSlice", func() { tensor.FromSlice(make([]float64, 5), 2, 3) }, []string{"FromSlice", "[2 3]"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := func() (err error) {
+				defer tensor.Recover(&err)
+				c.f()
+				return nil
+			}()
+			var se *tensor.ShapeError
+			if !errors.As(err, &se) {
+				t.Fatalf("got %v, want a *ShapeError", err)
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("message %q does not name %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// elementwise cases: each kernel against a plain scalar formula.
+func TestElementwise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	type unaryCase struct {
+		name string
+		run  func(z, x *tensor.Tensor[float64])
+		ref  func(v float64) float64
+		lo   float64
+	}
+	unaries := []unaryCase{
+		{"Exp", func(z, x *tensor.Tensor[float64]) { z.Exp(x) }, math.Exp, -3},
+		{"Log", func(z, x *tensor.Tensor[float64]) { z.Log(x) }, math.Log, 0.01},
+		{"Sqrt", func(z, x *tensor.Tensor[float64]) { z.Sqrt(x) }, math.Sqrt, 0},
+		{"Square", func(z, x *tensor.Tensor[float64]) { z.Square(x) }, func(v float64) float64 { return v * v }, -3},
+		{"Neg", func(z, x *tensor.Tensor[float64]) { z.Neg(x) }, func(v float64) float64 { return -v }, -3},
+		{"Tanh", func(z, x *tensor.Tensor[float64]) { z.Tanh(x) }, math.Tanh, -3},
+		{"Sigmoid", func(z, x *tensor.Tensor[float64]) { z.Sigmoid(x) }, func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }, -3},
+		{"Softplus", func(z, x *tensor.Tensor[float64]) { z.Softplus(x) }, func(v float64) float64 { return math.Log(1 + math.Exp(v)) }, -3},
+		{"ReLU", func(z, x *tensor.Tensor[float64]) { z.ReLU(x) }, func(v float64) float64 { return math.Max(v, 0) }, -3},
+		{"LeakyReLU", func(z, x *tensor.Tensor[float64]) { z.LeakyReLU(x, 0.3) }, func(v float64) float64 {
+			if v > 0 {
+				return v
+			}
+			return 0.3 * v
+		}, -3},
+		{"Hardtanh", func(z, x *tensor.Tensor[float64]) { z.Hardtanh(x, -1, 1) }, func(v float64) float64 { return math.Min(math.Max(v, -1), 1) }, -3},
+		{"Scale", func(z, x *tensor.Tensor[float64]) { z.Scale(-2.5, x) }, func(v float64) float64 { return -2.5 * v }, -3},
+		{"AddScalar", func(z, x *tensor.Tensor[float64]) { z.AddScalar(x, 0.5) }, func(v float64) float64 { return v + 0.5 }, -3},
+	}
+	for _, shape := range [][]int{{1}, {7}, {3, 5}, {2, 3, 4, 5}} {
+		for _, c := range unaries {
+			x := tensor.RandU[float64](rng, c.lo, 3, shape...)
+			z := tensor.New[float64](shape...)
+			c.run(z, x)
+			for i, v := range x.Data() {
+				if got, want := z.Data()[i], c.ref(v); math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+					t.Fatalf("%s(%v) = %v, want %v", c.name, v, got, want)
+				}
+			}
+			// In place: z aliases x.
+			c.run(x, x)
+			for i := range x.Data() {
+				if x.Data()[i] != z.Data()[i] {
+					t.Fatalf("%s in place differs at %d", c.name, i)
+				}
+			}
+		}
+		x := tensor.RandU[float64](rng, 0.5, 2, shape...)
+		y := tensor.RandU[float64](rng, 0.5, 2, shape...)
+		binaries := []struct {
+			name string
+			got  *tensor.Tensor[float64]
+			ref  func(a, b float64) float64
+		}{
+			{"Add", tensor.Add(x, y), func(a, b float64) float64 { return a + b }},
+			{"Sub", tensor.Sub(x, y), func(a, b float64) float64 { return a - b }},
+			{"Mul", tensor.Mul(x, y), func(a, b float64) float64 { return a * b }},
+			{"Div", tensor.Div(x, y), func(a, b float64) float64 { return a / b }},
+			{"AddScaled", tensor.New[float64](shape...).AddScaled(x, 3, y), func(a, b float64) float64 { return a + 3*b }},
+			{"Axpy", x.Clone().Axpy(-2, y), func(a, b float64) float64 { return a - 2*b }},
+		}
+		for _, c := range binaries {
+			for i := range x.Data() {
+				if got, want := c.got.Data()[i], c.ref(x.Data()[i], y.Data()[i]); math.Abs(got-want) > 1e-14*math.Max(1, math.Abs(want)) {
+					t.Fatalf("%s: element %d = %v, want %v", c.name, i, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestStableSigmoidSoftplus(t *testing.T) {
+	x := tensor.FromSlice([]float32{-1000, -50, 0, 50, 1000})
+	s := tensor.New[float32](5).Sigmoid(x)
+	sp := tensor.New[float32](5).Softplus(x)
+	for i, v := range x.Data() {
+		if math.IsNaN(float64(s.Data()[i])) || math.IsInf(float64(sp.Data()[i]), 0) && v < 1e38 {
+			t.Errorf("at %v: sigmoid %v softplus %v", v, s.Data()[i], sp.Data()[i])
+		}
+	}
+	if s.Data()[0] != 0 || s.Data()[4] != 1 || s.Data()[2] != 0.5 {
+		t.Errorf("sigmoid limits: %v", s.Data())
+	}
+	if sp.Data()[4] != 1000 || sp.Data()[0] != 0 {
+		t.Errorf("softplus limits: %v", sp.Data())
+	}
+}
+
+func TestBiasAndChannelSum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, shape := range [][]int{{4, 3}, {2, 3, 5, 4}, {1, 3, 1, 1}} {
+		x := tensor.RandN[float64](rng, 0, 1, shape...)
+		bias := tensor.RandN[float64](rng, 0, 1, 3)
+		z := tensor.New[float64](shape...).AddBias(x, bias)
+		inner := x.Len() / (shape[0] * 3)
+		for i, v := range x.Data() {
+			c := (i / inner) % 3
+			if z.Data()[i] != v+bias.Data()[c] {
+				t.Fatalf("AddBias %v: element %d", shape, i)
+			}
+		}
+		s := tensor.New[float64](3).SumPerChannel(x)
+		want := make([]float64, 3)
+		for i, v := range x.Data() {
+			want[(i/inner)%3] += v
+		}
+		for c := range want {
+			if math.Abs(s.Data()[c]-want[c]) > 1e-12 {
+				t.Fatalf("SumPerChannel %v: channel %d = %v, want %v", shape, c, s.Data()[c], want[c])
+			}
+		}
+	}
+}
+
+func TestReductions(t *testing.T) {
+	x := tensor.FromSlice([]float64{
+		1, 5, 2,
+		7, -1, 7,
+	}, 2, 3)
+	if x.Sum() != 21 || x.Mean() != 3.5 || x.Max() != 7 {
+		t.Errorf("Sum %v Mean %v Max %v", x.Sum(), x.Mean(), x.Max())
+	}
+	if got := tensor.New[float64](3).SumAxis(x, 0).Data(); got[0] != 8 || got[1] != 4 || got[2] != 9 {
+		t.Errorf("SumAxis 0 = %v", got)
+	}
+	if got := tensor.New[float64](2).SumAxis(x, -1).Data(); got[0] != 8 || got[1] != 13 {
+		t.Errorf("SumAxis -1 = %v", got)
+	}
+	if got := tensor.New[float64](2).MaxAxis(x, 1).Data(); got[0] != 5 || got[1] != 7 {
+		t.Errorf("MaxAxis 1 = %v", got)
+	}
+	if got := tensor.ArgMax(x, 1); got[0] != 1 || got[1] != 0 {
+		t.Errorf("ArgMax 1 = %v (ties go to the first)", got)
+	}
+	if got := tensor.ArgMax(x, 0); got[0] != 1 || got[1] != 0 || got[2] != 1 {
+		t.Errorf("ArgMax 0 = %v", got)
+	}
+	if got := tensor.FromSlice([]float64{3, 4}).Norm2(); got != 5 {
+		t.Errorf("Norm2 = %v", got)
+	}
+	if got := tensor.FromSlice([]float32{3e30, 4e30}).Norm2(); math.Abs(got-5e30) > 1e24 {
+		t.Errorf("Norm2 overflows: %v", got)
+	}
+	if got := tensor.Dot(x, x); got != 129 {
+		t.Errorf("Dot = %v", got)
+	}
+}
+
+func TestConcatSplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for axis := 0; axis < 4; axis++ {
+		a := tensor.RandN[float32](rng, 0, 1, 2, 3, 4, 5)
+		shapeB := a.Shape()
+		shapeB[axis] = 2
+		b := tensor.RandN[float32](rng, 0, 1, shapeB...)
+		c := tensor.Concat(axis, a, b)
+		if c.Dim(axis) != a.Dim(axis)+2 {
+			t.Fatalf("axis %d: concat shape %v", axis, c.Shape())
+		}
+		// Every element of a and b is where the index arithmetic puts it.
+		for i := 0; i < a.Len(); i += 7 {
+			idx := unravel(i, a.Shape())
+			if c.At(idx...) != a.Data()[i] {
+				t.Fatalf("axis %d: a element %v misplaced", axis, idx)
+			}
+		}
+		for i := 0; i < b.Len(); i += 5 {
+			idx := unravel(i, b.Shape())
+			idx[axis] += a.Dim(axis)
+			if c.At(idx...) != b.Data()[i] {
+				t.Fatalf("axis %d: b element %v misplaced", axis, idx)
+			}
+		}
+		parts := tensor.Split(c, axis, a.Dim(axis), 2)
+		for i := range a.Data() {
+			if parts[0].Data()[i] != a.Data()[i] {
+				t.Fatalf("axis %d: split does not invert concat", axis)
+			}
+		}
+		for i := range b.Data() {
+			if parts[1].Data()[i] != b.Data()[i] {
+				t.Fatalf("axis %d: split does not invert concat (second piece)", axis)
+			}
+		}
+	}
+}
+
+func unravel(i int, shape []int) []int {
+	idx := make([]int, len(shape))
+	for k := len(shape) - 1; k >= 0; k-- {
+		idx[k] = i % shape[k]
+		i /= shape[k]
+	}
+	return idx
+}
+
+func TestMatMulFloat32MatchesFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, b := range tensor.Backends(2) {
+		a64 := tensor.RandN[float64](rng, 0, 1, 37, 29)
+		b64 := tensor.RandN[float64](rng, 0, 1, 29, 41)
+		a32, b32 := toF32(a64), toF32(b64)
+		c64 := tensor.MatMul(tensor.EngineFor[float64](b), a64, b64)
+		c32 := tensor.MatMul(tensor.EngineFor[float32](b), a32, b32)
+		for i, v := range c64.Data() {
+			if math.Abs(float64(c32.Data()[i])-v) > 1e-5*math.Sqrt(29)*4 {
+				t.Fatalf("%s: float32 %v vs float64 %v", b.Name(), c32.Data()[i], v)
+			}
+		}
+	}
+}
+
+func toF32(x *tensor.Tensor[float64]) *tensor.Tensor[float32] {
+	out := tensor.New[float32](x.Shape()...)
+	for i, v := range x.Data() {
+		out.Data()[i] = float32(v)
+	}
+	return out
+}
+
+// TestConvGradientsFiniteDifferences checks the backward passes against
+// central differences of the forward in float64: for L = Σ dy ⊙ conv(x, w),
+// ∂L/∂x and ∂L/∂w.
+func TestConvGradientsFiniteDifferences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	e := tensor.EngineFor[float64](tensor.Default())
+	for _, p := range []tensor.ConvParams{{Stride: 1, Pad: 0}, {Stride: 1, Pad: 1}, {Stride: 2, Pad: 1}, {Stride: 2, Pad: 2}} {
+		x := tensor.RandN[float64](rng, 0, 1, 2, 3, 6, 5)
+		w := tensor.RandN[float64](rng, 0, 1, 4, 3, 3, 3)
+		dy := tensor.RandN[float64](rng, 0, 1, tensor.Conv2DOutputShape(x.Shape(), w.Shape(), p)...)
+		loss := func() float64 { return tensor.Dot(dy, tensor.Conv2D(e, x, w, p)) }
+		dx := tensor.New[float64](x.Shape()...)
+		dw := tensor.New[float64](w.Shape()...)
+		e.Conv2DBackwardData(dx, dy, w, p, false)
+		e.Conv2DBackwardFilter(dw, dy, x, p, false)
+		for _, c := range []struct {
+			name    string
+			v, grad *tensor.Tensor[float64]
+		}{{"x", x, dx}, {"w", w, dw}} {
+			const h = 1e-5
+			for i := range c.v.Data() {
+				old := c.v.Data()[i]
+				c.v.Data()[i] = old + h
+				lp := loss()
+				c.v.Data()[i] = old - h
+				lm := loss()
+				c.v.Data()[i] = old
+				fd := (lp - lm) / (2 * h)
+				if d := math.Abs(fd - c.grad.Data()[i]); d > 1e-7*math.Max(1, math.Abs(fd)) {
+					t.Fatalf("%+v: ∂L/∂%s[%d] = %v, finite difference %v", p, c.name, i, c.grad.Data()[i], fd)
+				}
+			}
+		}
+	}
+}
