@@ -22,3 +22,31 @@ func TestEngines(t *testing.T) {
 		}
 	}
 }
+
+// TestConvAllocatesNothing checks that the convolution passes and a split
+// GEMM into given destinations allocate nothing in steady state on backends
+// whose BLAS does not allocate (OpenBLAS; gonum's gemm allocates internally).
+func TestConvAllocatesNothing(t *testing.T) {
+	b, err := tensor.OpenBLAS(2)
+	if err != nil {
+		t.Skip(err)
+	}
+	e := tensor.EngineFor[float32](b)
+	p := tensor.ConvParams{Pad: 1}
+	x := tensor.New[float32](4, 5, 9, 9)
+	w := tensor.New[float32](6, 5, 3, 3)
+	y := tensor.New[float32](tensor.Conv2DOutputShape(x.Shape(), w.Shape(), p)...)
+	dx, dw := tensor.New[float32](x.Shape()...), tensor.New[float32](w.Shape()...)
+	m := tensor.New[float32](256, 256)
+	mm := tensor.New[float32](256, 256)
+	for name, f := range map[string]func(){
+		"forward":         func() { e.Conv2D(y, x, w, p) },
+		"backward-data":   func() { e.Conv2DBackwardData(dx, y, w, p, false) },
+		"backward-filter": func() { e.Conv2DBackwardFilter(dw, y, x, p, true) },
+		"split gemm":      func() { mm.MatMul(e, m, false, m, true) },
+	} {
+		if n := testing.AllocsPerRun(50, f); n != 0 {
+			t.Errorf("%s: %v allocations per run, want 0", name, n)
+		}
+	}
+}

@@ -204,12 +204,18 @@ func checkConv(op string, xs, ws, ys []int, p ConvParams) convShape {
 		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("filter shape %v does not fit input shape %v: %d input channels, want %d", ws, xs, ws[1], s.c)})
 	}
 	s.oh, s.ow = ConvOutputSize(s.h, s.kh, p), ConvOutputSize(s.w, s.kw, p)
-	want := []int{s.b, s.co, s.oh, s.ow}
-	if !equalInts(ys, want) || s.oh == 0 || s.ow == 0 {
-		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("output shape %v does not fit input %v, filter %v, stride %d, pad %d (want %v)", ys, xs, ws, s.stride, s.pad, want)})
+	if ys[0] != s.b || ys[1] != s.co || ys[2] != s.oh || ys[3] != s.ow || s.oh == 0 || s.ow == 0 {
+		panic(convOutputError(op, xs, ws, ys, s))
 	}
 	s.k, s.p = s.c*s.kh*s.kw, s.oh*s.ow
 	return s
+}
+
+// convOutputError reports an output shape that does not fit a convolution.
+// It is apart from checkConv so that the check itself allocates nothing.
+func convOutputError(op string, xs, ws, ys []int, s convShape) *ShapeError {
+	want := []int{s.b, s.co, s.oh, s.ow}
+	return &ShapeError{Op: op, Msg: fmt.Sprintf("output shape %v does not fit input %v, filter %v, stride %d, pad %d (want %v)", ys, xs, ws, s.stride, s.pad, want)}
 }
 
 type convPass int

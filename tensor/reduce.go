@@ -217,7 +217,7 @@ func Concat[T Float](axis int, srcs ...*Tensor[T]) *Tensor[T] {
 	shape := cloneInts(srcs[0].shape)
 	shape[ax] = 0
 	for _, s := range srcs {
-		for i := range s.shape {
+		for i := range shape {
 			if len(s.shape) != len(shape) || i != ax && s.shape[i] != shape[i] {
 				panic(&ShapeError{Op: "Concat", Msg: fmt.Sprintf("shapes %v and %v do not fit together along axis %d", srcs[0].shape, s.shape, ax)})
 			}

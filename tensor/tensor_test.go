@@ -46,7 +46,9 @@ func TestShapeErrorsNameBothShapes(t *testing.T) {
 	}{
 		{"Add", func() { tensor.New[float64](2, 3).Add(tensor.New[float64](2, 3), tensor.New[float64](3, 2)) }, []string{"Add", "[2 3]", "[3 2]"}},
 		{"Reshape", func() { tensor.New[float32](2, 3).Reshape(4, 2) }, []string{"Reshape", "[4 2]", "[2 3]"}},
-		{"Gemm", func() { tensor.MatMul(tensor.EngineFor[float64](tensor.Gonum(1)), tensor.New[float64](2, 3), tensor.New[float64](4, 5)) }, []string{"Gemm", "[2 3]", "[4 5]"}},
+		{"Gemm", func() {
+			tensor.MatMul(tensor.EngineFor[float64](tensor.Gonum(1)), tensor.New[float64](2, 3), tensor.New[float64](4, 5))
+		}, []string{"Gemm", "[2 3]", "[4 5]"}},
 		{"Conv2D", func() {
 			tensor.Conv2D(tensor.EngineFor[float32](tensor.Gonum(1)), tensor.New[float32](1, 3, 5, 5), tensor.New[float32](4, 2, 3, 3), tensor.ConvParams{})
 		}, []string{"Conv2D", "[4 2 3 3]", "[1 3 5 5]"}},

@@ -1,0 +1,118 @@
+package tensor_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// BenchmarkGemm measures square float32 and float64 GEMM on every compiled-in
+// backend, reporting GFLOP/s.
+func BenchmarkGemm(b *testing.B) {
+	for _, be := range tensor.Backends(0) {
+		for _, n := range []int{256, 1024} {
+			b.Run(fmt.Sprintf("%s/float32/n=%d", be.Name(), n), func(b *testing.B) { benchGemm[float32](b, be, n) })
+			b.Run(fmt.Sprintf("%s/float64/n=%d", be.Name(), n), func(b *testing.B) { benchGemm[float64](b, be, n) })
+		}
+	}
+}
+
+func benchGemm[T tensor.Float](b *testing.B, be *tensor.Backend, n int) {
+	e := tensor.EngineFor[T](be)
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := tensor.RandN[T](rng, 0, 1, n, n)
+	y := tensor.RandN[T](rng, 0, 1, n, n)
+	z := tensor.New[T](n, n)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		z.MatMul(e, x, false, y, false)
+	}
+	b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// convBench is one of the paper's MNIST convolution shapes.
+type convBench struct {
+	name                  string
+	batch, cin, cout, k   int
+	pad, height, width, s int
+}
+
+var paperConvs = []convBench{
+	{name: "3x3_51to50", batch: 32, cin: 51, cout: 50, k: 3, pad: 1, height: 28, width: 28, s: 1},
+	{name: "1x1_6to50", batch: 32, cin: 6, cout: 50, k: 1, pad: 0, height: 28, width: 28, s: 1},
+}
+
+// BenchmarkConv2D measures the three convolution passes at the paper's MNIST
+// shapes, into caller-given destinations, on every compiled-in backend. Next
+// to GFLOP/s it reports gemm-ratio: the pass's GFLOP/s over that of a single
+// GEMM with the same FLOP count (the batch folded into the GEMM's columns),
+// measured in the same run on the same engine.
+func BenchmarkConv2D(b *testing.B) {
+	for _, be := range tensor.Backends(0) {
+		for _, c := range paperConvs {
+			for _, pass := range []string{"forward", "backward-data", "backward-filter"} {
+				b.Run(fmt.Sprintf("%s/%s/%s", be.Name(), c.name, pass), func(b *testing.B) {
+					benchConv(b, tensor.EngineFor[float32](be), c, pass)
+				})
+			}
+		}
+	}
+}
+
+func benchConv(b *testing.B, e tensor.Engine[float32], c convBench, pass string) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	p := tensor.ConvParams{Stride: c.s, Pad: c.pad}
+	x := tensor.RandN[float32](rng, 0, 1, c.batch, c.cin, c.height, c.width)
+	w := tensor.RandN[float32](rng, 0, 0.1, c.cout, c.cin, c.k, c.k)
+	ys := tensor.Conv2DOutputShape(x.Shape(), w.Shape(), p)
+	y := tensor.RandN[float32](rng, 0, 1, ys...)
+	dx := tensor.New[float32](x.Shape()...)
+	dw := tensor.New[float32](w.Shape()...)
+	kk := c.cin * c.k * c.k       // GEMM inner size of the forward pass
+	cols := ys[0] * ys[2] * ys[3] // batch folded into columns
+	flops := 2 * float64(c.cout) * float64(kk) * float64(cols)
+
+	run := func() {
+		switch pass {
+		case "forward":
+			e.Conv2D(y, x, w, p)
+		case "backward-data":
+			e.Conv2DBackwardData(dx, y, w, p, false)
+		case "backward-filter":
+			e.Conv2DBackwardFilter(dw, y, x, p, false)
+		}
+	}
+	run() // warm the workspaces
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		run()
+	}
+	convTime := b.Elapsed().Seconds() / float64(b.N)
+	b.StopTimer()
+
+	// The same FLOPs as one GEMM of the pass's shape, in the same run.
+	var ga, gb, gc *tensor.Tensor[float32]
+	var ta, tb bool
+	switch pass {
+	case "forward": // [Co,K]·[K,N]
+		ga, gb, gc = tensor.RandN[float32](rng, 0, 1, c.cout, kk), tensor.RandN[float32](rng, 0, 1, kk, cols), tensor.New[float32](c.cout, cols)
+	case "backward-data": // [Co,K]ᵀ·[Co,N]
+		ga, gb, gc, ta = tensor.RandN[float32](rng, 0, 1, c.cout, kk), tensor.RandN[float32](rng, 0, 1, c.cout, cols), tensor.New[float32](kk, cols), true
+	case "backward-filter": // [Co,N]·[K,N]ᵀ
+		ga, gb, gc, tb = tensor.RandN[float32](rng, 0, 1, c.cout, cols), tensor.RandN[float32](rng, 0, 1, kk, cols), tensor.New[float32](c.cout, kk), true
+	}
+	gc.MatMul(e, ga, ta, gb, tb)
+	reps := max(3, min(b.N, 20))
+	start := time.Now()
+	for range reps {
+		gc.MatMul(e, ga, ta, gb, tb)
+	}
+	gemmTime := time.Since(start).Seconds() / float64(reps)
+	b.ReportMetric(flops/convTime/1e9, "GFLOP/s")
+	b.ReportMetric(gemmTime/convTime, "gemm-ratio")
+}
