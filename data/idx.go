@@ -51,11 +51,8 @@ func ReadIDXImages(r io.Reader, name string) (pixels []uint8, rows, cols int, er
 
 func readIDXImages(s *source) (pixels []uint8, rows, cols int, err error) {
 	var hdr [16]byte
-	if n, err := s.fill(hdr[:]); err != nil {
-		return nil, 0, 0, shortHeader(s, n, len(hdr), err)
-	}
-	if m := binary.BigEndian.Uint32(hdr[0:]); m != IDXImagesMagic {
-		return nil, 0, 0, badMagic(s, m, IDXImagesMagic, "idx3-ubyte images")
+	if err := readHeader(s, hdr[:], IDXImagesMagic, "idx3-ubyte images"); err != nil {
+		return nil, 0, 0, err
 	}
 	n := uint64(binary.BigEndian.Uint32(hdr[4:]))
 	h := uint64(binary.BigEndian.Uint32(hdr[8:]))
@@ -97,11 +94,8 @@ func ReadIDXLabels(r io.Reader, name string, classes int) ([]int, error) {
 
 func readIDXLabels(s *source, classes int) ([]int, error) {
 	var hdr [8]byte
-	if n, err := s.fill(hdr[:]); err != nil {
-		return nil, shortHeader(s, n, len(hdr), err)
-	}
-	if m := binary.BigEndian.Uint32(hdr[0:]); m != IDXLabelsMagic {
-		return nil, badMagic(s, m, IDXLabelsMagic, "idx1-ubyte labels")
+	if err := readHeader(s, hdr[:], IDXLabelsMagic, "idx1-ubyte labels"); err != nil {
+		return nil, err
 	}
 	n := int64(binary.BigEndian.Uint32(hdr[4:]))
 	raw, err := s.readN(n)
@@ -124,22 +118,32 @@ func readIDXLabels(s *source, classes int) ([]int, error) {
 	return labels, nil
 }
 
-func shortHeader(s *source, got, want int, err error) error {
-	if errors.Is(err, io.EOF) {
-		return s.errorf(int64(got), "truncated header: %d of %d bytes", got, want)
+// readHeader fills hdr, an IDX header, checking its magic number as soon
+// as it has been read. what describes the expected file.
+func readHeader(s *source, hdr []byte, magic uint32, what string) error {
+	n, err := s.fill(hdr[:4])
+	if err == nil {
+		if m := binary.BigEndian.Uint32(hdr); m != magic {
+			e := s.errorf(0, "bad magic 0x%08x, want 0x%08x (%s)", m, magic, what)
+			switch m {
+			case IDXImagesMagic:
+				e.Msg += "; this is an image file"
+			case IDXLabelsMagic:
+				e.Msg += "; this is a label file"
+			}
+			return e
+		}
+		var m int
+		m, err = s.fill(hdr[4:])
+		n += m
 	}
-	return s.wrap(err)
-}
-
-func badMagic(s *source, got, want uint32, what string) error {
-	e := s.errorf(0, "bad magic 0x%08x, want 0x%08x (%s)", got, want, what)
-	switch got {
-	case IDXImagesMagic:
-		e.Msg += "; this is an image file"
-	case IDXLabelsMagic:
-		e.Msg += "; this is a label file"
+	switch {
+	case errors.Is(err, io.EOF):
+		return s.errorf(int64(n), "truncated header: %d of %d bytes", n, len(hdr))
+	case err != nil:
+		return s.wrap(err)
 	}
-	return e
+	return nil
 }
 
 // ReadIDX reads an image file and its label file (see ReadIDXImages and
