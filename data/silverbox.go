@@ -90,7 +90,7 @@ func ReadSilverbox(r io.Reader, name string, opts SilverboxOptions) (*Silverbox,
 		}
 		fields, ok := splitRow(text)
 		if !ok {
-			return nil, lineErr(line, "%d fields, want 2 (V1,V2) with an optional trailing comma", len(fields))
+			return nil, lineErr(line, "found %d comma-separated fields, want 2 (V1,V2) with an optional trailing comma", len(fields))
 		}
 		if line == 1 {
 			h1, h2 := unquote(fields[0]), unquote(fields[1])
@@ -101,7 +101,11 @@ func ReadSilverbox(r io.Reader, name string, opts SilverboxOptions) (*Silverbox,
 		}
 		var v [2]float64
 		for k, f := range fields {
-			x, err := strconv.ParseFloat(string(bytes.TrimSpace(f)), 64)
+			f = bytes.TrimSpace(f)
+			if len(f) == 0 {
+				return nil, lineErr(line, "V%d is empty", k+1)
+			}
+			x, err := strconv.ParseFloat(string(f), 64)
 			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 				return nil, lineErr(line, "V%d value %q is not a finite number", k+1, f)
 			}
