@@ -134,6 +134,9 @@ func ReadSilverbox(r io.Reader, name string, opts SilverboxOptions) (*Silverbox,
 	for i := range sb.V1 {
 		sb.V1[i] = (sb.V1[i] - sb.Mean[0]) * scale
 		sb.V2[i] = (sb.V2[i] - sb.Mean[1]) * scale
+		if math.IsInf(sb.V1[i], 0) || math.IsInf(sb.V2[i], 0) || math.IsNaN(sb.V1[i]+sb.V2[i]) {
+			return nil, lineErr(i+2, "values overflow after mean removal and scaling by %g", scale)
+		}
 	}
 	return sb, nil
 }

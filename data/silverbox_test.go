@@ -195,3 +195,11 @@ func equalFloats(a, b []float64) bool {
 	}
 	return true
 }
+
+func TestReadSilverboxOverflow(t *testing.T) {
+	const file = "V1,V2,\n1,2,\n1e308,1,\n1e308,1,\n"
+	_, err := ReadSilverbox(strings.NewReader(file), "big.csv", SilverboxOptions{Scale: 10})
+	checkErr(t, err, "data: big.csv:3:", "values overflow after mean removal and scaling by 10")
+	_, err = ReadSilverbox(strings.NewReader(file), "big.csv", SilverboxOptions{RemoveMean: true})
+	checkErr(t, err, "data: big.csv:", "values overflow")
+}
