@@ -1,0 +1,629 @@
+package odeblock
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Func evaluates the dynamics dy = f(t, y) into dy. y and dy are flat
+// buffers of the same length; f must not keep them. An error stops the solve.
+type Func[T tensor.Float] func(t float64, y, dy []T) error
+
+// Options configure a solve. The zero value asks for dopri5 with
+// torchdiffeq's defaults (rtol 1e-7, atol 1e-9), which take the same accepted
+// steps as torchdiffeq's dopri5 on the same problem.
+type Options struct {
+	// Method names a built-in tableau (see MethodNames); "" means "dopri5".
+	Method string
+	// Tableau, if set, is used instead of Method.
+	Tableau *Tableau
+
+	// RTol and ATol are the relative and absolute tolerances of adaptive
+	// step control: a step is accepted when the RMS norm of
+	// err / (ATol + RTol·max(|y0|, |y1|)) is at most 1. Zero means 1e-7 and
+	// 1e-9.
+	RTol, ATol float64
+
+	// Step, if positive, is a fixed step size: no error control, for any
+	// method. Fixed-step methods (euler, midpoint, rk4, rk38) require it.
+	Step float64
+
+	// FirstStep, if positive, is the first step size; else it is selected
+	// from f at t0 (one extra evaluation), as in Hairer–Nørsett–Wanner.
+	FirstStep float64
+	// MinStep and MaxStep bound the magnitude of adaptive steps (0: no bound).
+	// A step that must be smaller than MinStep is an underflow error.
+	MinStep, MaxStep float64
+	// MaxSteps bounds the number of attempted steps (accepted and rejected);
+	// 0 means 10000. Exceeding it is an error.
+	MaxSteps int
+
+	// Safety, IFactor and DFactor shape the step-size update
+	// h_new = h·min(IFactor, max(DFactor, Safety·ratio^(−1/order))). After an
+	// accepted step DFactor is 1: the step never shrinks. Zero means 0.9,
+	// 10 and 0.2.
+	Safety, IFactor, DFactor float64
+	// PCoeff turns the I controller into a PI controller: the factor is
+	// multiplied by (ratio_prev/ratio)^(PCoeff/order), ratio_prev being the
+	// error ratio of the previous accepted step. 0 (the default) is the
+	// plain I controller of torchdiffeq.
+	PCoeff float64
+
+	// StepTo lists times the solver steps exactly to (instead of
+	// interpolating there). Outputs at these times are exact step ends.
+	StepTo []float64
+	// Jumps lists times where the dynamics are discontinuous (knots of a
+	// piecewise input). The solver steps exactly to each and restarts there,
+	// evaluating f again just after the jump.
+	Jumps []float64
+
+	// ErrorLen, if positive, restricts the error norm to the first ErrorLen
+	// elements of the state (a seminorm, as for the parameter part of an
+	// adjoint state).
+	ErrorLen int
+
+	// OnStep, if set, is called after every attempted step. Returning an error
+	// stops the solve with it.
+	OnStep func(StepInfo) error
+
+	// Phase names the solve in errors ("forward", "backward"); "" means
+	// "forward".
+	Phase string
+}
+
+// StepInfo describes one attempted step to an OnStep hook. Y0 and Y1 are
+// the solver's buffers, valid only during the call.
+type StepInfo struct {
+	T, H     float64 // start time and (signed) step size
+	Accepted bool
+	Ratio    float64 // error ratio (0 for fixed steps)
+	Y0, Y1   any     // []T: state at T and at T+H
+}
+
+// Stats counts the work of a solve.
+type Stats struct {
+	NFE      int // evaluations of f
+	Accepted int // accepted steps
+	Rejected int // rejected steps
+}
+
+// Add returns the sum of two Stats.
+func (s Stats) Add(o Stats) Stats {
+	return Stats{NFE: s.NFE + o.NFE, Accepted: s.Accepted + o.Accepted, Rejected: s.Rejected + o.Rejected}
+}
+
+// Errors a solve can return, wrapped in a *SolveError. Test with errors.Is.
+var (
+	ErrStepUnderflow = errors.New("step size underflow")
+	ErrMaxSteps      = errors.New("too many steps")
+	ErrNonFinite     = errors.New("NaN or Inf in the state")
+)
+
+// SolveError is a failed solve: what went wrong, in which phase, and at what
+// time.
+type SolveError struct {
+	Phase string  // "forward" or "backward" (Options.Phase)
+	T     float64 // the time reached
+	H     float64 // the last step size tried
+	Err   error   // ErrStepUnderflow, ErrMaxSteps, ErrNonFinite or f's error
+}
+
+func (e *SolveError) Error() string {
+	return fmt.Sprintf("odeblock: %s solve failed at t=%.9g (step %.3g): %v", e.Phase, e.T, e.H, e.Err)
+}
+
+func (e *SolveError) Unwrap() error { return e.Err }
+
+// Solver integrates y' = f(t, y). It keeps its work buffers between solves,
+// so reusing one Solver allocates nothing in steady state. A Solver is not
+// safe for concurrent use.
+type Solver[T tensor.Float] struct {
+	opt Options
+	tb  *Tableau
+
+	n          int
+	k          [][]T // stages
+	y, y1, tmp []T
+	err        []T
+	fnext      []T // f at the step end, for methods that are not FSAL
+	ymid       []T
+	stops      []float64
+	leftLimit  bool // the current step ends at a jump
+}
+
+// NewSolver returns a solver with the given options, or an error naming the
+// option that is out of range.
+func NewSolver[T tensor.Float](opt Options) (*Solver[T], error) {
+	tb := opt.Tableau
+	if tb == nil {
+		name := opt.Method
+		if name == "" {
+			name = "dopri5"
+		}
+		var err error
+		if tb, err = Method(name); err != nil {
+			return nil, err
+		}
+	}
+	if err := tb.validate(); err != nil {
+		return nil, err
+	}
+	if opt.RTol == 0 {
+		opt.RTol = 1e-7
+	}
+	if opt.ATol == 0 {
+		opt.ATol = 1e-9
+	}
+	if opt.Safety == 0 {
+		opt.Safety = 0.9
+	}
+	if opt.IFactor == 0 {
+		opt.IFactor = 10
+	}
+	if opt.DFactor == 0 {
+		opt.DFactor = 0.2
+	}
+	if opt.MaxSteps == 0 {
+		opt.MaxSteps = 10000
+	}
+	if opt.Phase == "" {
+		opt.Phase = "forward"
+	}
+	switch {
+	case !(opt.RTol > 0) || !(opt.ATol > 0):
+		return nil, fmt.Errorf("odeblock: tolerances must be positive, got rtol=%g atol=%g", opt.RTol, opt.ATol)
+	case opt.Step < 0 || math.IsNaN(opt.Step) || math.IsInf(opt.Step, 0):
+		return nil, fmt.Errorf("odeblock: step size must be positive and finite, got %g", opt.Step)
+	case !tb.Adaptive() && opt.Step == 0:
+		return nil, fmt.Errorf("odeblock: method %q has no error estimate: set a fixed Step", tb.Name)
+	case opt.MaxSteps < 0 || opt.MinStep < 0 || opt.MaxStep < 0 || opt.FirstStep < 0:
+		return nil, fmt.Errorf("odeblock: MaxSteps, MinStep, MaxStep and FirstStep must not be negative")
+	case opt.MaxStep > 0 && opt.MinStep > opt.MaxStep:
+		return nil, fmt.Errorf("odeblock: MinStep %g above MaxStep %g", opt.MinStep, opt.MaxStep)
+	case !(opt.Safety > 0 && opt.Safety <= 1) || !(opt.IFactor >= 1) || !(opt.DFactor > 0 && opt.DFactor <= 1):
+		return nil, fmt.Errorf("odeblock: need 0 < Safety ≤ 1, IFactor ≥ 1, 0 < DFactor ≤ 1; got %g, %g, %g", opt.Safety, opt.IFactor, opt.DFactor)
+	case opt.PCoeff < 0 || opt.ErrorLen < 0:
+		return nil, fmt.Errorf("odeblock: PCoeff and ErrorLen must not be negative")
+	}
+	return &Solver[T]{opt: opt, tb: tb}, nil
+}
+
+// Tableau returns the solver's method.
+func (s *Solver[T]) Tableau() *Tableau { return s.tb }
+
+// Options returns the solver's options with defaults filled in.
+func (s *Solver[T]) Options() Options { return s.opt }
+
+func (s *Solver[T]) ensure(n int) {
+	if s.n == n && s.k != nil {
+		return
+	}
+	s.n = n
+	s.k = make([][]T, s.tb.Stages())
+	for i := range s.k {
+		s.k[i] = make([]T, n)
+	}
+	s.y, s.y1, s.tmp, s.err, s.fnext, s.ymid = make([]T, n), make([]T, n), make([]T, n), make([]T, n), make([]T, n), make([]T, n)
+}
+
+// Solve integrates from ts[0] to ts[len−1] starting at y0 and writes the
+// state at each ts[i] into out[i] (out[0] gets a copy of y0). ts must be
+// strictly increasing or strictly decreasing. Outputs between steps come
+// from the method's dense output; f is never evaluated outside the span of
+// ts.
+func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, error) {
+	var st Stats
+	if len(ts) < 2 {
+		return st, fmt.Errorf("odeblock: need at least two times, got %d", len(ts))
+	}
+	if len(out) != len(ts) {
+		return st, fmt.Errorf("odeblock: %d output buffers for %d times", len(out), len(ts))
+	}
+	for i, o := range out {
+		if len(o) != len(y0) {
+			return st, fmt.Errorf("odeblock: output buffer %d has length %d, state has %d", i, len(o), len(y0))
+		}
+	}
+	dir := 1.0
+	if ts[1] < ts[0] {
+		dir = -1
+	}
+	for i := 1; i < len(ts); i++ {
+		if !((ts[i]-ts[i-1])*dir > 0) || math.IsInf(ts[i], 0) {
+			return st, fmt.Errorf("odeblock: times must be finite and strictly monotone; ts[%d]=%g after ts[%d]=%g", i, ts[i], i-1, ts[i-1])
+		}
+	}
+	t0, tEnd := ts[0], ts[len(ts)-1]
+	if !allFinite(y0) {
+		return st, &SolveError{Phase: s.opt.Phase, T: t0, Err: ErrNonFinite}
+	}
+	s.ensure(len(y0))
+	copy(s.y, y0)
+	copy(out[0], y0)
+
+	// The stops: output times, StepTo and Jumps strictly inside the span,
+	// and the end. A step never crosses a stop in fixed-step mode; in
+	// adaptive mode it never crosses StepTo, Jumps or the end.
+	s.stops = s.stops[:0]
+	inside := func(t float64) bool { return (t-t0)*dir > 0 && (tEnd-t)*dir > 0 }
+	for _, t := range s.opt.StepTo {
+		if inside(t) {
+			s.stops = append(s.stops, t)
+		}
+	}
+	for _, t := range s.opt.Jumps {
+		if inside(t) {
+			s.stops = append(s.stops, t)
+		}
+	}
+	if s.opt.Step > 0 {
+		s.stops = append(s.stops, ts[1:len(ts)-1]...)
+	}
+	s.stops = append(s.stops, tEnd)
+	slices.SortFunc(s.stops, func(a, b float64) int {
+		switch {
+		case (a-b)*dir < 0:
+			return -1
+		case a == b:
+			return 0
+		}
+		return 1
+	})
+	s.stops = slices.Compact(s.stops)
+
+	fail := func(t, h float64, err error) (Stats, error) {
+		var se *SolveError
+		if errors.As(err, &se) {
+			return st, err
+		}
+		return st, &SolveError{Phase: s.opt.Phase, T: t, H: h, Err: err}
+	}
+	eval := func(t float64, y, dy []T) error {
+		st.NFE++
+		return f(t, y, dy)
+	}
+
+	t := t0
+	f0 := s.k[0]
+	if err := eval(t, s.y, f0); err != nil {
+		return fail(t, 0, err)
+	}
+	adaptive := s.opt.Step == 0
+	h := dir * s.opt.Step
+	if adaptive {
+		if s.opt.FirstStep > 0 {
+			h = dir * s.opt.FirstStep
+		} else {
+			var err error
+			if h, err = s.initialStep(eval, t, tEnd, dir, f0); err != nil {
+				return fail(t, 0, err)
+			}
+		}
+		h = s.clampStep(h, dir)
+	}
+	nextOut := 1
+	stop := 0
+	prevRatio := 1.0
+	lastNonFinite := false
+	for steps := 0; ; steps++ {
+		if steps >= s.opt.MaxSteps {
+			return fail(t, h, fmt.Errorf("%w: %d steps did not reach t=%g", ErrMaxSteps, steps, tEnd))
+		}
+		target := s.stops[stop]
+		hStep := h
+		if rem := target - t; math.Abs(hStep) >= math.Abs(rem) || math.Abs(rem-hStep) <= 1e-9*math.Abs(hStep) {
+			hStep = rem
+		}
+		if tiny := 4 * eps * math.Max(math.Abs(t), math.Abs(t+hStep)); math.Abs(hStep) <= tiny {
+			err := ErrStepUnderflow
+			if lastNonFinite {
+				err = ErrNonFinite
+			}
+			return fail(t, hStep, err)
+		}
+		// A step that ends at a jump evaluates its end stages just before it:
+		// the left limit of the dynamics.
+		s.leftLimit = hStep == target-t && slices.Contains(s.opt.Jumps, target)
+		if err := s.step(eval, t, hStep); err != nil {
+			return fail(t, hStep, err)
+		}
+		ratio := 0.0
+		accept := true
+		finite := allFinite(s.y1)
+		if adaptive {
+			ratio = s.errorRatio()
+			accept = ratio <= 1 && finite
+		} else if !finite {
+			return fail(t+hStep, hStep, ErrNonFinite)
+		}
+		lastNonFinite = !finite || math.IsNaN(ratio)
+		if s.opt.OnStep != nil {
+			if err := s.opt.OnStep(StepInfo{T: t, H: hStep, Accepted: accept, Ratio: ratio, Y0: s.y, Y1: s.y1}); err != nil {
+				return fail(t, hStep, err)
+			}
+		}
+		if !accept {
+			st.Rejected++
+			if s.opt.MinStep > 0 && math.Abs(hStep) <= s.opt.MinStep {
+				err := ErrStepUnderflow
+				if lastNonFinite {
+					err = ErrNonFinite
+				}
+				return fail(t, hStep, fmt.Errorf("%w: rejected at the minimum step", err))
+			}
+			if math.IsNaN(ratio) || !finite {
+				h = hStep * s.opt.DFactor
+			} else {
+				h = s.nextStep(hStep, ratio, prevRatio, false)
+			}
+			continue
+		}
+		st.Accepted++
+		t1 := t + hStep
+		reached := hStep == target-t
+		if reached {
+			t1 = target
+		}
+		// f at the step end: the last stage (FSAL), else evaluated now when it
+		// is needed next (another step, or dense output).
+		f1 := s.k[len(s.k)-1]
+		needInterp := nextOut < len(ts) && (ts[nextOut]-t1)*dir < 0
+		if !s.tb.FSAL {
+			f1 = s.fnext
+			if t1 != tEnd || needInterp {
+				if err := eval(t1, s.y1, f1); err != nil {
+					return fail(t1, hStep, err)
+				}
+			}
+		}
+		// Outputs inside (t, t1): dense output; at t1: the state.
+		for nextOut < len(ts) && (ts[nextOut]-t1)*dir < 0 {
+			s.interpolate(out[nextOut], t, hStep, ts[nextOut], f0, f1)
+			nextOut++
+		}
+		if nextOut < len(ts) && ts[nextOut] == t1 {
+			copy(out[nextOut], s.y1)
+			nextOut++
+		}
+		t = t1
+		s.y, s.y1 = s.y1, s.y
+		copy(f0, f1)
+		if adaptive {
+			next := s.nextStep(hStep, ratio, prevRatio, true)
+			if hStep != h {
+				// A step cut short to land on a stop does not shrink the next.
+				next = math.Copysign(math.Max(math.Abs(next), math.Abs(h)), dir)
+			}
+			h = next
+			prevRatio = math.Max(ratio, 1e-10)
+		}
+		if reached {
+			if t == tEnd {
+				return st, nil
+			}
+			if slices.Contains(s.opt.Jumps, t) {
+				if err := eval(math.Nextafter(t, t+dir), s.y, f0); err != nil {
+					return fail(t, 0, err)
+				}
+			}
+			stop++
+		}
+	}
+}
+
+const eps = 0x1p-52
+
+// step computes one RK step of size h from (t, s.y) with f0 = f(t, s.y) in
+// s.k[0], leaving y1 in s.y1 and the error estimate in s.err.
+func (s *Solver[T]) step(eval func(float64, []T, []T) error, t, h float64) error {
+	tb := s.tb
+	for i := 1; i < len(s.k); i++ {
+		copy(s.tmp, s.y)
+		for j, a := range tb.A[i] {
+			if a != 0 {
+				axpy(s.tmp, T(h*a), s.k[j])
+			}
+		}
+		ti := t + tb.C[i]*h
+		if tb.C[i] == 1 {
+			ti = t + h
+			if s.leftLimit {
+				ti = math.Nextafter(ti, t)
+			}
+		}
+		if err := eval(ti, s.tmp, s.k[i]); err != nil {
+			return err
+		}
+	}
+	if tb.FSAL {
+		// The last stage was evaluated at y1 itself.
+		copy(s.y1, s.tmp)
+	} else {
+		copy(s.y1, s.y)
+		for i, b := range tb.B {
+			if b != 0 {
+				axpy(s.y1, T(h*b), s.k[i])
+			}
+		}
+	}
+	if tb.E != nil {
+		clear(s.err)
+		for i, e := range tb.E {
+			if e != 0 {
+				axpy(s.err, T(h*e), s.k[i])
+			}
+		}
+	}
+	return nil
+}
+
+// errorRatio returns the RMS norm of err / (atol + rtol·max(|y0|, |y1|)) over
+// the first ErrorLen elements (all when 0). NaN when the state is not finite.
+func (s *Solver[T]) errorRatio() float64 {
+	n := len(s.err)
+	if s.opt.ErrorLen > 0 && s.opt.ErrorLen < n {
+		n = s.opt.ErrorLen
+	}
+	if n == 0 {
+		return 0
+	}
+	var sum float64
+	for i := 0; i < n; i++ {
+		sc := s.opt.ATol + s.opt.RTol*math.Max(math.Abs(float64(s.y[i])), math.Abs(float64(s.y1[i])))
+		r := float64(s.err[i]) / sc
+		sum += r * r
+	}
+	return math.Sqrt(sum / float64(n))
+}
+
+// nextStep returns the next step size after a step of size h with the given
+// error ratio; after an accepted step it never shrinks.
+func (s *Solver[T]) nextStep(h, ratio, prevRatio float64, accepted bool) float64 {
+	o := s.opt
+	var factor float64
+	if ratio == 0 {
+		factor = o.IFactor
+	} else {
+		k := float64(s.tb.Order)
+		factor = o.Safety * math.Pow(ratio, -1/k)
+		if o.PCoeff > 0 {
+			factor *= math.Pow(prevRatio/ratio, o.PCoeff/k)
+		}
+		lo := o.DFactor
+		if accepted {
+			lo = 1
+		}
+		factor = math.Min(o.IFactor, math.Max(factor, lo))
+	}
+	return s.clampStep(h*factor, math.Copysign(1, h))
+}
+
+// clampStep bounds |h| by MaxStep and MinStep, keeping the sign dir.
+func (s *Solver[T]) clampStep(h, dir float64) float64 {
+	a := math.Abs(h)
+	if s.opt.MaxStep > 0 {
+		a = math.Min(a, s.opt.MaxStep)
+	}
+	if s.opt.MinStep > 0 {
+		a = math.Max(a, s.opt.MinStep)
+	}
+	return math.Copysign(a, dir)
+}
+
+// initialStep selects the first step as in Hairer–Nørsett–Wanner (II.4) and
+// torchdiffeq, with one evaluation of f; the probe never leaves [t0, tEnd].
+func (s *Solver[T]) initialStep(eval func(float64, []T, []T) error, t0, tEnd, dir float64, f0 []T) (float64, error) {
+	var d0, d1 float64
+	n := len(f0)
+	m := n
+	if s.opt.ErrorLen > 0 && s.opt.ErrorLen < n {
+		m = s.opt.ErrorLen
+	}
+	scale := func(i int) float64 { return s.opt.ATol + math.Abs(float64(s.y[i]))*s.opt.RTol }
+	for i := 0; i < m; i++ {
+		sc := scale(i)
+		d0 += sq(float64(s.y[i]) / sc)
+		d1 += sq(float64(f0[i]) / sc)
+	}
+	d0, d1 = math.Sqrt(d0/float64(max(m, 1))), math.Sqrt(d1/float64(max(m, 1)))
+	h0 := 0.01 * d0 / d1
+	if d0 < 1e-5 || d1 < 1e-5 {
+		h0 = 1e-6
+	}
+	h0 = math.Min(h0, math.Abs(tEnd-t0))
+	copy(s.tmp, s.y)
+	axpy(s.tmp, T(dir*h0), f0)
+	f1 := s.k[1%len(s.k)]
+	if len(s.k) == 1 {
+		f1 = s.fnext
+	}
+	if err := eval(t0+dir*h0, s.tmp, f1); err != nil {
+		return 0, err
+	}
+	var d2 float64
+	for i := 0; i < m; i++ {
+		d2 += sq(float64(f1[i]-f0[i]) / scale(i))
+	}
+	d2 = math.Sqrt(d2/float64(max(m, 1))) / h0
+	var h1 float64
+	if d1 <= 1e-15 && d2 <= 1e-15 {
+		h1 = math.Max(1e-6, h0*1e-3)
+	} else {
+		h1 = math.Pow(0.01/math.Max(d1, d2), 1/float64(s.tb.Order+1))
+	}
+	h := math.Min(100*h0, h1)
+	if math.IsNaN(h) || h <= 0 {
+		return 0, ErrNonFinite
+	}
+	return dir * h, nil
+}
+
+// interpolate writes the dense output at time tq in the step [t, t+h] into
+// dst.
+func (s *Solver[T]) interpolate(dst []T, t, h, tq float64, f0, f1 []T) {
+	x := (tq - t) / h
+	y0, y1 := s.y, s.y1
+	if s.tb.Mid != nil {
+		// Quartic p(x) with p(0)=y0, p(1)=y1, p(½)=ymid, p'(0)=h·f0, p'(1)=h·f1.
+		copy(s.ymid, y0)
+		for i, m := range s.tb.Mid {
+			if m != 0 {
+				axpy(s.ymid, T(h*m), s.k[i])
+			}
+		}
+		for i := range dst {
+			a0, a1, m := float64(y0[i]), float64(y1[i]), float64(s.ymid[i])
+			g0, g1 := h*float64(f0[i]), h*float64(f1[i])
+			c4 := 2*(g1-g0) - 8*(a1+a0) + 16*m
+			c3 := 5*g0 - 3*g1 + 18*a0 + 14*a1 - 32*m
+			c2 := g1 - 4*g0 - 11*a0 - 5*a1 + 16*m
+			dst[i] = T(a0 + x*(g0+x*(c2+x*(c3+x*c4))))
+		}
+		return
+	}
+	// Cubic Hermite through (y0, h·f0) and (y1, h·f1).
+	h00 := (1 + 2*x) * (1 - x) * (1 - x)
+	h10 := x * (1 - x) * (1 - x)
+	h01 := x * x * (3 - 2*x)
+	h11 := x * x * (x - 1)
+	for i := range dst {
+		dst[i] = T(h00*float64(y0[i]) + h10*h*float64(f0[i]) + h01*float64(y1[i]) + h11*h*float64(f1[i]))
+	}
+}
+
+func sq(x float64) float64 { return x * x }
+
+func axpy[T tensor.Float](dst []T, a T, x []T) {
+	x = x[:len(dst)]
+	for i := range dst {
+		dst[i] += a * x[i]
+	}
+}
+
+func allFinite[T tensor.Float](x []T) bool {
+	for _, v := range x {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// Solve integrates y' = f(t, y) from ts[0] with y(ts[0]) = y0 and returns the
+// state at every time of ts (see Solver.Solve).
+func Solve[T tensor.Float](f Func[T], y0 []T, ts []float64, opt Options) ([][]T, Stats, error) {
+	s, err := NewSolver[T](opt)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	out := make([][]T, len(ts))
+	for i := range out {
+		out[i] = make([]T, len(y0))
+	}
+	st, err := s.Solve(f, y0, ts, out)
+	return out, st, err
+}

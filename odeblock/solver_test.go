@@ -1,0 +1,326 @@
+package odeblock
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// rotation is y1' = −y2, y2' = y1: y(t) = (cos t, sin t) from (1, 0).
+func rotation(t float64, y, dy []float64) error {
+	dy[0], dy[1] = -y[1], y[0]
+	return nil
+}
+
+// logistic-like nonlinear problem y' = −2t·y², y(0) = 1: y(t) = 1/(1+t²).
+func nonlinear(t float64, y, dy []float64) error {
+	dy[0] = -2 * t * y[0] * y[0]
+	return nil
+}
+
+func solveFixed(t *testing.T, tb *Tableau, f Func[float64], y0 []float64, t1, h float64) []float64 {
+	t.Helper()
+	out, _, err := Solve(f, y0, []float64{0, t1}, Options{Tableau: tb, Step: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out[1]
+}
+
+// TestOrderOfAccuracy checks that the fixed-step global error of every method
+// falls as h^order, on a linear and a nonlinear problem.
+func TestOrderOfAccuracy(t *testing.T) {
+	for _, name := range MethodNames() {
+		tb, _ := Method(name)
+		t.Run(name, func(t *testing.T) {
+			for _, prob := range []struct {
+				name  string
+				f     Func[float64]
+				y0    []float64
+				exact []float64
+			}{
+				{"rotation", rotation, []float64{1, 0}, []float64{math.Cos(2), math.Sin(2)}},
+				{"nonlinear", nonlinear, []float64{1}, []float64{1.0 / 5}},
+			} {
+				h := 0.1
+				if tb.Order >= 4 {
+					h = 0.05
+				}
+				var errs []float64
+				for _, hh := range []float64{h, h / 2} {
+					y := solveFixed(t, tb, prob.f, prob.y0, 2, hh)
+					var e float64
+					for i := range y {
+						e = math.Max(e, math.Abs(y[i]-prob.exact[i]))
+					}
+					errs = append(errs, e)
+				}
+				observed := math.Log2(errs[0] / errs[1])
+				if math.Abs(observed-float64(tb.Order)) > 0.4 {
+					t.Errorf("%s on %s: observed order %.2f (errors %.3g, %.3g), want %d", name, prob.name, observed, errs[0], errs[1], tb.Order)
+				}
+			}
+		})
+	}
+}
+
+// TestEmbeddedErrorOrder checks the error estimate of each adaptive pair:
+// for one step the estimate is the local error of the lower-order companion,
+// O(h^order).
+func TestEmbeddedErrorOrder(t *testing.T) {
+	for _, name := range MethodNames() {
+		tb, _ := Method(name)
+		if !tb.Adaptive() {
+			continue
+		}
+		var est []float64
+		for _, h := range []float64{0.1, 0.05} {
+			s, err := NewSolver[float64](Options{Tableau: tb})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.ensure(2)
+			s.y[0], s.y[1] = 1, 0
+			eval := func(t float64, y, dy []float64) error { return rotation(t, y, dy) }
+			_ = eval(0, s.y, s.k[0])
+			if err := s.step(eval, 0, h); err != nil {
+				t.Fatal(err)
+			}
+			est = append(est, math.Hypot(s.err[0], s.err[1]))
+		}
+		observed := math.Log2(est[0] / est[1])
+		if math.Abs(observed-float64(tb.Order)) > 0.3 {
+			t.Errorf("%s: error estimate falls at order %.2f, want %d", name, observed, tb.Order)
+		}
+	}
+}
+
+// TestAdaptiveMeetsTolerance checks that the global error of adaptive
+// dopri5 and tsit5 stays within a small multiple of the tolerance, and that
+// tighter tolerances cost more steps.
+func TestAdaptiveMeetsTolerance(t *testing.T) {
+	for _, method := range []string{"dopri5", "tsit5", "bosh3"} {
+		prevNFE := 0
+		for _, tol := range []float64{1e-4, 1e-6, 1e-8, 1e-10} {
+			out, st, err := Solve(nonlinear, []float64{1}, []float64{0, 3}, Options{Method: method, RTol: tol, ATol: tol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := math.Abs(out[1][0] - 0.1); e > 20*tol {
+				t.Errorf("%s tol %g: error %g", method, tol, e)
+			}
+			if st.NFE <= prevNFE {
+				t.Errorf("%s tol %g: %d evaluations, no more than at a looser tolerance (%d)", method, tol, st.NFE, prevNFE)
+			}
+			prevNFE = st.NFE
+		}
+	}
+}
+
+// TestDenseOutput checks outputs between steps against the exact solution,
+// and that asking for them does not change the steps taken.
+func TestDenseOutput(t *testing.T) {
+	for _, method := range []string{"dopri5", "tsit5", "bosh3", "heun-euler"} {
+		ts := make([]float64, 41)
+		for i := range ts {
+			ts[i] = 5 * float64(i) / 40
+		}
+		tol := 1e-8
+		if method == "heun-euler" {
+			tol = 1e-5
+		}
+		out, st, err := Solve(rotation, []float64{1, 0}, ts, Options{Method: method, RTol: tol, ATol: tol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, stEnds, err := Solve(rotation, []float64{1, 0}, []float64{0, 5}, Options{Method: method, RTol: tol, ATol: tol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Accepted != stEnds.Accepted || st.Rejected != stEnds.Rejected {
+			t.Errorf("%s: %+v with 41 outputs, %+v with 2: outputs changed the steps", method, st, stEnds)
+		}
+		limit := 200 * tol
+		if method == "heun-euler" || method == "bosh3" {
+			limit = 2e4 * tol // a cubic interpolant between long low-order steps
+		}
+		for i, tt := range ts {
+			if e := math.Hypot(out[i][0]-math.Cos(tt), out[i][1]-math.Sin(tt)); e > limit {
+				t.Errorf("%s: at t=%g error %g > %g", method, tt, e, limit)
+			}
+		}
+	}
+}
+
+// TestNFEBookkeeping checks that dopri5 and bosh3 cost their new stages per
+// attempted step (FSAL), plus one evaluation at t0 and one for the initial
+// step selection.
+func TestNFEBookkeeping(t *testing.T) {
+	for _, c := range []struct {
+		method   string
+		perStep  int
+		firstSel int
+	}{{"dopri5", 6, 1}, {"tsit5", 6, 1}, {"bosh3", 3, 1}} {
+		for _, tol := range []float64{1e-3, 1e-9} {
+			_, st, err := Solve(nonlinear, []float64{1}, []float64{0, 4}, Options{Method: c.method, RTol: tol, ATol: tol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := 1 + c.firstSel + c.perStep*(st.Accepted+st.Rejected); st.NFE != want {
+				t.Errorf("%s tol %g: NFE %d, want %d (stats %+v)", c.method, tol, st.NFE, want, st)
+			}
+		}
+	}
+	// With a given first step there is no selection.
+	_, st, err := Solve(nonlinear, []float64{1}, []float64{0, 1}, Options{FirstStep: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.NFE != 1+6*(st.Accepted+st.Rejected) {
+		t.Errorf("FirstStep: NFE %d, stats %+v", st.NFE, st)
+	}
+}
+
+// TestStaysInsideSpan records every time f is evaluated at, forward and
+// backward, adaptive and fixed.
+func TestStaysInsideSpan(t *testing.T) {
+	for _, opt := range []Options{{}, {Method: "bosh3"}, {Method: "rk4", Step: 0.3}, {Method: "tsit5", RTol: 1e-3, ATol: 1e-3}} {
+		for _, span := range [][2]float64{{0, 1.7}, {1.7, 0}, {-2, -1.3}} {
+			lo, hi := math.Min(span[0], span[1]), math.Max(span[0], span[1])
+			f := func(t float64, y, dy []float64) error {
+				if t < lo || t > hi {
+					return errors.New("evaluated outside the span")
+				}
+				return rotation(t, y, dy)
+			}
+			if _, _, err := Solve(f, []float64{1, 0}, []float64{span[0], span[1]}, opt); err != nil {
+				t.Errorf("%+v over %v: %v", opt, span, err)
+			}
+		}
+	}
+}
+
+// TestBackwardInTime integrates forward and then back, recovering y0.
+func TestBackwardInTime(t *testing.T) {
+	opt := Options{RTol: 1e-10, ATol: 1e-10}
+	fwd, _, err := Solve(nonlinear, []float64{1}, []float64{0, 2}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, _, err := Solve(nonlinear, fwd[1], []float64{2, 1, 0}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(back[1][0]-0.5) > 1e-8 || math.Abs(back[2][0]-1) > 1e-8 {
+		t.Errorf("back at t=1: %v, at t=0: %v", back[1][0], back[2][0])
+	}
+}
+
+// TestBlowUp: y' = y² from y(0) = 1 has a pole at t = 1. The solve must fail
+// with an error naming the phase and a time near the pole, quickly.
+func TestBlowUp(t *testing.T) {
+	nfe := 0
+	f := func(t float64, y, dy []float64) error {
+		nfe++
+		dy[0] = y[0] * y[0]
+		return nil
+	}
+	_, _, err := Solve(f, []float64{1}, []float64{0, 2}, Options{Phase: "forward"})
+	var se *SolveError
+	if !errors.As(err, &se) {
+		t.Fatalf("got %v, want a *SolveError", err)
+	}
+	if !errors.Is(err, ErrStepUnderflow) && !errors.Is(err, ErrNonFinite) {
+		t.Errorf("error %v is neither underflow nor non-finite", err)
+	}
+	if se.Phase != "forward" || math.Abs(se.T-1) > 1e-3 || !strings.Contains(err.Error(), "forward") {
+		t.Errorf("error %q: phase %q at t=%g, want forward near 1", err, se.Phase, se.T)
+	}
+	if nfe > 20000 {
+		t.Errorf("%d evaluations before failing", nfe)
+	}
+}
+
+func TestMaxStepsAndBadOptions(t *testing.T) {
+	_, _, err := Solve(rotation, []float64{1, 0}, []float64{0, 100}, Options{MaxSteps: 5, Phase: "backward"})
+	if !errors.Is(err, ErrMaxSteps) || !strings.Contains(err.Error(), "backward") {
+		t.Errorf("MaxSteps: got %v", err)
+	}
+	for _, c := range []struct {
+		opt  Options
+		ts   []float64
+		want string
+	}{
+		{Options{Method: "rk5"}, []float64{0, 1}, "unknown method"},
+		{Options{Method: "rk4"}, []float64{0, 1}, "fixed Step"},
+		{Options{RTol: -1}, []float64{0, 1}, "tolerances"},
+		{Options{}, []float64{0, 1, 1}, "strictly monotone"},
+		{Options{}, []float64{0}, "two times"},
+	} {
+		_, _, err := Solve(rotation, []float64{1, 0}, c.ts, c.opt)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v %v: got %v, want an error with %q", c.opt, c.ts, err, c.want)
+		}
+	}
+	_, _, err = Solve(rotation, []float64{math.NaN(), 0}, []float64{0, 1}, Options{})
+	if !errors.Is(err, ErrNonFinite) {
+		t.Errorf("NaN y0: got %v", err)
+	}
+}
+
+// TestStepToAndJumps checks that StepTo times are step ends, and that a
+// discontinuous right-hand side declared in Jumps is integrated exactly
+// (piecewise constant: dopri5 is exact on each piece).
+func TestStepToAndJumps(t *testing.T) {
+	var ends []float64
+	opt := Options{StepTo: []float64{0.3, 0.71}, OnStep: func(s StepInfo) error {
+		if s.Accepted {
+			ends = append(ends, s.T+s.H)
+		}
+		return nil
+	}}
+	if _, _, err := Solve(rotation, []float64{1, 0}, []float64{0, 1}, opt); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []float64{0.3, 0.71, 1} {
+		found := false
+		for _, e := range ends {
+			found = found || e == want
+		}
+		if !found {
+			t.Errorf("no step ends at %g (ends %v)", want, ends)
+		}
+	}
+
+	step := func(t float64, y, dy []float64) error {
+		if t < 0.5 {
+			dy[0] = 1
+		} else {
+			dy[0] = -1
+		}
+		return nil
+	}
+	out, _, err := Solve(step, []float64{0}, []float64{0, 1}, Options{Jumps: []float64{0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(out[1][0]) > 1e-12 {
+		t.Errorf("with the jump declared: y(1) = %g, want 0", out[1][0])
+	}
+}
+
+// TestFloat32 runs the solver in float32 and compares with float64.
+func TestFloat32(t *testing.T) {
+	f := func(t float64, y, dy []float32) error {
+		dy[0], dy[1] = -y[1], y[0]
+		return nil
+	}
+	out, _, err := Solve(f, []float32{1, 0}, []float64{0, 1}, Options{RTol: 1e-5, ATol: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(float64(out[1][0])-math.Cos(1)) > 1e-4 {
+		t.Errorf("float32: %v, want %v", out[1][0], math.Cos(1))
+	}
+}

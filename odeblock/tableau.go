@@ -1,0 +1,181 @@
+package odeblock
+
+import "fmt"
+
+// Tableau is the Butcher tableau of an explicit Runge–Kutta method, with an
+// optional embedded error estimate. One RK engine runs every method from its
+// tableau.
+//
+// Stage i evaluates k_i = f(t + C[i]·h, y + h·Σ_{j<i} A[i][j]·k_j); the step
+// is y1 = y + h·Σ B[i]·k_i and, for embedded pairs, the error estimate is
+// err = h·Σ E[i]·k_i with E = B − B̂ (B̂ the weights of the companion method).
+type Tableau struct {
+	Name  string
+	C     []float64   // nodes, C[0] = 0
+	A     [][]float64 // A[i] has i entries
+	B     []float64   // weights of the propagated solution
+	E     []float64   // error weights B − B̂; nil for a fixed-step method
+	Order int         // order of the propagated solution; the step controller's exponent is 1/Order
+	// FSAL (first same as last): the last stage is f(t+h, y1), so it is
+	// reused as the first stage of the next step.
+	FSAL bool
+	// Mid, if set, gives y(t + h/2) ≈ y + h·Σ Mid[i]·k_i, from which dense
+	// output is a quartic through y0, y_mid, y1 with slopes f0 and f1. Without
+	// it, dense output is the cubic Hermite interpolant of y0, y1, f0, f1.
+	Mid []float64
+}
+
+// Stages returns the number of stages.
+func (tb *Tableau) Stages() int { return len(tb.C) }
+
+// Adaptive reports whether the method has an embedded error estimate.
+func (tb *Tableau) Adaptive() bool { return tb.E != nil }
+
+// validate checks the tableau's internal consistency.
+func (tb *Tableau) validate() error {
+	s := len(tb.C)
+	if s == 0 || len(tb.A) != s || len(tb.B) != s || (tb.E != nil && len(tb.E) != s) || (tb.Mid != nil && len(tb.Mid) != s) {
+		return fmt.Errorf("odeblock: tableau %q: inconsistent sizes", tb.Name)
+	}
+	for i, row := range tb.A {
+		if len(row) != i {
+			return fmt.Errorf("odeblock: tableau %q: row %d of A has %d entries, want %d", tb.Name, i, len(row), i)
+		}
+	}
+	if tb.FSAL {
+		last := tb.A[s-1]
+		for j, a := range last {
+			if a != tb.B[j] {
+				return fmt.Errorf("odeblock: tableau %q: FSAL needs the last row of A to equal B", tb.Name)
+			}
+		}
+		if tb.B[s-1] != 0 || tb.C[s-1] != 1 {
+			return fmt.Errorf("odeblock: tableau %q: FSAL needs B[last] = 0 and C[last] = 1", tb.Name)
+		}
+	}
+	if tb.Order < 1 {
+		return fmt.Errorf("odeblock: tableau %q: order %d", tb.Name, tb.Order)
+	}
+	return nil
+}
+
+// The built-in tableaus. The coefficients are the published ones (Dormand–Prince 1980
+// with Shampine's 1986 midpoint for dense output; Bogacki–Shampine 1989;
+// Tsitouras 2011).
+var (
+	// euler is the explicit Euler method, order 1.
+	euler = &Tableau{Name: "euler", C: []float64{0}, A: [][]float64{{}}, B: []float64{1}, Order: 1}
+
+	// midpoint is the explicit midpoint method, order 2.
+	midpoint = &Tableau{Name: "midpoint", C: []float64{0, 0.5}, A: [][]float64{{}, {0.5}}, B: []float64{0, 1}, Order: 2}
+
+	// rk4 is the classic fourth-order Runge–Kutta method.
+	rk4 = &Tableau{
+		Name:  "rk4",
+		C:     []float64{0, 0.5, 0.5, 1},
+		A:     [][]float64{{}, {0.5}, {0, 0.5}, {0, 0, 1}},
+		B:     []float64{1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6},
+		Order: 4,
+	}
+
+	// rk38 is Kutta's 3/8 rule, the fixed-step "rk4" of torchdiffeq, order 4.
+	rk38 = &Tableau{
+		Name:  "rk38",
+		C:     []float64{0, 1.0 / 3, 2.0 / 3, 1},
+		A:     [][]float64{{}, {1.0 / 3}, {-1.0 / 3, 1}, {1, -1, 1}},
+		B:     []float64{1.0 / 8, 3.0 / 8, 3.0 / 8, 1.0 / 8},
+		Order: 4,
+	}
+
+	// heunEuler is Heun's method with an embedded Euler error estimate,
+	// order 2.
+	heunEuler = &Tableau{
+		Name:  "heun-euler",
+		C:     []float64{0, 1},
+		A:     [][]float64{{}, {1}},
+		B:     []float64{0.5, 0.5},
+		E:     []float64{0.5 - 1, 0.5},
+		Order: 2,
+	}
+
+	// bosh3 is the Bogacki–Shampine 3(2) pair, FSAL.
+	bosh3 = &Tableau{
+		Name:  "bosh3",
+		C:     []float64{0, 0.5, 0.75, 1},
+		A:     [][]float64{{}, {0.5}, {0, 0.75}, {2.0 / 9, 1.0 / 3, 4.0 / 9}},
+		B:     []float64{2.0 / 9, 1.0 / 3, 4.0 / 9, 0},
+		E:     []float64{2.0/9 - 7.0/24, 1.0/3 - 1.0/4, 4.0/9 - 1.0/3, -1.0 / 8},
+		Order: 3,
+		FSAL:  true,
+	}
+
+	// dopri5 is the Dormand–Prince 5(4) pair, FSAL, with Shampine's dense
+	// output. It is the default method.
+	dopri5 = &Tableau{
+		Name: "dopri5",
+		C:    []float64{0, 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9, 1, 1},
+		A: [][]float64{
+			{},
+			{1.0 / 5},
+			{3.0 / 40, 9.0 / 40},
+			{44.0 / 45, -56.0 / 15, 32.0 / 9},
+			{19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729},
+			{9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656},
+			{35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84},
+		},
+		B: []float64{35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84, 0},
+		E: []float64{
+			35.0/384 - 5179.0/57600, 0, 500.0/1113 - 7571.0/16695, 125.0/192 - 393.0/640,
+			-2187.0/6784 + 92097.0/339200, 11.0/84 - 187.0/2100, -1.0 / 40,
+		},
+		Order: 5,
+		FSAL:  true,
+		Mid: []float64{
+			6025192743.0 / 30085553152 / 2, 0, 51252292925.0 / 65400821598 / 2,
+			-2691868925.0 / 45128329728 / 2, 187940372067.0 / 1594534317056 / 2,
+			-1776094331.0 / 19743644256 / 2, 11237099.0 / 235043384 / 2,
+		},
+	}
+
+	// tsit5 is Tsitouras' 5(4) pair, FSAL.
+	tsit5 = &Tableau{
+		Name: "tsit5",
+		C:    []float64{0, 0.161, 0.327, 0.9, 0.9800255409045097, 1, 1},
+		A: [][]float64{
+			{},
+			{0.161},
+			{-0.008480655492356989, 0.335480655492357},
+			{2.897153057105493, -6.359448489975075, 4.3622954328695815},
+			{5.325864828439257, -11.748883564062828, 7.4955393428898365, -0.09249506636175525},
+			{5.86145544294642, -12.92096931784711, 8.159367898576159, -0.071584973281401, -0.028269050394068383},
+			{0.09646076681806523, 0.01, 0.4798896504144996, 1.379008574103742, -3.290069515436081, 2.324710524099774},
+		},
+		B: []float64{0.09646076681806523, 0.01, 0.4798896504144996, 1.379008574103742, -3.290069515436081, 2.324710524099774, 0},
+		E: []float64{
+			0.001780011052226, 0.000816434459657, -0.007880878010262, 0.144711007173263,
+			-0.582357165452555, 0.458082105929187, -1.0 / 66,
+		},
+		Order: 5,
+		FSAL:  true,
+	}
+)
+
+// methods holds the built-in tableaus by name. They are never modified.
+var methods = map[string]*Tableau{
+	"euler": euler, "midpoint": midpoint, "rk4": rk4, "rk38": rk38,
+	"heun-euler": heunEuler, "bosh3": bosh3, "dopri5": dopri5, "tsit5": tsit5,
+}
+
+// MethodNames returns the names Method accepts.
+func MethodNames() []string {
+	return []string{"euler", "midpoint", "rk4", "rk38", "heun-euler", "bosh3", "dopri5", "tsit5"}
+}
+
+// Method returns the tableau of the named built-in method, or an error
+// naming the known methods. The tableau is shared: do not modify it.
+func Method(name string) (*Tableau, error) {
+	if tb, ok := methods[name]; ok {
+		return tb, nil
+	}
+	return nil, fmt.Errorf("odeblock: unknown method %q (known: %v)", name, MethodNames())
+}
