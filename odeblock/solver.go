@@ -515,7 +515,8 @@ func (s *Solver[T]) clampStep(h, dir float64) float64 {
 }
 
 // initialStep selects the first step as in Hairer–Nørsett–Wanner (II.4) and
-// torchdiffeq, with one evaluation of f; the probe never leaves [t0, tEnd].
+// torchdiffeq, with one evaluation of f. The probe point is kept inside
+// [t0, tEnd] (torchdiffeq's may lie past tEnd when the span is short).
 func (s *Solver[T]) initialStep(eval func(float64, []T, []T) error, t0, tEnd, dir float64, f0 []T) (float64, error) {
 	var d0, d1 float64
 	n := len(f0)
@@ -553,7 +554,8 @@ func (s *Solver[T]) initialStep(eval func(float64, []T, []T) error, t0, tEnd, di
 	if d1 <= 1e-15 && d2 <= 1e-15 {
 		h1 = math.Max(1e-6, h0*1e-3)
 	} else {
-		h1 = math.Pow(0.01/math.Max(d1, d2), 1/float64(s.tb.Order+1))
+		// torchdiffeq passes order−1 here, so the exponent is 1/order.
+		h1 = math.Pow(0.01/math.Max(d1, d2), 1/float64(s.tb.Order))
 	}
 	h := math.Min(100*h0, h1)
 	if math.IsNaN(h) || h <= 0 {
