@@ -1,0 +1,68 @@
+package autograd
+
+import (
+	"fmt"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Custom records a node whose forward value and backward function the caller
+// supplies: the way to put an op with a hand-derived gradient on the tape,
+// such as an ODE block whose backward pass runs an adjoint solve.
+//
+// value is the node's output, computed by the caller from the inputs' values
+// (the tape keeps a reference: do not modify it until the tape is Reset).
+// When Backward reaches the node it calls backward with gy = ∂L/∂value
+// (shaped like value, valid during the call only, not to be modified).
+// backward must return one entry per input, in order: nil for no
+// contribution, or ∂L/∂inputs[i] = gyᵀ·∂value/∂inputs[i] shaped like that
+// input, which the tape adds into the input's gradient (the returned tensors
+// are only read, and may be reused by the caller after backward returns).
+// A wrong count or shape panics with a message naming the node.
+//
+// Parameters: pass their Vars (Tape.Param) as inputs and return their
+// gradients, and they accumulate like any other input (respecting VJP
+// redirection). A backward that instead adds into Param.Grad itself also
+// works; for that reason a custom node is recorded whenever gradients are
+// on, even if no input requires a gradient.
+//
+// backward runs while the tape's Backward is running: it must not record on
+// this tape, but may evaluate and differentiate on other tapes (Pullback).
+func Custom[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) []*tensor.Tensor[T], inputs ...*Var[T]) *Var[T] {
+	if len(inputs) == 0 {
+		panic(usage("Custom %q: no inputs (a custom node needs at least one Var to find its tape)", name))
+	}
+	if value == nil || backward == nil {
+		panic(usage("Custom %q: nil value or backward function", name))
+	}
+	op := "Custom(" + name + ")"
+	t := inputs[0].check(op)
+	for _, x := range inputs[1:] {
+		if x.check(op) != t {
+			panic(usage("%s: inputs recorded on different tapes", op))
+		}
+	}
+	e := t.newEntry(op)
+	e.v.value = value
+	if t.noGrad {
+		return &e.v
+	}
+	e.v.requires = true
+	e.rule = customRule[T]{}
+	e.ins = append(e.ins[:0], inputs...)
+	e.custom = backward
+	t.ops++
+	return &e.v
+}
+
+type customRule[T tensor.Float] struct{}
+
+func (customRule[T]) backward(t *Tape[T], e *entry[T]) {
+	grads := e.custom(e.v.grad)
+	if len(grads) != len(e.ins) {
+		panic(&tensor.ShapeError{Op: "autograd." + e.op, Msg: fmt.Sprintf("backward returned %d gradients for %d inputs; return one per input (nil for none)", len(grads), len(e.ins))})
+	}
+	for i, g := range grads {
+		t.accumulate(e, i, e.ins[i], g)
+	}
+}

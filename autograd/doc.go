@@ -1,0 +1,72 @@
+// Package autograd is reverse-mode automatic differentiation over the tensor
+// package: an explicit tape that records a define-by-run forward pass, ops
+// with backward rules, custom nodes whose backward the caller supplies (how
+// an ODE block runs its adjoint solve), a vector–Jacobian-product helper,
+// and a gradient checker for tests.
+//
+// # Tapes, Vars and Params
+//
+// A Tape[T] records one forward pass computed with one tensor.Engine[T].
+// There is no global tape: every op finds its tape through its operands, and
+// all operands of an op must be on the same tape. Leaves enter a tape as
+//
+//	tp.Const(x)  // data, targets: no gradient
+//	tp.Input(x)  // a leaf whose gradient Backward computes (v.Grad())
+//	tp.Param(p)  // a parameter: Backward adds into p.Grad
+//
+// Ops are functions of Vars: z := autograd.ReLU(autograd.Linear(x, w, b)).
+// A Param (name, value, gradient) outlives tapes; a tape lives for one
+// forward and backward pass and may then be Reset to record the next pass
+// with the same buffers, so that a training loop allocates nothing in steady
+// state.
+//
+// # Ownership
+//
+// Leaf values are the caller's tensors, referenced, never copied: do not
+// modify them between the forward pass and Backward. The values (and
+// gradients) of op results belong to the tape and stay valid until its next
+// Reset or Release; after that, using an old Var in an op panics. Backward
+// releases the recorded graph (inputs, saved tensors, custom closures) as it
+// walks it, and recycles the gradients of op results once they have been
+// consumed, so only leaves keep a gradient afterwards.
+//
+// # When gradients accumulate
+//
+// Gradients only ever accumulate: every use of a Var adds its share, so
+// fan-out is right by construction. Backward adds into Param.Grad on top of
+// whatever is there; nothing zeroes a parameter gradient except ZeroGrad and
+// ZeroGrads, so two backward passes without zeroing give the sum of their
+// gradients. A tape runs Backward once per pass.
+//
+// # No-grad mode
+//
+// In no-grad mode (Tape.SetNoGrad) ops compute values only and record
+// nothing; use it for evaluation.
+//
+// # Custom nodes and VJP
+//
+// Custom records a node whose value and backward function the caller
+// supplies. Its backward may evaluate and differentiate other functions on
+// other tapes while the outer Backward runs: Pullback.VJP evaluates a Func at
+// a point on an inner tape and pulls a cotangent back, returning the input
+// cotangents and accumulating parameter gradients into Param.Grad or into
+// destinations the caller gives (as an adjoint solve needs).
+//
+// # Gradient checking
+//
+// CheckGradients compares Backward with central differences in float64 and
+// reports the worst absolute and relative errors by parameter name and
+// element. Models written generically over T are checked in float64 through
+// the very code that trains in float32.
+//
+// # Panics
+//
+// Misuse is a programming error and panics, as in the tensor package. Ops
+// check shapes when they are recorded and panic with a *tensor.ShapeError
+// whose message names the op and the shapes involved; the same type reports
+// a backward function returning a gradient of the wrong shape. Other misuse
+// (an op on a Var of an earlier pass, mixing tapes, Backward twice, recording
+// during Backward, Backward in no-grad mode or from an output that depends on
+// no Param or Input) panics with an error whose message starts "autograd:".
+// Numerical trouble (NaN, Inf) is not checked here.
+package autograd

@@ -1,0 +1,203 @@
+package autograd
+
+import (
+	"fmt"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// gemmInto sets dst = op(a)·op(b), or adds it when acc, computed by eng.
+func gemmInto[T tensor.Float](eng tensor.Engine[T], dst *tensor.Tensor[T], acc bool, a *tensor.Tensor[T], ta bool, b *tensor.Tensor[T], tb bool) {
+	var beta T
+	if acc {
+		beta = 1
+	} else if k := a.Dim(0); (ta && k == 0) || (!ta && a.Dim(1) == 0) {
+		dst.Zero() // an empty product; dst is dirty and beta = 0 only scales it
+	}
+	dst.Gemm(eng, 1, a, ta, b, tb, beta)
+}
+
+// sumPerChannelInto sets dst[c] = Σ_{b,...} g[b, c, ...], or adds it when
+// acc, for g of rank ≥ 2 and dst of shape [C]; sums run in float64.
+func sumPerChannelInto[T tensor.Float](dst *tensor.Tensor[T], acc bool, g *tensor.Tensor[T]) {
+	c := dst.Len()
+	batch, inner := g.Dim(0), 1
+	for i := 2; i < g.Rank(); i++ {
+		inner *= g.Dim(i)
+	}
+	d, gs := dst.Data(), g.Data()
+	if !acc {
+		clear(d)
+	}
+	if inner == 1 {
+		for b := 0; b < batch; b++ {
+			row := gs[b*c : (b+1)*c]
+			for ch, v := range row {
+				d[ch] += v
+			}
+		}
+		return
+	}
+	for ch := 0; ch < c; ch++ {
+		var s float64
+		for b := 0; b < batch; b++ {
+			off := (b*c + ch) * inner
+			for _, v := range gs[off : off+inner] {
+				s += float64(v)
+			}
+		}
+		d[ch] += T(s)
+	}
+}
+
+// mustBias panics unless b is nil or of shape [c], the channel count of x.
+func mustBias[T tensor.Float](op string, x, b *Var[T], c int) {
+	if b != nil && !b.value.HasShape(c) {
+		panic(&tensor.ShapeError{Op: "autograd." + op, Msg: fmt.Sprintf("bias of shape %v does not fit %d channels of shape %v (want [%d])", b.value.Shape(), c, x.value.Shape(), c)})
+	}
+}
+
+// AddBias returns x + b with the per-channel b of shape [C] broadcast over x
+// of shape [B, C] or [B, C, H, W] (any rank ≥ 2):
+//
+//	z[n, c, ...] = x[n, c, ...] + b[c]
+//
+// Backward: ∂L/∂x += g, ∂L/∂b[c] += Σ_{n,...} g[n, c, ...].
+func AddBias[T tensor.Float](x, b *Var[T]) *Var[T] {
+	t := tape2("AddBias", x, b)
+	if x.value.Rank() < 2 || b.value.Rank() != 1 || b.value.Len() != x.value.Dim(1) {
+		panic(&tensor.ShapeError{Op: "autograd.AddBias", Msg: fmt.Sprintf("bias of shape %v does not fit shape %v (want x [B, C, ...] and bias [C])", b.value.Shape(), x.value.Shape())})
+	}
+	z := t.arena.like(x.value).AddBias(x.value, b.value)
+	return &t.record("AddBias", z, addBiasRule[T]{}, x, b, nil).v
+}
+
+type addBiasRule[T tensor.Float] struct{}
+
+func (addBiasRule[T]) backward(t *Tape[T], e *entry[T]) {
+	t.addScaledGrad(e.in[0], 1, e.v.grad)
+	if dst, acc := t.gradDst(e.in[1]); dst != nil {
+		sumPerChannelInto(dst, acc, e.v.grad)
+	}
+}
+
+// MatMul returns the matrix product z = a·b of a [M, K] and b [K, N].
+//
+// Backward, as two GEMMs: ∂L/∂a += g·bᵀ, ∂L/∂b += aᵀ·g.
+func MatMul[T tensor.Float](a, b *Var[T]) *Var[T] {
+	t := tape2("MatMul", a, b)
+	av, bv := a.value, b.value
+	if av.Rank() != 2 || bv.Rank() != 2 || av.Dim(1) != bv.Dim(0) {
+		panic(&tensor.ShapeError{Op: "autograd.MatMul", Msg: fmt.Sprintf("shapes %v and %v do not multiply (want [M, K] and [K, N])", av.Shape(), bv.Shape())})
+	}
+	z := t.arena.get(av.Dim(0), bv.Dim(1))
+	gemmInto(t.eng, z, false, av, false, bv, false)
+	return &t.record("MatMul", z, matMulRule[T]{}, a, b, nil).v
+}
+
+type matMulRule[T tensor.Float] struct{}
+
+func (matMulRule[T]) backward(t *Tape[T], e *entry[T]) {
+	a, b, g := e.in[0], e.in[1], e.v.grad
+	if dst, acc := t.gradDst(a); dst != nil {
+		gemmInto(t.eng, dst, acc, g, false, b.value, true)
+	}
+	if dst, acc := t.gradDst(b); dst != nil {
+		gemmInto(t.eng, dst, acc, a.value, true, g, false)
+	}
+}
+
+// Linear returns the affine map z = x·wᵀ + b of x [B, In] by the weight w
+// [Out, In] and the bias b [Out] (b may be nil), as PyTorch's nn.Linear:
+//
+//	z[n, o] = Σ_i x[n, i]·w[o, i] + b[o]
+//
+// Backward, as GEMMs: ∂L/∂x += g·w, ∂L/∂w += gᵀ·x, ∂L/∂b[o] += Σ_n g[n, o].
+func Linear[T tensor.Float](x, w, b *Var[T]) *Var[T] {
+	t := tape2("Linear", x, w)
+	xv, wv := x.value, w.value
+	if xv.Rank() != 2 || wv.Rank() != 2 || xv.Dim(1) != wv.Dim(1) {
+		panic(&tensor.ShapeError{Op: "autograd.Linear", Msg: fmt.Sprintf("input of shape %v does not fit weight of shape %v (want x [B, In] and w [Out, In])", xv.Shape(), wv.Shape())})
+	}
+	out := wv.Dim(0)
+	z := t.arena.get(xv.Dim(0), out)
+	if b != nil {
+		if b.check("Linear") != t {
+			panic(usage("Linear: operands recorded on different tapes"))
+		}
+		mustBias("Linear", w, b, out)
+		zd, bd := z.Data(), b.value.Data()
+		for r := 0; r < xv.Dim(0); r++ {
+			copy(zd[r*out:(r+1)*out], bd)
+		}
+	}
+	gemmInto(t.eng, z, b != nil, xv, false, wv, true)
+	return &t.record("Linear", z, linearRule[T]{}, x, w, b).v
+}
+
+type linearRule[T tensor.Float] struct{}
+
+func (linearRule[T]) backward(t *Tape[T], e *entry[T]) {
+	x, w, b, g := e.in[0], e.in[1], e.in[2], e.v.grad
+	if dst, acc := t.gradDst(x); dst != nil {
+		gemmInto(t.eng, dst, acc, g, false, w.value, false)
+	}
+	if dst, acc := t.gradDst(w); dst != nil {
+		gemmInto(t.eng, dst, acc, g, true, x.value, false)
+	}
+	if dst, acc := t.gradDst(b); dst != nil {
+		sumPerChannelInto(dst, acc, g)
+	}
+}
+
+// Conv2D returns the 2-D cross-correlation of x [B, C, H, W] by the filter w
+// [Co, C, KH, KW] plus the per-channel bias b [Co] (b may be nil), with the
+// stride and zero padding of p, computed by the tape's engine:
+//
+//	z[n, o, i, j] = Σ_{c,k,l} w[o, c, k, l]·x[n, c, i·s−pad+k, j·s−pad+l] + b[o]
+//
+// z has shape [B, Co, OH, OW] with OH = (H + 2·pad − KH)/s + 1 (likewise OW).
+//
+// Backward: ∂L/∂x and ∂L/∂w by the engine's Conv2DBackwardData and
+// Conv2DBackwardFilter (accumulating), ∂L/∂b[o] += Σ_{n,i,j} g[n, o, i, j].
+func Conv2D[T tensor.Float](x, w, b *Var[T], p tensor.ConvParams) *Var[T] {
+	t := tape2("Conv2D", x, w)
+	xv, wv := x.value, w.value
+	if xv.Rank() != 4 || wv.Rank() != 4 || xv.Dim(1) != wv.Dim(1) || p.Stride < 0 || p.Pad < 0 {
+		panic(&tensor.ShapeError{Op: "autograd.Conv2D", Msg: fmt.Sprintf("input of shape %v does not fit filter of shape %v (want x [B, C, H, W] and w [Co, C, KH, KW])", xv.Shape(), wv.Shape())})
+	}
+	oh, ow := tensor.ConvOutputSize(xv.Dim(2), wv.Dim(2), p), tensor.ConvOutputSize(xv.Dim(3), wv.Dim(3), p)
+	if oh == 0 || ow == 0 {
+		panic(&tensor.ShapeError{Op: "autograd.Conv2D", Msg: fmt.Sprintf("filter of shape %v does not fit input of shape %v with stride %d and padding %d", wv.Shape(), xv.Shape(), p.Stride, p.Pad)})
+	}
+	if b != nil {
+		if b.check("Conv2D") != t {
+			panic(usage("Conv2D: operands recorded on different tapes"))
+		}
+		mustBias("Conv2D", w, b, wv.Dim(0))
+	}
+	z := t.arena.get(xv.Dim(0), wv.Dim(0), oh, ow)
+	t.eng.Conv2D(z, xv, wv, p)
+	if b != nil {
+		z.AddBias(z, b.value)
+	}
+	e := t.record("Conv2D", z, conv2DRule[T]{}, x, w, b)
+	e.n[0], e.n[1] = p.Stride, p.Pad
+	return &e.v
+}
+
+type conv2DRule[T tensor.Float] struct{}
+
+func (conv2DRule[T]) backward(t *Tape[T], e *entry[T]) {
+	x, w, b, g := e.in[0], e.in[1], e.in[2], e.v.grad
+	p := tensor.ConvParams{Stride: e.n[0], Pad: e.n[1]}
+	if dst, acc := t.gradDst(x); dst != nil {
+		t.eng.Conv2DBackwardData(dst, g, w.value, p, acc)
+	}
+	if dst, acc := t.gradDst(w); dst != nil {
+		t.eng.Conv2DBackwardFilter(dst, g, x.value, p, acc)
+	}
+	if dst, acc := t.gradDst(b); dst != nil {
+		sumPerChannelInto(dst, acc, g)
+	}
+}

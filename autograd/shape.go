@@ -1,0 +1,279 @@
+package autograd
+
+import (
+	"fmt"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Reshape returns x viewed with a new shape of the same number of elements;
+// one dimension may be −1, inferred from the others. The result shares x's
+// storage.
+//
+// Backward: ∂L/∂x += g viewed with x's shape.
+func Reshape[T tensor.Float](x *Var[T], shape ...int) *Var[T] {
+	t := x.check("Reshape")
+	z := x.value.Reshape(shape...)
+	return &t.record("Reshape", z, reshapeRule[T]{}, x, nil, nil).v
+}
+
+type reshapeRule[T tensor.Float] struct{}
+
+func (reshapeRule[T]) backward(t *Tape[T], e *entry[T]) { t.addScaledGrad(e.in[0], 1, e.v.grad) }
+
+// Flatten returns x [B, d1, d2, ...] viewed as [B, d1·d2·…], sharing storage.
+//
+// Backward: ∂L/∂x += g viewed with x's shape.
+func Flatten[T tensor.Float](x *Var[T]) *Var[T] {
+	if x.value.Rank() < 1 {
+		panic(&tensor.ShapeError{Op: "autograd.Flatten", Msg: fmt.Sprintf("shape %v has no batch axis", x.value.Shape())})
+	}
+	b := x.value.Dim(0)
+	rest := 0
+	if b > 0 {
+		rest = x.value.Len() / b
+	}
+	return Reshape(x, b, rest)
+}
+
+// axisSplit returns the sizes (outer, inner) around axis of x's shape, and
+// axis made non-negative.
+func axisSplit[T tensor.Float](op string, x *tensor.Tensor[T], axis int) (outer, inner, ax int) {
+	r := x.Rank()
+	if axis < 0 {
+		axis += r
+	}
+	if axis < 0 || axis >= r {
+		panic(&tensor.ShapeError{Op: "autograd." + op, Msg: fmt.Sprintf("axis %d out of range for shape %v", axis, x.Shape())})
+	}
+	outer, inner = 1, 1
+	for i := 0; i < axis; i++ {
+		outer *= x.Dim(i)
+	}
+	for i := axis + 1; i < r; i++ {
+		inner *= x.Dim(i)
+	}
+	return outer, inner, axis
+}
+
+// Concat returns xs joined along axis (axis 1 is the channel axis of
+// [B, C, H, W]); all must match except along axis.
+//
+// Backward: each ∂L/∂xs[i] += its slab of g along axis.
+func Concat[T tensor.Float](axis int, xs ...*Var[T]) *Var[T] {
+	if len(xs) == 0 {
+		panic(usage("Concat: no operands"))
+	}
+	t := xs[0].check("Concat")
+	first := xs[0].value
+	outer, inner, ax := axisSplit("Concat", first, axis)
+	r := first.Rank()
+	var buf [maxPooledRank]int
+	dims := buf[:0]
+	for i := 0; i < r; i++ {
+		dims = append(dims, first.Dim(i))
+	}
+	dims[ax] = 0
+	for _, x := range xs {
+		if x.check("Concat") != t {
+			panic(usage("Concat: operands recorded on different tapes"))
+		}
+		ok := x.value.Rank() == r
+		for i := 0; ok && i < r; i++ {
+			ok = i == ax || x.value.Dim(i) == first.Dim(i)
+		}
+		if !ok {
+			panic(&tensor.ShapeError{Op: "autograd.Concat", Msg: fmt.Sprintf("shapes %v and %v do not match except along axis %d", first.Shape(), x.value.Shape(), ax)})
+		}
+		dims[ax] += x.value.Dim(ax)
+	}
+	z := t.arena.get(dims...)
+	zd, n := z.Data(), dims[ax]*inner
+	at := 0
+	for _, x := range xs {
+		m := x.value.Dim(ax) * inner
+		xd := x.value.Data()
+		for o := 0; o < outer; o++ {
+			copy(zd[o*n+at:o*n+at+m], xd[o*m:(o+1)*m])
+		}
+		at += m
+	}
+	e := t.newEntry("Concat")
+	e.v.value = z
+	e.n[0] = ax
+	if t.noGrad {
+		return &e.v
+	}
+	for _, x := range xs {
+		if x.requires {
+			e.v.requires = true
+			e.rule = concatRule[T]{}
+			e.ins = append(e.ins[:0], xs...)
+			t.ops++
+			break
+		}
+	}
+	return &e.v
+}
+
+type concatRule[T tensor.Float] struct{}
+
+func (concatRule[T]) backward(t *Tape[T], e *entry[T]) {
+	g := e.v.grad
+	outer, inner, ax := axisSplit("Concat", g, e.n[0])
+	gd, n := g.Data(), g.Dim(ax)*inner
+	at := 0
+	for _, x := range e.ins {
+		m := x.value.Dim(ax) * inner
+		if dst, acc := t.gradDst(x); dst != nil {
+			d := dst.Data()
+			for o := 0; o < outer; o++ {
+				src, dd := gd[o*n+at:o*n+at+m], d[o*m:(o+1)*m]
+				if acc {
+					for i, v := range src {
+						dd[i] += v
+					}
+				} else {
+					copy(dd, src)
+				}
+			}
+		}
+		at += m
+	}
+}
+
+// Narrow returns the slab of x of the given length along axis starting at
+// start, as a new tensor.
+//
+// Backward: ∂L/∂x += g placed at that slab (zero elsewhere).
+func Narrow[T tensor.Float](x *Var[T], axis, start, length int) *Var[T] {
+	t := x.check("Narrow")
+	outer, inner, ax := axisSplit("Narrow", x.value, axis)
+	n := x.value.Dim(ax)
+	if start < 0 || length < 0 || start+length > n {
+		panic(&tensor.ShapeError{Op: "autograd.Narrow", Msg: fmt.Sprintf("range [%d:%d] out of bounds along axis %d of shape %v", start, start+length, ax, x.value.Shape())})
+	}
+	r := x.value.Rank()
+	var buf [maxPooledRank]int
+	dims := buf[:0]
+	for i := 0; i < r; i++ {
+		dims = append(dims, x.value.Dim(i))
+	}
+	dims[ax] = length
+	z := t.arena.get(dims...)
+	zd, xd := z.Data(), x.value.Data()
+	m := length * inner
+	for o := 0; o < outer; o++ {
+		copy(zd[o*m:(o+1)*m], xd[(o*n+start)*inner:(o*n+start)*inner+m])
+	}
+	e := t.record("Narrow", z, narrowRule[T]{}, x, nil, nil)
+	e.n[0], e.n[1] = ax, start
+	return &e.v
+}
+
+type narrowRule[T tensor.Float] struct{}
+
+func (narrowRule[T]) backward(t *Tape[T], e *entry[T]) {
+	x, g := e.in[0], e.v.grad
+	dst, acc := t.gradDst(x)
+	if dst == nil {
+		return
+	}
+	outer, inner, ax := axisSplit("Narrow", x.value, e.n[0])
+	n, start, length := x.value.Dim(ax), e.n[1], g.Dim(ax)
+	d, gd := dst.Data(), g.Data()
+	if !acc {
+		clear(d)
+	}
+	m := length * inner
+	for o := 0; o < outer; o++ {
+		dd := d[(o*n+start)*inner : (o*n+start)*inner+m]
+		for i, v := range gd[o*m : (o+1)*m] {
+			dd[i] += v
+		}
+	}
+}
+
+// Split returns consecutive slabs of x along axis with the given sizes, which
+// must add up to x's size along axis (the inverse of Concat). Each piece is a
+// Narrow of x.
+func Split[T tensor.Float](x *Var[T], axis int, sizes ...int) []*Var[T] {
+	_, _, ax := axisSplit("Split", x.value, axis)
+	total := 0
+	for _, s := range sizes {
+		total += s
+	}
+	if total != x.value.Dim(ax) {
+		panic(&tensor.ShapeError{Op: "autograd.Split", Msg: fmt.Sprintf("sizes %v add up to %d, shape %v has %d along axis %d", sizes, total, x.value.Shape(), x.value.Dim(ax), ax)})
+	}
+	out := make([]*Var[T], len(sizes))
+	at := 0
+	for i, s := range sizes {
+		out[i] = Narrow(x, ax, at, s)
+		at += s
+	}
+	return out
+}
+
+// ConcatTime returns x [B, C, ...] with one more channel (axis 1) appended,
+// filled with the constant tv: the time channel of a time-dependent
+// vector field f(h, t) = net([h, t]).
+//
+//	z[n, c, ...] = x[n, c, ...] for c < C,  z[n, C, ...] = tv
+//
+// Backward: ∂L/∂x += g without its last channel.
+func ConcatTime[T tensor.Float](x *Var[T], tv T) *Var[T] {
+	t := x.check("ConcatTime")
+	xv := x.value
+	r := xv.Rank()
+	if r < 2 {
+		panic(&tensor.ShapeError{Op: "autograd.ConcatTime", Msg: fmt.Sprintf("shape %v has no channel axis (want [B, C, ...])", xv.Shape())})
+	}
+	var buf [maxPooledRank]int
+	dims := buf[:0]
+	for i := 0; i < r; i++ {
+		dims = append(dims, xv.Dim(i))
+	}
+	dims[1]++
+	z := t.arena.get(dims...)
+	b, inner := xv.Dim(0), 1
+	for i := 2; i < r; i++ {
+		inner *= xv.Dim(i)
+	}
+	m := xv.Dim(1) * inner
+	zd, xd := z.Data(), xv.Data()
+	for n := 0; n < b; n++ {
+		copy(zd[n*(m+inner):n*(m+inner)+m], xd[n*m:(n+1)*m])
+		tc := zd[n*(m+inner)+m : (n+1)*(m+inner)]
+		for i := range tc {
+			tc[i] = tv
+		}
+	}
+	e := t.record("ConcatTime", z, concatTimeRule[T]{}, x, nil, nil)
+	e.f[0] = tv
+	return &e.v
+}
+
+type concatTimeRule[T tensor.Float] struct{}
+
+func (concatTimeRule[T]) backward(t *Tape[T], e *entry[T]) {
+	x, g := e.in[0], e.v.grad
+	dst, acc := t.gradDst(x)
+	if dst == nil {
+		return
+	}
+	b := x.value.Dim(0)
+	m := x.value.Len() / max(b, 1)
+	inner := g.Len()/max(b, 1) - m
+	d, gd := dst.Data(), g.Data()
+	for n := 0; n < b; n++ {
+		src, dd := gd[n*(m+inner):n*(m+inner)+m], d[n*m:(n+1)*m]
+		if acc {
+			for i, v := range src {
+				dd[i] += v
+			}
+		} else {
+			copy(dd, src)
+		}
+	}
+}

@@ -1,0 +1,514 @@
+package autograd
+
+import (
+	"fmt"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// usageError is the panic value of a misuse of the package other than a bad
+// shape (which panics with *tensor.ShapeError).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usage(format string, args ...any) *usageError {
+	return &usageError{msg: "autograd: " + fmt.Sprintf(format, args...)}
+}
+
+// Param is a trainable tensor with a name and a gradient accumulator. It
+// outlives tapes: each forward pass uses it through Tape.Param, and each
+// Backward adds its contribution to Grad. Nothing in this package zeroes
+// Grad except ZeroGrad and ZeroGrads.
+type Param[T tensor.Float] struct {
+	Name  string            // names the parameter in messages and reports
+	Value *tensor.Tensor[T] // the parameter's value, read by the forward pass
+	Grad  *tensor.Tensor[T] // ∂L/∂Value, accumulated by Backward; shaped like Value
+}
+
+// NewParam returns a parameter that uses value as its storage (no copy), with
+// a zero gradient of the same shape.
+func NewParam[T tensor.Float](name string, value *tensor.Tensor[T]) *Param[T] {
+	return &Param[T]{Name: name, Value: value, Grad: tensor.New[T](value.Shape()...)}
+}
+
+// ZeroGrad sets p.Grad to zero, allocating it if it is nil.
+func (p *Param[T]) ZeroGrad() {
+	if p.Grad == nil || !p.Grad.SameShape(p.Value) {
+		p.Grad = tensor.New[T](p.Value.Shape()...)
+		return
+	}
+	p.Grad.Zero()
+}
+
+// ZeroGrads zeroes the gradient of every parameter in ps.
+func ZeroGrads[T tensor.Float](ps []*Param[T]) {
+	for _, p := range ps {
+		p.ZeroGrad()
+	}
+}
+
+// Var is a value recorded on a tape: a leaf (Tape.Const, Tape.Input,
+// Tape.Param) or the result of an op. Its value and gradient belong to the
+// tape (except for leaves, whose value is the caller's tensor) and stay valid
+// until the tape's next Reset or Release.
+type Var[T tensor.Float] struct {
+	tape     *Tape[T]
+	gen      uint64 // the tape's pass that made the Var
+	value    *tensor.Tensor[T]
+	grad     *tensor.Tensor[T]
+	param    *Param[T] // set for a leaf made by Tape.Param
+	requires bool      // whether a gradient flows to this Var
+}
+
+// Value returns the Var's value. For an op result it is owned by the tape:
+// read it, do not modify it, and do not keep it past the tape's next Reset.
+func (v *Var[T]) Value() *tensor.Tensor[T] { return v.value }
+
+// Grad returns ∂L/∂v after Backward for a leaf made by Tape.Input or
+// Tape.Param (for a Param, its gradient accumulator), or nil when no gradient
+// reached v. Gradients of op results are recycled while Backward runs, so
+// Grad of an op result is nil afterwards.
+func (v *Var[T]) Grad() *tensor.Tensor[T] { return v.grad }
+
+// Shape returns a copy of the dimensions of v's value.
+func (v *Var[T]) Shape() []int { return v.value.Shape() }
+
+// Len returns the number of elements of v's value.
+func (v *Var[T]) Len() int { return v.value.Len() }
+
+// Item returns the only element of a one-element Var (a loss). It panics if v
+// has more than one element.
+func (v *Var[T]) Item() T {
+	if v.value.Len() != 1 {
+		panic(usage("Item of a Var of shape %v: want exactly one element", v.value.Shape()))
+	}
+	return v.value.Data()[0]
+}
+
+// Tape returns the tape v is recorded on.
+func (v *Var[T]) Tape() *Tape[T] { return v.tape }
+
+// Param returns the parameter v stands for, or nil if v is not a parameter
+// leaf.
+func (v *Var[T]) Param() *Param[T] { return v.param }
+
+// RequiresGrad reports whether Backward computes a gradient for v: v is a
+// Param or Input leaf, or the result of an op with such an input, recorded
+// with gradients on.
+func (v *Var[T]) RequiresGrad() bool { return v.requires }
+
+// rule is the backward rule of an op: given the entry of a recorded op whose
+// output gradient e.v.grad is set, it adds the op's vector–Jacobian product
+// into the gradients of the op's inputs, obtained through Tape.gradDst or
+// Tape.accumulate. Rules are zero-size types so that recording one allocates
+// nothing.
+type rule[T tensor.Float] interface {
+	backward(t *Tape[T], e *entry[T])
+}
+
+// entry is one slot of a tape: a Var and, for a recorded op, what its
+// backward rule needs.
+type entry[T tensor.Float] struct {
+	v      Var[T]
+	op     string
+	rule   rule[T]           // nil for leaves and unrecorded results
+	in     [3]*Var[T]        // inputs of fixed-arity ops (nil when absent)
+	ins    []*Var[T]         // inputs of variadic ops and custom nodes
+	aux    *tensor.Tensor[T] // a tensor saved for backward, from the arena
+	f      [2]T              // scalar settings (slope, bounds, constants)
+	n      [4]int            // integer settings (axis, offsets, stride, pad)
+	custom func(gy *tensor.Tensor[T]) []*tensor.Tensor[T]
+}
+
+// clearGraph drops what the entry keeps for its backward rule, keeping its
+// Var.
+func (e *entry[T]) clearGraph() {
+	e.rule = nil
+	e.in = [3]*Var[T]{}
+	clear(e.ins)
+	e.ins = e.ins[:0]
+	e.aux = nil
+	e.custom = nil
+}
+
+// chunkSize is the number of entries per block of tape storage. Blocks are
+// never moved, so a *Var into one stays valid.
+const chunkSize = 128
+
+// Tape records a define-by-run forward pass and runs it backward. A tape is
+// bound to one element type and computes with one tensor.Engine. It is not
+// safe for concurrent use; separate tapes are independent (but see Param for
+// accumulating into shared gradients).
+//
+// The life of a tape is: record ops, call Backward (or BackwardWith) once,
+// read the gradients, then Reset to record the next pass with the same
+// buffers, or drop the tape. Backward releases the recorded graph (inputs,
+// saved tensors, custom closures); the values and gradients stay readable
+// until Reset.
+type Tape[T tensor.Float] struct {
+	eng     tensor.Engine[T]
+	chunks  [][]entry[T]
+	n       int    // entries in use
+	ops     int    // recorded ops (entries with a rule)
+	gen     uint64 // incremented by Reset and Release
+	noGrad  bool
+	spent   bool // Backward has run since the last Reset
+	running bool // Backward is running
+	arena   arena[T]
+
+	// Gradient redirection for Pullback: Tape.Param(p) accumulates into
+	// redirGrads[i] for p == redirParams[i].
+	redirOn     bool
+	redirParams []*Param[T]
+	redirGrads  []*tensor.Tensor[T]
+	redirNext   int
+}
+
+// NewTape returns an empty tape that computes with eng and records gradients.
+func NewTape[T tensor.Float](eng tensor.Engine[T]) *Tape[T] {
+	if eng == nil {
+		panic(usage("NewTape: nil engine (use tensor.EngineFor[T](tensor.Default()))"))
+	}
+	return &Tape[T]{eng: eng, gen: 1}
+}
+
+// Engine returns the engine the tape computes with.
+func (t *Tape[T]) Engine() tensor.Engine[T] { return t.eng }
+
+// Len returns the number of ops recorded for backward since the last Reset
+// (zero after Backward, which releases them, and in no-grad mode).
+func (t *Tape[T]) Len() int { return t.ops }
+
+// NoGrad reports whether the tape is in no-grad mode.
+func (t *Tape[T]) NoGrad() bool { return t.noGrad }
+
+// SetNoGrad turns no-grad mode on or off and returns the previous setting.
+// In no-grad mode ops compute values only: nothing is recorded, no Var
+// requires a gradient, and Backward panics. Use it for evaluation, or for a
+// stretch of a pass whose gradient is not wanted:
+//
+//	defer t.SetNoGrad(t.SetNoGrad(true))
+func (t *Tape[T]) SetNoGrad(on bool) bool {
+	was := t.noGrad
+	t.noGrad = on
+	return was
+}
+
+// Reset empties the tape for a new pass, keeping its buffers: a training loop
+// that records the same shapes each pass allocates nothing in steady state.
+// Every Var of the previous pass, and every tensor it returned, becomes
+// invalid; using such a Var in an op panics. The no-grad setting is kept.
+func (t *Tape[T]) Reset() {
+	if t.running {
+		panic(usage("Reset called while the tape's Backward is running"))
+	}
+	for i := 0; i < t.n; i++ {
+		e := &t.chunks[i/chunkSize][i%chunkSize]
+		ins := e.ins[:0]
+		clear(e.ins)
+		*e = entry[T]{ins: ins}
+	}
+	t.n, t.ops, t.spent = 0, 0, false
+	t.gen++
+	t.clearRedirect()
+	t.arena.reset()
+}
+
+// Release empties the tape and drops every buffer it holds, so that the
+// garbage collector can take them. The tape stays usable.
+func (t *Tape[T]) Release() {
+	if t.running {
+		panic(usage("Release called while the tape's Backward is running"))
+	}
+	clear(t.chunks)
+	t.chunks = nil
+	t.n, t.ops, t.spent = 0, 0, false
+	t.gen++
+	t.clearRedirect()
+	t.arena.release()
+}
+
+func (t *Tape[T]) clearRedirect() {
+	t.redirOn = false
+	clear(t.redirParams)
+	clear(t.redirGrads)
+	t.redirParams, t.redirGrads = t.redirParams[:0], t.redirGrads[:0]
+	t.redirNext = 0
+}
+
+// newEntry returns a fresh slot for a Var made by op.
+func (t *Tape[T]) newEntry(op string) *entry[T] {
+	if t.running {
+		panic(usage("%s: cannot record on a tape while its Backward is running; inside a custom backward, evaluate on another tape (Pullback, VJP)", op))
+	}
+	if t.spent {
+		panic(usage("%s: the tape already ran Backward; call Reset to record a new pass", op))
+	}
+	c := t.n / chunkSize
+	if c == len(t.chunks) {
+		t.chunks = append(t.chunks, make([]entry[T], chunkSize))
+	}
+	e := &t.chunks[c][t.n%chunkSize]
+	t.n++
+	e.op = op
+	e.v.tape, e.v.gen = t, t.gen
+	return e
+}
+
+// entryAt returns slot i.
+func (t *Tape[T]) entryAt(i int) *entry[T] { return &t.chunks[i/chunkSize][i%chunkSize] }
+
+// Const returns a leaf holding x that needs no gradient (data, targets,
+// frozen values). The tape keeps a reference to x, not a copy: do not modify
+// x until the tape is Reset.
+func (t *Tape[T]) Const(x *tensor.Tensor[T]) *Var[T] {
+	if x == nil {
+		panic(usage("Const: nil tensor"))
+	}
+	e := t.newEntry("Const")
+	e.v.value = x
+	return &e.v
+}
+
+// Scalar returns a one-element leaf (rank 0) holding a, needing no gradient.
+func (t *Tape[T]) Scalar(a T) *Var[T] {
+	x := t.arena.get()
+	x.Data()[0] = a
+	return t.Const(x)
+}
+
+// Input returns a leaf holding x whose gradient Backward computes: after
+// Backward, v.Grad() is ∂L/∂x. The tape keeps a reference to x, not a copy.
+// In no-grad mode Input is Const.
+func (t *Tape[T]) Input(x *tensor.Tensor[T]) *Var[T] {
+	v := t.Const(x)
+	v.requires = !t.noGrad
+	return v
+}
+
+// inputInto is Input with the gradient accumulated (+=) into g instead of a
+// tape buffer.
+func (t *Tape[T]) inputInto(x, g *tensor.Tensor[T]) *Var[T] {
+	v := t.Input(x)
+	if v.requires {
+		v.grad = g
+	}
+	return v
+}
+
+// Param returns a leaf standing for p: its value is p.Value (not copied), and
+// Backward adds ∂L/∂p.Value into p.Grad (allocated if nil). Using the same
+// parameter several times in a pass is fine: every use adds its share.
+func (t *Tape[T]) Param(p *Param[T]) *Var[T] {
+	if p == nil || p.Value == nil {
+		panic(usage("Param: nil parameter or parameter value"))
+	}
+	e := t.newEntry("Param")
+	e.v.value = p.Value
+	e.v.param = p
+	if t.noGrad {
+		return &e.v
+	}
+	e.v.requires = true
+	if t.redirOn {
+		e.v.grad = t.redirected(p)
+		return &e.v
+	}
+	if p.Grad == nil {
+		p.Grad = tensor.New[T](p.Value.Shape()...)
+	}
+	if !p.Grad.SameShape(p.Value) {
+		panic(&tensor.ShapeError{Op: "autograd.Param", Msg: fmt.Sprintf("parameter %q has value of shape %v but gradient of shape %v", p.Name, p.Value.Shape(), p.Grad.Shape())})
+	}
+	e.v.grad = p.Grad
+	return &e.v
+}
+
+// redirected returns where the gradient of p goes under redirection.
+func (t *Tape[T]) redirected(p *Param[T]) *tensor.Tensor[T] {
+	n := len(t.redirParams)
+	for k := 0; k < n; k++ {
+		i := (t.redirNext + k) % n
+		if t.redirParams[i] == p {
+			t.redirNext = i + 1
+			return t.redirGrads[i]
+		}
+	}
+	panic(usage("parameter %q is used by the function but not listed in VJPDest.Params; list it with a destination for its gradient, or use Tape.Const(p.Value) to treat it as a constant", p.Name))
+}
+
+// Detach returns a leaf holding v's value that needs no gradient: gradients
+// stop there.
+func Detach[T tensor.Float](v *Var[T]) *Var[T] {
+	t := v.check("Detach")
+	e := t.newEntry("Detach")
+	e.v.value = v.value
+	return &e.v
+}
+
+// check panics unless v is a live Var, and returns its tape.
+func (v *Var[T]) check(op string) *Tape[T] {
+	if v == nil {
+		panic(usage("%s: nil *Var", op))
+	}
+	t := v.tape
+	if v.gen != t.gen {
+		panic(usage("%s: Var from an earlier pass of its tape (before Reset or Release)", op))
+	}
+	if t.running || t.spent {
+		t.newEntry(op) // panics with the reason
+	}
+	return t
+}
+
+// tape2 returns the common tape of x and y.
+func tape2[T tensor.Float](op string, x, y *Var[T]) *Tape[T] {
+	t := x.check(op)
+	if y.check(op) != t {
+		panic(usage("%s: operands recorded on different tapes", op))
+	}
+	return t
+}
+
+// record fills the entry of an op's result: the value, and, when gradients
+// are on and one of the inputs a, b, c (nil when absent) requires a
+// gradient, the rule and inputs for backward.
+func (t *Tape[T]) record(op string, value *tensor.Tensor[T], r rule[T], a, b, c *Var[T]) *entry[T] {
+	e := t.newEntry(op)
+	e.v.value = value
+	if t.noGrad || !(needs(a) || needs(b) || needs(c)) {
+		return e
+	}
+	e.v.requires = true
+	e.rule = r
+	e.in = [3]*Var[T]{a, b, c}
+	t.ops++
+	return e
+}
+
+func needs[T tensor.Float](v *Var[T]) bool { return v != nil && v.requires }
+
+// gradDst returns the gradient accumulator of v and whether it already holds
+// a contribution. When acc is false the caller must overwrite every element
+// (the tensor is dirty); when true it must add. It returns nil when v needs
+// no gradient.
+func (t *Tape[T]) gradDst(v *Var[T]) (g *tensor.Tensor[T], acc bool) {
+	if v == nil || !v.requires {
+		return nil, false
+	}
+	if v.grad != nil {
+		return v.grad, true
+	}
+	v.grad = t.arena.like(v.value)
+	return v.grad, false
+}
+
+// accumulate adds g to the gradient of input i of e. It is the one place
+// that checks a gradient returned by a backward rule: g must be shaped like
+// the input (nil means no contribution).
+func (t *Tape[T]) accumulate(e *entry[T], i int, v *Var[T], g *tensor.Tensor[T]) {
+	if g == nil {
+		return
+	}
+	if !g.SameShape(v.value) {
+		panic(&tensor.ShapeError{Op: "autograd." + e.op, Msg: fmt.Sprintf("backward returned a gradient of shape %v for input %d of shape %v; a backward function must return, for each input, nil or a gradient shaped like that input", g.Shape(), i, v.value.Shape())})
+	}
+	dst, acc := t.gradDst(v)
+	if dst == nil {
+		return
+	}
+	if acc {
+		dst.Add(dst, g)
+	} else {
+		dst.Copy(g)
+	}
+}
+
+// Backward computes the gradient of the scalar loss with respect to every
+// Param and Input it depends on: it adds ∂loss/∂p into p.Grad for each
+// parameter p (accumulating with what is there) and sets Input leaves'
+// Grad. loss must have exactly one element. Backward then releases the
+// recorded graph; the tape must be Reset before recording again.
+//
+// It panics in no-grad mode, when loss requires no gradient (built only from
+// constants), and when called twice without Reset.
+func (t *Tape[T]) Backward(loss *Var[T]) {
+	t.startBackward("Backward", loss)
+	if loss.value.Len() != 1 {
+		panic(&tensor.ShapeError{Op: "autograd.Backward", Msg: fmt.Sprintf("loss of shape %v is not a scalar; use BackwardWith to give the output gradient", loss.value.Shape())})
+	}
+	t.backward(loss, nil)
+}
+
+// BackwardWith is Backward from a non-scalar output with a given output
+// gradient g = ∂L/∂out (shaped like out): it pulls g back through the tape,
+// computing the vector–Jacobian product gᵀ·∂out/∂θ for every Param and Input
+// θ that out depends on. g is only read.
+func (t *Tape[T]) BackwardWith(out *Var[T], g *tensor.Tensor[T]) {
+	t.startBackward("BackwardWith", out)
+	if g == nil || !g.SameShape(out.value) {
+		var gs []int
+		if g != nil {
+			gs = g.Shape()
+		}
+		panic(&tensor.ShapeError{Op: "autograd.BackwardWith", Msg: fmt.Sprintf("output gradient of shape %v does not match output shape %v", gs, out.value.Shape())})
+	}
+	t.backward(out, g)
+}
+
+func (t *Tape[T]) startBackward(op string, out *Var[T]) {
+	if out.check(op) != t {
+		panic(usage("%s: the output is recorded on another tape", op))
+	}
+	switch {
+	case t.running:
+		panic(usage("%s: the tape's Backward is already running", op))
+	case t.spent:
+		panic(usage("%s: the tape already ran Backward; record a new pass (Reset) first", op))
+	case t.noGrad:
+		panic(usage("%s: the tape is in no-grad mode and recorded nothing", op))
+	case !out.requires:
+		panic(usage("%s: the output requires no gradient: it depends on no Param or Input", op))
+	}
+}
+
+// backward seeds out's gradient with g (ones when g is nil) and runs every
+// recorded rule in reverse order, releasing the graph as it goes. When out
+// requires no gradient it only releases the graph.
+func (t *Tape[T]) backward(out *Var[T], g *tensor.Tensor[T]) {
+	t.running = true
+	defer func() {
+		// On a panic in a rule, still leave the tape released and spent.
+		for i := 0; i < t.n; i++ {
+			t.entryAt(i).clearGraph()
+		}
+		t.running, t.spent, t.ops = false, true, 0
+	}()
+	dst, acc := t.gradDst(out)
+	if dst != nil {
+		switch {
+		case g == nil && acc:
+			dst.AddScalar(dst, 1)
+		case g == nil:
+			dst.Fill(1)
+		case acc:
+			dst.Add(dst, g)
+		default:
+			dst.Copy(g)
+		}
+	}
+	for i := t.n - 1; i >= 0; i-- {
+		e := t.entryAt(i)
+		if e.rule != nil && e.v.grad != nil {
+			e.rule.backward(t, e)
+			// Nothing reads this gradient again: recycle it.
+			t.arena.put(e.v.grad)
+			e.v.grad = nil
+			if e.aux != nil {
+				t.arena.put(e.aux)
+			}
+		}
+		e.clearGraph()
+	}
+}

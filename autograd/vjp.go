@@ -1,0 +1,144 @@
+package autograd
+
+import (
+	"fmt"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Func is a differentiable function of the Vars in, recorded on tp. It reads
+// parameters through tp.Param. It must return a Var recorded on tp.
+type Func[T tensor.Float] func(tp *Tape[T], in []*Var[T]) *Var[T]
+
+// VJPDest says where Pullback.VJP puts the cotangents it computes.
+type VJPDest[T tensor.Float] struct {
+	// Inputs[i] receives the cotangent of input i, shaped like that input.
+	// A nil slice or a nil entry treats the input as a constant (its
+	// cotangent is not computed).
+	Inputs []*tensor.Tensor[T]
+
+	// When Params is nil, the parameter gradients go into Param.Grad
+	// (accumulating, as Backward does). When Params is non-nil, the
+	// gradient of Params[j] goes into ParamGrads[j] instead (shaped like its
+	// value) and Param.Grad is left alone; a parameter the function uses
+	// that is not listed panics, since silently dropping it would be wrong.
+	Params     []*Param[T]
+	ParamGrads []*tensor.Tensor[T]
+
+	// Accumulate adds into Inputs and ParamGrads. Without it they are set
+	// (zeroed first). Param.Grad is always accumulated into.
+	Accumulate bool
+}
+
+// Pullback evaluates functions on an inner tape of its own and pulls
+// cotangents back through them (vector–Jacobian products). It reuses its
+// tape and buffers from call to call, so repeated calls at the same shapes
+// allocate nothing, and it never touches any other tape: it may be called
+// from a custom node's backward while an outer tape's Backward is running.
+// This is what an adjoint ODE solve calls at every backward function
+// evaluation. A Pullback is not safe for concurrent use, nor for use by f
+// itself (nest with another Pullback).
+type Pullback[T tensor.Float] struct {
+	tape *Tape[T]
+	in   []*Var[T]
+	busy bool
+}
+
+// NewPullback returns a Pullback computing with eng.
+func NewPullback[T tensor.Float](eng tensor.Engine[T]) *Pullback[T] {
+	return &Pullback[T]{tape: NewTape(eng)}
+}
+
+// VJP evaluates y = f(x) at x = at on the pullback's tape and pulls the
+// cotangent cot (shaped like y) back through it:
+//
+//	dst.Inputs[i]     (+)= cotᵀ · ∂y/∂x_i
+//	gradient of θ     (+)= cotᵀ · ∂y/∂θ   for each parameter θ that f uses
+//
+// with the destinations chosen by dst (see VJPDest). It returns y's value,
+// owned by the pullback and valid until its next call. at and cot are only
+// read. f's parameters are read through tp.Param as usual.
+func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor[T], dst VJPDest[T]) *tensor.Tensor[T] {
+	if pb.busy {
+		panic(usage("Pullback.VJP called from within its own function; use a separate Pullback for a nested VJP"))
+	}
+	pb.busy = true
+	defer func() { pb.busy = false }()
+	if dst.Inputs != nil && len(dst.Inputs) != len(at) {
+		panic(usage("VJP: %d input destinations for %d inputs", len(dst.Inputs), len(at)))
+	}
+	if len(dst.Params) != len(dst.ParamGrads) {
+		panic(usage("VJP: %d parameters but %d parameter destinations", len(dst.Params), len(dst.ParamGrads)))
+	}
+	for i, g := range dst.Inputs {
+		if g != nil && !g.SameShape(at[i]) {
+			panic(&tensor.ShapeError{Op: "autograd.VJP", Msg: fmt.Sprintf("destination of shape %v for input %d of shape %v", g.Shape(), i, at[i].Shape())})
+		}
+		if g != nil && !dst.Accumulate {
+			g.Zero()
+		}
+	}
+	for j, p := range dst.Params {
+		g := dst.ParamGrads[j]
+		if p == nil || g == nil || !g.SameShape(p.Value) {
+			panic(usage("VJP: parameter %d (%v) has no destination shaped like its value", j, paramName(p)))
+		}
+		if !dst.Accumulate {
+			g.Zero()
+		}
+	}
+
+	t := pb.tape
+	t.Reset()
+	if dst.Params != nil {
+		t.redirOn = true
+		t.redirParams = append(t.redirParams[:0], dst.Params...)
+		t.redirGrads = append(t.redirGrads[:0], dst.ParamGrads...)
+	}
+	pb.in = pb.in[:0]
+	for i, x := range at {
+		var v *Var[T]
+		if dst.Inputs != nil && dst.Inputs[i] != nil {
+			v = t.inputInto(x, dst.Inputs[i])
+		} else {
+			v = t.Const(x)
+		}
+		pb.in = append(pb.in, v)
+	}
+	y := f(t, pb.in)
+	clear(pb.in)
+	if y == nil || y.check("VJP") != t {
+		panic(usage("VJP: the function must return a Var recorded on the tape it was given"))
+	}
+	if cot == nil || !cot.SameShape(y.value) {
+		var cs []int
+		if cot != nil {
+			cs = cot.Shape()
+		}
+		panic(&tensor.ShapeError{Op: "autograd.VJP", Msg: fmt.Sprintf("cotangent of shape %v does not match output shape %v", cs, y.value.Shape())})
+	}
+	t.backward(y, cot)
+	t.clearRedirect()
+	return y.value
+}
+
+func paramName[T tensor.Float](p *Param[T]) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprintf("%q", p.Name)
+}
+
+// VJP evaluates y = f(x) at x = at on a fresh tape computing with eng and
+// returns y's value and the input cotangents dx[i] = cotᵀ·∂y/∂x_i, newly
+// allocated. The gradients of the parameters f uses are added into their
+// Param.Grad. For repeated calls without allocation, or to direct parameter
+// gradients elsewhere, use a Pullback.
+func VJP[T tensor.Float](eng tensor.Engine[T], f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor[T]) (y *tensor.Tensor[T], dx []*tensor.Tensor[T]) {
+	dx = make([]*tensor.Tensor[T], len(at))
+	for i, x := range at {
+		dx[i] = tensor.New[T](x.Shape()...)
+	}
+	y = NewPullback(eng).VJP(f, at, cot, VJPDest[T]{Inputs: dx})
+	return y, dx
+}
