@@ -49,7 +49,7 @@ func keyOf(dims []int) (shapeKey, bool) {
 func (a *arena[T]) get(dims ...int) *tensor.Tensor[T] {
 	k, ok := keyOf(dims)
 	if !ok {
-		return tensor.New[T](dims...)
+		return tensor.New[T](append([]int(nil), dims...)...) // copied: dims must not escape
 	}
 	return a.getKey(k)
 }
@@ -70,7 +70,8 @@ func (a *arena[T]) getKey(k shapeKey) *tensor.Tensor[T] {
 		a.free[k] = l[:len(l)-1]
 		return t
 	}
-	t := tensor.New[T](k.dims[:k.rank]...)
+	// A fresh slice, so that k (and the callers' dims) stay on the stack.
+	t := tensor.New[T](append([]int(nil), k.dims[:k.rank]...)...)
 	a.all = append(a.all, t)
 	return t
 }

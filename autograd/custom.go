@@ -28,7 +28,7 @@ import (
 //
 // backward runs while the tape's Backward is running: it must not record on
 // this tape, but may evaluate and differentiate on other tapes (Pullback).
-func Custom[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) []*tensor.Tensor[T], inputs ...*Var[T]) *Var[T] {
+func Custom[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) []*tensor.Tensor[T], inputs ...Var[T]) Var[T] {
 	if len(inputs) == 0 {
 		panic(usage("Custom %q: no inputs (a custom node needs at least one Var to find its tape)", name))
 	}
@@ -36,29 +36,32 @@ func Custom[T tensor.Float](name string, value *tensor.Tensor[T], backward func(
 		panic(usage("Custom %q: nil value or backward function", name))
 	}
 	op := "Custom(" + name + ")"
-	t := inputs[0].check(op)
+	t, _ := use1(op, inputs[0])
 	for _, x := range inputs[1:] {
-		if x.check(op) != t {
-			panic(usage("%s: inputs recorded on different tapes", op))
+		if useOpt(op, t, x) == nil {
+			panic(usage("%s: zero Var input", op))
 		}
 	}
 	e := t.newEntry(op)
-	e.v.value = value
+	e.value = value
 	if t.noGrad {
-		return &e.v
+		return t.varOf(e)
 	}
-	e.v.requires = true
+	e.requires = true
 	e.rule = customRule[T]{}
-	e.ins = append(e.ins[:0], inputs...)
+	e.ins = e.ins[:0]
+	for _, x := range inputs {
+		e.ins = append(e.ins, t.entryAt(int(x.i)))
+	}
 	e.custom = backward
 	t.ops++
-	return &e.v
+	return t.varOf(e)
 }
 
 type customRule[T tensor.Float] struct{}
 
 func (customRule[T]) backward(t *Tape[T], e *entry[T]) {
-	grads := e.custom(e.v.grad)
+	grads := e.custom(e.grad)
 	if len(grads) != len(e.ins) {
 		panic(&tensor.ShapeError{Op: "autograd." + e.op, Msg: fmt.Sprintf("backward returned %d gradients for %d inputs; return one per input (nil for none)", len(grads), len(e.ins))})
 	}

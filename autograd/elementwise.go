@@ -8,21 +8,21 @@ import (
 
 // mustSameShape panics with a *tensor.ShapeError naming op and both shapes
 // unless x and y have the same shape.
-func mustSameShape[T tensor.Float](op string, x, y *Var[T]) {
+func mustSameShape[T tensor.Float](op string, x, y *entry[T]) {
 	if !x.value.SameShape(y.value) {
 		panic(&tensor.ShapeError{Op: "autograd." + op, Msg: fmt.Sprintf("shapes %v and %v do not match", x.value.Shape(), y.value.Shape())})
 	}
 }
 
 // mustScalar panics unless s holds exactly one element.
-func mustScalar[T tensor.Float](op string, x, s *Var[T]) {
+func mustScalar[T tensor.Float](op string, x, s *entry[T]) {
 	if s.value.Len() != 1 {
 		panic(&tensor.ShapeError{Op: "autograd." + op, Msg: fmt.Sprintf("scalar operand of shape %v has %d elements, want 1 (tensor operand of shape %v)", s.value.Shape(), s.value.Len(), x.value.Shape())})
 	}
 }
 
 // addScaledGrad adds a·g into the gradient of v (if v needs one).
-func (t *Tape[T]) addScaledGrad(v *Var[T], a T, g *tensor.Tensor[T]) {
+func (t *Tape[T]) addScaledGrad(v *entry[T], a T, g *tensor.Tensor[T]) {
 	dst, acc := t.gradDst(v)
 	if dst == nil {
 		return
@@ -48,7 +48,7 @@ func (t *Tape[T]) addScaledGrad(v *Var[T], a T, g *tensor.Tensor[T]) {
 }
 
 // addMulGrad adds g ⊙ m into the gradient of v.
-func (t *Tape[T]) addMulGrad(v *Var[T], g, m *tensor.Tensor[T]) {
+func (t *Tape[T]) addMulGrad(v *entry[T], g, m *tensor.Tensor[T]) {
 	dst, acc := t.gradDst(v)
 	if dst == nil {
 		return
@@ -74,7 +74,7 @@ func chain[T tensor.Float](t *Tape[T], e *entry[T], deriv func(x, y T) T) {
 	if dst == nil {
 		return
 	}
-	d, gy, xs, ys := dst.Data(), e.v.grad.Data(), x.value.Data(), e.v.value.Data()
+	d, gy, xs, ys := dst.Data(), e.grad.Data(), x.value.Data(), e.value.Data()
 	gy, xs, ys = gy[:len(d)], xs[:len(d)], ys[:len(d)]
 	if acc {
 		for i := range d {
@@ -104,7 +104,7 @@ func sumProd[T tensor.Float](g, m *tensor.Tensor[T]) float64 {
 }
 
 // addScalarGrad adds a to the gradient of the one-element v.
-func (t *Tape[T]) addScalarGrad(v *Var[T], a float64) {
+func (t *Tape[T]) addScalarGrad(v *entry[T], a float64) {
 	dst, acc := t.gradDst(v)
 	if dst == nil {
 		return
@@ -117,46 +117,46 @@ func (t *Tape[T]) addScalarGrad(v *Var[T], a float64) {
 }
 
 // binary records the elementwise op z = x ∘ y computed by f.
-func binary[T tensor.Float](op string, x, y *Var[T], r rule[T], f func(z, x, y *tensor.Tensor[T])) *Var[T] {
-	t := tape2(op, x, y)
-	mustSameShape(op, x, y)
-	z := t.arena.like(x.value)
-	f(z, x.value, y.value)
-	return &t.record(op, z, r, x, y, nil).v
+func binary[T tensor.Float](op string, x, y Var[T], r rule[T], f func(z, x, y *tensor.Tensor[T])) Var[T] {
+	t, xe, ye := use2(op, x, y)
+	mustSameShape(op, xe, ye)
+	z := t.arena.like(xe.value)
+	f(z, xe.value, ye.value)
+	return t.varOf(t.record(op, z, r, xe, ye, nil))
 }
 
 // Add returns x + y elementwise (same shapes).
 //
 // Backward: ∂L/∂x += g, ∂L/∂y += g, with g = ∂L/∂z.
-func Add[T tensor.Float](x, y *Var[T]) *Var[T] {
+func Add[T tensor.Float](x, y Var[T]) Var[T] {
 	return binary("Add", x, y, addRule[T]{}, func(z, x, y *tensor.Tensor[T]) { z.Add(x, y) })
 }
 
 type addRule[T tensor.Float] struct{}
 
 func (addRule[T]) backward(t *Tape[T], e *entry[T]) {
-	t.addScaledGrad(e.in[0], 1, e.v.grad)
-	t.addScaledGrad(e.in[1], 1, e.v.grad)
+	t.addScaledGrad(e.in[0], 1, e.grad)
+	t.addScaledGrad(e.in[1], 1, e.grad)
 }
 
 // Sub returns x − y elementwise (same shapes).
 //
 // Backward: ∂L/∂x += g, ∂L/∂y −= g.
-func Sub[T tensor.Float](x, y *Var[T]) *Var[T] {
+func Sub[T tensor.Float](x, y Var[T]) Var[T] {
 	return binary("Sub", x, y, subRule[T]{}, func(z, x, y *tensor.Tensor[T]) { z.Sub(x, y) })
 }
 
 type subRule[T tensor.Float] struct{}
 
 func (subRule[T]) backward(t *Tape[T], e *entry[T]) {
-	t.addScaledGrad(e.in[0], 1, e.v.grad)
-	t.addScaledGrad(e.in[1], -1, e.v.grad)
+	t.addScaledGrad(e.in[0], 1, e.grad)
+	t.addScaledGrad(e.in[1], -1, e.grad)
 }
 
 // Mul returns the elementwise product x ⊙ y (same shapes).
 //
 // Backward: ∂L/∂x += g ⊙ y, ∂L/∂y += g ⊙ x.
-func Mul[T tensor.Float](x, y *Var[T]) *Var[T] {
+func Mul[T tensor.Float](x, y Var[T]) Var[T] {
 	return binary("Mul", x, y, mulRule[T]{}, func(z, x, y *tensor.Tensor[T]) { z.Mul(x, y) })
 }
 
@@ -164,14 +164,14 @@ type mulRule[T tensor.Float] struct{}
 
 func (mulRule[T]) backward(t *Tape[T], e *entry[T]) {
 	x, y := e.in[0], e.in[1]
-	t.addMulGrad(x, e.v.grad, y.value)
-	t.addMulGrad(y, e.v.grad, x.value)
+	t.addMulGrad(x, e.grad, y.value)
+	t.addMulGrad(y, e.grad, x.value)
 }
 
 // Div returns the elementwise quotient x ⊘ y (same shapes).
 //
 // Backward: ∂L/∂x += g ⊘ y, ∂L/∂y −= g ⊙ z ⊘ y, with z = x ⊘ y.
-func Div[T tensor.Float](x, y *Var[T]) *Var[T] {
+func Div[T tensor.Float](x, y Var[T]) Var[T] {
 	return binary("Div", x, y, divRule[T]{}, func(z, x, y *tensor.Tensor[T]) { z.Div(x, y) })
 }
 
@@ -179,7 +179,7 @@ type divRule[T tensor.Float] struct{}
 
 func (divRule[T]) backward(t *Tape[T], e *entry[T]) {
 	x, y := e.in[0], e.in[1]
-	g, ys, zs := e.v.grad.Data(), y.value.Data(), e.v.value.Data()
+	g, ys, zs := e.grad.Data(), y.value.Data(), e.value.Data()
 	if dst, acc := t.gradDst(x); dst != nil {
 		d := dst.Data()
 		for i := range d {
@@ -204,50 +204,50 @@ func (divRule[T]) backward(t *Tape[T], e *entry[T]) {
 }
 
 // scalarOp records z = x ∘ s for a one-element s, computed by f(z, x, s0).
-func scalarOp[T tensor.Float](op string, x, s *Var[T], r rule[T], f func(z, x *tensor.Tensor[T], s T)) *Var[T] {
-	t := tape2(op, x, s)
-	mustScalar(op, x, s)
-	z := t.arena.like(x.value)
-	f(z, x.value, s.value.Data()[0])
-	return &t.record(op, z, r, x, s, nil).v
+func scalarOp[T tensor.Float](op string, x, s Var[T], r rule[T], f func(z, x *tensor.Tensor[T], s T)) Var[T] {
+	t, xe, se := use2(op, x, s)
+	mustScalar(op, xe, se)
+	z := t.arena.like(xe.value)
+	f(z, xe.value, se.value.Data()[0])
+	return t.varOf(t.record(op, z, r, xe, se, nil))
 }
 
 // AddScalar returns x + s, adding the one-element s to every element of x.
 //
 // Backward: ∂L/∂x += g, ∂L/∂s += Σ g.
-func AddScalar[T tensor.Float](x, s *Var[T]) *Var[T] {
+func AddScalar[T tensor.Float](x, s Var[T]) Var[T] {
 	return scalarOp("AddScalar", x, s, addScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) { z.AddScalar(x, s) })
 }
 
 type addScalarRule[T tensor.Float] struct{}
 
 func (addScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
-	t.addScaledGrad(e.in[0], 1, e.v.grad)
+	t.addScaledGrad(e.in[0], 1, e.grad)
 	if needs(e.in[1]) {
-		t.addScalarGrad(e.in[1], sumProd(e.v.grad, nil))
+		t.addScalarGrad(e.in[1], sumProd(e.grad, nil))
 	}
 }
 
 // SubScalar returns x − s, subtracting the one-element s from every element.
 //
 // Backward: ∂L/∂x += g, ∂L/∂s −= Σ g.
-func SubScalar[T tensor.Float](x, s *Var[T]) *Var[T] {
+func SubScalar[T tensor.Float](x, s Var[T]) Var[T] {
 	return scalarOp("SubScalar", x, s, subScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) { z.AddScalar(x, -s) })
 }
 
 type subScalarRule[T tensor.Float] struct{}
 
 func (subScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
-	t.addScaledGrad(e.in[0], 1, e.v.grad)
+	t.addScaledGrad(e.in[0], 1, e.grad)
 	if needs(e.in[1]) {
-		t.addScalarGrad(e.in[1], -sumProd(e.v.grad, nil))
+		t.addScalarGrad(e.in[1], -sumProd(e.grad, nil))
 	}
 }
 
 // MulScalar returns s·x for the one-element s.
 //
 // Backward: ∂L/∂x += s·g, ∂L/∂s += Σ g ⊙ x.
-func MulScalar[T tensor.Float](x, s *Var[T]) *Var[T] {
+func MulScalar[T tensor.Float](x, s Var[T]) Var[T] {
 	return scalarOp("MulScalar", x, s, mulScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) { z.Scale(s, x) })
 }
 
@@ -255,16 +255,16 @@ type mulScalarRule[T tensor.Float] struct{}
 
 func (mulScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
 	x, s := e.in[0], e.in[1]
-	t.addScaledGrad(x, s.value.Data()[0], e.v.grad)
+	t.addScaledGrad(x, s.value.Data()[0], e.grad)
 	if needs(s) {
-		t.addScalarGrad(s, sumProd(e.v.grad, x.value))
+		t.addScalarGrad(s, sumProd(e.grad, x.value))
 	}
 }
 
 // DivScalar returns x / s for the one-element s.
 //
 // Backward: ∂L/∂x += g / s, ∂L/∂s −= Σ g ⊙ x / s².
-func DivScalar[T tensor.Float](x, s *Var[T]) *Var[T] {
+func DivScalar[T tensor.Float](x, s Var[T]) Var[T] {
 	return scalarOp("DivScalar", x, s, divScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) {
 		zd, xd := z.Data(), x.Data()
 		for i, v := range xd {
@@ -278,67 +278,67 @@ type divScalarRule[T tensor.Float] struct{}
 func (divScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
 	x, s := e.in[0], e.in[1]
 	sv := s.value.Data()[0]
-	t.addScaledGrad(x, 1/sv, e.v.grad)
+	t.addScaledGrad(x, 1/sv, e.grad)
 	if needs(s) {
-		t.addScalarGrad(s, -sumProd(e.v.grad, x.value)/(float64(sv)*float64(sv)))
+		t.addScalarGrad(s, -sumProd(e.grad, x.value)/(float64(sv)*float64(sv)))
 	}
 }
 
-// unaryOp records z = f(x) elementwise, with settings fs saved for backward.
-func unaryOp[T tensor.Float](op string, x *Var[T], r rule[T], f func(z, x *tensor.Tensor[T])) *entry[T] {
-	t := x.check(op)
-	z := t.arena.like(x.value)
-	f(z, x.value)
-	return t.record(op, z, r, x, nil, nil)
+// unaryOp records z = f(x) elementwise and returns its tape and slot.
+func unaryOp[T tensor.Float](op string, x Var[T], r rule[T], f func(z, x *tensor.Tensor[T])) (*Tape[T], *entry[T]) {
+	t, xe := use1(op, x)
+	z := t.arena.like(xe.value)
+	f(z, xe.value)
+	return t, t.record(op, z, r, xe, nil, nil)
 }
 
 // Scale returns a·x for a constant a.
 //
 // Backward: ∂L/∂x += a·g.
-func Scale[T tensor.Float](x *Var[T], a T) *Var[T] {
-	e := unaryOp("Scale", x, scaleRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Scale(a, x) })
+func Scale[T tensor.Float](x Var[T], a T) Var[T] {
+	t, e := unaryOp("Scale", x, scaleRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Scale(a, x) })
 	e.f[0] = a
-	return &e.v
+	return t.varOf(e)
 }
 
 type scaleRule[T tensor.Float] struct{}
 
-func (scaleRule[T]) backward(t *Tape[T], e *entry[T]) { t.addScaledGrad(e.in[0], e.f[0], e.v.grad) }
+func (scaleRule[T]) backward(t *Tape[T], e *entry[T]) { t.addScaledGrad(e.in[0], e.f[0], e.grad) }
 
 // AddConst returns x + a for a constant a.
 //
 // Backward: ∂L/∂x += g.
-func AddConst[T tensor.Float](x *Var[T], a T) *Var[T] {
-	e := unaryOp("AddConst", x, scaleRule[T]{}, func(z, x *tensor.Tensor[T]) { z.AddScalar(x, a) })
+func AddConst[T tensor.Float](x Var[T], a T) Var[T] {
+	t, e := unaryOp("AddConst", x, scaleRule[T]{}, func(z, x *tensor.Tensor[T]) { z.AddScalar(x, a) })
 	e.f[0] = 1
-	return &e.v
+	return t.varOf(e)
 }
 
 // Neg returns −x.
 //
 // Backward: ∂L/∂x −= g.
-func Neg[T tensor.Float](x *Var[T]) *Var[T] {
-	e := unaryOp("Neg", x, scaleRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Neg(x) })
+func Neg[T tensor.Float](x Var[T]) Var[T] {
+	t, e := unaryOp("Neg", x, scaleRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Neg(x) })
 	e.f[0] = -1
-	return &e.v
+	return t.varOf(e)
 }
 
 // Exp returns eˣ elementwise.
 //
 // Backward: ∂L/∂x += g ⊙ eˣ.
-func Exp[T tensor.Float](x *Var[T]) *Var[T] {
-	return &unaryOp("Exp", x, expRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Exp(x) }).v
+func Exp[T tensor.Float](x Var[T]) Var[T] {
+	return t2v(unaryOp("Exp", x, expRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Exp(x) }))
 }
 
 type expRule[T tensor.Float] struct{}
 
-func (expRule[T]) backward(t *Tape[T], e *entry[T]) { t.addMulGrad(e.in[0], e.v.grad, e.v.value) }
+func (expRule[T]) backward(t *Tape[T], e *entry[T]) { t.addMulGrad(e.in[0], e.grad, e.value) }
 
 // Log returns ln x elementwise.
 //
 // Backward: ∂L/∂x += g ⊘ x.
-func Log[T tensor.Float](x *Var[T]) *Var[T] {
-	return &unaryOp("Log", x, logRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Log(x) }).v
+func Log[T tensor.Float](x Var[T]) Var[T] {
+	return t2v(unaryOp("Log", x, logRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Log(x) }))
 }
 
 type logRule[T tensor.Float] struct{}
@@ -350,8 +350,8 @@ func (logRule[T]) backward(t *Tape[T], e *entry[T]) {
 // Sqrt returns √x elementwise.
 //
 // Backward: ∂L/∂x += g ⊘ (2√x).
-func Sqrt[T tensor.Float](x *Var[T]) *Var[T] {
-	return &unaryOp("Sqrt", x, sqrtRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Sqrt(x) }).v
+func Sqrt[T tensor.Float](x Var[T]) Var[T] {
+	return t2v(unaryOp("Sqrt", x, sqrtRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Sqrt(x) }))
 }
 
 type sqrtRule[T tensor.Float] struct{}
@@ -363,8 +363,8 @@ func (sqrtRule[T]) backward(t *Tape[T], e *entry[T]) {
 // Square returns x² elementwise.
 //
 // Backward: ∂L/∂x += 2 g ⊙ x.
-func Square[T tensor.Float](x *Var[T]) *Var[T] {
-	return &unaryOp("Square", x, squareRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Square(x) }).v
+func Square[T tensor.Float](x Var[T]) Var[T] {
+	return t2v(unaryOp("Square", x, squareRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Square(x) }))
 }
 
 type squareRule[T tensor.Float] struct{}
@@ -376,8 +376,8 @@ func (squareRule[T]) backward(t *Tape[T], e *entry[T]) {
 // Tanh returns tanh x elementwise.
 //
 // Backward: ∂L/∂x += g ⊙ (1 − tanh² x).
-func Tanh[T tensor.Float](x *Var[T]) *Var[T] {
-	return &unaryOp("Tanh", x, tanhRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Tanh(x) }).v
+func Tanh[T tensor.Float](x Var[T]) Var[T] {
+	return t2v(unaryOp("Tanh", x, tanhRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Tanh(x) }))
 }
 
 type tanhRule[T tensor.Float] struct{}
@@ -389,8 +389,8 @@ func (tanhRule[T]) backward(t *Tape[T], e *entry[T]) {
 // Sigmoid returns the logistic σ(x) = 1/(1 + e⁻ˣ) elementwise.
 //
 // Backward: ∂L/∂x += g ⊙ σ(x)(1 − σ(x)).
-func Sigmoid[T tensor.Float](x *Var[T]) *Var[T] {
-	return &unaryOp("Sigmoid", x, sigmoidRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Sigmoid(x) }).v
+func Sigmoid[T tensor.Float](x Var[T]) Var[T] {
+	return t2v(unaryOp("Sigmoid", x, sigmoidRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Sigmoid(x) }))
 }
 
 type sigmoidRule[T tensor.Float] struct{}
@@ -402,8 +402,8 @@ func (sigmoidRule[T]) backward(t *Tape[T], e *entry[T]) {
 // Softplus returns ln(1 + eˣ) elementwise.
 //
 // Backward: ∂L/∂x += g ⊙ σ(x).
-func Softplus[T tensor.Float](x *Var[T]) *Var[T] {
-	return &unaryOp("Softplus", x, softplusRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Softplus(x) }).v
+func Softplus[T tensor.Float](x Var[T]) Var[T] {
+	return t2v(unaryOp("Softplus", x, softplusRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Softplus(x) }))
 }
 
 type softplusRule[T tensor.Float] struct{}
@@ -415,8 +415,8 @@ func (softplusRule[T]) backward(t *Tape[T], e *entry[T]) {
 // ReLU returns max(x, 0) elementwise.
 //
 // Backward: ∂L/∂x += g ⊙ [x > 0] (the derivative at 0 is taken as 0).
-func ReLU[T tensor.Float](x *Var[T]) *Var[T] {
-	return &unaryOp("ReLU", x, reluRule[T]{}, func(z, x *tensor.Tensor[T]) { z.ReLU(x) }).v
+func ReLU[T tensor.Float](x Var[T]) Var[T] {
+	return t2v(unaryOp("ReLU", x, reluRule[T]{}, func(z, x *tensor.Tensor[T]) { z.ReLU(x) }))
 }
 
 type reluRule[T tensor.Float] struct{}
@@ -426,7 +426,7 @@ func (reluRule[T]) backward(t *Tape[T], e *entry[T]) {
 	if dst == nil {
 		return
 	}
-	d, g, y := dst.Data(), e.v.grad.Data(), e.v.value.Data()
+	d, g, y := dst.Data(), e.grad.Data(), e.value.Data()
 	g, y = g[:len(d)], y[:len(d)]
 	if acc {
 		for i := range d {
@@ -448,10 +448,10 @@ func (reluRule[T]) backward(t *Tape[T], e *entry[T]) {
 // LeakyReLU returns x where x > 0 and slope·x elsewhere.
 //
 // Backward: ∂L/∂x += g ⊙ (1 where x > 0, slope elsewhere).
-func LeakyReLU[T tensor.Float](x *Var[T], slope T) *Var[T] {
-	e := unaryOp("LeakyReLU", x, leakyReLURule[T]{}, func(z, x *tensor.Tensor[T]) { z.LeakyReLU(x, slope) })
+func LeakyReLU[T tensor.Float](x Var[T], slope T) Var[T] {
+	t, e := unaryOp("LeakyReLU", x, leakyReLURule[T]{}, func(z, x *tensor.Tensor[T]) { z.LeakyReLU(x, slope) })
 	e.f[0] = slope
-	return &e.v
+	return t.varOf(e)
 }
 
 type leakyReLURule[T tensor.Float] struct{}
@@ -462,7 +462,7 @@ func (leakyReLURule[T]) backward(t *Tape[T], e *entry[T]) {
 		return
 	}
 	slope := e.f[0]
-	d, g, x := dst.Data(), e.v.grad.Data(), e.in[0].value.Data()
+	d, g, x := dst.Data(), e.grad.Data(), e.in[0].value.Data()
 	g, x = g[:len(d)], x[:len(d)]
 	for i := range d {
 		v := g[i]
@@ -480,13 +480,13 @@ func (leakyReLURule[T]) backward(t *Tape[T], e *entry[T]) {
 // Hardtanh returns min(max(x, lo), hi) elementwise.
 //
 // Backward: ∂L/∂x += g ⊙ [lo < x < hi].
-func Hardtanh[T tensor.Float](x *Var[T], lo, hi T) *Var[T] {
+func Hardtanh[T tensor.Float](x Var[T], lo, hi T) Var[T] {
 	if lo > hi {
 		panic(usage("Hardtanh: lower bound %v above upper bound %v", lo, hi))
 	}
-	e := unaryOp("Hardtanh", x, hardtanhRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Hardtanh(x, lo, hi) })
+	t, e := unaryOp("Hardtanh", x, hardtanhRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Hardtanh(x, lo, hi) })
 	e.f = [2]T{lo, hi}
-	return &e.v
+	return t.varOf(e)
 }
 
 type hardtanhRule[T tensor.Float] struct{}
@@ -500,3 +500,6 @@ func (hardtanhRule[T]) backward(t *Tape[T], e *entry[T]) {
 		return 0
 	})
 }
+
+// t2v returns the handle of slot e on t.
+func t2v[T tensor.Float](t *Tape[T], e *entry[T]) Var[T] { return t.varOf(e) }

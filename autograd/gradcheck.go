@@ -87,7 +87,7 @@ func (r GradCheckReport) String() string {
 //	if err != nil {
 //		t.Fatal(err)
 //	}
-func CheckGradients(f func(tp *Tape[float64]) *Var[float64], params []*Param[float64], opt GradCheckOptions) (GradCheckReport, error) {
+func CheckGradients(f func(tp *Tape[float64]) Var[float64], params []*Param[float64], opt GradCheckOptions) (GradCheckReport, error) {
 	if opt.Step <= 0 {
 		opt.Step = 1e-6
 	}
@@ -123,7 +123,7 @@ func CheckGradients(f func(tp *Tape[float64]) *Var[float64], params []*Param[flo
 
 	tp := NewTape(opt.Engine)
 	y := f(tp)
-	if y == nil || y.Tape() != tp {
+	if y.Tape() != tp {
 		return rep, fmt.Errorf("autograd: CheckGradients: f must return a Var recorded on the tape it is given")
 	}
 	var cot *tensor.Tensor[float64]

@@ -51,7 +51,7 @@ func sumPerChannelInto[T tensor.Float](dst *tensor.Tensor[T], acc bool, g *tenso
 }
 
 // mustBias panics unless b is nil or of shape [c], the channel count of x.
-func mustBias[T tensor.Float](op string, x, b *Var[T], c int) {
+func mustBias[T tensor.Float](op string, x, b *entry[T], c int) {
 	if b != nil && !b.value.HasShape(c) {
 		panic(&tensor.ShapeError{Op: "autograd." + op, Msg: fmt.Sprintf("bias of shape %v does not fit %d channels of shape %v (want [%d])", b.value.Shape(), c, x.value.Shape(), c)})
 	}
@@ -63,42 +63,42 @@ func mustBias[T tensor.Float](op string, x, b *Var[T], c int) {
 //	z[n, c, ...] = x[n, c, ...] + b[c]
 //
 // Backward: ∂L/∂x += g, ∂L/∂b[c] += Σ_{n,...} g[n, c, ...].
-func AddBias[T tensor.Float](x, b *Var[T]) *Var[T] {
-	t := tape2("AddBias", x, b)
+func AddBias[T tensor.Float](xv, bv Var[T]) Var[T] {
+	t, x, b := use2("AddBias", xv, bv)
 	if x.value.Rank() < 2 || b.value.Rank() != 1 || b.value.Len() != x.value.Dim(1) {
 		panic(&tensor.ShapeError{Op: "autograd.AddBias", Msg: fmt.Sprintf("bias of shape %v does not fit shape %v (want x [B, C, ...] and bias [C])", b.value.Shape(), x.value.Shape())})
 	}
 	z := t.arena.like(x.value).AddBias(x.value, b.value)
-	return &t.record("AddBias", z, addBiasRule[T]{}, x, b, nil).v
+	return t.varOf(t.record("AddBias", z, addBiasRule[T]{}, x, b, nil))
 }
 
 type addBiasRule[T tensor.Float] struct{}
 
 func (addBiasRule[T]) backward(t *Tape[T], e *entry[T]) {
-	t.addScaledGrad(e.in[0], 1, e.v.grad)
+	t.addScaledGrad(e.in[0], 1, e.grad)
 	if dst, acc := t.gradDst(e.in[1]); dst != nil {
-		sumPerChannelInto(dst, acc, e.v.grad)
+		sumPerChannelInto(dst, acc, e.grad)
 	}
 }
 
 // MatMul returns the matrix product z = a·b of a [M, K] and b [K, N].
 //
 // Backward, as two GEMMs: ∂L/∂a += g·bᵀ, ∂L/∂b += aᵀ·g.
-func MatMul[T tensor.Float](a, b *Var[T]) *Var[T] {
-	t := tape2("MatMul", a, b)
+func MatMul[T tensor.Float](x, y Var[T]) Var[T] {
+	t, a, b := use2("MatMul", x, y)
 	av, bv := a.value, b.value
 	if av.Rank() != 2 || bv.Rank() != 2 || av.Dim(1) != bv.Dim(0) {
 		panic(&tensor.ShapeError{Op: "autograd.MatMul", Msg: fmt.Sprintf("shapes %v and %v do not multiply (want [M, K] and [K, N])", av.Shape(), bv.Shape())})
 	}
 	z := t.arena.get(av.Dim(0), bv.Dim(1))
 	gemmInto(t.eng, z, false, av, false, bv, false)
-	return &t.record("MatMul", z, matMulRule[T]{}, a, b, nil).v
+	return t.varOf(t.record("MatMul", z, matMulRule[T]{}, a, b, nil))
 }
 
 type matMulRule[T tensor.Float] struct{}
 
 func (matMulRule[T]) backward(t *Tape[T], e *entry[T]) {
-	a, b, g := e.in[0], e.in[1], e.v.grad
+	a, b, g := e.in[0], e.in[1], e.grad
 	if dst, acc := t.gradDst(a); dst != nil {
 		gemmInto(t.eng, dst, acc, g, false, b.value, true)
 	}
@@ -108,37 +108,35 @@ func (matMulRule[T]) backward(t *Tape[T], e *entry[T]) {
 }
 
 // Linear returns the affine map z = x·wᵀ + b of x [B, In] by the weight w
-// [Out, In] and the bias b [Out] (b may be nil), as PyTorch's nn.Linear:
+// [Out, In] and the bias b [Out] (the zero Var for none), as PyTorch's nn.Linear:
 //
 //	z[n, o] = Σ_i x[n, i]·w[o, i] + b[o]
 //
 // Backward, as GEMMs: ∂L/∂x += g·w, ∂L/∂w += gᵀ·x, ∂L/∂b[o] += Σ_n g[n, o].
-func Linear[T tensor.Float](x, w, b *Var[T]) *Var[T] {
-	t := tape2("Linear", x, w)
-	xv, wv := x.value, w.value
-	if xv.Rank() != 2 || wv.Rank() != 2 || xv.Dim(1) != wv.Dim(1) {
-		panic(&tensor.ShapeError{Op: "autograd.Linear", Msg: fmt.Sprintf("input of shape %v does not fit weight of shape %v (want x [B, In] and w [Out, In])", xv.Shape(), wv.Shape())})
+func Linear[T tensor.Float](xv, wv, bv Var[T]) Var[T] {
+	t, x, w := use2("Linear", xv, wv)
+	b := useOpt("Linear", t, bv)
+	xt, wt := x.value, w.value
+	if xt.Rank() != 2 || wt.Rank() != 2 || xt.Dim(1) != wt.Dim(1) {
+		panic(&tensor.ShapeError{Op: "autograd.Linear", Msg: fmt.Sprintf("input of shape %v does not fit weight of shape %v (want x [B, In] and w [Out, In])", xt.Shape(), wt.Shape())})
 	}
-	out := wv.Dim(0)
-	z := t.arena.get(xv.Dim(0), out)
+	out := wt.Dim(0)
+	z := t.arena.get(xt.Dim(0), out)
 	if b != nil {
-		if b.check("Linear") != t {
-			panic(usage("Linear: operands recorded on different tapes"))
-		}
 		mustBias("Linear", w, b, out)
 		zd, bd := z.Data(), b.value.Data()
-		for r := 0; r < xv.Dim(0); r++ {
+		for r := 0; r < xt.Dim(0); r++ {
 			copy(zd[r*out:(r+1)*out], bd)
 		}
 	}
-	gemmInto(t.eng, z, b != nil, xv, false, wv, true)
-	return &t.record("Linear", z, linearRule[T]{}, x, w, b).v
+	gemmInto(t.eng, z, b != nil, xt, false, wt, true)
+	return t.varOf(t.record("Linear", z, linearRule[T]{}, x, w, b))
 }
 
 type linearRule[T tensor.Float] struct{}
 
 func (linearRule[T]) backward(t *Tape[T], e *entry[T]) {
-	x, w, b, g := e.in[0], e.in[1], e.in[2], e.v.grad
+	x, w, b, g := e.in[0], e.in[1], e.in[2], e.grad
 	if dst, acc := t.gradDst(x); dst != nil {
 		gemmInto(t.eng, dst, acc, g, false, w.value, false)
 	}
@@ -151,7 +149,7 @@ func (linearRule[T]) backward(t *Tape[T], e *entry[T]) {
 }
 
 // Conv2D returns the 2-D cross-correlation of x [B, C, H, W] by the filter w
-// [Co, C, KH, KW] plus the per-channel bias b [Co] (b may be nil), with the
+// [Co, C, KH, KW] plus the per-channel bias b [Co] (the zero Var for none), with the
 // stride and zero padding of p, computed by the tape's engine:
 //
 //	z[n, o, i, j] = Σ_{c,k,l} w[o, c, k, l]·x[n, c, i·s−pad+k, j·s−pad+l] + b[o]
@@ -160,36 +158,34 @@ func (linearRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x and ∂L/∂w by the engine's Conv2DBackwardData and
 // Conv2DBackwardFilter (accumulating), ∂L/∂b[o] += Σ_{n,i,j} g[n, o, i, j].
-func Conv2D[T tensor.Float](x, w, b *Var[T], p tensor.ConvParams) *Var[T] {
-	t := tape2("Conv2D", x, w)
-	xv, wv := x.value, w.value
-	if xv.Rank() != 4 || wv.Rank() != 4 || xv.Dim(1) != wv.Dim(1) || p.Stride < 0 || p.Pad < 0 {
-		panic(&tensor.ShapeError{Op: "autograd.Conv2D", Msg: fmt.Sprintf("input of shape %v does not fit filter of shape %v (want x [B, C, H, W] and w [Co, C, KH, KW])", xv.Shape(), wv.Shape())})
+func Conv2D[T tensor.Float](xv, wv, bv Var[T], p tensor.ConvParams) Var[T] {
+	t, x, w := use2("Conv2D", xv, wv)
+	b := useOpt("Conv2D", t, bv)
+	xt, wt := x.value, w.value
+	if xt.Rank() != 4 || wt.Rank() != 4 || xt.Dim(1) != wt.Dim(1) || p.Stride < 0 || p.Pad < 0 {
+		panic(&tensor.ShapeError{Op: "autograd.Conv2D", Msg: fmt.Sprintf("input of shape %v does not fit filter of shape %v (want x [B, C, H, W] and w [Co, C, KH, KW])", xt.Shape(), wt.Shape())})
 	}
-	oh, ow := tensor.ConvOutputSize(xv.Dim(2), wv.Dim(2), p), tensor.ConvOutputSize(xv.Dim(3), wv.Dim(3), p)
+	oh, ow := tensor.ConvOutputSize(xt.Dim(2), wt.Dim(2), p), tensor.ConvOutputSize(xt.Dim(3), wt.Dim(3), p)
 	if oh == 0 || ow == 0 {
-		panic(&tensor.ShapeError{Op: "autograd.Conv2D", Msg: fmt.Sprintf("filter of shape %v does not fit input of shape %v with stride %d and padding %d", wv.Shape(), xv.Shape(), p.Stride, p.Pad)})
+		panic(&tensor.ShapeError{Op: "autograd.Conv2D", Msg: fmt.Sprintf("filter of shape %v does not fit input of shape %v with stride %d and padding %d", wt.Shape(), xt.Shape(), p.Stride, p.Pad)})
 	}
 	if b != nil {
-		if b.check("Conv2D") != t {
-			panic(usage("Conv2D: operands recorded on different tapes"))
-		}
-		mustBias("Conv2D", w, b, wv.Dim(0))
+		mustBias("Conv2D", w, b, wt.Dim(0))
 	}
-	z := t.arena.get(xv.Dim(0), wv.Dim(0), oh, ow)
-	t.eng.Conv2D(z, xv, wv, p)
+	z := t.arena.get(xt.Dim(0), wt.Dim(0), oh, ow)
+	t.eng.Conv2D(z, xt, wt, p)
 	if b != nil {
 		z.AddBias(z, b.value)
 	}
 	e := t.record("Conv2D", z, conv2DRule[T]{}, x, w, b)
 	e.n[0], e.n[1] = p.Stride, p.Pad
-	return &e.v
+	return t.varOf(e)
 }
 
 type conv2DRule[T tensor.Float] struct{}
 
 func (conv2DRule[T]) backward(t *Tape[T], e *entry[T]) {
-	x, w, b, g := e.in[0], e.in[1], e.in[2], e.v.grad
+	x, w, b, g := e.in[0], e.in[1], e.in[2], e.grad
 	p := tensor.ConvParams{Stride: e.n[0], Pad: e.n[1]}
 	if dst, acc := t.gradDst(x); dst != nil {
 		t.eng.Conv2DBackwardData(dst, g, w.value, p, acc)

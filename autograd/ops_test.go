@@ -36,7 +36,7 @@ var conv3 = tensor.ConvParams{Pad: 1}
 var conv2s = tensor.ConvParams{Stride: 2}
 
 // build records the op of case name on the inputs.
-func build[T tensor.Float](name string, x []*ag.Var[T]) *ag.Var[T] {
+func build[T tensor.Float](name string, x []ag.Var[T]) ag.Var[T] {
 	switch name {
 	case "Add":
 		return ag.Add(x[0], x[1])
@@ -97,13 +97,13 @@ func build[T tensor.Float](name string, x []*ag.Var[T]) *ag.Var[T] {
 	case "Linear":
 		return ag.Linear(x[0], x[1], x[2])
 	case "LinearNoBias":
-		return ag.Linear(x[0], x[1], nil)
+		return ag.Linear(x[0], x[1], ag.Var[T]{})
 	case "Conv3x3":
 		return ag.Conv2D(x[0], x[1], x[2], conv3)
 	case "Conv1x1":
 		return ag.Conv2D(x[0], x[1], x[2], tensor.ConvParams{})
 	case "ConvStride2":
-		return ag.Conv2D(x[0], x[1], nil, conv2s)
+		return ag.Conv2D(x[0], x[1], ag.Var[T]{}, conv2s)
 	case "Sum":
 		return ag.Sum(x[0])
 	case "Mean":
@@ -130,7 +130,7 @@ func build[T tensor.Float](name string, x []*ag.Var[T]) *ag.Var[T] {
 
 	// Fan-out: every rule's accumulating path (an input reached twice).
 	case "ConvResidual":
-		y := ag.Conv2D(x[0], x[1], nil, conv3)
+		y := ag.Conv2D(x[0], x[1], ag.Var[T]{}, conv3)
 		return ag.Add(ag.Conv2D(y, x[1], x[2], conv3), x[0])
 	case "LinearTwice":
 		return ag.Linear(ag.Tanh(ag.Linear(x[0], x[1], x[2])), x[1], x[2])
@@ -256,8 +256,8 @@ func params[T tensor.Float](c opCase, vals []*tensor.Tensor[T]) []*ag.Param[T] {
 }
 
 // forward records case c on tp.
-func forward[T tensor.Float](tp *ag.Tape[T], c opCase, ps []*ag.Param[T]) *ag.Var[T] {
-	xs := make([]*ag.Var[T], len(ps))
+func forward[T tensor.Float](tp *ag.Tape[T], c opCase, ps []*ag.Param[T]) ag.Var[T] {
+	xs := make([]ag.Var[T], len(ps))
 	for i, p := range ps {
 		if c.in[i].kind == constIn {
 			xs[i] = tp.Const(p.Value)
@@ -325,7 +325,7 @@ func TestOpGradients(t *testing.T) {
 					checked = append(checked, p)
 				}
 			}
-			rep, err := ag.CheckGradients(func(tp *ag.Tape[float64]) *ag.Var[float64] { return forward(tp, c, ps) },
+			rep, err := ag.CheckGradients(func(tp *ag.Tape[float64]) ag.Var[float64] { return forward(tp, c, ps) },
 				checked, ag.GradCheckOptions{RelTol: 1e-6, AbsTol: 1e-9, Seed: uint64(i)})
 			if err != nil {
 				t.Fatal(err)

@@ -18,22 +18,22 @@ func (t *Tape[T]) scalarOut(s float64) *tensor.Tensor[T] {
 // in float64.
 //
 // Backward: ∂L/∂x += g (the scalar g broadcast).
-func Sum[T tensor.Float](x *Var[T]) *Var[T] {
-	t := x.check("Sum")
+func Sum[T tensor.Float](xv Var[T]) Var[T] {
+	t, x := use1("Sum", xv)
 	e := t.record("Sum", t.scalarOut(sumProd(x.value, nil)), sumRule[T]{}, x, nil, nil)
 	e.f[0] = 1
-	return &e.v
+	return t.varOf(e)
 }
 
 // Mean returns the mean of all elements of x, a scalar (rank 0).
 //
 // Backward: ∂L/∂x += g / n for x of n elements.
-func Mean[T tensor.Float](x *Var[T]) *Var[T] {
-	t := x.check("Mean")
+func Mean[T tensor.Float](xv Var[T]) Var[T] {
+	t, x := use1("Mean", xv)
 	n := float64(x.value.Len())
 	e := t.record("Mean", t.scalarOut(sumProd(x.value, nil)/n), sumRule[T]{}, x, nil, nil)
 	e.f[0] = T(1 / n)
-	return &e.v
+	return t.varOf(e)
 }
 
 // sumRule is the backward of Sum (f[0] = 1) and Mean (f[0] = 1/n).
@@ -44,7 +44,7 @@ func (sumRule[T]) backward(t *Tape[T], e *entry[T]) {
 	if dst == nil {
 		return
 	}
-	g := e.v.grad.Data()[0] * e.f[0]
+	g := e.grad.Data()[0] * e.f[0]
 	if acc {
 		dst.AddScalar(dst, g)
 	} else {
@@ -60,8 +60,8 @@ func (sumRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂z[n,k] += g·(softmax(z)[n,k] − [k = labels[n]]) / B.
 // labels is read during the call only.
-func SoftmaxCrossEntropy[T tensor.Float](logits *Var[T], labels []int) *Var[T] {
-	t := logits.check("SoftmaxCrossEntropy")
+func SoftmaxCrossEntropy[T tensor.Float](lv Var[T], labels []int) Var[T] {
+	t, logits := use1("SoftmaxCrossEntropy", lv)
 	z := logits.value
 	if z.Rank() != 2 || z.Dim(0) != len(labels) {
 		panic(&tensor.ShapeError{Op: "autograd.SoftmaxCrossEntropy", Msg: fmt.Sprintf("logits of shape %v do not fit labels of shape [%d] (want [B, K] and B labels)", z.Shape(), len(labels))})
@@ -106,13 +106,13 @@ func SoftmaxCrossEntropy[T tensor.Float](logits *Var[T], labels []int) *Var[T] {
 	}
 	e := t.record("SoftmaxCrossEntropy", t.scalarOut(loss), softmaxCERule[T]{}, logits, nil, nil)
 	e.aux = aux
-	return &e.v
+	return t.varOf(e)
 }
 
 type softmaxCERule[T tensor.Float] struct{}
 
 func (softmaxCERule[T]) backward(t *Tape[T], e *entry[T]) {
-	t.addScaledGrad(e.in[0], e.v.grad.Data()[0], e.aux)
+	t.addScaledGrad(e.in[0], e.grad.Data()[0], e.aux)
 }
 
 // MSE returns the mean squared error between x and y (same shapes), a
@@ -121,8 +121,8 @@ func (softmaxCERule[T]) backward(t *Tape[T], e *entry[T]) {
 //	L = (1/n) Σ_i (x[i] − y[i])²
 //
 // Backward: ∂L/∂x += 2g(x − y)/n, ∂L/∂y −= 2g(x − y)/n.
-func MSE[T tensor.Float](x, y *Var[T]) *Var[T] {
-	t := tape2("MSE", x, y)
+func MSE[T tensor.Float](xv, yv Var[T]) Var[T] {
+	t, x, y := use2("MSE", xv, yv)
 	mustSameShape("MSE", x, y)
 	xd, yd := x.value.Data(), y.value.Data()
 	var s float64
@@ -131,7 +131,7 @@ func MSE[T tensor.Float](x, y *Var[T]) *Var[T] {
 		s += d * d
 	}
 	n := float64(len(xd))
-	return &t.record("MSE", t.scalarOut(s/n), mseRule[T]{}, x, y, nil).v
+	return t.varOf(t.record("MSE", t.scalarOut(s/n), mseRule[T]{}, x, y, nil))
 }
 
 type mseRule[T tensor.Float] struct{}
@@ -139,8 +139,8 @@ type mseRule[T tensor.Float] struct{}
 func (mseRule[T]) backward(t *Tape[T], e *entry[T]) {
 	x, y := e.in[0], e.in[1]
 	xd, yd := x.value.Data(), y.value.Data()
-	c := 2 * e.v.grad.Data()[0] / T(len(xd))
-	for k, v := range []*Var[T]{x, y} {
+	c := 2 * e.grad.Data()[0] / T(len(xd))
+	for k, v := range [2]*entry[T]{x, y} {
 		dst, acc := t.gradDst(v)
 		if dst == nil {
 			continue

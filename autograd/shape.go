@@ -11,29 +11,30 @@ import (
 // storage.
 //
 // Backward: ∂L/∂x += g viewed with x's shape.
-func Reshape[T tensor.Float](x *Var[T], shape ...int) *Var[T] {
-	t := x.check("Reshape")
+func Reshape[T tensor.Float](xv Var[T], shape ...int) Var[T] {
+	t, x := use1("Reshape", xv)
 	z := x.value.Reshape(shape...)
-	return &t.record("Reshape", z, reshapeRule[T]{}, x, nil, nil).v
+	return t.varOf(t.record("Reshape", z, reshapeRule[T]{}, x, nil, nil))
 }
 
 type reshapeRule[T tensor.Float] struct{}
 
-func (reshapeRule[T]) backward(t *Tape[T], e *entry[T]) { t.addScaledGrad(e.in[0], 1, e.v.grad) }
+func (reshapeRule[T]) backward(t *Tape[T], e *entry[T]) { t.addScaledGrad(e.in[0], 1, e.grad) }
 
 // Flatten returns x [B, d1, d2, ...] viewed as [B, d1·d2·…], sharing storage.
 //
 // Backward: ∂L/∂x += g viewed with x's shape.
-func Flatten[T tensor.Float](x *Var[T]) *Var[T] {
-	if x.value.Rank() < 1 {
-		panic(&tensor.ShapeError{Op: "autograd.Flatten", Msg: fmt.Sprintf("shape %v has no batch axis", x.value.Shape())})
+func Flatten[T tensor.Float](xv Var[T]) Var[T] {
+	x := xv.use("Flatten").value
+	if x.Rank() < 1 {
+		panic(&tensor.ShapeError{Op: "autograd.Flatten", Msg: fmt.Sprintf("shape %v has no batch axis", x.Shape())})
 	}
-	b := x.value.Dim(0)
+	b := x.Dim(0)
 	rest := 0
 	if b > 0 {
-		rest = x.value.Len() / b
+		rest = x.Len() / b
 	}
-	return Reshape(x, b, rest)
+	return Reshape(xv, b, rest)
 }
 
 // axisSplit returns the sizes (outer, inner) around axis of x's shape, and
@@ -60,12 +61,12 @@ func axisSplit[T tensor.Float](op string, x *tensor.Tensor[T], axis int) (outer,
 // [B, C, H, W]); all must match except along axis.
 //
 // Backward: each ∂L/∂xs[i] += its slab of g along axis.
-func Concat[T tensor.Float](axis int, xs ...*Var[T]) *Var[T] {
+func Concat[T tensor.Float](axis int, xs ...Var[T]) Var[T] {
 	if len(xs) == 0 {
 		panic(usage("Concat: no operands"))
 	}
-	t := xs[0].check("Concat")
-	first := xs[0].value
+	t, fe := use1("Concat", xs[0])
+	first := fe.value
 	outer, inner, ax := axisSplit("Concat", first, axis)
 	r := first.Rank()
 	var buf [maxPooledRank]int
@@ -74,9 +75,10 @@ func Concat[T tensor.Float](axis int, xs ...*Var[T]) *Var[T] {
 		dims = append(dims, first.Dim(i))
 	}
 	dims[ax] = 0
-	for _, x := range xs {
-		if x.check("Concat") != t {
-			panic(usage("Concat: operands recorded on different tapes"))
+	for _, xv := range xs {
+		x := useOpt("Concat", t, xv)
+		if x == nil {
+			panic(usage("Concat: zero Var operand"))
 		}
 		ok := x.value.Rank() == r
 		for i := 0; ok && i < r; i++ {
@@ -90,7 +92,8 @@ func Concat[T tensor.Float](axis int, xs ...*Var[T]) *Var[T] {
 	z := t.arena.get(dims...)
 	zd, n := z.Data(), dims[ax]*inner
 	at := 0
-	for _, x := range xs {
+	for _, xv := range xs {
+		x := t.entryAt(int(xv.i))
 		m := x.value.Dim(ax) * inner
 		xd := x.value.Data()
 		for o := 0; o < outer; o++ {
@@ -99,27 +102,30 @@ func Concat[T tensor.Float](axis int, xs ...*Var[T]) *Var[T] {
 		at += m
 	}
 	e := t.newEntry("Concat")
-	e.v.value = z
+	e.value = z
 	e.n[0] = ax
 	if t.noGrad {
-		return &e.v
+		return t.varOf(e)
 	}
-	for _, x := range xs {
-		if x.requires {
-			e.v.requires = true
+	for _, xv := range xs {
+		if t.entryAt(int(xv.i)).requires {
+			e.requires = true
 			e.rule = concatRule[T]{}
-			e.ins = append(e.ins[:0], xs...)
+			e.ins = e.ins[:0]
+			for _, xv := range xs {
+				e.ins = append(e.ins, t.entryAt(int(xv.i)))
+			}
 			t.ops++
 			break
 		}
 	}
-	return &e.v
+	return t.varOf(e)
 }
 
 type concatRule[T tensor.Float] struct{}
 
 func (concatRule[T]) backward(t *Tape[T], e *entry[T]) {
-	g := e.v.grad
+	g := e.grad
 	outer, inner, ax := axisSplit("Concat", g, e.n[0])
 	gd, n := g.Data(), g.Dim(ax)*inner
 	at := 0
@@ -146,8 +152,8 @@ func (concatRule[T]) backward(t *Tape[T], e *entry[T]) {
 // start, as a new tensor.
 //
 // Backward: ∂L/∂x += g placed at that slab (zero elsewhere).
-func Narrow[T tensor.Float](x *Var[T], axis, start, length int) *Var[T] {
-	t := x.check("Narrow")
+func Narrow[T tensor.Float](xv Var[T], axis, start, length int) Var[T] {
+	t, x := use1("Narrow", xv)
 	outer, inner, ax := axisSplit("Narrow", x.value, axis)
 	n := x.value.Dim(ax)
 	if start < 0 || length < 0 || start+length > n {
@@ -168,13 +174,13 @@ func Narrow[T tensor.Float](x *Var[T], axis, start, length int) *Var[T] {
 	}
 	e := t.record("Narrow", z, narrowRule[T]{}, x, nil, nil)
 	e.n[0], e.n[1] = ax, start
-	return &e.v
+	return t.varOf(e)
 }
 
 type narrowRule[T tensor.Float] struct{}
 
 func (narrowRule[T]) backward(t *Tape[T], e *entry[T]) {
-	x, g := e.in[0], e.v.grad
+	x, g := e.in[0], e.grad
 	dst, acc := t.gradDst(x)
 	if dst == nil {
 		return
@@ -197,7 +203,8 @@ func (narrowRule[T]) backward(t *Tape[T], e *entry[T]) {
 // Split returns consecutive slabs of x along axis with the given sizes, which
 // must add up to x's size along axis (the inverse of Concat). Each piece is a
 // Narrow of x.
-func Split[T tensor.Float](x *Var[T], axis int, sizes ...int) []*Var[T] {
+func Split[T tensor.Float](xv Var[T], axis int, sizes ...int) []Var[T] {
+	x := xv.use("Split")
 	_, _, ax := axisSplit("Split", x.value, axis)
 	total := 0
 	for _, s := range sizes {
@@ -206,10 +213,10 @@ func Split[T tensor.Float](x *Var[T], axis int, sizes ...int) []*Var[T] {
 	if total != x.value.Dim(ax) {
 		panic(&tensor.ShapeError{Op: "autograd.Split", Msg: fmt.Sprintf("sizes %v add up to %d, shape %v has %d along axis %d", sizes, total, x.value.Shape(), x.value.Dim(ax), ax)})
 	}
-	out := make([]*Var[T], len(sizes))
+	out := make([]Var[T], len(sizes))
 	at := 0
 	for i, s := range sizes {
-		out[i] = Narrow(x, ax, at, s)
+		out[i] = Narrow(xv, ax, at, s)
 		at += s
 	}
 	return out
@@ -222,26 +229,26 @@ func Split[T tensor.Float](x *Var[T], axis int, sizes ...int) []*Var[T] {
 //	z[n, c, ...] = x[n, c, ...] for c < C,  z[n, C, ...] = tv
 //
 // Backward: ∂L/∂x += g without its last channel.
-func ConcatTime[T tensor.Float](x *Var[T], tv T) *Var[T] {
-	t := x.check("ConcatTime")
-	xv := x.value
-	r := xv.Rank()
+func ConcatTime[T tensor.Float](xv Var[T], tv T) Var[T] {
+	t, x := use1("ConcatTime", xv)
+	xt := x.value
+	r := xt.Rank()
 	if r < 2 {
-		panic(&tensor.ShapeError{Op: "autograd.ConcatTime", Msg: fmt.Sprintf("shape %v has no channel axis (want [B, C, ...])", xv.Shape())})
+		panic(&tensor.ShapeError{Op: "autograd.ConcatTime", Msg: fmt.Sprintf("shape %v has no channel axis (want [B, C, ...])", xt.Shape())})
 	}
 	var buf [maxPooledRank]int
 	dims := buf[:0]
 	for i := 0; i < r; i++ {
-		dims = append(dims, xv.Dim(i))
+		dims = append(dims, xt.Dim(i))
 	}
 	dims[1]++
 	z := t.arena.get(dims...)
-	b, inner := xv.Dim(0), 1
+	b, inner := xt.Dim(0), 1
 	for i := 2; i < r; i++ {
-		inner *= xv.Dim(i)
+		inner *= xt.Dim(i)
 	}
-	m := xv.Dim(1) * inner
-	zd, xd := z.Data(), xv.Data()
+	m := xt.Dim(1) * inner
+	zd, xd := z.Data(), xt.Data()
 	for n := 0; n < b; n++ {
 		copy(zd[n*(m+inner):n*(m+inner)+m], xd[n*m:(n+1)*m])
 		tc := zd[n*(m+inner)+m : (n+1)*(m+inner)]
@@ -251,13 +258,13 @@ func ConcatTime[T tensor.Float](x *Var[T], tv T) *Var[T] {
 	}
 	e := t.record("ConcatTime", z, concatTimeRule[T]{}, x, nil, nil)
 	e.f[0] = tv
-	return &e.v
+	return t.varOf(e)
 }
 
 type concatTimeRule[T tensor.Float] struct{}
 
 func (concatTimeRule[T]) backward(t *Tape[T], e *entry[T]) {
-	x, g := e.in[0], e.v.grad
+	x, g := e.in[0], e.grad
 	dst, acc := t.gradDst(x)
 	if dst == nil {
 		return

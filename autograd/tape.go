@@ -48,58 +48,74 @@ func ZeroGrads[T tensor.Float](ps []*Param[T]) {
 	}
 }
 
-// Var is a value recorded on a tape: a leaf (Tape.Const, Tape.Input,
-// Tape.Param) or the result of an op. Its value and gradient belong to the
-// tape (except for leaves, whose value is the caller's tensor) and stay valid
-// until the tape's next Reset or Release.
+// Var is a handle to a value recorded on a tape: a leaf (Tape.Const,
+// Tape.Input, Tape.Param) or the result of an op. It is a small value, passed
+// and copied freely; recording an op allocates nothing. The zero Var stands
+// for an absent optional operand (a bias). A Var is valid until its tape's
+// next Reset or Release; after that every use of it panics, so a stale Var
+// can never read a later pass's buffers.
 type Var[T tensor.Float] struct {
-	tape     *Tape[T]
-	gen      uint64 // the tape's pass that made the Var
-	value    *tensor.Tensor[T]
-	grad     *tensor.Tensor[T]
-	param    *Param[T] // set for a leaf made by Tape.Param
-	requires bool      // whether a gradient flows to this Var
+	t   *Tape[T]
+	i   int32  // slot index on t
+	gen uint32 // t's pass that made the Var
 }
 
-// Value returns the Var's value. For an op result it is owned by the tape:
-// read it, do not modify it, and do not keep it past the tape's next Reset.
-func (v *Var[T]) Value() *tensor.Tensor[T] { return v.value }
+// IsZero reports whether v is the zero Var (no value).
+func (v Var[T]) IsZero() bool { return v.t == nil }
+
+// Value returns the Var's value. For a leaf it is the caller's tensor; for an
+// op result it is owned by the tape: read it, do not modify it, and do not
+// keep it past the tape's next Reset.
+func (v Var[T]) Value() *tensor.Tensor[T] { return v.use("Value").value }
 
 // Grad returns ∂L/∂v after Backward for a leaf made by Tape.Input or
 // Tape.Param (for a Param, its gradient accumulator), or nil when no gradient
 // reached v. Gradients of op results are recycled while Backward runs, so
 // Grad of an op result is nil afterwards.
-func (v *Var[T]) Grad() *tensor.Tensor[T] { return v.grad }
+func (v Var[T]) Grad() *tensor.Tensor[T] { return v.use("Grad").grad }
 
 // Shape returns a copy of the dimensions of v's value.
-func (v *Var[T]) Shape() []int { return v.value.Shape() }
+func (v Var[T]) Shape() []int { return v.use("Shape").value.Shape() }
 
 // Len returns the number of elements of v's value.
-func (v *Var[T]) Len() int { return v.value.Len() }
+func (v Var[T]) Len() int { return v.use("Len").value.Len() }
 
 // Item returns the only element of a one-element Var (a loss). It panics if v
 // has more than one element.
-func (v *Var[T]) Item() T {
-	if v.value.Len() != 1 {
-		panic(usage("Item of a Var of shape %v: want exactly one element", v.value.Shape()))
+func (v Var[T]) Item() T {
+	x := v.use("Item").value
+	if x.Len() != 1 {
+		panic(usage("Item of a Var of shape %v: want exactly one element", x.Shape()))
 	}
-	return v.value.Data()[0]
+	return x.Data()[0]
 }
 
-// Tape returns the tape v is recorded on.
-func (v *Var[T]) Tape() *Tape[T] { return v.tape }
+// Tape returns the tape v is recorded on (nil for the zero Var).
+func (v Var[T]) Tape() *Tape[T] { return v.t }
 
 // Param returns the parameter v stands for, or nil if v is not a parameter
 // leaf.
-func (v *Var[T]) Param() *Param[T] { return v.param }
+func (v Var[T]) Param() *Param[T] { return v.use("Param").param }
 
 // RequiresGrad reports whether Backward computes a gradient for v: v is a
 // Param or Input leaf, or the result of an op with such an input, recorded
 // with gradients on.
-func (v *Var[T]) RequiresGrad() bool { return v.requires }
+func (v Var[T]) RequiresGrad() bool { return v.use("RequiresGrad").requires }
 
-// rule is the backward rule of an op: given the entry of a recorded op whose
-// output gradient e.v.grad is set, it adds the op's vector–Jacobian product
+// use returns v's slot, panicking unless v is a live Var.
+func (v Var[T]) use(op string) *entry[T] {
+	t := v.t
+	if t == nil {
+		panic(usage("%s: zero Var (no value)", op))
+	}
+	if v.gen != t.gen {
+		panic(usage("%s: Var from an earlier pass of its tape (before Reset or Release)", op))
+	}
+	return t.entryAt(int(v.i))
+}
+
+// rule is the backward rule of an op: given the slot of a recorded op whose
+// output gradient e.grad is set, it adds the op's vector–Jacobian product
 // into the gradients of the op's inputs, obtained through Tape.gradDst or
 // Tape.accumulate. Rules are zero-size types so that recording one allocates
 // nothing.
@@ -107,14 +123,19 @@ type rule[T tensor.Float] interface {
 	backward(t *Tape[T], e *entry[T])
 }
 
-// entry is one slot of a tape: a Var and, for a recorded op, what its
-// backward rule needs.
+// entry is one slot of a tape: a value and its gradient and, for a recorded
+// op, what its backward rule needs.
 type entry[T tensor.Float] struct {
-	v      Var[T]
+	value    *tensor.Tensor[T]
+	grad     *tensor.Tensor[T]
+	param    *Param[T] // set for a leaf made by Tape.Param
+	requires bool      // whether a gradient flows to this slot
+	idx      int32     // the slot's index
+
 	op     string
 	rule   rule[T]           // nil for leaves and unrecorded results
-	in     [3]*Var[T]        // inputs of fixed-arity ops (nil when absent)
-	ins    []*Var[T]         // inputs of variadic ops and custom nodes
+	in     [3]*entry[T]      // inputs of fixed-arity ops (nil when absent)
+	ins    []*entry[T]       // inputs of variadic ops and custom nodes
 	aux    *tensor.Tensor[T] // a tensor saved for backward, from the arena
 	f      [2]T              // scalar settings (slope, bounds, constants)
 	n      [4]int            // integer settings (axis, offsets, stride, pad)
@@ -125,15 +146,15 @@ type entry[T tensor.Float] struct {
 // Var.
 func (e *entry[T]) clearGraph() {
 	e.rule = nil
-	e.in = [3]*Var[T]{}
-	clear(e.ins)
+	e.in = [3]*entry[T]{}
+	clear(e.ins[:cap(e.ins)])
 	e.ins = e.ins[:0]
 	e.aux = nil
 	e.custom = nil
 }
 
 // chunkSize is the number of entries per block of tape storage. Blocks are
-// never moved, so a *Var into one stays valid.
+// never moved, so a pointer to a slot stays valid.
 const chunkSize = 128
 
 // Tape records a define-by-run forward pass and runs it backward. A tape is
@@ -151,7 +172,7 @@ type Tape[T tensor.Float] struct {
 	chunks  [][]entry[T]
 	n       int    // entries in use
 	ops     int    // recorded ops (entries with a rule)
-	gen     uint64 // incremented by Reset and Release
+	gen     uint32 // incremented by Reset and Release
 	noGrad  bool
 	spent   bool // Backward has run since the last Reset
 	running bool // Backward is running
@@ -250,11 +271,14 @@ func (t *Tape[T]) newEntry(op string) *entry[T] {
 		t.chunks = append(t.chunks, make([]entry[T], chunkSize))
 	}
 	e := &t.chunks[c][t.n%chunkSize]
-	t.n++
+	e.idx = int32(t.n)
 	e.op = op
-	e.v.tape, e.v.gen = t, t.gen
+	t.n++
 	return e
 }
+
+// varOf returns the handle of slot e.
+func (t *Tape[T]) varOf(e *entry[T]) Var[T] { return Var[T]{t: t, i: e.idx, gen: t.gen} }
 
 // entryAt returns slot i.
 func (t *Tape[T]) entryAt(i int) *entry[T] { return &t.chunks[i/chunkSize][i%chunkSize] }
@@ -262,37 +286,38 @@ func (t *Tape[T]) entryAt(i int) *entry[T] { return &t.chunks[i/chunkSize][i%chu
 // Const returns a leaf holding x that needs no gradient (data, targets,
 // frozen values). The tape keeps a reference to x, not a copy: do not modify
 // x until the tape is Reset.
-func (t *Tape[T]) Const(x *tensor.Tensor[T]) *Var[T] {
+func (t *Tape[T]) Const(x *tensor.Tensor[T]) Var[T] {
 	if x == nil {
 		panic(usage("Const: nil tensor"))
 	}
 	e := t.newEntry("Const")
-	e.v.value = x
-	return &e.v
+	e.value = x
+	return t.varOf(e)
 }
 
 // Scalar returns a one-element leaf (rank 0) holding a, needing no gradient.
-func (t *Tape[T]) Scalar(a T) *Var[T] {
-	x := t.arena.get()
-	x.Data()[0] = a
-	return t.Const(x)
+func (t *Tape[T]) Scalar(a T) Var[T] {
+	e := t.newEntry("Scalar")
+	e.value = t.arena.get()
+	e.value.Data()[0] = a
+	return t.varOf(e)
 }
 
 // Input returns a leaf holding x whose gradient Backward computes: after
 // Backward, v.Grad() is ∂L/∂x. The tape keeps a reference to x, not a copy.
 // In no-grad mode Input is Const.
-func (t *Tape[T]) Input(x *tensor.Tensor[T]) *Var[T] {
+func (t *Tape[T]) Input(x *tensor.Tensor[T]) Var[T] {
 	v := t.Const(x)
-	v.requires = !t.noGrad
+	t.entryAt(int(v.i)).requires = !t.noGrad
 	return v
 }
 
 // inputInto is Input with the gradient accumulated (+=) into g instead of a
 // tape buffer.
-func (t *Tape[T]) inputInto(x, g *tensor.Tensor[T]) *Var[T] {
+func (t *Tape[T]) inputInto(x, g *tensor.Tensor[T]) Var[T] {
 	v := t.Input(x)
-	if v.requires {
-		v.grad = g
+	if e := t.entryAt(int(v.i)); e.requires {
+		e.grad = g
 	}
 	return v
 }
@@ -300,20 +325,20 @@ func (t *Tape[T]) inputInto(x, g *tensor.Tensor[T]) *Var[T] {
 // Param returns a leaf standing for p: its value is p.Value (not copied), and
 // Backward adds ∂L/∂p.Value into p.Grad (allocated if nil). Using the same
 // parameter several times in a pass is fine: every use adds its share.
-func (t *Tape[T]) Param(p *Param[T]) *Var[T] {
+func (t *Tape[T]) Param(p *Param[T]) Var[T] {
 	if p == nil || p.Value == nil {
 		panic(usage("Param: nil parameter or parameter value"))
 	}
 	e := t.newEntry("Param")
-	e.v.value = p.Value
-	e.v.param = p
+	e.value = p.Value
+	e.param = p
 	if t.noGrad {
-		return &e.v
+		return t.varOf(e)
 	}
-	e.v.requires = true
+	e.requires = true
 	if t.redirOn {
-		e.v.grad = t.redirected(p)
-		return &e.v
+		e.grad = t.redirected(p)
+		return t.varOf(e)
 	}
 	if p.Grad == nil {
 		p.Grad = tensor.New[T](p.Value.Shape()...)
@@ -321,8 +346,8 @@ func (t *Tape[T]) Param(p *Param[T]) *Var[T] {
 	if !p.Grad.SameShape(p.Value) {
 		panic(&tensor.ShapeError{Op: "autograd.Param", Msg: fmt.Sprintf("parameter %q has value of shape %v but gradient of shape %v", p.Name, p.Value.Shape(), p.Grad.Shape())})
 	}
-	e.v.grad = p.Grad
-	return &e.v
+	e.grad = p.Grad
+	return t.varOf(e)
 }
 
 // redirected returns where the gradient of p goes under redirection.
@@ -340,60 +365,69 @@ func (t *Tape[T]) redirected(p *Param[T]) *tensor.Tensor[T] {
 
 // Detach returns a leaf holding v's value that needs no gradient: gradients
 // stop there.
-func Detach[T tensor.Float](v *Var[T]) *Var[T] {
-	t := v.check("Detach")
+func Detach[T tensor.Float](v Var[T]) Var[T] {
+	t, x := use1("Detach", v)
 	e := t.newEntry("Detach")
-	e.v.value = v.value
-	return &e.v
+	e.value = x.value
+	return t.varOf(e)
 }
 
-// check panics unless v is a live Var, and returns its tape.
-func (v *Var[T]) check(op string) *Tape[T] {
-	if v == nil {
-		panic(usage("%s: nil *Var", op))
-	}
-	t := v.tape
-	if v.gen != t.gen {
-		panic(usage("%s: Var from an earlier pass of its tape (before Reset or Release)", op))
-	}
+// use1 returns the tape and slot of the operand x of op, panicking unless x
+// is live and its tape can record.
+func use1[T tensor.Float](op string, x Var[T]) (*Tape[T], *entry[T]) {
+	e := x.use(op)
+	t := x.t
 	if t.running || t.spent {
 		t.newEntry(op) // panics with the reason
 	}
-	return t
+	return t, e
 }
 
-// tape2 returns the common tape of x and y.
-func tape2[T tensor.Float](op string, x, y *Var[T]) *Tape[T] {
-	t := x.check(op)
-	if y.check(op) != t {
+// use2 is use1 for two operands on the same tape.
+func use2[T tensor.Float](op string, x, y Var[T]) (*Tape[T], *entry[T], *entry[T]) {
+	t, xe := use1(op, x)
+	ye := y.use(op)
+	if y.t != t {
 		panic(usage("%s: operands recorded on different tapes", op))
 	}
-	return t
+	return t, xe, ye
 }
 
-// record fills the entry of an op's result: the value, and, when gradients
+// useOpt returns the slot of an optional operand on t (nil for the zero Var).
+func useOpt[T tensor.Float](op string, t *Tape[T], x Var[T]) *entry[T] {
+	if x.IsZero() {
+		return nil
+	}
+	e := x.use(op)
+	if x.t != t {
+		panic(usage("%s: operands recorded on different tapes", op))
+	}
+	return e
+}
+
+// record fills the slot of an op's result: the value, and, when gradients
 // are on and one of the inputs a, b, c (nil when absent) requires a
 // gradient, the rule and inputs for backward.
-func (t *Tape[T]) record(op string, value *tensor.Tensor[T], r rule[T], a, b, c *Var[T]) *entry[T] {
+func (t *Tape[T]) record(op string, value *tensor.Tensor[T], r rule[T], a, b, c *entry[T]) *entry[T] {
 	e := t.newEntry(op)
-	e.v.value = value
+	e.value = value
 	if t.noGrad || !(needs(a) || needs(b) || needs(c)) {
 		return e
 	}
-	e.v.requires = true
+	e.requires = true
 	e.rule = r
-	e.in = [3]*Var[T]{a, b, c}
+	e.in = [3]*entry[T]{a, b, c}
 	t.ops++
 	return e
 }
 
-func needs[T tensor.Float](v *Var[T]) bool { return v != nil && v.requires }
+func needs[T tensor.Float](e *entry[T]) bool { return e != nil && e.requires }
 
-// gradDst returns the gradient accumulator of v and whether it already holds
-// a contribution. When acc is false the caller must overwrite every element
-// (the tensor is dirty); when true it must add. It returns nil when v needs
-// no gradient.
-func (t *Tape[T]) gradDst(v *Var[T]) (g *tensor.Tensor[T], acc bool) {
+// gradDst returns the gradient accumulator of slot v and whether it already
+// holds a contribution. When acc is false the caller must overwrite every
+// element (the tensor is dirty); when true it must add. It returns nil when v
+// needs no gradient.
+func (t *Tape[T]) gradDst(v *entry[T]) (g *tensor.Tensor[T], acc bool) {
 	if v == nil || !v.requires {
 		return nil, false
 	}
@@ -404,10 +438,10 @@ func (t *Tape[T]) gradDst(v *Var[T]) (g *tensor.Tensor[T], acc bool) {
 	return v.grad, false
 }
 
-// accumulate adds g to the gradient of input i of e. It is the one place
-// that checks a gradient returned by a backward rule: g must be shaped like
-// the input (nil means no contribution).
-func (t *Tape[T]) accumulate(e *entry[T], i int, v *Var[T], g *tensor.Tensor[T]) {
+// accumulate adds g to the gradient of input i (slot v) of e. It is the one
+// place that checks a gradient returned by a backward function: g must be
+// shaped like the input (nil means no contribution).
+func (t *Tape[T]) accumulate(e *entry[T], i int, v *entry[T], g *tensor.Tensor[T]) {
 	if g == nil {
 		return
 	}
@@ -433,32 +467,33 @@ func (t *Tape[T]) accumulate(e *entry[T], i int, v *Var[T], g *tensor.Tensor[T])
 //
 // It panics in no-grad mode, when loss requires no gradient (built only from
 // constants), and when called twice without Reset.
-func (t *Tape[T]) Backward(loss *Var[T]) {
-	t.startBackward("Backward", loss)
-	if loss.value.Len() != 1 {
-		panic(&tensor.ShapeError{Op: "autograd.Backward", Msg: fmt.Sprintf("loss of shape %v is not a scalar; use BackwardWith to give the output gradient", loss.value.Shape())})
+func (t *Tape[T]) Backward(loss Var[T]) {
+	e := t.startBackward("Backward", loss)
+	if e.value.Len() != 1 {
+		panic(&tensor.ShapeError{Op: "autograd.Backward", Msg: fmt.Sprintf("loss of shape %v is not a scalar; use BackwardWith to give the output gradient", e.value.Shape())})
 	}
-	t.backward(loss, nil)
+	t.backward(e, nil)
 }
 
 // BackwardWith is Backward from a non-scalar output with a given output
 // gradient g = ∂L/∂out (shaped like out): it pulls g back through the tape,
 // computing the vector–Jacobian product gᵀ·∂out/∂θ for every Param and Input
 // θ that out depends on. g is only read.
-func (t *Tape[T]) BackwardWith(out *Var[T], g *tensor.Tensor[T]) {
-	t.startBackward("BackwardWith", out)
-	if g == nil || !g.SameShape(out.value) {
+func (t *Tape[T]) BackwardWith(out Var[T], g *tensor.Tensor[T]) {
+	e := t.startBackward("BackwardWith", out)
+	if g == nil || !g.SameShape(e.value) {
 		var gs []int
 		if g != nil {
 			gs = g.Shape()
 		}
-		panic(&tensor.ShapeError{Op: "autograd.BackwardWith", Msg: fmt.Sprintf("output gradient of shape %v does not match output shape %v", gs, out.value.Shape())})
+		panic(&tensor.ShapeError{Op: "autograd.BackwardWith", Msg: fmt.Sprintf("output gradient of shape %v does not match output shape %v", gs, e.value.Shape())})
 	}
-	t.backward(out, g)
+	t.backward(e, g)
 }
 
-func (t *Tape[T]) startBackward(op string, out *Var[T]) {
-	if out.check(op) != t {
+func (t *Tape[T]) startBackward(op string, out Var[T]) *entry[T] {
+	e := out.use(op)
+	if out.t != t {
 		panic(usage("%s: the output is recorded on another tape", op))
 	}
 	switch {
@@ -468,15 +503,16 @@ func (t *Tape[T]) startBackward(op string, out *Var[T]) {
 		panic(usage("%s: the tape already ran Backward; record a new pass (Reset) first", op))
 	case t.noGrad:
 		panic(usage("%s: the tape is in no-grad mode and recorded nothing", op))
-	case !out.requires:
+	case !e.requires:
 		panic(usage("%s: the output requires no gradient: it depends on no Param or Input", op))
 	}
+	return e
 }
 
 // backward seeds out's gradient with g (ones when g is nil) and runs every
 // recorded rule in reverse order, releasing the graph as it goes. When out
 // requires no gradient it only releases the graph.
-func (t *Tape[T]) backward(out *Var[T], g *tensor.Tensor[T]) {
+func (t *Tape[T]) backward(out *entry[T], g *tensor.Tensor[T]) {
 	t.running = true
 	defer func() {
 		// On a panic in a rule, still leave the tape released and spent.
@@ -500,11 +536,11 @@ func (t *Tape[T]) backward(out *Var[T], g *tensor.Tensor[T]) {
 	}
 	for i := t.n - 1; i >= 0; i-- {
 		e := t.entryAt(i)
-		if e.rule != nil && e.v.grad != nil {
+		if e.rule != nil && e.grad != nil {
 			e.rule.backward(t, e)
 			// Nothing reads this gradient again: recycle it.
-			t.arena.put(e.v.grad)
-			e.v.grad = nil
+			t.arena.put(e.grad)
+			e.grad = nil
 			if e.aux != nil {
 				t.arena.put(e.aux)
 			}

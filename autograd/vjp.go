@@ -8,7 +8,7 @@ import (
 
 // Func is a differentiable function of the Vars in, recorded on tp. It reads
 // parameters through tp.Param. It must return a Var recorded on tp.
-type Func[T tensor.Float] func(tp *Tape[T], in []*Var[T]) *Var[T]
+type Func[T tensor.Float] func(tp *Tape[T], in []Var[T]) Var[T]
 
 // VJPDest says where Pullback.VJP puts the cotangents it computes.
 type VJPDest[T tensor.Float] struct {
@@ -40,7 +40,7 @@ type VJPDest[T tensor.Float] struct {
 // itself (nest with another Pullback).
 type Pullback[T tensor.Float] struct {
 	tape *Tape[T]
-	in   []*Var[T]
+	in   []Var[T]
 	busy bool
 }
 
@@ -97,7 +97,7 @@ func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor
 	}
 	pb.in = pb.in[:0]
 	for i, x := range at {
-		var v *Var[T]
+		var v Var[T]
 		if dst.Inputs != nil && dst.Inputs[i] != nil {
 			v = t.inputInto(x, dst.Inputs[i])
 		} else {
@@ -107,19 +107,20 @@ func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor
 	}
 	y := f(t, pb.in)
 	clear(pb.in)
-	if y == nil || y.check("VJP") != t {
+	if y.t != t {
 		panic(usage("VJP: the function must return a Var recorded on the tape it was given"))
 	}
-	if cot == nil || !cot.SameShape(y.value) {
+	ye := y.use("VJP")
+	if cot == nil || !cot.SameShape(ye.value) {
 		var cs []int
 		if cot != nil {
 			cs = cot.Shape()
 		}
-		panic(&tensor.ShapeError{Op: "autograd.VJP", Msg: fmt.Sprintf("cotangent of shape %v does not match output shape %v", cs, y.value.Shape())})
+		panic(&tensor.ShapeError{Op: "autograd.VJP", Msg: fmt.Sprintf("cotangent of shape %v does not match output shape %v", cs, ye.value.Shape())})
 	}
-	t.backward(y, cot)
+	t.backward(ye, cot)
 	t.clearRedirect()
-	return y.value
+	return ye.value
 }
 
 func paramName[T tensor.Float](p *Param[T]) string {
