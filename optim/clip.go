@@ -1,0 +1,79 @@
+package optim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// ErrNonFinite is wrapped by the error of ClipGradNorm when the gradient norm
+// is NaN or infinite.
+var ErrNonFinite = errors.New("non-finite gradient norm")
+
+// GradNorm returns the global L2 norm of the gradients of params,
+//
+//	‖g‖ = √(Σ_p Σ_i g_p[i]²),
+//
+// computed in float64 with scaling so that it neither overflows nor
+// underflows. Parameters whose Grad is nil are skipped.
+func GradNorm[T tensor.Float](params []*autograd.Param[T]) float64 {
+	// Combine the per-tensor norms as Norm2 combines elements.
+	var scale, ssq float64 = 0, 1
+	for _, p := range params {
+		if p.Grad == nil {
+			continue
+		}
+		n := p.Grad.Norm2()
+		if math.IsNaN(n) {
+			return n
+		}
+		if n == 0 {
+			continue
+		}
+		if math.IsInf(n, 0) {
+			scale, ssq = n, 1
+			continue
+		}
+		if scale < n {
+			ssq = 1 + ssq*(scale/n)*(scale/n)
+			scale = n
+		} else {
+			ssq += (n / scale) * (n / scale)
+		}
+	}
+	return scale * math.Sqrt(ssq)
+}
+
+// ClipGradNorm scales the gradients of params so that their global L2 norm
+// (GradNorm) is at most maxNorm, as torch.nn.utils.clip_grad_norm_, and
+// returns the norm before clipping. With n = GradNorm(params) it multiplies
+// every gradient by
+//
+//	c = maxNorm / (n + 1e-6)   when c < 1 (that is, n > maxNorm − 1e-6),
+//
+// and leaves the gradients alone otherwise. When n is NaN or infinite it
+// changes nothing and returns n with an error wrapping ErrNonFinite (torch's
+// error_if_nonfinite): a NaN is never silently spread into the parameters.
+// Parameters whose Grad is nil are skipped. It panics if maxNorm is negative
+// or NaN.
+func ClipGradNorm[T tensor.Float](params []*autograd.Param[T], maxNorm float64) (float64, error) {
+	if !(maxNorm >= 0) {
+		panic(fmt.Sprintf("optim: ClipGradNorm: max norm %v (want ≥ 0)", maxNorm))
+	}
+	n := GradNorm(params)
+	if math.IsNaN(n) || math.IsInf(n, 0) {
+		return n, fmt.Errorf("optim: ClipGradNorm: %w %v over %d parameters; gradients left unchanged", ErrNonFinite, n, len(params))
+	}
+	c := maxNorm / (n + 1e-6)
+	if c < 1 {
+		for _, p := range params {
+			if p.Grad != nil {
+				p.Grad.Scale(T(c), p.Grad)
+			}
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,51 @@
+// Package optim updates parameters from their gradients: the optimizers SGD
+// (momentum, dampening, Nesterov, weight decay), Adam, AdamW and RMSprop,
+// learning-rate schedules (StepLR, CosineLR), and clipping by global gradient
+// norm (ClipGradNorm).
+//
+// # Update rules
+//
+// Each optimizer applies exactly the update rule of its torch.optim
+// namesake with one parameter group (the formulas are on each type), so
+// that runs compare with PyTorch's. The arithmetic of one element is done in
+// float64 and the results (parameters, moment buffers) are stored in the
+// parameter's element type T.
+//
+// # The contract
+//
+// An optimizer holds the parameters it was given (the *autograd.Param
+// values, not copies) and state buffers of its own, allocated when it is
+// made. Step reads each parameter's Grad and updates its Value in place; a
+// parameter whose Grad is nil is skipped, as torch skips a parameter whose
+// .grad is None, and its step count does not advance. Step never zeroes the
+// gradients: call ZeroGrad (or autograd.ZeroGrads) before the next forward
+// pass. Step allocates nothing.
+//
+// Every parameter must have a non-empty name, unique among the optimizer's
+// parameters: state is saved under names derived from it (see below).
+//
+// # State and checkpoints
+//
+// StateDict returns the optimizer's state as named tensors and string
+// metadata, ready to be written by layers.SaveCheckpoint:
+//
+//	tensors  optim.<kind>.<buffer>.<param>   e.g. optim.adam.exp_avg.f.conv2.weight
+//	metadata optim.type = <kind>,  optim.<kind>.lr,  optim.<kind>.step.<param>
+//
+// plus the hyperparameters (optim.<kind>.beta1, ...) for whoever reads the
+// file. LoadStateDict restores buffers, step counts and the learning rate;
+// the other hyperparameters stay those the optimizer was made with. Every
+// tensor and metadata key of an optimizer's state starts with "optim.".
+//
+// # Errors and panics
+//
+// Misuse panics: invalid hyperparameters (a negative learning rate, a beta
+// outside [0, 1), Nesterov without momentum), duplicate or empty parameter
+// names, a gradient shaped unlike its parameter (a *tensor.ShapeError naming
+// both shapes). A state that does not fit the optimizer (another kind, a
+// missing or extra tensor, a wrong shape, a malformed step count) is a
+// returned error, as is a non-finite gradient norm in ClipGradNorm.
+//
+// Optimizers are not safe for concurrent use. Nothing in this package keeps
+// mutable package-level state.
+package optim
