@@ -13,7 +13,9 @@ import (
 // TestShapeErrors checks that ops refuse bad shapes when they are recorded,
 // with a *tensor.ShapeError naming the op and both shapes.
 func TestShapeErrors(t *testing.T) {
-	v := func(tp *ag.Tape[float32], shape ...int) ag.Var[float32] { return tp.Input(tensor.New[float32](shape...)) }
+	v := func(tp *ag.Tape[float32], shape ...int) ag.Var[float32] {
+		return tp.Input(tensor.New[float32](shape...))
+	}
 	cases := []struct {
 		op     string
 		shapes [][]int // both shapes must appear in the message
