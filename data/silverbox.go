@@ -52,7 +52,7 @@ func LoadSilverbox(path string, opts SilverboxOptions) (*Silverbox, error) {
 }
 
 // maxLine is the longest CSV line ReadSilverbox accepts.
-const maxLine = 1 << 16
+const maxLine = 1 << 12
 
 // ReadSilverbox reads a Silverbox recording in CSV form from r and applies
 // opts. The format is that of the published sb.csv: a header row naming the
@@ -199,5 +199,11 @@ func interpolate(xs []float64, t float64) float64 {
 	}
 	i := int(t)
 	f := t - float64(i)
-	return xs[i] + f*(xs[i+1]-xs[i])
+	a, b := xs[i], xs[i+1]
+	d := b - a
+	if math.IsInf(d, 0) { // a and b near the float64 range's ends
+		return (1-f)*a + f*b
+	}
+	// Clamp against rounding, so the result lies between the samples.
+	return min(max(a+f*d, min(a, b)), max(a, b))
 }

@@ -146,6 +146,10 @@ func TestSilverboxInterpolation(t *testing.T) {
 	if got := (&Silverbox{}).Input(0); !math.IsNaN(got) {
 		t.Errorf("empty Input(0) = %v, want NaN", got)
 	}
+	huge := &Silverbox{V1: []float64{math.MaxFloat64, -math.MaxFloat64}}
+	if got := huge.Input(0.5); got != 0 {
+		t.Errorf("Input(0.5) between -MaxFloat64 and MaxFloat64 = %v, want 0", got)
+	}
 	one := &Silverbox{V1: []float64{7}}
 	if got := one.Input(0.5); got != 7 {
 		t.Errorf("one sample: Input(0.5) = %v, want 7", got)
@@ -172,7 +176,7 @@ func TestReadSilverboxBad(t *testing.T) {
 		{"no header", "1,2,\n3,4,\n", []string{"data: sb.csv:1:", "header names columns"}},
 		{"header only", head, []string{"data: sb.csv:2:", "no data rows after the header"}},
 		{"empty file", "", []string{"data: sb.csv:1:", "empty file"}},
-		{"long line", head + strings.Repeat("1", maxLine+1) + ",2,\n", []string{"data: sb.csv:2:", "line longer than 65536 bytes"}},
+		{"long line", head + strings.Repeat("1", maxLine+1) + ",2,\n", []string{"data: sb.csv:2:", "line longer than 4096 bytes"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadSilverbox(strings.NewReader(tc.file), "sb.csv", SilverboxOptions{})
