@@ -77,7 +77,9 @@ func (d *Images) SplitAt(n int) (head, tail *Images) {
 // Shuffled returns a copy of the set with its images in an order drawn from
 // seed; the same seed gives the same order.
 func (d *Images) Shuffled(seed uint64) *Images {
-	perm := rand.New(rand.NewPCG(seed, 0)).Perm(d.Len())
+	// A stream of its own, so that a Loader seeded alike does not draw the
+	// same permutation.
+	perm := rand.New(rand.NewPCG(seed, shuffledStream)).Perm(d.Len())
 	out := d.like()
 	out.Pixels = make([]uint8, len(d.Pixels))
 	out.Labels = make([]int, d.Len())
@@ -150,6 +152,10 @@ func (d *Images) ChannelStats() (mean, std []float64) {
 	}
 	return mean, std
 }
+
+// shuffledStream is the PCG stream Shuffled draws from; Loader uses the
+// epoch number as the stream.
+const shuffledStream = 0x5348554646 // "SHUFF"
 
 // like returns an empty set with the receiver's image shape and classes.
 func (d *Images) like() *Images {
