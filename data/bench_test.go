@@ -66,4 +66,3 @@ func BenchmarkReadIDX(b *testing.B) {
 		})
 	}
 }
-

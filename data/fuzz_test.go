@@ -13,7 +13,7 @@ import (
 // position, or succeeds with consistent results, which for plain (not gzip)
 // input must re-encode to exactly the bytes read.
 
-func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
+func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == gzipID1 && b[1] == gzipID2 }
 
 // checkFuzzErr fails unless err is a *FormatError naming file and a position.
 func checkFuzzErr(t *testing.T, err error, file string) {

@@ -3,14 +3,13 @@ package data
 import (
 	"bytes"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // silverboxPath is the real recording, in the shared folder checked out
 // beside the repository.
-var silverboxPath = filepath.Join("..", "..", "shared", "data", "silverbox", "sb.csv")
+const silverboxPath = "../../shared/data/silverbox/sb.csv"
 
 func TestSilverboxReal(t *testing.T) {
 	requireData(t, silverboxPath)

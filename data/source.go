@@ -10,8 +10,8 @@ import (
 	"slices"
 )
 
-// gzipMagic is the first two bytes of every gzip stream (RFC 1952).
-var gzipMagic = [2]byte{0x1f, 0x8b}
+// The first two bytes of every gzip stream (RFC 1952).
+const gzipID1, gzipID2 = 0x1f, 0x8b
 
 // source is the decompressed byte stream of one named input. It keeps the
 // offset of the next byte so that errors can say where they happened.
@@ -31,7 +31,7 @@ func newSource(r io.Reader, name string) (*source, error) {
 		return nil, &FormatError{File: name, Offset: 0, Msg: "read error", Err: err}
 	}
 	s := &source{name: name, r: br}
-	if len(head) == 2 && head[0] == gzipMagic[0] && head[1] == gzipMagic[1] {
+	if len(head) == 2 && head[0] == gzipID1 && head[1] == gzipID2 {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, &FormatError{File: name, Offset: 0, Msg: "bad gzip header", Err: err}
