@@ -131,6 +131,8 @@ type entry[T tensor.Float] struct {
 	param    *Param[T] // set for a leaf made by Tape.Param
 	requires bool      // whether a gradient flows to this slot
 	idx      int32     // the slot's index
+	cls      int32     // the arena size class of value, −1 if unknown
+	gcls     int32     // the arena size class of grad, −1 if unknown
 
 	op     string
 	rule   rule[T]           // nil for leaves and unrecorded results
@@ -272,6 +274,7 @@ func (t *Tape[T]) newEntry(op string) *entry[T] {
 	}
 	e := &t.chunks[c][t.n%chunkSize]
 	e.idx = int32(t.n)
+	e.cls, e.gcls = -1, -1
 	e.op = op
 	t.n++
 	return e
@@ -411,6 +414,9 @@ func useOpt[T tensor.Float](op string, t *Tape[T], x Var[T]) *entry[T] {
 func (t *Tape[T]) record(op string, value *tensor.Tensor[T], r rule[T], a, b, c *entry[T]) *entry[T] {
 	e := t.newEntry(op)
 	e.value = value
+	if value == t.arena.lastT {
+		e.cls = int32(t.arena.lastC)
+	}
 	if t.noGrad || !(needs(a) || needs(b) || needs(c)) {
 		return e
 	}
@@ -434,8 +440,9 @@ func (t *Tape[T]) gradDst(v *entry[T]) (g *tensor.Tensor[T], acc bool) {
 	if v.grad != nil {
 		return v.grad, true
 	}
-	v.grad = t.arena.like(v.value)
-	return v.grad, false
+	g, c := t.arena.likeClass(v.value, int(v.cls))
+	v.grad, v.gcls = g, int32(c)
+	return g, false
 }
 
 // accumulate adds g to the gradient of input i (slot v) of e. It is the one
@@ -539,10 +546,10 @@ func (t *Tape[T]) backward(out *entry[T], g *tensor.Tensor[T]) {
 		if e.rule != nil && e.grad != nil {
 			e.rule.backward(t, e)
 			// Nothing reads this gradient again: recycle it.
-			t.arena.put(e.grad)
+			t.arena.put(e.grad, int(e.gcls))
 			e.grad = nil
 			if e.aux != nil {
-				t.arena.put(e.aux)
+				t.arena.put(e.aux, -1)
 			}
 		}
 		e.clearGraph()
