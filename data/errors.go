@@ -6,10 +6,10 @@ import (
 )
 
 // FormatError reports a malformed data file: which file, where in it, and
-// what is wrong. Readers return it (possibly wrapped) for every problem found
-// in a file's contents; errors opening or reading a file that are not about
-// its contents (a missing file, a permission error) are returned as the
-// underlying *fs.PathError instead.
+// what is wrong. Readers return it for every problem found in a file's
+// contents, and for a read that fails midway (wrapping the read error). An
+// error opening a file (missing, no permission) is not a FormatError: it
+// wraps the *fs.PathError.
 //
 // A binary position is a byte offset from the start of the file, counted in
 // the decompressed data when the file is gzip-compressed (Gzip is then true).
