@@ -466,6 +466,26 @@ func (t *Tape[T]) accumulate(e *entry[T], i int, v *entry[T], g *tensor.Tensor[T
 	}
 }
 
+// checkGrads panics unless every gradient the rule of e left for its
+// inputs is shaped like that input. With accumulate (for gradients that
+// rules return) it is the one place that checks what backward rules produce.
+func (t *Tape[T]) checkGrads(e *entry[T]) {
+	for i, v := range e.in {
+		if v != nil && v.grad != nil && !v.grad.SameShape(v.value) {
+			t.badGrad(e, i, v)
+		}
+	}
+	for i, v := range e.ins {
+		if v.grad != nil && !v.grad.SameShape(v.value) {
+			t.badGrad(e, i, v)
+		}
+	}
+}
+
+func (t *Tape[T]) badGrad(e *entry[T], i int, v *entry[T]) {
+	panic(&tensor.ShapeError{Op: "autograd." + e.op, Msg: fmt.Sprintf("backward left a gradient of shape %v for input %d of shape %v", v.grad.Shape(), i, v.value.Shape())})
+}
+
 // Backward computes the gradient of the scalar loss with respect to every
 // Param and Input it depends on: it adds ∂loss/∂p into p.Grad for each
 // parameter p (accumulating with what is there) and sets Input leaves'
@@ -545,6 +565,7 @@ func (t *Tape[T]) backward(out *entry[T], g *tensor.Tensor[T]) {
 		e := t.entryAt(i)
 		if e.rule != nil && e.grad != nil {
 			e.rule.backward(t, e)
+			t.checkGrads(e)
 			// Nothing reads this gradient again: recycle it.
 			t.arena.put(e.grad, int(e.gcls))
 			e.grad = nil
