@@ -63,13 +63,13 @@ func mustBias[T tensor.Float](op string, x, b *entry[T], c int) {
 //	z[n, c, ...] = x[n, c, ...] + b[c]
 //
 // Backward: ∂L/∂x += g, ∂L/∂b[c] += Σ_{n,...} g[n, c, ...].
-func AddBias[T tensor.Float](xv, bv Var[T]) Var[T] {
-	t, x, b := use2("AddBias", xv, bv)
-	if x.value.Rank() < 2 || b.value.Rank() != 1 || b.value.Len() != x.value.Dim(1) {
-		panic(&tensor.ShapeError{Op: "autograd.AddBias", Msg: fmt.Sprintf("bias of shape %v does not fit shape %v (want x [B, C, ...] and bias [C])", b.value.Shape(), x.value.Shape())})
+func AddBias[T tensor.Float](x, b Var[T]) Var[T] {
+	t, xe, be := use2("AddBias", x, b)
+	if xe.value.Rank() < 2 || be.value.Rank() != 1 || be.value.Len() != xe.value.Dim(1) {
+		panic(&tensor.ShapeError{Op: "autograd.AddBias", Msg: fmt.Sprintf("bias of shape %v does not fit shape %v (want x [B, C, ...] and bias [C])", be.value.Shape(), xe.value.Shape())})
 	}
-	z := t.arena.like(x.value).AddBias(x.value, b.value)
-	return t.varOf(t.record("AddBias", z, addBiasRule[T]{}, x, b, nil))
+	z := t.arena.like(xe.value).AddBias(xe.value, be.value)
+	return t.varOf(t.record("AddBias", z, addBiasRule[T]{}, xe, be, nil))
 }
 
 type addBiasRule[T tensor.Float] struct{}
@@ -84,15 +84,15 @@ func (addBiasRule[T]) backward(t *Tape[T], e *entry[T]) {
 // MatMul returns the matrix product z = a·b of a [M, K] and b [K, N].
 //
 // Backward, as two GEMMs: ∂L/∂a += g·bᵀ, ∂L/∂b += aᵀ·g.
-func MatMul[T tensor.Float](x, y Var[T]) Var[T] {
-	t, a, b := use2("MatMul", x, y)
-	av, bv := a.value, b.value
+func MatMul[T tensor.Float](a, b Var[T]) Var[T] {
+	t, ae, be := use2("MatMul", a, b)
+	av, bv := ae.value, be.value
 	if av.Rank() != 2 || bv.Rank() != 2 || av.Dim(1) != bv.Dim(0) {
 		panic(&tensor.ShapeError{Op: "autograd.MatMul", Msg: fmt.Sprintf("shapes %v and %v do not multiply (want [M, K] and [K, N])", av.Shape(), bv.Shape())})
 	}
 	z := t.arena.get(av.Dim(0), bv.Dim(1))
 	gemmInto(t.eng, z, false, av, false, bv, false)
-	return t.varOf(t.record("MatMul", z, matMulRule[T]{}, a, b, nil))
+	return t.varOf(t.record("MatMul", z, matMulRule[T]{}, ae, be, nil))
 }
 
 type matMulRule[T tensor.Float] struct{}
@@ -113,24 +113,24 @@ func (matMulRule[T]) backward(t *Tape[T], e *entry[T]) {
 //	z[n, o] = Σ_i x[n, i]·w[o, i] + b[o]
 //
 // Backward, as GEMMs: ∂L/∂x += g·w, ∂L/∂w += gᵀ·x, ∂L/∂b[o] += Σ_n g[n, o].
-func Linear[T tensor.Float](xv, wv, bv Var[T]) Var[T] {
-	t, x, w := use2("Linear", xv, wv)
-	b := useOpt("Linear", t, bv)
-	xt, wt := x.value, w.value
+func Linear[T tensor.Float](x, w, b Var[T]) Var[T] {
+	t, xe, we := use2("Linear", x, w)
+	be := useOpt("Linear", t, b)
+	xt, wt := xe.value, we.value
 	if xt.Rank() != 2 || wt.Rank() != 2 || xt.Dim(1) != wt.Dim(1) {
 		panic(&tensor.ShapeError{Op: "autograd.Linear", Msg: fmt.Sprintf("input of shape %v does not fit weight of shape %v (want x [B, In] and w [Out, In])", xt.Shape(), wt.Shape())})
 	}
 	out := wt.Dim(0)
 	z := t.arena.get(xt.Dim(0), out)
-	if b != nil {
-		mustBias("Linear", w, b, out)
-		zd, bd := z.Data(), b.value.Data()
+	if be != nil {
+		mustBias("Linear", we, be, out)
+		zd, bd := z.Data(), be.value.Data()
 		for r := 0; r < xt.Dim(0); r++ {
 			copy(zd[r*out:(r+1)*out], bd)
 		}
 	}
-	gemmInto(t.eng, z, b != nil, xt, false, wt, true)
-	return t.varOf(t.record("Linear", z, linearRule[T]{}, x, w, b))
+	gemmInto(t.eng, z, be != nil, xt, false, wt, true)
+	return t.varOf(t.record("Linear", z, linearRule[T]{}, xe, we, be))
 }
 
 type linearRule[T tensor.Float] struct{}
@@ -158,10 +158,10 @@ func (linearRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x and ∂L/∂w by the engine's Conv2DBackwardData and
 // Conv2DBackwardFilter (accumulating), ∂L/∂b[o] += Σ_{n,i,j} g[n, o, i, j].
-func Conv2D[T tensor.Float](xv, wv, bv Var[T], p tensor.ConvParams) Var[T] {
-	t, x, w := use2("Conv2D", xv, wv)
-	b := useOpt("Conv2D", t, bv)
-	xt, wt := x.value, w.value
+func Conv2D[T tensor.Float](x, w, b Var[T], p tensor.ConvParams) Var[T] {
+	t, xe, we := use2("Conv2D", x, w)
+	be := useOpt("Conv2D", t, b)
+	xt, wt := xe.value, we.value
 	if xt.Rank() != 4 || wt.Rank() != 4 || xt.Dim(1) != wt.Dim(1) || p.Stride < 0 || p.Pad < 0 {
 		panic(&tensor.ShapeError{Op: "autograd.Conv2D", Msg: fmt.Sprintf("input of shape %v does not fit filter of shape %v (want x [B, C, H, W] and w [Co, C, KH, KW])", xt.Shape(), wt.Shape())})
 	}
@@ -169,15 +169,15 @@ func Conv2D[T tensor.Float](xv, wv, bv Var[T], p tensor.ConvParams) Var[T] {
 	if oh == 0 || ow == 0 {
 		panic(&tensor.ShapeError{Op: "autograd.Conv2D", Msg: fmt.Sprintf("filter of shape %v does not fit input of shape %v with stride %d and padding %d", wt.Shape(), xt.Shape(), p.Stride, p.Pad)})
 	}
-	if b != nil {
-		mustBias("Conv2D", w, b, wt.Dim(0))
+	if be != nil {
+		mustBias("Conv2D", we, be, wt.Dim(0))
 	}
 	z := t.arena.get(xt.Dim(0), wt.Dim(0), oh, ow)
 	t.eng.Conv2D(z, xt, wt, p)
-	if b != nil {
-		z.AddBias(z, b.value)
+	if be != nil {
+		z.AddBias(z, be.value)
 	}
-	e := t.record("Conv2D", z, conv2DRule[T]{}, x, w, b)
+	e := t.record("Conv2D", z, conv2DRule[T]{}, xe, we, be)
 	e.n[0], e.n[1] = p.Stride, p.Pad
 	return t.varOf(e)
 }

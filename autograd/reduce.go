@@ -18,9 +18,9 @@ func (t *Tape[T]) scalarOut(s float64) *tensor.Tensor[T] {
 // in float64.
 //
 // Backward: ∂L/∂x += g (the scalar g broadcast).
-func Sum[T tensor.Float](xv Var[T]) Var[T] {
-	t, x := use1("Sum", xv)
-	e := t.record("Sum", t.scalarOut(sumProd(x.value, nil)), sumRule[T]{}, x, nil, nil)
+func Sum[T tensor.Float](x Var[T]) Var[T] {
+	t, xe := use1("Sum", x)
+	e := t.record("Sum", t.scalarOut(sumProd(xe.value, nil)), sumRule[T]{}, xe, nil, nil)
 	e.f[0] = 1
 	return t.varOf(e)
 }
@@ -28,10 +28,10 @@ func Sum[T tensor.Float](xv Var[T]) Var[T] {
 // Mean returns the mean of all elements of x, a scalar (rank 0).
 //
 // Backward: ∂L/∂x += g / n for x of n elements.
-func Mean[T tensor.Float](xv Var[T]) Var[T] {
-	t, x := use1("Mean", xv)
-	n := float64(x.value.Len())
-	e := t.record("Mean", t.scalarOut(sumProd(x.value, nil)/n), sumRule[T]{}, x, nil, nil)
+func Mean[T tensor.Float](x Var[T]) Var[T] {
+	t, xe := use1("Mean", x)
+	n := float64(xe.value.Len())
+	e := t.record("Mean", t.scalarOut(sumProd(xe.value, nil)/n), sumRule[T]{}, xe, nil, nil)
 	e.f[0] = T(1 / n)
 	return t.varOf(e)
 }
@@ -60,9 +60,9 @@ func (sumRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂z[n,k] += g·(softmax(z)[n,k] − [k = labels[n]]) / B.
 // labels is read during the call only.
-func SoftmaxCrossEntropy[T tensor.Float](lv Var[T], labels []int) Var[T] {
-	t, logits := use1("SoftmaxCrossEntropy", lv)
-	z := logits.value
+func SoftmaxCrossEntropy[T tensor.Float](logits Var[T], labels []int) Var[T] {
+	t, le := use1("SoftmaxCrossEntropy", logits)
+	z := le.value
 	if z.Rank() != 2 || z.Dim(0) != len(labels) {
 		panic(&tensor.ShapeError{Op: "autograd.SoftmaxCrossEntropy", Msg: fmt.Sprintf("logits of shape %v do not fit labels of shape [%d] (want [B, K] and B labels)", z.Shape(), len(labels))})
 	}
@@ -73,7 +73,7 @@ func SoftmaxCrossEntropy[T tensor.Float](lv Var[T], labels []int) Var[T] {
 		}
 	}
 	var d []T // (softmax − onehot)/B, saved for backward
-	recording := !t.noGrad && logits.requires
+	recording := !t.noGrad && le.requires
 	var aux *tensor.Tensor[T]
 	if recording {
 		aux = t.arena.like(z)
@@ -104,7 +104,7 @@ func SoftmaxCrossEntropy[T tensor.Float](lv Var[T], labels []int) Var[T] {
 	if b > 0 {
 		loss /= float64(b)
 	}
-	e := t.record("SoftmaxCrossEntropy", t.scalarOut(loss), softmaxCERule[T]{}, logits, nil, nil)
+	e := t.record("SoftmaxCrossEntropy", t.scalarOut(loss), softmaxCERule[T]{}, le, nil, nil)
 	e.aux = aux
 	return t.varOf(e)
 }
@@ -121,17 +121,17 @@ func (softmaxCERule[T]) backward(t *Tape[T], e *entry[T]) {
 //	L = (1/n) Σ_i (x[i] − y[i])²
 //
 // Backward: ∂L/∂x += 2g(x − y)/n, ∂L/∂y −= 2g(x − y)/n.
-func MSE[T tensor.Float](xv, yv Var[T]) Var[T] {
-	t, x, y := use2("MSE", xv, yv)
-	mustSameShape("MSE", x, y)
-	xd, yd := x.value.Data(), y.value.Data()
+func MSE[T tensor.Float](x, y Var[T]) Var[T] {
+	t, xe, ye := use2("MSE", x, y)
+	mustSameShape("MSE", xe, ye)
+	xd, yd := xe.value.Data(), ye.value.Data()
 	var s float64
 	for i, v := range xd {
 		d := float64(v) - float64(yd[i])
 		s += d * d
 	}
 	n := float64(len(xd))
-	return t.varOf(t.record("MSE", t.scalarOut(s/n), mseRule[T]{}, x, y, nil))
+	return t.varOf(t.record("MSE", t.scalarOut(s/n), mseRule[T]{}, xe, ye, nil))
 }
 
 type mseRule[T tensor.Float] struct{}

@@ -11,10 +11,10 @@ import (
 // storage.
 //
 // Backward: ∂L/∂x += g viewed with x's shape.
-func Reshape[T tensor.Float](xv Var[T], shape ...int) Var[T] {
-	t, x := use1("Reshape", xv)
-	z := x.value.Reshape(shape...)
-	return t.varOf(t.record("Reshape", z, reshapeRule[T]{}, x, nil, nil))
+func Reshape[T tensor.Float](x Var[T], shape ...int) Var[T] {
+	t, xe := use1("Reshape", x)
+	z := xe.value.Reshape(shape...)
+	return t.varOf(t.record("Reshape", z, reshapeRule[T]{}, xe, nil, nil))
 }
 
 type reshapeRule[T tensor.Float] struct{}
@@ -24,17 +24,17 @@ func (reshapeRule[T]) backward(t *Tape[T], e *entry[T]) { t.addScaledGrad(e.in[0
 // Flatten returns x [B, d1, d2, ...] viewed as [B, d1·d2·…], sharing storage.
 //
 // Backward: ∂L/∂x += g viewed with x's shape.
-func Flatten[T tensor.Float](xv Var[T]) Var[T] {
-	x := xv.use("Flatten").value
-	if x.Rank() < 1 {
-		panic(&tensor.ShapeError{Op: "autograd.Flatten", Msg: fmt.Sprintf("shape %v has no batch axis", x.Shape())})
+func Flatten[T tensor.Float](x Var[T]) Var[T] {
+	xt := x.use("Flatten").value
+	if xt.Rank() < 1 {
+		panic(&tensor.ShapeError{Op: "autograd.Flatten", Msg: fmt.Sprintf("shape %v has no batch axis", xt.Shape())})
 	}
-	b := x.Dim(0)
+	b := xt.Dim(0)
 	rest := 0
 	if b > 0 {
-		rest = x.Len() / b
+		rest = xt.Len() / b
 	}
-	return Reshape(xv, b, rest)
+	return Reshape(x, b, rest)
 }
 
 // axisSplit returns the sizes (outer, inner) around axis of x's shape, and
@@ -152,27 +152,27 @@ func (concatRule[T]) backward(t *Tape[T], e *entry[T]) {
 // start, as a new tensor.
 //
 // Backward: ∂L/∂x += g placed at that slab (zero elsewhere).
-func Narrow[T tensor.Float](xv Var[T], axis, start, length int) Var[T] {
-	t, x := use1("Narrow", xv)
-	outer, inner, ax := axisSplit("Narrow", x.value, axis)
-	n := x.value.Dim(ax)
+func Narrow[T tensor.Float](x Var[T], axis, start, length int) Var[T] {
+	t, xe := use1("Narrow", x)
+	outer, inner, ax := axisSplit("Narrow", xe.value, axis)
+	n := xe.value.Dim(ax)
 	if start < 0 || length < 0 || start+length > n {
-		panic(&tensor.ShapeError{Op: "autograd.Narrow", Msg: fmt.Sprintf("range [%d:%d] out of bounds along axis %d of shape %v", start, start+length, ax, x.value.Shape())})
+		panic(&tensor.ShapeError{Op: "autograd.Narrow", Msg: fmt.Sprintf("range [%d:%d] out of bounds along axis %d of shape %v", start, start+length, ax, xe.value.Shape())})
 	}
-	r := x.value.Rank()
+	r := xe.value.Rank()
 	var buf [maxPooledRank]int
 	dims := buf[:0]
 	for i := 0; i < r; i++ {
-		dims = append(dims, x.value.Dim(i))
+		dims = append(dims, xe.value.Dim(i))
 	}
 	dims[ax] = length
 	z := t.arena.get(dims...)
-	zd, xd := z.Data(), x.value.Data()
+	zd, xd := z.Data(), xe.value.Data()
 	m := length * inner
 	for o := 0; o < outer; o++ {
 		copy(zd[o*m:(o+1)*m], xd[(o*n+start)*inner:(o*n+start)*inner+m])
 	}
-	e := t.record("Narrow", z, narrowRule[T]{}, x, nil, nil)
+	e := t.record("Narrow", z, narrowRule[T]{}, xe, nil, nil)
 	e.n[0], e.n[1] = ax, start
 	return t.varOf(e)
 }
@@ -203,20 +203,20 @@ func (narrowRule[T]) backward(t *Tape[T], e *entry[T]) {
 // Split returns consecutive slabs of x along axis with the given sizes, which
 // must add up to x's size along axis (the inverse of Concat). Each piece is a
 // Narrow of x.
-func Split[T tensor.Float](xv Var[T], axis int, sizes ...int) []Var[T] {
-	x := xv.use("Split")
-	_, _, ax := axisSplit("Split", x.value, axis)
+func Split[T tensor.Float](x Var[T], axis int, sizes ...int) []Var[T] {
+	xe := x.use("Split")
+	_, _, ax := axisSplit("Split", xe.value, axis)
 	total := 0
 	for _, s := range sizes {
 		total += s
 	}
-	if total != x.value.Dim(ax) {
-		panic(&tensor.ShapeError{Op: "autograd.Split", Msg: fmt.Sprintf("sizes %v add up to %d, shape %v has %d along axis %d", sizes, total, x.value.Shape(), x.value.Dim(ax), ax)})
+	if total != xe.value.Dim(ax) {
+		panic(&tensor.ShapeError{Op: "autograd.Split", Msg: fmt.Sprintf("sizes %v add up to %d, shape %v has %d along axis %d", sizes, total, xe.value.Shape(), xe.value.Dim(ax), ax)})
 	}
 	out := make([]Var[T], len(sizes))
 	at := 0
 	for i, s := range sizes {
-		out[i] = Narrow(xv, ax, at, s)
+		out[i] = Narrow(x, ax, at, s)
 		at += s
 	}
 	return out
@@ -229,9 +229,9 @@ func Split[T tensor.Float](xv Var[T], axis int, sizes ...int) []Var[T] {
 //	z[n, c, ...] = x[n, c, ...] for c < C,  z[n, C, ...] = tv
 //
 // Backward: ∂L/∂x += g without its last channel.
-func ConcatTime[T tensor.Float](xv Var[T], tv T) Var[T] {
-	t, x := use1("ConcatTime", xv)
-	xt := x.value
+func ConcatTime[T tensor.Float](x Var[T], tv T) Var[T] {
+	t, xe := use1("ConcatTime", x)
+	xt := xe.value
 	r := xt.Rank()
 	if r < 2 {
 		panic(&tensor.ShapeError{Op: "autograd.ConcatTime", Msg: fmt.Sprintf("shape %v has no channel axis (want [B, C, ...])", xt.Shape())})
@@ -256,7 +256,7 @@ func ConcatTime[T tensor.Float](xv Var[T], tv T) Var[T] {
 			tc[i] = tv
 		}
 	}
-	e := t.record("ConcatTime", z, concatTimeRule[T]{}, x, nil, nil)
+	e := t.record("ConcatTime", z, concatTimeRule[T]{}, xe, nil, nil)
 	e.f[0] = tv
 	return t.varOf(e)
 }

@@ -19,7 +19,8 @@ func usage(format string, args ...any) *usageError {
 // Param is a trainable tensor with a name and a gradient accumulator. It
 // outlives tapes: each forward pass uses it through Tape.Param, and each
 // Backward adds its contribution to Grad. Nothing in this package zeroes
-// Grad except ZeroGrad and ZeroGrads.
+// Grad except ZeroGrad and ZeroGrads. Backward passes on different
+// goroutines must not accumulate into the same Param at the same time.
 type Param[T tensor.Float] struct {
 	Name  string            // names the parameter in messages and reports
 	Value *tensor.Tensor[T] // the parameter's value, read by the forward pass
@@ -229,7 +230,7 @@ func (t *Tape[T]) Reset() {
 	for i := 0; i < t.n; i++ {
 		e := &t.chunks[i/chunkSize][i%chunkSize]
 		ins := e.ins[:0]
-		clear(e.ins)
+		clear(e.ins[:cap(e.ins)])
 		*e = entry[T]{ins: ins}
 	}
 	t.n, t.ops, t.spent = 0, 0, false
