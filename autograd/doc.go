@@ -14,18 +14,29 @@
 //	tp.Input(x)  // a leaf whose gradient Backward computes (v.Grad())
 //	tp.Param(p)  // a parameter: Backward adds into p.Grad
 //
-// Ops are functions of Vars: z := autograd.ReLU(autograd.Linear(x, w, b)).
-// A Param (name, value, gradient) outlives tapes; a tape lives for one
-// forward and backward pass and may then be Reset to record the next pass
-// with the same buffers, so that a training loop allocates nothing in steady
-// state.
+// A Var is a small handle (tape, slot, pass number) passed by value; the
+// zero Var stands for an absent optional operand, such as a bias. Ops are
+// functions of Vars: z := autograd.ReLU(autograd.Linear(x, w, b)). A Param
+// (name, value, gradient) outlives tapes; a tape lives for one forward and
+// backward pass and may then be Reset to record the next pass with the same
+// buffers, so that a training loop allocates nothing in steady state.
+//
+// A training step on a reused tape:
+//
+//	tp := autograd.NewTape(tensor.EngineFor[float32](tensor.Default()))
+//	for each batch {
+//		tp.Reset()
+//		loss := autograd.SoftmaxCrossEntropy(model.Forward(tp, tp.Const(x)), labels)
+//		tp.Backward(loss) // adds into every Param.Grad the loss depends on
+//		optimizer step, then autograd.ZeroGrads(params)
+//	}
 //
 // # Ownership
 //
 // Leaf values are the caller's tensors, referenced, never copied: do not
 // modify them between the forward pass and Backward. The values (and
 // gradients) of op results belong to the tape and stay valid until its next
-// Reset or Release; after that, using an old Var in an op panics. Backward
+// Reset or Release; after that, any use of an old Var panics. Backward
 // releases the recorded graph (inputs, saved tensors, custom closures) as it
 // walks it, and recycles the gradients of op results once they have been
 // consumed, so only leaves keep a gradient afterwards.

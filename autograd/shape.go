@@ -102,7 +102,7 @@ func Concat[T tensor.Float](axis int, xs ...Var[T]) Var[T] {
 		at += m
 	}
 	e := t.newEntry("Concat")
-	e.value = z
+	t.setValue(e, z)
 	e.n[0] = ax
 	if t.noGrad {
 		return t.varOf(e)

@@ -414,10 +414,7 @@ func useOpt[T tensor.Float](op string, t *Tape[T], x Var[T]) *entry[T] {
 // gradient, the rule and inputs for backward.
 func (t *Tape[T]) record(op string, value *tensor.Tensor[T], r rule[T], a, b, c *entry[T]) *entry[T] {
 	e := t.newEntry(op)
-	e.value = value
-	if value == t.arena.lastT {
-		e.cls = int32(t.arena.lastC)
-	}
+	t.setValue(e, value)
 	if t.noGrad || !(needs(a) || needs(b) || needs(c)) {
 		return e
 	}
@@ -426,6 +423,15 @@ func (t *Tape[T]) record(op string, value *tensor.Tensor[T], r rule[T], a, b, c 
 	e.in = [3]*entry[T]{a, b, c}
 	t.ops++
 	return e
+}
+
+// setValue sets the value of slot e, noting its arena size class when the
+// value is the tensor the arena handed out last.
+func (t *Tape[T]) setValue(e *entry[T], value *tensor.Tensor[T]) {
+	e.value = value
+	if value == t.arena.lastT {
+		e.cls = int32(t.arena.lastC)
+	}
 }
 
 func needs[T tensor.Float](e *entry[T]) bool { return e != nil && e.requires }
