@@ -290,3 +290,43 @@ func TestSteadyStateAllocs(t *testing.T) {
 		t.Fatalf("a training step on a reused tape allocates %v times", n)
 	}
 }
+
+// TestReuseAcrossShapes runs passes of different batch sizes on one tape
+// (and after Release) and compares them with fresh tapes.
+func TestReuseAcrossShapes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	m := newMLP[float64](rng, 3, 5, 2)
+	tp := ag.NewTape(eng64())
+	for k, batch := range []int{4, 3, 4, 1, 4} {
+		x := tensor.RandN[float64](rng, 0, 1, batch, 3)
+		grads := func(tp *ag.Tape[float64]) ([]*tensor.Tensor[float64], float64) {
+			ag.ZeroGrads(m.params())
+			xv := tp.Input(x)
+			h := m.forward(tp, xv)
+			loss := ag.Mean(ag.Square(h))
+			tp.Backward(loss)
+			if h.Grad() != nil {
+				t.Fatal("an op result kept its gradient after Backward")
+			}
+			gs := []*tensor.Tensor[float64]{xv.Grad().Clone()}
+			for _, p := range m.params() {
+				gs = append(gs, p.Grad.Clone())
+			}
+			return gs, loss.Item()
+		}
+		if k == 3 {
+			tp.Release()
+		}
+		tp.Reset()
+		got, lg := grads(tp)
+		want, lw := grads(ag.NewTape(eng64()))
+		if lg != lw {
+			t.Fatalf("batch %d: loss %v on a reused tape, %v on a fresh one", batch, lg, lw)
+		}
+		for i := range got {
+			if d, _ := maxAbsDiff(got[i], want[i]); d != 0 {
+				t.Fatalf("batch %d: gradient %d differs by %v on a reused tape", batch, i, d)
+			}
+		}
+	}
+}
