@@ -1,0 +1,658 @@
+package layers
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// The safetensors format (https://github.com/huggingface/safetensors), as
+// read and written here:
+//
+//	bytes [0, 8)        N, the header length, a little-endian uint64
+//	bytes [8, 8+N)      the header: a UTF-8 JSON object, starting with '{',
+//	                    possibly followed by whitespace (padding)
+//	bytes [8+N, end)    the data buffer
+//
+// The header maps each tensor name to
+//
+//	{"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}
+//
+// with the offsets counted from the start of the data buffer, and may hold
+// "__metadata__": {string: string}. The tensors' byte ranges, taken in order
+// of offset, tile the data buffer exactly: no gap, no overlap, nothing after
+// the last. Elements are little-endian, row-major.
+
+// Tensor element types of the safetensors format.
+const (
+	F32 = "F32" // IEEE 754 binary32
+	F64 = "F64" // IEEE 754 binary64
+)
+
+// metadataKey is the header key of the string-to-string metadata.
+const metadataKey = "__metadata__"
+
+// dtypeSize returns the size in bytes of an element of the safetensors dtype
+// dt, or 0 if dt is not one of the format's dtypes.
+func dtypeSize(dt string) int {
+	switch dt {
+	case "BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3":
+		return 1
+	case "I16", "U16", "F16", "BF16":
+		return 2
+	case "I32", "U32", F32:
+		return 4
+	case "I64", "U64", F64:
+		return 8
+	}
+	return 0
+}
+
+// DTypeOf returns the safetensors dtype of T: "F32" for float32, "F64" for
+// float64.
+func DTypeOf[T tensor.Float]() string {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return F32
+	}
+	return F64
+}
+
+// FileError reports a safetensors file that cannot be read or written, or
+// whose contents are malformed or do not fit what is loaded into: the file,
+// the tensor concerned (if one is) and what is wrong.
+type FileError struct {
+	File   string // the file's path (or the name given to ParseSafetensors)
+	Tensor string // the tensor concerned, or ""
+	Msg    string // what is wrong
+	Err    error  // the underlying error, if any (an *fs.PathError, an optimizer's error)
+}
+
+// Error formats the error as `layers: FILE: tensor "NAME": MSG: ERR`.
+func (e *FileError) Error() string {
+	s := "layers: " + e.File + ": "
+	if e.Tensor != "" {
+		s += "tensor " + strconv.Quote(e.Tensor) + ": "
+	}
+	s += e.Msg
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the underlying error, if any.
+func (e *FileError) Unwrap() error { return e.Err }
+
+// RawTensor is one tensor of a safetensors file, not decoded: any of the
+// format's dtypes.
+type RawTensor struct {
+	Name  string
+	DType string // "F32", "F64", or another safetensors dtype ("F16", "BF16", "I64", ...)
+	Shape []int
+	Data  []byte // the elements, little-endian, row-major: Numel()·(element size) bytes
+}
+
+// Numel returns the number of elements, the product of the shape.
+func (r RawTensor) Numel() int {
+	n := 1
+	for _, d := range r.Shape {
+		n *= d
+	}
+	return n
+}
+
+// Safetensors is the contents of a safetensors file: its tensors, in the
+// order of their data, and its metadata.
+type Safetensors struct {
+	Metadata map[string]string // the header's "__metadata__" (nil when absent)
+	Tensors  []RawTensor
+}
+
+// Tensor returns the tensor called name and whether there is one.
+func (s *Safetensors) Tensor(name string) (RawTensor, bool) {
+	for _, t := range s.Tensors {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return RawTensor{}, false
+}
+
+// RawFromTensor encodes t as a safetensors tensor called name (of dtype
+// DTypeOf[T]), copying its elements.
+func RawFromTensor[T tensor.Float](name string, t *tensor.Tensor[T]) RawTensor {
+	src := t.Data()
+	var b []byte
+	switch s := any(src).(type) {
+	case []float32:
+		b = make([]byte, 4*len(s))
+		for i, v := range s {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+		}
+	case []float64:
+		b = make([]byte, 8*len(s))
+		for i, v := range s {
+			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
+		}
+	}
+	return RawTensor{Name: name, DType: DTypeOf[T](), Shape: t.Shape(), Data: b}
+}
+
+// TensorFromRaw decodes r into a new tensor of element type T. It returns an
+// error if r's dtype is not DTypeOf[T] (no conversion is done) or its data
+// does not fill its shape.
+func TensorFromRaw[T tensor.Float](r RawTensor) (*tensor.Tensor[T], error) {
+	if err := checkRaw[T](r); err != nil {
+		return nil, err
+	}
+	for _, d := range r.Shape {
+		if d < 0 {
+			return nil, fmt.Errorf("negative dimension in shape %v", r.Shape)
+		}
+	}
+	t := tensor.New[T](r.Shape...)
+	decodeInto(t.Data(), r.Data)
+	return t, nil
+}
+
+// checkRaw reports whether r holds elements of type T that fill its shape.
+func checkRaw[T tensor.Float](r RawTensor) error {
+	if want := DTypeOf[T](); r.DType != want {
+		return fmt.Errorf("dtype %s, want %s", r.DType, want)
+	}
+	if n := len(r.Data); n != r.Numel()*dtypeSize(r.DType) {
+		return fmt.Errorf("%d bytes of data for shape %v of %s", n, r.Shape, r.DType)
+	}
+	return nil
+}
+
+// decodeInto decodes the little-endian elements of b into dst (len(b) is
+// len(dst) times the element size).
+func decodeInto[T tensor.Float](dst []T, b []byte) {
+	switch d := any(dst).(type) {
+	case []float32:
+		for i := range d {
+			d[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+	case []float64:
+		for i := range d {
+			d[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+	}
+}
+
+// ReadSafetensorsFile reads and parses the safetensors file at path. Errors
+// are *FileError values naming path (wrapping the *fs.PathError when the
+// file cannot be read).
+func ReadSafetensorsFile(path string) (*Safetensors, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &FileError{File: path, Msg: "cannot read", Err: err}
+	}
+	return ParseSafetensors(path, b)
+}
+
+// ParseSafetensors parses the bytes of a safetensors file; name names it in
+// errors. The tensors' Data alias b. It checks the whole format: the header
+// length, the header's JSON (no duplicate keys, no unknown fields, known
+// dtypes, non-negative shapes), that each tensor's byte range fits its shape
+// and dtype, and that the ranges tile the data buffer exactly. Every problem
+// is a *FileError naming the file and, when one is concerned, the tensor;
+// ParseSafetensors never panics.
+func ParseSafetensors(name string, b []byte) (*Safetensors, error) {
+	fail := func(tensor, format string, args ...any) (*Safetensors, error) {
+		return nil, &FileError{File: name, Tensor: tensor, Msg: fmt.Sprintf(format, args...)}
+	}
+	if len(b) < 8 {
+		return fail("", "file of %d bytes is too short for the 8-byte header length (truncated?)", len(b))
+	}
+	n := binary.LittleEndian.Uint64(b)
+	if n > uint64(len(b)-8) {
+		return fail("", "header length %d exceeds the %d bytes after it (truncated or not a safetensors file)", n, len(b)-8)
+	}
+	hdr, buf := b[8:8+n], b[8+n:]
+	if len(hdr) == 0 || hdr[0] != '{' {
+		return fail("", "header does not start with '{' (not a safetensors file?)")
+	}
+	if !utf8.Valid(hdr) {
+		return fail("", "header is not valid UTF-8")
+	}
+	type entry struct {
+		raw        RawTensor
+		begin, end uint64
+	}
+	var (
+		entries []entry
+		meta    map[string]string
+	)
+	err := jsonObject(hdr, func(key string, val []byte) error {
+		if key == metadataKey {
+			m, err := parseMetadata(val)
+			if err != nil {
+				return &FileError{File: name, Msg: "header " + metadataKey + ": " + err.Error()}
+			}
+			meta = m
+			return nil
+		}
+		if key == "" {
+			return &FileError{File: name, Msg: "header has a tensor with an empty name"}
+		}
+		e, err := parseEntry(val)
+		if err != nil {
+			return &FileError{File: name, Tensor: key, Msg: err.Error()}
+		}
+		e.Name = key
+		size := dtypeSize(e.DType)
+		numel, ok := checkedNumel(e.Shape, math.MaxInt64/uint64(size))
+		if !ok {
+			return &FileError{File: name, Tensor: key, Msg: fmt.Sprintf("shape %v of %s is too large", e.Shape, e.DType)}
+		}
+		begin, end := e.offsets[0], e.offsets[1]
+		switch {
+		case begin > end:
+			return &FileError{File: name, Tensor: key, Msg: fmt.Sprintf("data_offsets [%d, %d] end before they begin", begin, end)}
+		case end > uint64(len(buf)):
+			return &FileError{File: name, Tensor: key, Msg: fmt.Sprintf("data_offsets [%d, %d] run past the end of the %d-byte data buffer (truncated?)", begin, end, len(buf))}
+		case end-begin != numel*uint64(size):
+			return &FileError{File: name, Tensor: key, Msg: fmt.Sprintf("data_offsets [%d, %d] hold %d bytes, shape %v of %s needs %d", begin, end, end-begin, e.Shape, e.DType, numel*uint64(size))}
+		}
+		e.Data = buf[begin:end:end]
+		entries = append(entries, entry{raw: e.RawTensor, begin: begin, end: end})
+		return nil
+	})
+	if err != nil {
+		if fe, ok := err.(*FileError); ok {
+			return nil, fe
+		}
+		return nil, &FileError{File: name, Msg: "malformed header", Err: err}
+	}
+	slices.SortStableFunc(entries, func(x, y entry) int {
+		if x.begin != y.begin {
+			return cmpU64(x.begin, y.begin)
+		}
+		return cmpU64(x.end, y.end)
+	})
+	var at uint64
+	for _, e := range entries {
+		switch {
+		case e.begin > at:
+			return fail(e.raw.Name, "data_offsets [%d, %d] leave a gap: the previous tensor ends at %d", e.begin, e.end, at)
+		case e.begin < at:
+			return fail(e.raw.Name, "data_offsets [%d, %d] overlap the previous tensor, which ends at %d", e.begin, e.end, at)
+		}
+		at = e.end
+	}
+	if at != uint64(len(buf)) {
+		return fail("", "the tensors cover %d bytes of the %d-byte data buffer", at, len(buf))
+	}
+	s := &Safetensors{Metadata: meta, Tensors: make([]RawTensor, len(entries))}
+	for i, e := range entries {
+		s.Tensors[i] = e.raw
+	}
+	return s, nil
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// checkedNumel returns the product of shape, or false if it exceeds limit.
+func checkedNumel(shape []int, limit uint64) (uint64, bool) {
+	n := uint64(1)
+	for _, d := range shape {
+		if d == 0 {
+			return 0, true
+		}
+	}
+	for _, d := range shape {
+		if uint64(d) > limit/n {
+			return 0, false
+		}
+		n *= uint64(d)
+	}
+	return n, true
+}
+
+// jsonObject calls f for each member of the JSON object in b, in order, with
+// the member's raw value, and returns an error if b is not one object
+// (followed only by whitespace) or repeats a key.
+func jsonObject(b []byte, f func(key string, val []byte) error) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("want a JSON object, have %v", tok)
+	}
+	seen := make(map[string]bool)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return fmt.Errorf("object key %v is not a string", tok)
+		}
+		if seen[key] {
+			return fmt.Errorf("key %q appears twice", key)
+		}
+		seen[key] = true
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return fmt.Errorf("value of %q: %w", key, err)
+		}
+		if err := f(key, val); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing '}'
+		return err
+	}
+	for _, c := range b[dec.InputOffset():] {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return fmt.Errorf("bytes after the JSON object (offset %d in the header)", dec.InputOffset())
+		}
+	}
+	return nil
+}
+
+// parseMetadata parses the "__metadata__" object: string keys to string
+// values.
+func parseMetadata(val []byte) (map[string]string, error) {
+	m := make(map[string]string)
+	err := jsonObject(val, func(key string, v []byte) error {
+		if len(v) == 0 || v[0] != '"' {
+			return fmt.Errorf("value of %q is not a string", key)
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return fmt.Errorf("value of %q: %w", key, err)
+		}
+		m[key] = s
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+type headerEntry struct {
+	RawTensor
+	offsets [2]uint64
+}
+
+// parseEntry parses one tensor's header entry (without its data).
+func parseEntry(val []byte) (headerEntry, error) {
+	var e headerEntry
+	var have [3]bool
+	err := jsonObject(val, func(key string, v []byte) error {
+		switch key {
+		case "dtype":
+			if len(v) == 0 || v[0] != '"' {
+				return fmt.Errorf("dtype is not a string")
+			}
+			if err := json.Unmarshal(v, &e.DType); err != nil {
+				return fmt.Errorf("dtype: %w", err)
+			}
+			if dtypeSize(e.DType) == 0 {
+				return fmt.Errorf("unknown dtype %q", e.DType)
+			}
+			have[0] = true
+		case "shape":
+			var dims []int64
+			if len(v) == 0 || v[0] != '[' {
+				return fmt.Errorf("shape is not an array")
+			}
+			if err := json.Unmarshal(v, &dims); err != nil {
+				return fmt.Errorf("shape: %w", err)
+			}
+			e.Shape = make([]int, len(dims))
+			for i, d := range dims {
+				if d < 0 || int64(int(d)) != d {
+					return fmt.Errorf("bad dimension %d in shape %v", d, dims)
+				}
+				e.Shape[i] = int(d)
+			}
+			have[1] = true
+		case "data_offsets":
+			var offs []uint64
+			if len(v) == 0 || v[0] != '[' {
+				return fmt.Errorf("data_offsets is not an array")
+			}
+			if err := json.Unmarshal(v, &offs); err != nil {
+				return fmt.Errorf("data_offsets: %w", err)
+			}
+			if len(offs) != 2 {
+				return fmt.Errorf("data_offsets has %d entries, want [begin, end]", len(offs))
+			}
+			e.offsets = [2]uint64{offs[0], offs[1]}
+			have[2] = true
+		default:
+			return fmt.Errorf("unknown field %q", key)
+		}
+		return nil
+	})
+	if err != nil {
+		return e, fmt.Errorf("malformed header entry: %w", err)
+	}
+	for i, f := range []string{"dtype", "shape", "data_offsets"} {
+		if !have[i] {
+			return e, fmt.Errorf("header entry has no %q", f)
+		}
+	}
+	return e, nil
+}
+
+// validate checks s before writing: names unique and non-empty, dtypes
+// known, data lengths fitting shapes, UTF-8 throughout.
+func (s *Safetensors) validate(name string) error {
+	seen := make(map[string]bool, len(s.Tensors))
+	for _, t := range s.Tensors {
+		fail := func(format string, args ...any) error {
+			return &FileError{File: name, Tensor: t.Name, Msg: fmt.Sprintf(format, args...)}
+		}
+		switch {
+		case t.Name == "" || t.Name == metadataKey:
+			return fail("invalid tensor name")
+		case !utf8.ValidString(t.Name):
+			return fail("tensor name is not valid UTF-8")
+		case seen[t.Name]:
+			return fail("two tensors have this name")
+		case dtypeSize(t.DType) == 0:
+			return fail("unknown dtype %q", t.DType)
+		}
+		seen[t.Name] = true
+		for _, d := range t.Shape {
+			if d < 0 {
+				return fail("negative dimension in shape %v", t.Shape)
+			}
+		}
+		if n, ok := checkedNumel(t.Shape, math.MaxInt64/8); !ok || uint64(len(t.Data)) != n*uint64(dtypeSize(t.DType)) {
+			return fail("%d bytes of data for shape %v of %s", len(t.Data), t.Shape, t.DType)
+		}
+	}
+	for k, v := range s.Metadata {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return &FileError{File: name, Msg: fmt.Sprintf("metadata %q = %q is not valid UTF-8", k, v)}
+		}
+	}
+	return nil
+}
+
+// header returns the JSON header of s, padded with spaces so that the data
+// buffer starts at a multiple of 8 bytes. Tensors are laid out in the order
+// of s.Tensors; the metadata comes first, its keys sorted.
+func (s *Safetensors) header() []byte {
+	var h bytes.Buffer
+	h.WriteByte('{')
+	quote := func(str string) {
+		q, _ := json.Marshal(str) // cannot fail on a string
+		h.Write(q)
+	}
+	if len(s.Metadata) > 0 {
+		quote(metadataKey)
+		h.WriteString(":{")
+		keys := make([]string, 0, len(s.Metadata))
+		for k := range s.Metadata {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			if i > 0 {
+				h.WriteByte(',')
+			}
+			quote(k)
+			h.WriteByte(':')
+			quote(s.Metadata[k])
+		}
+		h.WriteByte('}')
+	}
+	var at int
+	for i, t := range s.Tensors {
+		if i > 0 || len(s.Metadata) > 0 {
+			h.WriteByte(',')
+		}
+		quote(t.Name)
+		h.WriteString(`:{"dtype":`)
+		quote(t.DType)
+		h.WriteString(`,"shape":[`)
+		for j, d := range t.Shape {
+			if j > 0 {
+				h.WriteByte(',')
+			}
+			h.WriteString(strconv.Itoa(d))
+		}
+		fmt.Fprintf(&h, `],"data_offsets":[%d,%d]}`, at, at+len(t.Data))
+		at += len(t.Data)
+	}
+	h.WriteByte('}')
+	for h.Len()%8 != 0 {
+		h.WriteByte(' ')
+	}
+	return h.Bytes()
+}
+
+// WriteTo writes s in the safetensors format to w: the tensors' data in the
+// order of s.Tensors, the metadata (if any) first in the header, the header
+// padded with spaces to a multiple of 8 bytes. It returns a *FileError (with
+// File "safetensors") if s is invalid: an empty, repeated or non-UTF-8 name,
+// an unknown dtype, data that does not fill its shape.
+func (s *Safetensors) WriteTo(w io.Writer) (int64, error) {
+	return s.writeTo(w, "safetensors")
+}
+
+func (s *Safetensors) writeTo(w io.Writer, name string) (int64, error) {
+	if err := s.validate(name); err != nil {
+		return 0, err
+	}
+	hdr := s.header()
+	var n8 [8]byte
+	binary.LittleEndian.PutUint64(n8[:], uint64(len(hdr)))
+	var total int64
+	for _, b := range append([][]byte{n8[:], hdr}, rawData(s.Tensors)...) {
+		k, err := w.Write(b)
+		total += int64(k)
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func rawData(ts []RawTensor) [][]byte {
+	out := make([][]byte, len(ts))
+	for i, t := range ts {
+		out[i] = t.Data
+	}
+	return out
+}
+
+// Marshal returns s in the safetensors format (see WriteTo).
+func (s *Safetensors) Marshal() ([]byte, error) {
+	var b bytes.Buffer
+	if _, err := s.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// WriteFile writes s in the safetensors format (see WriteTo) to path,
+// atomically: into a temporary file in the same directory, synced to disk,
+// then renamed over path. On any error path is left as it was and the
+// temporary file is removed. Errors are *FileError values naming path.
+func (s *Safetensors) WriteFile(path string) error {
+	if err := s.validate(path); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, func(w io.Writer) error {
+		_, err := s.writeTo(w, path)
+		return err
+	})
+}
+
+// writeFileAtomic writes path through write into a temporary file in the
+// same directory, syncs it, and renames it over path.
+func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return &FileError{File: path, Msg: "cannot create a temporary file", Err: err}
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := write(bw); err != nil {
+		if _, ok := err.(*FileError); ok {
+			return err
+		}
+		return &FileError{File: path, Msg: "cannot write", Err: err}
+	}
+	if err := bw.Flush(); err != nil {
+		return &FileError{File: path, Msg: "cannot write", Err: err}
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return &FileError{File: path, Msg: "cannot set permissions", Err: err}
+	}
+	if err := f.Sync(); err != nil {
+		return &FileError{File: path, Msg: "cannot sync", Err: err}
+	}
+	if err := f.Close(); err != nil {
+		return &FileError{File: path, Msg: "cannot close", Err: err}
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return &FileError{File: path, Msg: "cannot rename the temporary file into place", Err: err}
+	}
+	// Make the rename durable; not every file system can sync a directory,
+	// and the file itself is complete either way.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
