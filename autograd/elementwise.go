@@ -203,6 +203,66 @@ func (divRule[T]) backward(t *Tape[T], e *entry[T]) {
 	}
 }
 
+// LinComb returns the linear combination Σ_i coef[i]·xs[i] of same-shaped
+// operands with constant coefficients, in one pass and one node: the stage
+// sums of a Runge–Kutta step, y + h·Σ b_i k_i, recorded in backprop mode.
+//
+// Backward: ∂L/∂xs[i] += coef[i]·g.
+func LinComb[T tensor.Float](coef []T, xs ...Var[T]) Var[T] {
+	if len(xs) == 0 || len(coef) != len(xs) {
+		panic(usage("LinComb: %d coefficients for %d operands (want as many, at least one)", len(coef), len(xs)))
+	}
+	t, first := use1("LinComb", xs[0])
+	for _, xv := range xs[1:] {
+		x := useOpt("LinComb", t, xv)
+		if x == nil {
+			panic(usage("LinComb: zero Var operand"))
+		}
+		mustSameShape("LinComb", first, x)
+	}
+	z := t.arena.like(first.value)
+	zd := z.Data()
+	for k, xv := range xs {
+		c, xd := coef[k], t.entryAt(int(xv.i)).value.Data()
+		xd = xd[:len(zd)]
+		if k == 0 {
+			for i, v := range xd {
+				zd[i] = c * v
+			}
+			continue
+		}
+		for i, v := range xd {
+			zd[i] += c * v
+		}
+	}
+	e := t.newEntry("LinComb")
+	t.setValue(e, z)
+	if t.noGrad {
+		return t.varOf(e)
+	}
+	for _, xv := range xs {
+		if t.entryAt(int(xv.i)).requires {
+			e.requires = true
+			e.rule = linCombRule[T]{}
+			e.ins, e.fs = e.ins[:0], append(e.fs[:0], coef...)
+			for _, xv := range xs {
+				e.ins = append(e.ins, t.entryAt(int(xv.i)))
+			}
+			t.ops++
+			break
+		}
+	}
+	return t.varOf(e)
+}
+
+type linCombRule[T tensor.Float] struct{}
+
+func (linCombRule[T]) backward(t *Tape[T], e *entry[T]) {
+	for i, x := range e.ins {
+		t.addScaledGrad(x, e.fs[i], e.grad)
+	}
+}
+
 // scalarOp records z = x ∘ s for a one-element s, computed by f(z, x, s0).
 func scalarOp[T tensor.Float](op string, x, s Var[T], r rule[T], f func(z, x *tensor.Tensor[T], s T)) Var[T] {
 	t, xe, se := use2(op, x, s)

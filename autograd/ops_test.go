@@ -127,6 +127,10 @@ func build[T tensor.Float](name string, x []ag.Var[T]) ag.Var[T] {
 		return ag.SoftmaxCrossEntropy(x[0], ceLabels)
 	case "MSE":
 		return ag.MSE(x[0], x[1])
+	case "LinComb":
+		return ag.LinComb([]T{0.5, -2, 1.25}, x[0], x[1], x[2])
+	case "LinCombFan":
+		return ag.LinComb([]T{0.5, -2, 1.25}, x[0], ag.Square(x[0]), x[0])
 
 	// Fan-out: every rule's accumulating path (an input reached twice).
 	case "ConvResidual":
@@ -206,6 +210,8 @@ var opCases = []opCase{
 	{"SoftmaxCE", []inSpec{in(anyIn, 4, 5)}},
 	{"MSE", []inSpec{in(anyIn, 3, 2), in(anyIn, 3, 2)}},
 	{"MSE", []inSpec{in(anyIn, 3, 2), in(constIn, 3, 2)}},
+	{"LinComb", []inSpec{in(anyIn, 2, 3), in(constIn, 2, 3), in(anyIn, 2, 3)}},
+	{"LinCombFan", []inSpec{in(anyIn, 3, 2)}},
 	{"ConvResidual", []inSpec{in(anyIn, 2, 2, 4, 3), in(anyIn, 2, 2, 3, 3), in(anyIn, 2)}},
 	{"LinearTwice", []inSpec{in(anyIn, 2, 3), in(anyIn, 3, 3), in(anyIn, 3)}},
 	{"ConcatSelf", []inSpec{in(anyIn, 2, 2, 2)}},

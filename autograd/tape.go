@@ -139,6 +139,7 @@ type entry[T tensor.Float] struct {
 	rule   rule[T]           // nil for leaves and unrecorded results
 	in     [3]*entry[T]      // inputs of fixed-arity ops (nil when absent)
 	ins    []*entry[T]       // inputs of variadic ops and custom nodes
+	fs     []T               // per-input coefficients of variadic ops
 	aux    *tensor.Tensor[T] // a tensor saved for backward, from the arena
 	f      [2]T              // scalar settings (slope, bounds, constants)
 	n      [4]int            // integer settings (axis, offsets, stride, pad)
@@ -229,9 +230,9 @@ func (t *Tape[T]) Reset() {
 	}
 	for i := 0; i < t.n; i++ {
 		e := &t.chunks[i/chunkSize][i%chunkSize]
-		ins := e.ins[:0]
+		ins, fs := e.ins[:0], e.fs[:0]
 		clear(e.ins[:cap(e.ins)])
-		*e = entry[T]{ins: ins}
+		*e = entry[T]{ins: ins, fs: fs}
 	}
 	t.n, t.ops, t.spent = 0, 0, false
 	t.gen++
