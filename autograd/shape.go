@@ -13,8 +13,35 @@ import (
 // Backward: ∂L/∂x += g viewed with x's shape.
 func Reshape[T tensor.Float](x Var[T], shape ...int) Var[T] {
 	t, xe := use1("Reshape", x)
-	z := xe.value.Reshape(shape...)
-	return t.varOf(t.record("Reshape", z, reshapeRule[T]{}, xe, nil, nil))
+	z := t.viewOf(xe.value, shape)
+	e := t.record("Reshape", z, reshapeRule[T]{}, xe, nil, nil)
+	e.view = z
+	return t.varOf(e)
+}
+
+// viewOf returns x viewed with shape. The slot the result will take keeps
+// the view it made in the previous pass; when that one fits (same storage,
+// same shape) it is reused, so that a reused tape reshapes without
+// allocating.
+func (t *Tape[T]) viewOf(x *tensor.Tensor[T], shape []int) *tensor.Tensor[T] {
+	if c := t.n / chunkSize; c < len(t.chunks) {
+		if v := t.chunks[c][t.n%chunkSize].view; v != nil && sameStorage(v, x) && v.Rank() == len(shape) {
+			fits := true
+			for i, d := range shape {
+				fits = fits && (d == -1 || d == v.Dim(i))
+			}
+			if fits {
+				return v
+			}
+		}
+	}
+	return x.Reshape(append([]int(nil), shape...)...) // copied: shape must not escape
+}
+
+// sameStorage reports whether a and b are views of the same elements.
+func sameStorage[T tensor.Float](a, b *tensor.Tensor[T]) bool {
+	ad, bd := a.Data(), b.Data()
+	return len(ad) == len(bd) && (len(ad) == 0 || &ad[0] == &bd[0])
 }
 
 type reshapeRule[T tensor.Float] struct{}

@@ -140,6 +140,7 @@ type entry[T tensor.Float] struct {
 	in     [3]*entry[T]      // inputs of fixed-arity ops (nil when absent)
 	ins    []*entry[T]       // inputs of variadic ops and custom nodes
 	fs     []T               // per-input coefficients of variadic ops
+	view   *tensor.Tensor[T] // the last view made in this slot, kept across Reset for reuse
 	aux    *tensor.Tensor[T] // a tensor saved for backward, from the arena
 	f      [2]T              // scalar settings (slope, bounds, constants)
 	n      [4]int            // integer settings (axis, offsets, stride, pad)
@@ -230,9 +231,9 @@ func (t *Tape[T]) Reset() {
 	}
 	for i := 0; i < t.n; i++ {
 		e := &t.chunks[i/chunkSize][i%chunkSize]
-		ins, fs := e.ins[:0], e.fs[:0]
+		ins, fs, view := e.ins[:0], e.fs[:0], e.view
 		clear(e.ins[:cap(e.ins)])
-		*e = entry[T]{ins: ins, fs: fs}
+		*e = entry[T]{ins: ins, fs: fs, view: view}
 	}
 	t.n, t.ops, t.spent = 0, 0, false
 	t.gen++
@@ -240,8 +241,9 @@ func (t *Tape[T]) Reset() {
 	t.arena.reset()
 }
 
-// Release empties the tape and drops every buffer it holds, so that the
-// garbage collector can take them. The tape stays usable.
+// Release empties the tape and drops every buffer and reference it holds
+// (Reset keeps them for reuse), so that the garbage collector can take them.
+// The tape stays usable.
 func (t *Tape[T]) Release() {
 	if t.running {
 		panic(usage("Release called while the tape's Backward is running"))

@@ -281,7 +281,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	tp := ag.NewTape(eng32())
 	step := func() {
 		tp.Reset()
-		y := m.forward(tp, tp.Const(x))
+		y := m.forward(tp, ag.Flatten(ag.Reshape(tp.Const(x), 4, 2, -1)))
 		l := ag.Add(ag.MSE(y, tp.Const(target)), ag.SoftmaxCrossEntropy(ag.ReLU(y), labels))
 		tp.Backward(ag.MulScalar(l, tp.Scalar(0.5)))
 	}
