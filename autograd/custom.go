@@ -7,8 +7,7 @@ import (
 )
 
 // Custom records a node whose forward value and backward function the caller
-// supplies: the way to put an op with a hand-derived gradient on the tape,
-// such as an ODE block whose backward pass runs an adjoint solve.
+// supplies: the way to put an op with a hand-derived gradient on the tape.
 //
 // value is the node's output, computed by the caller from the inputs' values
 // (the tape keeps a reference: do not modify it until the tape is Reset).
@@ -29,6 +28,17 @@ import (
 // backward runs while the tape's Backward is running: it must not record on
 // this tape, but may evaluate and differentiate on other tapes (Pullback).
 func Custom[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) []*tensor.Tensor[T], inputs ...Var[T]) Var[T] {
+	if backward == nil {
+		panic(usage("Custom %q: nil backward function", name))
+	}
+	return CustomE(name, value, func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) { return backward(gy), nil }, inputs...)
+}
+
+// CustomE is Custom with a backward function that can fail, such as an
+// adjoint ODE solve that hits a step-size underflow or a NaN. A non-nil
+// error stops the tape's Backward, which returns it (wrapped with the node's
+// name); the gradients returned alongside it are ignored.
+func CustomE[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error), inputs ...Var[T]) Var[T] {
 	if len(inputs) == 0 {
 		panic(usage("Custom %q: no inputs (a custom node needs at least one Var to find its tape)", name))
 	}
@@ -61,7 +71,11 @@ func Custom[T tensor.Float](name string, value *tensor.Tensor[T], backward func(
 type customRule[T tensor.Float] struct{}
 
 func (customRule[T]) backward(t *Tape[T], e *entry[T]) {
-	grads := e.custom(e.grad)
+	grads, err := e.custom(e.grad)
+	if err != nil {
+		t.err = fmt.Errorf("autograd: backward of %s: %w", e.op, err)
+		return
+	}
 	if len(grads) != len(e.ins) {
 		panic(&tensor.ShapeError{Op: "autograd." + e.op, Msg: fmt.Sprintf("backward returned %d gradients for %d inputs; return one per input (nil for none)", len(grads), len(e.ins))})
 	}

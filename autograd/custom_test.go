@@ -1,6 +1,7 @@
 package autograd_test
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -257,5 +258,48 @@ func TestVJP(t *testing.T) {
 	call()
 	if n := testing.AllocsPerRun(20, call); n != 0 {
 		t.Fatalf("Pullback.VJP allocates %v times per call", n)
+	}
+}
+
+var errSolve = errors.New("step size underflow at t = 0.25")
+
+func TestCustomEErrorStopsBackward(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	w := ag.NewParam("w", tensor.RandN[float64](rng, 0, 1, 3))
+	failing := func(tp *ag.Tape[float64], in ag.Var[float64]) ag.Var[float64] {
+		return ag.CustomE("solve", in.Value().Clone(), func(gy *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
+			return nil, errSolve
+		}, in)
+	}
+	tp := ag.NewTape(eng64())
+	xt := tensor.RandN[float64](rng, 0, 1, 3)
+	x := tp.Input(xt)
+	h := ag.Mul(x, tp.Param(w))
+	err := tp.Backward(ag.Sum(failing(tp, h)))
+	if !errors.Is(err, errSolve) || !strings.Contains(err.Error(), "Custom(solve)") {
+		t.Fatalf("Backward returned %v, want the node's error naming it", err)
+	}
+	if x.Grad() != nil || w.Grad.Norm2() != 0 {
+		t.Fatal("rules before the failed node ran")
+	}
+	if ag.GraphRefs(tp) != 0 {
+		t.Fatal("the graph was not released after the error")
+	}
+	// The tape is spent; after Reset it works again.
+	tp.Reset()
+	x = tp.Input(xt)
+	if err := tp.Backward(ag.Sum(ag.Mul(x, tp.Param(w)))); err != nil || x.Grad() == nil {
+		t.Fatalf("after Reset: %v", err)
+	}
+
+	// The error reaches a Pullback's caller too.
+	pb := ag.NewPullback(eng64())
+	f := func(tp *ag.Tape[float64], in []ag.Var[float64]) ag.Var[float64] { return failing(tp, in[0]) }
+	at := []*tensor.Tensor[float64]{tensor.New[float64](3)}
+	if _, err := pb.VJPE(f, at, tensor.New[float64](3), ag.VJPDest[float64]{}); !errors.Is(err, errSolve) {
+		t.Fatalf("VJPE returned %v", err)
+	}
+	if msg := mustPanic(t, func() { pb.VJP(f, at, tensor.New[float64](3), ag.VJPDest[float64]{}) }); !strings.Contains(msg, "underflow") {
+		t.Fatalf("VJP panicked with %q", msg)
 	}
 }

@@ -27,7 +27,9 @@
 //	for each batch {
 //		tp.Reset()
 //		loss := autograd.SoftmaxCrossEntropy(model.Forward(tp, tp.Const(x)), labels)
-//		tp.Backward(loss) // adds into every Param.Grad the loss depends on
+//		if err := tp.Backward(loss); err != nil { // adds into every Param.Grad
+//			return err // a custom node's backward failed (CustomE)
+//		}
 //		optimizer step, then autograd.ZeroGrads(params)
 //	}
 //
@@ -57,7 +59,8 @@
 // # Custom nodes and VJP
 //
 // Custom records a node whose value and backward function the caller
-// supplies. Its backward may evaluate and differentiate other functions on
+// supplies; CustomE's backward may also fail with an error (an adjoint solve
+// that breaks down), which Backward then returns. Its backward may evaluate and differentiate other functions on
 // other tapes while the outer Backward runs: Pullback.VJP evaluates a Func at
 // a point on an inner tape and pulls a cotangent back, returning the input
 // cotangents and accumulating parameter gradients into Param.Grad or into
@@ -79,5 +82,8 @@
 // (an op on a Var of an earlier pass, mixing tapes, Backward twice, recording
 // during Backward, Backward in no-grad mode or from an output that depends on
 // no Param or Input) panics with an error whose message starts "autograd:".
-// Numerical trouble (NaN, Inf) is not checked here.
+// Failures that are not the caller's mistake are errors, never panics: the
+// error of a CustomE backward is returned by Backward, BackwardWith and
+// Pullback.VJPE. Numerical trouble in the built-in ops (NaN, Inf) is not
+// checked here.
 package autograd

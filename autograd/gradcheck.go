@@ -127,11 +127,15 @@ func CheckGradients(f func(tp *Tape[float64]) Var[float64], params []*Param[floa
 		return rep, fmt.Errorf("autograd: CheckGradients: f must return a Var recorded on the tape it is given")
 	}
 	var cot *tensor.Tensor[float64]
+	var err error
 	if y.Len() == 1 {
-		tp.Backward(y)
+		err = tp.Backward(y)
 	} else {
 		cot = tensor.RandN[float64](rng, 0, 1, y.Shape()...)
-		tp.BackwardWith(y, cot)
+		err = tp.BackwardWith(y, cot)
+	}
+	if err != nil {
+		return rep, err
 	}
 	analytic := make([]*tensor.Tensor[float64], len(params))
 	for i, p := range params {

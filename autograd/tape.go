@@ -144,7 +144,7 @@ type entry[T tensor.Float] struct {
 	aux    *tensor.Tensor[T] // a tensor saved for backward, from the arena
 	f      [2]T              // scalar settings (slope, bounds, constants)
 	n      [4]int            // integer settings (axis, offsets, stride, pad)
-	custom func(gy *tensor.Tensor[T]) []*tensor.Tensor[T]
+	custom func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error)
 }
 
 // clearGraph drops what the entry keeps for its backward rule, keeping its
@@ -180,7 +180,8 @@ type Tape[T tensor.Float] struct {
 	gen     uint32 // incremented by Reset and Release
 	noGrad  bool
 	spent   bool // Backward has run since the last Reset
-	running bool // Backward is running
+	running bool  // Backward is running
+	err     error // the error a custom backward returned, ending Backward
 	arena   arena[T]
 
 	// Gradient redirection for Pullback: Tape.Param(p) accumulates into
@@ -502,21 +503,26 @@ func (t *Tape[T]) badGrad(e *entry[T], i int, v *entry[T]) {
 // Grad. loss must have exactly one element. Backward then releases the
 // recorded graph; the tape must be Reset before recording again.
 //
+// The error is that of a custom node's backward (CustomE) that failed, such
+// as an adjoint ODE solve; Backward stops there, and the parameter gradients
+// hold a partial sum that the caller should discard (ZeroGrads). Without
+// CustomE nodes it is always nil.
+//
 // It panics in no-grad mode, when loss requires no gradient (built only from
 // constants), and when called twice without Reset.
-func (t *Tape[T]) Backward(loss Var[T]) {
+func (t *Tape[T]) Backward(loss Var[T]) error {
 	e := t.startBackward("Backward", loss)
 	if e.value.Len() != 1 {
 		panic(&tensor.ShapeError{Op: "autograd.Backward", Msg: fmt.Sprintf("loss of shape %v is not a scalar; use BackwardWith to give the output gradient", e.value.Shape())})
 	}
-	t.backward(e, nil)
+	return t.backward(e, nil)
 }
 
 // BackwardWith is Backward from a non-scalar output with a given output
 // gradient g = ∂L/∂out (shaped like out): it pulls g back through the tape,
 // computing the vector–Jacobian product gᵀ·∂out/∂θ for every Param and Input
-// θ that out depends on. g is only read.
-func (t *Tape[T]) BackwardWith(out Var[T], g *tensor.Tensor[T]) {
+// θ that out depends on. g is only read. Its error is as for Backward.
+func (t *Tape[T]) BackwardWith(out Var[T], g *tensor.Tensor[T]) error {
 	e := t.startBackward("BackwardWith", out)
 	if g == nil || !g.SameShape(e.value) {
 		var gs []int
@@ -525,7 +531,7 @@ func (t *Tape[T]) BackwardWith(out Var[T], g *tensor.Tensor[T]) {
 		}
 		panic(&tensor.ShapeError{Op: "autograd.BackwardWith", Msg: fmt.Sprintf("output gradient of shape %v does not match output shape %v", gs, e.value.Shape())})
 	}
-	t.backward(e, g)
+	return t.backward(e, g)
 }
 
 func (t *Tape[T]) startBackward(op string, out Var[T]) *entry[T] {
@@ -547,10 +553,11 @@ func (t *Tape[T]) startBackward(op string, out Var[T]) *entry[T] {
 }
 
 // backward seeds out's gradient with g (ones when g is nil) and runs every
-// recorded rule in reverse order, releasing the graph as it goes. When out
-// requires no gradient it only releases the graph.
-func (t *Tape[T]) backward(out *entry[T], g *tensor.Tensor[T]) {
-	t.running = true
+// recorded rule in reverse order, releasing the graph as it goes, until a
+// custom backward fails. When out requires no gradient it only releases the
+// graph.
+func (t *Tape[T]) backward(out *entry[T], g *tensor.Tensor[T]) error {
+	t.running, t.err = true, nil
 	defer func() {
 		// On a panic in a rule, still leave the tape released and spent.
 		for i := 0; i < t.n; i++ {
@@ -573,7 +580,7 @@ func (t *Tape[T]) backward(out *entry[T], g *tensor.Tensor[T]) {
 	}
 	for i := t.n - 1; i >= 0; i-- {
 		e := t.entryAt(i)
-		if e.rule != nil && e.grad != nil {
+		if e.rule != nil && e.grad != nil && t.err == nil {
 			e.rule.backward(t, e)
 			t.checkGrads(e)
 			// Nothing reads this gradient again: recycle it.
@@ -585,4 +592,7 @@ func (t *Tape[T]) backward(out *entry[T], g *tensor.Tensor[T]) {
 		}
 		e.clearGraph()
 	}
+	err := t.err
+	t.err = nil
+	return err
 }

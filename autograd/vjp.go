@@ -58,7 +58,20 @@ func NewPullback[T tensor.Float](eng tensor.Engine[T]) *Pullback[T] {
 // with the destinations chosen by dst (see VJPDest). It returns y's value,
 // owned by the pullback and valid until its next call. at and cot are only
 // read. f's parameters are read through tp.Param as usual.
+//
+// VJP panics if a custom node inside f fails (CustomE); use VJPE to get that
+// error instead.
 func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor[T], dst VJPDest[T]) *tensor.Tensor[T] {
+	y, err := pb.VJPE(f, at, cot, dst)
+	if err != nil {
+		panic(err)
+	}
+	return y
+}
+
+// VJPE is VJP returning the error of a custom node inside f that failed
+// (CustomE); the cotangents are then incomplete.
+func (pb *Pullback[T]) VJPE(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor[T], dst VJPDest[T]) (*tensor.Tensor[T], error) {
 	if pb.busy {
 		panic(usage("Pullback.VJP called from within its own function; use a separate Pullback for a nested VJP"))
 	}
@@ -118,9 +131,9 @@ func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor
 		}
 		panic(&tensor.ShapeError{Op: "autograd.VJP", Msg: fmt.Sprintf("cotangent of shape %v does not match output shape %v", cs, ye.value.Shape())})
 	}
-	t.backward(ye, cot)
+	err := t.backward(ye, cot)
 	t.clearRedirect()
-	return ye.value
+	return ye.value, err
 }
 
 func paramName[T tensor.Float](p *Param[T]) string {
