@@ -179,7 +179,7 @@ type Tape[T tensor.Float] struct {
 	ops     int    // recorded ops (entries with a rule)
 	gen     uint32 // incremented by Reset and Release
 	noGrad  bool
-	spent   bool // Backward has run since the last Reset
+	spent   bool  // Backward has run since the last Reset
 	running bool  // Backward is running
 	err     error // the error a custom backward returned, ending Backward
 	arena   arena[T]
