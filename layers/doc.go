@@ -2,6 +2,61 @@
 // their PyTorch-compatible initialisation, the losses, and parameter and
 // optimizer checkpoints in the safetensors format.
 //
+// # Modules
+//
+// A Module records its output for an input on a tape and lists its
+// parameters:
+//
+//	Forward(tp *autograd.Tape[T], x autograd.Var[T]) autograd.Var[T]
+//	Params() []*autograd.Param[T]
+//
+// The layers are Linear, Conv2D (stride, padding), ReLU, LeakyReLU, Tanh,
+// Sigmoid, Softplus, Hardtanh, Flatten, Dropout and TimeConcat; Sequential
+// chains modules. Layers compute with the tape's engine and allocate
+// nothing of their own per call (Dropout's mask excepted): their results
+// come from the tape's buffers, so a training loop that reuses its tape
+// runs allocation-free.
+//
+// A TimeModule also takes a time: ForwardT(tp, t, x). TimeConcat appends a
+// channel filled with t; a Sequential passes t on to its children, so an
+// ODE right-hand side f(h, t) is a Sequential with TimeConcat layers, run
+// with ForwardT (see ExampleTimeConcat). Forward of a module that needs a
+// time panics.
+//
+// # Names
+//
+// Every parameter's Name is its path in the module tree, which is how it is
+// saved: a layer names its parameters "weight" and "bias"; Sequential.Add
+// prefixes the child's name ("conv2.weight", or "1.weight" for the
+// positional names of NewSequential, as PyTorch's nn.Sequential); Prefix
+// adds a root ("f.conv2.weight"). Renaming happens when a module is added,
+// so a module belongs to one container.
+//
+// # Initialisation
+//
+// Linear and Conv2D are initialised as PyTorch's: the weight
+// Kaiming-uniform with a = √5 (uniform within ±1/√fanIn), then the bias
+// uniform within ±1/√fanIn, drawn from the *rand.Rand given to the
+// constructor, so that a seed fixes a model. KaimingUniform, Uniform, FanIn
+// and BiasBound are exported for other modules.
+//
+// # Modes
+//
+// Modules start in training mode. SetTraining(m, false) puts m and, through
+// Sequential, its children in evaluation mode, where Dropout is the
+// identity.
+//
+// # Losses
+//
+// SoftmaxCrossEntropy (fused, stable) and MSE are thin wrappers on the
+// autograd ops, returning the batch mean as PyTorch's default reduction.
+//
+// # Panics
+//
+// Misuse panics: an input of the wrong shape (a *tensor.ShapeError from
+// autograd naming both shapes), a bad layer size, a duplicate child name,
+// Forward of a TimeConcat. Bad files are returned errors, never panics.
+//
 // # Checkpoints
 //
 // Parameters save and load as safetensors files (readable by PyTorch's

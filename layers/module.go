@@ -1,0 +1,158 @@
+package layers
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Module is a differentiable function of one input with parameters: a
+// layer, or a network of layers.
+type Module[T tensor.Float] interface {
+	// Forward records the module's output for input x on tp, reading its
+	// parameters through tp.Param.
+	Forward(tp *autograd.Tape[T], x autograd.Var[T]) autograd.Var[T]
+	// Params returns the module's parameters in a fixed order, each named by
+	// its path in the module tree (weight, conv2.bias, f.conv2.weight, ...).
+	Params() []*autograd.Param[T]
+}
+
+// TimeModule is a module whose output also depends on a time t: the
+// right-hand side f(h, t) of an ODE. A container passes t on to its
+// children (see ForwardT); a module that ignores t is a plain Module.
+//
+// The method value m.ForwardT has the signature of an ODE vector field, so
+// odeblock.FieldFunc(m.Params(), m.ForwardT) makes a field of m.
+type TimeModule[T tensor.Float] interface {
+	Module[T]
+	// ForwardT records the module's output for input x at time t on tp.
+	ForwardT(tp *autograd.Tape[T], t float64, x autograd.Var[T]) autograd.Var[T]
+}
+
+// ForwardT records m at time t: m.ForwardT(tp, t, x) if m is a TimeModule,
+// else m.Forward(tp, x).
+func ForwardT[T tensor.Float](m Module[T], tp *autograd.Tape[T], t float64, x autograd.Var[T]) autograd.Var[T] {
+	if tm, ok := m.(TimeModule[T]); ok {
+		return tm.ForwardT(tp, t, x)
+	}
+	return m.Forward(tp, x)
+}
+
+// Trainable is implemented by modules that behave differently in training
+// and in evaluation (Dropout), and by containers, which pass the mode on to
+// their children. Modules start in training mode, as PyTorch's do.
+type Trainable interface {
+	SetTraining(training bool)
+}
+
+// SetTraining puts m in training mode (true) or evaluation mode (false), if
+// m is Trainable; other modules behave the same in both.
+func SetTraining[T tensor.Float](m Module[T], training bool) {
+	if tm, ok := m.(Trainable); ok {
+		tm.SetTraining(training)
+	}
+}
+
+// Prefix prepends prefix and a dot to the name of every parameter of m:
+// weight becomes prefix.weight. Containers call it when a child is added;
+// call it on the root of a model to give its paths a first component (the
+// paper's vector field is "f": f.conv2.weight).
+func Prefix[T tensor.Float](prefix string, m Module[T]) {
+	for _, p := range m.Params() {
+		if p.Name == "" {
+			p.Name = prefix
+		} else {
+			p.Name = prefix + "." + p.Name
+		}
+	}
+}
+
+// Sequential applies its children in order, y = mₙ(…m₂(m₁(x))), as
+// PyTorch's nn.Sequential. Each child has a name, which prefixes the paths
+// of its parameters: a Linear added as "fc" has parameters fc.weight and
+// fc.bias.
+//
+// Sequential is a TimeModule: ForwardT passes t to every child that is a
+// TimeModule (a TimeConcat, a nested Sequential). Forward calls each child's
+// Forward, so it panics when a child needs a time.
+type Sequential[T tensor.Float] struct {
+	names []string
+	mods  []Module[T]
+}
+
+// NewSequential returns a Sequential of mods, named "0", "1", ... by their
+// positions, as PyTorch names the children of an nn.Sequential.
+func NewSequential[T tensor.Float](mods ...Module[T]) *Sequential[T] {
+	s := &Sequential[T]{}
+	for _, m := range mods {
+		s.Add("", m)
+	}
+	return s
+}
+
+// Add appends m as a child called name (its position when name is ""),
+// prefixing the names of m's parameters with it, and returns s. A module
+// belongs to one container: adding it twice prefixes its names twice. It
+// panics if name is already taken or contains a dot.
+func (s *Sequential[T]) Add(name string, m Module[T]) *Sequential[T] {
+	if name == "" {
+		name = strconv.Itoa(len(s.mods))
+	}
+	if strings.Contains(name, ".") {
+		panic(fmt.Sprintf("layers: Sequential.Add: child name %q contains a dot", name))
+	}
+	for _, n := range s.names {
+		if n == name {
+			panic(fmt.Sprintf("layers: Sequential.Add: a child is already called %q", name))
+		}
+	}
+	if m == nil {
+		panic(fmt.Sprintf("layers: Sequential.Add: nil module %q", name))
+	}
+	Prefix(name, m)
+	s.names = append(s.names, name)
+	s.mods = append(s.mods, m)
+	return s
+}
+
+// Len returns the number of children.
+func (s *Sequential[T]) Len() int { return len(s.mods) }
+
+// Child returns child i and its name.
+func (s *Sequential[T]) Child(i int) (string, Module[T]) { return s.names[i], s.mods[i] }
+
+// Forward records mₙ(…m₁(x)) with each child's Forward.
+func (s *Sequential[T]) Forward(tp *autograd.Tape[T], x autograd.Var[T]) autograd.Var[T] {
+	for _, m := range s.mods {
+		x = m.Forward(tp, x)
+	}
+	return x
+}
+
+// ForwardT records mₙ(…m₁(x)) at time t: each child that is a TimeModule
+// gets t.
+func (s *Sequential[T]) ForwardT(tp *autograd.Tape[T], t float64, x autograd.Var[T]) autograd.Var[T] {
+	for _, m := range s.mods {
+		x = ForwardT(m, tp, t, x)
+	}
+	return x
+}
+
+// Params returns the parameters of the children, in order.
+func (s *Sequential[T]) Params() []*autograd.Param[T] {
+	var ps []*autograd.Param[T]
+	for _, m := range s.mods {
+		ps = append(ps, m.Params()...)
+	}
+	return ps
+}
+
+// SetTraining sets the mode of every Trainable child.
+func (s *Sequential[T]) SetTraining(training bool) {
+	for _, m := range s.mods {
+		SetTraining(m, training)
+	}
+}
