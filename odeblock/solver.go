@@ -79,6 +79,7 @@ type Options struct {
 // the solver's buffers, valid only during the call.
 type StepInfo struct {
 	T, H     float64 // start time and (signed) step size
+	End      float64 // end time: T+H, or exactly the stop the step lands on
 	Accepted bool
 	Ratio    float64 // error ratio (0 for fixed steps)
 	Y0, Y1   any     // []T: state at T and at T+H
@@ -133,7 +134,24 @@ type Solver[T tensor.Float] struct {
 	ymid       []T
 	stops      []float64
 	leftLimit  bool // the current step ends at a jump
+
+	// onEval, if set, is told the purpose of each evaluation of f just
+	// before it happens (the Block's backprop mode files its tapes by it).
+	onEval func(kind evalKind, stage int)
 }
+
+// evalKind is the purpose of one evaluation of f.
+type evalKind int
+
+const (
+	evalStart   evalKind = iota // f(t0, y0), the first stage of the first step
+	evalProbe                   // the initial step selection's probe
+	evalStage                   // stage i ≥ 1 of an attempted step
+	evalStepEnd                 // f at an accepted step's end (methods that are not FSAL)
+	evalRestart                 // f just after a jump: the next step's first stage
+)
+
+type evalFunc[T tensor.Float] func(kind evalKind, stage int, t float64, y, dy []T) error
 
 // NewSolver returns a solver with the given options, or an error naming the
 // option that is out of range.
@@ -282,14 +300,17 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 		}
 		return st, &SolveError{Phase: s.opt.Phase, T: t, H: h, Err: err}
 	}
-	eval := func(t float64, y, dy []T) error {
+	eval := func(kind evalKind, stage int, t float64, y, dy []T) error {
 		st.NFE++
+		if s.onEval != nil {
+			s.onEval(kind, stage)
+		}
 		return f(t, y, dy)
 	}
 
 	t := t0
 	f0 := s.k[0]
-	if err := eval(t, s.y, f0); err != nil {
+	if err := eval(evalStart, 0, t, s.y, f0); err != nil {
 		return fail(t, 0, err)
 	}
 	adaptive := s.opt.Step == 0
@@ -341,8 +362,13 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 			return fail(t+hStep, hStep, ErrNonFinite)
 		}
 		lastNonFinite = !finite || math.IsNaN(ratio)
+		reached := hStep == target-t
+		t1 := t + hStep
+		if reached {
+			t1 = target
+		}
 		if s.opt.OnStep != nil {
-			if err := s.opt.OnStep(StepInfo{T: t, H: hStep, Accepted: accept, Ratio: ratio, Y0: s.y, Y1: s.y1}); err != nil {
+			if err := s.opt.OnStep(StepInfo{T: t, H: hStep, End: t1, Accepted: accept, Ratio: ratio, Y0: s.y, Y1: s.y1}); err != nil {
 				return fail(t, hStep, err)
 			}
 		}
@@ -363,11 +389,6 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 			continue
 		}
 		st.Accepted++
-		t1 := t + hStep
-		reached := hStep == target-t
-		if reached {
-			t1 = target
-		}
 		// f at the step end: the last stage (FSAL), else evaluated now when it
 		// is needed next (another step, or dense output).
 		f1 := s.k[len(s.k)-1]
@@ -375,7 +396,7 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 		if !s.tb.FSAL {
 			f1 = s.fnext
 			if t1 != tEnd || needInterp {
-				if err := eval(t1, s.y1, f1); err != nil {
+				if err := eval(evalStepEnd, 0, t1, s.y1, f1); err != nil {
 					return fail(t1, hStep, err)
 				}
 			}
@@ -406,7 +427,7 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 				return st, nil
 			}
 			if slices.Contains(s.opt.Jumps, t) {
-				if err := eval(math.Nextafter(t, t+dir), s.y, f0); err != nil {
+				if err := eval(evalRestart, 0, math.Nextafter(t, t+dir), s.y, f0); err != nil {
 					return fail(t, 0, err)
 				}
 			}
@@ -419,7 +440,7 @@ const eps = 0x1p-52
 
 // step computes one RK step of size h from (t, s.y) with f0 = f(t, s.y) in
 // s.k[0], leaving y1 in s.y1 and the error estimate in s.err.
-func (s *Solver[T]) step(eval func(float64, []T, []T) error, t, h float64) error {
+func (s *Solver[T]) step(eval evalFunc[T], t, h float64) error {
 	tb := s.tb
 	for i := 1; i < len(s.k); i++ {
 		copy(s.tmp, s.y)
@@ -435,7 +456,7 @@ func (s *Solver[T]) step(eval func(float64, []T, []T) error, t, h float64) error
 				ti = math.Nextafter(ti, t)
 			}
 		}
-		if err := eval(ti, s.tmp, s.k[i]); err != nil {
+		if err := eval(evalStage, i, ti, s.tmp, s.k[i]); err != nil {
 			return err
 		}
 	}
@@ -517,7 +538,7 @@ func (s *Solver[T]) clampStep(h, dir float64) float64 {
 // initialStep selects the first step as in Hairer–Nørsett–Wanner (II.4) and
 // torchdiffeq, with one evaluation of f. The probe point is kept inside
 // [t0, tEnd] (torchdiffeq's may lie past tEnd when the span is short).
-func (s *Solver[T]) initialStep(eval func(float64, []T, []T) error, t0, tEnd, dir float64, f0 []T) (float64, error) {
+func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T) (float64, error) {
 	var d0, d1 float64
 	n := len(f0)
 	m := n
@@ -542,7 +563,7 @@ func (s *Solver[T]) initialStep(eval func(float64, []T, []T) error, t0, tEnd, di
 	if len(s.k) == 1 {
 		f1 = s.fnext
 	}
-	if err := eval(t0+dir*h0, s.tmp, f1); err != nil {
+	if err := eval(evalProbe, 0, t0+dir*h0, s.tmp, f1); err != nil {
 		return 0, err
 	}
 	var d2 float64

@@ -82,8 +82,8 @@ func TestEmbeddedErrorOrder(t *testing.T) {
 			}
 			s.ensure(2)
 			s.y[0], s.y[1] = 1, 0
-			eval := func(t float64, y, dy []float64) error { return rotation(t, y, dy) }
-			_ = eval(0, s.y, s.k[0])
+			eval := func(_ evalKind, _ int, t float64, y, dy []float64) error { return rotation(t, y, dy) }
+			_ = eval(evalStart, 0, 0, s.y, s.k[0])
 			if err := s.step(eval, 0, h); err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,332 @@
+package odeblock
+
+import (
+	"math"
+	"slices"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// backward computes the gradients of the pass's inputs (z0, then each
+// parameter) from g = ∂L/∂z at every output time, [len(ts), n].
+func (p *pass[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
+	switch p.b.Mode {
+	case Adjoint:
+		return p.adjointBackward(g)
+	default:
+		return p.stepsBackward(g)
+	}
+}
+
+// newStageTape records the dynamics at (t, y) on a tape of its own, y copied.
+func (p *pass[T]) newStageTape(t float64, y []T) *stageTape[T] {
+	st := &stageTape[T]{tp: autograd.NewTape(p.eng), y: tensor.FromSlice(slices.Clone(y), p.shape...)}
+	st.in = st.tp.Input(st.y)
+	st.out = p.b.Dynamics.Eval(st.tp, t, st.in)
+	return st
+}
+
+// backpropRecorder files each evaluation of the forward solve, recorded on a
+// tape of its own, as a stage of the step it belongs to.
+type backpropRecorder[T tensor.Float] struct {
+	p       *pass[T]
+	kind    evalKind
+	stage   int
+	stage0  *stageTape[T]
+	pending []*stageTape[T]
+}
+
+func (r *backpropRecorder[T]) onEval(kind evalKind, stage int) { r.kind, r.stage = kind, stage }
+
+func (r *backpropRecorder[T]) eval(t float64, y, dy []T) error {
+	st := r.p.newStageTape(t, y)
+	copy(dy, st.out.Value().Data())
+	switch r.kind {
+	case evalProbe:
+		st.tp.Release()
+	case evalStage:
+		if r.pending == nil {
+			r.pending = make([]*stageTape[T], r.p.solver.tb.Stages())
+		}
+		r.pending[r.stage] = st
+	default: // the first stage of the next step (any former one is a step's last stage)
+		r.stage0 = st
+	}
+	return nil
+}
+
+func (r *backpropRecorder[T]) onStep(si StepInfo) error {
+	if !si.Accepted {
+		for i, st := range r.pending {
+			if st != nil {
+				st.tp.Release()
+				r.pending[i] = nil
+			}
+		}
+	} else {
+		stages := append([]*stageTape[T]{r.stage0}, r.pending[1:]...)
+		last := len(r.p.steps)
+		r.p.steps[last-1].stages = stages
+		if r.p.solver.tb.FSAL {
+			r.stage0 = stages[len(stages)-1]
+		} else {
+			r.stage0 = nil
+		}
+		clear(r.pending)
+	}
+	return nil
+}
+
+func (r *backpropRecorder[T]) release() {
+	for _, st := range append(r.pending, r.stage0) {
+		if st != nil {
+			st.tp.Release()
+		}
+	}
+	for _, st := range r.p.steps {
+		for _, s := range st.stages {
+			if s != nil {
+				s.tp.Release()
+			}
+		}
+	}
+}
+
+// needed reports, per stage, whether its evaluation affects the step's
+// result: B[i] ≠ 0 or a later stage reads it.
+func needed(tb *Tableau) []bool {
+	s := tb.Stages()
+	out := make([]bool, s)
+	for i := range out {
+		out[i] = tb.B[i] != 0
+		for l := i + 1; l < s; l++ {
+			out[i] = out[i] || tb.A[l][i] != 0
+		}
+	}
+	return out
+}
+
+// stepsBackward is the backward pass of Backprop and Checkpoint: the adjoint
+// of each accepted step, last to first.
+func (p *pass[T]) stepsBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
+	tb := p.solver.tb
+	s := tb.Stages()
+	need := needed(tb)
+	n := p.n
+	ybar := make([]T, n)
+	acc := make([]T, n)
+	kbar := make([][]T, s)
+	for i := range kbar {
+		kbar[i] = make([]T, n)
+	}
+	var st Stats
+	// Checkpoint recomputes each step on tapes reused from step to step.
+	var tapes []*stageTape[T]
+	var ybufs [][]T
+	if p.b.Mode == Checkpoint {
+		tapes = make([]*stageTape[T], s)
+		ybufs = make([][]T, s)
+		for i := range tapes {
+			tapes[i] = &stageTape[T]{tp: autograd.NewTape(p.eng)}
+			ybufs[i] = make([]T, n)
+			tapes[i].y = tensor.FromSlice(ybufs[i], p.shape...)
+		}
+	}
+	defer func() {
+		for _, sp := range p.steps {
+			for _, x := range sp.stages {
+				if x != nil {
+					x.tp.Release()
+				}
+			}
+		}
+	}()
+	row := func(k int) []T { return g.Slice(k, k+1).Data() }
+	for j := len(p.steps) - 1; j >= 0; j-- {
+		sp := &p.steps[j]
+		if sp.out > 0 {
+			axpy(ybar, 1, row(sp.out))
+		}
+		stages := sp.stages
+		if p.b.Mode == Checkpoint {
+			// Recompute the needed stages forward on tapes.
+			last := 0
+			for i := range need {
+				if need[i] {
+					last = i
+				}
+			}
+			for i := 0; i <= last; i++ {
+				y := ybufs[i]
+				copy(y, sp.y0)
+				for l, a := range tb.A[i] {
+					if a != 0 {
+						axpy(y, T(sp.h*a), tapes[l].out.Value().Data())
+					}
+				}
+				ti := sp.t + tb.C[i]*sp.h
+				switch {
+				case i == 0:
+					ti = sp.t0eval
+				case tb.C[i] == 1 && sp.leftLimit:
+					ti = math.Nextafter(sp.t+sp.h, sp.t)
+				case tb.C[i] == 1:
+					ti = sp.t + sp.h
+				}
+				x := tapes[i]
+				x.tp.Reset()
+				x.in = x.tp.Input(x.y)
+				x.out = p.b.Dynamics.Eval(x.tp, ti, x.in)
+				st.NFE++
+			}
+			stages = tapes
+		}
+		// The adjoint of y1 = y0 + h·Σ b_i k_i, k_i = F(t_i, y0 + h·Σ a_il k_l).
+		copy(acc, ybar)
+		for i := range kbar {
+			clear(kbar[i])
+			if tb.B[i] != 0 {
+				axpy(kbar[i], T(sp.h*tb.B[i]), ybar)
+			}
+		}
+		for i := s - 1; i >= 0; i-- {
+			if !need[i] {
+				continue
+			}
+			x := stages[i]
+			x.tp.BackwardWith(x.out, tensor.FromSlice(kbar[i], p.shape...))
+			st.NFE++
+			ybarI := x.in.Grad().Data()
+			axpy(acc, 1, ybarI)
+			for l, a := range tb.A[i] {
+				if a != 0 {
+					axpy(kbar[l], T(sp.h*a), ybarI)
+				}
+			}
+		}
+		copy(ybar, acc)
+		st.Accepted++
+	}
+	axpy(ybar, 1, row(0))
+	p.b.stats.Backward = st
+	out := make([]*tensor.Tensor[T], 1+len(p.params))
+	out[0] = tensor.FromSlice(ybar, p.shape...)
+	return out, nil
+}
+
+// adjointBackward solves the adjoint system backward over each interval of
+// Times, re-anchoring the state to the forward solution at each output time
+// and adding that time's output gradient to the adjoint.
+func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
+	n := p.n
+	sizes := make([]int, len(p.params))
+	m := 0
+	for j, prm := range p.params {
+		sizes[j] = prm.Value.Len()
+		m += sizes[j]
+	}
+	fopt := p.solver.opt
+	opt := Options{
+		Tableau: p.solver.tb, RTol: fopt.RTol, ATol: fopt.ATol, Step: fopt.Step,
+		MaxSteps: fopt.MaxSteps, Phase: "backward",
+		MinStep: fopt.MinStep, MaxStep: fopt.MaxStep,
+		Safety: fopt.Safety, IFactor: fopt.IFactor, DFactor: fopt.DFactor, PCoeff: fopt.PCoeff,
+		Jumps: fopt.Jumps, StepTo: fopt.StepTo,
+	}
+	adj := p.b.Adjoint
+	if adj.RTol > 0 {
+		opt.RTol = adj.RTol
+	}
+	if adj.ATol > 0 {
+		opt.ATol = adj.ATol
+	}
+	if adj.MaxSteps > 0 {
+		opt.MaxSteps = adj.MaxSteps
+	}
+	if adj.Seminorm {
+		opt.ErrorLen = 2 * n
+	}
+	s, err := NewSolver[T](opt)
+	if err != nil {
+		return nil, err
+	}
+	f := p.augmented(sizes)
+	y := make([]T, 2*n+m)
+	out := [][]T{make([]T, len(y)), make([]T, len(y))}
+	row := func(t *tensor.Tensor[T], k int) []T { return t.Slice(k, k+1).Data() }
+	var st Stats
+	N := len(p.ts) - 1
+	copy(y[n:2*n], row(g, N))
+	for k := N; k >= 1; k-- {
+		copy(y[:n], row(p.traj, k)) // re-anchor z to the forward solution
+		seg, err := s.Solve(f, y, []float64{p.ts[k], p.ts[k-1]}, out)
+		st = st.Add(seg)
+		if err != nil {
+			p.b.stats.Backward = st
+			return nil, err
+		}
+		copy(y, out[1])
+		axpy(y[n:2*n], 1, row(g, k-1))
+	}
+	p.b.stats.Backward = st
+	grads := []*tensor.Tensor[T]{tensor.FromSlice(slices.Clone(y[n:2*n]), p.shape...)}
+	off := 2 * n
+	for j, prm := range p.params {
+		grads = append(grads, tensor.FromSlice(slices.Clone(y[off:off+sizes[j]]), prm.Value.Shape()...))
+		off += sizes[j]
+	}
+	return grads, nil
+}
+
+// augmented returns the right-hand side of the adjoint system on the flat
+// state [z, a, g_θ]: z' = F(t, z), a' = −aᵀ·∂F/∂z, g_θ' = −aᵀ·∂F/∂θ.
+func (p *pass[T]) augmented(sizes []int) Func[T] {
+	n := p.n
+	pb := autograd.NewPullback(p.eng)
+	z, a := tensor.New[T](p.shape...), tensor.New[T](p.shape...)
+	dz, da := tensor.New[T](p.shape...), tensor.New[T](p.shape...)
+	dg := make([]*tensor.Tensor[T], len(p.params))
+	for j, prm := range p.params {
+		dg[j] = tensor.New[T](prm.Value.Shape()...)
+	}
+	special, ok := p.b.Dynamics.(Adjointer[T])
+	if p.b.Adjoint.Generic {
+		ok = false
+	}
+	dyn := p.b.Dynamics
+	return func(t float64, y, dy []T) error {
+		copy(z.Data(), y[:n])
+		copy(a.Data(), y[n:2*n])
+		if ok {
+			if err := special.EvalAdjoint(pb, t, z, a, dz, da, dg); err != nil {
+				return err
+			}
+			copy(dy[:n], dz.Data())
+			copy(dy[n:2*n], da.Data())
+			off := 2 * n
+			for j := range dg {
+				copy(dy[off:off+sizes[j]], dg[j].Data())
+				off += sizes[j]
+			}
+			return nil
+		}
+		val := pb.VJP(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+			return dyn.Eval(tp, t, in[0])
+		}, []*tensor.Tensor[T]{z}, a, autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{da}, Params: p.params, ParamGrads: dg})
+		copy(dy[:n], val.Data())
+		negate(dy[n:2*n], da.Data())
+		off := 2 * n
+		for j := range dg {
+			negate(dy[off:off+sizes[j]], dg[j].Data())
+			off += sizes[j]
+		}
+		return nil
+	}
+}
+
+func negate[T tensor.Float](dst, x []T) {
+	for i, v := range x {
+		dst[i] = -v
+	}
+}

@@ -1,0 +1,272 @@
+package odeblock
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// GradMode is how a Block computes its gradients. The model code is the same
+// in every mode.
+type GradMode int
+
+const (
+	// Adjoint solves the adjoint system backward from t1 to t0 (Chen et
+	// al. 2018, "backsolve"): the state is reconstructed by solving the
+	// dynamics backward alongside the adjoint a and the parameter gradient
+	// g_θ. Memory does not grow with the number of steps; gradients agree
+	// with the exact ones to about the backward solve's tolerance. Over long
+	// horizons the backward reconstruction of the state can diverge: that
+	// is reported as an error of the backward phase, never as NaN
+	// gradients.
+	Adjoint GradMode = iota
+	// Backprop records every stage of every accepted step on tapes during
+	// the forward solve and backpropagates through them
+	// (discretise-then-optimise): the exact gradient of the discrete solve
+	// (step sizes held constant). Memory grows with the number of
+	// evaluations.
+	Backprop
+	// Checkpoint keeps the state at the start of each accepted step and, in
+	// backward, recomputes one step at a time on tapes. Its gradients equal
+	// Backprop's; memory grows with steps × state only.
+	Checkpoint
+)
+
+func (m GradMode) String() string {
+	switch m {
+	case Adjoint:
+		return "adjoint"
+	case Backprop:
+		return "backprop"
+	case Checkpoint:
+		return "checkpoint"
+	}
+	return fmt.Sprintf("GradMode(%d)", int(m))
+}
+
+// ParseGradMode returns the mode named "adjoint", "backprop" or "checkpoint".
+func ParseGradMode(s string) (GradMode, error) {
+	for _, m := range []GradMode{Adjoint, Backprop, Checkpoint} {
+		if m.String() == s {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("odeblock: unknown gradient mode %q (want adjoint, backprop or checkpoint)", s)
+}
+
+// AdjointOptions configure the backward solve of the Adjoint mode.
+type AdjointOptions struct {
+	// RTol and ATol of the backward solve; 0 means the forward's.
+	RTol, ATol float64
+	// Seminorm leaves the parameter-gradient part of the adjoint state out of
+	// the error norm (Kidger et al. 2021): fewer backward steps, same
+	// accuracy in the state and adjoint.
+	Seminorm bool
+	// Generic uses the VJP of the whole dynamics even when they have a
+	// specialised adjoint (Adjointer).
+	Generic bool
+	// MaxSteps of the backward solve; 0 means the forward's.
+	MaxSteps int
+}
+
+// Block is an ODE solve as one autograd op: z0 ↦ z(t1) (Forward) or z at
+// every time of Times (Trajectory), differentiated by Mode.
+//
+// A Block is not safe for concurrent use; it keeps its work buffers between
+// passes.
+type Block[T tensor.Float] struct {
+	Dynamics Dynamics[T]
+	// Times are the output times, strictly monotone; nil means [0, 1].
+	Times []float64
+	// Solver configures the forward solve (method, tolerances, ...).
+	Solver Options
+	// Mode picks how gradients are computed.
+	Mode GradMode
+	// Adjoint configures the Adjoint mode's backward solve.
+	Adjoint AdjointOptions
+
+	stats BlockStats
+}
+
+// BlockStats counts the work of a Block's last forward and backward passes.
+// Backward NFE counts evaluations of the dynamics' VJP (the adjoint's
+// backward evaluations; in Checkpoint and Backprop, one per stage pulled
+// back, plus the recomputed stages in Checkpoint).
+type BlockStats struct {
+	Forward  Stats
+	Backward Stats
+}
+
+// Stats returns the counts of the last forward and backward passes.
+func (b *Block[T]) Stats() BlockStats { return b.stats }
+
+func (b *Block[T]) times() []float64 {
+	if b.Times == nil {
+		return []float64{0, 1}
+	}
+	return b.Times
+}
+
+// Forward records the block on tp: it solves the dynamics from z0 over
+// Times and returns z at the last time. A failed solve returns the error;
+// so does Backward of the returned Var if the backward solve fails.
+func (b *Block[T]) Forward(tp *autograd.Tape[T], z0 autograd.Var[T]) (autograd.Var[T], error) {
+	return b.record(tp, z0, false)
+}
+
+// Trajectory records the block on tp and returns z at every time of Times,
+// stacked along a new leading axis: [len(Times), z0's shape...]. The first
+// entry is z0 itself.
+func (b *Block[T]) Trajectory(tp *autograd.Tape[T], z0 autograd.Var[T]) (autograd.Var[T], error) {
+	return b.record(tp, z0, true)
+}
+
+// pass holds what one forward pass keeps for its backward.
+type pass[T tensor.Float] struct {
+	b      *Block[T]
+	eng    tensor.Engine[T]
+	shape  []int
+	n      int
+	ts     []float64
+	traj   *tensor.Tensor[T] // [len(ts), n]: z at every output time
+	params []*autograd.Param[T]
+	solver *Solver[T]
+	steps  []step[T] // Backprop and Checkpoint: the accepted steps
+}
+
+// step is one accepted step of the forward solve.
+type step[T tensor.Float] struct {
+	t, h      float64
+	t0eval    float64 // where the first stage was evaluated (after a jump: just past t)
+	leftLimit bool    // the step ended at a jump: end stages just before it
+	y0        []T     // Checkpoint: the state at t
+	stages    []*stageTape[T]
+	out       int // index into ts of the output at the step's end, or −1
+}
+
+// stageTape is one evaluation of the dynamics recorded on its own tape.
+type stageTape[T tensor.Float] struct {
+	tp      *autograd.Tape[T]
+	y       *tensor.Tensor[T] // the input, owned
+	in, out autograd.Var[T]
+}
+
+func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (autograd.Var[T], error) {
+	if b.Dynamics == nil {
+		return autograd.Var[T]{}, fmt.Errorf("odeblock: Block has no Dynamics")
+	}
+	ts := b.times()
+	p := &pass[T]{b: b, eng: tp.Engine(), shape: z0.Shape(), n: z0.Len(), ts: ts, params: b.Dynamics.Params()}
+	opt := b.Solver
+	if b.Mode != Adjoint {
+		// Every output time is a step end, so backward needs no
+		// interpolant.
+		opt.StepTo = append(slices.Clone(opt.StepTo), ts[1:len(ts)-1]...)
+	}
+	opt.Phase = "forward"
+	s, err := NewSolver[T](opt)
+	if err != nil {
+		return autograd.Var[T]{}, err
+	}
+	p.solver = s
+	p.traj = tensor.New[T](len(ts), p.n)
+	outs := make([][]T, len(ts))
+	for i := range outs {
+		outs[i] = p.traj.Slice(i, i+1).Data()
+	}
+
+	var f Func[T]
+	var bp *backpropRecorder[T]
+	switch b.Mode {
+	case Adjoint, Checkpoint:
+		f = p.evaluator()
+		if b.Mode == Checkpoint {
+			s.opt.OnStep = p.stepRecorder(true, b.Solver.OnStep)
+		}
+	case Backprop:
+		bp = &backpropRecorder[T]{p: p}
+		f = bp.eval
+		s.onEval = bp.onEval
+		s.opt.OnStep = p.stepRecorder(false, func(si StepInfo) error {
+			if err := bp.onStep(si); err != nil || b.Solver.OnStep == nil {
+				return err
+			}
+			return b.Solver.OnStep(si)
+		})
+	default:
+		return autograd.Var[T]{}, fmt.Errorf("odeblock: unknown gradient mode %v", b.Mode)
+	}
+	st, err := s.Solve(f, z0.Value().Data(), ts, outs)
+	b.stats = BlockStats{Forward: st}
+	if err != nil {
+		if bp != nil {
+			bp.release()
+		}
+		return autograd.Var[T]{}, err
+	}
+
+	var value *tensor.Tensor[T]
+	if traj {
+		value = p.traj.Reshape(append([]int{len(ts)}, p.shape...)...)
+	} else {
+		value = p.traj.Slice(len(ts)-1, len(ts)).Reshape(p.shape...)
+	}
+	inputs := []autograd.Var[T]{z0}
+	for _, prm := range p.params {
+		inputs = append(inputs, tp.Param(prm))
+	}
+	backward := func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
+		g := tensor.New[T](len(ts), p.n)
+		if traj {
+			g.Copy(gy)
+		} else {
+			copy(g.Slice(len(ts)-1, len(ts)).Data(), gy.Data())
+		}
+		return p.backward(g)
+	}
+	return autograd.CustomE("ODEBlock", value, backward, inputs...), nil
+}
+
+// evaluator returns f(t, y) → dy evaluating the dynamics on a no-grad tape.
+func (p *pass[T]) evaluator() Func[T] {
+	tp := autograd.NewTape(p.eng)
+	tp.SetNoGrad(true)
+	return func(t float64, y, dy []T) error {
+		tp.Reset()
+		out := p.b.Dynamics.Eval(tp, t, tp.Const(tensor.FromSlice(y, p.shape...)))
+		if out.Len() != len(dy) {
+			return fmt.Errorf("odeblock: dynamics returned shape %v for a state of shape %v", out.Shape(), p.shape)
+		}
+		copy(dy, out.Value().Data())
+		return nil
+	}
+}
+
+// stepRecorder returns an OnStep hook that records each accepted step (with
+// the state at its start when keepState is set), then calls the user's hook.
+func (p *pass[T]) stepRecorder(keepState bool, then func(StepInfo) error) func(StepInfo) error {
+	restartNext := false
+	return func(si StepInfo) error {
+		if si.Accepted {
+			st := step[T]{t: si.T, h: si.H, t0eval: si.T, out: -1, leftLimit: p.solver.leftLimit}
+			if restartNext {
+				st.t0eval = math.Nextafter(si.T, si.T+si.H)
+			}
+			if keepState {
+				st.y0 = slices.Clone(si.Y0.([]T))
+			}
+			if k := slices.Index(p.ts, si.End); k > 0 {
+				st.out = k
+			}
+			restartNext = st.leftLimit
+			p.steps = append(p.steps, st)
+		}
+		if then != nil {
+			return then(si)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,80 @@
+package odeblock
+
+import (
+	"fmt"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Field is a user's vector field f(h, t; θ): any module evaluated on a tape,
+// an MLP on [B, D] or a conv net on [B, C, H, W]. Its output has the shape of
+// h (SONODE's field maps [B, 2C, ...] to [B, C, ...]).
+type Field[T tensor.Float] interface {
+	// Forward records f(h, t) on tp.
+	Forward(tp *autograd.Tape[T], t float64, h autograd.Var[T]) autograd.Var[T]
+	// Params lists the parameters f reads.
+	Params() []*autograd.Param[T]
+}
+
+// FieldFunc adapts a function and the parameters it reads to a Field.
+func FieldFunc[T tensor.Float](params []*autograd.Param[T], f func(tp *autograd.Tape[T], t float64, h autograd.Var[T]) autograd.Var[T]) Field[T] {
+	return fieldFunc[T]{f: f, params: params}
+}
+
+type fieldFunc[T tensor.Float] struct {
+	f      func(tp *autograd.Tape[T], t float64, h autograd.Var[T]) autograd.Var[T]
+	params []*autograd.Param[T]
+}
+
+func (f fieldFunc[T]) Forward(tp *autograd.Tape[T], t float64, h autograd.Var[T]) autograd.Var[T] {
+	return f.f(tp, t, h)
+}
+func (f fieldFunc[T]) Params() []*autograd.Param[T] { return f.params }
+
+// Dynamics is the right-hand side dz/dt = F(t, z; θ) of an ODE on a batch
+// state z, written with autograd ops so that a Block can differentiate it.
+// The six model families are Dynamics; so is any user's own.
+type Dynamics[T tensor.Float] interface {
+	// Eval records F(t, z) on tp. The result has z's shape.
+	Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T]
+	// Params lists every parameter F reads: its field's and its own scalars.
+	Params() []*autograd.Param[T]
+}
+
+// Adjointer is implemented by dynamics with a hand-derived adjoint (HBNODE,
+// AdamNODE): EvalAdjoint computes, at time t, state z and adjoint a (flat
+// buffers of the state's length),
+//
+//	dz = F(t, z),  da = −aᵀ·∂F/∂z,  dg[j] = −aᵀ·∂F/∂θ_j
+//
+// for θ_j = Params()[j], writing into the given buffers (dg[j] shaped like
+// θ_j). pb is a Pullback for the VJPs it needs. The generic adjoint computes
+// the same quantities with one VJP of the whole of F.
+type Adjointer[T tensor.Float] interface {
+	EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a *tensor.Tensor[T], dz, da *tensor.Tensor[T], dg []*tensor.Tensor[T]) error
+}
+
+// splitParts views the state z [P·B, ...] as its P parts [B, ...].
+func splitParts[T tensor.Float](z autograd.Var[T], parts int) []autograd.Var[T] {
+	n := z.Shape()[0]
+	if n%parts != 0 {
+		panic(&tensor.ShapeError{Op: "odeblock", Msg: fmt.Sprintf("state of shape %v does not split into %d parts along axis 0", z.Shape(), parts)})
+	}
+	sizes := make([]int, parts)
+	for i := range sizes {
+		sizes[i] = n / parts
+	}
+	return autograd.Split(z, 0, sizes...)
+}
+
+// partsOf views the flat state tensor z [P·B, ...] as its P parts (views,
+// sharing storage).
+func partsOf[T tensor.Float](z *tensor.Tensor[T], parts int) []*tensor.Tensor[T] {
+	n := z.Dim(0) / parts
+	out := make([]*tensor.Tensor[T], parts)
+	for i := range out {
+		out[i] = z.Slice(i*n, (i+1)*n)
+	}
+	return out
+}

@@ -1,0 +1,292 @@
+package odeblock
+
+import (
+	"math"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// The six model families of the paper. Each wraps a user field f(h, t) and
+// lays its state out as parts stacked along the leading axis: a batch of B
+// feature maps [B, ...] gives a state [P·B, ...] holding h, then m (then v).
+// Stack builds such a state; Part reads one part.
+
+// Stack returns the state [P·B, ...] holding the given parts [B, ...] in
+// order (for AdamNODE: h, m, v).
+func Stack[T tensor.Float](parts ...autograd.Var[T]) autograd.Var[T] {
+	return autograd.Concat(0, parts...)
+}
+
+// Part returns part i of a state of p parts (0 is h).
+func Part[T tensor.Float](z autograd.Var[T], i, p int) autograd.Var[T] {
+	n := z.Shape()[0] / p
+	return autograd.Narrow(z, 0, i*n, n)
+}
+
+// scalarParam returns a learnable scalar (shape [1]) with initial value v.
+func scalarParam[T tensor.Float](name string, v float64) *autograd.Param[T] {
+	return autograd.NewParam(name, tensor.FromSlice([]T{T(v)}, 1))
+}
+
+func withParams[T tensor.Float](f Field[T], own ...*autograd.Param[T]) []*autograd.Param[T] {
+	return append(append([]*autograd.Param[T](nil), f.Params()...), own...)
+}
+
+// NODE is the neural ODE h' = f(h, t). ANODE is the same dynamics on an input
+// padded with zero channels (AugmentChannels).
+type NODE[T tensor.Float] struct{ F Field[T] }
+
+// Eval implements Dynamics.
+func (d *NODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
+	return d.F.Forward(tp, t, z)
+}
+
+// Params implements Dynamics.
+func (d *NODE[T]) Params() []*autograd.Param[T] { return d.F.Params() }
+
+// AugmentChannels returns x [B, C, ...] with p zero channels appended along
+// axis 1: ANODE's initial state.
+func AugmentChannels[T tensor.Float](tp *autograd.Tape[T], x autograd.Var[T], p int) autograd.Var[T] {
+	s := x.Shape()
+	s[1] = p
+	return autograd.Concat(1, x, tp.Const(tensor.New[T](s...)))
+}
+
+// SONODE is the second-order ODE h” = f([h, h'], t) as the first-order
+// system z = (h, u): h' = u, u' = f([h, u], t), where [h, u] joins the parts
+// along the channel axis (f sees 2C channels and returns C).
+type SONODE[T tensor.Float] struct{ F Field[T] }
+
+// Eval implements Dynamics.
+func (d *SONODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
+	p := splitParts(z, 2)
+	return Stack(p[1], d.F.Forward(tp, t, autograd.Concat(1, p[0], p[1])))
+}
+
+// Params implements Dynamics.
+func (d *SONODE[T]) Params() []*autograd.Param[T] { return d.F.Params() }
+
+// HBNODE is the heavy-ball neural ODE h' = −m, m' = f(h, t) − γ·m with
+// γ = σ(γ_raw) learnable. Its adjoint is specialised: one VJP of f per
+// evaluation.
+type HBNODE[T tensor.Float] struct {
+	F        Field[T]
+	GammaRaw *autograd.Param[T] // γ = σ(GammaRaw), shape [1]
+}
+
+// NewHBNODE returns an HBNODE with γ_raw initialised to gammaRaw (the paper:
+// −3).
+func NewHBNODE[T tensor.Float](f Field[T], gammaRaw float64) *HBNODE[T] {
+	return &HBNODE[T]{F: f, GammaRaw: scalarParam[T]("gamma", gammaRaw)}
+}
+
+// Eval implements Dynamics.
+func (d *HBNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
+	p := splitParts(z, 2)
+	h, m := p[0], p[1]
+	gamma := autograd.Sigmoid(tp.Param(d.GammaRaw))
+	return Stack(autograd.Neg(m), autograd.Sub(d.F.Forward(tp, t, h), autograd.MulScalar(m, gamma)))
+}
+
+// Params implements Dynamics: f's parameters, then γ_raw.
+func (d *HBNODE[T]) Params() []*autograd.Param[T] { return withParams(d.F, d.GammaRaw) }
+
+// EvalAdjoint implements Adjointer. With g = f(h), J = ∂g/∂h:
+//
+//	a_h' = −a_m·J,  a_m' = a_h + γ·a_m,
+//	g_θ' = −a_m·∂g/∂θ,  g_γraw' = γ(1−γ)·Σ a_m ⊙ m.
+func (d *HBNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz, da *tensor.Tensor[T], dg []*tensor.Tensor[T]) error {
+	zp, ap, dzp, dap := partsOf(z, 2), partsOf(a, 2), partsOf(dz, 2), partsOf(da, 2)
+	h, m, ah, am := zp[0], zp[1], ap[0], ap[1]
+	gamma := T(tensor.SigmoidOf(float64(d.GammaRaw.Value.Data()[0])))
+	// One VJP of f with cotangent −a_m; dz_m holds −a_m meanwhile.
+	negAm := dzp[1].Neg(am)
+	fp := d.F.Params()
+	g := pb.VJP(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+		return d.F.Forward(tp, t, in[0])
+	}, []*tensor.Tensor[T]{h}, negAm, autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{dap[0]}, Params: fp, ParamGrads: dg[:len(fp)]})
+	dzp[0].Neg(m)
+	dzp[1].AddScaled(g, -gamma, m)
+	dap[1].AddScaled(ah, gamma, am)
+	dg[len(fp)].Data()[0] = T(float64(gamma) * (1 - float64(gamma)) * float64(tensor.Dot(am, m)))
+	return nil
+}
+
+// Phi is GHBNODE's bounded function on −m.
+type Phi int
+
+const (
+	PhiTanh     Phi = iota // φ = tanh
+	PhiHardtanh            // φ = hardtanh, clamp to [−1, 1]
+)
+
+// GHBNODE is the generalised heavy-ball neural ODE h' = φ(−m),
+// m' = f(h, t) − γ·m + ξ·h with γ = σ(γ_raw) and ξ = softplus(ξ_raw)
+// learnable (so h” + γh' + ξh = −f for φ the identity: a restoring term).
+type GHBNODE[T tensor.Float] struct {
+	F        Field[T]
+	GammaRaw *autograd.Param[T] // γ = σ(GammaRaw)
+	XiRaw    *autograd.Param[T] // ξ = softplus(XiRaw)
+	Phi      Phi
+}
+
+// NewGHBNODE returns a GHBNODE with the given initial raw scalars (the
+// paper's MNIST model: γ_raw = −3, ξ_raw = 2) and φ = tanh.
+func NewGHBNODE[T tensor.Float](f Field[T], gammaRaw, xiRaw float64) *GHBNODE[T] {
+	return &GHBNODE[T]{F: f, GammaRaw: scalarParam[T]("gamma", gammaRaw), XiRaw: scalarParam[T]("xi", xiRaw)}
+}
+
+// Eval implements Dynamics.
+func (d *GHBNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
+	p := splitParts(z, 2)
+	h, m := p[0], p[1]
+	gamma := autograd.Sigmoid(tp.Param(d.GammaRaw))
+	xi := autograd.Softplus(tp.Param(d.XiRaw))
+	var dh autograd.Var[T]
+	if d.Phi == PhiHardtanh {
+		dh = autograd.Hardtanh(autograd.Neg(m), -1, 1)
+	} else {
+		dh = autograd.Tanh(autograd.Neg(m))
+	}
+	dm := autograd.Add(autograd.Sub(d.F.Forward(tp, t, h), autograd.MulScalar(m, gamma)), autograd.MulScalar(h, xi))
+	return Stack(dh, dm)
+}
+
+// Params implements Dynamics: f's parameters, then γ_raw and ξ_raw.
+func (d *GHBNODE[T]) Params() []*autograd.Param[T] { return withParams(d.F, d.GammaRaw, d.XiRaw) }
+
+// Scale is AdamNODE's denominator s(v).
+type Scale int
+
+const (
+	// ScaleSqrt is s(v) = √(v + ε), the paper's.
+	ScaleSqrt Scale = iota
+	// ScaleSoftplus is s(v) = √softplus(v) + ε, the authors' code's, which
+	// stays defined for v < 0.
+	ScaleSoftplus
+)
+
+// AdamNODE is the adaptive-moment neural ODE
+//
+//	h' = −m / s(v),  m' = a1·(−f(h, t) − m),  v' = a2·(f(h, t)² − v)
+//
+// with a1 = σ(r1) (the paper's 1−α) and a2 = σ(r2) (the paper's 1−β)
+// learnable, s as Scale with ε = Eps. Its adjoint is specialised: one VJP of
+// f per backward evaluation.
+type AdamNODE[T tensor.Float] struct {
+	F      Field[T]
+	R1, R2 *autograd.Param[T]
+	S      Scale
+	Eps    float64 // ε; 1e-8 when 0
+
+	ones, c, gbuf *tensor.Tensor[T]
+}
+
+// NewAdamNODE returns an AdamNODE with raw scalars r1, r2 (the paper's MNIST
+// model: −5 and 5) and the given s(v).
+func NewAdamNODE[T tensor.Float](f Field[T], r1, r2 float64, s Scale) *AdamNODE[T] {
+	return &AdamNODE[T]{F: f, R1: scalarParam[T]("r1", r1), R2: scalarParam[T]("r2", r2), S: s}
+}
+
+func (d *AdamNODE[T]) eps() T {
+	if d.Eps == 0 {
+		return 1e-8
+	}
+	return T(d.Eps)
+}
+
+// AdamInitialState returns the AdamNODE state (h0, m0, v0 = m0²).
+func AdamInitialState[T tensor.Float](h0, m0 autograd.Var[T]) autograd.Var[T] {
+	return Stack(h0, m0, autograd.Square(m0))
+}
+
+// Eval implements Dynamics.
+func (d *AdamNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
+	p := splitParts(z, 3)
+	h, m, v := p[0], p[1], p[2]
+	g := d.F.Forward(tp, t, h)
+	a1 := autograd.Sigmoid(tp.Param(d.R1))
+	a2 := autograd.Sigmoid(tp.Param(d.R2))
+	var s autograd.Var[T]
+	if d.S == ScaleSoftplus {
+		s = autograd.AddConst(autograd.Sqrt(autograd.Softplus(v)), d.eps())
+	} else {
+		s = autograd.Sqrt(autograd.AddConst(v, d.eps()))
+	}
+	dh := autograd.Neg(autograd.Div(m, s))
+	dm := autograd.MulScalar(autograd.Neg(autograd.Add(g, m)), a1)
+	dv := autograd.MulScalar(autograd.Sub(autograd.Square(g), v), a2)
+	return Stack(dh, dm, dv)
+}
+
+// Params implements Dynamics: f's parameters, then r1 and r2.
+func (d *AdamNODE[T]) Params() []*autograd.Param[T] { return withParams(d.F, d.R1, d.R2) }
+
+// scale returns s(v) and s'(v) for one element.
+func (d *AdamNODE[T]) scale(v float64) (s, ds float64) {
+	eps := float64(d.eps())
+	if d.S == ScaleSoftplus {
+		r := math.Sqrt(tensor.SoftplusOf(v))
+		return r + eps, tensor.SigmoidOf(v) / (2 * r)
+	}
+	s = math.Sqrt(v + eps)
+	return s, 1 / (2 * s)
+}
+
+// EvalAdjoint implements Adjointer with the derived AdamNODE adjoint. With
+// g = f(h), J = ∂g/∂h and c = a1·a_m − 2·a2·(g ⊙ a_v):
+//
+//	a_h' = c·J
+//	a_m' = a_h / s(v) + a1·a_m
+//	a_v' = −a_h ⊙ m ⊙ s'(v) / s(v)² + a2·a_v
+//	g_θ' = c·∂g/∂θ   (the same VJP)
+//	g_r1' = a1(1−a1)·Σ a_m ⊙ (g + m)
+//	g_r2' = −a2(1−a2)·Σ a_v ⊙ (g² − v)
+//
+// (The paper prints a_h' without the a1 and 2·a2·g factors.)
+func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz, da *tensor.Tensor[T], dg []*tensor.Tensor[T]) error {
+	zp, ap, dzp, dap := partsOf(z, 3), partsOf(a, 3), partsOf(dz, 3), partsOf(da, 3)
+	h, m, v := zp[0], zp[1], zp[2]
+	ah, am, av := ap[0], ap[1], ap[2]
+	a1 := tensor.SigmoidOf(float64(d.R1.Value.Data()[0]))
+	a2 := tensor.SigmoidOf(float64(d.R2.Value.Data()[0]))
+	if d.ones == nil || !d.ones.SameShape(h) {
+		d.ones = tensor.Full[T](1, h.Shape()...)
+		d.c = tensor.New[T](h.Shape()...)
+		d.gbuf = tensor.New[T](h.Shape()...)
+	}
+	fp := d.F.Params()
+	// One VJP of Σ c ⊙ f(h) with c held constant: its input cotangent is c·J
+	// and its parameter cotangent c·∂g/∂θ. c needs g, so it is formed inside.
+	pb.VJP(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+		g := d.F.Forward(tp, t, in[0])
+		d.gbuf.Copy(g.Value())
+		cd, gd, amd, avd := d.c.Data(), d.gbuf.Data(), am.Data(), av.Data()
+		for i := range cd {
+			cd[i] = T(a1*float64(amd[i]) - 2*a2*float64(gd[i])*float64(avd[i]))
+		}
+		return autograd.Mul(g, tp.Const(d.c))
+	}, []*tensor.Tensor[T]{h}, d.ones, autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{dap[0]}, Params: fp, ParamGrads: dg[:len(fp)]})
+
+	gd := d.gbuf.Data()
+	hd, md, vd := h.Data(), m.Data(), v.Data()
+	ahd, amd, avd := ah.Data(), am.Data(), av.Data()
+	dhd, dmd, dvd := dzp[0].Data(), dzp[1].Data(), dzp[2].Data()
+	damd, davd := dap[1].Data(), dap[2].Data()
+	var sr1, sr2 float64
+	for i := range hd {
+		g, mi, vi := float64(gd[i]), float64(md[i]), float64(vd[i])
+		s, ds := d.scale(vi)
+		dhd[i] = T(-mi / s)
+		dmd[i] = T(a1 * (-g - mi))
+		dvd[i] = T(a2 * (g*g - vi))
+		damd[i] = T(float64(ahd[i])/s + a1*float64(amd[i]))
+		davd[i] = T(-float64(ahd[i])*mi*ds/(s*s) + a2*float64(avd[i]))
+		sr1 += float64(amd[i]) * (g + mi)
+		sr2 += float64(avd[i]) * (g*g - vi)
+	}
+	dg[len(fp)].Data()[0] = T(a1 * (1 - a1) * sr1)
+	dg[len(fp)+1].Data()[0] = T(-a2 * (1 - a2) * sr2)
+	return nil
+}
