@@ -486,23 +486,7 @@ func (reluRule[T]) backward(t *Tape[T], e *entry[T]) {
 	if dst == nil {
 		return
 	}
-	d, g, y := dst.Data(), e.grad.Data(), e.value.Data()
-	g, y = g[:len(d)], y[:len(d)]
-	if acc {
-		for i := range d {
-			if y[i] > 0 {
-				d[i] += g[i]
-			}
-		}
-		return
-	}
-	for i := range d {
-		if y[i] > 0 {
-			d[i] = g[i]
-		} else {
-			d[i] = 0
-		}
-	}
+	dst.ReLUBackward(e.grad, e.value, acc)
 }
 
 // LeakyReLU returns x where x > 0 and slope·x elsewhere.

@@ -145,20 +145,27 @@ func BenchmarkAdamNODEMLP(b *testing.B) {
 // (nhid+1 → c).
 type mnistField struct{ w1, b1, w2, b2, w3, b3 *autograd.Param[float32] }
 
+// kaiming returns a weight of shape s initialised as PyTorch's default:
+// uniform on ±1/√fan_in.
 func kaiming(rng *rand.Rand, name string, s ...int) *autograd.Param[float32] {
 	fan := 1
 	for _, d := range s[1:] {
 		fan *= d
 	}
+	return bias(rng, name, fan, s...)
+}
+
+// bias returns a tensor of shape s uniform on ±1/√fan.
+func bias(rng *rand.Rand, name string, fan int, s ...int) *autograd.Param[float32] {
 	bound := 1 / math.Sqrt(float64(fan))
 	return autograd.NewParam(name, tensor.RandU[float32](rng, -bound, bound, s...))
 }
 
 func newMNISTField(rng *rand.Rand, c, nhid int) *mnistField {
 	return &mnistField{
-		w1: kaiming(rng, "f.w1", nhid, c+1, 1, 1), b1: kaiming(rng, "f.b1", nhid, c+1),
-		w2: kaiming(rng, "f.w2", nhid, nhid+1, 3, 3), b2: kaiming(rng, "f.b2", nhid, (nhid+1)*9),
-		w3: kaiming(rng, "f.w3", c, nhid+1, 1, 1), b3: kaiming(rng, "f.b3", c, nhid+1),
+		w1: kaiming(rng, "f.w1", nhid, c+1, 1, 1), b1: bias(rng, "f.b1", c+1, nhid),
+		w2: kaiming(rng, "f.w2", nhid, nhid+1, 3, 3), b2: bias(rng, "f.b2", (nhid+1)*9, nhid),
+		w3: kaiming(rng, "f.w3", c, nhid+1, 1, 1), b3: bias(rng, "f.b3", nhid+1, c),
 	}
 }
 
@@ -185,10 +192,10 @@ type mnistAdamNODE struct {
 func newMNISTAdamNODE(rng *rand.Rand, mode odeblock.GradMode, t1 float64) *mnistAdamNODE {
 	const c, nhid = 5, 50
 	m := &mnistAdamNODE{
-		i1: kaiming(rng, "init.w1", nhid, 1, 1, 1), ib1: kaiming(rng, "init.b1", nhid, 1),
-		i2: kaiming(rng, "init.w2", nhid, nhid, 3, 3), ib2: kaiming(rng, "init.b2", nhid, nhid*9),
-		i3: kaiming(rng, "init.w3", 2*c-1, nhid, 1, 1), ib3: kaiming(rng, "init.b3", 2*c-1, nhid),
-		hw: kaiming(rng, "head.w", 10, c*28*28), hb: kaiming(rng, "head.b", 10, c*28*28),
+		i1: kaiming(rng, "init.w1", nhid, 1, 1, 1), ib1: bias(rng, "init.b1", 1, nhid),
+		i2: kaiming(rng, "init.w2", nhid, nhid, 3, 3), ib2: bias(rng, "init.b2", nhid*9, nhid),
+		i3: kaiming(rng, "init.w3", 2*c-1, nhid, 1, 1), ib3: bias(rng, "init.b3", nhid, 2*c-1),
+		hw: kaiming(rng, "head.w", 10, c*28*28), hb: bias(rng, "head.b", c*28*28, 10),
 	}
 	m.dyn = odeblock.NewAdamNODE[float32](newMNISTField(rng, c, nhid), -5, 5, odeblock.ScaleSoftplus)
 	m.block = &odeblock.Block[float32]{Dynamics: m.dyn, Times: []float64{0, t1}, Mode: mode,

@@ -227,8 +227,14 @@ func (d *AdamNODE[T]) Params() []*autograd.Param[T] { return withParams(d.F, d.R
 func (d *AdamNODE[T]) scale(v float64) (s, ds float64) {
 	eps := float64(d.eps())
 	if d.S == ScaleSoftplus {
-		r := math.Sqrt(tensor.SoftplusOf(v))
-		return r + eps, tensor.SigmoidOf(v) / (2 * r)
+		// softplus(v) and σ(v) from one exponential.
+		e := math.Exp(-math.Abs(v))
+		sig := 1 / (1 + e)
+		if v < 0 {
+			sig = e / (1 + e)
+		}
+		r := math.Sqrt(max(v, 0) + math.Log1p(e))
+		return r + eps, sig / (2 * r)
 	}
 	s = math.Sqrt(v + eps)
 	return s, 1 / (2 * s)

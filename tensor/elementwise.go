@@ -162,18 +162,74 @@ func (z *Tensor[T]) Softplus(x *Tensor[T]) *Tensor[T] {
 	return unary("Softplus", z, x, func(v T) T { return T(SoftplusOf(float64(v))) })
 }
 
-// ReLU sets z = max(x, 0) elementwise and returns z.
+// ReLU sets z = max(x, 0) elementwise and returns z. NaN stays NaN.
 func (z *Tensor[T]) ReLU(x *Tensor[T]) *Tensor[T] {
 	mustSameShape("ReLU", z.shape, x.shape)
 	zd, xd := z.data, x.data[:len(z.data)]
 	for i, v := range xd {
-		if v > 0 {
-			zd[i] = v
-		} else {
-			zd[i] = 0
+		zd[i] = max(v, 0) // branch-free: signs are random, a branch mispredicts
+	}
+	return z
+}
+
+// ReLUBackward sets z = g ⊙ [y > 0], or adds it to z with accumulate: the
+// gradient of a ReLU given its output y and output gradient g. It returns z.
+func (z *Tensor[T]) ReLUBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
+	mustSameShape("ReLUBackward", z.shape, g.shape)
+	mustSameShape("ReLUBackward", z.shape, y.shape)
+	switch zd := any(z.data).(type) {
+	case []float32:
+		reluMask32(zd, any(g.data).([]float32), any(y.data).([]float32), accumulate)
+	case []float64:
+		reluMask64(zd, any(g.data).([]float64), any(y.data).([]float64), accumulate)
+	default: // a named float type
+		for i, v := range y.data {
+			var m T
+			if v > 0 {
+				m = 1
+			}
+			if accumulate {
+				z.data[i] += m * g.data[i]
+			} else {
+				z.data[i] = m * g.data[i]
+			}
 		}
 	}
 	return z
+}
+
+// reluMask32 masks g by y > 0 with bit operations: y > 0 exactly when its
+// bits, read as a signed integer, are positive.
+func reluMask32(z, g, y []float32, acc bool) {
+	g, y = g[:len(z)], y[:len(z)]
+	for i := range z {
+		var m uint32
+		if int32(math.Float32bits(y[i])) > 0 {
+			m = ^uint32(0)
+		}
+		v := math.Float32frombits(math.Float32bits(g[i]) & m)
+		if acc {
+			z[i] += v
+		} else {
+			z[i] = v
+		}
+	}
+}
+
+func reluMask64(z, g, y []float64, acc bool) {
+	g, y = g[:len(z)], y[:len(z)]
+	for i := range z {
+		var m uint64
+		if int64(math.Float64bits(y[i])) > 0 {
+			m = ^uint64(0)
+		}
+		v := math.Float64frombits(math.Float64bits(g[i]) & m)
+		if acc {
+			z[i] += v
+		} else {
+			z[i] = v
+		}
+	}
 }
 
 // LeakyReLU sets z = x for x > 0 and slope·x otherwise, and returns z.

@@ -5,6 +5,10 @@ package tensor
 //
 //	col[(c,i,j), (p,q)] = x[c, p·s−pad+i, q·s−pad+j], or 0 outside x.
 func im2col[T Float](col, x []T, s convShape) {
+	if s.stride == 1 && s.oh == s.h+2*s.pad-s.kh+1 {
+		im2colStride1(col, x, s)
+		return
+	}
 	row := 0
 	for c := 0; c < s.c; c++ {
 		xc := x[c*s.h*s.w : (c+1)*s.h*s.w]
@@ -94,4 +98,72 @@ func validRange(w, ow, j, stride, pad int) (qlo, qhi int) {
 		qlo = qhi
 	}
 	return qlo, qhi
+}
+
+// im2colStride1 is im2col for stride 1. Each row of col is the input channel
+// shifted by (i−pad, j−pad): one contiguous copy of the shifted plane, then
+// the columns that wrapped around from the neighbouring input row, and the
+// rows above and below the input, set to zero.
+func im2colStride1[T Float](col, x []T, s convShape) {
+	row := 0
+	for c := 0; c < s.c; c++ {
+		xc := x[c*s.h*s.w : (c+1)*s.h*s.w]
+		for i := 0; i < s.kh; i++ {
+			// Output rows p whose input row p−pad+i lies inside [0, h).
+			plo, phi := max(s.pad-i, 0), min(s.h+s.pad-i, s.oh)
+			for j := 0; j < s.kw; j++ {
+				dst := col[row*s.p : (row+1)*s.p]
+				row++
+				if plo >= phi {
+					clear(dst)
+					continue
+				}
+				clear(dst[:plo*s.ow])
+				clear(dst[phi*s.ow:])
+				dj := j - s.pad // input column = q + dj
+				if s.ow == s.w {
+					// Output and input rows have the same length: the valid
+					// rows are one contiguous shifted copy.
+					lo, hi := plo*s.ow, phi*s.ow
+					src := (plo-s.pad+i)*s.w + dj
+					a, b := lo, hi
+					if src < 0 {
+						a -= src // the first element reads before the plane
+					}
+					if src+(hi-lo) > len(xc) {
+						b -= src + (hi - lo) - len(xc)
+					}
+					copy(dst[a:b], xc[src+(a-lo):src+(b-lo)])
+					clear(dst[lo:a])
+					clear(dst[b:hi])
+					// Zero the columns whose input column is outside [0, w).
+					qlo, qhi := max(-dj, 0), min(s.w-dj, s.ow)
+					for p := plo; p < phi; p++ {
+						r := dst[p*s.ow : (p+1)*s.ow]
+						for q := 0; q < qlo; q++ {
+							r[q] = 0
+						}
+						for q := max(qhi, 0); q < s.ow; q++ {
+							r[q] = 0
+						}
+					}
+					continue
+				}
+				qlo, qhi := validRange(s.w, s.ow, j, 1, s.pad)
+				for p := plo; p < phi; p++ {
+					d := dst[p*s.ow : (p+1)*s.ow]
+					for q := 0; q < qlo; q++ {
+						d[q] = 0
+					}
+					for q := qhi; q < s.ow; q++ {
+						d[q] = 0
+					}
+					if qlo < qhi {
+						src := xc[(p-s.pad+i)*s.w+qlo+dj:]
+						copy(d[qlo:qhi], src[:qhi-qlo])
+					}
+				}
+			}
+		}
+	}
 }
