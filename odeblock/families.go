@@ -181,6 +181,7 @@ type AdamNODE[T tensor.Float] struct {
 	Eps    float64 // ε; 1e-8 when 0
 
 	ones, c, gbuf *tensor.Tensor[T]
+	s, ds         []float64 // s(v) and s'(v) during EvalAdjoint
 }
 
 // NewAdamNODE returns an AdamNODE with raw scalars r1, r2 (the paper's MNIST
@@ -280,10 +281,21 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 	ahd, amd, avd := ah.Data(), am.Data(), av.Data()
 	dhd, dmd, dvd := dzp[0].Data(), dzp[1].Data(), dzp[2].Data()
 	damd, davd := dap[1].Data(), dap[2].Data()
+	// s(v) and s'(v) first, in a pass of their own: the exponential and
+	// logarithm then overlap from element to element (see tensor's unary64).
+	if len(d.s) != len(vd) {
+		d.s, d.ds = make([]float64, len(vd)), make([]float64, len(vd))
+	}
+	for i, v := range vd {
+		d.s[i] = float64(v)
+	}
+	for i, v := range d.s {
+		d.s[i], d.ds[i] = d.scale(v)
+	}
 	var sr1, sr2 float64
 	for i := range hd {
 		g, mi, vi := float64(gd[i]), float64(md[i]), float64(vd[i])
-		s, ds := d.scale(vi)
+		s, ds := d.s[i], d.ds[i]
 		dhd[i] = T(-mi / s)
 		dmd[i] = T(a1 * (-g - mi))
 		dvd[i] = T(a2 * (g*g - vi))

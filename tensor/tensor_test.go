@@ -362,3 +362,41 @@ func slicesEqual[T comparable](a, b []T) bool {
 	}
 	return true
 }
+
+// TestFloat32Maps compares float32 Exp, Tanh and Sigmoid (fast paths) with
+// the math package over a dense grid and the edges of float32's range.
+func TestFloat32Maps(t *testing.T) {
+	var xs []float32
+	for v := -120.0; v <= 120; v += 0.0137 {
+		xs = append(xs, float32(v))
+	}
+	xs = append(xs, 0, float32(math.Copysign(0, -1)), 1e-30, -1e-30, 1e-7, 0.624, 0.626, 9.09, 9.11, 88.7, 88.75, -103.9, float32(math.Inf(1)), float32(math.Inf(-1)))
+	x := tensor.FromSlice(xs)
+	for _, c := range []struct {
+		name string
+		run  func(z, x *tensor.Tensor[float32])
+		ref  func(float64) float64
+	}{
+		{"Exp", func(z, x *tensor.Tensor[float32]) { z.Exp(x) }, math.Exp},
+		{"Tanh", func(z, x *tensor.Tensor[float32]) { z.Tanh(x) }, math.Tanh},
+		{"Sigmoid", func(z, x *tensor.Tensor[float32]) { z.Sigmoid(x) }, func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }},
+	} {
+		z := tensor.New[float32](len(xs))
+		c.run(z, x)
+		for i, v := range xs {
+			want, got := float32(c.ref(float64(v))), z.Data()[i]
+			if got == want {
+				continue
+			}
+			d := math.Abs(float64(got) - float64(want))
+			if !(d <= 2.5e-7*math.Abs(float64(want))) && !(math.Abs(float64(want)) < 1.2e-38 && d < 1.2e-38) {
+				t.Fatalf("%s(%v) = %v, want %v", c.name, v, got, want)
+			}
+		}
+		n := tensor.New[float32](1)
+		c.run(n, tensor.FromSlice([]float32{float32(math.NaN())}))
+		if !math.IsNaN(float64(n.Data()[0])) {
+			t.Errorf("%s(NaN) = %v", c.name, n.Data()[0])
+		}
+	}
+}
