@@ -173,10 +173,11 @@ func Conv2D[T tensor.Float](x, w, b Var[T], p tensor.ConvParams) Var[T] {
 		mustBias("Conv2D", we, be, wt.Dim(0))
 	}
 	z := t.arena.get(xt.Dim(0), wt.Dim(0), oh, ow)
-	t.eng.Conv2D(z, xt, wt, p)
+	var bt *tensor.Tensor[T]
 	if be != nil {
-		z.AddBias(z, be.value)
+		bt = be.value
 	}
+	t.eng.Conv2D(z, xt, wt, bt, p)
 	e := t.record("Conv2D", z, conv2DRule[T]{}, xe, we, be)
 	e.n[0], e.n[1] = p.Stride, p.Pad
 	return t.varOf(e)
@@ -190,10 +191,17 @@ func (conv2DRule[T]) backward(t *Tape[T], e *entry[T]) {
 	if dst, acc := t.gradDst(x); dst != nil {
 		t.eng.Conv2DBackwardData(dst, g, w.value, p, acc)
 	}
-	if dst, acc := t.gradDst(w); dst != nil {
-		t.eng.Conv2DBackwardFilter(dst, g, x.value, p, acc)
+	dw, accW := t.gradDst(w)
+	db, accB := t.gradDst(b)
+	if dw != nil && db != nil && accW == accB {
+		// The bias gradient in the same pass, over the same workers.
+		t.eng.Conv2DBackwardFilter(dw, db, g, x.value, p, accW)
+		return
 	}
-	if dst, acc := t.gradDst(b); dst != nil {
-		sumPerChannelInto(dst, acc, g)
+	if dw != nil {
+		t.eng.Conv2DBackwardFilter(dw, nil, g, x.value, p, accW)
+	}
+	if db != nil {
+		sumPerChannelInto(db, accB, g)
 	}
 }

@@ -23,22 +23,23 @@ type Engine[T Float] interface {
 	// ldc are the row strides of A, B and C as stored.
 	Gemm(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
 
-	// Conv2D computes the cross-correlation y = w ⋆ x (no bias) for
-	// x [B, C, H, W], w [Co, C, KH, KW] and y [B, Co, OH, OW] with
-	// OH = (H + 2·pad − KH)/stride + 1 (likewise OW):
+	// Conv2D computes the cross-correlation y = w ⋆ x + b for
+	// x [B, C, H, W], w [Co, C, KH, KW], the bias b [Co] (nil for none) and
+	// y [B, Co, OH, OW] with OH = (H + 2·pad − KH)/stride + 1 (likewise OW):
 	//
-	//	y[b,o,p,q] = Σ_{c,i,j} w[o,c,i,j] · x[b, c, p·s−pad+i, q·s−pad+j]
+	//	y[b,o,p,q] = Σ_{c,i,j} w[o,c,i,j] · x[b, c, p·s−pad+i, q·s−pad+j] + b[o]
 	//
 	// with x read as zero outside its bounds.
-	Conv2D(y, x, w *Tensor[T], p ConvParams)
+	Conv2D(y, x, w, b *Tensor[T], p ConvParams)
 
 	// Conv2DBackwardData computes dx = ∂L/∂x from dy = ∂L/∂y of Conv2D. With
 	// accumulate, dx += ∂L/∂x instead.
 	Conv2DBackwardData(dx, dy, w *Tensor[T], p ConvParams, accumulate bool)
 
-	// Conv2DBackwardFilter computes dw = ∂L/∂w = Σ_b dy_b · im2col(x_b)ᵀ from
-	// dy = ∂L/∂y of Conv2D. With accumulate, dw += ∂L/∂w instead.
-	Conv2DBackwardFilter(dw, dy, x *Tensor[T], p ConvParams, accumulate bool)
+	// Conv2DBackwardFilter computes dw = ∂L/∂w = Σ_b dy_b · im2col(x_b)ᵀ
+	// and, unless db is nil, db = ∂L/∂b = Σ_{b,p,q} dy[b,·,p,q] from
+	// dy = ∂L/∂y of Conv2D. With accumulate, both are added instead.
+	Conv2DBackwardFilter(dw, db, dy, x *Tensor[T], p ConvParams, accumulate bool)
 }
 
 // Backend is a compute backend: a BLAS implementation and a number of worker

@@ -37,12 +37,13 @@ func TestConvAllocatesNothing(t *testing.T) {
 	w := tensor.New[float32](6, 5, 3, 3)
 	y := tensor.New[float32](tensor.Conv2DOutputShape(x.Shape(), w.Shape(), p)...)
 	dx, dw := tensor.New[float32](x.Shape()...), tensor.New[float32](w.Shape()...)
+	bias := tensor.New[float32](6)
 	m := tensor.New[float32](256, 256)
 	mm := tensor.New[float32](256, 256)
 	for name, f := range map[string]func(){
-		"forward":         func() { e.Conv2D(y, x, w, p) },
+		"forward":         func() { e.Conv2D(y, x, w, bias, p) },
 		"backward-data":   func() { e.Conv2DBackwardData(dx, y, w, p, false) },
-		"backward-filter": func() { e.Conv2DBackwardFilter(dw, y, x, p, true) },
+		"backward-filter": func() { e.Conv2DBackwardFilter(dw, bias, y, x, p, true) },
 		"split gemm":      func() { mm.MatMul(e, m, false, m, true) },
 	} {
 		if n := testing.AllocsPerRun(50, f); n != 0 {

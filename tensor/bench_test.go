@@ -79,11 +79,11 @@ func benchConv(b *testing.B, e tensor.Engine[float32], c convBench, pass string)
 	run := func() {
 		switch pass {
 		case "forward":
-			e.Conv2D(y, x, w, p)
+			e.Conv2D(y, x, w, nil, p)
 		case "backward-data":
 			e.Conv2DBackwardData(dx, y, w, p, false)
 		case "backward-filter":
-			e.Conv2DBackwardFilter(dw, y, x, p, false)
+			e.Conv2DBackwardFilter(dw, nil, y, x, p, false)
 		}
 	}
 	run() // warm the workspaces

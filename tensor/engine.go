@@ -233,25 +233,27 @@ type convJob[T Float] struct {
 	pass       convPass
 	s          convShape
 	x, w, y    []T // input, filter, output (or their gradients, per pass)
+	b          []T // bias (forward) or its gradient (filter pass); nil for none
 	accumulate bool
 	parts      int
 	col        [][]T // per part: an im2col buffer
 	dw         [][]T // per part ≥ 1: a partial filter gradient
+	db         [][]T // per part ≥ 1: a partial bias gradient
 }
 
 func (e *cpuEngine[T]) getConvJob() *convJob[T] {
 	if j, ok := e.convJobs.Get().(*convJob[T]); ok {
 		return j
 	}
-	return &convJob[T]{col: make([][]T, e.workers), dw: make([][]T, e.workers)}
+	return &convJob[T]{col: make([][]T, e.workers), dw: make([][]T, e.workers), db: make([][]T, e.workers)}
 }
 
 // runConv runs one pass, in parallel over the batch (each worker a band of
 // samples with single-threaded GEMMs); with a batch of one, serially with each
 // GEMM split across the workers.
-func (e *cpuEngine[T]) runConv(pass convPass, s convShape, x, w, y []T, accumulate bool) {
+func (e *cpuEngine[T]) runConv(pass convPass, s convShape, x, w, y, b []T, accumulate bool) {
 	j := e.getConvJob()
-	j.e, j.pass, j.s, j.x, j.w, j.y, j.accumulate = e, pass, s, x, w, y, accumulate
+	j.e, j.pass, j.s, j.x, j.w, j.y, j.b, j.accumulate = e, pass, s, x, w, y, b, accumulate
 	j.parts = min(e.workers, s.b)
 	if !s.pointwise() {
 		for i := 0; i < j.parts; i++ {
@@ -261,6 +263,7 @@ func (e *cpuEngine[T]) runConv(pass convPass, s convShape, x, w, y []T, accumula
 	if pass == passFilter {
 		for i := 1; i < j.parts; i++ {
 			j.dw[i] = grow(j.dw[i], s.co*s.k)
+			j.db[i] = grow(j.db[i], s.co)
 		}
 	}
 	if j.parts <= 1 {
@@ -274,9 +277,14 @@ func (e *cpuEngine[T]) runConv(pass convPass, s convShape, x, w, y []T, accumula
 			for k, v := range j.dw[i][:len(w)] {
 				w[k] += v
 			}
+			if b != nil {
+				for k, v := range j.db[i][:len(b)] {
+					b[k] += v
+				}
+			}
 		}
 	}
-	j.e, j.x, j.w, j.y = nil, nil, nil, nil
+	j.e, j.x, j.w, j.y, j.b = nil, nil, nil, nil, nil
 	e.convJobs.Put(j)
 }
 
@@ -304,6 +312,14 @@ func (j *convJob[T]) run(p int) {
 				im2col(col, xb, s)
 			}
 			j.gemm(false, false, s.co, s.p, s.k, 1, j.w, s.k, col, s.p, 0, yb, s.p)
+			if j.b != nil {
+				for o, bv := range j.b[:s.co] {
+					row := yb[o*s.p : (o+1)*s.p]
+					for i := range row {
+						row[i] += bv
+					}
+				}
+			}
 		}
 	case passData: // dcol_b[K,P] = Wᵀ · dy_b; dx_b = col2im(dcol_b)
 		for b := lo; b < hi; b++ {
@@ -329,8 +345,12 @@ func (j *convJob[T]) run(p int) {
 		if p == 0 && j.accumulate {
 			beta = 1
 		}
+		db := j.b
 		if p > 0 {
-			dw = j.dw[p]
+			dw, db = j.dw[p], j.db[p]
+		}
+		if db != nil && beta == 0 {
+			clear(db)
 		}
 		for b := lo; b < hi; b++ {
 			xb, dyb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
@@ -341,6 +361,15 @@ func (j *convJob[T]) run(p int) {
 			}
 			j.gemm(false, true, s.co, s.k, s.p, 1, dyb, s.p, col, s.p, beta, dw, s.k)
 			beta = 1
+			if db != nil {
+				for o := range db[:s.co] {
+					var sum T
+					for _, v := range dyb[o*s.p : (o+1)*s.p] {
+						sum += v
+					}
+					db[o] += sum
+				}
+			}
 		}
 	}
 }
@@ -356,19 +385,31 @@ func (j *convJob[T]) gemm(tA, tB bool, m, n, k int, alpha T, a []T, lda int, b [
 }
 
 // Conv2D implements Engine.
-func (e *cpuEngine[T]) Conv2D(y, x, w *Tensor[T], p ConvParams) {
+func (e *cpuEngine[T]) Conv2D(y, x, w, b *Tensor[T], p ConvParams) {
 	s := checkConv("Conv2D", x.shape, w.shape, y.shape, p)
-	e.runConv(passForward, s, x.data, w.data, y.data, false)
+	e.runConv(passForward, s, x.data, w.data, y.data, biasData("Conv2D", b, s.co), false)
+}
+
+// biasData returns b's elements after checking that it is [co], or nil for
+// a nil b.
+func biasData[T Float](op string, b *Tensor[T], co int) []T {
+	if b == nil {
+		return nil
+	}
+	if len(b.shape) != 1 || b.shape[0] != co {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("bias of shape %v for %d output channels (want [%d])", b.shape, co, co)})
+	}
+	return b.data
 }
 
 // Conv2DBackwardData implements Engine.
 func (e *cpuEngine[T]) Conv2DBackwardData(dx, dy, w *Tensor[T], p ConvParams, accumulate bool) {
 	s := checkConv("Conv2DBackwardData", dx.shape, w.shape, dy.shape, p)
-	e.runConv(passData, s, dx.data, w.data, dy.data, accumulate)
+	e.runConv(passData, s, dx.data, w.data, dy.data, nil, accumulate)
 }
 
 // Conv2DBackwardFilter implements Engine.
-func (e *cpuEngine[T]) Conv2DBackwardFilter(dw, dy, x *Tensor[T], p ConvParams, accumulate bool) {
+func (e *cpuEngine[T]) Conv2DBackwardFilter(dw, db, dy, x *Tensor[T], p ConvParams, accumulate bool) {
 	s := checkConv("Conv2DBackwardFilter", x.shape, dw.shape, dy.shape, p)
-	e.runConv(passFilter, s, x.data, dw.data, dy.data, accumulate)
+	e.runConv(passFilter, s, x.data, dw.data, dy.data, biasData("Conv2DBackwardFilter", db, s.co), accumulate)
 }

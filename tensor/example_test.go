@@ -29,7 +29,7 @@ func ExampleEngine() {
 	p := tensor.ConvParams{Stride: 1, Pad: 1}
 	x := tensor.Full[float32](1, 1, 2, 4, 4) // [B, C, H, W]
 	w := tensor.Full[float32](1, 3, 2, 3, 3) // [Co, C, KH, KW]
-	y := tensor.Conv2D(e, x, w, p)
+	y := tensor.Conv2D(e, x, w, nil, p)
 	fmt.Println(y.Shape(), y.At(0, 0, 0, 0), y.At(0, 0, 1, 1))
 
 	dx := tensor.New[float32](x.Shape()...)

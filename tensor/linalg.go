@@ -43,10 +43,10 @@ func MatMul[T Float](e Engine[T], a, b *Tensor[T]) *Tensor[T] {
 	return New[T](a.shape[0], b.shape[1]).MatMul(e, a, false, b, false)
 }
 
-// Conv2D sets y to the convolution of x by w (see Engine.Conv2D) computed by
-// e, and returns y.
-func (y *Tensor[T]) Conv2D(e Engine[T], x, w *Tensor[T], p ConvParams) *Tensor[T] {
-	e.Conv2D(y, x, w, p)
+// Conv2D sets y to the convolution of x by w plus the bias b (nil for none;
+// see Engine.Conv2D) computed by e, and returns y.
+func (y *Tensor[T]) Conv2D(e Engine[T], x, w, b *Tensor[T], p ConvParams) *Tensor[T] {
+	e.Conv2D(y, x, w, b, p)
 	return y
 }
 
@@ -59,10 +59,11 @@ func Conv2DOutputShape(xs, ws []int, p ConvParams) []int {
 	return []int{xs[0], ws[0], ConvOutputSize(xs[2], ws[2], p), ConvOutputSize(xs[3], ws[3], p)}
 }
 
-// Conv2D returns the new convolution of x by w computed by e.
-func Conv2D[T Float](e Engine[T], x, w *Tensor[T], p ConvParams) *Tensor[T] {
+// Conv2D returns the new convolution of x by w plus the bias b (nil for
+// none) computed by e.
+func Conv2D[T Float](e Engine[T], x, w, b *Tensor[T], p ConvParams) *Tensor[T] {
 	y := New[T](Conv2DOutputShape(x.shape, w.shape, p)...)
-	e.Conv2D(y, x, w, p)
+	e.Conv2D(y, x, w, b, p)
 	return y
 }
 

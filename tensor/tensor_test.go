@@ -50,7 +50,7 @@ func TestShapeErrorsNameBothShapes(t *testing.T) {
 			tensor.MatMul(tensor.EngineFor[float64](tensor.Gonum(1)), tensor.New[float64](2, 3), tensor.New[float64](4, 5))
 		}, []string{"Gemm", "[2 3]", "[4 5]"}},
 		{"Conv2D", func() {
-			tensor.Conv2D(tensor.EngineFor[float32](tensor.Gonum(1)), tensor.New[float32](1, 3, 5, 5), tensor.New[float32](4, 2, 3, 3), tensor.ConvParams{})
+			tensor.Conv2D(tensor.EngineFor[float32](tensor.Gonum(1)), tensor.New[float32](1, 3, 5, 5), tensor.New[float32](4, 2, 3, 3), nil, tensor.ConvParams{})
 		}, []string{"Conv2D", "[4 2 3 3]", "[1 3 5 5]"}},
 		{"AddBias", func() { tensor.New[float64](2, 3).AddBias(tensor.New[float64](2, 3), tensor.New[float64](4)) }, []string{"AddBias", "[4]", "[2 3]"}},
 		{"Concat", func() { tensor.Concat(1, tensor.New[float64](2, 3), tensor.New[float64](3, 3)) }, []string{"Concat", "[3 3]", "[2 3]"}},
@@ -306,11 +306,11 @@ func TestConvGradientsFiniteDifferences(t *testing.T) {
 		x := tensor.RandN[float64](rng, 0, 1, 2, 3, 6, 5)
 		w := tensor.RandN[float64](rng, 0, 1, 4, 3, 3, 3)
 		dy := tensor.RandN[float64](rng, 0, 1, tensor.Conv2DOutputShape(x.Shape(), w.Shape(), p)...)
-		loss := func() float64 { return tensor.Dot(dy, tensor.Conv2D(e, x, w, p)) }
+		loss := func() float64 { return tensor.Dot(dy, tensor.Conv2D(e, x, w, nil, p)) }
 		dx := tensor.New[float64](x.Shape()...)
 		dw := tensor.New[float64](w.Shape()...)
 		e.Conv2DBackwardData(dx, dy, w, p, false)
-		e.Conv2DBackwardFilter(dw, dy, x, p, false)
+		e.Conv2DBackwardFilter(dw, nil, dy, x, p, false)
 		for _, c := range []struct {
 			name    string
 			v, grad *tensor.Tensor[float64]

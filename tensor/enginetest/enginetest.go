@@ -193,10 +193,11 @@ func RefConv2DBackwardFilter[T tensor.Float](dw, dy, x *tensor.Tensor[T], p tens
 }
 
 // Conv2D checks the three convolution passes of e against the reference
-// loops on every case of ConvCases, with and without accumulation.
+// loops on every case of ConvCases, with and without accumulation, with a
+// bias on every other case and none on the rest.
 func Conv2D[T tensor.Float](t *testing.T, e tensor.Engine[T]) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, c := range ConvCases() {
+	for ci, c := range ConvCases() {
 		name := fmt.Sprintf("%s %+v", e.Name(), c)
 		x := tensor.RandU[T](rng, -1, 1, c.B, c.C, c.H, c.W)
 		w := tensor.RandU[T](rng, -1, 1, c.Co, c.C, c.KH, c.KW)
@@ -204,11 +205,19 @@ func Conv2D[T tensor.Float](t *testing.T, e tensor.Engine[T]) {
 		if ys[2] == 0 || ys[3] == 0 {
 			continue
 		}
+		var b, db, wantDb *tensor.Tensor[T]
+		if ci%2 == 0 {
+			b = tensor.RandU[T](rng, -1, 1, c.Co)
+			db, wantDb = tensor.Full[T](7, c.Co), tensor.New[T](c.Co)
+		}
 		rel := tol[T]() * 10
 		y := tensor.Full[T](7, ys...) // stale contents must be overwritten
 		want := tensor.New[T](ys...)
-		e.Conv2D(y, x, w, c.P)
+		e.Conv2D(y, x, w, b, c.P)
 		RefConv2D(want, x, w, c.P)
+		if b != nil {
+			want.AddBias(want, b)
+		}
 		assertClose(t, name+" forward", y.Data(), want.Data(), rel)
 
 		dy := tensor.RandU[T](rng, -1, 1, ys...)
@@ -222,10 +231,17 @@ func Conv2D[T tensor.Float](t *testing.T, e tensor.Engine[T]) {
 
 		dw := tensor.Full[T](7, w.Shape()...)
 		wantDw := tensor.New[T](w.Shape()...)
-		e.Conv2DBackwardFilter(dw, dy, x, c.P, false)
+		e.Conv2DBackwardFilter(dw, db, dy, x, c.P, false)
 		RefConv2DBackwardFilter(wantDw, dy, x, c.P)
 		assertClose(t, name+" backward filter", dw.Data(), wantDw.Data(), rel)
-		e.Conv2DBackwardFilter(dw, dy, x, c.P, true)
+		if db != nil {
+			wantDb.SumPerChannel(dy)
+			assertClose(t, name+" bias gradient", db.Data(), wantDb.Data(), rel)
+		}
+		e.Conv2DBackwardFilter(dw, db, dy, x, c.P, true)
 		assertClose(t, name+" backward filter (accumulate)", dw.Data(), tensor.Scale(2, wantDw).Data(), rel)
+		if db != nil {
+			assertClose(t, name+" bias gradient (accumulate)", db.Data(), tensor.Scale(2, wantDb).Data(), rel)
+		}
 	}
 }
