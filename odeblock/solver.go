@@ -443,12 +443,7 @@ const eps = 0x1p-52
 func (s *Solver[T]) step(eval evalFunc[T], t, h float64) error {
 	tb := s.tb
 	for i := 1; i < len(s.k); i++ {
-		copy(s.tmp, s.y)
-		for j, a := range tb.A[i] {
-			if a != 0 {
-				axpy(s.tmp, T(h*a), s.k[j])
-			}
-		}
+		linComb(s.tmp, s.y, h, tb.A[i], s.k)
 		ti := t + tb.C[i]*h
 		if tb.C[i] == 1 {
 			ti = t + h
@@ -464,22 +459,44 @@ func (s *Solver[T]) step(eval evalFunc[T], t, h float64) error {
 		// The last stage was evaluated at y1 itself.
 		copy(s.y1, s.tmp)
 	} else {
-		copy(s.y1, s.y)
-		for i, b := range tb.B {
-			if b != 0 {
-				axpy(s.y1, T(h*b), s.k[i])
-			}
-		}
+		linComb(s.y1, s.y, h, tb.B, s.k)
 	}
 	if tb.E != nil {
-		clear(s.err)
-		for i, e := range tb.E {
-			if e != 0 {
-				axpy(s.err, T(h*e), s.k[i])
-			}
-		}
+		linComb(s.err, nil, h, tb.E, s.k)
 	}
 	return nil
+}
+
+// linComb sets dst = base + h·Σ_j c[j]·ks[j] (base nil: zero), skipping zero
+// coefficients, in blocks that stay in the first-level cache: each operand
+// is read from memory once, where a chain of axpys would stream dst through
+// memory once per term. The sums are formed in the same order as the chain.
+func linComb[T tensor.Float](dst, base []T, h float64, c []float64, ks [][]T) {
+	var coef [16]T
+	var src [16][]T
+	n := 0
+	for j, cj := range c {
+		if cj != 0 {
+			if n == len(coef) {
+				panic("odeblock: more than 16 stages")
+			}
+			coef[n], src[n] = T(h*cj), ks[j]
+			n++
+		}
+	}
+	const block = 512
+	for lo := 0; lo < len(dst); lo += block {
+		hi := min(lo+block, len(dst))
+		d := dst[lo:hi]
+		if base != nil {
+			copy(d, base[lo:hi])
+		} else {
+			clear(d)
+		}
+		for j := 0; j < n; j++ {
+			axpy(d, coef[j], src[j][lo:hi])
+		}
+	}
 }
 
 // errorRatio returns the RMS norm of err / (atol + rtol·max(|y0|, |y1|)) over

@@ -34,6 +34,9 @@ func (tb *Tableau) Adaptive() bool { return tb.E != nil }
 // validate checks the tableau's internal consistency.
 func (tb *Tableau) validate() error {
 	s := len(tb.C)
+	if s > 16 {
+		return fmt.Errorf("odeblock: tableau %q: %d stages, at most 16 are supported", tb.Name, s)
+	}
 	if s == 0 || len(tb.A) != s || len(tb.B) != s || (tb.E != nil && len(tb.E) != s) || (tb.Mid != nil && len(tb.Mid) != s) {
 		return fmt.Errorf("odeblock: tableau %q: inconsistent sizes", tb.Name)
 	}
