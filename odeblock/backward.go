@@ -302,31 +302,27 @@ func (p *pass[T]) augmented(sizes []int) Func[T] {
 			if err := special.EvalAdjoint(pb, t, z, a, dz, da, dg); err != nil {
 				return err
 			}
-			copy(dy[:n], dz.Data())
-			copy(dy[n:2*n], da.Data())
-			off := 2 * n
-			for j := range dg {
-				copy(dy[off:off+sizes[j]], dg[j].Data())
-				off += sizes[j]
+		} else {
+			// One VJP of the whole dynamics: F(z) and aᵀ·∂F/∂(z, θ), negated.
+			val, err := pb.VJPE(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+				return dyn.Eval(tp, t, in[0])
+			}, []*tensor.Tensor[T]{z}, a, autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{da}, Params: p.params, ParamGrads: dg})
+			if err != nil {
+				return err
 			}
-			return nil
+			dz.Copy(val)
+			da.Neg(da)
+			for _, g := range dg {
+				g.Neg(g)
+			}
 		}
-		val := pb.VJP(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
-			return dyn.Eval(tp, t, in[0])
-		}, []*tensor.Tensor[T]{z}, a, autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{da}, Params: p.params, ParamGrads: dg})
-		copy(dy[:n], val.Data())
-		negate(dy[n:2*n], da.Data())
+		copy(dy[:n], dz.Data())
+		copy(dy[n:2*n], da.Data())
 		off := 2 * n
 		for j := range dg {
-			negate(dy[off:off+sizes[j]], dg[j].Data())
+			copy(dy[off:off+sizes[j]], dg[j].Data())
 			off += sizes[j]
 		}
 		return nil
-	}
-}
-
-func negate[T tensor.Float](dst, x []T) {
-	for i, v := range x {
-		dst[i] = -v
 	}
 }

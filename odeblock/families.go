@@ -103,9 +103,12 @@ func (d *HBNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz, d
 	// One VJP of f with cotangent −a_m; dz_m holds −a_m meanwhile.
 	negAm := dzp[1].Neg(am)
 	fp := d.F.Params()
-	g := pb.VJP(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+	g, err := pb.VJPE(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 		return d.F.Forward(tp, t, in[0])
 	}, []*tensor.Tensor[T]{h}, negAm, autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{dap[0]}, Params: fp, ParamGrads: dg[:len(fp)]})
+	if err != nil {
+		return err
+	}
 	dzp[0].Neg(m)
 	dzp[1].AddScaled(g, -gamma, m)
 	dap[1].AddScaled(ah, gamma, am)
@@ -266,7 +269,7 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 	fp := d.F.Params()
 	// One VJP of Σ c ⊙ f(h) with c held constant: its input cotangent is c·J
 	// and its parameter cotangent c·∂g/∂θ. c needs g, so it is formed inside.
-	pb.VJP(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+	_, err := pb.VJPE(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 		g := d.F.Forward(tp, t, in[0])
 		d.gbuf.Copy(g.Value())
 		cd, gd, amd, avd := d.c.Data(), d.gbuf.Data(), am.Data(), av.Data()
@@ -275,6 +278,9 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 		}
 		return autograd.Mul(g, tp.Const(d.c))
 	}, []*tensor.Tensor[T]{h}, d.ones, autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{dap[0]}, Params: fp, ParamGrads: dg[:len(fp)]})
+	if err != nil {
+		return err
+	}
 
 	gd := d.gbuf.Data()
 	hd, md, vd := h.Data(), m.Data(), v.Data()
