@@ -27,7 +27,15 @@ func (t *Tape[T]) addScaledGrad(v *entry[T], a T, g *tensor.Tensor[T]) {
 	if dst == nil {
 		return
 	}
-	d, s := dst.Data(), g.Data()
+	if n := dst.Len(); n >= parallelMin {
+		t.eng.Parallel(n, func(lo, hi int) { scaledInto(dst.Data()[lo:hi], acc, a, g.Data()[lo:hi]) })
+		return
+	}
+	scaledInto(dst.Data(), acc, a, g.Data())
+}
+
+// scaledInto sets d = a·s, or adds it with acc.
+func scaledInto[T tensor.Float](d []T, acc bool, a T, s []T) {
 	s = s[:len(d)]
 	switch {
 	case acc && a == 1:
@@ -53,7 +61,15 @@ func (t *Tape[T]) addMulGrad(v *entry[T], g, m *tensor.Tensor[T]) {
 	if dst == nil {
 		return
 	}
-	d, gs, ms := dst.Data(), g.Data(), m.Data()
+	if n := dst.Len(); n >= parallelMin {
+		t.eng.Parallel(n, func(lo, hi int) { mulInto(dst.Data()[lo:hi], acc, g.Data()[lo:hi], m.Data()[lo:hi]) })
+		return
+	}
+	mulInto(dst.Data(), acc, g.Data(), m.Data())
+}
+
+// mulInto sets d = g ⊙ m, or adds it with acc.
+func mulInto[T tensor.Float](d []T, acc bool, gs, ms []T) {
 	gs, ms = gs[:len(d)], ms[:len(d)]
 	if acc {
 		for i := range d {
@@ -74,7 +90,11 @@ func chain[T tensor.Float](t *Tape[T], e *entry[T], deriv func(x, y T) T) {
 	if dst == nil {
 		return
 	}
-	d, gy, xs, ys := dst.Data(), e.grad.Data(), x.value.Data(), e.value.Data()
+	chainInto(dst.Data(), acc, e.grad.Data(), x.value.Data(), e.value.Data(), deriv)
+}
+
+// chainInto sets d = gy ⊙ deriv(x, y), or adds it with acc.
+func chainInto[T tensor.Float](d []T, acc bool, gy, xs, ys []T, deriv func(x, y T) T) {
 	gy, xs, ys = gy[:len(d)], xs[:len(d)], ys[:len(d)]
 	if acc {
 		for i := range d {
@@ -116,12 +136,41 @@ func (t *Tape[T]) addScalarGrad(v *entry[T], a float64) {
 	}
 }
 
-// binary records the elementwise op z = x ∘ y computed by f.
-func binary[T tensor.Float](op string, x, y Var[T], r rule[T], f func(z, x, y *tensor.Tensor[T])) Var[T] {
+// binKind names an elementwise binary op (see mapKind for why not a func).
+type binKind int
+
+const (
+	binAdd binKind = iota
+	binSub
+	binMul
+	binDiv
+)
+
+// binApply sets z = x ∘ y for the op k.
+func binApply[T tensor.Float](k binKind, z, x, y *tensor.Tensor[T]) {
+	switch k {
+	case binAdd:
+		z.Add(x, y)
+	case binSub:
+		z.Sub(x, y)
+	case binMul:
+		z.Mul(x, y)
+	case binDiv:
+		z.Div(x, y)
+	}
+}
+
+// binary records the elementwise op z = x ∘ y; large tensors are split
+// across the engine's workers.
+func binary[T tensor.Float](op string, k binKind, x, y Var[T], r rule[T]) Var[T] {
 	t, xe, ye := use2(op, x, y)
 	mustSameShape(op, xe, ye)
 	z := t.arena.like(xe.value)
-	f(z, xe.value, ye.value)
+	if xv, yv := xe.value, ye.value; z.Len() >= parallelMin {
+		t.eng.Parallel(z.Len(), func(lo, hi int) { binApply(k, flat(z, lo, hi), flat(xv, lo, hi), flat(yv, lo, hi)) })
+	} else {
+		binApply(k, z, xv, yv)
+	}
 	return t.varOf(t.record(op, z, r, xe, ye, nil))
 }
 
@@ -129,7 +178,7 @@ func binary[T tensor.Float](op string, x, y Var[T], r rule[T], f func(z, x, y *t
 //
 // Backward: ∂L/∂x += g, ∂L/∂y += g, with g = ∂L/∂z.
 func Add[T tensor.Float](x, y Var[T]) Var[T] {
-	return binary("Add", x, y, addRule[T]{}, func(z, x, y *tensor.Tensor[T]) { z.Add(x, y) })
+	return binary("Add", binAdd, x, y, addRule[T]{})
 }
 
 type addRule[T tensor.Float] struct{}
@@ -143,7 +192,7 @@ func (addRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += g, ∂L/∂y −= g.
 func Sub[T tensor.Float](x, y Var[T]) Var[T] {
-	return binary("Sub", x, y, subRule[T]{}, func(z, x, y *tensor.Tensor[T]) { z.Sub(x, y) })
+	return binary("Sub", binSub, x, y, subRule[T]{})
 }
 
 type subRule[T tensor.Float] struct{}
@@ -157,7 +206,7 @@ func (subRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += g ⊙ y, ∂L/∂y += g ⊙ x.
 func Mul[T tensor.Float](x, y Var[T]) Var[T] {
-	return binary("Mul", x, y, mulRule[T]{}, func(z, x, y *tensor.Tensor[T]) { z.Mul(x, y) })
+	return binary("Mul", binMul, x, y, mulRule[T]{})
 }
 
 type mulRule[T tensor.Float] struct{}
@@ -172,7 +221,7 @@ func (mulRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += g ⊘ y, ∂L/∂y −= g ⊙ z ⊘ y, with z = x ⊘ y.
 func Div[T tensor.Float](x, y Var[T]) Var[T] {
-	return binary("Div", x, y, divRule[T]{}, func(z, x, y *tensor.Tensor[T]) { z.Div(x, y) })
+	return binary("Div", binDiv, x, y, divRule[T]{})
 }
 
 type divRule[T tensor.Float] struct{}
@@ -352,6 +401,61 @@ func unaryOp[T tensor.Float](op string, x Var[T], r rule[T], f func(z, x *tensor
 	return t, t.record(op, z, r, xe, nil, nil)
 }
 
+// mapKind names an elementwise map that unaryOpSplit can split across
+// workers. (A func value would not do: a func literal in generic code
+// carries its dictionary, so passing one into the split's closure would
+// allocate on every call, large or small.)
+type mapKind int
+
+const (
+	mapNeg mapKind = iota
+	mapExp
+	mapLog
+	mapSqrt
+	mapSquare
+	mapTanh
+	mapSigmoid
+	mapSoftplus
+	mapReLU
+)
+
+// mapApply sets z = k(x).
+func mapApply[T tensor.Float](k mapKind, z, x *tensor.Tensor[T]) {
+	switch k {
+	case mapNeg:
+		z.Neg(x)
+	case mapExp:
+		z.Exp(x)
+	case mapLog:
+		z.Log(x)
+	case mapSqrt:
+		z.Sqrt(x)
+	case mapSquare:
+		z.Square(x)
+	case mapTanh:
+		z.Tanh(x)
+	case mapSigmoid:
+		z.Sigmoid(x)
+	case mapSoftplus:
+		z.Softplus(x)
+	case mapReLU:
+		z.ReLU(x)
+	}
+}
+
+// unaryOpSplit records z = k(x) elementwise; large tensors are split across
+// the engine's workers.
+func unaryOpSplit[T tensor.Float](op string, k mapKind, x Var[T], r rule[T]) (*Tape[T], *entry[T]) {
+	t, xe := use1(op, x)
+	z := t.arena.like(xe.value)
+	if xv := xe.value; z.Len() >= parallelMin {
+		t.eng.Parallel(z.Len(), func(lo, hi int) { mapApply(k, flat(z, lo, hi), flat(xv, lo, hi)) })
+	} else {
+		mapApply(k, z, xv)
+	}
+	return t, t.record(op, z, r, xe, nil, nil)
+}
+
 // Scale returns a·x for a constant a.
 //
 // Backward: ∂L/∂x += a·g.
@@ -378,7 +482,7 @@ func AddConst[T tensor.Float](x Var[T], a T) Var[T] {
 //
 // Backward: ∂L/∂x −= g.
 func Neg[T tensor.Float](x Var[T]) Var[T] {
-	t, e := unaryOp("Neg", x, scaleRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Neg(x) })
+	t, e := unaryOpSplit("Neg", mapNeg, x, scaleRule[T]{})
 	e.f[0] = -1
 	return t.varOf(e)
 }
@@ -387,7 +491,7 @@ func Neg[T tensor.Float](x Var[T]) Var[T] {
 //
 // Backward: ∂L/∂x += g ⊙ eˣ.
 func Exp[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOp("Exp", x, expRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Exp(x) }))
+	return t2v(unaryOpSplit("Exp", mapExp, x, expRule[T]{}))
 }
 
 type expRule[T tensor.Float] struct{}
@@ -398,7 +502,7 @@ func (expRule[T]) backward(t *Tape[T], e *entry[T]) { t.addMulGrad(e.in[0], e.gr
 //
 // Backward: ∂L/∂x += g ⊘ x.
 func Log[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOp("Log", x, logRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Log(x) }))
+	return t2v(unaryOpSplit("Log", mapLog, x, logRule[T]{}))
 }
 
 type logRule[T tensor.Float] struct{}
@@ -411,7 +515,7 @@ func (logRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += g ⊘ (2√x).
 func Sqrt[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOp("Sqrt", x, sqrtRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Sqrt(x) }))
+	return t2v(unaryOpSplit("Sqrt", mapSqrt, x, sqrtRule[T]{}))
 }
 
 type sqrtRule[T tensor.Float] struct{}
@@ -424,7 +528,7 @@ func (sqrtRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += 2 g ⊙ x.
 func Square[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOp("Square", x, squareRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Square(x) }))
+	return t2v(unaryOpSplit("Square", mapSquare, x, squareRule[T]{}))
 }
 
 type squareRule[T tensor.Float] struct{}
@@ -437,7 +541,7 @@ func (squareRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += g ⊙ (1 − tanh² x).
 func Tanh[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOp("Tanh", x, tanhRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Tanh(x) }))
+	return t2v(unaryOpSplit("Tanh", mapTanh, x, tanhRule[T]{}))
 }
 
 type tanhRule[T tensor.Float] struct{}
@@ -450,7 +554,7 @@ func (tanhRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += g ⊙ σ(x)(1 − σ(x)).
 func Sigmoid[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOp("Sigmoid", x, sigmoidRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Sigmoid(x) }))
+	return t2v(unaryOpSplit("Sigmoid", mapSigmoid, x, sigmoidRule[T]{}))
 }
 
 type sigmoidRule[T tensor.Float] struct{}
@@ -463,7 +567,7 @@ func (sigmoidRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += g ⊙ σ(x).
 func Softplus[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOp("Softplus", x, softplusRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Softplus(x) }))
+	return t2v(unaryOpSplit("Softplus", mapSoftplus, x, softplusRule[T]{}))
 }
 
 type softplusRule[T tensor.Float] struct{}
@@ -476,7 +580,7 @@ func (softplusRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += g ⊙ [x > 0] (the derivative at 0 is taken as 0).
 func ReLU[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOp("ReLU", x, reluRule[T]{}, func(z, x *tensor.Tensor[T]) { z.ReLU(x) }))
+	return t2v(unaryOpSplit("ReLU", mapReLU, x, reluRule[T]{}))
 }
 
 type reluRule[T tensor.Float] struct{}
@@ -486,7 +590,11 @@ func (reluRule[T]) backward(t *Tape[T], e *entry[T]) {
 	if dst == nil {
 		return
 	}
-	dst.ReLUBackward(e.grad, e.value, acc)
+	if g, y := e.grad, e.value; dst.Len() >= parallelMin {
+		t.eng.Parallel(dst.Len(), func(lo, hi int) { flat(dst, lo, hi).ReLUBackward(flat(g, lo, hi), flat(y, lo, hi), acc) })
+	} else {
+		dst.ReLUBackward(g, y, acc)
+	}
 }
 
 // LeakyReLU returns x where x > 0 and slope·x elsewhere.
@@ -547,3 +655,18 @@ func (hardtanhRule[T]) backward(t *Tape[T], e *entry[T]) {
 
 // t2v returns the handle of slot e on t.
 func t2v[T tensor.Float](t *Tape[T], e *entry[T]) Var[T] { return t.varOf(e) }
+
+// parallelMin is the number of elements from which elementwise work is
+// split across the engine's workers (tensor.Engine.Parallel); below it, the
+// split costs more than it saves. The split allocates its closure, so small
+// ops, which dominate overhead-bound models, allocate nothing.
+const parallelMin = 1 << 16
+
+// flat returns elements [lo, hi) of x as a one-dimensional view; the whole
+// of x when the range covers it.
+func flat[T tensor.Float](x *tensor.Tensor[T], lo, hi int) *tensor.Tensor[T] {
+	if lo == 0 && hi == x.Len() {
+		return x
+	}
+	return x.Reshape(-1).Slice(lo, hi)
+}

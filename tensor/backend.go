@@ -36,6 +36,11 @@ type Engine[T Float] interface {
 	// accumulate, dx += ∂L/∂x instead.
 	Conv2DBackwardData(dx, dy, w *Tensor[T], p ConvParams, accumulate bool)
 
+	// Parallel runs body over [0, n) cut into one band per worker, the bands
+	// in parallel, and returns when all are done. body must only touch its
+	// band. It is how elementwise work on large tensors uses the workers.
+	Parallel(n int, body func(lo, hi int))
+
 	// Conv2DBackwardFilter computes dw = ∂L/∂w = Σ_b dy_b · im2col(x_b)ᵀ
 	// and, unless db is nil, db = ∂L/∂b = Σ_{b,p,q} dy[b,·,p,q] from
 	// dy = ∂L/∂y of Conv2D. With accumulate, both are added instead.

@@ -51,3 +51,24 @@ func TestConvAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestParallel checks that Parallel covers [0, n) exactly once, in bands,
+// for sizes below and above the worker count.
+func TestParallel(t *testing.T) {
+	for _, b := range tensor.Backends(3) {
+		e := tensor.EngineFor[float32](b)
+		for _, n := range []int{0, 1, 2, 3, 7, 1000} {
+			hits := make([]int32, n)
+			e.Parallel(n, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					hits[i]++
+				}
+			})
+			for i, h := range hits {
+				if h != 1 {
+					t.Fatalf("%s n=%d: element %d visited %d times", b.Name(), n, i, h)
+				}
+			}
+		}
+	}
+}

@@ -21,6 +21,7 @@ type cpuEngine[T Float] struct {
 	pool      *workerPool
 	gemmJobs  sync.Pool // *gemmJob[T]
 	convJobs  sync.Pool // *convJob[T]
+	parJobs   sync.Pool // *parJob
 }
 
 func newCPUEngine[T Float](name string, workers int, splitGemm bool, gemm gemmFunc[T]) *cpuEngine[T] {
@@ -105,6 +106,38 @@ func (j *gemmJob[T]) run(p int) {
 		b = j.b[lo*j.ldb:]
 	}
 	j.gemm(trans(j.transA), trans(j.transB), j.m, hi-lo, j.k, j.alpha, j.a, j.lda, b, j.ldb, j.beta, j.c[lo:], j.ldc)
+}
+
+// Parallel implements Engine.
+func (e *cpuEngine[T]) Parallel(n int, body func(lo, hi int)) {
+	parts := min(e.workers, n)
+	if parts <= 1 {
+		if n > 0 {
+			body(0, n)
+		}
+		return
+	}
+	j, ok := e.parJobs.Get().(*parJob)
+	if !ok {
+		j = new(parJob)
+	}
+	j.body, j.n, j.parts = body, n, parts
+	e.pool.run(j, parts, &j.wg)
+	j.body = nil
+	e.parJobs.Put(j)
+}
+
+// parJob is one Parallel call.
+type parJob struct {
+	wg       sync.WaitGroup
+	body     func(lo, hi int)
+	n, parts int
+}
+
+func (j *parJob) run(p int) {
+	if lo, hi := band(j.n, j.parts, p); lo < hi {
+		j.body(lo, hi)
+	}
 }
 
 // band returns the half-open range of items of part p when n items are cut
