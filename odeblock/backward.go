@@ -207,6 +207,14 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 		}
 		copy(ybar, acc)
 		st.Accepted++
+		// Backprop: this step's tapes are spent (its last stage was the
+		// next step's first, already pulled back): let them go now.
+		for i, x := range sp.stages {
+			if x != nil {
+				x.tp.Release()
+				sp.stages[i] = nil
+			}
+		}
 	}
 	axpy(ybar, 1, row(0))
 	p.b.stats.Backward = st
