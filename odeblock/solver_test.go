@@ -324,3 +324,62 @@ func TestFloat32(t *testing.T) {
 		t.Errorf("float32: %v, want %v", out[1][0], math.Cos(1))
 	}
 }
+
+// TestController checks the step-size rule: the I controller
+// h·min(10, max(0.2, 0.9·ratio^(−1/5))) for dopri5, no shrinking after an
+// accepted step, growth by 10 on a zero error, and the PI variant.
+func TestController(t *testing.T) {
+	s, err := NewSolver[float64](Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ratio    float64
+		accepted bool
+		want     float64
+	}{
+		{0, true, 10},
+		{1e-9, true, 10},                       // capped at IFactor
+		{0.5, true, 0.9 * math.Pow(0.5, -0.2)}, // grows
+		{0.95, true, 1},                        // 0.9·0.95^(−1/5) < 1: held, not shrunk
+		{2, false, 0.9 * math.Pow(2, -0.2)},    // rejected: shrinks
+		{1e9, false, 0.2},                      // floored at DFactor
+	} {
+		if got := s.nextStep(1, c.ratio, 1, c.accepted); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("ratio %g accepted %v: factor %v, want %v", c.ratio, c.accepted, got, c.want)
+		}
+	}
+	if got := s.nextStep(-1, 0.5, 1, true); got >= 0 {
+		t.Errorf("backward step changed sign: %v", got)
+	}
+	pi, _ := NewSolver[float64](Options{PCoeff: 0.4})
+	if got, want := pi.nextStep(1, 0.5, 0.25, false), 0.9*math.Pow(0.5, -0.2)*math.Pow(0.25/0.5, 0.4/5); math.Abs(got-want) > 1e-15 {
+		t.Errorf("PI: %v, want %v", got, want)
+	}
+}
+
+// TestInitialStep checks the first step against the formula of
+// Hairer–Nørsett–Wanner II.4 with torchdiffeq's exponent 1/order, on
+// y' = −y from y0 = 1 with rtol = atol = 1e-3.
+func TestInitialStep(t *testing.T) {
+	var first float64
+	opt := Options{RTol: 1e-3, ATol: 1e-3, OnStep: func(si StepInfo) error {
+		if first == 0 {
+			first = si.H
+		}
+		return nil
+	}}
+	decay := func(_ float64, y, dy []float64) error { dy[0] = -y[0]; return nil }
+	if _, _, err := Solve(decay, []float64{1}, []float64{0, 5}, opt); err != nil {
+		t.Fatal(err)
+	}
+	sc := 1e-3 + 1e-3*1.0
+	d0, d1 := 1/sc, 1/sc
+	h0 := 0.01 * d0 / d1
+	f1 := -(1 - h0) // f at the probe y0 + h0·f0
+	d2 := math.Abs(f1-(-1)) / sc / h0
+	h1 := math.Pow(0.01/math.Max(d1, d2), 1.0/5)
+	if want := math.Min(100*h0, h1); math.Abs(first-want) > 1e-15 {
+		t.Errorf("first step %v, want %v", first, want)
+	}
+}
