@@ -62,9 +62,9 @@ func (tb *Tableau) validate() error {
 	return nil
 }
 
-// The built-in tableaus. The coefficients are the published ones (Dormand–Prince 1980
-// with Shampine's 1986 midpoint for dense output; Bogacki–Shampine 1989;
-// Tsitouras 2011).
+// The built-in tableaus. The coefficients are the published ones
+// (Dormand–Prince 1980 with Shampine's 1986 error estimate and midpoint for
+// dense output; Bogacki–Shampine 1989; Tsitouras 2011).
 var (
 	// euler is the explicit Euler method, order 1.
 	euler = &Tableau{Name: "euler", C: []float64{0}, A: [][]float64{{}}, B: []float64{1}, Order: 1}
@@ -127,9 +127,12 @@ var (
 			{35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84},
 		},
 		B: []float64{35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84, 0},
+		// The error estimate of Shampine's embedded pair, as in torchdiffeq,
+		// JAX and diffrax (not Dormand–Prince's 5179/57600, …): the same
+		// estimate gives the same accepted steps.
 		E: []float64{
-			35.0/384 - 5179.0/57600, 0, 500.0/1113 - 7571.0/16695, 125.0/192 - 393.0/640,
-			-2187.0/6784 + 92097.0/339200, 11.0/84 - 187.0/2100, -1.0 / 40,
+			35.0/384 - 1951.0/21600, 0, 500.0/1113 - 22642.0/50085, 125.0/192 - 451.0/720,
+			-2187.0/6784 + 12231.0/42400, 11.0/84 - 649.0/6300, -1.0 / 60,
 		},
 		Order: 5,
 		FSAL:  true,
