@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/adamnode/adamnode/models"
+)
+
+func runCompare(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("compare")
+	var f trainFlags
+	names := fs.String("models", "node,anode,sonode,hbnode,ghbnode,adamnode", "comma-separated models to train, in this order")
+	addTrainFlags(fs, &f, "out/compare")
+	if err := parseFlags(fs, args, out); err != nil {
+		return err
+	}
+	var kinds []models.Kind
+	for _, n := range strings.Split(*names, ",") {
+		k, err := models.ParseKind(strings.TrimSpace(n))
+		if err != nil {
+			return usagef("compare: unknown model %q in --models (use node, anode, sonode, hbnode, ghbnode, adamnode)", n)
+		}
+		kinds = append(kinds, k)
+	}
+	s, err := f.resolve("compare")
+	if err != nil {
+		return err
+	}
+	trainSet, testSet, err := loadDatasets(s)
+	if err != nil {
+		return err
+	}
+	tr, te, err := newLoaders(s, trainSet, testSet)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.out, 0o755); err != nil {
+		return err
+	}
+	command := "adamnode compare " + strings.Join(args, " ")
+	fmt.Fprintf(out, "comparing %d models on %s: %d training images in batches of %d, %d test images; %s\n",
+		len(kinds), s.dataset, tr.Len(), s.batch, te.Len(), s.describe())
+	for _, k := range kinds {
+		cfg := s.modelConfig(k)
+		m, err := models.New[float32](rand.New(rand.NewPCG(s.seed, 0)), cfg)
+		if err != nil {
+			return usagef("compare %v: %v", k, err)
+		}
+		c := m.Counts()
+		fmt.Fprintf(out, "  %-8s c=%-2d nhid=%-3d %7d parameters (initial-state net %d, f %d, scalars %d, head %d)\n",
+			k.Title(), cfg.C, cfg.NHid, c.Total, c.Init, c.Field, c.Scalars, c.Head)
+	}
+
+	var results []compareResult
+	for _, k := range kinds {
+		w := startMemWatch()
+		r, err := trainModel(ctx, s, k, tr, te, out, command)
+		mem := w.stop()
+		if err != nil {
+			return err
+		}
+		cr := compareResult{trainResult: *r}
+		if r.ran {
+			cr.mem = &mem
+		}
+		results = append(results, cr)
+	}
+
+	var all []epochRow
+	for _, r := range results {
+		all = append(all, r.rows...)
+	}
+	if err := writeCSV(filepath.Join(s.out, "compare.csv"), all); err != nil {
+		return err
+	}
+	table := compareTable(s, results, command)
+	if err := saveText(filepath.Join(s.out, "table.md"), table); err != nil {
+		return err
+	}
+	if err := comparePlots(s, results); err != nil {
+		return err
+	}
+	fmt.Fprint(out, table)
+	fmt.Fprintf(out, "wrote %s: compare.csv, table.md, loss.png, efficacy.png, and each model's CSV and checkpoint\n", s.out)
+	return nil
+}
+
+// compareResult is one model's run, with its memory when it ran here.
+type compareResult struct {
+	trainResult
+	mem *memUse
+}
+
+// split returns the model's rows of one split.
+func (r compareResult) split(name string) []epochRow {
+	var rs []epochRow
+	for _, row := range r.rows {
+		if row.Split == name {
+			rs = append(rs, row)
+		}
+	}
+	return rs
+}
+
+// efficacy is the test accuracy per NFE of one training iteration
+// (forward + backward) of the same epoch.
+func efficacy(train, test epochRow) float64 {
+	return test.Accuracy / (train.FwdNFE + train.BwdNFE)
+}
+
+// compareTable renders the results as Markdown: one row per model with the
+// numbers of its last epoch, then how each column was measured.
+func compareTable(s runSettings, results []compareResult, command string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# NODE families on %s\n\n", s.dataset)
+	fmt.Fprintf(&b, "`%s`\n\n", command)
+	b.WriteString("| model | parameters | final train loss | test accuracy | forward NFE | backward NFE | efficacy | s / epoch | peak RSS (MiB) | peak heap (MiB) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	cumulative := false
+	for _, r := range results {
+		tr, te := r.split("train"), r.split("test")
+		if len(tr) == 0 || len(te) == 0 {
+			continue
+		}
+		last, lastTest := tr[len(tr)-1], te[len(te)-1]
+		secs := 0.0
+		for _, row := range tr {
+			secs += row.Seconds
+		}
+		rss, heap := "–", "–"
+		if r.mem != nil {
+			rss, heap = fmt.Sprintf("%.0f", r.mem.rssMiB), fmt.Sprintf("%.0f", r.mem.heapMiB)
+			cumulative = cumulative || r.mem.rssCumulative
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.4f | %.2f%% | %.1f | %.1f | %.4f | %.1f | %s | %s |\n",
+			r.kind.Title(), r.counts.Total, last.Loss, 100*lastTest.Accuracy, last.FwdNFE, last.BwdNFE,
+			efficacy(last, lastTest), secs/float64(len(tr)), rss, heap)
+	}
+	fmt.Fprintf(&b, "\nThe last epoch's numbers; %s. ", s.describe())
+	if s.subset > 0 || s.testSubset > 0 {
+		fmt.Fprintf(&b, "Subsets: the first %s training and %s test images. ", countOrAll(s.subset), countOrAll(s.testSubset))
+	}
+	if s.nhid > 0 || s.nhidScale != 1 {
+		fmt.Fprintf(&b, "Hidden widths changed from the paper's (--nhid %d, --nhid-scale %g). ", s.nhid, s.nhidScale)
+	}
+	b.WriteString("Same data order and seed for every model.\n\n")
+	b.WriteString("- *final train loss*: mean cross-entropy over the last epoch's training batches, as the model was being trained.\n")
+	b.WriteString("- *forward / backward NFE*: evaluations of the ODE's right-hand side per training iteration (one batch), averaged over the last epoch; backward NFE counts the adjoint solve's evaluations (each one vector–Jacobian product).\n")
+	b.WriteString("- *efficacy*: test accuracy (as a fraction) divided by the forward + backward NFE of one training iteration, both of the last epoch.\n")
+	b.WriteString("- *s / epoch*: wall time of the training part of an epoch (evaluation excluded), averaged over the epochs.\n")
+	b.WriteString("- *peak RSS*: the process's resident-set high-water mark (VmHWM) while that model trained and was evaluated, reset before each model after returning freed memory to the OS; it includes the datasets and the Go runtime.")
+	if cumulative {
+		b.WriteString(" (This kernel would not reset the mark, so it is the process's peak so far: getrusage's ru_maxrss.)")
+	}
+	b.WriteString("\n- *peak heap*: the largest Go heap (live and not yet collected objects) sampled every 10 ms during that model's run.\n")
+	b.WriteString("- Plots: loss.png (training loss per epoch) and efficacy.png (efficacy per epoch), the paper's Figure 2.\n")
+	return b.String()
+}
+
+func countOrAll(n int) string {
+	if n == 0 {
+		return "all"
+	}
+	return fmt.Sprint(n)
+}
+
+// comparePlots draws training loss and efficacy per epoch, one line per
+// model, into loss.png and efficacy.png.
+func comparePlots(s runSettings, results []compareResult) error {
+	var loss, eff []series
+	for _, r := range results {
+		tr, te := r.split("train"), r.split("test")
+		ls, es := series{name: r.kind.Title()}, series{name: r.kind.Title()}
+		for i, row := range tr {
+			ls.xs, ls.ys = append(ls.xs, float64(row.Epoch)), append(ls.ys, row.Loss)
+			if i < len(te) {
+				es.xs, es.ys = append(es.xs, float64(row.Epoch)), append(es.ys, efficacy(row, te[i]))
+			}
+		}
+		loss, eff = append(loss, ls), append(eff, es)
+	}
+	for _, fig := range []struct {
+		file, title, ylabel string
+		ss                  []series
+	}{
+		{"loss.png", "Training loss on " + s.dataset, "cross-entropy", loss},
+		{"efficacy.png", "Efficacy on " + s.dataset, "test accuracy per NFE (fwd + bwd)", eff},
+	} {
+		p, err := linePlot(fig.title, "epoch", fig.ylabel, false, fig.ss)
+		if err != nil {
+			return err
+		}
+		// Points as well as lines, so that a one-epoch run still shows.
+		for i, sr := range fig.ss {
+			var pts plotter.XYs
+			for k := range sr.xs {
+				if !math.IsNaN(sr.ys[k]) && !math.IsInf(sr.ys[k], 0) {
+					pts = append(pts, plotter.XY{X: sr.xs[k], Y: sr.ys[k]})
+				}
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			sc, err := plotter.NewScatter(pts)
+			if err != nil {
+				return err
+			}
+			sc.GlyphStyle.Color = lineColor(i)
+			sc.GlyphStyle.Shape = draw.CircleGlyph{}
+			p.Add(sc)
+		}
+		if err := savePNG(p, 6, 4, filepath.Join(s.out, fig.file)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
