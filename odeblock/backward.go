@@ -255,13 +255,14 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 	if adj.Seminorm {
 		opt.ErrorLen = 2 * n
 	}
-	s, err := NewSolver[T](opt)
-	if err != nil {
+	w := p.adjointWork(sizes)
+	s := w.solver
+	if err := s.configure(opt); err != nil {
 		return nil, err
 	}
-	f := p.augmented(sizes)
-	y := make([]T, 2*n+m)
-	out := [][]T{make([]T, len(y)), make([]T, len(y))}
+	f := p.augmented(w)
+	y, out := w.y, w.out
+	clear(y) // a and g_θ start at zero
 	row := func(t *tensor.Tensor[T], k int) []T { return t.Slice(k, k+1).Data() }
 	var st Stats
 	N := len(p.ts) - 1
@@ -289,15 +290,9 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 
 // augmented returns the right-hand side of the adjoint system on the flat
 // state [z, a, g_θ]: z' = F(t, z), a' = −aᵀ·∂F/∂z, g_θ' = −aᵀ·∂F/∂θ.
-func (p *pass[T]) augmented(sizes []int) Func[T] {
+func (p *pass[T]) augmented(w *adjointWork[T]) Func[T] {
 	n := p.n
-	pb := autograd.NewPullback(p.eng)
-	z, a := tensor.New[T](p.shape...), tensor.New[T](p.shape...)
-	dz, da := tensor.New[T](p.shape...), tensor.New[T](p.shape...)
-	dg := make([]*tensor.Tensor[T], len(p.params))
-	for j, prm := range p.params {
-		dg[j] = tensor.New[T](prm.Value.Shape()...)
-	}
+	pb, z, a, dz, da, dg, sizes := w.pb, w.z, w.a, w.dz, w.da, w.dg, w.sizes
 	special, ok := p.b.Dynamics.(Adjointer[T])
 	if p.b.Adjoint.Generic {
 		ok = false
@@ -333,4 +328,46 @@ func (p *pass[T]) augmented(sizes []int) Func[T] {
 		}
 		return nil
 	}
+}
+
+// adjointWork holds the buffers of the adjoint solve, kept in the Block
+// from pass to pass while the shapes stay the same.
+type adjointWork[T tensor.Float] struct {
+	solver       *Solver[T]
+	pb           *autograd.Pullback[T]
+	z, a, dz, da *tensor.Tensor[T]
+	dg           []*tensor.Tensor[T]
+	sizes        []int
+	y            []T
+	out          [][]T
+	eng          tensor.Engine[T]
+}
+
+// adjointWork returns the block's adjoint buffers for this pass's shapes,
+// making them when they do not fit.
+func (p *pass[T]) adjointWork(sizes []int) *adjointWork[T] {
+	w := p.b.adj
+	fits := w != nil && w.eng == p.eng && w.z.HasShape(p.shape...) && len(w.dg) == len(p.params)
+	for j := 0; fits && j < len(p.params); j++ {
+		fits = w.dg[j].SameShape(p.params[j].Value)
+	}
+	if fits {
+		return w
+	}
+	m := 0
+	for _, sz := range sizes {
+		m += sz
+	}
+	w = &adjointWork[T]{
+		solver: new(Solver[T]), pb: autograd.NewPullback(p.eng), eng: p.eng,
+		z: tensor.New[T](p.shape...), a: tensor.New[T](p.shape...),
+		dz: tensor.New[T](p.shape...), da: tensor.New[T](p.shape...),
+		sizes: sizes, y: make([]T, 2*p.n+m),
+		out: [][]T{make([]T, 2*p.n+m), make([]T, 2*p.n+m)},
+	}
+	for _, prm := range p.params {
+		w.dg = append(w.dg, tensor.New[T](prm.Value.Shape()...))
+	}
+	p.b.adj = w
+	return w
 }

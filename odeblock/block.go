@@ -89,6 +89,35 @@ type Block[T tensor.Float] struct {
 	Adjoint AdjointOptions
 
 	stats BlockStats
+
+	// Work kept from pass to pass, so that a training loop reusing the
+	// block allocates little: the forward solver, the evaluation tape and
+	// its state views, and the adjoint solve's buffers.
+	fwd      *Solver[T]
+	evalTape *autograd.Tape[T]
+	views    viewCache[T]
+	adj      *adjointWork[T]
+}
+
+// viewCache holds tensor views of the few buffers a solver evaluates its
+// dynamics at, so that wrapping a buffer as a tensor allocates once.
+type viewCache[T tensor.Float] struct {
+	views []*tensor.Tensor[T]
+}
+
+// of returns y viewed with the given shape.
+func (c *viewCache[T]) of(y []T, shape []int) *tensor.Tensor[T] {
+	for _, v := range c.views {
+		if d := v.Data(); len(d) == len(y) && len(y) > 0 && &d[0] == &y[0] && v.HasShape(shape...) {
+			return v
+		}
+	}
+	v := tensor.FromSlice(y, shape...)
+	if len(c.views) == 8 {
+		c.views = c.views[:0] // a new set of buffers: start over
+	}
+	c.views = append(c.views, v)
+	return v
 }
 
 // BlockStats counts the work of a Block's last forward and backward passes.
@@ -167,8 +196,11 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		opt.StepTo = append(slices.Clone(opt.StepTo), ts[1:len(ts)-1]...)
 	}
 	opt.Phase = "forward"
-	s, err := NewSolver[T](opt)
-	if err != nil {
+	if b.fwd == nil {
+		b.fwd = new(Solver[T])
+	}
+	s := b.fwd
+	if err := s.configure(opt); err != nil {
 		return autograd.Var[T]{}, err
 	}
 	p.solver = s
@@ -232,11 +264,15 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 
 // evaluator returns f(t, y) → dy evaluating the dynamics on a no-grad tape.
 func (p *pass[T]) evaluator() Func[T] {
-	tp := autograd.NewTape(p.eng)
-	tp.SetNoGrad(true)
+	b := p.b
+	if b.evalTape == nil || b.evalTape.Engine() != p.eng {
+		b.evalTape = autograd.NewTape(p.eng)
+		b.evalTape.SetNoGrad(true)
+	}
+	tp := b.evalTape
 	return func(t float64, y, dy []T) error {
 		tp.Reset()
-		out := p.b.Dynamics.Eval(tp, t, tp.Const(tensor.FromSlice(y, p.shape...)))
+		out := b.Dynamics.Eval(tp, t, tp.Const(b.views.of(y, p.shape)))
 		if out.Len() != len(dy) {
 			return fmt.Errorf("odeblock: dynamics returned shape %v for a state of shape %v", out.Shape(), p.shape)
 		}

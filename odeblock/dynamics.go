@@ -68,6 +68,21 @@ func splitParts[T tensor.Float](z autograd.Var[T], parts int) []autograd.Var[T] 
 	return autograd.Split(z, 0, sizes...)
 }
 
+// partViews caches the part views of one tensor, so that an adjoint
+// evaluation called again with the same buffers allocates nothing.
+type partViews[T tensor.Float] struct {
+	src   *tensor.Tensor[T]
+	parts []*tensor.Tensor[T]
+}
+
+// of returns z's p parts (see partsOf), made once per tensor.
+func (c *partViews[T]) of(z *tensor.Tensor[T], p int) []*tensor.Tensor[T] {
+	if c.src != z || len(c.parts) != p {
+		c.src, c.parts = z, partsOf(z, p)
+	}
+	return c.parts
+}
+
 // partsOf views the flat state tensor z [P·B, ...] as its P parts (views,
 // sharing storage).
 func partsOf[T tensor.Float](z *tensor.Tensor[T], parts int) []*tensor.Tensor[T] {

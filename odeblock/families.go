@@ -73,6 +73,8 @@ func (d *SONODE[T]) Params() []*autograd.Param[T] { return d.F.Params() }
 type HBNODE[T tensor.Float] struct {
 	F        Field[T]
 	GammaRaw *autograd.Param[T] // γ = σ(GammaRaw), shape [1]
+
+	views [4]partViews[T] // of z, a, dz, da in EvalAdjoint
 }
 
 // NewHBNODE returns an HBNODE with γ_raw initialised to gammaRaw (the paper:
@@ -97,7 +99,7 @@ func (d *HBNODE[T]) Params() []*autograd.Param[T] { return withParams(d.F, d.Gam
 //	a_h' = −a_m·J,  a_m' = a_h + γ·a_m,
 //	g_θ' = −a_m·∂g/∂θ,  g_γraw' = γ(1−γ)·Σ a_m ⊙ m.
 func (d *HBNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz, da *tensor.Tensor[T], dg []*tensor.Tensor[T]) error {
-	zp, ap, dzp, dap := partsOf(z, 2), partsOf(a, 2), partsOf(dz, 2), partsOf(da, 2)
+	zp, ap, dzp, dap := d.views[0].of(z, 2), d.views[1].of(a, 2), d.views[2].of(dz, 2), d.views[3].of(da, 2)
 	h, m, ah, am := zp[0], zp[1], ap[0], ap[1]
 	gamma := T(tensor.SigmoidOf(float64(d.GammaRaw.Value.Data()[0])))
 	// One VJP of f with cotangent −a_m; dz_m holds −a_m meanwhile.
@@ -184,7 +186,8 @@ type AdamNODE[T tensor.Float] struct {
 	Eps    float64 // ε; 1e-8 when 0
 
 	ones, c, gbuf *tensor.Tensor[T]
-	s, ds         []float64 // s(v) and s'(v) during EvalAdjoint
+	s, ds         []float64       // s(v) and s'(v) during EvalAdjoint
+	views         [4]partViews[T] // of z, a, dz, da in EvalAdjoint
 }
 
 // NewAdamNODE returns an AdamNODE with raw scalars r1, r2 (the paper's MNIST
@@ -256,7 +259,7 @@ func (d *AdamNODE[T]) scale(v float64) (s, ds float64) {
 //
 // (The paper prints a_h' without the a1 and 2·a2·g factors.)
 func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz, da *tensor.Tensor[T], dg []*tensor.Tensor[T]) error {
-	zp, ap, dzp, dap := partsOf(z, 3), partsOf(a, 3), partsOf(dz, 3), partsOf(da, 3)
+	zp, ap, dzp, dap := d.views[0].of(z, 3), d.views[1].of(a, 3), d.views[2].of(dz, 3), d.views[3].of(da, 3)
 	h, m, v := zp[0], zp[1], zp[2]
 	ah, am, av := ap[0], ap[1], ap[2]
 	a1 := tensor.SigmoidOf(float64(d.R1.Value.Data()[0]))

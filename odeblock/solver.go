@@ -156,6 +156,16 @@ type evalFunc[T tensor.Float] func(kind evalKind, stage int, t float64, y, dy []
 // NewSolver returns a solver with the given options, or an error naming the
 // option that is out of range.
 func NewSolver[T tensor.Float](opt Options) (*Solver[T], error) {
+	s := new(Solver[T])
+	if err := s.configure(opt); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// configure validates opt, fills in its defaults and makes it the solver's,
+// keeping the work buffers (they are remade when the method's stages change).
+func (s *Solver[T]) configure(opt Options) error {
 	tb := opt.Tableau
 	if tb == nil {
 		name := opt.Method
@@ -164,11 +174,11 @@ func NewSolver[T tensor.Float](opt Options) (*Solver[T], error) {
 		}
 		var err error
 		if tb, err = Method(name); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := tb.validate(); err != nil {
-		return nil, err
+		return err
 	}
 	if opt.RTol == 0 {
 		opt.RTol = 1e-7
@@ -193,21 +203,26 @@ func NewSolver[T tensor.Float](opt Options) (*Solver[T], error) {
 	}
 	switch {
 	case !(opt.RTol > 0) || !(opt.ATol > 0):
-		return nil, fmt.Errorf("odeblock: tolerances must be positive, got rtol=%g atol=%g", opt.RTol, opt.ATol)
+		return fmt.Errorf("odeblock: tolerances must be positive, got rtol=%g atol=%g", opt.RTol, opt.ATol)
 	case opt.Step < 0 || math.IsNaN(opt.Step) || math.IsInf(opt.Step, 0):
-		return nil, fmt.Errorf("odeblock: step size must be positive and finite, got %g", opt.Step)
+		return fmt.Errorf("odeblock: step size must be positive and finite, got %g", opt.Step)
 	case !tb.Adaptive() && opt.Step == 0:
-		return nil, fmt.Errorf("odeblock: method %q has no error estimate: set a fixed Step", tb.Name)
+		return fmt.Errorf("odeblock: method %q has no error estimate: set a fixed Step", tb.Name)
 	case opt.MaxSteps < 0 || opt.MinStep < 0 || opt.MaxStep < 0 || opt.FirstStep < 0:
-		return nil, fmt.Errorf("odeblock: MaxSteps, MinStep, MaxStep and FirstStep must not be negative")
+		return fmt.Errorf("odeblock: MaxSteps, MinStep, MaxStep and FirstStep must not be negative")
 	case opt.MaxStep > 0 && opt.MinStep > opt.MaxStep:
-		return nil, fmt.Errorf("odeblock: MinStep %g above MaxStep %g", opt.MinStep, opt.MaxStep)
+		return fmt.Errorf("odeblock: MinStep %g above MaxStep %g", opt.MinStep, opt.MaxStep)
 	case !(opt.Safety > 0 && opt.Safety <= 1) || !(opt.IFactor >= 1) || !(opt.DFactor > 0 && opt.DFactor <= 1):
-		return nil, fmt.Errorf("odeblock: need 0 < Safety ≤ 1, IFactor ≥ 1, 0 < DFactor ≤ 1; got %g, %g, %g", opt.Safety, opt.IFactor, opt.DFactor)
+		return fmt.Errorf("odeblock: need 0 < Safety ≤ 1, IFactor ≥ 1, 0 < DFactor ≤ 1; got %g, %g, %g", opt.Safety, opt.IFactor, opt.DFactor)
 	case opt.PCoeff < 0 || opt.ErrorLen < 0:
-		return nil, fmt.Errorf("odeblock: PCoeff and ErrorLen must not be negative")
+		return fmt.Errorf("odeblock: PCoeff and ErrorLen must not be negative")
 	}
-	return &Solver[T]{opt: opt, tb: tb}, nil
+	if s.tb != nil && s.tb.Stages() != tb.Stages() {
+		s.k = nil // remade by ensure
+	}
+	s.opt, s.tb = opt, tb
+	s.onEval = nil
+	return nil
 }
 
 // Tableau returns the solver's method.
