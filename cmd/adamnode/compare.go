@@ -192,14 +192,17 @@ func comparePlots(s runSettings, results []compareResult) error {
 	for _, fig := range []struct {
 		file, title, ylabel string
 		ss                  []series
+		top                 bool // legend at the top right (else bottom right)
 	}{
-		{"loss.png", "Training loss on " + s.dataset, "cross-entropy", loss},
-		{"efficacy.png", "Efficacy on " + s.dataset, "test accuracy per NFE (fwd + bwd)", eff},
+		{"loss.png", "Training loss on " + s.dataset, "cross-entropy", loss, true},
+		{"efficacy.png", "Efficacy on " + s.dataset, "test accuracy per NFE (fwd + bwd)", eff, false},
 	} {
 		p, err := linePlot(fig.title, "epoch", fig.ylabel, false, fig.ss)
 		if err != nil {
 			return err
 		}
+		// Falling loss and rising efficacy leave these corners free.
+		p.Legend.Left, p.Legend.Top = false, fig.top
 		// Points as well as lines, so that a one-epoch run still shows.
 		for i, sr := range fig.ss {
 			var pts plotter.XYs

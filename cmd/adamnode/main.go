@@ -108,11 +108,23 @@ func run(args []string, out, errOut io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	finished := make(chan struct{})
+	defer close(finished) // before stop: the goroutine below then stays silent
 	go func() {
+		select {
+		case <-finished:
+			return
+		case <-ctx.Done():
+		}
+		select {
+		case <-finished: // ctx was cancelled by stop on the way out
+			return
+		default:
+		}
 		// After the first signal the default handling returns, so that a
 		// second Ctrl-C ends the program at once.
-		<-ctx.Done()
 		stop()
+		fmt.Fprintln(errOut, "adamnode: interrupted: stopping after the current step (Ctrl-C again to quit at once)")
 	}()
 	for _, c := range commands() {
 		if c.name != args[0] {

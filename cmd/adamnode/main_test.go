@@ -31,6 +31,7 @@ func TestBadCommandLines(t *testing.T) {
 		{append([]string{"train", "--method", "nope"}, data...), `unknown --method "nope"`},
 		{append([]string{"train", "--batch", "x"}, data...), "invalid value"},
 		{append([]string{"train", "--batch", "-3"}, data...), "--batch must be at least 1"},
+		{append([]string{"train", "--test-batch", "-1"}, data...), "--test-batch must be at least 1"},
 		{append([]string{"train", "--lr", "-1"}, data...), "--lr must be positive"},
 		{append([]string{"train", "--clip", "-1"}, data...), "--clip must be ≥ 0"},
 		{append([]string{"train", "--subset", "-1"}, data...), "--subset"},

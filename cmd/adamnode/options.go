@@ -46,7 +46,7 @@ func addTrainFlags(fs *flag.FlagSet, f *trainFlags, defaultOut string) {
 	fs.StringVar(&f.grad, "grad", "adjoint", "gradient mode: adjoint, backprop or checkpoint")
 	fs.IntVar(&f.epochs, "epochs", 10, "epochs to train (with --resume: the total, counting those already done)")
 	fs.IntVar(&f.batch, "batch", 0, "training batch size (0: the paper's, 32 for MNIST shapes, 64 for CIFAR-10)")
-	fs.IntVar(&f.testBatch, "test-batch", 256, "evaluation batch size")
+	fs.IntVar(&f.testBatch, "test-batch", 0, "evaluation batch size (0: the training batch size)")
 	fs.Float64Var(&f.lr, "lr", 0, "Adam learning rate (0: the paper's, 1e-4 for MNIST shapes, 1e-3 for CIFAR-10)")
 	fs.Float64Var(&f.clip, "clip", 10, "clip the gradients' global L2 norm to this (0: no clipping)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the initialisation and the per-epoch shuffles")
@@ -107,6 +107,9 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 	default:
 		return s, bad("unknown dataset %q (use --dataset %s)", f.dataset, strings.Join(datasetNames(), ", --dataset "))
 	}
+	if s.testBatch == 0 {
+		s.testBatch = s.batch
+	}
 	if s.dataDir == "" {
 		if f.dataset != "fashion-mnist" {
 			return s, bad("--dataset %s needs --data DIR, the directory holding its files", f.dataset)
@@ -132,7 +135,7 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 		return s, bad("--epochs must be at least 1, got %d", f.epochs)
 	case s.batch < 1:
 		return s, bad("--batch must be at least 1, got %d", f.batch)
-	case f.testBatch < 1:
+	case s.testBatch < 1:
 		return s, bad("--test-batch must be at least 1, got %d", f.testBatch)
 	case !(s.lr > 0) || math.IsInf(s.lr, 0):
 		return s, bad("--lr must be positive, got %g", f.lr)

@@ -77,8 +77,12 @@ func (s runSettings) describe() string {
 	if s.clip > 0 {
 		clip = fmt.Sprintf("gradient norm clipped at %g", s.clip)
 	}
-	return fmt.Sprintf("%s at tolerance %g, %s gradients; Adam lr %g, %s; seed %d; %d epochs",
-		s.method, s.tol, s.mode, s.lr, clip, s.seed, s.epochs)
+	epochs := "epochs"
+	if s.epochs == 1 {
+		epochs = "epoch"
+	}
+	return fmt.Sprintf("%s at tolerance %g, %s gradients; Adam lr %g, %s; seed %d; %d %s",
+		s.method, s.tol, s.mode, s.lr, clip, s.seed, s.epochs, epochs)
 }
 
 // csvHeader is the first line of every CSV the trainer writes.
