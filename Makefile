@@ -15,7 +15,7 @@ HAVE_OPENBLAS := $(shell printf 'int main(void){return 0;}' | cc -x c - -lopenbl
 ifeq ($(HAVE_OPENBLAS),yes)
 TAGS := openblas
 endif
-RACE_PKGS := ./tensor/... $(wildcard ./data)
+RACE_PKGS := ./tensor/... ./autograd ./data
 BENCHTIME ?= 1s
 
 .PHONY: test vet bench fmt-check demo demo-data
