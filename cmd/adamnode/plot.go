@@ -77,6 +77,9 @@ func savePNG(p *plot.Plot, w, h float64, path string) error {
 	if err == nil {
 		_, err = wt.WriteTo(tmp)
 	}
+	if err == nil {
+		err = tmp.Chmod(0o644) // CreateTemp makes files only the owner can read
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -95,6 +98,9 @@ func saveText(path, s string) error {
 	}
 	defer os.Remove(tmp.Name())
 	_, err = tmp.WriteString(s)
+	if err == nil {
+		err = tmp.Chmod(0o644) // CreateTemp makes files only the owner can read
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
