@@ -327,3 +327,36 @@ func TestCompareTiny(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainCIFAR10 trains a tiny AdamNODE for one epoch on CIFAR-10 files
+// written in the real binary layout (records of one label byte then 3072
+// channel-major pixels, in data_batch_1..5.bin and test_batch.bin).
+func TestTrainCIFAR10(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	rng := rand.New(rand.NewPCG(7, 0))
+	write := func(name string, records int) {
+		var b []byte
+		for range records {
+			b = append(b, byte(rng.IntN(10)))
+			for range 3072 {
+				b = append(b, byte(rng.IntN(256)))
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 1; i <= 5; i++ {
+		write("data_batch_"+strconv.Itoa(i)+".bin", 4)
+	}
+	write("test_batch.bin", 8)
+	code, _, stderr := runCmd("train", "--model", "adamnode", "--dataset", "cifar10", "--data", dir, "--out", out,
+		"--subset", "16", "--test-subset", "8", "--batch", "8", "--nhid", "4", "--epochs", "1", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readCSV(t, filepath.Join(out, "adamnode.csv"))
+	if len(recs) != 3 || recs[1][1] != "train" || recs[2][1] != "test" {
+		t.Fatalf("adamnode.csv: %v", recs)
+	}
+}
