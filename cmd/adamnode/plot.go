@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -68,36 +69,34 @@ func linePlot(title, xlabel, ylabel string, logY bool, ss []series) (*plot.Plot,
 // savePNG writes p as a PNG of the given size in inches to path, through a
 // temporary file renamed into place.
 func savePNG(p *plot.Plot, w, h float64, path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".plot-*.png")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
 	wt, err := p.WriterTo(vg.Length(w)*vg.Inch, vg.Length(h)*vg.Inch, "png")
-	if err == nil {
-		_, err = wt.WriteTo(tmp)
-	}
-	if err == nil {
-		err = tmp.Chmod(0o644) // CreateTemp makes files only the owner can read
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return os.Rename(tmp.Name(), path)
+	return writeAtomically(path, func(f io.Writer) error {
+		_, err := wt.WriteTo(f)
+		return err
+	})
 }
 
-// saveText writes s to path through a temporary file in the same directory
-// renamed into place, so a reader never sees a partial file.
+// saveText writes s to path through a temporary file renamed into place.
 func saveText(path, s string) error {
+	return writeAtomically(path, func(f io.Writer) error {
+		_, err := io.WriteString(f, s)
+		return err
+	})
+}
+
+// writeAtomically writes path through write into a temporary file in the
+// same directory, then renames it into place, so a reader never sees a
+// partial file and a failed write leaves the old one.
+func writeAtomically(path string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	_, err = tmp.WriteString(s)
+	err = write(tmp)
 	if err == nil {
 		err = tmp.Chmod(0o644) // CreateTemp makes files only the owner can read
 	}
