@@ -26,3 +26,39 @@
 // A step whose state or error estimate is NaN or Inf is rejected and
 // retried smaller; if that underflows, the error is ErrNonFinite.
 package odeblock
+
+// # The ODE block
+//
+// Block records a solve on an autograd tape as one op: Forward maps the
+// initial state z0 to z(t1), Trajectory to z at every time of Times. The
+// dynamics are any Dynamics — one of the six families or the user's own —
+// written with autograd ops. Mode picks how the gradient is computed; the
+// model code is the same in every mode:
+//
+//   - Adjoint solves the adjoint system [z, a, g_θ] backward (memory flat in
+//     the number of steps; accurate to the backward solve's tolerance;
+//     AdjointOptions sets its tolerances and a seminorm). HBNODE and AdamNODE
+//     supply a specialised adjoint (Adjointer) with one VJP of f per
+//     evaluation; the generic adjoint takes one VJP of the whole dynamics.
+//   - Backprop keeps every stage of every accepted step on tapes and pulls
+//     the output gradient back through them: the exact gradient of the
+//     discrete solve, memory growing with the evaluations.
+//   - Checkpoint keeps the state at each accepted step and re-records one
+//     step at a time in backward: Backprop's gradients, memory growing with
+//     the steps only.
+//
+// A failed backward solve (a diverging reconstruction, a NaN) is returned by
+// the tape's Backward as a *SolveError of the "backward" phase; gradients
+// are never silently NaN.
+//
+// # The families
+//
+// A family's state stacks its parts along the leading axis: a batch of B
+// feature maps [B, ...] gives a state [P·B, ...] (Stack, Part,
+// AdamInitialState). With f(h, t) a user Field:
+//
+//	NODE      h' = f(h, t)                        (ANODE: AugmentChannels first)
+//	SONODE    h' = u, u' = f([h, u], t)
+//	HBNODE    h' = −m, m' = f(h, t) − γm,          γ = σ(γ_raw)
+//	GHBNODE   h' = φ(−m), m' = f(h, t) − γm + ξh,  ξ = softplus(ξ_raw)
+//	AdamNODE  h' = −m/s(v), m' = a1(−f − m), v' = a2(f² − v),  a1 = σ(r1), a2 = σ(r2)
