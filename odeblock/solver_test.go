@@ -1,8 +1,11 @@
 package odeblock
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -381,5 +384,57 @@ func TestInitialStep(t *testing.T) {
 	h1 := math.Pow(0.01/math.Max(d1, d2), 1.0/5)
 	if want := math.Min(100*h0, h1); math.Abs(first-want) > 1e-15 {
 		t.Errorf("first step %v, want %v", first, want)
+	}
+}
+
+// TestSameStepsAsTorchdiffeq compares the accepted steps of dopri5 with
+// default controller settings with those of torchdiffeq's dopri5 step logic
+// on four problems (testdata/README.md), all but the last step, which
+// torchdiffeq takes past t1.
+func TestSameStepsAsTorchdiffeq(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "torchdiffeq_dopri5_steps.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probs map[string]struct {
+		Y0         []float64
+		T0, T1     float64
+		RTol, ATol float64
+		Steps      [][2]float64
+	}
+	if err := json.Unmarshal(raw, &probs); err != nil {
+		t.Fatal(err)
+	}
+	rhs := map[string]Func[float64]{
+		"decay":     func(_ float64, y, dy []float64) error { dy[0] = -y[0]; return nil },
+		"nonlinear": nonlinear,
+		"vanderpol": func(_ float64, y, dy []float64) error {
+			dy[0], dy[1] = y[1], 2*(1-y[0]*y[0])*y[1]-y[0]
+			return nil
+		},
+		"rotation": rotation,
+	}
+	for name, p := range probs {
+		var got [][2]float64
+		opt := Options{RTol: p.RTol, ATol: p.ATol, OnStep: func(si StepInfo) error {
+			if si.Accepted {
+				got = append(got, [2]float64{si.T, si.H})
+			}
+			return nil
+		}}
+		if _, _, err := Solve(rhs[name], p.Y0, []float64{p.T0, p.T1}, opt); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(got) != len(p.Steps) {
+			t.Errorf("%s: %d accepted steps, torchdiffeq %d", name, len(got), len(p.Steps))
+			continue
+		}
+		for i := 0; i < len(got)-1; i++ {
+			for k := 0; k < 2; k++ {
+				if d := math.Abs(got[i][k] - p.Steps[i][k]); d > 1e-9*math.Max(1, math.Abs(p.Steps[i][k])) {
+					t.Fatalf("%s: step %d is (t=%v, h=%v), torchdiffeq's (t=%v, h=%v)", name, i, got[i][0], got[i][1], p.Steps[i][0], p.Steps[i][1])
+				}
+			}
+		}
 	}
 }
