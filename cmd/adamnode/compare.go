@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -36,15 +35,8 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	trainSet, testSet, err := loadDatasets(s)
+	tr, te, err := prepare(s)
 	if err != nil {
-		return err
-	}
-	tr, te, err := newLoaders(s, trainSet, testSet)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(s.out, 0o755); err != nil {
 		return err
 	}
 	command := "adamnode compare " + strings.Join(args, " ")

@@ -50,15 +50,8 @@ func parseTrain(args []string, out io.Writer) (runSettings, models.Kind, error) 
 
 // train loads the data and trains one model.
 func train(ctx context.Context, s runSettings, kind models.Kind, out io.Writer, command string) error {
-	trainSet, testSet, err := loadDatasets(s)
+	tr, te, err := prepare(s)
 	if err != nil {
-		return err
-	}
-	tr, te, err := newLoaders(s, trainSet, testSet)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(s.out, 0o755); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%s on %s: %d training images in batches of %d, %d test images; %s\n",
@@ -430,4 +423,17 @@ func evaluate(ctx context.Context, tp *autograd.Tape[float32], m models.Model[fl
 	}
 	return epochRow{Split: "test", Loss: lossSum / float64(seen), Accuracy: float64(correct) / float64(seen),
 		FwdNFE: float64(nfe) / float64(batches), Seconds: time.Since(t0).Seconds()}, nil
+}
+
+// prepare loads the datasets of s, makes their loaders and the output
+// directory: what train and compare do first.
+func prepare(s runSettings) (tr, te *data.Loader, err error) {
+	trainSet, testSet, err := loadDatasets(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tr, te, err = newLoaders(s, trainSet, testSet); err != nil {
+		return nil, nil, err
+	}
+	return tr, te, os.MkdirAll(s.out, 0o755)
 }
