@@ -345,6 +345,7 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 	stop := 0
 	prevRatio := 1.0
 	lastNonFinite := false
+	nonFinite := 0 // steps rejected for NaN or Inf
 	for steps := 0; ; steps++ {
 		if steps >= s.opt.MaxSteps {
 			return fail(t, h, fmt.Errorf("%w: %d steps did not reach t=%g", ErrMaxSteps, steps, tEnd))
@@ -397,6 +398,14 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 				return fail(t, hStep, fmt.Errorf("%w: rejected at the minimum step", err))
 			}
 			if math.IsNaN(ratio) || !finite {
+				// The dynamics have no finite value a step ahead. Shrinking
+				// may get past it (an overflow from too long a step), but a
+				// state creeping towards where they are undefined would take
+				// tiny steps until MaxSteps: give up after a while.
+				nonFinite++
+				if nonFinite > maxNonFiniteRejections {
+					return fail(t, hStep, fmt.Errorf("%w: %d steps from t=%.9g or near it gave NaN or Inf", ErrNonFinite, nonFinite, t))
+				}
 				h = hStep * s.opt.DFactor
 			} else {
 				h = s.nextStep(hStep, ratio, prevRatio, false)
@@ -452,6 +461,10 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 }
 
 const eps = 0x1p-52
+
+// maxNonFiniteRejections is how many steps a solve may reject for NaN or Inf
+// before it fails with ErrNonFinite.
+const maxNonFiniteRejections = 100
 
 // step computes one RK step of size h from (t, s.y) with f0 = f(t, s.y) in
 // s.k[0], leaving y1 in s.y1 and the error estimate in s.err.

@@ -438,3 +438,24 @@ func TestSameStepsAsTorchdiffeq(t *testing.T) {
 		}
 	}
 }
+
+// TestCreepingTowardsNaN: y' = −√y from y = 1 reaches y = 0 at t = 2, and
+// any step that overshoots it evaluates √ of a negative number. The solve
+// must fail with ErrNonFinite at t ≈ 2 after a bounded amount of work, not
+// creep towards it until MaxSteps.
+func TestCreepingTowardsNaN(t *testing.T) {
+	nfe := 0
+	f := func(_ float64, y, dy []float64) error {
+		nfe++
+		dy[0] = -math.Sqrt(y[0])
+		return nil
+	}
+	_, _, err := Solve(f, []float64{1}, []float64{0, 4}, Options{MaxSteps: 1_000_000})
+	var se *SolveError
+	if !errors.As(err, &se) || !errors.Is(err, ErrNonFinite) {
+		t.Fatalf("got %v, want ErrNonFinite", err)
+	}
+	if math.Abs(se.T-2) > 1e-3 || nfe > 2000 {
+		t.Errorf("failed at t=%v after %d evaluations", se.T, nfe)
+	}
+}
