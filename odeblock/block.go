@@ -212,13 +212,16 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 
 	var f Func[T]
 	var bp *backpropRecorder[T]
-	switch b.Mode {
-	case Adjoint, Checkpoint:
+	switch {
+	case b.Mode != Adjoint && b.Mode != Backprop && b.Mode != Checkpoint:
+		return autograd.Var[T]{}, fmt.Errorf("odeblock: unknown gradient mode %v", b.Mode)
+	case b.Mode == Adjoint || tp.NoGrad():
+		// No-grad (evaluation) keeps nothing for a backward pass.
 		f = p.evaluator()
-		if b.Mode == Checkpoint {
-			s.opt.OnStep = p.stepRecorder(true, b.Solver.OnStep)
-		}
-	case Backprop:
+	case b.Mode == Checkpoint:
+		f = p.evaluator()
+		s.opt.OnStep = p.stepRecorder(true, b.Solver.OnStep)
+	default: // Backprop
 		bp = &backpropRecorder[T]{p: p}
 		f = bp.eval
 		s.onEval = bp.onEval
@@ -228,8 +231,6 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 			}
 			return b.Solver.OnStep(si)
 		})
-	default:
-		return autograd.Var[T]{}, fmt.Errorf("odeblock: unknown gradient mode %v", b.Mode)
 	}
 	st, err := s.Solve(f, z0.Value().Data(), ts, outs)
 	b.stats = BlockStats{Forward: st}

@@ -282,3 +282,32 @@ func TestBlockReuse(t *testing.T) {
 		}
 	}
 }
+
+// TestNoGradForward: on a no-grad tape every mode computes the same values
+// as with gradients on (and records nothing for a backward pass).
+func TestNoGradForward(t *testing.T) {
+	f := families(5)[5]
+	for _, mode := range modes {
+		b := &odeblock.Block[float64]{Dynamics: f.dyn, Mode: mode, Times: []float64{0, 0.5, 1}, Solver: odeblock.Options{RTol: 1e-8, ATol: 1e-8}}
+		eng := tensor.EngineFor[float64](tensor.Default())
+		tp := autograd.NewTape(eng)
+		z, err := b.Trajectory(tp, f.state(tp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ng := autograd.NewTape(eng)
+		ng.SetNoGrad(true)
+		zn, err := b.Trajectory(ng, f.state(ng))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ng.Len() != 0 {
+			t.Errorf("%v: no-grad tape recorded %d ops", mode, ng.Len())
+		}
+		for i, v := range z.Value().Data() {
+			if zn.Value().Data()[i] != v {
+				t.Fatalf("%v: no-grad value %d = %v, with gradients %v", mode, i, zn.Value().Data()[i], v)
+			}
+		}
+	}
+}
