@@ -66,3 +66,39 @@ func TestLargeOpsSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeConcatTimeSplit checks ConcatTime and its gradient on a tensor
+// large enough to be split across workers.
+func TestLargeConcatTimeSplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, b := range tensor.Backends(3) {
+		x := tensor.RandN[float64](rng, 0, 1, 5, 3, 120, 121)
+		tp := ag.NewTape(tensor.EngineFor[float64](b))
+		xv := tp.Input(x)
+		z := ag.ConcatTime(xv, 0.7)
+		for n := 0; n < 5; n++ {
+			for c := 0; c < 4; c++ {
+				for _, pos := range [][2]int{{0, 0}, {119, 120}, {57, 3}} {
+					want := 0.7
+					if c < 3 {
+						want = x.At(n, c, pos[0], pos[1])
+					}
+					if got := z.Value().At(n, c, pos[0], pos[1]); got != want {
+						t.Fatalf("%s: z[%d,%d,%v] = %v, want %v", b.Name(), n, c, pos, got, want)
+					}
+				}
+			}
+		}
+		g := tensor.RandN[float64](rng, 0, 1, z.Shape()...)
+		if err := tp.BackwardWith(z, g); err != nil {
+			t.Fatal(err)
+		}
+		for n := 0; n < 5; n++ {
+			for c := 0; c < 3; c++ {
+				if got, want := xv.Grad().At(n, c, 7, 9), g.At(n, c, 7, 9); got != want {
+					t.Fatalf("%s: grad[%d,%d] = %v, want %v", b.Name(), n, c, got, want)
+				}
+			}
+		}
+	}
+}

@@ -276,12 +276,10 @@ func ConcatTime[T tensor.Float](x Var[T], tv T) Var[T] {
 	}
 	m := xt.Dim(1) * inner
 	zd, xd := z.Data(), xt.Data()
-	for n := 0; n < b; n++ {
-		copy(zd[n*(m+inner):n*(m+inner)+m], xd[n*m:(n+1)*m])
-		tc := zd[n*(m+inner)+m : (n+1)*(m+inner)]
-		for i := range tc {
-			tc[i] = tv
-		}
+	if z.Len() >= parallelMin && b > 1 {
+		t.eng.Parallel(b, func(lo, hi int) { concatTimeRows(zd, xd, tv, m, inner, lo, hi) })
+	} else {
+		concatTimeRows(zd, xd, tv, m, inner, 0, b)
 	}
 	e := t.record("ConcatTime", z, concatTimeRule[T]{}, xe, nil, nil)
 	e.f[0] = tv
@@ -300,7 +298,29 @@ func (concatTimeRule[T]) backward(t *Tape[T], e *entry[T]) {
 	m := x.value.Len() / max(b, 1)
 	inner := g.Len()/max(b, 1) - m
 	d, gd := dst.Data(), g.Data()
-	for n := 0; n < b; n++ {
+	if g.Len() >= parallelMin && b > 1 {
+		t.eng.Parallel(b, func(lo, hi int) { concatTimeGradRows(d, gd, acc, m, inner, lo, hi) })
+		return
+	}
+	concatTimeGradRows(d, gd, acc, m, inner, 0, b)
+}
+
+// concatTimeRows writes samples [lo, hi) of ConcatTime: each sample's m
+// values of x, then inner copies of tv.
+func concatTimeRows[T tensor.Float](zd, xd []T, tv T, m, inner, lo, hi int) {
+	for n := lo; n < hi; n++ {
+		copy(zd[n*(m+inner):n*(m+inner)+m], xd[n*m:(n+1)*m])
+		tc := zd[n*(m+inner)+m : (n+1)*(m+inner)]
+		for i := range tc {
+			tc[i] = tv
+		}
+	}
+}
+
+// concatTimeGradRows sets (or with acc adds) samples [lo, hi) of the input
+// gradient of ConcatTime: g without its time channel.
+func concatTimeGradRows[T tensor.Float](d, gd []T, acc bool, m, inner, lo, hi int) {
+	for n := lo; n < hi; n++ {
 		src, dd := gd[n*(m+inner):n*(m+inner)+m], d[n*m:(n+1)*m]
 		if acc {
 			for i, v := range src {
