@@ -233,6 +233,9 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		})
 	}
 	st, err := s.Solve(f, z0.Value().Data(), ts, outs)
+	// The kept solver must not keep this pass (its checkpoints, its tapes)
+	// alive through the hooks.
+	s.opt.OnStep, s.onEval = nil, nil
 	b.stats = BlockStats{Forward: st}
 	if err != nil {
 		if bp != nil {
