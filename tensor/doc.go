@@ -42,4 +42,20 @@
 // gonum.org/v1/netlib) is compiled in with the build tag "openblas". Default
 // picks the fastest compiled-in backend once, at first use; nothing swaps a
 // backend while running, and tests construct each backend explicitly.
+//
+// The engine's workers are its parallelism: the OpenBLAS backend runs
+// OpenBLAS single-threaded and splits large GEMMs into bands and the
+// convolution passes over the batch (the bias added, and its gradient
+// summed, in the same passes); Engine.Parallel lends the workers to other
+// bandwise work, such as autograd's elementwise ops on large tensors. The
+// elementwise methods of Tensor themselves run on the calling goroutine.
+//
+// # float32 maps
+//
+// Exp, Tanh and Sigmoid on float32 tensors use a polynomial exponential
+// accurate to about 2e-10 relative, computed in float64; all float32 maps
+// convert blocks of elements to float64 and back rather than one element at
+// a time (which chains every element to the previous one through the
+// conversion's false register dependency). float64 tensors use the math
+// package.
 package tensor
