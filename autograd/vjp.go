@@ -49,6 +49,9 @@ func NewPullback[T tensor.Float](eng tensor.Engine[T]) *Pullback[T] {
 	return &Pullback[T]{tape: NewTape(eng)}
 }
 
+// Engine returns the engine the pullback computes with.
+func (pb *Pullback[T]) Engine() tensor.Engine[T] { return pb.tape.eng }
+
 // VJP evaluates y = f(x) at x = at on the pullback's tape and pulls the
 // cotangent cot (shaped like y) back through it:
 //

@@ -290,30 +290,53 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 	ahd, amd, avd := ah.Data(), am.Data(), av.Data()
 	dhd, dmd, dvd := dzp[0].Data(), dzp[1].Data(), dzp[2].Data()
 	damd, davd := dap[1].Data(), dap[2].Data()
-	// s(v) and s'(v) first, in a pass of their own: the exponential and
-	// logarithm then overlap from element to element (see tensor's unary64).
 	if len(d.s) != len(vd) {
 		d.s, d.ds = make([]float64, len(vd)), make([]float64, len(vd))
 	}
-	for i, v := range vd {
-		d.s[i] = float64(v)
-	}
-	for i, v := range d.s {
-		d.s[i], d.ds[i] = d.scale(v)
+	w := adamWork[T]{d: d, a1: a1, a2: a2, g: gd, m: md, v: vd, ah: ahd, am: amd, av: avd, dh: dhd, dm: dmd, dv: dvd, dam: damd, dav: davd}
+	if n := len(hd); n >= 1<<16 {
+		wp := w // a copy for the workers' closure, so that w stays on the stack
+		pb.Engine().Parallel(n, func(lo, hi int) { wp.band(lo, hi) }) // large maps: over the engine's workers
+	} else {
+		w.band(0, n)
 	}
 	var sr1, sr2 float64
 	for i := range hd {
 		g, mi, vi := float64(gd[i]), float64(md[i]), float64(vd[i])
-		s, ds := d.s[i], d.ds[i]
-		dhd[i] = T(-mi / s)
-		dmd[i] = T(a1 * (-g - mi))
-		dvd[i] = T(a2 * (g*g - vi))
-		damd[i] = T(float64(ahd[i])/s + a1*float64(amd[i]))
-		davd[i] = T(-float64(ahd[i])*mi*ds/(s*s) + a2*float64(avd[i]))
 		sr1 += float64(amd[i]) * (g + mi)
 		sr2 += float64(avd[i]) * (g*g - vi)
 	}
 	dg[len(fp)].Data()[0] = T(a1 * (1 - a1) * sr1)
 	dg[len(fp)+1].Data()[0] = T(-a2 * (1 - a2) * sr2)
 	return nil
+}
+
+// adamWork holds the operands of AdamNODE's elementwise adjoint update.
+type adamWork[T tensor.Float] struct {
+	d                               *AdamNODE[T]
+	a1, a2                          float64
+	g, m, v, ah, am, av, dh, dm, dv []T
+	dam, dav                        []T
+}
+
+// band computes elements [lo, hi) of dz = (h', m', v') and of a_m', a_v'.
+func (w *adamWork[T]) band(lo, hi int) {
+	d, a1, a2 := w.d, w.a1, w.a2
+	// s(v) and s'(v) first, in passes of their own: the exponential and
+	// logarithm then overlap from element to element (see tensor's unary64).
+	for i, v := range w.v[lo:hi] {
+		d.s[lo+i] = float64(v)
+	}
+	for i := lo; i < hi; i++ {
+		d.s[i], d.ds[i] = d.scale(d.s[i])
+	}
+	for i := lo; i < hi; i++ {
+		g, mi, vi := float64(w.g[i]), float64(w.m[i]), float64(w.v[i])
+		s, ds := d.s[i], d.ds[i]
+		w.dh[i] = T(-mi / s)
+		w.dm[i] = T(a1 * (-g - mi))
+		w.dv[i] = T(a2 * (g*g - vi))
+		w.dam[i] = T(float64(w.ah[i])/s + a1*float64(w.am[i]))
+		w.dav[i] = T(-float64(w.ah[i])*mi*ds/(s*s) + a2*float64(w.av[i]))
+	}
 }
