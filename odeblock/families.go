@@ -295,7 +295,7 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 	}
 	w := adamWork[T]{d: d, a1: a1, a2: a2, g: gd, m: md, v: vd, ah: ahd, am: amd, av: avd, dh: dhd, dm: dmd, dv: dvd, dam: damd, dav: davd}
 	if n := len(hd); n >= 1<<16 {
-		wp := w // a copy for the workers' closure, so that w stays on the stack
+		wp := w                                                       // a copy for the workers' closure, so that w stays on the stack
 		pb.Engine().Parallel(n, func(lo, hi int) { wp.band(lo, hi) }) // large maps: over the engine's workers
 	} else {
 		w.band(0, n)
