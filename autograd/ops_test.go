@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	ag "github.com/adamnode/adamnode/autograd"
@@ -293,7 +294,7 @@ func runCase[T tensor.Float](tp *ag.Tape[T], c opCase, ps []*ag.Param[T], cot *t
 
 // maxAbsDiff returns max |a − b| and max |b|.
 func maxAbsDiff[T, U tensor.Float](a *tensor.Tensor[T], b *tensor.Tensor[U]) (diff, scale float64) {
-	if !equalShapes(a.Shape(), b.Shape()) {
+	if !slices.Equal(a.Shape(), b.Shape()) {
 		return math.Inf(1), 0
 	}
 	for i, v := range a.Data() {
@@ -302,18 +303,6 @@ func maxAbsDiff[T, U tensor.Float](a *tensor.Tensor[T], b *tensor.Tensor[U]) (di
 		scale = max(scale, math.Abs(w))
 	}
 	return diff, scale
-}
-
-func equalShapes(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func caseName(i int, c opCase) string { return fmt.Sprintf("%02d-%s", i, c.name) }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ func TestLoadHandMade(t *testing.T) {
 	}
 	wantW := []float32{0.5, -1, 2, 0.25, 3, -0.125}
 	wantB := []float32{1.5, -2.5}
-	if !slicesEqual(w.Value.Data(), wantW) || !slicesEqual(b.Value.Data(), wantB) {
+	if !slices.Equal(w.Value.Data(), wantW) || !slices.Equal(b.Value.Data(), wantB) {
 		t.Errorf("loaded weight %v bias %v, want %v %v", w.Value.Data(), b.Value.Data(), wantW, wantB)
 	}
 	if len(meta) != 2 || meta["format"] != "pt" || meta["note"] != "hand-made" {
@@ -84,7 +85,7 @@ func TestParseHandMadeMixed(t *testing.T) {
 	}
 	for i, w := range want {
 		g := s.Tensors[i]
-		if g.Name != w.name || g.DType != w.dtype || !slicesEqual(g.Shape, w.shape) || !bytes.Equal(g.Data, w.data) {
+		if g.Name != w.name || g.DType != w.dtype || !slices.Equal(g.Shape, w.shape) || !bytes.Equal(g.Data, w.data) {
 			t.Errorf("tensor %d = %s %s %v % x, want %s %s %v % x", i, g.Name, g.DType, g.Shape, g.Data, w.name, w.dtype, w.shape, w.data)
 		}
 	}
@@ -115,18 +116,6 @@ func TestParseHandMadeMixed(t *testing.T) {
 	sameContents(t, s, s2)
 }
 
-func slicesEqual[E comparable](a, b []E) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func sameContents(t *testing.T, a, b *Safetensors) {
 	t.Helper()
 	if len(a.Tensors) != len(b.Tensors) {
@@ -134,7 +123,7 @@ func sameContents(t *testing.T, a, b *Safetensors) {
 	}
 	for i := range a.Tensors {
 		x, y := a.Tensors[i], b.Tensors[i]
-		if x.Name != y.Name || x.DType != y.DType || !slicesEqual(x.Shape, y.Shape) || !bytes.Equal(x.Data, y.Data) {
+		if x.Name != y.Name || x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) || !bytes.Equal(x.Data, y.Data) {
 			t.Fatalf("tensor %d: %s %s %v differs from %s %s %v", i, x.Name, x.DType, x.Shape, y.Name, y.DType, y.Shape)
 		}
 	}

@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // ShapeError is the panic value of a kernel called with operands whose shapes
 // do not fit. Its message names the operation and the shapes involved.
@@ -18,7 +21,7 @@ func newShapeError(op string, a, b []int) *ShapeError {
 // mustSameShape panics with a *ShapeError naming op unless a and b have the
 // same shape.
 func mustSameShape(op string, a, b []int) {
-	if !equalInts(a, b) {
+	if !slices.Equal(a, b) {
 		panic(newShapeError(op, a, b))
 	}
 }

@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Sum returns the sum of all elements, accumulated in float64.
@@ -88,7 +89,7 @@ func reducedShape(shape []int, axis int) []int {
 // axis removed) and returns dst.
 func (dst *Tensor[T]) SumAxis(x *Tensor[T], axis int) *Tensor[T] {
 	outer, n, inner, ax := axisLayout("SumAxis", x.shape, axis)
-	if !equalInts(dst.shape, reducedShape(x.shape, ax)) {
+	if !slices.Equal(dst.shape, reducedShape(x.shape, ax)) {
 		panic(&ShapeError{Op: "SumAxis", Msg: fmt.Sprintf("destination shape %v does not fit the sum of shape %v over axis %d", dst.shape, x.shape, ax)})
 	}
 	clear(dst.data)
@@ -131,7 +132,7 @@ func ArgMax[T Float](x *Tensor[T], axis int) []int {
 // that axis removed) and returns dst.
 func (dst *Tensor[T]) MaxAxis(x *Tensor[T], axis int) *Tensor[T] {
 	outer, n, inner, ax := axisLayout("MaxAxis", x.shape, axis)
-	if !equalInts(dst.shape, reducedShape(x.shape, ax)) || n == 0 {
+	if !slices.Equal(dst.shape, reducedShape(x.shape, ax)) || n == 0 {
 		panic(&ShapeError{Op: "MaxAxis", Msg: fmt.Sprintf("destination shape %v does not fit the max of shape %v over axis %d", dst.shape, x.shape, ax)})
 	}
 	for o := 0; o < outer; o++ {

@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 )
 
 // Float is the set of element types a Tensor can hold.
@@ -102,10 +103,10 @@ func (t *Tensor[T]) Len() int { return len(t.data) }
 func (t *Tensor[T]) Data() []T { return t.data }
 
 // SameShape reports whether t and u have identical shapes.
-func (t *Tensor[T]) SameShape(u *Tensor[T]) bool { return equalInts(t.shape, u.shape) }
+func (t *Tensor[T]) SameShape(u *Tensor[T]) bool { return slices.Equal(t.shape, u.shape) }
 
 // HasShape reports whether t has exactly the given shape.
-func (t *Tensor[T]) HasShape(shape ...int) bool { return equalInts(t.shape, shape) }
+func (t *Tensor[T]) HasShape(shape ...int) bool { return slices.Equal(t.shape, shape) }
 
 // offset returns the flat index of the element at idx.
 func (t *Tensor[T]) offset(op string, idx []int) int {
@@ -209,15 +210,3 @@ func (t *Tensor[T]) String() string {
 }
 
 func cloneInts(s []int) []int { return append([]int{}, s...) }
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -336,31 +337,19 @@ func TestReLUBackward(t *testing.T) {
 	y32 := tensor.FromSlice([]float32{0, 1.5, 0, 3, 1e-40, 0})
 	g32 := tensor.FromSlice([]float32{1, 2, 3, 4, 5, 6})
 	z32 := tensor.Full[float32](10, 6).ReLUBackward(g32, y32, false)
-	if want := []float32{0, 2, 0, 4, 5, 0}; !slicesEqual(z32.Data(), want) {
+	if want := []float32{0, 2, 0, 4, 5, 0}; !slices.Equal(z32.Data(), want) {
 		t.Errorf("float32: %v, want %v", z32.Data(), want)
 	}
 	z32.ReLUBackward(g32, y32, true)
-	if want := []float32{0, 4, 0, 8, 10, 0}; !slicesEqual(z32.Data(), want) {
+	if want := []float32{0, 4, 0, 8, 10, 0}; !slices.Equal(z32.Data(), want) {
 		t.Errorf("float32 accumulate: %v, want %v", z32.Data(), want)
 	}
 	x64 := tensor.FromSlice([]float64{-1, 2, math.Copysign(0, -1), 0.5})
 	y64 := tensor.New[float64](4).ReLU(x64)
 	z64 := tensor.New[float64](4).ReLUBackward(tensor.FromSlice([]float64{1, 1, 1, 1}), y64, false)
-	if want := []float64{0, 1, 0, 1}; !slicesEqual(z64.Data(), want) {
+	if want := []float64{0, 1, 0, 1}; !slices.Equal(z64.Data(), want) {
 		t.Errorf("float64: %v, want %v", z64.Data(), want)
 	}
-}
-
-func slicesEqual[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestFloat32Maps compares float32 Exp, Tanh and Sigmoid (fast paths) with
