@@ -286,22 +286,31 @@ func LinComb[T tensor.Float](coef []T, xs ...Var[T]) Var[T] {
 	}
 	e := t.newEntry("LinComb")
 	t.setValue(e, z)
+	if t.recordVariadic(e, linCombRule[T]{}, xs) {
+		e.fs = append(e.fs[:0], coef...)
+	}
+	return t.varOf(e)
+}
+
+// recordVariadic records e as the op r of the inputs xs if gradients are on
+// and any input needs one, and reports whether it did.
+func (t *Tape[T]) recordVariadic(e *entry[T], r rule[T], xs []Var[T]) bool {
 	if t.noGrad {
-		return t.varOf(e)
+		return false
 	}
 	for _, xv := range xs {
 		if t.entryAt(int(xv.i)).requires {
 			e.requires = true
-			e.rule = linCombRule[T]{}
-			e.ins, e.fs = e.ins[:0], append(e.fs[:0], coef...)
+			e.rule = r
+			e.ins = e.ins[:0]
 			for _, xv := range xs {
 				e.ins = append(e.ins, t.entryAt(int(xv.i)))
 			}
 			t.ops++
-			break
+			return true
 		}
 	}
-	return t.varOf(e)
+	return false
 }
 
 type linCombRule[T tensor.Float] struct{}

@@ -131,21 +131,7 @@ func Concat[T tensor.Float](axis int, xs ...Var[T]) Var[T] {
 	e := t.newEntry("Concat")
 	t.setValue(e, z)
 	e.n[0] = ax
-	if t.noGrad {
-		return t.varOf(e)
-	}
-	for _, xv := range xs {
-		if t.entryAt(int(xv.i)).requires {
-			e.requires = true
-			e.rule = concatRule[T]{}
-			e.ins = e.ins[:0]
-			for _, xv := range xs {
-				e.ins = append(e.ins, t.entryAt(int(xv.i)))
-			}
-			t.ops++
-			break
-		}
-	}
+	t.recordVariadic(e, concatRule[T]{}, xs)
 	return t.varOf(e)
 }
 
