@@ -121,17 +121,11 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 		kbar[i] = make([]T, n)
 	}
 	var st Stats
-	// Checkpoint recomputes each step on tapes reused from step to step.
+	// Checkpoint recomputes each step on tapes reused from step to step, and
+	// kept in the Block from pass to pass while the shapes stay the same.
 	var tapes []*stageTape[T]
-	var ybufs [][]T
 	if p.b.Mode == Checkpoint {
-		tapes = make([]*stageTape[T], s)
-		ybufs = make([][]T, s)
-		for i := range tapes {
-			tapes[i] = &stageTape[T]{tp: autograd.NewTape(p.eng)}
-			ybufs[i] = make([]T, n)
-			tapes[i].y = tensor.FromSlice(ybufs[i], p.shape...)
-		}
+		tapes = p.checkpointTapes(s)
 	}
 	defer func() {
 		for _, sp := range p.steps {
@@ -158,7 +152,7 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 				}
 			}
 			for i := 0; i <= last; i++ {
-				y := ybufs[i]
+				y := tapes[i].y.Data()
 				copy(y, sp.y0)
 				for l, a := range tb.A[i] {
 					if a != 0 {
@@ -370,4 +364,19 @@ func (p *pass[T]) adjointWork(sizes []int) *adjointWork[T] {
 	}
 	p.b.adj = w
 	return w
+}
+
+// checkpointTapes returns the block's s stage tapes for recomputing steps,
+// with input buffers shaped like the state, making them when they do not fit.
+func (p *pass[T]) checkpointTapes(s int) []*stageTape[T] {
+	ts := p.b.ckTapes
+	if len(ts) == s && ts[0].tp.Engine() == p.eng && ts[0].y.HasShape(p.shape...) {
+		return ts
+	}
+	ts = make([]*stageTape[T], s)
+	for i := range ts {
+		ts[i] = &stageTape[T]{tp: autograd.NewTape(p.eng), y: tensor.New[T](p.shape...)}
+	}
+	p.b.ckTapes = ts
+	return ts
 }

@@ -97,6 +97,7 @@ type Block[T tensor.Float] struct {
 	evalTape *autograd.Tape[T]
 	views    viewCache[T]
 	adj      *adjointWork[T]
+	ckTapes  []*stageTape[T] // Checkpoint's recomputation tapes
 }
 
 // viewCache holds tensor views of the few buffers a solver evaluates its

@@ -197,7 +197,7 @@ type ConvParams struct {
 
 func (p ConvParams) stride() int { return max(p.Stride, 1) }
 
-// ConvShape holds the sizes of one convolution.
+// convShape holds the sizes of one convolution.
 type convShape struct {
 	b, c, h, w     int // input
 	co, kh, kw     int // filter
