@@ -7,12 +7,11 @@ import (
 	"testing"
 )
 
-// silverboxPath is the real recording, in the shared folder checked out
-// beside the repository.
-const silverboxPath = "../../shared/data/silverbox/sb.csv"
+// silverboxPath is the real recording, gzip-compressed, as the repository
+// holds it (package silverboxdata embeds the same file).
+const silverboxPath = "silverboxdata/sb.csv.gz"
 
 func TestSilverboxReal(t *testing.T) {
-	requireData(t, silverboxPath)
 	// Expected values read from the file with head and tail.
 	const (
 		rows            = 131072
