@@ -9,32 +9,39 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/adamnode/adamnode/odeblock"
 )
 
-// silverboxCSV is the real recording, beside the repository.
-const silverboxCSV = "../../../shared/data/silverbox/sb.csv"
+// silverboxCSV is the repository's copy of the recording (gzip).
+const silverboxCSV = "../../data/silverboxdata/sb.csv.gz"
 
-func needSilverbox(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(silverboxCSV); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the Silverbox recording is missing: %v", err)
-		}
-		t.Skip("no Silverbox recording beside the repository")
+// TestSilverbox runs Figure 3 small, from the built-in recording and from
+// the file, in both settings, and checks its outputs and the paper's
+// qualitative claim: HBNODE's and NODE's ‖h‖ grow far past AdamNODE's.
+func TestSilverbox(t *testing.T) {
+	for _, c := range []struct {
+		args               []string
+		steps              int
+		minHBNODE, minNODE float64 // log10 of the ratios to AdamNODE at the last t
+	}{
+		// The paper's full setting: its magnitudes (1e18 and 1e12 in the
+		// paper, 1e18.3 and 1e11.8 with seed 1).
+		{[]string{"--inits", "10"}, 64, 15, 9},
+		{[]string{"--inits", "3", "--data", silverboxCSV, "--mean", "geometric"}, 40, 0.5, 0.5},
+		{[]string{"--inits", "3", "--setting", "zero-velocity", "--dim", "2"}, 40, 5, 3},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) { testSilverbox(t, c.args, c.steps, c.minHBNODE, c.minNODE) })
 	}
 }
 
-// TestSilverbox runs Figure 3 small and checks its outputs and the paper's
-// qualitative claim: HBNODE's and NODE's ‖h‖ grow far past AdamNODE's.
-func TestSilverbox(t *testing.T) {
-	needSilverbox(t)
+func testSilverbox(t *testing.T, args []string, steps int, minHBNODE, minNODE float64) {
 	dir := t.TempDir()
 	var out bytes.Buffer
-	err := runSilverbox(context.Background(), []string{"--data", silverboxCSV, "--out", dir, "--inits", "3", "--steps", "40"}, &out)
+	err := runSilverbox(context.Background(), append([]string{"--out", dir, "--steps", fmt.Sprint(steps)}, args...), &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,10 +52,15 @@ func TestSilverbox(t *testing.T) {
 	}
 	csv, _ := os.ReadFile(filepath.Join(dir, "norms.csv"))
 	lines := strings.Split(strings.TrimSpace(string(csv)), "\n")
-	if lines[0] != "model,init,t,h_norm,state_norm" || len(lines) != 1+6*3*40 {
+	inits := 3
+	if args[1] == "10" {
+		inits = 10
+	}
+	if lines[0] != "model,init,t,h_norm,state_norm" || len(lines) != 1+6*inits*steps {
 		t.Errorf("norms.csv: header %q, %d lines", lines[0], len(lines))
 	}
-	// hbnode / adamnode ratio at t = 39, by ‖h‖: the paper's ordering.
+	// hbnode / adamnode and node / adamnode ratios at the last t, by ‖h‖:
+	// the paper's ordering.
 	ratio := func(name string) float64 {
 		for _, l := range strings.Split(out.String(), "\n") {
 			if strings.HasPrefix(l, "| "+name+" / adamnode | 1e") {
@@ -61,11 +73,11 @@ func TestSilverbox(t *testing.T) {
 		t.Fatalf("no %s ratio in:\n%s", name, out.String())
 		return 0
 	}
-	if r := ratio("hbnode"); r < 5 {
-		t.Errorf("hbnode/adamnode at t=39 is 1e%.1f, want at least 1e5", r)
+	if r := ratio("hbnode"); r < minHBNODE {
+		t.Errorf("hbnode/adamnode at t=%d is 1e%.1f, want at least 1e%g", steps-1, r, minHBNODE)
 	}
-	if r := ratio("node"); r < 3 {
-		t.Errorf("node/adamnode at t=39 is 1e%.1f, want at least 1e3", r)
+	if r := ratio("node"); r < minNODE {
+		t.Errorf("node/adamnode at t=%d is 1e%.1f, want at least 1e%g", steps-1, r, minNODE)
 	}
 }
 
@@ -77,6 +89,10 @@ func TestSilverboxBadInput(t *testing.T) {
 		{[]string{"--inits", "0"}, "--inits"},
 		{[]string{"--data", filepath.Join(t.TempDir(), "none.csv")}, "--data"},
 		{[]string{"--tol", "2"}, "--tol"},
+		{[]string{"--setting", "paper"}, "--setting"},
+		{[]string{"--mean", "median"}, "--mean"},
+		{[]string{"--dim", "3"}, "--dim"},
+		{[]string{"--setting", "zero-velocity", "--dim", "0"}, "--dim"},
 		{[]string{"--nope"}, "nope"},
 	} {
 		err := runSilverbox(context.Background(), c.args, &bytes.Buffer{})
@@ -94,12 +110,87 @@ func TestSolveNormsBlowUp(t *testing.T) {
 	lin := m.dyn.(*odeblock.NODE[float64]).F.(*inputField).lin
 	lin.Weight.Value.Fill(0)
 	lin.Weight.Value.Set(40, 0, 0) // h0' = 40·h0: e^{40t} overflows before t = 20
-	hn, zn, err := solveNorms(m, 20, 1e-7)
+	hn, zn, err := solveNorms(m.system(), 20, 1e-7)
 	if err == nil {
 		t.Fatal("no error from a blow-up")
 	}
 	if len(hn) != 20 || len(zn) != 20 || !math.IsInf(hn[19], 1) || math.IsInf(hn[1], 0) || hn[1] < 1e10 {
 		t.Errorf("norms %v", hn)
+	}
+}
+
+// TestAuthorsSystems checks each family's right-hand side in the authors'
+// setting at a point against its formula, with the weights it drew.
+func TestAuthorsSystems(t *testing.T) {
+	const u = 0.5 // V1(t)
+	input := func(float64) float64 { return u }
+	sp := func(x float64) float64 { return math.Log1p(math.Exp(x)) }
+	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+	for _, name := range silverboxFamilies {
+		rng := rand.New(rand.NewPCG(3, 4))
+		sys := newAuthorsSystem(name, rng, 0.7, input)
+		// Draw the same weights again: f's Linear, then the initial velocity.
+		rng = rand.New(rand.NewPCG(3, 4))
+		in := map[string]int{"node": 1, "anode": 2, "sonode": 2}[name]
+		if in == 0 {
+			in = 1
+		}
+		out := map[string]int{"anode": 2}[name]
+		if out == 0 {
+			out = 1
+		}
+		f := newAuthorsLinear(rng, in, out, input)
+		var m0 float64
+		if name != "node" && name != "anode" {
+			m0 = 2*rng.Float64() - 1 // U(−1, 1): PyTorch's init of Linear(1, 1)
+		}
+		lin := func(o int, x ...float64) float64 {
+			s := f.b[o] + f.w[o*(in+1)+in]*u
+			for i, xi := range x {
+				s += f.w[o*(in+1)+i] * xi
+			}
+			return s
+		}
+		z := []float64{0.3, -0.2, 0.4}[:len(sys.z0)]
+		dz := make([]float64, len(z))
+		if err := sys.rhs(1, z, dz); err != nil {
+			t.Fatal(err)
+		}
+		var want, z0 []float64
+		switch name {
+		case "node":
+			want, z0 = []float64{lin(0, z[0])}, []float64{0.7}
+		case "anode":
+			want, z0 = []float64{lin(0, z[0], z[1]), lin(1, z[0], z[1])}, []float64{0.7, 0}
+		case "sonode":
+			want, z0 = []float64{z[1], lin(0, z[0], z[1])}, []float64{0.7, m0}
+		case "hbnode":
+			want, z0 = []float64{-z[1], lin(0, z[0]) - sig(-3)*z[1] + sp(-100)*z[0]}, []float64{0.7, m0}
+		case "ghbnode":
+			want, z0 = []float64{-z[1], lin(0, z[0]) - sig(-3)*z[1] + math.Ln2*z[0]}, []float64{0.7, m0}
+		case "adamnode":
+			g := lin(0, z[0])
+			want = []float64{-z[1] / (math.Sqrt(sp(z[2])) + 1e-8), sig(-5)*(-g-z[1]) + sp(-100)*z[0], sig(5)*(g*g-z[2]) + sp(-100)*z[0]}
+			z0 = []float64{0.7, m0, m0 * m0}
+		}
+		for i := range want {
+			if math.Abs(dz[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+				t.Errorf("%s: z' = %v, want %v", name, dz, want)
+				break
+			}
+		}
+		if !slices.EqualFunc(sys.z0, z0, func(a, b float64) bool { return math.Abs(a-b) < 1e-15 }) || sys.hLen != 1 {
+			t.Errorf("%s: z0 = %v (h of %d), want %v (h of 1)", name, sys.z0, sys.hLen, z0)
+		}
+	}
+	// GHBNODE's h' is clipped at ±5.
+	sys := newAuthorsSystem("ghbnode", rand.New(rand.NewPCG(1, 1)), 0, input)
+	dz := make([]float64, 2)
+	for _, c := range []struct{ m, want float64 }{{-7, 5}, {7, -5}, {2, -2}} {
+		_ = sys.rhs(0, []float64{0, c.m}, dz)
+		if dz[0] != c.want {
+			t.Errorf("ghbnode h' at m = %v is %v, want %v", c.m, dz[0], c.want)
+		}
 	}
 }
 
