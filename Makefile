@@ -52,13 +52,17 @@ DEMO_OUT ?= out/demo
 # images, 2 epochs, lr 1e-3 (the paper's MNIST lr is 1e-4: too slow to show
 # in 16 steps). About 4 minutes on 2 cores with OpenBLAS.
 DEMO_COMPARE ?= --subset 256 --test-subset 256 --epochs 2 --lr 1e-3
+# Figure 3 in the authors' setting on the built-in Silverbox recording, and
+# Figure 1: the commands' defaults (a few seconds each).
+DEMO_SILVERBOX ?=
+DEMO_TRAJECTORIES ?=
 
 demo: demo-data
 	@mkdir -p $(DEMO_OUT)
 	$(GO) build -tags '$(TAGS)' -o $(DEMO_OUT)/adamnode ./cmd/adamnode
 	$(DEMO_OUT)/adamnode compare $(DEMO_COMPARE) --out $(DEMO_OUT)/compare
-	$(DEMO_OUT)/adamnode silverbox --out $(DEMO_OUT)/silverbox
-	$(DEMO_OUT)/adamnode trajectories --out $(DEMO_OUT)/trajectories
+	$(DEMO_OUT)/adamnode silverbox $(DEMO_SILVERBOX) --out $(DEMO_OUT)/silverbox
+	$(DEMO_OUT)/adamnode trajectories $(DEMO_TRAJECTORIES) --out $(DEMO_OUT)/trajectories
 
 demo-data:
 	@if [ ! -d $(FASHION_MNIST_DIR) ]; then \
