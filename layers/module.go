@@ -133,10 +133,19 @@ func (s *Sequential[T]) Forward(tp *autograd.Tape[T], x autograd.Var[T]) autogra
 }
 
 // ForwardT records mₙ(…m₁(x)) at time t: each child that is a TimeModule
-// gets t.
+// gets t. A TimeConcat followed by a Conv2D is recorded as one
+// autograd.Conv2DTime, which gives the same result without building the
+// concatenated input.
 func (s *Sequential[T]) ForwardT(tp *autograd.Tape[T], t float64, x autograd.Var[T]) autograd.Var[T] {
-	for _, m := range s.mods {
-		x = ForwardT(m, tp, t, x)
+	for i := 0; i < len(s.mods); i++ {
+		if _, ok := s.mods[i].(TimeConcat[T]); ok && i+1 < len(s.mods) {
+			if c, ok := s.mods[i+1].(*Conv2D[T]); ok {
+				x = autograd.Conv2DTime(x, T(t), tp.Param(c.Weight), optParam(tp, c.Bias), c.Conv)
+				i++
+				continue
+			}
+		}
+		x = ForwardT(s.mods[i], tp, t, x)
 	}
 	return x
 }

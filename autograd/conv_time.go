@@ -1,0 +1,212 @@
+package autograd
+
+import (
+	"fmt"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Conv2DTime returns Conv2D(ConcatTime(x, tv), w, b, p) without building
+// the concatenation: the filter w [Co, C+1, KH, KW] sees x [B, C, H, W]
+// through its first C input channels, and its last input channel sees the
+// constant time channel tv, whose contribution is a per-position bias:
+//
+//	z[n, o, i, j] = Σ_{c<C,k,l} w[o, c, k, l]·x[n, c, i·s−pad+k, j·s−pad+l]
+//	              + tv·Σ_{(k,l) inside} w[o, C, k, l] + b[o]
+//
+// where "(k, l) inside" are the filter taps that land inside the image
+// (the zero padding sees no time channel, exactly as in the concatenation).
+// The result equals the unfused pair up to the order of the sums, and
+// saves the concatenated copy of x and its gradient.
+//
+// Backward: ∂L/∂x and the first C channels of ∂L/∂w as Conv2D's;
+// ∂L/∂w[o, C, k, l] += tv·Σ_{n,(i,j): tap inside} g[n, o, i, j];
+// ∂L/∂b[o] += Σ_{n,i,j} g[n, o, i, j]. tv is a constant (no gradient).
+func Conv2DTime[T tensor.Float](x Var[T], tv T, w, b Var[T], p tensor.ConvParams) Var[T] {
+	t, xe, we := use2("Conv2DTime", x, w)
+	be := useOpt("Conv2DTime", t, b)
+	xt, wt := xe.value, we.value
+	if xt.Rank() != 4 || wt.Rank() != 4 || xt.Dim(1)+1 != wt.Dim(1) || p.Stride < 0 || p.Pad < 0 {
+		panic(&tensor.ShapeError{Op: "autograd.Conv2DTime", Msg: fmt.Sprintf("input of shape %v does not fit filter of shape %v (want x [B, C, H, W] and w [Co, C+1, KH, KW]: one more input channel, for the time)", xt.Shape(), wt.Shape())})
+	}
+	oh, ow := tensor.ConvOutputSize(xt.Dim(2), wt.Dim(2), p), tensor.ConvOutputSize(xt.Dim(3), wt.Dim(3), p)
+	if oh == 0 || ow == 0 {
+		panic(&tensor.ShapeError{Op: "autograd.Conv2DTime", Msg: fmt.Sprintf("filter of shape %v does not fit input of shape %v with stride %d and padding %d", wt.Shape(), xt.Shape(), p.Stride, p.Pad)})
+	}
+	if be != nil {
+		mustBias("Conv2DTime", we, be, wt.Dim(0))
+	}
+	co, c, kh, kw := wt.Dim(0), xt.Dim(1), wt.Dim(2), wt.Dim(3)
+	wx := t.arena.get(co, c, kh, kw)
+	gatherFilter(wx.Data(), wt.Data(), co, c, kh*kw)
+	z := t.arena.get(xt.Dim(0), co, oh, ow)
+	var bt *tensor.Tensor[T]
+	if be != nil {
+		bt = be.value
+	}
+	t.eng.Conv2D(z, xt, wx, bt, p)
+	if tv != 0 {
+		tb := t.arena.get(co, oh, ow)
+		timeBias(tb.Data(), wt.Data(), tv, co, c, xt.Dim(2), xt.Dim(3), kh, kw, oh, ow, p)
+		addPerSample(t, z, tb)
+		t.arena.put(tb, -1)
+	}
+	e := t.record("Conv2DTime", z, conv2DTimeRule[T]{}, xe, we, be)
+	e.n[0], e.n[1] = p.Stride, p.Pad
+	e.f[0] = tv
+	if e.rule == nil {
+		t.arena.put(wx, -1)
+	} else {
+		e.aux = wx
+	}
+	return t.varOf(e)
+}
+
+type conv2DTimeRule[T tensor.Float] struct{}
+
+func (conv2DTimeRule[T]) backward(t *Tape[T], e *entry[T]) {
+	x, w, b, g := e.in[0], e.in[1], e.in[2], e.grad
+	wx := e.aux
+	p := tensor.ConvParams{Stride: e.n[0], Pad: e.n[1]}
+	tv := e.f[0]
+	if dst, acc := t.gradDst(x); dst != nil {
+		t.eng.Conv2DBackwardData(dst, g, wx, p, acc)
+	}
+	dw, accW := t.gradDst(w)
+	db, accB := t.gradDst(b)
+	if dw != nil {
+		co, c, kh, kw := w.value.Dim(0), x.value.Dim(1), w.value.Dim(2), w.value.Dim(3)
+		dwx := t.arena.like(wx)
+		if db != nil && !accB {
+			// The bias gradient in the same pass; dwx is a fresh buffer, so
+			// this works only when db is not accumulated into either.
+			t.eng.Conv2DBackwardFilter(dwx, db, g, x.value, p, false)
+			db = nil
+		} else {
+			t.eng.Conv2DBackwardFilter(dwx, nil, g, x.value, p, false)
+		}
+		scatterFilter(dw.Data(), dwx.Data(), co, c, kh*kw, accW)
+		t.arena.put(dwx, -1)
+		// The time channel's taps: tv times the sums of g over the
+		// positions where each tap lands inside the image.
+		oh, ow := g.Dim(2), g.Dim(3)
+		s := t.arena.get(co, oh, ow)
+		sumOverBatch(s.Data(), g.Data(), g.Dim(0))
+		timeFilterGrad(dw.Data(), s.Data(), tv, co, c, x.value.Dim(2), x.value.Dim(3), kh, kw, oh, ow, p, accW)
+		t.arena.put(s, -1)
+	}
+	if db != nil {
+		sumPerChannelInto(db, accB, g)
+	}
+}
+
+// gatherFilter sets wx [co, c, taps] to the first c input channels of
+// w [co, c+1, taps].
+func gatherFilter[T tensor.Float](wx, w []T, co, c, taps int) {
+	for o := 0; o < co; o++ {
+		copy(wx[o*c*taps:(o+1)*c*taps], w[o*(c+1)*taps:o*(c+1)*taps+c*taps])
+	}
+}
+
+// scatterFilter sets (with acc adds) the first c input channels of
+// w [co, c+1, taps] to wx [co, c, taps].
+func scatterFilter[T tensor.Float](w, wx []T, co, c, taps int, acc bool) {
+	for o := 0; o < co; o++ {
+		dst, src := w[o*(c+1)*taps:o*(c+1)*taps+c*taps], wx[o*c*taps:(o+1)*c*taps]
+		if !acc {
+			copy(dst, src)
+			continue
+		}
+		for i, v := range src {
+			dst[i] += v
+		}
+	}
+}
+
+// tapRange returns the filter taps k in [lo, hi) of a kernel of size kn
+// that land inside an input of size n for output position i:
+// 0 ≤ i·s − pad + k < n.
+func tapRange(i, n, kn int, p tensor.ConvParams) (lo, hi int) {
+	start := i*max(p.Stride, 1) - p.Pad
+	return max(0, -start), min(kn, n-start)
+}
+
+// timeBias sets tb[o, i, j] = tv·Σ_{(k,l) inside} w[o, c, k, l]: the time
+// channel's contribution at each output position, for the filter w
+// [co, c+1, kh, kw] and an input of h × wd.
+func timeBias[T tensor.Float](tb, w []T, tv T, co, c, h, wd, kh, kw, oh, ow int, p tensor.ConvParams) {
+	taps := kh * kw
+	for o := 0; o < co; o++ {
+		wt := w[(o*(c+1)+c)*taps : (o*(c+1)+c+1)*taps]
+		for i := 0; i < oh; i++ {
+			klo, khi := tapRange(i, h, kh, p)
+			for j := 0; j < ow; j++ {
+				llo, lhi := tapRange(j, wd, kw, p)
+				var s T
+				for k := klo; k < khi; k++ {
+					for l := llo; l < lhi; l++ {
+						s += wt[k*kw+l]
+					}
+				}
+				tb[(o*oh+i)*ow+j] = tv * s
+			}
+		}
+	}
+}
+
+// timeFilterGrad sets (with acc adds) the time channel of dw
+// [co, c+1, kh, kw]: dw[o, c, k, l] = tv·Σ_{(i,j): tap inside} s[o, i, j],
+// s being the output gradient summed over the batch.
+func timeFilterGrad[T tensor.Float](dw, s []T, tv T, co, c, h, wd, kh, kw, oh, ow int, p tensor.ConvParams, acc bool) {
+	taps := kh * kw
+	for o := 0; o < co; o++ {
+		dt := dw[(o*(c+1)+c)*taps : (o*(c+1)+c+1)*taps]
+		if !acc {
+			clear(dt)
+		}
+		so := s[o*oh*ow : (o+1)*oh*ow]
+		for i := 0; i < oh; i++ {
+			klo, khi := tapRange(i, h, kh, p)
+			for j := 0; j < ow; j++ {
+				llo, lhi := tapRange(j, wd, kw, p)
+				v := tv * so[i*ow+j]
+				for k := klo; k < khi; k++ {
+					for l := llo; l < lhi; l++ {
+						dt[k*kw+l] += v
+					}
+				}
+			}
+		}
+	}
+}
+
+// addPerSample adds tb (shaped like one sample of z) to every sample of z,
+// over the engine's workers for large z.
+func addPerSample[T tensor.Float](t *Tape[T], z, tb *tensor.Tensor[T]) {
+	b, m := z.Dim(0), tb.Len()
+	zd, td := z.Data(), tb.Data()
+	rows := func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			row := zd[n*m : (n+1)*m]
+			for i, v := range td[:len(row)] {
+				row[i] += v
+			}
+		}
+	}
+	if z.Len() >= parallelMin && b > 1 {
+		t.eng.Parallel(b, rows)
+		return
+	}
+	rows(0, b)
+}
+
+// sumOverBatch sets s[i] = Σ_n g[n·len(s) + i] for the b samples of g.
+func sumOverBatch[T tensor.Float](s, g []T, b int) {
+	m := len(s)
+	clear(s)
+	for n := 0; n < b; n++ {
+		for i, v := range g[n*m : (n+1)*m] {
+			s[i] += v
+		}
+	}
+}
