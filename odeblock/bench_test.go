@@ -186,10 +186,12 @@ func newMNISTField(rng *rand.Rand, c, nhid int) *mnistField {
 }
 
 func (f *mnistField) Forward(tp *autograd.Tape[float32], t float64, h autograd.Var[float32]) autograd.Var[float32] {
+	// Conv2DTime(z, t, …) is Conv2D(ConcatTime(z, t), …), as the models'
+	// Sequential records TimeConcat + Conv2D.
 	tt := float32(t)
-	z := autograd.ReLU(autograd.Conv2D(autograd.ConcatTime(h, tt), tp.Param(f.w1), tp.Param(f.b1), tensor.ConvParams{}))
-	z = autograd.ReLU(autograd.Conv2D(autograd.ConcatTime(z, tt), tp.Param(f.w2), tp.Param(f.b2), tensor.ConvParams{Pad: 1}))
-	return autograd.Conv2D(autograd.ConcatTime(z, tt), tp.Param(f.w3), tp.Param(f.b3), tensor.ConvParams{})
+	z := autograd.ReLU(autograd.Conv2DTime(h, tt, tp.Param(f.w1), tp.Param(f.b1), tensor.ConvParams{}))
+	z = autograd.ReLU(autograd.Conv2DTime(z, tt, tp.Param(f.w2), tp.Param(f.b2), tensor.ConvParams{Pad: 1}))
+	return autograd.Conv2DTime(z, tt, tp.Param(f.w3), tp.Param(f.b3), tensor.ConvParams{})
 }
 
 func (f *mnistField) Params() []*autograd.Param[float32] {
