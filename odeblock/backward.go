@@ -1,7 +1,6 @@
 package odeblock
 
 import (
-	"math"
 	"slices"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -159,14 +158,9 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 						axpy(y, T(sp.h*a), tapes[l].out.Value().Data())
 					}
 				}
-				ti := sp.t + tb.C[i]*sp.h
-				switch {
-				case i == 0:
-					ti = sp.t0eval
-				case tb.C[i] == 1 && sp.leftLimit:
-					ti = math.Nextafter(sp.t+sp.h, sp.t)
-				case tb.C[i] == 1:
-					ti = sp.t + sp.h
+				ti := sp.t0eval
+				if i > 0 {
+					ti = stageTime(sp.t, sp.h, sp.end, tb.C[i], sp.leftLimit)
 				}
 				x := tapes[i]
 				x.tp.Reset()

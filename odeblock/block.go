@@ -72,6 +72,20 @@ type AdjointOptions struct {
 	MaxSteps int
 }
 
+// validate reports the first option out of range. Zero values mean "the
+// forward's"; anything else must be a usable value, never silently replaced.
+func (a AdjointOptions) validate() error {
+	switch {
+	case a.RTol != 0 && (!(a.RTol > 0) || math.IsInf(a.RTol, 1)):
+		return fmt.Errorf("odeblock: Adjoint.RTol must be positive and finite (or 0: the forward's), got %g", a.RTol)
+	case a.ATol != 0 && (!(a.ATol > 0) || math.IsInf(a.ATol, 1)):
+		return fmt.Errorf("odeblock: Adjoint.ATol must be positive and finite (or 0: the forward's), got %g", a.ATol)
+	case a.MaxSteps < 0:
+		return fmt.Errorf("odeblock: Adjoint.MaxSteps must not be negative (0: the forward's), got %d", a.MaxSteps)
+	}
+	return nil
+}
+
 // Block is an ODE solve as one autograd op: z0 ↦ z(t1) (Forward) or z at
 // every time of Times (Trajectory), differentiated by Mode.
 //
@@ -169,7 +183,7 @@ type pass[T tensor.Float] struct {
 
 // step is one accepted step of the forward solve.
 type step[T tensor.Float] struct {
-	t, h      float64
+	t, h, end float64 // start, size and end (t+h, or the stop it landed on)
 	t0eval    float64 // where the first stage was evaluated (after a jump: just past t)
 	leftLimit bool    // the step ended at a jump: end stages just before it
 	y0        []T     // Checkpoint: the state at t
@@ -187,6 +201,9 @@ type stageTape[T tensor.Float] struct {
 func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (autograd.Var[T], error) {
 	if b.Dynamics == nil {
 		return autograd.Var[T]{}, fmt.Errorf("odeblock: Block has no Dynamics")
+	}
+	if err := b.Adjoint.validate(); err != nil {
+		return autograd.Var[T]{}, err
 	}
 	ts := b.times()
 	p := &pass[T]{b: b, eng: tp.Engine(), shape: z0.Shape(), n: z0.Len(), ts: ts, params: b.Dynamics.Params()}
@@ -292,7 +309,7 @@ func (p *pass[T]) stepRecorder(keepState bool, then func(StepInfo) error) func(S
 	restartNext := false
 	return func(si StepInfo) error {
 		if si.Accepted {
-			st := step[T]{t: si.T, h: si.H, t0eval: si.T, out: -1, leftLimit: p.solver.leftLimit}
+			st := step[T]{t: si.T, h: si.H, end: si.End, t0eval: si.T, out: -1, leftLimit: p.solver.leftLimit}
 			if restartNext {
 				st.t0eval = math.Nextafter(si.T, si.T+si.H)
 			}

@@ -24,9 +24,26 @@
 // phase (forward or backward), the time reached and the cause
 // (ErrStepUnderflow, ErrMaxSteps, ErrNonFinite, or the dynamics' own error).
 // A step whose state or error estimate is NaN or Inf is rejected and
-// retried smaller; if that underflows, the error is ErrNonFinite.
-package odeblock
-
+// retried smaller; if that underflows, the error is ErrNonFinite. Options
+// out of range (a negative or NaN tolerance, an infinite MinStep, a NaN in
+// Jumps, ...) are an error from NewSolver naming the option, before f is
+// ever evaluated.
+//
+// # Discontinuous dynamics
+//
+// Embedded error control assumes the dynamics are smooth between steps; it
+// only sees f at a step's stages. A right-hand side that jumps — a
+// piecewise-constant or sign-switching input, a lookup table without
+// interpolation — can be stepped over without the error estimate noticing:
+// on y' = u(t) with u switching between +1 and −1 every 0.05 over [0, 3],
+// dopri5 at the default tolerances grows its steps past the period and
+// returns y(3) = 0.1 instead of 0, with no error (torchdiffeq does the same).
+// Tell the solver where the jumps are: list them in Jumps (the solver steps
+// exactly to each, evaluates the left limit there and restarts just after
+// it: exact for a piecewise-smooth input), or, when they are too many or
+// unknown, bound the step with MaxStep below the shortest piece (the error
+// control then sees every switch, at the cost of many rejected steps).
+//
 // # The ODE block
 //
 // Block records a solve on an autograd tape as one op: Forward maps the
@@ -62,3 +79,4 @@ package odeblock
 //	HBNODE    h' = −m, m' = f(h, t) − γm,          γ = σ(γ_raw)
 //	GHBNODE   h' = φ(−m), m' = f(h, t) − γm + ξh,  ξ = softplus(ξ_raw)
 //	AdamNODE  h' = −m/s(v), m' = a1(−f − m), v' = a2(f² − v),  a1 = σ(r1), a2 = σ(r2)
+package odeblock

@@ -201,27 +201,73 @@ func (s *Solver[T]) configure(opt Options) error {
 	if opt.Phase == "" {
 		opt.Phase = "forward"
 	}
-	switch {
-	case !(opt.RTol > 0) || !(opt.ATol > 0):
-		return fmt.Errorf("odeblock: tolerances must be positive, got rtol=%g atol=%g", opt.RTol, opt.ATol)
-	case opt.Step < 0 || math.IsNaN(opt.Step) || math.IsInf(opt.Step, 0):
-		return fmt.Errorf("odeblock: step size must be positive and finite, got %g", opt.Step)
-	case !tb.Adaptive() && opt.Step == 0:
-		return fmt.Errorf("odeblock: method %q has no error estimate: set a fixed Step", tb.Name)
-	case opt.MaxSteps < 0 || opt.MinStep < 0 || opt.MaxStep < 0 || opt.FirstStep < 0:
-		return fmt.Errorf("odeblock: MaxSteps, MinStep, MaxStep and FirstStep must not be negative")
-	case opt.MaxStep > 0 && opt.MinStep > opt.MaxStep:
-		return fmt.Errorf("odeblock: MinStep %g above MaxStep %g", opt.MinStep, opt.MaxStep)
-	case !(opt.Safety > 0 && opt.Safety <= 1) || !(opt.IFactor >= 1) || !(opt.DFactor > 0 && opt.DFactor <= 1):
-		return fmt.Errorf("odeblock: need 0 < Safety ≤ 1, IFactor ≥ 1, 0 < DFactor ≤ 1; got %g, %g, %g", opt.Safety, opt.IFactor, opt.DFactor)
-	case opt.PCoeff < 0 || opt.ErrorLen < 0:
-		return fmt.Errorf("odeblock: PCoeff and ErrorLen must not be negative")
+	if err := opt.validate(tb); err != nil {
+		return err
 	}
 	if s.tb != nil && s.tb.Stages() != tb.Stages() {
 		s.k = nil // remade by ensure
 	}
 	s.opt, s.tb = opt, tb
 	s.onEval = nil
+	return nil
+}
+
+// validate checks options whose defaults are filled in, naming the first
+// one out of range. Every float option must be a number: NaN compares false
+// with everything and would slip past a plain range test, so each test is
+// written to fail on NaN.
+func (opt *Options) validate(tb *Tableau) error {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	nonNeg := func(name string, x float64) error {
+		if !(x >= 0) || !finite(x) {
+			return fmt.Errorf("odeblock: %s must be finite and not negative, got %g", name, x)
+		}
+		return nil
+	}
+	switch {
+	case !(opt.RTol > 0) || !finite(opt.RTol):
+		return fmt.Errorf("odeblock: RTol must be positive and finite, got %g", opt.RTol)
+	case !(opt.ATol > 0) || !finite(opt.ATol):
+		return fmt.Errorf("odeblock: ATol must be positive and finite, got %g", opt.ATol)
+	case !(opt.Step >= 0) || !finite(opt.Step):
+		return fmt.Errorf("odeblock: Step must be positive and finite (or 0: adaptive), got %g", opt.Step)
+	case !tb.Adaptive() && opt.Step == 0:
+		return fmt.Errorf("odeblock: method %q has no error estimate: set a fixed Step", tb.Name)
+	case opt.MaxSteps < 0:
+		return fmt.Errorf("odeblock: MaxSteps must not be negative, got %d", opt.MaxSteps)
+	case opt.ErrorLen < 0:
+		return fmt.Errorf("odeblock: ErrorLen must not be negative, got %d", opt.ErrorLen)
+	case !(opt.MaxStep >= 0): // +Inf is allowed: no bound, as 0
+		return fmt.Errorf("odeblock: MaxStep must not be negative or NaN, got %g", opt.MaxStep)
+	}
+	for _, o := range []struct {
+		name string
+		x    float64
+	}{{"FirstStep", opt.FirstStep}, {"MinStep", opt.MinStep}, {"PCoeff", opt.PCoeff}} {
+		if err := nonNeg(o.name, o.x); err != nil {
+			return err
+		}
+	}
+	switch {
+	case opt.MaxStep > 0 && opt.MinStep > opt.MaxStep:
+		return fmt.Errorf("odeblock: MinStep %g above MaxStep %g", opt.MinStep, opt.MaxStep)
+	case !(opt.Safety > 0 && opt.Safety <= 1):
+		return fmt.Errorf("odeblock: need 0 < Safety ≤ 1, got %g", opt.Safety)
+	case !(opt.IFactor >= 1) || !finite(opt.IFactor):
+		return fmt.Errorf("odeblock: need a finite IFactor ≥ 1, got %g", opt.IFactor)
+	case !(opt.DFactor > 0 && opt.DFactor <= 1):
+		return fmt.Errorf("odeblock: need 0 < DFactor ≤ 1, got %g", opt.DFactor)
+	}
+	for i, t := range opt.StepTo {
+		if !finite(t) {
+			return fmt.Errorf("odeblock: StepTo[%d] = %g is not a finite time", i, t)
+		}
+	}
+	for i, t := range opt.Jumps {
+		if !finite(t) {
+			return fmt.Errorf("odeblock: Jumps[%d] = %g is not a finite time", i, t)
+		}
+	}
 	return nil
 }
 
@@ -261,13 +307,18 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 			return st, fmt.Errorf("odeblock: output buffer %d has length %d, state has %d", i, len(o), len(y0))
 		}
 	}
+	for i, t := range ts {
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return st, fmt.Errorf("odeblock: times must be finite; ts[%d]=%g", i, t)
+		}
+	}
 	dir := 1.0
 	if ts[1] < ts[0] {
 		dir = -1
 	}
 	for i := 1; i < len(ts); i++ {
-		if !((ts[i]-ts[i-1])*dir > 0) || math.IsInf(ts[i], 0) {
-			return st, fmt.Errorf("odeblock: times must be finite and strictly monotone; ts[%d]=%g after ts[%d]=%g", i, ts[i], i-1, ts[i-1])
+		if !((ts[i]-ts[i-1])*dir > 0) {
+			return st, fmt.Errorf("odeblock: times must be strictly monotone; ts[%d]=%g after ts[%d]=%g", i, ts[i], i-1, ts[i-1])
 		}
 	}
 	t0, tEnd := ts[0], ts[len(ts)-1]
@@ -365,7 +416,12 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 		// A step that ends at a jump evaluates its end stages just before it:
 		// the left limit of the dynamics.
 		s.leftLimit = hStep == target-t && slices.Contains(s.opt.Jumps, target)
-		if err := s.step(eval, t, hStep); err != nil {
+		reached := hStep == target-t
+		t1 := t + hStep
+		if reached {
+			t1 = target
+		}
+		if err := s.step(eval, t, hStep, t1); err != nil {
 			return fail(t, hStep, err)
 		}
 		ratio := 0.0
@@ -375,14 +431,10 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 			ratio = s.errorRatio()
 			accept = ratio <= 1 && finite
 		} else if !finite {
-			return fail(t+hStep, hStep, ErrNonFinite)
+			// Named by the step's start, as adaptive methods name it.
+			return fail(t, hStep, ErrNonFinite)
 		}
 		lastNonFinite = !finite || math.IsNaN(ratio)
-		reached := hStep == target-t
-		t1 := t + hStep
-		if reached {
-			t1 = target
-		}
 		if s.opt.OnStep != nil {
 			if err := s.opt.OnStep(StepInfo{T: t, H: hStep, End: t1, Accepted: accept, Ratio: ratio, Y0: s.y, Y1: s.y1}); err != nil {
 				return fail(t, hStep, err)
@@ -466,19 +518,14 @@ const eps = 0x1p-52
 // before it fails with ErrNonFinite.
 const maxNonFiniteRejections = 100
 
-// step computes one RK step of size h from (t, s.y) with f0 = f(t, s.y) in
-// s.k[0], leaving y1 in s.y1 and the error estimate in s.err.
-func (s *Solver[T]) step(eval evalFunc[T], t, h float64) error {
+// step computes one RK step of size h from (t, s.y) to end (t+h, or the
+// stop it lands on exactly) with f0 = f(t, s.y) in s.k[0], leaving y1 in
+// s.y1 and the error estimate in s.err.
+func (s *Solver[T]) step(eval evalFunc[T], t, h, end float64) error {
 	tb := s.tb
 	for i := 1; i < len(s.k); i++ {
 		linComb(s.tmp, s.y, h, tb.A[i], s.k)
-		ti := t + tb.C[i]*h
-		if tb.C[i] == 1 {
-			ti = t + h
-			if s.leftLimit {
-				ti = math.Nextafter(ti, t)
-			}
-		}
+		ti := stageTime(t, h, end, tb.C[i], s.leftLimit)
 		if err := eval(evalStage, i, ti, s.tmp, s.k[i]); err != nil {
 			return err
 		}
@@ -493,6 +540,21 @@ func (s *Solver[T]) step(eval evalFunc[T], t, h float64) error {
 		linComb(s.err, nil, h, tb.E, s.k)
 	}
 	return nil
+}
+
+// stageTime returns the time of the stage with node c in the step of size h
+// from t to end: t + c·h, never past end (t + h may round past the stop the
+// step lands on); a node of 1 is end itself, or just before it when the step
+// ends at a jump (leftLimit: the left limit of the dynamics there).
+func stageTime(t, h, end, c float64, leftLimit bool) float64 {
+	ti := t + c*h
+	if c == 1 || (ti-end)*h >= 0 {
+		ti = end
+		if leftLimit {
+			ti = math.Nextafter(end, t)
+		}
+	}
+	return ti
 }
 
 // linComb sets dst = base + h·Σ_j c[j]·ks[j] (base nil: zero), skipping zero
@@ -537,13 +599,47 @@ func (s *Solver[T]) errorRatio() float64 {
 	if n == 0 {
 		return 0
 	}
+	ratio := func(i int) float64 {
+		sc := s.opt.ATol + s.opt.RTol*math.Max(math.Abs(float64(s.y[i])), math.Abs(float64(s.y1[i])))
+		return float64(s.err[i]) / sc
+	}
 	var sum float64
 	for i := 0; i < n; i++ {
-		sc := s.opt.ATol + s.opt.RTol*math.Max(math.Abs(float64(s.y[i])), math.Abs(float64(s.y1[i])))
-		r := float64(s.err[i]) / sc
+		r := ratio(i)
 		sum += r * r
 	}
+	if math.IsInf(sum, 1) {
+		// A square overflowed (tolerances far below the error): the norm
+		// is large but not infinite.
+		return rms(n, ratio)
+	}
 	return math.Sqrt(sum / float64(n))
+}
+
+// rms returns √(Σ r(i)² / n) without overflow or underflow in the squares:
+// the terms are scaled by the largest |r(i)|. It is NaN when a term is NaN,
+// +Inf when one is infinite.
+func rms(n int, r func(int) float64) float64 {
+	if n == 0 {
+		return 0
+	}
+	var big float64
+	for i := 0; i < n; i++ {
+		a := math.Abs(r(i))
+		if a != a {
+			return a
+		}
+		big = math.Max(big, a)
+	}
+	if big == 0 || math.IsInf(big, 1) {
+		return big
+	}
+	var sum float64
+	for i := 0; i < n; i++ {
+		q := r(i) / big
+		sum += q * q
+	}
+	return big * math.Sqrt(sum/float64(n))
 }
 
 // nextStep returns the next step size after a step of size h with the given
@@ -584,22 +680,27 @@ func (s *Solver[T]) clampStep(h, dir float64) float64 {
 // torchdiffeq, with one evaluation of f. The probe point is kept inside
 // [t0, tEnd] (torchdiffeq's may lie past tEnd when the span is short).
 func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T) (float64, error) {
-	var d0, d1 float64
 	n := len(f0)
 	m := n
 	if s.opt.ErrorLen > 0 && s.opt.ErrorLen < n {
 		m = s.opt.ErrorLen
 	}
+	// The norms are scaled (rms): with tolerances far below the state's
+	// size their squares would overflow although everything is finite.
 	scale := func(i int) float64 { return s.opt.ATol + math.Abs(float64(s.y[i]))*s.opt.RTol }
-	for i := 0; i < m; i++ {
-		sc := scale(i)
-		d0 += sq(float64(s.y[i]) / sc)
-		d1 += sq(float64(f0[i]) / sc)
-	}
-	d0, d1 = math.Sqrt(d0/float64(max(m, 1))), math.Sqrt(d1/float64(max(m, 1)))
+	d0 := rms(m, func(i int) float64 { return float64(s.y[i]) / scale(i) })
+	d1 := rms(m, func(i int) float64 { return float64(f0[i]) / scale(i) })
 	h0 := 0.01 * d0 / d1
 	if d0 < 1e-5 || d1 < 1e-5 {
 		h0 = 1e-6
+	}
+	if math.IsNaN(h0) {
+		// ‖y‖ and ‖f‖ both overflow relative to the tolerances: finite
+		// dynamics the tolerances cannot be met on, or a non-finite f.
+		if !allFinite(f0[:m]) {
+			return 0, ErrNonFinite
+		}
+		return 0, ErrStepUnderflow
 	}
 	h0 = math.Min(h0, math.Abs(tEnd-t0))
 	copy(s.tmp, s.y)
@@ -608,14 +709,14 @@ func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T)
 	if len(s.k) == 1 {
 		f1 = s.fnext
 	}
-	if err := eval(evalProbe, 0, t0+dir*h0, s.tmp, f1); err != nil {
+	tProbe := t0 + dir*h0
+	if (tProbe-tEnd)*dir > 0 { // rounded past the end
+		tProbe = tEnd
+	}
+	if err := eval(evalProbe, 0, tProbe, s.tmp, f1); err != nil {
 		return 0, err
 	}
-	var d2 float64
-	for i := 0; i < m; i++ {
-		d2 += sq(float64(f1[i]-f0[i]) / scale(i))
-	}
-	d2 = math.Sqrt(d2/float64(max(m, 1))) / h0
+	d2 := rms(m, func(i int) float64 { return float64(f1[i]-f0[i]) / scale(i) }) / h0
 	var h1 float64
 	if d1 <= 1e-15 && d2 <= 1e-15 {
 		h1 = math.Max(1e-6, h0*1e-3)
@@ -624,8 +725,13 @@ func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T)
 		h1 = math.Pow(0.01/math.Max(d1, d2), 1/float64(s.tb.Order))
 	}
 	h := math.Min(100*h0, h1)
-	if math.IsNaN(h) || h <= 0 {
+	switch {
+	case math.IsNaN(h) || !allFinite(f0[:m]) || !allFinite(f1[:m]):
 		return 0, ErrNonFinite
+	case h <= 0:
+		// Finite dynamics, but the step the tolerances ask for is below
+		// what float64 holds.
+		return 0, ErrStepUnderflow
 	}
 	return dir * h, nil
 }
@@ -662,8 +768,6 @@ func (s *Solver[T]) interpolate(dst []T, t, h, tq float64, f0, f1 []T) {
 		dst[i] = T(h00*float64(y0[i]) + h10*h*float64(f0[i]) + h01*float64(y1[i]) + h11*h*float64(f1[i]))
 	}
 }
-
-func sq(x float64) float64 { return x * x }
 
 func axpy[T tensor.Float](dst []T, a T, x []T) {
 	x = x[:len(dst)]

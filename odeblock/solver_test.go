@@ -87,7 +87,7 @@ func TestEmbeddedErrorOrder(t *testing.T) {
 			s.y[0], s.y[1] = 1, 0
 			eval := func(_ evalKind, _ int, t float64, y, dy []float64) error { return rotation(t, y, dy) }
 			_ = eval(evalStart, 0, 0, s.y, s.k[0])
-			if err := s.step(eval, 0, h); err != nil {
+			if err := s.step(eval, 0, h, h); err != nil {
 				t.Fatal(err)
 			}
 			est = append(est, math.Hypot(s.err[0], s.err[1]))
@@ -257,7 +257,7 @@ func TestMaxStepsAndBadOptions(t *testing.T) {
 	}{
 		{Options{Method: "rk5"}, []float64{0, 1}, "unknown method"},
 		{Options{Method: "rk4"}, []float64{0, 1}, "fixed Step"},
-		{Options{RTol: -1}, []float64{0, 1}, "tolerances"},
+		{Options{RTol: -1}, []float64{0, 1}, "RTol"},
 		{Options{}, []float64{0, 1, 1}, "strictly monotone"},
 		{Options{}, []float64{0}, "two times"},
 	} {

@@ -1,6 +1,9 @@
 package odeblock
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Tableau is the Butcher tableau of an explicit Runge–Kutta method, with an
 // optional embedded error estimate. One RK engine runs every method from its
@@ -58,6 +61,54 @@ func (tb *Tableau) validate() error {
 	}
 	if tb.Order < 1 {
 		return fmt.Errorf("odeblock: tableau %q: order %d", tb.Name, tb.Order)
+	}
+	// Coefficients: finite numbers, nodes inside the step (f is never
+	// evaluated outside the span of a solve), and the consistency
+	// conditions every method of order ≥ 1 meets: Σ_j A[i][j] = C[i],
+	// Σ B = 1, Σ E = 0 (both weights sum to 1), Σ Mid = ½.
+	const tol = 1e-12
+	near := func(x, want float64) bool { return math.Abs(x-want) <= tol*math.Max(1, math.Abs(want)) }
+	// sum returns Σ xs, or the index of an entry that is not finite.
+	sum := func(xs []float64) (float64, int) {
+		var t float64
+		for j, x := range xs {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return 0, j
+			}
+			t += x
+		}
+		return t, -1
+	}
+	notFinite := func(name string, j int, x float64) error {
+		return fmt.Errorf("odeblock: tableau %q: %s[%d] = %g is not finite", tb.Name, name, j, x)
+	}
+	for i, c := range tb.C {
+		if !(c >= 0 && c <= 1) || (i == 0 && c != 0) {
+			return fmt.Errorf("odeblock: tableau %q: node C[%d] = %g outside [0, 1] (C[0] must be 0)", tb.Name, i, c)
+		}
+		row, bad := sum(tb.A[i])
+		if bad >= 0 {
+			return notFinite(fmt.Sprintf("A[%d]", i), bad, tb.A[i][bad])
+		}
+		if !near(row, c) {
+			return fmt.Errorf("odeblock: tableau %q: row %d of A sums to %g, not C[%d] = %g", tb.Name, i, row, i, c)
+		}
+	}
+	for _, w := range []struct {
+		name string
+		xs   []float64
+		want float64
+	}{{"B", tb.B, 1}, {"E", tb.E, 0}, {"Mid", tb.Mid, 0.5}} {
+		if w.xs == nil {
+			continue
+		}
+		t, bad := sum(w.xs)
+		if bad >= 0 {
+			return notFinite(w.name, bad, w.xs[bad])
+		}
+		if !near(t, w.want) {
+			return fmt.Errorf("odeblock: tableau %q: %s sums to %g, want %g", tb.Name, w.name, t, w.want)
+		}
 	}
 	return nil
 }
