@@ -139,6 +139,33 @@ func (pb *Pullback[T]) VJPE(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tenso
 	return ye.value, err
 }
 
+// Value evaluates y = f(x) at x = at on the pullback's tape in no-grad
+// mode and returns y's value, owned by the pullback and valid until its
+// next call. Nothing is recorded for a backward pass; the point is the
+// buffers: evaluations and VJPs of the same f share them, where a separate
+// no-grad tape would keep a second set (an ODE solve evaluates f forward,
+// then pulls back through it in the adjoint solve).
+func (pb *Pullback[T]) Value(f Func[T], at []*tensor.Tensor[T]) *tensor.Tensor[T] {
+	if pb.busy {
+		panic(usage("Pullback.Value called from within its own function; use a separate Pullback for nesting"))
+	}
+	pb.busy = true
+	defer func() { pb.busy = false }()
+	t := pb.tape
+	t.Reset()
+	defer t.SetNoGrad(t.SetNoGrad(true))
+	pb.in = pb.in[:0]
+	for _, x := range at {
+		pb.in = append(pb.in, t.Const(x))
+	}
+	y := f(t, pb.in)
+	clear(pb.in)
+	if y.t != t {
+		panic(usage("Pullback.Value: the function must return a Var recorded on the tape it was given"))
+	}
+	return y.use("Pullback.Value").value
+}
+
 func paramName[T tensor.Float](p *Param[T]) string {
 	if p == nil {
 		return "nil"

@@ -244,26 +244,29 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 		opt.ErrorLen = 2 * n
 	}
 	w := p.adjointWork(sizes)
+	p.b.dropStaleViews()
 	s := w.solver
 	if err := s.configure(opt); err != nil {
 		return nil, err
 	}
 	f := p.augmented(w)
-	y, out := w.y, w.out
+	// Each segment starts from y and ends in other; they swap after it.
+	y, other := w.y, w.other
 	clear(y) // a and g_θ start at zero
 	row := func(t *tensor.Tensor[T], k int) []T { return t.Slice(k, k+1).Data() }
 	var st Stats
 	N := len(p.ts) - 1
 	copy(y[n:2*n], row(g, N))
 	for k := N; k >= 1; k-- {
-		copy(y[:n], row(p.traj, k)) // re-anchor z to the forward solution
-		seg, err := s.Solve(f, y, []float64{p.ts[k], p.ts[k-1]}, out)
+		copy(y[:n], row(p.traj, k))   // re-anchor z to the forward solution
+		w.out[0], w.out[1] = y, other // out[0] is y0 itself: no copy
+		seg, err := s.Solve(f, y, []float64{p.ts[k], p.ts[k-1]}, w.out)
 		st = st.Add(seg)
 		if err != nil {
 			p.b.stats.Backward = st
 			return nil, err
 		}
-		copy(y, out[1])
+		y, other = other, y
 		axpy(y[n:2*n], 1, row(g, k-1))
 	}
 	p.b.stats.Backward = st
@@ -280,39 +283,38 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 // state [z, a, g_θ]: z' = F(t, z), a' = −aᵀ·∂F/∂z, g_θ' = −aᵀ·∂F/∂θ.
 func (p *pass[T]) augmented(w *adjointWork[T]) Func[T] {
 	n := p.n
-	pb, z, a, dz, da, dg, sizes := w.pb, w.z, w.a, w.dz, w.da, w.dg, w.sizes
+	pb, dg, sizes := w.pb, w.dg, w.sizes
 	special, ok := p.b.Dynamics.(Adjointer[T])
 	if p.b.Adjoint.Generic {
 		ok = false
 	}
 	dyn := p.b.Dynamics
+	at := make([]*tensor.Tensor[T], 1)
+	dst := autograd.VJPDest[T]{Inputs: make([]*tensor.Tensor[T], 1), Params: p.params, ParamGrads: dg}
 	return func(t float64, y, dy []T) error {
-		copy(z.Data(), y[:n])
-		copy(a.Data(), y[n:2*n])
-		if ok {
-			if err := special.EvalAdjoint(pb, t, z, a, dz, da, dg); err != nil {
-				return err
-			}
-		} else {
-			// One VJP of the whole dynamics: F(z) and aᵀ·∂F/∂(z, θ), negated.
-			val, err := pb.VJPE(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
-				return dyn.Eval(tp, t, in[0])
-			}, []*tensor.Tensor[T]{z}, a, autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{da}, Params: p.params, ParamGrads: dg})
-			if err != nil {
-				return err
-			}
-			dz.Copy(val)
-			da.Neg(da)
-			for _, g := range dg {
-				g.Neg(g)
-			}
-		}
-		copy(dy[:n], dz.Data())
-		copy(dy[n:2*n], da.Data())
+		// The parts of y and dy as tensors: views, no copies.
+		z, a := w.views.of(y[:n], p.shape), w.views.of(y[n:2*n], p.shape)
+		dz, da := w.views.of(dy[:n], p.shape), w.views.of(dy[n:2*n], p.shape)
 		off := 2 * n
 		for j := range dg {
-			copy(dy[off:off+sizes[j]], dg[j].Data())
+			dg[j] = w.views.of(dy[off:off+sizes[j]], p.params[j].Value.Shape())
 			off += sizes[j]
+		}
+		if ok {
+			return special.EvalAdjoint(pb, t, z, a, dz, da, dg)
+		}
+		// One VJP of the whole dynamics: F(z) and aᵀ·∂F/∂(z, θ), negated.
+		at[0], dst.Inputs[0] = z, da
+		val, err := pb.VJPE(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+			return dyn.Eval(tp, t, in[0])
+		}, at, a, dst)
+		if err != nil {
+			return err
+		}
+		dz.Copy(val)
+		da.Neg(da)
+		for _, g := range dg {
+			g.Neg(g)
 		}
 		return nil
 	}
@@ -321,23 +323,25 @@ func (p *pass[T]) augmented(w *adjointWork[T]) Func[T] {
 // adjointWork holds the buffers of the adjoint solve, kept in the Block
 // from pass to pass while the shapes stay the same.
 type adjointWork[T tensor.Float] struct {
-	solver       *Solver[T]
-	pb           *autograd.Pullback[T]
-	z, a, dz, da *tensor.Tensor[T]
-	dg           []*tensor.Tensor[T]
-	sizes        []int
-	y            []T
-	out          [][]T
-	eng          tensor.Engine[T]
+	solver   *Solver[T]
+	pb       *autograd.Pullback[T]
+	dg       []*tensor.Tensor[T] // views of the parameter parts of dy
+	shapes   [][]int             // the parameters' shapes
+	sizes    []int
+	y, other []T
+	out      [][]T
+	views    viewCache[T] // of the parts of the buffers f is evaluated at
+	eng      tensor.Engine[T]
+	n        int
 }
 
 // adjointWork returns the block's adjoint buffers for this pass's shapes,
 // making them when they do not fit.
 func (p *pass[T]) adjointWork(sizes []int) *adjointWork[T] {
 	w := p.b.adj
-	fits := w != nil && w.eng == p.eng && w.z.HasShape(p.shape...) && len(w.dg) == len(p.params)
+	fits := w != nil && w.eng == p.eng && w.n == p.n && len(w.shapes) == len(p.params)
 	for j := 0; fits && j < len(p.params); j++ {
-		fits = w.dg[j].SameShape(p.params[j].Value)
+		fits = p.params[j].Value.HasShape(w.shapes[j]...)
 	}
 	if fits {
 		return w
@@ -347,14 +351,15 @@ func (p *pass[T]) adjointWork(sizes []int) *adjointWork[T] {
 		m += sz
 	}
 	w = &adjointWork[T]{
-		solver: new(Solver[T]), pb: autograd.NewPullback(p.eng), eng: p.eng,
-		z: tensor.New[T](p.shape...), a: tensor.New[T](p.shape...),
-		dz: tensor.New[T](p.shape...), da: tensor.New[T](p.shape...),
-		sizes: sizes, y: make([]T, 2*p.n+m),
-		out: [][]T{make([]T, 2*p.n+m), make([]T, 2*p.n+m)},
+		solver: &Solver[T]{shared: &p.b.slab}, pb: p.b.pullback(p.eng), eng: p.eng, n: p.n,
+		sizes: sizes, y: make([]T, 2*p.n+m), other: make([]T, 2*p.n+m), out: make([][]T, 2),
+		dg: make([]*tensor.Tensor[T], len(p.params)),
+		// Four parts of y and dy and one per parameter, for each of the
+		// solver's buffers that f is evaluated at or into.
+		views: viewCache[T]{limit: (4 + len(p.params)) * 16},
 	}
 	for _, prm := range p.params {
-		w.dg = append(w.dg, tensor.New[T](prm.Value.Shape()...))
+		w.shapes = append(w.shapes, prm.Value.Shape())
 	}
 	p.b.adj = w
 	return w

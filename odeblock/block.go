@@ -107,10 +107,18 @@ type Block[T tensor.Float] struct {
 	// Work kept from pass to pass, so that a training loop reusing the
 	// block allocates little: the forward solver, the evaluation tape and
 	// its state views, and the adjoint solve's buffers.
-	fwd      *Solver[T]
-	evalTape *autograd.Tape[T]
-	views    viewCache[T]
-	adj      *adjointWork[T]
+	fwd   *Solver[T]
+	pb    *autograd.Pullback[T] // evaluations and VJPs of the dynamics
+	views viewCache[T]
+	adj   *adjointWork[T]
+	// slab is the memory of the forward and adjoint solvers' buffers: they
+	// are never in use at the same time (a Backward runs after its Forward
+	// has returned), so they take turns with one slab as large as the
+	// adjoint's, instead of keeping both.
+	slab []T
+	// slabSeen is where slab began when the view caches were last checked:
+	// views of a replaced slab are dropped (they would keep it alive).
+	slabSeen *T
 	ckTapes  []*stageTape[T] // Checkpoint's recomputation tapes
 }
 
@@ -118,6 +126,13 @@ type Block[T tensor.Float] struct {
 // dynamics at, so that wrapping a buffer as a tensor allocates once.
 type viewCache[T tensor.Float] struct {
 	views []*tensor.Tensor[T]
+	limit int // how many views are kept; 0 means 8
+}
+
+// reset drops the cached views.
+func (c *viewCache[T]) reset() {
+	clear(c.views)
+	c.views = c.views[:0]
 }
 
 // of returns y viewed with the given shape.
@@ -128,8 +143,8 @@ func (c *viewCache[T]) of(y []T, shape []int) *tensor.Tensor[T] {
 		}
 	}
 	v := tensor.FromSlice(y, shape...)
-	if len(c.views) == 8 {
-		c.views = c.views[:0] // a new set of buffers: start over
+	if limit := max(c.limit, 8); len(c.views) == limit {
+		c.reset() // a new set of buffers: start over
 	}
 	c.views = append(c.views, v)
 	return v
@@ -215,7 +230,7 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 	}
 	opt.Phase = "forward"
 	if b.fwd == nil {
-		b.fwd = new(Solver[T])
+		b.fwd = &Solver[T]{shared: &b.slab}
 	}
 	s := b.fwd
 	if err := s.configure(opt); err != nil {
@@ -284,21 +299,48 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 	return autograd.CustomE("ODEBlock", value, backward, inputs...), nil
 }
 
-// evaluator returns f(t, y) → dy evaluating the dynamics on a no-grad tape.
+// pullback returns the block's Pullback for engine eng: the forward
+// evaluations (no grad) and the adjoint's VJPs record on its one tape, so
+// they share its buffers.
+func (b *Block[T]) pullback(eng tensor.Engine[T]) *autograd.Pullback[T] {
+	if b.pb == nil || b.pb.Engine() != eng {
+		b.pb = autograd.NewPullback(eng)
+	}
+	return b.pb
+}
+
+// dropStaleViews empties the view caches when the solvers' slab has been
+// replaced since they were filled.
+func (b *Block[T]) dropStaleViews() {
+	var base *T
+	if len(b.slab) > 0 {
+		base = &b.slab[0]
+	}
+	if base != b.slabSeen {
+		b.slabSeen = base
+		b.views.reset()
+		if b.adj != nil {
+			b.adj.views.reset()
+		}
+	}
+}
+
+// evaluator returns f(t, y) → dy evaluating the dynamics with no gradient.
 func (p *pass[T]) evaluator() Func[T] {
 	b := p.b
-	if b.evalTape == nil || b.evalTape.Engine() != p.eng {
-		b.evalTape = autograd.NewTape(p.eng)
-		b.evalTape.SetNoGrad(true)
-	}
-	tp := b.evalTape
+	b.dropStaleViews()
+	pb := b.pullback(p.eng)
+	at := make([]*tensor.Tensor[T], 1)
 	return func(t float64, y, dy []T) error {
-		tp.Reset()
-		out := b.Dynamics.Eval(tp, t, tp.Const(b.views.of(y, p.shape)))
+		at[0] = b.views.of(y, p.shape)
+		out := pb.Value(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+			return b.Dynamics.Eval(tp, t, in[0])
+		}, at)
+		at[0] = nil
 		if out.Len() != len(dy) {
 			return fmt.Errorf("odeblock: dynamics returned shape %v for a state of shape %v", out.Shape(), p.shape)
 		}
-		copy(dy, out.Value().Data())
+		copy(dy, out.Data())
 		return nil
 	}
 }

@@ -129,9 +129,10 @@ type Solver[T tensor.Float] struct {
 	n          int
 	k          [][]T // stages
 	y, y1, tmp []T
-	err        []T
-	fnext      []T // f at the step end, for methods that are not FSAL
-	ymid       []T
+	fnext      []T  // f at the step end, for methods that are not FSAL
+	own        []T  // the buffers' memory, when there is no shared slab
+	shared     *[]T // a slab shared with other solvers used in turn
+	base       *T   // the first element of the memory the buffers are in
 	stops      []float64
 	leftLimit  bool // the current step ends at a jump
 
@@ -277,16 +278,52 @@ func (s *Solver[T]) Tableau() *Tableau { return s.tb }
 // Options returns the solver's options with defaults filled in.
 func (s *Solver[T]) Options() Options { return s.opt }
 
+// ensure carves the work buffers for a state of n elements: the stages, y,
+// y1, tmp, and f at the step end for methods that are not FSAL. They come
+// from the shared slab when there is one (a Block's forward and adjoint
+// solvers take turns with one slab), else from the solver's own.
 func (s *Solver[T]) ensure(n int) {
-	if s.n == n && s.k != nil {
+	stages := s.tb.Stages()
+	bufs := stages + 3
+	if !s.tb.FSAL || stages == 1 {
+		bufs++
+	}
+	need := bufs * n
+	mem := s.own
+	if s.shared != nil {
+		mem = *s.shared
+	}
+	if s.n == n && len(s.k) == stages && len(mem) >= need && (n == 0 || &mem[0] == s.base) && (s.fnext != nil) == (bufs > stages+3) {
 		return
 	}
-	s.n = n
-	s.k = make([][]T, s.tb.Stages())
-	for i := range s.k {
-		s.k[i] = make([]T, n)
+	if len(mem) < need {
+		mem = make([]T, need)
+		if s.shared != nil {
+			*s.shared = mem
+		} else {
+			s.own = mem
+		}
 	}
-	s.y, s.y1, s.tmp, s.err, s.fnext, s.ymid = make([]T, n), make([]T, n), make([]T, n), make([]T, n), make([]T, n), make([]T, n)
+	s.n = n
+	if n > 0 {
+		s.base = &mem[0]
+	}
+	next := func() []T {
+		b := mem[:n:n]
+		mem = mem[n:]
+		return b
+	}
+	if len(s.k) != stages {
+		s.k = make([][]T, stages)
+	}
+	for i := range s.k {
+		s.k[i] = next()
+	}
+	s.y, s.y1, s.tmp = next(), next(), next()
+	s.fnext = nil
+	if bufs > stages+3 {
+		s.fnext = next()
+	}
 }
 
 // Solve integrates from ts[0] to ts[len−1] starting at y0 and writes the
@@ -428,7 +465,7 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 		accept := true
 		finite := allFinite(s.y1)
 		if adaptive {
-			ratio = s.errorRatio()
+			ratio = s.errorRatio(hStep)
 			accept = ratio <= 1 && finite
 		} else if !finite {
 			// Named by the step's start, as adaptive methods name it.
@@ -520,7 +557,8 @@ const maxNonFiniteRejections = 100
 
 // step computes one RK step of size h from (t, s.y) to end (t+h, or the
 // stop it lands on exactly) with f0 = f(t, s.y) in s.k[0], leaving y1 in
-// s.y1 and the error estimate in s.err.
+// s.y1 (and the stages in s.k, from which errorRatio forms the error
+// estimate).
 func (s *Solver[T]) step(eval evalFunc[T], t, h, end float64) error {
 	tb := s.tb
 	for i := 1; i < len(s.k); i++ {
@@ -535,9 +573,6 @@ func (s *Solver[T]) step(eval evalFunc[T], t, h, end float64) error {
 		copy(s.y1, s.tmp)
 	} else {
 		linComb(s.y1, s.y, h, tb.B, s.k)
-	}
-	if tb.E != nil {
-		linComb(s.err, nil, h, tb.E, s.k)
 	}
 	return nil
 }
@@ -590,30 +625,54 @@ func linComb[T tensor.Float](dst, base []T, h float64, c []float64, ks [][]T) {
 }
 
 // errorRatio returns the RMS norm of err / (atol + rtol·max(|y0|, |y1|)) over
-// the first ErrorLen elements (all when 0). NaN when the state is not finite.
-func (s *Solver[T]) errorRatio() float64 {
-	n := len(s.err)
+// the first ErrorLen elements (all when 0), err = h·Σ E_j·k_j being the
+// embedded error estimate of the step of size h just taken. NaN when the
+// state is not finite. err is formed a block at a time in a small buffer:
+// no state-sized buffer, one pass over the stages.
+func (s *Solver[T]) errorRatio(h float64) float64 {
+	n := s.n
 	if s.opt.ErrorLen > 0 && s.opt.ErrorLen < n {
 		n = s.opt.ErrorLen
 	}
 	if n == 0 {
 		return 0
 	}
-	ratio := func(i int) float64 {
-		sc := s.opt.ATol + s.opt.RTol*math.Max(math.Abs(float64(s.y[i])), math.Abs(float64(s.y1[i])))
-		return float64(s.err[i]) / sc
+	scale := func(i int) float64 {
+		return s.opt.ATol + s.opt.RTol*math.Max(math.Abs(float64(s.y[i])), math.Abs(float64(s.y1[i])))
 	}
+	var buf [errBlock]T
 	var sum float64
-	for i := 0; i < n; i++ {
-		r := ratio(i)
-		sum += r * r
+	for lo := 0; lo < n; lo += errBlock {
+		e := buf[:min(errBlock, n-lo)]
+		s.errorEstimate(e, h, lo)
+		for i, ei := range e {
+			r := float64(ei) / scale(lo+i)
+			sum += r * r
+		}
 	}
 	if math.IsInf(sum, 1) {
 		// A square overflowed (tolerances far below the error): the norm
 		// is large but not infinite.
-		return rms(n, ratio)
+		var one [1]T
+		return rms(n, func(i int) float64 {
+			s.errorEstimate(one[:], h, i)
+			return float64(one[0]) / scale(i)
+		})
 	}
 	return math.Sqrt(sum / float64(n))
+}
+
+// errBlock is the length of the blocks errorRatio forms the error in.
+const errBlock = 256
+
+// errorEstimate writes elements lo, lo+1, … of the step's error estimate
+// h·Σ E_j·k_j into e.
+func (s *Solver[T]) errorEstimate(e []T, h float64, lo int) {
+	var ks [16][]T
+	for j, k := range s.k {
+		ks[j] = k[lo : lo+len(e)]
+	}
+	linComb(e, nil, h, s.tb.E, ks[:len(s.k)])
 }
 
 // rms returns √(Σ r(i)² / n) without overflow or underflow in the squares:
@@ -742,15 +801,11 @@ func (s *Solver[T]) interpolate(dst []T, t, h, tq float64, f0, f1 []T) {
 	x := (tq - t) / h
 	y0, y1 := s.y, s.y1
 	if s.tb.Mid != nil {
-		// Quartic p(x) with p(0)=y0, p(1)=y1, p(½)=ymid, p'(0)=h·f0, p'(1)=h·f1.
-		copy(s.ymid, y0)
-		for i, m := range s.tb.Mid {
-			if m != 0 {
-				axpy(s.ymid, T(h*m), s.k[i])
-			}
-		}
+		// Quartic p(x) with p(0)=y0, p(1)=y1, p(½)=ymid, p'(0)=h·f0, p'(1)=h·f1;
+		// ymid is formed in dst, each element read before it is replaced.
+		linComb(dst, y0, h, s.tb.Mid, s.k)
 		for i := range dst {
-			a0, a1, m := float64(y0[i]), float64(y1[i]), float64(s.ymid[i])
+			a0, a1, m := float64(y0[i]), float64(y1[i]), float64(dst[i])
 			g0, g1 := h*float64(f0[i]), h*float64(f1[i])
 			c4 := 2*(g1-g0) - 8*(a1+a0) + 16*m
 			c3 := 5*g0 - 3*g1 + 18*a0 + 14*a1 - 32*m
