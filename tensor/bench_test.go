@@ -116,3 +116,42 @@ func benchConv(b *testing.B, e tensor.Engine[float32], c convBench, pass string)
 	b.ReportMetric(flops/convTime/1e9, "GFLOP/s")
 	b.ReportMetric(gemmTime/convTime, "gemm-ratio")
 }
+
+// mapBench is one elementwise map of BenchmarkMap, with the range its
+// inputs are drawn from.
+type mapBench struct {
+	name   string
+	lo, hi float64
+	f32    func(z, x *tensor.Tensor[float32])
+	f64    func(z, x *tensor.Tensor[float64])
+}
+
+var mapBenches = []mapBench{
+	{"Exp", -10, 10, func(z, x *tensor.Tensor[float32]) { z.Exp(x) }, func(z, x *tensor.Tensor[float64]) { z.Exp(x) }},
+	{"Log", 1e-3, 100, func(z, x *tensor.Tensor[float32]) { z.Log(x) }, func(z, x *tensor.Tensor[float64]) { z.Log(x) }},
+	{"Sqrt", 0, 100, func(z, x *tensor.Tensor[float32]) { z.Sqrt(x) }, func(z, x *tensor.Tensor[float64]) { z.Sqrt(x) }},
+	{"Tanh", -5, 5, func(z, x *tensor.Tensor[float32]) { z.Tanh(x) }, func(z, x *tensor.Tensor[float64]) { z.Tanh(x) }},
+	{"Sigmoid", -10, 10, func(z, x *tensor.Tensor[float32]) { z.Sigmoid(x) }, func(z, x *tensor.Tensor[float64]) { z.Sigmoid(x) }},
+	{"Softplus", -10, 10, func(z, x *tensor.Tensor[float32]) { z.Softplus(x) }, func(z, x *tensor.Tensor[float64]) { z.Softplus(x) }},
+}
+
+// BenchmarkMap measures the elementwise maps on a [512, 64] tensor on the
+// calling goroutine, reporting ns per element.
+func BenchmarkMap(b *testing.B) {
+	for _, m := range mapBenches {
+		b.Run("float32/"+m.name, func(b *testing.B) { benchMap(b, m.lo, m.hi, m.f32) })
+		b.Run("float64/"+m.name, func(b *testing.B) { benchMap(b, m.lo, m.hi, m.f64) })
+	}
+}
+
+func benchMap[T tensor.Float](b *testing.B, lo, hi float64, f func(z, x *tensor.Tensor[T])) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	x := tensor.RandU[T](rng, lo, hi, 512, 64)
+	z := tensor.New[T](512, 64)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		f(z, x)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(x.Len()), "ns/elem")
+}
