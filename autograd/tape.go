@@ -303,6 +303,16 @@ func (t *Tape[T]) Const(x *tensor.Tensor[T]) Var[T] {
 	return t.varOf(e)
 }
 
+// Scratch returns a tensor of the given shape from the tape's buffers,
+// valid until the tape's next Reset. Its elements are whatever a previous
+// pass left there: overwrite them all. It is memory for a Custom node's
+// value and for what the node keeps for its backward (Scratch may be called
+// from the backward function too): a tape reused from pass to pass hands
+// out the same buffers again instead of allocating.
+func (t *Tape[T]) Scratch(dims ...int) *tensor.Tensor[T] {
+	return t.arena.get(dims...)
+}
+
 // Scalar returns a one-element leaf (rank 0) holding a, needing no gradient.
 func (t *Tape[T]) Scalar(a T) Var[T] {
 	e := t.newEntry("Scalar")

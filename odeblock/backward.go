@@ -270,10 +270,12 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 		axpy(y[n:2*n], 1, row(g, k-1))
 	}
 	p.b.stats.Backward = st
-	grads := []*tensor.Tensor[T]{tensor.FromSlice(slices.Clone(y[n:2*n]), p.shape...)}
+	// Views of the adjoint's buffer: the tape only reads what a custom
+	// node's backward returns, before this block's next backward.
+	grads := []*tensor.Tensor[T]{tensor.FromSlice(y[n:2*n], p.shape...)}
 	off := 2 * n
 	for j, prm := range p.params {
-		grads = append(grads, tensor.FromSlice(slices.Clone(y[off:off+sizes[j]]), prm.Value.Shape()...))
+		grads = append(grads, tensor.FromSlice(y[off:off+sizes[j]], prm.Value.Shape()...))
 		off += sizes[j]
 	}
 	return grads, nil

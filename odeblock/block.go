@@ -237,7 +237,7 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		return autograd.Var[T]{}, err
 	}
 	p.solver = s
-	p.traj = tensor.New[T](len(ts), p.n)
+	p.traj = tp.Scratch(len(ts), p.n) // every row is written by the solve
 	outs := make([][]T, len(ts))
 	for i := range outs {
 		outs[i] = p.traj.Slice(i, i+1).Data()
@@ -288,11 +288,13 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		inputs = append(inputs, tp.Param(prm))
 	}
 	backward := func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
-		g := tensor.New[T](len(ts), p.n)
+		g := tp.Scratch(len(ts), p.n)
 		if traj {
 			g.Copy(gy)
 		} else {
-			copy(g.Slice(len(ts)-1, len(ts)).Data(), gy.Data())
+			last := (len(ts) - 1) * p.n
+			clear(g.Data()[:last])
+			copy(g.Data()[last:], gy.Data())
 		}
 		return p.backward(g)
 	}
