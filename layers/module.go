@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -124,30 +125,85 @@ func (s *Sequential[T]) Len() int { return len(s.mods) }
 // Child returns child i and its name.
 func (s *Sequential[T]) Child(i int) (string, Module[T]) { return s.names[i], s.mods[i] }
 
-// Forward records mₙ(…m₁(x)) with each child's Forward.
+// Forward records mₙ(…m₁(x)) with each child's Forward. A Linear or Conv2D
+// followed by an activation (ReLU, LeakyReLU with a positive slope, Tanh,
+// Sigmoid, Softplus) is recorded as one fused op (autograd.LinearAct,
+// autograd.Conv2DAct): the same values and gradients with one tensor kept
+// instead of two.
 func (s *Sequential[T]) Forward(tp *autograd.Tape[T], x autograd.Var[T]) autograd.Var[T] {
-	for _, m := range s.mods {
-		x = m.Forward(tp, x)
-	}
-	return x
+	return s.record(tp, 0, false, x)
 }
 
 // ForwardT records mₙ(…m₁(x)) at time t: each child that is a TimeModule
 // gets t. A TimeConcat followed by a Conv2D is recorded as one
 // autograd.Conv2DTime, which gives the same result without building the
-// concatenated input.
+// concatenated input; activations are fused as in Forward.
 func (s *Sequential[T]) ForwardT(tp *autograd.Tape[T], t float64, x autograd.Var[T]) autograd.Var[T] {
+	return s.record(tp, t, true, x)
+}
+
+// record runs the children, fusing the pairs and triples that have a fused
+// op.
+func (s *Sequential[T]) record(tp *autograd.Tape[T], t float64, timed bool, x autograd.Var[T]) autograd.Var[T] {
 	for i := 0; i < len(s.mods); i++ {
-		if _, ok := s.mods[i].(TimeConcat[T]); ok && i+1 < len(s.mods) {
-			if c, ok := s.mods[i+1].(*Conv2D[T]); ok {
-				x = autograd.Conv2DTime(x, T(t), tp.Param(c.Weight), optParam(tp, c.Bias), c.Conv)
-				i++
+		// The activation after child j, if any, is fused into it.
+		act := func(j int) autograd.Activation {
+			if j+1 < len(s.mods) {
+				if a, ok := activationOf(s.mods[j+1]); ok {
+					i = j + 1
+					return a
+				}
+			}
+			i = j
+			return autograd.IdentityAct
+		}
+		switch m := s.mods[i].(type) {
+		case TimeConcat[T]:
+			if c, ok := s.next(i).(*Conv2D[T]); ok && timed {
+				x = autograd.Conv2DTimeAct(x, T(t), tp.Param(c.Weight), optParam(tp, c.Bias), c.Conv, act(i+1))
 				continue
 			}
+		case *Conv2D[T]:
+			x = autograd.Conv2DAct(x, tp.Param(m.Weight), optParam(tp, m.Bias), m.Conv, act(i))
+			continue
+		case *Linear[T]:
+			x = autograd.LinearAct(x, tp.Param(m.Weight), optParam(tp, m.Bias), act(i))
+			continue
 		}
-		x = ForwardT(s.mods[i], tp, t, x)
+		if timed {
+			x = ForwardT(s.mods[i], tp, t, x)
+		} else {
+			x = s.mods[i].Forward(tp, x)
+		}
 	}
 	return x
+}
+
+// next returns child i+1, or nil.
+func (s *Sequential[T]) next(i int) Module[T] {
+	if i+1 < len(s.mods) {
+		return s.mods[i+1]
+	}
+	return nil
+}
+
+// activationOf returns the fusable activation m computes, if it is one.
+func activationOf[T tensor.Float](m Module[T]) (autograd.Activation, bool) {
+	switch a := m.(type) {
+	case ReLU[T]:
+		return autograd.ReLUAct, true
+	case LeakyReLU[T]:
+		if s := float64(a.Slope); s > 0 && !math.IsInf(s, 1) {
+			return autograd.LeakyReLUAct(s), true
+		}
+	case Tanh[T]:
+		return autograd.TanhAct, true
+	case Sigmoid[T]:
+		return autograd.SigmoidAct, true
+	case Softplus[T]:
+		return autograd.SoftplusAct, true
+	}
+	return autograd.Activation{}, false
 }
 
 // Params returns the parameters of the children, in order.

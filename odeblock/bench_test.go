@@ -186,11 +186,11 @@ func newMNISTField(rng *rand.Rand, c, nhid int) *mnistField {
 }
 
 func (f *mnistField) Forward(tp *autograd.Tape[float32], t float64, h autograd.Var[float32]) autograd.Var[float32] {
-	// Conv2DTime(z, t, …) is Conv2D(ConcatTime(z, t), …), as the models'
-	// Sequential records TimeConcat + Conv2D.
+	// Conv2DTimeAct(z, t, …, ReLU) is ReLU(Conv2D(ConcatTime(z, t), …)), as
+	// the models' Sequential records TimeConcat + Conv2D + ReLU.
 	tt := float32(t)
-	z := autograd.ReLU(autograd.Conv2DTime(h, tt, tp.Param(f.w1), tp.Param(f.b1), tensor.ConvParams{}))
-	z = autograd.ReLU(autograd.Conv2DTime(z, tt, tp.Param(f.w2), tp.Param(f.b2), tensor.ConvParams{Pad: 1}))
+	z := autograd.Conv2DTimeAct(h, tt, tp.Param(f.w1), tp.Param(f.b1), tensor.ConvParams{}, autograd.ReLUAct)
+	z = autograd.Conv2DTimeAct(z, tt, tp.Param(f.w2), tp.Param(f.b2), tensor.ConvParams{Pad: 1}, autograd.ReLUAct)
 	return autograd.Conv2DTime(z, tt, tp.Param(f.w3), tp.Param(f.b3), tensor.ConvParams{})
 }
 
@@ -228,8 +228,9 @@ func (m *mnistAdamNODE) params() []*autograd.Param[float32] {
 func (m *mnistAdamNODE) loss(tp *autograd.Tape[float32], x *tensor.Tensor[float32], labels []int) (autograd.Var[float32], error) {
 	const c = 5
 	img := tp.Const(x)
-	z := autograd.LeakyReLU(autograd.Conv2D(img, tp.Param(m.i1), tp.Param(m.ib1), tensor.ConvParams{}), 0.3)
-	z = autograd.LeakyReLU(autograd.Conv2D(z, tp.Param(m.i2), tp.Param(m.ib2), tensor.ConvParams{Pad: 1}), 0.3)
+	leaky := autograd.LeakyReLUAct(0.3)
+	z := autograd.Conv2DAct(img, tp.Param(m.i1), tp.Param(m.ib1), tensor.ConvParams{}, leaky)
+	z = autograd.Conv2DAct(z, tp.Param(m.i2), tp.Param(m.ib2), tensor.ConvParams{Pad: 1}, leaky)
 	z = autograd.Conv2D(z, tp.Param(m.i3), tp.Param(m.ib3), tensor.ConvParams{})
 	parts := autograd.Split(autograd.Concat(1, img, z), 1, c, c)
 	zt, err := m.block.Forward(tp, odeblock.AdamInitialState(parts[0], parts[1]))
