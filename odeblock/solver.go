@@ -682,6 +682,19 @@ func rms(n int, r func(int) float64) float64 {
 	if n == 0 {
 		return 0
 	}
+	// One plain pass first; the scaled two passes only when the squares
+	// overflowed or may have underflowed.
+	var sum float64
+	for i := 0; i < n; i++ {
+		q := r(i)
+		sum += q * q
+	}
+	if sum >= 0x1p-900 && sum <= math.MaxFloat64 {
+		return math.Sqrt(sum / float64(n))
+	}
+	if sum != sum {
+		return sum
+	}
 	var big float64
 	for i := 0; i < n; i++ {
 		a := math.Abs(r(i))
@@ -693,7 +706,7 @@ func rms(n int, r func(int) float64) float64 {
 	if big == 0 || math.IsInf(big, 1) {
 		return big
 	}
-	var sum float64
+	sum = 0
 	for i := 0; i < n; i++ {
 		q := r(i) / big
 		sum += q * q
