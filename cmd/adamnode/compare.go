@@ -83,7 +83,20 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprint(out, table)
-	fmt.Fprintf(out, "wrote %s: compare.csv, table.md, loss.png, efficacy.png, and each model's CSV and checkpoint\n", s.out)
+	var trained []string // the models whose checkpoints this run wrote
+	for _, r := range results {
+		if r.wroteCkpt {
+			trained = append(trained, r.kind.String())
+		}
+	}
+	ckpts := "and each model's CSV and checkpoint"
+	switch {
+	case len(trained) == 0:
+		ckpts = "and each model's CSV (from its checkpoint)"
+	case len(trained) < len(results):
+		ckpts = "each model's CSV, and the checkpoints of " + strings.Join(trained, ", ")
+	}
+	fmt.Fprintf(out, "wrote %s: compare.csv, table.md, loss.png, efficacy.png, %s\n", s.out, ckpts)
 	return nil
 }
 

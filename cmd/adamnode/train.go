@@ -60,7 +60,7 @@ func train(ctx context.Context, s runSettings, kind models.Kind, out io.Writer, 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "wrote %s and %s\n", r.csvPath, r.ckptPath)
+	fmt.Fprintln(out, r.wrote())
 	return nil
 }
 
@@ -153,6 +153,21 @@ type trainResult struct {
 	rows              []epochRow
 	csvPath, ckptPath string
 	ran               bool // false when a resumed run had nothing left to do
+	// wroteCSV and wroteCkpt say which of the two files this run wrote.
+	wroteCSV, wroteCkpt bool
+}
+
+// wrote reports the files the run wrote, and only those.
+func (r *trainResult) wrote() string {
+	switch {
+	case r.wroteCSV && r.wroteCkpt:
+		return fmt.Sprintf("wrote %s and %s", r.csvPath, r.ckptPath)
+	case r.wroteCSV:
+		return fmt.Sprintf("wrote %s (the rows the checkpoint holds)", r.csvPath)
+	case r.wroteCkpt:
+		return fmt.Sprintf("wrote %s", r.ckptPath)
+	}
+	return "wrote nothing"
 }
 
 // checkpointFormat marks the trainer's checkpoints.
@@ -196,6 +211,14 @@ func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *da
 				return nil, fmt.Errorf("checkpoint %s: bad training state: %v", res.ckptPath, err)
 			}
 			fmt.Fprintf(out, "%s: resuming from %s after %d epochs and %d batches\n", name, res.ckptPath, start, progress.Batches)
+			// The checkpoint is the record of the run; the CSV is
+			// derived from it (see save below) and may lag behind it
+			// after a kill, so it is rewritten from the checkpoint's
+			// rows before anything else happens.
+			if err := writeCSV(res.csvPath, res.rows); err != nil {
+				return nil, fmt.Errorf("train %s: rewriting the CSV from %s: %w", name, res.ckptPath, err)
+			}
+			res.wroteCSV = true
 		} else {
 			fmt.Fprintf(out, "%s: no checkpoint %s, starting from scratch\n", name, res.ckptPath)
 		}
@@ -307,12 +330,23 @@ func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *da
 			Seconds: p.Seconds, Elapsed: elapsed + p.Seconds}
 		ev.Model, ev.Epoch, ev.Elapsed = name, epoch+1, trainRow.Elapsed+ev.Seconds
 		res.rows = append(res.rows, trainRow, ev)
+		// The checkpoint holds every row so far (metadata "rows"), and
+		// is saved before the CSV, each file through a temporary file
+		// renamed into place. A kill before the checkpoint's rename
+		// leaves the previous epoch's files, and --resume runs this
+		// epoch again (bit for bit); a kill between the two renames
+		// leaves a CSV one epoch behind, and --resume rewrites it from
+		// the checkpoint before it does anything else, also when no
+		// epoch is left to train. So the CSV never holds a row the
+		// checkpoint lacks, and no kill point loses a row.
 		if err := save(epoch+1, epochProgress{}); err != nil {
 			return nil, fmt.Errorf("train %s: epoch %d: saving the checkpoint: %w", name, epoch+1, err)
 		}
+		res.wroteCkpt = true
 		if err := writeCSV(res.csvPath, res.rows); err != nil {
 			return nil, fmt.Errorf("train %s: epoch %d: %w", name, epoch+1, err)
 		}
+		res.wroteCSV = true
 		if !s.quiet {
 			fmt.Fprintf(out, "%s epoch %d/%d: train loss %.4f acc %.2f%% | test loss %.4f acc %.2f%% | NFE fwd %.1f bwd %.1f (test %.1f) | %.1f s\n",
 				name, epoch+1, s.epochs, trainRow.Loss, 100*trainRow.Accuracy, ev.Loss, 100*ev.Accuracy,
