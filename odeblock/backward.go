@@ -1,8 +1,6 @@
 package odeblock
 
 import (
-	"slices"
-
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -18,12 +16,54 @@ func (p *pass[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
 	}
 }
 
-// newStageTape records the dynamics at (t, y) on a tape of its own, y copied.
+// newStageTape records the dynamics at (t, y) on a tape of its own, y
+// copied. The tapes come from the Block's pool, so that a training loop
+// records every pass on the tapes (and buffers) of the one before.
 func (p *pass[T]) newStageTape(t float64, y []T) *stageTape[T] {
-	st := &stageTape[T]{tp: autograd.NewTape(p.eng), y: tensor.FromSlice(slices.Clone(y), p.shape...)}
+	b := p.b
+	var st *stageTape[T]
+	for len(b.stagePool) > 0 && st == nil {
+		last := len(b.stagePool) - 1
+		st, b.stagePool[last] = b.stagePool[last], nil
+		b.stagePool = b.stagePool[:last]
+		if st.tp.Engine() != p.eng || !st.y.HasShape(p.shape...) {
+			st.tp.Release()
+			st = nil
+		}
+	}
+	if st == nil {
+		st = &stageTape[T]{tp: autograd.NewTape(p.eng), y: tensor.New[T](p.shape...)}
+	}
+	st.free = false
+	p.stagesTaken++
+	copy(st.y.Data(), y)
 	st.in = st.tp.Input(st.y)
 	st.out = p.b.Dynamics.Eval(st.tp, t, st.in)
 	return st
+}
+
+// putStageTape gives a stage tape back to the Block's pool (once: with FSAL
+// methods one tape is the last stage of a step and the first of the next).
+func (p *pass[T]) putStageTape(st *stageTape[T]) {
+	if st == nil || st.free {
+		return
+	}
+	st.free = true
+	st.tp.Reset()
+	st.in, st.out = autograd.Var[T]{}, autograd.Var[T]{}
+	p.b.stagePool = append(p.b.stagePool, st)
+}
+
+// trimStagePool lets go of pooled tapes beyond what this pass used, so that
+// one long solve does not keep its memory for good.
+func (p *pass[T]) trimStagePool() {
+	b := p.b
+	for len(b.stagePool) > p.stagesTaken {
+		last := len(b.stagePool) - 1
+		b.stagePool[last].tp.Release()
+		b.stagePool[last] = nil
+		b.stagePool = b.stagePool[:last]
+	}
 }
 
 // backpropRecorder files each evaluation of the forward solve, recorded on a
@@ -43,7 +83,7 @@ func (r *backpropRecorder[T]) eval(t float64, y, dy []T) error {
 	copy(dy, st.out.Value().Data())
 	switch r.kind {
 	case evalProbe:
-		st.tp.Release()
+		r.p.putStageTape(st)
 	case evalStage:
 		if r.pending == nil {
 			r.pending = make([]*stageTape[T], r.p.solver.tb.Stages())
@@ -58,10 +98,8 @@ func (r *backpropRecorder[T]) eval(t float64, y, dy []T) error {
 func (r *backpropRecorder[T]) onStep(si StepInfo) error {
 	if !si.Accepted {
 		for i, st := range r.pending {
-			if st != nil {
-				st.tp.Release()
-				r.pending[i] = nil
-			}
+			r.p.putStageTape(st)
+			r.pending[i] = nil
 		}
 	} else {
 		stages := append([]*stageTape[T]{r.stage0}, r.pending[1:]...)
@@ -79,17 +117,14 @@ func (r *backpropRecorder[T]) onStep(si StepInfo) error {
 
 func (r *backpropRecorder[T]) release() {
 	for _, st := range append(r.pending, r.stage0) {
-		if st != nil {
-			st.tp.Release()
-		}
+		r.p.putStageTape(st)
 	}
 	for _, st := range r.p.steps {
 		for _, s := range st.stages {
-			if s != nil {
-				s.tp.Release()
-			}
+			r.p.putStageTape(s)
 		}
 	}
+	r.p.trimStagePool()
 }
 
 // needed reports, per stage, whether its evaluation affects the step's
@@ -113,11 +148,14 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 	s := tb.Stages()
 	need := needed(tb)
 	n := p.n
-	ybar := make([]T, n)
-	acc := make([]T, n)
+	// Work buffers from the outer tape: valid until its next Reset, after
+	// this backward (ybar, the gradient of z0, is returned, and only read).
+	ybar := p.tp.Scratch(n).Data()
+	clear(ybar)
+	acc := p.tp.Scratch(n).Data()
 	kbar := make([][]T, s)
 	for i := range kbar {
-		kbar[i] = make([]T, n)
+		kbar[i] = p.tp.Scratch(n).Data()
 	}
 	var st Stats
 	// Checkpoint recomputes each step on tapes reused from step to step, and
@@ -129,11 +167,17 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 	defer func() {
 		for _, sp := range p.steps {
 			for _, x := range sp.stages {
-				if x != nil {
-					x.tp.Release()
-				}
+				p.putStageTape(x)
+			}
+			if sp.y0 != nil {
+				p.b.statePool = append(p.b.statePool, sp.y0)
 			}
 		}
+		if pool := p.b.statePool; len(pool) > len(p.steps) {
+			clear(pool[len(p.steps):])
+			p.b.statePool = pool[:len(p.steps)]
+		}
+		p.trimStagePool()
 	}()
 	row := func(k int) []T { return g.Slice(k, k+1).Data() }
 	for j := len(p.steps) - 1; j >= 0; j-- {
@@ -198,10 +242,8 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 		// Backprop: this step's tapes are spent (its last stage was the
 		// next step's first, already pulled back): let them go now.
 		for i, x := range sp.stages {
-			if x != nil {
-				x.tp.Release()
-				sp.stages[i] = nil
-			}
+			p.putStageTape(x)
+			sp.stages[i] = nil
 		}
 	}
 	axpy(ybar, 1, row(0))

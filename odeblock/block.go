@@ -120,6 +120,10 @@ type Block[T tensor.Float] struct {
 	// views of a replaced slab are dropped (they would keep it alive).
 	slabSeen *T
 	ckTapes  []*stageTape[T] // Checkpoint's recomputation tapes
+	// stagePool holds Backprop's stage tapes between passes, statePool
+	// Checkpoint's saved states.
+	stagePool []*stageTape[T]
+	statePool [][]T
 }
 
 // viewCache holds tensor views of the few buffers a solver evaluates its
@@ -186,6 +190,7 @@ func (b *Block[T]) Trajectory(tp *autograd.Tape[T], z0 autograd.Var[T]) (autogra
 // pass holds what one forward pass keeps for its backward.
 type pass[T tensor.Float] struct {
 	b      *Block[T]
+	tp     *autograd.Tape[T] // the tape the pass is recorded on
 	eng    tensor.Engine[T]
 	shape  []int
 	n      int
@@ -194,6 +199,8 @@ type pass[T tensor.Float] struct {
 	params []*autograd.Param[T]
 	solver *Solver[T]
 	steps  []step[T] // Backprop and Checkpoint: the accepted steps
+
+	stagesTaken int // Backprop: stage tapes taken from the Block's pool
 }
 
 // step is one accepted step of the forward solve.
@@ -211,6 +218,7 @@ type stageTape[T tensor.Float] struct {
 	tp      *autograd.Tape[T]
 	y       *tensor.Tensor[T] // the input, owned
 	in, out autograd.Var[T]
+	free    bool // in the Block's pool
 }
 
 func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (autograd.Var[T], error) {
@@ -221,7 +229,7 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		return autograd.Var[T]{}, err
 	}
 	ts := b.times()
-	p := &pass[T]{b: b, eng: tp.Engine(), shape: z0.Shape(), n: z0.Len(), ts: ts, params: b.Dynamics.Params()}
+	p := &pass[T]{b: b, tp: tp, eng: tp.Engine(), shape: z0.Shape(), n: z0.Len(), ts: ts, params: b.Dynamics.Params()}
 	opt := b.Solver
 	if b.Mode != Adjoint {
 		// Every output time is a step end, so backward needs no
@@ -347,6 +355,25 @@ func (p *pass[T]) evaluator() Func[T] {
 	}
 }
 
+// takeState returns a copy of y in a buffer from the Block's pool (given
+// back when the pass's backward ends).
+func (p *pass[T]) takeState(y []T) []T {
+	pool := p.b.statePool
+	for len(pool) > 0 {
+		last := len(pool) - 1
+		buf := pool[last]
+		pool[last] = nil
+		pool = pool[:last]
+		if len(buf) == len(y) {
+			p.b.statePool = pool
+			copy(buf, y)
+			return buf
+		}
+	}
+	p.b.statePool = pool
+	return slices.Clone(y)
+}
+
 // stepRecorder returns an OnStep hook that records each accepted step (with
 // the state at its start when keepState is set), then calls the user's hook.
 func (p *pass[T]) stepRecorder(keepState bool, then func(StepInfo) error) func(StepInfo) error {
@@ -358,7 +385,7 @@ func (p *pass[T]) stepRecorder(keepState bool, then func(StepInfo) error) func(S
 				st.t0eval = math.Nextafter(si.T, si.T+si.H)
 			}
 			if keepState {
-				st.y0 = slices.Clone(si.Y0.([]T))
+				st.y0 = p.takeState(si.Y0.([]T))
 			}
 			if k := slices.Index(p.ts, si.End); k > 0 {
 				st.out = k

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -358,6 +359,52 @@ func TestAdamAdjointMatchesGeneric(t *testing.T) {
 					t.Errorf("rows %d, %v: dg[%d] = %v, generic %v", rows, s, j, dg[j].Data()[0], x)
 				}
 			}
+		}
+	}
+}
+
+// TestPassesReuseMemory: a Block and tape reused from pass to pass record
+// each pass in the memory of the one before, in every mode: a steady-state
+// training iteration allocates a small fraction of what the first one did
+// (Backprop used to allocate a tape per evaluation, every pass).
+func TestPassesReuseMemory(t *testing.T) {
+	// gonum's pure-Go GEMM allocates its own work on every large call: the
+	// test needs an engine whose GEMM does not (OpenBLAS).
+	eng := tensor.EngineFor[float64](tensor.Default())
+	a, w, c := tensor.New[float64](1000, 64), tensor.New[float64](64, 64), tensor.New[float64](1000, 64)
+	if allocs := testing.AllocsPerRun(3, func() { c.MatMul(eng, a, false, w, false) }); allocs > 0 {
+		t.Skipf("the default engine's GEMM allocates (%v allocations a call): build with -tags openblas", allocs)
+	}
+	for _, mode := range modes {
+		f := families(4)[5] // adamnode, on a batch of 1000: the buffers dominate
+		x := autograd.NewParam("x", tensor.RandN[float64](rand.New(rand.NewPCG(9, 9)), 0, 1, 1000, width))
+		f.params = func() []*autograd.Param[float64] { return append([]*autograd.Param[float64]{x}, f.dyn.Params()...) }
+		f.state = func(tp *autograd.Tape[float64]) autograd.Var[float64] {
+			m := autograd.Scale(tp.Param(x), 0.5)
+			return odeblock.Stack(tp.Param(x), m, autograd.AddConst(autograd.Square(m), 0.5))
+		}
+		b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 0.4, 1}, Solver: odeblock.Options{RTol: 1e-6, ATol: 1e-6}, Mode: mode}
+		tp := autograd.NewTape(eng)
+		pass := func() uint64 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			tp.Reset()
+			autograd.ZeroGrads(f.params())
+			z, err := b.Forward(tp, f.state(tp))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tp.Backward(autograd.Mean(autograd.Square(z))); err != nil {
+				t.Fatal(err)
+			}
+			runtime.ReadMemStats(&after)
+			return after.TotalAlloc - before.TotalAlloc
+		}
+		first := pass()
+		pass()
+		steady := pass()
+		if steady*10 > first {
+			t.Errorf("%v: %d bytes allocated by a steady-state pass, %d by the first: want under a tenth", mode, steady, first)
 		}
 	}
 }
