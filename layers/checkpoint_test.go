@@ -1,6 +1,7 @@
 package layers_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -126,5 +127,36 @@ func TestCheckpointOptimizerMismatch(t *testing.T) {
 	_, err := layers.LoadCheckpoint(full, p32, optim.NewAdam(p32, optim.AdamDefaults()))
 	if err == nil || !strings.Contains(err.Error(), "dtype F64 in the file, the parameter is F32") {
 		t.Errorf("float64 into float32: error %v", err)
+	}
+}
+
+// TestRemoveTemporaries removes the leftovers of interrupted atomic writes
+// of one path, even when its name holds glob characters, and nothing else.
+func TestRemoveTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run[1]*.safetensors")
+	stale := []string{".run[1]*.safetensors.tmp-1", ".run[1]*.safetensors.tmp-abc"}
+	keep := []string{".run1x.safetensors.tmp-1", ".other.safetensors.tmp-2", "run[1]*.safetensors"}
+	for _, n := range append(append([]string{}, stale...), keep...) {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := layers.RemoveTemporaries(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != len(stale) {
+		t.Errorf("removed %v, want %v", removed, stale)
+	}
+	for _, n := range stale {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			t.Errorf("%s is still there", n)
+		}
+	}
+	for _, n := range keep {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s was removed", n)
+		}
 	}
 }

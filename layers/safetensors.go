@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/adamnode/adamnode/tensor"
@@ -611,11 +613,51 @@ func (s *Safetensors) WriteFile(path string) error {
 	})
 }
 
+// TempPattern is the pattern of the temporary files that atomic writes of
+// path create beside it (as os.CreateTemp takes it): a dot, path's base
+// name, ".tmp-" and a random suffix. A process killed while writing leaves
+// one behind; RemoveTemporaries removes them.
+func TempPattern(path string) string { return "." + filepath.Base(path) + ".tmp-*" }
+
+// RemoveTemporaries removes the temporary files of interrupted atomic
+// writes of path (those matching TempPattern in path's directory) and
+// returns their names. Call it only when no other process is writing path:
+// a write in progress loses its temporary file and fails.
+func RemoveTemporaries(path string) ([]string, error) {
+	dir := filepath.Dir(path)
+	matches, err := filepath.Glob(filepath.Join(dir, globEscape(TempPattern(path))+"*"))
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, m := range matches {
+		if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return removed, err
+		}
+		removed = append(removed, m)
+	}
+	return removed, nil
+}
+
+// globEscape escapes the characters special to filepath.Match in s, after
+// dropping a trailing "*".
+func globEscape(s string) string {
+	s = strings.TrimSuffix(s, "*")
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // writeFileAtomic writes path through write into a temporary file in the
 // same directory, syncs it, and renames it over path.
 func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(dir, TempPattern(path))
 	if err != nil {
 		return &FileError{File: path, Msg: "cannot create a temporary file", Err: err}
 	}

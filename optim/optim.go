@@ -220,6 +220,9 @@ func (c *core[T]) LoadStateDict(tensors map[string]*tensor.Tensor[T], meta map[s
 			if !t.SameShape(c.bufs[k][i]) {
 				return fmt.Errorf("optim: %s state: tensor %q has shape %v, parameter %q has shape %v", c.kind, tn, t.Shape(), n, c.bufs[k][i].Shape())
 			}
+			if err := checkBuffer(c.bufNames[k], t.Data()); err != nil {
+				return fmt.Errorf("optim: %s state: tensor %q: %v", c.kind, tn, err)
+			}
 		}
 	}
 	var extra []string
@@ -239,6 +242,24 @@ func (c *core[T]) LoadStateDict(tensors map[string]*tensor.Tensor[T], meta map[s
 	}
 	copy(c.steps, steps)
 	c.lr = lr
+	return nil
+}
+
+// checkBuffer reports the first element of an optimizer buffer that no
+// run of the optimizer can produce: a NaN or infinity, or a negative
+// value in a running average of squares (Adam's exp_avg_sq, RMSprop's
+// square_avg), whose square root the step takes.
+func checkBuffer[T tensor.Float](name string, data []T) error {
+	squares := name == "exp_avg_sq" || name == "square_avg"
+	for j, v := range data {
+		x := float64(v)
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0):
+			return fmt.Errorf("element %d is %v", j, x)
+		case squares && x < 0:
+			return fmt.Errorf("element %d is %v, but a running average of squares is ≥ 0", j, x)
+		}
+	}
 	return nil
 }
 

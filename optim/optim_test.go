@@ -566,6 +566,15 @@ func TestLoadStateDictErrors(t *testing.T) {
 		{"wrong shape", `tensor "optim.adam.exp_avg_sq.w" has shape [3]`, func(ts map[string]*tensor.Tensor[float64], _ map[string]string) {
 			ts["optim.adam.exp_avg_sq.w"] = tensor.New[float64](3)
 		}},
+		{"negative second moment", `tensor "optim.adam.exp_avg_sq.w": element 1 is -1`, func(ts map[string]*tensor.Tensor[float64], _ map[string]string) {
+			ts["optim.adam.exp_avg_sq.w"] = tensor.FromSlice([]float64{7, -1}, 2)
+		}},
+		{"NaN first moment", `tensor "optim.adam.exp_avg.w": element 0 is NaN`, func(ts map[string]*tensor.Tensor[float64], _ map[string]string) {
+			ts["optim.adam.exp_avg.w"] = tensor.FromSlice([]float64{math.NaN(), 7}, 2)
+		}},
+		{"infinite second moment", `tensor "optim.adam.exp_avg_sq.w": element 1 is +Inf`, func(ts map[string]*tensor.Tensor[float64], _ map[string]string) {
+			ts["optim.adam.exp_avg_sq.w"] = tensor.FromSlice([]float64{7, math.Inf(1)}, 2)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opt, ts, meta := fresh()

@@ -101,3 +101,37 @@ func TestDataErrorNamesFile(t *testing.T) {
 		t.Errorf("missing file: exit %d, stderr %q: want 1 and the file's name", code, stderr)
 	}
 }
+
+// TestBadFlagsCreateNothing runs every subcommand with one bad flag and an
+// output directory that does not exist yet: each must exit 2 and leave no
+// directory behind.
+func TestBadFlagsCreateNothing(t *testing.T) {
+	dir := t.TempDir()
+	writeIDX(t, dir, 8, 8)
+	data := []string{"--dataset", "mnist", "--data", dir}
+	for _, args := range [][]string{
+		{"trajectories", "--horizon", "inf"},
+		{"trajectories", "--horizon", "-inf"},
+		{"trajectories", "--horizon", "NaN"},
+		{"trajectories", "--horizon", "-1"},
+		{"trajectories", "--tol", "0"},
+		{"trajectories", "--samples", "1"},
+		{"silverbox", "--inits", "0"},
+		{"silverbox", "--tol", "inf"},
+		{"silverbox", "--steps", "1"},
+		{"silverbox", "--setting", "other"},
+		append([]string{"train", "--epochs", "0"}, data...),
+		append([]string{"train", "--lr", "inf"}, data...),
+		append([]string{"compare", "--models", "node,foo"}, data...),
+		append([]string{"compare", "--tol", "NaN"}, data...),
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, stderr := runCmd(append(args, "--out", out)...)
+		if code != 2 || strings.Contains(stderr, "not defined") {
+			t.Errorf("%v: exit %d, want 2 for the bad value (stderr %q)", args, code, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: made the output directory %s", args, out)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/adamnode/adamnode/layers"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -91,7 +92,7 @@ func saveText(path, s string) error {
 // same directory, then renames it into place, so a reader never sees a
 // partial file and a failed write leaves the old one.
 func writeAtomically(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), layers.TempPattern(path))
 	if err != nil {
 		return err
 	}

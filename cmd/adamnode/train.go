@@ -195,21 +195,25 @@ func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *da
 		start    int           // the epoch to run next
 		progress epochProgress // of epoch start
 	)
+	nb := tr.NumBatches()
+	// A run killed while saving left its temporary files beside the
+	// checkpoint and the CSV; this run owns both paths now.
+	for _, path := range []string{res.ckptPath, res.csvPath} {
+		removed, err := layers.RemoveTemporaries(path)
+		if err != nil {
+			return nil, fmt.Errorf("train %s: removing temporary files of an interrupted save: %w", name, err)
+		}
+		for _, r := range removed {
+			fmt.Fprintf(out, "%s: removed %s, left by an interrupted save\n", name, r)
+		}
+	}
 	if s.resume {
-		meta, found, err := loadTrainCheckpoint(s, kind, res.ckptPath, params, opt)
+		state, found, err := loadTrainCheckpoint(s, kind, res.ckptPath, m, nb, opt)
 		if err != nil {
 			return nil, err
 		}
 		if found {
-			if start, err = strconv.Atoi(meta["epoch"]); err == nil {
-				err = json.Unmarshal([]byte(meta["rows"]), &res.rows)
-			}
-			if err == nil {
-				err = json.Unmarshal([]byte(meta["progress"]), &progress)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("checkpoint %s: bad training state: %v", res.ckptPath, err)
-			}
+			start, res.rows, progress = state.epoch, state.rows, state.progress
 			fmt.Fprintf(out, "%s: resuming from %s after %d epochs and %d batches\n", name, res.ckptPath, start, progress.Batches)
 			// The checkpoint is the record of the run; the CSV is
 			// derived from it (see save below) and may lag behind it
@@ -259,7 +263,6 @@ func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *da
 	evalTape := autograd.NewTape(eng)
 	evalTape.SetNoGrad(true)
 	defer evalTape.Release()
-	nb := tr.NumBatches()
 	bar := newProgress(s.quiet)
 
 	for epoch := start; epoch < s.epochs; epoch++ {
@@ -354,33 +357,6 @@ func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *da
 		}
 	}
 	return res, nil
-}
-
-// loadTrainCheckpoint loads the checkpoint at path into params and opt
-// after checking that it belongs to this model and these settings. found
-// is false when there is no file.
-func loadTrainCheckpoint(s runSettings, kind models.Kind, path string, params []*autograd.Param[float32], opt *optim.Adam[float32]) (meta map[string]string, found bool, err error) {
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
-	}
-	st, err := layers.ReadSafetensorsFile(path)
-	if err != nil {
-		return nil, false, err
-	}
-	if st.Metadata["format"] != checkpointFormat {
-		return nil, false, fmt.Errorf("%s is not a training checkpoint of adamnode train (format %q)", path, st.Metadata["format"])
-	}
-	if got := st.Metadata["model"]; got != kind.String() {
-		return nil, false, usagef("cannot resume %s: it holds model %s, not %s", path, got, kind)
-	}
-	if err := s.checkIdentity(path, st.Metadata); err != nil {
-		return nil, false, err
-	}
-	meta, err = layers.LoadCheckpoint(path, params, opt)
-	if err != nil {
-		return nil, false, err
-	}
-	return meta, true, nil
 }
 
 // stepStats are the numbers of one training iteration.

@@ -125,8 +125,8 @@ func runTrajectories(ctx context.Context, args []string, out io.Writer) error {
 		return usagef("trajectories: --tol must be in (0, 1), got %g", p.tol)
 	case p.samples < 2:
 		return usagef("trajectories: --samples must be at least 2, got %d", p.samples)
-	case *horizon < 0 || math.IsNaN(*horizon):
-		return usagef("trajectories: --horizon must be positive, got %g", *horizon)
+	case !(*horizon >= 0) || math.IsInf(*horizon, 0):
+		return usagef("trajectories: --horizon must be a finite end time > 0 (or 0 for the defaults), got %g", *horizon)
 	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return err

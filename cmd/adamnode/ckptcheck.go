@@ -1,0 +1,273 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/layers"
+	"github.com/adamnode/adamnode/models"
+	"github.com/adamnode/adamnode/optim"
+)
+
+// trainState is the state of a run that a checkpoint's metadata holds.
+type trainState struct {
+	epoch    int           // epochs finished
+	rows     []epochRow    // their CSV rows, two per epoch
+	progress epochProgress // of the next epoch, when the run was interrupted in it
+}
+
+// loadTrainCheckpoint loads the checkpoint at path into m's parameters and
+// opt after checking that it belongs to this model and these settings and
+// that everything in it is in range; nb is the number of training batches
+// per epoch. found is false when there is no file. Nothing is loaded
+// unless every check passes; the errors name the file and the field or
+// tensor.
+func loadTrainCheckpoint(s runSettings, kind models.Kind, path string, m models.Model[float32], nb int, opt *optim.Adam[float32]) (state trainState, found bool, err error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return trainState{}, false, nil
+	}
+	st, err := layers.ReadSafetensorsFile(path)
+	if err != nil {
+		return trainState{}, false, err
+	}
+	if st.Metadata["format"] != checkpointFormat {
+		return trainState{}, false, fmt.Errorf("%s is not a training checkpoint of adamnode train (format %q)", path, st.Metadata["format"])
+	}
+	if got := st.Metadata["model"]; got != kind.String() {
+		return trainState{}, false, usagef("cannot resume %s: it holds model %s, not %s", path, got, kind)
+	}
+	if err := s.checkIdentity(path, st.Metadata); err != nil {
+		return trainState{}, false, err
+	}
+	if state, err = checkTrainMeta(path, st.Metadata, s, kind.String(), nb, m.NumParams(), opt); err != nil {
+		return trainState{}, false, err
+	}
+	if err := checkFiniteParams(path, st, m.Params()); err != nil {
+		return trainState{}, false, err
+	}
+	if _, err = layers.LoadCheckpoint(path, m.Params(), opt); err != nil {
+		return trainState{}, false, err
+	}
+	return state, true, nil
+}
+
+// checkFiniteParams returns an error naming the file, the tensor and the
+// element when a parameter's value in st is a NaN or infinite: no training
+// step produces one (a step that would is an error), so the file is damaged.
+// (layers.LoadParams itself loads any value, as safetensors files may hold
+// them.) Tensors of the wrong dtype or shape are left to LoadCheckpoint.
+func checkFiniteParams(path string, st *layers.Safetensors, params []*autograd.Param[float32]) error {
+	for _, p := range params {
+		r, ok := st.Tensor(p.Name)
+		if !ok {
+			continue
+		}
+		x, err := layers.TensorFromRaw[float32](r)
+		if err != nil {
+			continue
+		}
+		for j, v := range x.Data() {
+			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+				return &layers.FileError{File: path, Tensor: p.Name, Msg: fmt.Sprintf("element %d is %v: a trained parameter is finite", j, f)}
+			}
+		}
+	}
+	return nil
+}
+
+// metaError is a metadata field of a checkpoint out of range.
+func metaError(path, key, value, format string, args ...any) error {
+	if len(value) > 60 {
+		value = value[:57] + "..."
+	}
+	return fmt.Errorf("checkpoint %s: metadata %q = %q: %s", path, key, value, fmt.Sprintf(format, args...))
+}
+
+// finiteNonNeg reports whether v is a finite number ≥ 0.
+func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
+
+// checkTrainMeta parses and range-checks the training state in a
+// checkpoint's metadata: the epochs finished (at most s.epochs), the
+// batches done of the next one (at most nb) and their sums, the CSV rows
+// (two per finished epoch, in order, of this model, with losses, accuracies,
+// NFEs and times in range), the parameter count (nparams) and the
+// optimizer's scalars (its type and hyperparameters those of opt as made,
+// its step counts at most the training iterations done).
+func checkTrainMeta(path string, meta map[string]string, s runSettings, name string, nb, nparams int, opt *optim.Adam[float32]) (trainState, error) {
+	var st trainState
+	whole := func(key string) (int, error) {
+		v, ok := meta[key]
+		if !ok {
+			return 0, fmt.Errorf("checkpoint %s: metadata %q is missing", path, key)
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, metaError(path, key, v, "want a whole number ≥ 0")
+		}
+		return n, nil
+	}
+	var err error
+	if st.epoch, err = whole("epoch"); err != nil {
+		return st, err
+	}
+	if st.epoch > s.epochs {
+		return st, usagef("cannot resume %s: its metadata \"epoch\" = %d epochs finished, more than --epochs %d; pass --epochs %d or more",
+			path, st.epoch, s.epochs, st.epoch)
+	}
+	batch, err := whole("batch")
+	if err != nil {
+		return st, err
+	}
+	if batch > nb {
+		return st, metaError(path, "batch", meta["batch"], "more than the %d batches of an epoch", nb)
+	}
+
+	// The progress of the epoch under way.
+	pv, ok := meta["progress"]
+	if !ok {
+		return st, fmt.Errorf("checkpoint %s: metadata %q is missing", path, "progress")
+	}
+	if err := decodeExact([]byte(pv), &st.progress); err != nil {
+		return st, metaError(path, "progress", pv, "%v", err)
+	}
+	p := st.progress
+	badP := func(field string, v any, want string) error {
+		return metaError(path, "progress", pv, "field %q = %v: %s", field, v, want)
+	}
+	switch {
+	case p.Batches != batch:
+		return st, badP("batches", p.Batches, fmt.Sprintf("want %d, the metadata \"batch\"", batch))
+	case p.Seen < p.Batches || float64(p.Seen) > float64(p.Batches)*float64(s.batch):
+		return st, badP("seen", p.Seen, fmt.Sprintf("want between %d and %d×%d (batches × --batch)", p.Batches, p.Batches, s.batch))
+	case p.Correct < 0 || p.Correct > p.Seen:
+		return st, badP("correct", p.Correct, fmt.Sprintf("want between 0 and %d (seen)", p.Seen))
+	case !finiteNonNeg(p.LossSum) || p.Seen == 0 && p.LossSum != 0:
+		return st, badP("loss_sum", p.LossSum, "want a finite number ≥ 0 (0 when no batch is done)")
+	case p.FwdNFE < 0 || p.Seen == 0 && p.FwdNFE != 0:
+		return st, badP("fwd_nfe", p.FwdNFE, "want a whole number ≥ 0 (0 when no batch is done)")
+	case p.BwdNFE < 0 || p.Seen == 0 && p.BwdNFE != 0:
+		return st, badP("bwd_nfe", p.BwdNFE, "want a whole number ≥ 0 (0 when no batch is done)")
+	case !finiteNonNeg(p.Seconds):
+		return st, badP("seconds", p.Seconds, "want a finite number ≥ 0")
+	}
+
+	// The CSV rows of the finished epochs.
+	rv, ok := meta["rows"]
+	if !ok {
+		return st, fmt.Errorf("checkpoint %s: metadata %q is missing", path, "rows")
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal([]byte(rv), &raw); err != nil {
+		return st, metaError(path, "rows", rv, "%v", err)
+	}
+	if len(raw) != 2*st.epoch {
+		return st, metaError(path, "rows", rv, "%d rows, want 2 for each of the %d epochs of \"epoch\"", len(raw), st.epoch)
+	}
+	st.rows = make([]epochRow, len(raw))
+	for i, b := range raw {
+		r := &st.rows[i]
+		if err := decodeExact(b, r); err != nil {
+			return st, metaError(path, "rows", rv, "row %d: %v", i+1, err)
+		}
+		split := [2]string{"train", "test"}[i%2]
+		bad := func(field string, v any, want string) error {
+			return metaError(path, "rows", rv, "row %d (epoch %d, %s): field %q = %v: %s", i+1, i/2+1, split, field, v, want)
+		}
+		switch {
+		case r.Model != name:
+			return st, bad("model", strconv.Quote(r.Model), "want "+strconv.Quote(name))
+		case r.Split != split:
+			return st, bad("split", strconv.Quote(r.Split), "want "+strconv.Quote(split))
+		case r.Epoch != i/2+1:
+			return st, bad("epoch", r.Epoch, fmt.Sprintf("want %d", i/2+1))
+		case !finiteNonNeg(r.Loss):
+			return st, bad("loss", r.Loss, "want a finite number ≥ 0")
+		case !(r.Accuracy >= 0 && r.Accuracy <= 1):
+			return st, bad("accuracy", r.Accuracy, "want a number in [0, 1]")
+		case !finiteNonNeg(r.FwdNFE):
+			return st, bad("forward_nfe", r.FwdNFE, "want a finite number ≥ 0")
+		case !finiteNonNeg(r.BwdNFE):
+			return st, bad("backward_nfe", r.BwdNFE, "want a finite number ≥ 0")
+		case !finiteNonNeg(r.Seconds):
+			return st, bad("seconds", r.Seconds, "want a finite number ≥ 0")
+		case !finiteNonNeg(r.Elapsed):
+			return st, bad("elapsed", r.Elapsed, "want a finite number ≥ 0")
+		}
+	}
+
+	n, err := whole("parameters")
+	if err != nil {
+		return st, err
+	}
+	if n != nparams {
+		return st, metaError(path, "parameters", meta["parameters"], "the model has %d", nparams)
+	}
+
+	// The optimizer's scalars: its type and hyperparameters are those of
+	// opt as this run made it (the learning rate is --lr, checked above);
+	// no parameter took more steps than the iterations done.
+	_, want := opt.StateDict()
+	iters := float64(st.epoch)*float64(nb) + float64(batch)
+	stepPrefix := optim.Prefix + "adam.step."
+	for k, v := range meta {
+		if !strings.HasPrefix(k, optim.Prefix) {
+			continue
+		}
+		if _, ok := want[k]; !ok {
+			return st, metaError(path, k, v, "not a key of this run's Adam state")
+		}
+	}
+	for k, w := range want {
+		v, ok := meta[k]
+		switch {
+		case !ok:
+			return st, fmt.Errorf("checkpoint %s: metadata %q is missing", path, k)
+		case strings.HasPrefix(k, stepPrefix):
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 || float64(n) > iters {
+				return st, metaError(path, k, v, "want a step count between 0 and %.0f, the training iterations done", iters)
+			}
+		case v != w:
+			return st, metaError(path, k, v, "this run's Adam has %s", w)
+		}
+	}
+	return st, nil
+}
+
+// decodeExact decodes the JSON object b into v, a pointer to a struct,
+// requiring every field of the struct and no other.
+func decodeExact(b []byte, v any) error {
+	var got, fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &got); err != nil {
+		return err
+	}
+	if got == nil {
+		return errors.New("want a JSON object")
+	}
+	all, err := json.Marshal(v) // v's zero value, with every field
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(all, &fields); err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if _, ok := got[k]; !ok {
+			return fmt.Errorf("field %q is missing", k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(got)) {
+		if _, ok := fields[k]; !ok {
+			return fmt.Errorf("unknown field %q", k)
+		}
+	}
+	return json.Unmarshal(b, v)
+}
