@@ -1,0 +1,5 @@
+//go:build !purego
+
+package tensor
+
+func vecPaths() []vecPath { return []vecPath{goPath} }

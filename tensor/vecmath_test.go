@@ -1,0 +1,263 @@
+package tensor
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+var exhaustive = flag.Bool("vecmath.exhaustive", false, "check the float32 kernels on every float32 value (minutes)")
+
+// vecFunc is one float32 kernel with its reference, computed in float64 by
+// the math package, and the largest error allowed in ulps.
+type vecFunc struct {
+	name   string
+	kernel func(p vecPath) func(z, x []float32)
+	ref    func(float64) float64
+	ulps   int64
+}
+
+var vecFuncs = []vecFunc{
+	{"exp", func(p vecPath) func(z, x []float32) { return p.exp }, math.Exp, 2},
+	{"tanh", func(p vecPath) func(z, x []float32) { return p.tanh }, math.Tanh, 3},
+	{"sigmoid", func(p vecPath) func(z, x []float32) { return p.sigmoid }, SigmoidOf, 3},
+	{"softplus", func(p vecPath) func(z, x []float32) { return p.softplus }, SoftplusOf, 2},
+	{"log", func(p vecPath) func(z, x []float32) { return p.log }, math.Log, 2},
+	{"sqrt", func(p vecPath) func(z, x []float32) { return p.sqrt }, math.Sqrt, 0},
+}
+
+// ulpDist returns the number of float32 values between a and b (0 for
+// equal values, +0 and −0 equal; Inf is one past MaxFloat32), or −1 when
+// exactly one is NaN. Two NaNs are at distance 0.
+func ulpDist(a, b float32) int64 {
+	an, bn := a != a, b != b
+	switch {
+	case an && bn:
+		return 0
+	case an || bn:
+		return -1
+	}
+	ord := func(v float32) int64 {
+		u := math.Float32bits(v)
+		if u&signBit != 0 {
+			return -int64(u &^ signBit)
+		}
+		return int64(u)
+	}
+	d := ord(a) - ord(b)
+	if d < 0 {
+		d = -d
+	}
+	return d
+}
+
+// vecEdges are inputs at the edges of float32 and of the maps' ranges.
+func vecEdges() []float32 {
+	inf := float32(math.Inf(1))
+	xs := []float32{
+		0, float32(math.Copysign(0, -1)), 1, -1, 0.5, -0.5, 2, -2,
+		math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32,
+		0x1p-126, -0x1p-126, 0x1p-127, 0x1.fffffcp-127, 1e-30, -1e-30, 1e-7, -1e-7, 1e-3, -1e-3,
+		math.MaxFloat32, -math.MaxFloat32, inf, -inf, float32(math.NaN()), -float32(math.NaN()),
+		88.72, 88.7228, 88.72283, 88.722839, 88.72284, 88.73, 89, 89.5, 100, 1e30,
+		-87.33, -87.34, -88, -100, -103.27, -103.28, -103.97, -103.972, -103.98, -104, -104.5, -150, -1e30,
+		0.3465, -0.3465, 0.34657, 0.5493, 0.55, 0.625, 9, 9.01, 9.02, 9.5, 10, -9.02, 17, -17, 20, -20,
+		0.41421356, -0.8813736, 0.8813736, 0.70710677, 1.4142135, 0.99999994, 1.0000001,
+	}
+	for _, v := range append([]float32(nil), xs...) {
+		xs = append(xs, math.Nextafter32(v, inf), math.Nextafter32(v, -inf))
+	}
+	return xs
+}
+
+// vecRandom returns n random float32 values: uniform bit patterns (all
+// exponents, both signs) and values of moderate size.
+func vecRandom(rng *rand.Rand, n int) []float32 {
+	xs := make([]float32, n)
+	for i := range xs {
+		switch i % 4 {
+		case 0, 1:
+			xs[i] = math.Float32frombits(rng.Uint32())
+		case 2:
+			xs[i] = float32(rng.NormFloat64() * 4)
+		default:
+			xs[i] = float32((rng.Float64()*2 - 1) * 120)
+		}
+	}
+	return xs
+}
+
+// checkVec runs the kernel of f on path p over xs and returns the largest
+// error in ulps, failing t beyond f.ulps.
+func checkVec(t *testing.T, p vecPath, f vecFunc, xs []float32) int64 {
+	t.Helper()
+	z := make([]float32, len(xs))
+	f.kernel(p)(z, xs)
+	var worst int64
+	fails := 0
+	for i, x := range xs {
+		want := float32(f.ref(float64(x)))
+		d := ulpDist(z[i], want)
+		if d < 0 || d > f.ulps {
+			if fails++; fails <= 5 {
+				t.Errorf("%s %s(%g [%#08x]) = %g [%#08x], want %g [%#08x] (%d ulps)", p.name, f.name, x, math.Float32bits(x), z[i], math.Float32bits(z[i]), want, math.Float32bits(want), d)
+			}
+		}
+		worst = max(worst, d)
+	}
+	return worst
+}
+
+// TestVecAccuracy checks every float32 kernel on every path against the
+// math package on edge values and random values across all exponents.
+func TestVecAccuracy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	random := vecRandom(rng, 1<<18)
+	var dense []float32 // every 1021st float32 in [−120, 120]
+	for _, lim := range []float32{120, -120} {
+		for u := uint32(0); u <= math.Float32bits(lim); u += 1021 {
+			dense = append(dense, math.Float32frombits(u|math.Float32bits(lim)&signBit))
+		}
+	}
+	for _, p := range vecPaths() {
+		for _, f := range vecFuncs {
+			t.Run(p.name+"/"+f.name, func(t *testing.T) {
+				w := checkVec(t, p, f, vecEdges())
+				w = max(w, checkVec(t, p, f, random))
+				w = max(w, checkVec(t, p, f, dense))
+				t.Logf("largest error %d ulps", w)
+			})
+		}
+	}
+}
+
+// TestVecSpecialValues checks the exact values that the maps must give at
+// the ends of their ranges.
+func TestVecSpecialValues(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	negZero := float32(math.Copysign(0, -1))
+	cases := []struct {
+		fn   string
+		x    float32
+		want float32
+	}{
+		{"exp", 0, 1}, {"exp", negZero, 1}, {"exp", 89, inf}, {"exp", 1e30, inf}, {"exp", inf, inf},
+		{"exp", -104, 0}, {"exp", -1e30, 0}, {"exp", -inf, 0}, {"exp", -103.9, math.SmallestNonzeroFloat32},
+		{"tanh", 0, 0}, {"tanh", negZero, negZero}, {"tanh", 1e-30, 1e-30}, {"tanh", -1e-30, -1e-30},
+		{"tanh", math.SmallestNonzeroFloat32, math.SmallestNonzeroFloat32}, {"tanh", 20, 1}, {"tanh", -20, -1},
+		{"tanh", inf, 1}, {"tanh", -inf, -1}, {"tanh", 1e-8, 1e-8}, {"tanh", -1e-20, -1e-20}, {"tanh", 1e-38, 1e-38},
+		{"sigmoid", 0, 0.5}, {"sigmoid", 20, 1}, {"sigmoid", inf, 1}, {"sigmoid", -inf, 0}, {"sigmoid", -1e30, 0},
+		{"sigmoid", -103, float32(math.Exp(-103))}, {"sigmoid", -90, float32(math.Exp(-90))},
+		{"softplus", 100, 100}, {"softplus", 1e30, 1e30}, {"softplus", inf, inf}, {"softplus", -inf, 0},
+		{"softplus", -90, float32(math.Exp(-90))}, {"softplus", -20, float32(math.Exp(-20))}, {"softplus", -1e30, 0},
+		{"log", 1, 0}, {"log", 0, -inf}, {"log", negZero, -inf}, {"log", inf, inf}, {"log", -1, nan}, {"log", -inf, nan},
+		{"log", math.SmallestNonzeroFloat32, float32(math.Log(math.SmallestNonzeroFloat32))},
+		{"sqrt", 4, 2}, {"sqrt", negZero, negZero}, {"sqrt", -1, nan}, {"sqrt", inf, inf},
+	}
+	for _, p := range vecPaths() {
+		for _, f := range vecFuncs {
+			k := f.kernel(p)
+			for _, c := range cases {
+				if c.fn != f.name {
+					continue
+				}
+				z := []float32{42}
+				k(z, []float32{c.x})
+				if math.Float32bits(z[0]) != math.Float32bits(c.want) && !(z[0] != z[0] && c.want != c.want) {
+					t.Errorf("%s %s(%g) = %g, want %g", p.name, f.name, c.x, z[0], c.want)
+				}
+			}
+			z := []float32{42}
+			k(z, []float32{nan})
+			if z[0] == z[0] {
+				t.Errorf("%s %s(NaN) = %g", p.name, f.name, z[0])
+			}
+		}
+	}
+}
+
+// TestVecLengths checks every length 0..70 at every alignment, in place
+// and not, against the pure-Go path, and that nothing past len(z) is
+// written.
+func TestVecLengths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	src := make([]float32, 90)
+	for i := range src {
+		src[i] = float32(rng.NormFloat64() * 3)
+		if i%7 == 3 {
+			src[i] = -src[i] * src[i] // some negatives large enough to matter
+		}
+	}
+	for _, p := range vecPaths() {
+		for _, f := range vecFuncs {
+			for n := 0; n <= 70; n++ {
+				for off := 0; off < 8; off++ {
+					x := src[off : off+n]
+					want := make([]float32, n)
+					f.kernel(goPath)(want, x)
+					buf := make([]float32, n+off+4)
+					for i := range buf {
+						buf[i] = 12345
+					}
+					z := buf[off : off+n]
+					f.kernel(p)(z, x)
+					in := append([]float32(nil), x...)
+					f.kernel(p)(in, in)
+					for i := range z {
+						if d := ulpDist(z[i], want[i]); d < 0 || d > 2 {
+							t.Fatalf("%s %s n=%d off=%d: z[%d] = %g, pure Go %g", p.name, f.name, n, off, i, z[i], want[i])
+						}
+						if math.Float32bits(in[i]) != math.Float32bits(z[i]) {
+							t.Fatalf("%s %s n=%d off=%d: in place z[%d] = %g, not %g", p.name, f.name, n, off, i, in[i], z[i])
+						}
+					}
+					for i, v := range buf[off+n:] {
+						if v != 12345 {
+							t.Fatalf("%s %s n=%d off=%d: wrote past the end at %d", p.name, f.name, n, off, i)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestVecExhaustive checks every float32 input (go test -run VecExhaustive
+// -vecmath.exhaustive; minutes per path).
+func TestVecExhaustive(t *testing.T) {
+	if !*exhaustive {
+		t.Skip("needs -vecmath.exhaustive")
+	}
+	const block = 1 << 16
+	xs, z := make([]float32, block), make([]float32, block)
+	for _, p := range vecPaths() {
+		for _, f := range vecFuncs {
+			k := f.kernel(p)
+			var worst int64
+			var worstX float32
+			for hi := uint64(0); hi < 1<<32; hi += block {
+				for i := range xs {
+					xs[i] = math.Float32frombits(uint32(hi) + uint32(i))
+				}
+				k(z, xs)
+				for i, x := range xs {
+					d := ulpDist(z[i], float32(f.ref(float64(x))))
+					if d < 0 {
+						d = 1 << 40
+					}
+					if d > worst {
+						worst, worstX = d, x
+					}
+				}
+			}
+			msg := fmt.Sprintf("%s %s: largest error %d ulps, at %g", p.name, f.name, worst, worstX)
+			if worst > f.ulps {
+				t.Error(msg)
+			} else {
+				t.Log(msg)
+			}
+		}
+	}
+}
