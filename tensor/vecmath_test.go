@@ -261,3 +261,20 @@ func TestVecExhaustive(t *testing.T) {
 		}
 	}
 }
+
+// TestVecShortSource checks that every kernel panics, rather than reading
+// past the end, when x is shorter than z.
+func TestVecShortSource(t *testing.T) {
+	for _, p := range vecPaths() {
+		for _, f := range vecFuncs {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%s %s: no panic for len(x) < len(z)", p.name, f.name)
+					}
+				}()
+				f.kernel(p)(make([]float32, 20), make([]float32, 19))
+			}()
+		}
+	}
+}
