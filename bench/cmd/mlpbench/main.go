@@ -1,0 +1,202 @@
+// Command mlpbench times training iterations of the MLP neural-ODE family of
+// package mlpfamily and writes each configuration's weights file for the
+// PyTorch peer (bench/torch_mlp.py).
+//
+//	mlpbench -list
+//	mlpbench -config adamnode_w64_l2_tanh_b512_adjoint -iters 10 -out weights/
+//	mlpbench -config all -iters 10 -out weights/
+//	mlpbench -config all -save-only -out weights/
+//
+// For each configuration it writes NAME.safetensors into -out (unless -out
+// is empty; -save-only writes the file and stops there), runs -warmup
+// iterations, times -iters more and prints one JSON line:
+//
+//	{"config": NAME, "side": "adamnode", "iter_seconds": median seconds per
+//	 iteration, "fwd_nfe": mean forward NFE of the timed iterations,
+//	 "bwd_nfe": mean backward NFE, "peak_rss_mb": the process's peak RSS,
+//	 "fwd_nfe_first", "bwd_nfe_first", "loss_first": the first iteration's
+//	 (at the file's weights), "loss_last", "iters", "warmup", "threads"
+//	 (GOMAXPROCS), "backend", "grad_mode"}
+//
+// With -config all, each configuration runs in a process of its own (this
+// command, re-executed), so that each peak RSS is its own. Threads: set
+// GOMAXPROCS (and, for the OpenBLAS build, OPENBLAS_NUM_THREADS=1: the
+// backend parallelises over GOMAXPROCS workers itself).
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/adamnode/adamnode/bench/mlpfamily"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Result is the JSON line printed for one configuration.
+type Result struct {
+	Config      string  `json:"config"`
+	Side        string  `json:"side"`
+	IterSeconds float64 `json:"iter_seconds"`
+	FwdNFE      float64 `json:"fwd_nfe"`
+	BwdNFE      float64 `json:"bwd_nfe"`
+	PeakRSSMB   float64 `json:"peak_rss_mb"`
+
+	FwdNFEFirst int     `json:"fwd_nfe_first"`
+	BwdNFEFirst int     `json:"bwd_nfe_first"`
+	LossFirst   float64 `json:"loss_first"`
+	LossLast    float64 `json:"loss_last"`
+	Iters       int     `json:"iters"`
+	Warmup      int     `json:"warmup"`
+	Threads     int     `json:"threads"`
+	Backend     string  `json:"backend"`
+	GradMode    string  `json:"grad_mode"`
+}
+
+func main() {
+	var (
+		name   = flag.String("config", "", "configuration name, or all (see -list)")
+		list   = flag.Bool("list", false, "print the configuration names, one a line, and exit")
+		iters  = flag.Int("iters", 10, "timed iterations")
+		warmup = flag.Int("warmup", 2, "untimed iterations before them (at least 1)")
+		out    = flag.String("out", "", "directory for the weights files NAME.safetensors (empty: write none)")
+		save   = flag.Bool("save-only", false, "write the weights file into -out, time nothing")
+		load   = flag.String("load", "", "run the problem of this weights file instead of -config")
+	)
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: mlpbench -config NAME|all [-iters N] [-warmup N] [-out DIR] [-save-only] | -load FILE | -list\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	var bad string
+	switch {
+	case flag.NArg() > 0:
+		bad = fmt.Sprintf("unexpected arguments %q", flag.Args())
+	case *iters < 1 || *warmup < 1:
+		bad = "-iters and -warmup must be at least 1"
+	case *list:
+	case (*name == "") == (*load == ""):
+		bad = "give one of -config and -load"
+	case *save && (*out == "" || *load != ""):
+		bad = "-save-only needs -out and -config"
+	}
+	if bad != "" {
+		fmt.Fprintln(os.Stderr, "mlpbench:", bad)
+		flag.Usage()
+		os.Exit(2)
+	}
+	if *list {
+		for _, c := range mlpfamily.Configs() {
+			fmt.Println(c.Name)
+		}
+		return
+	}
+	if *name == "all" {
+		if err := runAll(); err != nil {
+			fmt.Fprintln(os.Stderr, "mlpbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	var p *mlpfamily.Problem
+	var err error
+	if *load != "" {
+		p, err = mlpfamily.Load(*load)
+	} else {
+		var c mlpfamily.Config
+		if c, err = mlpfamily.Lookup(*name); err == nil {
+			p, err = mlpfamily.New(c)
+		}
+	}
+	if err == nil && *out != "" && *load == "" {
+		if err = os.MkdirAll(*out, 0o755); err == nil {
+			err = p.Save(filepath.Join(*out, p.Config.Name+".safetensors"))
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mlpbench:", err)
+		os.Exit(1)
+	}
+	if *save {
+		return
+	}
+	r, err := run(p, *warmup, *iters)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mlpbench:", err)
+		os.Exit(1)
+	}
+	b, _ := json.Marshal(r)
+	fmt.Println(string(b))
+}
+
+// runAll runs every configuration in a child process with this process's
+// flags, -config replaced.
+func runAll() error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var args []string
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name != "config" {
+			args = append(args, "-"+f.Name+"="+f.Value.String())
+		}
+	})
+	for _, c := range mlpfamily.Configs() {
+		cmd := exec.Command(exe, append(slices.Clone(args), "-config="+c.Name)...)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
+	}
+	return nil
+}
+
+// run does warmup untimed and iters timed training iterations.
+func run(p *mlpfamily.Problem, warmup, iters int) (Result, error) {
+	r := Result{Config: p.Config.Name, Side: "adamnode", Iters: iters, Warmup: warmup,
+		Threads: runtime.GOMAXPROCS(0), Backend: tensor.Default().Name(), GradMode: p.Config.Mode}
+	for i := range warmup {
+		st, err := p.Step()
+		if err != nil {
+			return r, err
+		}
+		if i == 0 {
+			r.FwdNFEFirst, r.BwdNFEFirst, r.LossFirst = st.FwdNFE, st.BwdNFE, st.Loss
+		}
+	}
+	secs := make([]float64, iters)
+	for i := range secs {
+		start := time.Now()
+		st, err := p.Step()
+		secs[i] = time.Since(start).Seconds()
+		if err != nil {
+			return r, err
+		}
+		r.FwdNFE += float64(st.FwdNFE) / float64(iters)
+		r.BwdNFE += float64(st.BwdNFE) / float64(iters)
+		r.LossLast = st.Loss
+	}
+	r.IterSeconds = median(secs)
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		r.PeakRSSMB = float64(ru.Maxrss) / 1024 // kB on Linux
+	}
+	return r, nil
+}
+
+func median(x []float64) float64 {
+	s := slices.Sorted(slices.Values(x))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

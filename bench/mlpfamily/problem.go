@@ -1,0 +1,209 @@
+package mlpfamily
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/layers"
+	"github.com/adamnode/adamnode/odeblock"
+	"github.com/adamnode/adamnode/optim"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Problem is one configuration built and ready to train: the field, the
+// dynamics, the ODE block, the data and the optimizer.
+type Problem struct {
+	Config Config
+	// Field is f: a Sequential of TimeConcat, then Linear and activation
+	// pairs, then the output Linear, its parameters named f.1.weight,
+	// f.1.bias, f.3.weight, ... (the Sequential's positions).
+	Field *layers.Sequential[float32]
+	Dyn   odeblock.Dynamics[float32]
+	Block *odeblock.Block[float32]
+	// H0 and M0 [B, D] are the initial position and velocity (M0 is unused
+	// by NODE); the initial state is h0 (NODE), (h0, m0) (HBNODE) or
+	// (h0, m0, m0²) (AdamNODE), parts stacked along the leading axis.
+	H0, M0, Target *tensor.Tensor[float32]
+	// Params lists every trained parameter: f's, then the family's scalars
+	// (γ_raw, or r1 and r2).
+	Params []*autograd.Param[float32]
+	Opt    *optim.Adam[float32]
+
+	eng tensor.Engine[float32]
+	tp  *autograd.Tape[float32]
+}
+
+// IterStats describes one training iteration.
+type IterStats struct {
+	Loss   float64 // the loss before the Adam step
+	FwdNFE int     // evaluations of the dynamics in the forward solve
+	BwdNFE int     // backward evaluations (see odeblock.BlockStats)
+}
+
+// timeField adapts the Sequential to odeblock.Field: f(h, t) = seq([h, t]).
+type timeField struct{ seq *layers.Sequential[float32] }
+
+func (f timeField) Forward(tp *autograd.Tape[float32], t float64, h autograd.Var[float32]) autograd.Var[float32] {
+	return f.seq.ForwardT(tp, t, h)
+}
+
+func (f timeField) Params() []*autograd.Param[float32] { return f.seq.Params() }
+
+// New builds the problem of c with weights and data drawn from c.Seed: the
+// Linear layers in order (PyTorch's default initialisation, weight then
+// bias uniform on ±1/√fan_in), then h0 ~ N(0, 1), m0 ~ N(0, 0.5²) and the
+// target ~ N(0, 1), each [Batch, D].
+func New(c Config) (*Problem, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(c.Seed, 0))
+	mods := []layers.Module[float32]{layers.TimeConcat[float32]{}}
+	in := c.D + 1
+	for range c.Layers {
+		mods = append(mods, layers.NewLinear[float32](rng, in, c.Width), activation(c.Act))
+		in = c.Width
+	}
+	mods = append(mods, layers.NewLinear[float32](rng, in, c.D))
+	seq := layers.NewSequential(mods...)
+	layers.Prefix("f", seq)
+	p := &Problem{
+		Config: c,
+		Field:  seq,
+		H0:     tensor.RandN[float32](rng, 0, 1, c.Batch, c.D),
+		M0:     tensor.RandN[float32](rng, 0, 0.5, c.Batch, c.D),
+		Target: tensor.RandN[float32](rng, 0, 1, c.Batch, c.D),
+	}
+	if err := p.build(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// build makes the dynamics, block, tape and optimizer around p.Field.
+func (p *Problem) build() error {
+	c := p.Config
+	field := timeField{p.Field}
+	switch c.Family {
+	case "node":
+		p.Dyn = &odeblock.NODE[float32]{F: field}
+	case "hbnode":
+		p.Dyn = odeblock.NewHBNODE[float32](field, c.GammaRaw)
+	case "adamnode":
+		d := odeblock.NewAdamNODE[float32](field, c.R1, c.R2, odeblock.ScaleSoftplus)
+		d.Eps = c.Eps
+		p.Dyn = d
+	}
+	mode, err := odeblock.ParseGradMode(c.Mode)
+	if err != nil {
+		return err
+	}
+	p.Block = &odeblock.Block[float32]{
+		Dynamics: p.Dyn, Times: []float64{0, c.T1}, Mode: mode,
+		Solver: odeblock.Options{Method: "dopri5", RTol: c.RTol, ATol: c.ATol},
+	}
+	p.Params = p.Dyn.Params()
+	cfg := optim.AdamDefaults()
+	cfg.LR = c.LR
+	p.Opt = optim.NewAdam(p.Params, cfg)
+	p.eng = engine()
+	p.tp = autograd.NewTape(p.eng)
+	return nil
+}
+
+// engine returns the engine a new problem runs on: the default backend's
+// kind (OpenBLAS when built with the tag openblas) with as many workers as
+// GOMAXPROCS is now. (tensor.Default's worker count is fixed at its first
+// use, so a benchmark run with -cpu 1,2 would run its second pass on the
+// first's workers.)
+var engine = func() tensor.Engine[float32] { return tensor.EngineFor[float32](backend(runtime.GOMAXPROCS(0))) }
+
+var backends sync.Map // worker count → *tensor.Backend
+
+// backend returns the backend of tensor.Default's kind with the given
+// number of workers, one per count for the life of the process.
+func backend(workers int) *tensor.Backend {
+	def := tensor.Default()
+	if def.Workers() == workers {
+		return def
+	}
+	if b, ok := backends.Load(workers); ok {
+		return b.(*tensor.Backend)
+	}
+	for _, b := range tensor.Backends(workers) {
+		if b.Name() == def.Name() {
+			got, _ := backends.LoadOrStore(workers, b)
+			return got.(*tensor.Backend)
+		}
+	}
+	return def // not reached: Default is one of Backends
+}
+
+func activation(name string) layers.Module[float32] {
+	switch name {
+	case "softplus":
+		return layers.Softplus[float32]{}
+	case "relu":
+		return layers.ReLU[float32]{}
+	}
+	return layers.Tanh[float32]{}
+}
+
+// z0 records the initial state on tp.
+func (p *Problem) z0(tp *autograd.Tape[float32]) autograd.Var[float32] {
+	h := tp.Const(p.H0)
+	switch p.Config.Family {
+	case "hbnode":
+		return odeblock.Stack(h, tp.Const(p.M0))
+	case "adamnode":
+		return odeblock.AdamInitialState(h, tp.Const(p.M0))
+	}
+	return h
+}
+
+// Step runs one training iteration: the forward solve, the loss, the
+// backward pass and an Adam step.
+func (p *Problem) Step() (IterStats, error) {
+	tp := p.tp
+	tp.Reset()
+	p.Opt.ZeroGrad()
+	z, err := p.Block.Forward(tp, p.z0(tp))
+	if err != nil {
+		return IterStats{}, fmt.Errorf("mlpfamily: %s: %w", p.Config.Name, err)
+	}
+	loss := layers.MSE(odeblock.Part(z, 0, p.Config.Parts()), p.Target)
+	st := IterStats{Loss: float64(loss.Item())}
+	if err := tp.Backward(loss); err != nil {
+		return st, fmt.Errorf("mlpfamily: %s: %w", p.Config.Name, err)
+	}
+	bs := p.Block.Stats()
+	st.FwdNFE, st.BwdNFE = bs.Forward.NFE, bs.Backward.NFE
+	p.Opt.Step()
+	return st, nil
+}
+
+// RHS returns the dynamics' right-hand side F(t, z0) at the current
+// weights, [P·B, D].
+func (p *Problem) RHS(t float64) *tensor.Tensor[float32] {
+	tp := autograd.NewTape(p.eng)
+	tp.SetNoGrad(true)
+	return p.Dyn.Eval(tp, t, p.z0(tp)).Value().Clone()
+}
+
+// ForwardLoss solves forward from z0 at the current weights (a block of
+// its own, so p.Block's statistics are kept) and returns the loss and the
+// forward NFE.
+func (p *Problem) ForwardLoss() (float64, int, error) {
+	tp := autograd.NewTape(p.eng)
+	tp.SetNoGrad(true)
+	b := &odeblock.Block[float32]{Dynamics: p.Dyn, Times: p.Block.Times, Solver: p.Block.Solver, Mode: odeblock.Adjoint}
+	z, err := b.Forward(tp, p.z0(tp))
+	if err != nil {
+		return 0, 0, err
+	}
+	loss := layers.MSE(odeblock.Part(z, 0, p.Config.Parts()), p.Target)
+	return float64(loss.Item()), b.Stats().Forward.NFE, nil
+}
