@@ -555,9 +555,7 @@ func Tanh[T tensor.Float](x Var[T]) Var[T] {
 
 type tanhRule[T tensor.Float] struct{}
 
-func (tanhRule[T]) backward(t *Tape[T], e *entry[T]) {
-	chain(t, e, func(_, y T) T { return 1 - y*y })
-}
+func (tanhRule[T]) backward(t *Tape[T], e *entry[T]) { t.actBackward(actTanh, e) }
 
 // Sigmoid returns the logistic σ(x) = 1/(1 + e⁻ˣ) elementwise.
 //
@@ -568,9 +566,7 @@ func Sigmoid[T tensor.Float](x Var[T]) Var[T] {
 
 type sigmoidRule[T tensor.Float] struct{}
 
-func (sigmoidRule[T]) backward(t *Tape[T], e *entry[T]) {
-	chain(t, e, func(_, y T) T { return y * (1 - y) })
-}
+func (sigmoidRule[T]) backward(t *Tape[T], e *entry[T]) { t.actBackward(actSigmoid, e) }
 
 // Softplus returns ln(1 + eˣ) elementwise.
 //
@@ -581,9 +577,7 @@ func Softplus[T tensor.Float](x Var[T]) Var[T] {
 
 type softplusRule[T tensor.Float] struct{}
 
-func (softplusRule[T]) backward(t *Tape[T], e *entry[T]) {
-	chain(t, e, func(x, _ T) T { return T(tensor.SigmoidOf(float64(x))) })
-}
+func (softplusRule[T]) backward(t *Tape[T], e *entry[T]) { t.actBackward(actSoftplus, e) }
 
 // ReLU returns max(x, 0) elementwise.
 //

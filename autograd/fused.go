@@ -144,41 +144,63 @@ func (actRule[T, R]) backward(t *Tape[T], e *entry[T]) {
 	kind, slope := actKind(e.n[3]), e.f[1]
 	g, y := e.grad, e.value
 	if g.Len() >= parallelMin {
-		t.eng.Parallel(g.Len(), func(lo, hi int) { actDeriv(kind, slope, flat(g, lo, hi).Data(), flat(y, lo, hi).Data()) })
+		t.eng.Parallel(g.Len(), func(lo, hi int) { actDeriv(kind, slope, flat(g, lo, hi), flat(y, lo, hi)) })
 	} else {
-		actDeriv(kind, slope, g.Data(), y.Data())
+		actDeriv(kind, slope, g, y)
 	}
 	var r R
 	r.backward(t, e)
 }
 
-// actDeriv sets g[i] *= act'(x_i), computed from y[i] = act(x_i).
-func actDeriv[T tensor.Float](kind actKind, slope T, g, y []T) {
-	y = y[:len(g)]
+// actBackward is the backward of a Tanh, Sigmoid or Softplus op e: the
+// input's gradient gets e.grad ⊙ act'(x), computed from the output. Large
+// tensors are split across the engine's workers.
+func (t *Tape[T]) actBackward(kind actKind, e *entry[T]) {
+	dst, acc := t.gradDst(e.in[0])
+	if dst == nil {
+		return
+	}
+	g, y := e.grad, e.value
+	if dst.Len() >= parallelMin {
+		t.eng.Parallel(dst.Len(), func(lo, hi int) { actGrad(kind, flat(dst, lo, hi), flat(g, lo, hi), flat(y, lo, hi), acc) })
+	} else {
+		actGrad(kind, dst, g, y, acc)
+	}
+}
+
+// actGrad sets dst = g ⊙ act'(x), or adds it with acc, from y = act(x), for
+// the activations whose derivative the tensor package computes.
+func actGrad[T tensor.Float](kind actKind, dst, g, y *tensor.Tensor[T], acc bool) {
 	switch kind {
+	case actTanh:
+		dst.TanhBackward(g, y, acc)
+	case actSigmoid:
+		dst.SigmoidBackward(g, y, acc)
+	case actSoftplus:
+		dst.SoftplusBackward(g, y, acc)
+	default:
+		panic(usage("actGrad: activation %d", kind))
+	}
+}
+
+// actDeriv sets g *= act'(x) in place, computed from y = act(x).
+func actDeriv[T tensor.Float](kind actKind, slope T, g, y *tensor.Tensor[T]) {
+	switch kind {
+	case actTanh, actSigmoid, actSoftplus:
+		actGrad(kind, g, g, y, false)
 	case actReLU:
-		for i, v := range y {
+		gd := g.Data()
+		for i, v := range y.Data()[:len(gd)] {
 			if !(v > 0) {
-				g[i] = 0
+				gd[i] = 0
 			}
 		}
 	case actLeakyReLU:
-		for i, v := range y {
+		gd := g.Data()
+		for i, v := range y.Data()[:len(gd)] {
 			if !(v > 0) {
-				g[i] *= slope
+				gd[i] *= slope
 			}
-		}
-	case actTanh:
-		for i, v := range y {
-			g[i] *= 1 - v*v
-		}
-	case actSigmoid:
-		for i, v := range y {
-			g[i] *= v * (1 - v)
-		}
-	case actSoftplus:
-		for i, v := range y {
-			g[i] *= T(-math.Expm1(-float64(v)))
 		}
 	}
 }

@@ -133,25 +133,33 @@ func unary64[T Float](op string, z, x *Tensor[T], f func(float64) float64) *Tens
 	return z
 }
 
+// vecMap sets z = f(x): with the float32 kernel k of the vector-math path
+// for float32 tensors, else with f64 computed in float64.
+func vecMap[T Float](op string, z, x *Tensor[T], k func(z, x []float32), f64 func(float64) float64) *Tensor[T] {
+	mustSameShape(op, z.shape, x.shape)
+	if zd, ok := any(z.data).([]float32); ok {
+		k(zd, any(x.data).([]float32))
+		return z
+	}
+	return unary64(op, z, x, f64)
+}
+
 // Map sets z[i] = f(x[i]) for every element and returns z.
 func (z *Tensor[T]) Map(x *Tensor[T], f func(T) T) *Tensor[T] { return unary("Map", z, x, f) }
 
 // Exp sets z = exp(x) elementwise and returns z.
 func (z *Tensor[T]) Exp(x *Tensor[T]) *Tensor[T] {
-	if isFloat32[T]() {
-		return unary64("Exp", z, x, expFast)
-	}
-	return unary64("Exp", z, x, math.Exp)
+	return vecMap("Exp", z, x, vec.exp, math.Exp)
 }
 
 // Log sets z = ln(x) elementwise and returns z.
 func (z *Tensor[T]) Log(x *Tensor[T]) *Tensor[T] {
-	return unary64("Log", z, x, math.Log)
+	return vecMap("Log", z, x, vec.log, math.Log)
 }
 
 // Sqrt sets z = √x elementwise and returns z.
 func (z *Tensor[T]) Sqrt(x *Tensor[T]) *Tensor[T] {
-	return unary64("Sqrt", z, x, math.Sqrt)
+	return vecMap("Sqrt", z, x, vec.sqrt, math.Sqrt)
 }
 
 // Square sets z = x² elementwise and returns z.
@@ -166,10 +174,7 @@ func (z *Tensor[T]) Neg(x *Tensor[T]) *Tensor[T] {
 
 // Tanh sets z = tanh(x) elementwise and returns z.
 func (z *Tensor[T]) Tanh(x *Tensor[T]) *Tensor[T] {
-	if isFloat32[T]() {
-		return unary64("Tanh", z, x, tanhFast)
-	}
-	return unary64("Tanh", z, x, math.Tanh)
+	return vecMap("Tanh", z, x, vec.tanh, math.Tanh)
 }
 
 // SigmoidOf returns the logistic function σ(v) = 1/(1+e^−v), computed without
@@ -192,15 +197,12 @@ func SoftplusOf(v float64) float64 {
 
 // Sigmoid sets z = σ(x) = 1/(1+e^−x) elementwise and returns z.
 func (z *Tensor[T]) Sigmoid(x *Tensor[T]) *Tensor[T] {
-	if isFloat32[T]() {
-		return unary64("Sigmoid", z, x, sigmoidFast)
-	}
-	return unary64("Sigmoid", z, x, SigmoidOf)
+	return vecMap("Sigmoid", z, x, vec.sigmoid, SigmoidOf)
 }
 
 // Softplus sets z = ln(1+eˣ) elementwise and returns z.
 func (z *Tensor[T]) Softplus(x *Tensor[T]) *Tensor[T] {
-	return unary64("Softplus", z, x, SoftplusOf)
+	return vecMap("Softplus", z, x, vec.softplus, SoftplusOf)
 }
 
 // ReLU sets z = max(x, 0) elementwise and returns z. NaN stays NaN.
@@ -237,6 +239,88 @@ func (z *Tensor[T]) ReLUBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 		}
 	}
 	return z
+}
+
+// TanhBackward sets z = g ⊙ (1 − y²), or adds it to z with accumulate: the
+// gradient of a Tanh given its output y and output gradient g. It returns z.
+func (z *Tensor[T]) TanhBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
+	mustSameShape("TanhBackward", z.shape, g.shape)
+	mustSameShape("TanhBackward", z.shape, y.shape)
+	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
+	if accumulate {
+		for i, v := range yd {
+			zd[i] += gd[i] * (1 - v*v)
+		}
+	} else {
+		for i, v := range yd {
+			zd[i] = gd[i] * (1 - v*v)
+		}
+	}
+	return z
+}
+
+// SigmoidBackward sets z = g ⊙ y(1 − y), or adds it to z with accumulate:
+// the gradient of a Sigmoid given its output y and output gradient g. It
+// returns z.
+func (z *Tensor[T]) SigmoidBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
+	mustSameShape("SigmoidBackward", z.shape, g.shape)
+	mustSameShape("SigmoidBackward", z.shape, y.shape)
+	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
+	if accumulate {
+		for i, v := range yd {
+			zd[i] += gd[i] * (v * (1 - v))
+		}
+	} else {
+		for i, v := range yd {
+			zd[i] = gd[i] * (v * (1 - v))
+		}
+	}
+	return z
+}
+
+// SoftplusBackward sets z = g ⊙ σ(x), or adds it to z with accumulate: the
+// gradient of a Softplus given its output y = softplus(x) ≥ 0 and output
+// gradient g, with σ(x) = 1 − e^−y. float32 tensors compute it as
+// 2t/(1 + t), t = tanh(y/2), with the vector tanh (accurate where y is
+// tiny, as −expm1(−y) is); float64 ones use math.Expm1. It returns z.
+func (z *Tensor[T]) SoftplusBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
+	mustSameShape("SoftplusBackward", z.shape, g.shape)
+	mustSameShape("SoftplusBackward", z.shape, y.shape)
+	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
+	if z32, ok := any(zd).([]float32); ok {
+		softplusBackward32(z32, any(gd).([]float32), any(yd).([]float32), accumulate)
+		return z
+	}
+	for i, v := range yd {
+		d := gd[i] * T(-math.Expm1(-float64(v)))
+		if accumulate {
+			zd[i] += d
+		} else {
+			zd[i] = d
+		}
+	}
+	return z
+}
+
+func softplusBackward32(z, g, y []float32, acc bool) {
+	var buf [512]float32
+	for lo := 0; lo < len(z); lo += len(buf) {
+		n := min(len(buf), len(z)-lo)
+		t, zb, gb := buf[:n], z[lo:lo+n], g[lo:lo+n]
+		for j, v := range y[lo : lo+n] {
+			t[j] = 0.5 * v
+		}
+		vec.tanh(t, t)
+		if acc {
+			for j, v := range t {
+				zb[j] += gb[j] * (2 * v / (1 + v))
+			}
+		} else {
+			for j, v := range t {
+				zb[j] = gb[j] * (2 * v / (1 + v))
+			}
+		}
+	}
 }
 
 // reluMask32 masks g by y > 0 with bit operations: y > 0 exactly when its

@@ -352,8 +352,8 @@ func TestReLUBackward(t *testing.T) {
 	}
 }
 
-// TestFloat32Maps compares float32 Exp, Tanh and Sigmoid (fast paths) with
-// the math package over a dense grid and the edges of float32's range.
+// TestFloat32Maps compares the float32 maps (the vector kernels) with the
+// math package over a dense grid and the edges of float32's range.
 func TestFloat32Maps(t *testing.T) {
 	var xs []float32
 	for v := -120.0; v <= 120; v += 0.0137 {
@@ -369,12 +369,15 @@ func TestFloat32Maps(t *testing.T) {
 		{"Exp", func(z, x *tensor.Tensor[float32]) { z.Exp(x) }, math.Exp},
 		{"Tanh", func(z, x *tensor.Tensor[float32]) { z.Tanh(x) }, math.Tanh},
 		{"Sigmoid", func(z, x *tensor.Tensor[float32]) { z.Sigmoid(x) }, func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }},
+		{"Softplus", func(z, x *tensor.Tensor[float32]) { z.Softplus(x) }, tensor.SoftplusOf},
+		{"Log", func(z, x *tensor.Tensor[float32]) { z.Log(x) }, math.Log},
+		{"Sqrt", func(z, x *tensor.Tensor[float32]) { z.Sqrt(x) }, math.Sqrt},
 	} {
 		z := tensor.New[float32](len(xs))
 		c.run(z, x)
 		for i, v := range xs {
 			want, got := float32(c.ref(float64(v))), z.Data()[i]
-			if got == want {
+			if got == want || got != got && want != want {
 				continue
 			}
 			d := math.Abs(float64(got) - float64(want))
@@ -386,6 +389,83 @@ func TestFloat32Maps(t *testing.T) {
 		c.run(n, tensor.FromSlice([]float32{float32(math.NaN())}))
 		if !math.IsNaN(float64(n.Data()[0])) {
 			t.Errorf("%s(NaN) = %v", c.name, n.Data()[0])
+		}
+	}
+}
+
+// TestActivationBackward checks TanhBackward, SigmoidBackward and
+// SoftplusBackward in float32 (the vector tanh for softplus) against float64,
+// set and accumulated, and in place (z = g).
+func TestActivationBackward(t *testing.T) {
+	var xs []float64
+	for v := -110.0; v <= 110; v += 0.173 {
+		xs = append(xs, v)
+	}
+	xs = append(xs, 0, 1e-30, -1e-30, 1e-7, math.Inf(1), math.Inf(-1))
+	n := len(xs)
+	x64 := tensor.FromSlice(xs)
+	x32 := tensor.New[float32](n)
+	g64 := tensor.New[float64](n)
+	for i, v := range xs {
+		x32.Data()[i] = float32(v)
+		g64.Data()[i] = 1 + float64(i%7)/8
+	}
+	g32 := tensor.New[float32](n)
+	for i, v := range g64.Data() {
+		g32.Data()[i] = float32(v)
+	}
+	for _, c := range []struct {
+		name     string
+		fwd32    func(z, x *tensor.Tensor[float32])
+		fwd64    func(z, x *tensor.Tensor[float64])
+		bwd32    func(z, g, y *tensor.Tensor[float32], acc bool)
+		bwd64    func(z, g, y *tensor.Tensor[float64], acc bool)
+		deriv    func(x float64) float64
+		relative bool
+	}{
+		{"Tanh", func(z, x *tensor.Tensor[float32]) { z.Tanh(x) }, func(z, x *tensor.Tensor[float64]) { z.Tanh(x) },
+			func(z, g, y *tensor.Tensor[float32], acc bool) { z.TanhBackward(g, y, acc) }, func(z, g, y *tensor.Tensor[float64], acc bool) { z.TanhBackward(g, y, acc) },
+			func(x float64) float64 { return 1 - math.Tanh(x)*math.Tanh(x) }, false},
+		{"Sigmoid", func(z, x *tensor.Tensor[float32]) { z.Sigmoid(x) }, func(z, x *tensor.Tensor[float64]) { z.Sigmoid(x) },
+			func(z, g, y *tensor.Tensor[float32], acc bool) { z.SigmoidBackward(g, y, acc) }, func(z, g, y *tensor.Tensor[float64], acc bool) { z.SigmoidBackward(g, y, acc) },
+			func(x float64) float64 { s := tensor.SigmoidOf(x); return s * (1 - s) }, false},
+		{"Softplus", func(z, x *tensor.Tensor[float32]) { z.Softplus(x) }, func(z, x *tensor.Tensor[float64]) { z.Softplus(x) },
+			func(z, g, y *tensor.Tensor[float32], acc bool) { z.SoftplusBackward(g, y, acc) }, func(z, g, y *tensor.Tensor[float64], acc bool) { z.SoftplusBackward(g, y, acc) },
+			tensor.SigmoidOf, true},
+	} {
+		y32, y64 := tensor.New[float32](n), tensor.New[float64](n)
+		c.fwd32(y32, x32)
+		c.fwd64(y64, x64)
+		z32, z64 := tensor.New[float32](n), tensor.New[float64](n)
+		c.bwd32(z32, g32, y32, false)
+		c.bwd64(z64, g64, y64, false)
+		for i, x := range xs {
+			want := g64.Data()[i] * c.deriv(x)
+			if d := math.Abs(z64.Data()[i] - want); d > 1e-15*math.Abs(want)+1e-300 && !(d < 1e-15 && !c.relative) {
+				t.Errorf("float64 %sBackward at x = %g: %g, want %g", c.name, x, z64.Data()[i], want)
+			}
+			// float32, against the derivative at x rounded to float32:
+			// relative accuracy for softplus's σ; tanh' and σ' are computed
+			// from y, so the error is absolute, some ulps of 1.
+			want = float64(g32.Data()[i]) * c.deriv(float64(x32.Data()[i]))
+			tol := 1e-6 * math.Abs(want)
+			if !c.relative {
+				tol += 4e-7
+			} else if math.Abs(want) < 1e-37 {
+				tol += 1e-44
+			}
+			if got := float64(z32.Data()[i]); !(math.Abs(got-want) <= tol) {
+				t.Errorf("float32 %sBackward at x = %g: %g, want %g", c.name, x, got, want)
+			}
+		}
+		acc := z32.Clone()
+		c.bwd32(acc, g32, y32, true)
+		in := g32.Clone()
+		c.bwd32(in, in, y32, false)
+		for i, v := range z32.Data() {
+			if acc.Data()[i] != 2*v || in.Data()[i] != v {
+				t.Fatalf("float32 %sBackward at x = %g: accumulated %g, in place %g, for %g", c.name, xs[i], acc.Data()[i], in.Data()[i], v)
+			}
 		}
 	}
 }
