@@ -155,3 +155,43 @@ func benchMap[T tensor.Float](b *testing.B, lo, hi float64, f func(z, x *tensor.
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(x.Len()), "ns/elem")
 }
+
+// BenchmarkGemmMLP measures float32 GEMM at the shapes of an MLP field's
+// Linear layers (batch × in → out): the forward x·Wᵀ, the input gradient
+// g·W and the weight gradient gᵀ·x, on every compiled-in backend with one
+// worker and with GOMAXPROCS workers, reporting GFLOP/s.
+func BenchmarkGemmMLP(b *testing.B) {
+	shapes := []struct{ batch, in, out int }{
+		{512, 17, 64}, {512, 64, 64}, {512, 64, 16}, {512, 256, 256}, {2048, 64, 64}, {128, 64, 64},
+	}
+	for _, workers := range []int{1, 0} {
+		for _, be := range tensor.Backends(workers) {
+			e := tensor.EngineFor[float32](be)
+			for _, s := range shapes {
+				rng := rand.New(rand.NewPCG(1, 1))
+				x := tensor.RandN[float32](rng, 0, 1, s.batch, s.in)
+				w := tensor.RandN[float32](rng, 0, 1, s.out, s.in)
+				g := tensor.RandN[float32](rng, 0, 1, s.batch, s.out)
+				y := tensor.New[float32](s.batch, s.out)
+				dx := tensor.New[float32](s.batch, s.in)
+				dw := tensor.New[float32](s.out, s.in)
+				flops := 2 * float64(s.batch*s.in*s.out)
+				for _, pass := range []struct {
+					name string
+					run  func()
+				}{
+					{"fwd", func() { y.MatMul(e, x, false, w, true) }},
+					{"dx", func() { dx.MatMul(e, g, false, w, false) }},
+					{"dw", func() { dw.MatMul(e, g, true, x, false) }},
+				} {
+					b.Run(fmt.Sprintf("%s/w=%d/%dx%dto%d/%s", be.Name(), be.Workers(), s.batch, s.in, s.out, pass.name), func(b *testing.B) {
+						for b.Loop() {
+							pass.run()
+						}
+						b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					})
+				}
+			}
+		}
+	}
+}
