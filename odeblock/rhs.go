@@ -1,0 +1,158 @@
+package odeblock
+
+import (
+	"fmt"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// The families' right-hand sides as single tape nodes. Recorded op by op,
+// AdamNODE's F(z) = (−m/s(v), a1·(−g − m), a2·(g² − v)) is about fifteen
+// nodes, each a pass over a part of the state forward and another backward;
+// for MLP fields, whose GEMMs are small, those passes cost as much as the
+// field. Each node here takes one pass forward and one backward, with the
+// derivatives written out.
+
+// adamRHS records AdamNODE's right-hand side from the state z = (h, m, v)
+// and g = f(h, t): one node with inputs z, g, r1 and r2 (a1 = σ(r1),
+// a2 = σ(r2)). Its backward, for the cotangent (c_h, c_m, c_v), is
+//
+//	∂/∂g  = −a1·c_m + 2·a2·g ⊙ c_v
+//	∂/∂h  = 0
+//	∂/∂m  = −c_h / s − a1·c_m
+//	∂/∂v  = c_h ⊙ m ⊙ s'(v) / s² − a2·c_v
+//	∂/∂r1 = a1(1−a1)·Σ c_m ⊙ (−g − m)
+//	∂/∂r2 = a2(1−a2)·Σ c_v ⊙ (g² − v)
+func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]) autograd.Var[T] {
+	zv, gv := z.Value(), g.Value()
+	n := gv.Len()
+	if zv.Len() != 3*n {
+		panic(&tensor.ShapeError{Op: "odeblock.AdamNODE", Msg: fmt.Sprintf("f(h) of shape %v for a state of shape %v", gv.Shape(), zv.Shape())})
+	}
+	a1 := tensor.SigmoidOf(float64(r1.Value().Data()[0]))
+	a2 := tensor.SigmoidOf(float64(r2.Value().Data()[0]))
+	out := tp.Scratch(zv.Shape()...)
+	zd, gd, od := zv.Data(), gv.Data(), out.Data()
+	m, v := zd[n:2*n], zd[2*n:]
+	// s(v) into the h part of out first, then h' = −m/s over it.
+	dh := od[:n]
+	d.scaleInto(dh, v)
+	ta1, ta2 := T(a1), T(a2)
+	dm, dv := od[n:2*n], od[2*n:]
+	gd, m = gd[:n], m[:n]
+	for i, gi := range gd {
+		mi := m[i]
+		dh[i] = -mi / dh[i]
+		dm[i] = ta1 * (-gi - mi)
+		dv[i] = ta2 * (gi*gi - v[i])
+	}
+	return autograd.Custom("AdamNODE.F", out, func(c *tensor.Tensor[T]) []*tensor.Tensor[T] {
+		cd := c.Data()
+		ch, cm, cv := cd[:n], cd[n:2*n], cd[2*n:3*n]
+		gz := tp.Scratch(zv.Shape()...)
+		gg := tp.Scratch(gv.Shape()...)
+		gzd, ggd := gz.Data(), gg.Data()
+		clear(gzd[:n])
+		gm, gvv := gzd[n:2*n], gzd[2*n:3*n]
+		// s(v) into gm, s'(v) into gvv, then the gradients over them.
+		d.scaleDerivInto(gm, gvv, v)
+		var sr1, sr2 float64
+		for i, gi := range gd {
+			mi, vi, s, ds := m[i], v[i], gm[i], gvv[i]
+			ggd[i] = -ta1*cm[i] + 2*ta2*gi*cv[i]
+			gm[i] = -ch[i]/s - ta1*cm[i]
+			gvv[i] = ch[i]*mi*ds/(s*s) - ta2*cv[i]
+			sr1 += float64(cm[i]) * float64(-gi-mi)
+			sr2 += float64(cv[i]) * float64(gi*gi-vi)
+		}
+		gr1, gr2 := tp.Scratch(1), tp.Scratch(1)
+		gr1.Data()[0] = T(a1 * (1 - a1) * sr1)
+		gr2.Data()[0] = T(a2 * (1 - a2) * sr2)
+		return []*tensor.Tensor[T]{gz, gg, gr1, gr2}
+	}, z, g, r1, r2)
+}
+
+// scaleInto sets s[i] = s(v[i]): √softplus(v) + ε or √(v + ε), with the
+// vector kernels of package tensor.
+func (d *AdamNODE[T]) scaleInto(s, v []T) {
+	st, vt := tensor.FromSlice(s), tensor.FromSlice(v[:len(s)])
+	eps := d.eps()
+	if d.S == ScaleSoftplus {
+		st.Softplus(vt)
+		st.Sqrt(st)
+		st.AddScalar(st, eps)
+		return
+	}
+	st.AddScalar(vt, eps)
+	st.Sqrt(st)
+}
+
+// scaleDerivInto sets s[i] = s(v[i]) and ds[i] = s'(v[i]): for
+// s = √softplus(v) + ε, s' = σ(v) / (2√softplus(v)) (0 where softplus(v)
+// underflows to 0, the limit e^{v/2}/2 there being below the smallest
+// number); for s = √(v + ε), s' = 1 / (2s).
+func (d *AdamNODE[T]) scaleDerivInto(s, ds, v []T) {
+	st, dt, vt := tensor.FromSlice(s), tensor.FromSlice(ds), tensor.FromSlice(v[:len(s)])
+	eps := d.eps()
+	if d.S == ScaleSoftplus {
+		st.Softplus(vt)
+		st.Sqrt(st) // r = √softplus(v)
+		dt.Sigmoid(vt)
+		for i, r := range s {
+			if r > 0 {
+				ds[i] /= 2 * r
+			} else {
+				ds[i] = 0
+			}
+			s[i] = r + eps
+		}
+		return
+	}
+	st.AddScalar(vt, eps)
+	st.Sqrt(st)
+	for i, si := range s {
+		ds[i] = 1 / (2 * si)
+	}
+}
+
+// hbRHS records HBNODE's right-hand side (−m, g − γ·m) from the state
+// z = (h, m) and g = f(h, t), γ = σ(γ_raw): one node. Its backward, for the
+// cotangent (c_h, c_m), is ∂/∂g = c_m, ∂/∂h = 0, ∂/∂m = −c_h − γ·c_m and
+// ∂/∂γ_raw = −γ(1−γ)·Σ c_m ⊙ m.
+func hbRHS[T tensor.Float](tp *autograd.Tape[T], z, g, gammaRaw autograd.Var[T]) autograd.Var[T] {
+	zv, gv := z.Value(), g.Value()
+	n := gv.Len()
+	if zv.Len() != 2*n {
+		panic(&tensor.ShapeError{Op: "odeblock.HBNODE", Msg: fmt.Sprintf("f(h) of shape %v for a state of shape %v", gv.Shape(), zv.Shape())})
+	}
+	gamma := tensor.SigmoidOf(float64(gammaRaw.Value().Data()[0]))
+	tg := T(gamma)
+	out := tp.Scratch(zv.Shape()...)
+	zd, gd, od := zv.Data(), gv.Data(), out.Data()
+	m := zd[n : 2*n]
+	dh, dm := od[:n], od[n:2*n]
+	gd = gd[:n]
+	for i, mi := range m {
+		dh[i] = -mi
+		dm[i] = gd[i] - tg*mi
+	}
+	return autograd.Custom("HBNODE.F", out, func(c *tensor.Tensor[T]) []*tensor.Tensor[T] {
+		cd := c.Data()
+		ch, cm := cd[:n], cd[n:2*n]
+		gz := tp.Scratch(zv.Shape()...)
+		gzd := gz.Data()
+		clear(gzd[:n])
+		gm := gzd[n : 2*n]
+		var sum float64
+		for i, mi := range m {
+			gm[i] = -ch[i] - tg*cm[i]
+			sum += float64(cm[i]) * float64(mi)
+		}
+		gr := tp.Scratch(1)
+		gr.Data()[0] = T(-gamma * (1 - gamma) * sum)
+		// ∂/∂g is c_m itself: a view of the cotangent is read before
+		// backward's caller reuses it.
+		return []*tensor.Tensor[T]{gz, tensor.FromSlice(cm, gv.Shape()...), gr}
+	}, z, g, gammaRaw)
+}
