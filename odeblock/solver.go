@@ -837,12 +837,8 @@ func (s *Solver[T]) interpolate(dst []T, t, h, tq float64, f0, f1 []T) {
 	}
 }
 
-func axpy[T tensor.Float](dst []T, a T, x []T) {
-	x = x[:len(dst)]
-	for i := range dst {
-		dst[i] += a * x[i]
-	}
-}
+// axpy sets dst += a·x.
+func axpy[T tensor.Float](dst []T, a T, x []T) { tensor.AxpySlice(a, x, dst) }
 
 func allFinite[T tensor.Float](x []T) bool {
 	for _, v := range x {

@@ -77,6 +77,10 @@ func EngineFor[T Float](b *Backend) Engine[T] {
 	}
 }
 
+// gonumBLAS is gonum's pure-Go BLAS (with its assembly kernels), used for
+// level-1 operations in every build.
+var gonumBLAS gonum.Implementation
+
 // Gonum returns a backend over gonum's pure-Go BLAS using the given number
 // of worker goroutines (GOMAXPROCS when workers ≤ 0). It needs no C library.
 func Gonum(workers int) *Backend {
