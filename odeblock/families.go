@@ -186,8 +186,9 @@ type AdamNODE[T tensor.Float] struct {
 	Eps    float64 // ε; 1e-8 when 0
 
 	ones, c, gbuf *tensor.Tensor[T]
-	s, ds         []float64       // s(v) and s'(v) during EvalAdjoint
-	views         [4]partViews[T] // of z, a, dz, da in EvalAdjoint
+	r, sig        *tensor.Tensor[T] // float32: √softplus(v) (or √(v+ε)) and σ(v) from the vector maps
+	s, ds         []float64         // s(v) and s'(v) during EvalAdjoint
+	views         [4]partViews[T]   // of z, a, dz, da in EvalAdjoint
 }
 
 // NewAdamNODE returns an AdamNODE with raw scalars r1, r2 (the paper's MNIST
@@ -294,6 +295,21 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 		d.s, d.ds = make([]float64, len(vd)), make([]float64, len(vd))
 	}
 	w := adamWork[T]{d: d, a1: a1, a2: a2, g: gd, m: md, v: vd, ah: ahd, am: amd, av: avd, dh: dhd, dm: dmd, dv: dvd, dam: damd, dav: davd}
+	if _, ok := any(vd).([]float32); ok {
+		// float32: the square root, softplus and σ of v with the tensor
+		// package's vector maps, a small part of the time of the scalar
+		// float64 functions.
+		if d.r == nil || !d.r.SameShape(v) {
+			d.r, d.sig = tensor.New[T](v.Shape()...), tensor.New[T](v.Shape()...)
+		}
+		if d.S == ScaleSoftplus {
+			d.r.Sqrt(d.r.Softplus(v))
+			d.sig.Sigmoid(v)
+		} else {
+			d.r.Sqrt(d.r.AddScalar(v, d.eps()))
+		}
+		w.r, w.sig = d.r.Data(), d.sig.Data()
+	}
 	if n := len(hd); n >= 1<<16 {
 		wp := w                                                       // a copy for the workers' closure, so that w stays on the stack
 		pb.Engine().Parallel(n, func(lo, hi int) { wp.band(lo, hi) }) // large maps: over the engine's workers
@@ -317,18 +333,37 @@ type adamWork[T tensor.Float] struct {
 	a1, a2                          float64
 	g, m, v, ah, am, av, dh, dm, dv []T
 	dam, dav                        []T
+	r, sig                          []T // float32: as AdamNODE's r and sig; nil for float64
 }
 
 // band computes elements [lo, hi) of dz = (h', m', v') and of a_m', a_v'.
 func (w *adamWork[T]) band(lo, hi int) {
 	d, a1, a2 := w.d, w.a1, w.a2
-	// s(v) and s'(v) first, in passes of their own: the exponential and
-	// logarithm then overlap from element to element (see tensor's unary64).
-	for i, v := range w.v[lo:hi] {
-		d.s[lo+i] = float64(v)
-	}
-	for i := lo; i < hi; i++ {
-		d.s[i], d.ds[i] = d.scale(d.s[i])
+	switch {
+	case w.r != nil && d.S == ScaleSoftplus: // s = r + ε, s' = σ(v)/(2r)
+		eps := float64(d.eps())
+		for i := lo; i < hi; i++ {
+			if r := float64(w.r[i]); r > 0 {
+				d.s[i], d.ds[i] = r+eps, float64(w.sig[i])/(2*r)
+			} else { // softplus(v) underflowed float32 (v < −103), or NaN
+				d.s[i], d.ds[i] = d.scale(float64(w.v[i]))
+			}
+		}
+	case w.r != nil: // s = r, s' = 1/(2r)
+		for i := lo; i < hi; i++ {
+			r := float64(w.r[i])
+			d.s[i], d.ds[i] = r, 1/(2*r)
+		}
+	default:
+		// s(v) and s'(v) first, in passes of their own: the exponential and
+		// logarithm then overlap from element to element (see tensor's
+		// unary64).
+		for i, v := range w.v[lo:hi] {
+			d.s[lo+i] = float64(v)
+		}
+		for i := lo; i < hi; i++ {
+			d.s[i], d.ds[i] = d.scale(d.s[i])
+		}
 	}
 	for i := lo; i < hi; i++ {
 		g, mi, vi := float64(w.g[i]), float64(w.m[i]), float64(w.v[i])
