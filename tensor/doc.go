@@ -53,7 +53,7 @@
 // # Vector math
 //
 // Exp, Log, Sqrt, Tanh, Sigmoid and Softplus on float32 tensors (and the
-// σ in SoftplusBackward) run on float32 slice kernels, one set per "path":
+// tanh in SoftplusBackward) run on float32 slice kernels, one set per "path":
 // on amd64, Go assembly for AVX-512 (16 lanes in ZMM registers) or AVX2 with
 // FMA (8 lanes in YMM), picked once at start from the CPU's features
 // (golang.org/x/sys/cpu, so GODEBUG=cpu.avx512f=off or cpu.avx2=off takes
