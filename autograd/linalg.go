@@ -31,10 +31,7 @@ func sumPerChannelInto[T tensor.Float](dst *tensor.Tensor[T], acc bool, g *tenso
 	}
 	if inner == 1 {
 		for b := 0; b < batch; b++ {
-			row := gs[b*c : (b+1)*c]
-			for ch, v := range row {
-				d[ch] += v
-			}
+			tensor.AxpySlice(1, gs[b*c:(b+1)*c], d)
 		}
 		return
 	}
@@ -125,12 +122,22 @@ func Linear[T tensor.Float](x, w, b Var[T]) Var[T] {
 	if be != nil {
 		mustBias("Linear", we, be, out)
 		zd, bd := z.Data(), be.value.Data()
-		for r := 0; r < xt.Dim(0); r++ {
-			copy(zd[r*out:(r+1)*out], bd)
-		}
+		broadcastRows(zd, bd[:out])
 	}
 	gemmInto(t.eng, z, be != nil, xt, false, wt, true)
 	return t.varOf(t.record("Linear", z, linearRule[T]{}, xe, we, be))
+}
+
+// broadcastRows fills z, rows of len(row), with copies of row, in copies
+// that double in length (a few long copies rather than one per row).
+func broadcastRows[T tensor.Float](z, row []T) {
+	if len(z) == 0 {
+		return
+	}
+	n := copy(z, row)
+	for n < len(z) {
+		n += copy(z[n:], z[:n])
+	}
 }
 
 type linearRule[T tensor.Float] struct{}

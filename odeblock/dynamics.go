@@ -55,12 +55,19 @@ type Adjointer[T tensor.Float] interface {
 	EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a *tensor.Tensor[T], dz, da *tensor.Tensor[T], dg []*tensor.Tensor[T]) error
 }
 
-// splitParts views the state z [P·B, ...] as its P parts [B, ...].
-func splitParts[T tensor.Float](z autograd.Var[T], parts int) []autograd.Var[T] {
+// checkParts panics unless z's leading axis splits into the given number
+// of parts, and returns its length.
+func checkParts[T tensor.Float](z autograd.Var[T], parts int) int {
 	n := z.Shape()[0]
 	if n%parts != 0 {
 		panic(&tensor.ShapeError{Op: "odeblock", Msg: fmt.Sprintf("state of shape %v does not split into %d parts along axis 0", z.Shape(), parts)})
 	}
+	return n
+}
+
+// splitParts views the state z [P·B, ...] as its P parts [B, ...].
+func splitParts[T tensor.Float](z autograd.Var[T], parts int) []autograd.Var[T] {
+	n := checkParts(z, parts)
 	sizes := make([]int, parts)
 	for i := range sizes {
 		sizes[i] = n / parts

@@ -85,10 +85,9 @@ func NewHBNODE[T tensor.Float](f Field[T], gammaRaw float64) *HBNODE[T] {
 
 // Eval implements Dynamics.
 func (d *HBNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
-	p := splitParts(z, 2)
-	h, m := p[0], p[1]
-	gamma := autograd.Sigmoid(tp.Param(d.GammaRaw))
-	return Stack(autograd.Neg(m), autograd.Sub(d.F.Forward(tp, t, h), autograd.MulScalar(m, gamma)))
+	checkParts(z, 2)
+	g := d.F.Forward(tp, t, Part(z, 0, 2))
+	return hbRHS(tp, z, g, tp.Param(d.GammaRaw))
 }
 
 // Params implements Dynamics: f's parameters, then γ_raw.
@@ -211,21 +210,9 @@ func AdamInitialState[T tensor.Float](h0, m0 autograd.Var[T]) autograd.Var[T] {
 
 // Eval implements Dynamics.
 func (d *AdamNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
-	p := splitParts(z, 3)
-	h, m, v := p[0], p[1], p[2]
-	g := d.F.Forward(tp, t, h)
-	a1 := autograd.Sigmoid(tp.Param(d.R1))
-	a2 := autograd.Sigmoid(tp.Param(d.R2))
-	var s autograd.Var[T]
-	if d.S == ScaleSoftplus {
-		s = autograd.AddConst(autograd.Sqrt(autograd.Softplus(v)), d.eps())
-	} else {
-		s = autograd.Sqrt(autograd.AddConst(v, d.eps()))
-	}
-	dh := autograd.Neg(autograd.Div(m, s))
-	dm := autograd.MulScalar(autograd.Neg(autograd.Add(g, m)), a1)
-	dv := autograd.MulScalar(autograd.Sub(autograd.Square(g), v), a2)
-	return Stack(dh, dm, dv)
+	checkParts(z, 3)
+	g := d.F.Forward(tp, t, Part(z, 0, 3))
+	return d.adamRHS(tp, z, g, tp.Param(d.R1), tp.Param(d.R2))
 }
 
 // Params implements Dynamics: f's parameters, then r1 and r2.
