@@ -39,8 +39,8 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 	dh := od[:n]
 	d.scaleInto(dh, v)
 	ta1, ta2 := T(a1), T(a2)
-	dm, dv := od[n:2*n], od[2*n:]
-	gd, m = gd[:n], m[:n]
+	dm, dv := od[n:2*n], od[2*n:3*n]
+	gd, m, v = gd[:n], m[:n], v[:n]
 	for i, gi := range gd {
 		mi := m[i]
 		dh[i] = -mi / dh[i]
@@ -57,14 +57,23 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 		gm, gvv := gzd[n:2*n], gzd[2*n:3*n]
 		// s(v) into gm, s'(v) into gvv, then the gradients over them.
 		d.scaleDerivInto(gm, gvv, v)
+		ggd = ggd[:n]
+		// The sums for r1 and r2 in float64, over blocks summed in T.
 		var sr1, sr2 float64
-		for i, gi := range gd {
-			mi, vi, s, ds := m[i], v[i], gm[i], gvv[i]
-			ggd[i] = -ta1*cm[i] + 2*ta2*gi*cv[i]
-			gm[i] = -ch[i]/s - ta1*cm[i]
-			gvv[i] = ch[i]*mi*ds/(s*s) - ta2*cv[i]
-			sr1 += float64(cm[i]) * float64(-gi-mi)
-			sr2 += float64(cv[i]) * float64(gi*gi-vi)
+		for lo := 0; lo < n; lo += rhsBlock {
+			hi := min(lo+rhsBlock, n)
+			var b1, b2 T
+			for i := lo; i < hi; i++ {
+				gi, mi, chi, cmi, cvi := gd[i], m[i], ch[i], cm[i], cv[i]
+				inv := 1 / gm[i]
+				ggd[i] = -ta1*cmi + 2*ta2*gi*cvi
+				gm[i] = -chi*inv - ta1*cmi
+				gvv[i] = chi*mi*gvv[i]*inv*inv - ta2*cvi
+				b1 += cmi * (-gi - mi)
+				b2 += cvi * (gi*gi - v[i])
+			}
+			sr1 += float64(b1)
+			sr2 += float64(b2)
 		}
 		gr1, gr2 := tp.Scratch(1), tp.Scratch(1)
 		gr1.Data()[0] = T(a1 * (1 - a1) * sr1)
@@ -72,6 +81,10 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 		return []*tensor.Tensor[T]{gz, gg, gr1, gr2}
 	}, z, g, r1, r2)
 }
+
+// rhsBlock is the length of the blocks whose sums are formed in T before
+// they are added in float64.
+const rhsBlock = 64
 
 // scaleInto sets s[i] = s(v[i]): √softplus(v) + ε or √(v + ε), with the
 // vector kernels of package tensor.
@@ -99,9 +112,10 @@ func (d *AdamNODE[T]) scaleDerivInto(s, ds, v []T) {
 		st.Softplus(vt)
 		st.Sqrt(st) // r = √softplus(v)
 		dt.Sigmoid(vt)
+		ds = ds[:len(s)]
 		for i, r := range s {
 			if r > 0 {
-				ds[i] /= 2 * r
+				ds[i] *= 0.5 / r
 			} else {
 				ds[i] = 0
 			}
