@@ -1,8 +1,6 @@
 package odeblock
 
 import (
-	"math"
-
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -185,9 +183,8 @@ type AdamNODE[T tensor.Float] struct {
 	Eps    float64 // ε; 1e-8 when 0
 
 	ones, c, gbuf *tensor.Tensor[T]
-	r, sig        *tensor.Tensor[T] // float32: √softplus(v) (or √(v+ε)) and σ(v) from the vector maps
-	s, ds         []float64         // s(v) and s'(v) during EvalAdjoint
-	views         [4]partViews[T]   // of z, a, dz, da in EvalAdjoint
+	s, ds         []T             // s(v) and s'(v) during EvalAdjoint
+	views         [4]partViews[T] // of z, a, dz, da in EvalAdjoint
 }
 
 // NewAdamNODE returns an AdamNODE with raw scalars r1, r2 (the paper's MNIST
@@ -218,23 +215,6 @@ func (d *AdamNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) a
 // Params implements Dynamics: f's parameters, then r1 and r2.
 func (d *AdamNODE[T]) Params() []*autograd.Param[T] { return withParams(d.F, d.R1, d.R2) }
 
-// scale returns s(v) and s'(v) for one element.
-func (d *AdamNODE[T]) scale(v float64) (s, ds float64) {
-	eps := float64(d.eps())
-	if d.S == ScaleSoftplus {
-		// softplus(v) and σ(v) from one exponential.
-		e := math.Exp(-math.Abs(v))
-		sig := 1 / (1 + e)
-		if v < 0 {
-			sig = e / (1 + e)
-		}
-		r := math.Sqrt(max(v, 0) + math.Log1p(e))
-		return r + eps, sig / (2 * r)
-	}
-	s = math.Sqrt(v + eps)
-	return s, 1 / (2 * s)
-}
-
 // EvalAdjoint implements Adjointer with the derived AdamNODE adjoint. With
 // g = f(h), J = ∂g/∂h and c = a1·a_m − 2·a2·(g ⊙ a_v):
 //
@@ -264,8 +244,10 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 		g := d.F.Forward(tp, t, in[0])
 		d.gbuf.Copy(g.Value())
 		cd, gd, amd, avd := d.c.Data(), d.gbuf.Data(), am.Data(), av.Data()
+		ta1, ta2 := T(a1), T(2*a2)
+		gd, amd, avd = gd[:len(cd)], amd[:len(cd)], avd[:len(cd)]
 		for i := range cd {
-			cd[i] = T(a1*float64(amd[i]) - 2*a2*float64(gd[i])*float64(avd[i]))
+			cd[i] = ta1*amd[i] - ta2*gd[i]*avd[i]
 		}
 		return autograd.Mul(g, tp.Const(d.c))
 	}, []*tensor.Tensor[T]{h}, d.ones, autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{dap[0]}, Params: fp, ParamGrads: dg[:len(fp)]})
@@ -279,35 +261,27 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 	dhd, dmd, dvd := dzp[0].Data(), dzp[1].Data(), dzp[2].Data()
 	damd, davd := dap[1].Data(), dap[2].Data()
 	if len(d.s) != len(vd) {
-		d.s, d.ds = make([]float64, len(vd)), make([]float64, len(vd))
+		d.s, d.ds = make([]T, len(vd)), make([]T, len(vd))
 	}
-	w := adamWork[T]{d: d, a1: a1, a2: a2, g: gd, m: md, v: vd, ah: ahd, am: amd, av: avd, dh: dhd, dm: dmd, dv: dvd, dam: damd, dav: davd}
-	if _, ok := any(vd).([]float32); ok {
-		// float32: the square root, softplus and σ of v with the tensor
-		// package's vector maps, a small part of the time of the scalar
-		// float64 functions.
-		if d.r == nil || !d.r.SameShape(v) {
-			d.r, d.sig = tensor.New[T](v.Shape()...), tensor.New[T](v.Shape()...)
-		}
-		if d.S == ScaleSoftplus {
-			d.r.Sqrt(d.r.Softplus(v))
-			d.sig.Sigmoid(v)
-		} else {
-			d.r.Sqrt(d.r.AddScalar(v, d.eps()))
-		}
-		w.r, w.sig = d.r.Data(), d.sig.Data()
-	}
+	w := adamWork[T]{d: d, a1: T(a1), a2: T(a2), g: gd, m: md, v: vd, ah: ahd, am: amd, av: avd, dh: dhd, dm: dmd, dv: dvd, dam: damd, dav: davd}
 	if n := len(hd); n >= 1<<16 {
 		wp := w                                                       // a copy for the workers' closure, so that w stays on the stack
 		pb.Engine().Parallel(n, func(lo, hi int) { wp.band(lo, hi) }) // large maps: over the engine's workers
 	} else {
 		w.band(0, n)
 	}
+	// The sums for r1 and r2 in float64, over blocks summed in T.
 	var sr1, sr2 float64
-	for i := range hd {
-		g, mi, vi := float64(gd[i]), float64(md[i]), float64(vd[i])
-		sr1 += float64(amd[i]) * (g + mi)
-		sr2 += float64(avd[i]) * (g*g - vi)
+	for lo := 0; lo < len(hd); lo += rhsBlock {
+		hi := min(lo+rhsBlock, len(hd))
+		var b1, b2 T
+		for i := lo; i < hi; i++ {
+			g, mi := gd[i], md[i]
+			b1 += amd[i] * (g + mi)
+			b2 += avd[i] * (g*g - vd[i])
+		}
+		sr1 += float64(b1)
+		sr2 += float64(b2)
 	}
 	dg[len(fp)].Data()[0] = T(a1 * (1 - a1) * sr1)
 	dg[len(fp)+1].Data()[0] = T(-a2 * (1 - a2) * sr2)
@@ -317,48 +291,28 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 // adamWork holds the operands of AdamNODE's elementwise adjoint update.
 type adamWork[T tensor.Float] struct {
 	d                               *AdamNODE[T]
-	a1, a2                          float64
+	a1, a2                          T
 	g, m, v, ah, am, av, dh, dm, dv []T
 	dam, dav                        []T
-	r, sig                          []T // float32: as AdamNODE's r and sig; nil for float64
 }
 
 // band computes elements [lo, hi) of dz = (h', m', v') and of a_m', a_v'.
 func (w *adamWork[T]) band(lo, hi int) {
 	d, a1, a2 := w.d, w.a1, w.a2
-	switch {
-	case w.r != nil && d.S == ScaleSoftplus: // s = r + ε, s' = σ(v)/(2r)
-		eps := float64(d.eps())
-		for i := lo; i < hi; i++ {
-			if r := float64(w.r[i]); r > 0 {
-				d.s[i], d.ds[i] = r+eps, float64(w.sig[i])/(2*r)
-			} else { // softplus(v) underflowed float32 (v < −103), or NaN
-				d.s[i], d.ds[i] = d.scale(float64(w.v[i]))
-			}
-		}
-	case w.r != nil: // s = r, s' = 1/(2r)
-		for i := lo; i < hi; i++ {
-			r := float64(w.r[i])
-			d.s[i], d.ds[i] = r, 1/(2*r)
-		}
-	default:
-		// s(v) and s'(v) first, in passes of their own: the exponential and
-		// logarithm then overlap from element to element (see tensor's
-		// unary64).
-		for i, v := range w.v[lo:hi] {
-			d.s[lo+i] = float64(v)
-		}
-		for i := lo; i < hi; i++ {
-			d.s[i], d.ds[i] = d.scale(d.s[i])
-		}
-	}
-	for i := lo; i < hi; i++ {
-		g, mi, vi := float64(w.g[i]), float64(w.m[i]), float64(w.v[i])
-		s, ds := d.s[i], d.ds[i]
-		w.dh[i] = T(-mi / s)
-		w.dm[i] = T(a1 * (-g - mi))
-		w.dv[i] = T(a2 * (g*g - vi))
-		w.dam[i] = T(float64(w.ah[i])/s + a1*float64(w.am[i]))
-		w.dav[i] = T(-float64(w.ah[i])*mi*ds/(s*s) + a2*float64(w.av[i]))
+	s, ds := d.s[lo:hi], d.ds[lo:hi]
+	d.scaleDerivInto(s, ds, w.v[lo:hi])
+	n := hi - lo
+	g, m, v, ah, am, av := w.g[lo:hi], w.m[lo:hi], w.v[lo:hi], w.ah[lo:hi], w.am[lo:hi], w.av[lo:hi]
+	dh, dm, dv, dam, dav := w.dh[lo:hi], w.dm[lo:hi], w.dv[lo:hi], w.dam[lo:hi], w.dav[lo:hi]
+	g, m, v, ah, am, av = g[:n], m[:n], v[:n], ah[:n], am[:n], av[:n]
+	dh, dm, dv, dam, dav = dh[:n], dm[:n], dv[:n], dam[:n], dav[:n]
+	for i := range n {
+		gi, mi, ahi := g[i], m[i], ah[i]
+		inv := 1 / s[i]
+		dh[i] = -mi * inv
+		dm[i] = a1 * (-gi - mi)
+		dv[i] = a2 * (gi*gi - v[i])
+		dam[i] = ahi*inv + a1*am[i]
+		dav[i] = -ahi*mi*ds[i]*inv*inv + a2*av[i]
 	}
 }

@@ -640,19 +640,32 @@ func (s *Solver[T]) errorRatio(h float64) float64 {
 	scale := func(i int) float64 {
 		return s.opt.ATol + s.opt.RTol*math.Max(math.Abs(float64(s.y[i])), math.Abs(float64(s.y1[i])))
 	}
+	// Each block's terms are formed and summed in T (their sum taken into
+	// float64): the scalar float64 arithmetic per element cost as much as
+	// the rest of a step of a small MLP field.
+	// A block whose squares overflow or underflow in T, or tolerances
+	// that underflow in T, take the scaled float64 norm below.
 	var buf [errBlock]T
 	var sum float64
-	for lo := 0; lo < n; lo += errBlock {
+	atol, rtol := T(s.opt.ATol), T(s.opt.RTol)
+	scaled := atol == 0 || rtol == 0 && s.opt.RTol != 0
+	for lo := 0; lo < n && !scaled; lo += errBlock {
 		e := buf[:min(errBlock, n-lo)]
 		s.errorEstimate(e, h, lo)
+		y0, y1 := s.y[lo:lo+len(e)], s.y1[lo:lo+len(e)]
+		var acc T
 		for i, ei := range e {
-			r := float64(ei) / scale(lo+i)
-			sum += r * r
+			r := ei / (atol + rtol*max(absT(y0[i]), absT(y1[i])))
+			acc += r * r
 		}
+		if acc == 0 && slices.ContainsFunc(e, func(x T) bool { return x != 0 }) {
+			scaled = true // the squares underflowed
+		}
+		sum += float64(acc)
 	}
-	if math.IsInf(sum, 1) {
+	if scaled || math.IsInf(sum, 1) {
 		// A square overflowed (tolerances far below the error): the norm
-		// is large but not infinite.
+		// is large but not infinite; or one underflowed.
 		var one [1]T
 		return rms(n, func(i int) float64 {
 			s.errorEstimate(one[:], h, i)
@@ -660,6 +673,14 @@ func (s *Solver[T]) errorRatio(h float64) float64 {
 		})
 	}
 	return math.Sqrt(sum / float64(n))
+}
+
+// absT returns |x|.
+func absT[T tensor.Float](x T) T {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // errBlock is the length of the blocks errorRatio forms the error in.
