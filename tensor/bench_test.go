@@ -133,15 +133,55 @@ var mapBenches = []mapBench{
 	{"Tanh", -5, 5, func(z, x *tensor.Tensor[float32]) { z.Tanh(x) }, func(z, x *tensor.Tensor[float64]) { z.Tanh(x) }},
 	{"Sigmoid", -10, 10, func(z, x *tensor.Tensor[float32]) { z.Sigmoid(x) }, func(z, x *tensor.Tensor[float64]) { z.Sigmoid(x) }},
 	{"Softplus", -10, 10, func(z, x *tensor.Tensor[float32]) { z.Softplus(x) }, func(z, x *tensor.Tensor[float64]) { z.Softplus(x) }},
+	{"ReLU", -1, 1, func(z, x *tensor.Tensor[float32]) { z.ReLU(x) }, func(z, x *tensor.Tensor[float64]) { z.ReLU(x) }},
+	{"LeakyReLU", -1, 1, func(z, x *tensor.Tensor[float32]) { z.LeakyReLU(x, 0.3) }, func(z, x *tensor.Tensor[float64]) { z.LeakyReLU(x, 0.3) }},
 }
 
-// BenchmarkMap measures the elementwise maps on a [512, 64] tensor on the
-// calling goroutine, reporting ns per element.
+// mapBwdBench is one backward map of BenchmarkMap, z = g ⊙ f′ from the
+// activation's output y (drawn from [lo, hi)) and the output gradient g;
+// the Acc ones add to z.
+type mapBwdBench struct {
+	name   string
+	lo, hi float64
+	f32    func(z, g, y *tensor.Tensor[float32])
+	f64    func(z, g, y *tensor.Tensor[float64])
+}
+
+var mapBwdBenches = []mapBwdBench{
+	{"TanhBackward", -1, 1, func(z, g, y *tensor.Tensor[float32]) { z.TanhBackward(g, y, false) }, func(z, g, y *tensor.Tensor[float64]) { z.TanhBackward(g, y, false) }},
+	{"TanhBackwardAcc", -1, 1, func(z, g, y *tensor.Tensor[float32]) { z.TanhBackward(g, y, true) }, func(z, g, y *tensor.Tensor[float64]) { z.TanhBackward(g, y, true) }},
+	{"SigmoidBackward", 0, 1, func(z, g, y *tensor.Tensor[float32]) { z.SigmoidBackward(g, y, false) }, func(z, g, y *tensor.Tensor[float64]) { z.SigmoidBackward(g, y, false) }},
+	{"SoftplusBackward", 0, 10, func(z, g, y *tensor.Tensor[float32]) { z.SoftplusBackward(g, y, false) }, func(z, g, y *tensor.Tensor[float64]) { z.SoftplusBackward(g, y, false) }},
+	{"ReLUBackward", -1, 1, func(z, g, y *tensor.Tensor[float32]) { z.ReLUBackward(g, y, false) }, func(z, g, y *tensor.Tensor[float64]) { z.ReLUBackward(g, y, false) }},
+	{"ReLUBackwardAcc", -1, 1, func(z, g, y *tensor.Tensor[float32]) { z.ReLUBackward(g, y, true) }, func(z, g, y *tensor.Tensor[float64]) { z.ReLUBackward(g, y, true) }},
+	{"LeakyReLUBackward", -1, 1, func(z, g, y *tensor.Tensor[float32]) { z.LeakyReLUBackward(g, y, 0.3, false) }, func(z, g, y *tensor.Tensor[float64]) { z.LeakyReLUBackward(g, y, 0.3, false) }},
+}
+
+// BenchmarkMap measures the elementwise maps and the activations' backward
+// maps on a [512, 64] tensor on the calling goroutine, reporting ns per
+// element.
 func BenchmarkMap(b *testing.B) {
 	for _, m := range mapBenches {
 		b.Run("float32/"+m.name, func(b *testing.B) { benchMap(b, m.lo, m.hi, m.f32) })
 		b.Run("float64/"+m.name, func(b *testing.B) { benchMap(b, m.lo, m.hi, m.f64) })
 	}
+	for _, m := range mapBwdBenches {
+		b.Run("float32/"+m.name, func(b *testing.B) { benchMapBwd(b, m.lo, m.hi, m.f32) })
+		b.Run("float64/"+m.name, func(b *testing.B) { benchMapBwd(b, m.lo, m.hi, m.f64) })
+	}
+}
+
+func benchMapBwd[T tensor.Float](b *testing.B, lo, hi float64, f func(z, g, y *tensor.Tensor[T])) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	y := tensor.RandU[T](rng, lo, hi, 512, 64)
+	g := tensor.RandN[T](rng, 0, 1, 512, 64)
+	z := tensor.New[T](512, 64)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		f(z, g, y)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(y.Len()), "ns/elem")
 }
 
 func benchMap[T tensor.Float](b *testing.B, lo, hi float64, f func(z, x *tensor.Tensor[T])) {

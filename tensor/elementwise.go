@@ -385,6 +385,28 @@ func (z *Tensor[T]) LeakyReLU(x *Tensor[T], slope T) *Tensor[T] {
 	return z
 }
 
+// LeakyReLUBackward sets z = g where y > 0 and slope·g elsewhere, or adds
+// it to z with accumulate: the gradient of a LeakyReLU given its input y, or
+// its output where slope > 0 (which keeps the sign), and output gradient g.
+// It returns z.
+func (z *Tensor[T]) LeakyReLUBackward(g, y *Tensor[T], slope T, accumulate bool) *Tensor[T] {
+	mustSameShape("LeakyReLUBackward", z.shape, g.shape)
+	mustSameShape("LeakyReLUBackward", z.shape, y.shape)
+	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
+	for i, v := range yd {
+		d := gd[i]
+		if !(v > 0) {
+			d *= slope
+		}
+		if accumulate {
+			zd[i] += d
+		} else {
+			zd[i] = d
+		}
+	}
+	return z
+}
+
 // Hardtanh sets z = min(max(x, lo), hi) elementwise and returns z.
 func (z *Tensor[T]) Hardtanh(x *Tensor[T], lo, hi T) *Tensor[T] {
 	if lo > hi {
