@@ -4,8 +4,9 @@ import "math"
 
 // Vectorised float32 maps.
 //
-// The float32 maps (Exp, Tanh, Sigmoid, Softplus, Log, Sqrt) run through
-// slice kernels of one "path": AVX-512 or AVX2+FMA assembly on amd64
+// The float32 maps (Exp, Tanh, Sigmoid, Softplus, Log, Sqrt, ReLU,
+// LeakyReLU) and the activations' backward maps run through slice kernels
+// of one "path": AVX-512 or AVX2+FMA assembly on amd64
 // (vecmath_amd64.s), chosen once from the CPU's features, or the portable
 // pure-Go kernels of this file (other architectures, the build tag
 // "purego", and tests, which run every path the CPU can run). All paths
@@ -45,27 +46,58 @@ import "math"
 //
 // sqrt: the hardware's correctly rounded square root.
 //
+// The backward maps of the activations take their derivative from the
+// output y and multiply the output gradient g by it: tanh′ = 1 − y² and
+// σ′ = y − y², each rounded once (a fused multiply-add in the assembly;
+// in the pure-Go kernels from y² in float64, where it is exact), so that
+// g·f′ is within an ulp of the exact product, and 1 − y² keeps its
+// relative accuracy as |y| approaches 1. softplus′ = σ(x) = 1 − e⁻ʸ from
+// y = softplus(x) ≥ 0 is −expm1(−y) from the reduction of exp:
+// (1 − 2ᵏ) − 2ᵏ·expm1(r), with −y clamped to [−30, 88] (e⁻³⁰ is below
+// half an ulp of 1), which keeps σ(x) = y for tiny y. With acc each adds
+// the product, rounded, to z: z + g·f′ rounds twice, never fused, so that
+// every path accumulates the value it would have set. The ReLU masks
+// select by y > 0 (NaN is not); ReLU's own zeroes are +0.
+//
 // The polynomial coefficients were fitted for this package with a Remez
 // exchange (in 40-digit arithmetic) and rounded to float32. The test
 // TestVecAccuracy checks every path against the math package, rounded to
 // float32, for edge values and random values across all exponents.
 
-// vecPath is a set of float32 slice kernels: each sets z[i] = f(x[i]) for
-// len(x) ≥ len(z); z may be x.
+// vecPath is a set of float32 slice kernels. The maps set z[i] = f(x[i])
+// for len(x) ≥ len(z); z may be x. The backward maps set z[i] = g[i]·f′,
+// with the derivative f′ computed from y[i], or add it to z[i] with acc,
+// for len(g), len(y) ≥ len(z); z may be g or y.
 type vecPath struct {
 	name                                    string
 	exp, tanh, sigmoid, softplus, log, sqrt func(z, x []float32)
+
+	relu  func(z, x []float32)                // max(x, 0)
+	leaky func(z, x []float32, slope float32) // x where x > 0, else slope·x
+
+	// tanhBwd: f′ = 1 − y²; sigmoidBwd: y − y²; softplusBwd: 1 − e⁻ʸ;
+	// reluBwd: 1 where y > 0, else 0 (z = +0 even for g = NaN or ±Inf).
+	tanhBwd, sigmoidBwd, softplusBwd, reluBwd func(z, g, y []float32, acc bool)
+	// leakyBwd: f′ = 1 where y > 0, else slope (NaN y included).
+	leakyBwd func(z, g, y []float32, slope float32, acc bool)
 }
 
 // goPath is the portable pure-Go path.
 var goPath = vecPath{
-	name:     "go",
-	exp:      expGo,
-	tanh:     tanhGo,
-	sigmoid:  sigmoidGo,
-	softplus: softplusGo,
-	log:      logGo,
-	sqrt:     sqrtGo,
+	name:        "go",
+	exp:         expGo,
+	tanh:        tanhGo,
+	sigmoid:     sigmoidGo,
+	softplus:    softplusGo,
+	log:         logGo,
+	sqrt:        sqrtGo,
+	relu:        reluGo,
+	leaky:       leakyGo,
+	tanhBwd:     tanhBwdGo,
+	sigmoidBwd:  sigmoidBwdGo,
+	softplusBwd: softplusBwdGo,
+	reluBwd:     reluBwdGo,
+	leakyBwd:    leakyBwdGo,
 }
 
 // vec is the path that the float32 maps use: the fastest of vecPaths.
@@ -102,6 +134,10 @@ const (
 	q6 = float32(-0.130725518)
 	q7 = float32(0.129178718)
 	q8 = float32(-0.0806466192)
+
+	// −y is clamped to [softplusBwdLo, softplusBwdHi] in softplus′.
+	softplusBwdLo = float32(-30)
+	softplusBwdHi = float32(88)
 
 	// log1pSplit is √2 − 1 rounded down: above it log1p(u) = ln2 + L((u−1)/2).
 	log1pSplit = float32(0.41421356)
@@ -347,5 +383,131 @@ func sqrtGo(z, x []float32) {
 	x = x[:len(z)]
 	for i, v := range x {
 		z[i] = float32(math.Sqrt(float64(v))) // compiled to SQRTSS
+	}
+}
+
+func reluGo(z, x []float32) {
+	x = x[:len(z)]
+	for i, v := range x {
+		z[i] = max(v, 0) // +0 for ±0, NaN stays NaN
+	}
+}
+
+func leakyGo(z, x []float32, slope float32) {
+	x = x[:len(z)]
+	for i, v := range x {
+		w := slope * v
+		if v > 0 {
+			w = v
+		}
+		z[i] = w
+	}
+}
+
+// tanhDeriv returns 1 − y² rounded once to float32: y² is exact in float64.
+func tanhDeriv(y float32) float32 {
+	v := float64(y)
+	return float32(1 - v*v)
+}
+
+// sigmoidDeriv returns y − y² rounded once to float32 (see tanhDeriv).
+func sigmoidDeriv(y float32) float32 {
+	v := float64(y)
+	return float32(v - v*v)
+}
+
+// softplusDeriv returns 1 − e⁻ʸ = (1 − 2ᵏ) − 2ᵏ·expm1(r) for −y clamped to
+// [−30, 88] (2ᵏ is then a normal number) = k·ln2 + r.
+func softplusDeriv(y float32) float32 {
+	a := -y
+	if !(a >= softplusBwdLo && a <= softplusBwdHi) { // rare; NaN stays NaN
+		a = min(max(a, softplusBwdLo), softplusBwdHi)
+	}
+	t, r := expReduce(a)
+	s := pow2(t)
+	return (1 - s) - s*expm1Poly(r)
+}
+
+// The backward kernels convert the product to float32 before adding it,
+// so that no compiler fuses the addition (arm64's would).
+
+func tanhBwdGo(z, g, y []float32, acc bool) {
+	g, y = g[:len(z)], y[:len(z)]
+	if acc {
+		for i, v := range y {
+			z[i] += float32(g[i] * tanhDeriv(v))
+		}
+		return
+	}
+	for i, v := range y {
+		z[i] = g[i] * tanhDeriv(v)
+	}
+}
+
+func sigmoidBwdGo(z, g, y []float32, acc bool) {
+	g, y = g[:len(z)], y[:len(z)]
+	if acc {
+		for i, v := range y {
+			z[i] += float32(g[i] * sigmoidDeriv(v))
+		}
+		return
+	}
+	for i, v := range y {
+		z[i] = g[i] * sigmoidDeriv(v)
+	}
+}
+
+func softplusBwdGo(z, g, y []float32, acc bool) {
+	g, y = g[:len(z)], y[:len(z)]
+	if acc {
+		for i, v := range y {
+			z[i] += float32(g[i] * softplusDeriv(v))
+		}
+		return
+	}
+	for i, v := range y {
+		z[i] = g[i] * softplusDeriv(v)
+	}
+}
+
+func reluBwdGo(z, g, y []float32, acc bool) {
+	g, y = g[:len(z)], y[:len(z)]
+	if acc {
+		for i, v := range y {
+			d := g[i]
+			if !(v > 0) {
+				d = 0
+			}
+			z[i] += d
+		}
+		return
+	}
+	for i, v := range y {
+		d := g[i]
+		if !(v > 0) {
+			d = 0
+		}
+		z[i] = d
+	}
+}
+
+func leakyBwdGo(z, g, y []float32, slope float32, acc bool) {
+	g, y = g[:len(z)], y[:len(z)]
+	if acc {
+		for i, v := range y {
+			d := g[i]
+			if !(v > 0) {
+				d *= slope
+			}
+			z[i] += float32(d)
+		}
+		return
+	}
+	for i, v := range y {
+		d := g[i]
+		if !(v > 0) {
+			d *= slope
+		}
+		z[i] = d
 	}
 }

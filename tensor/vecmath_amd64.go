@@ -43,11 +43,116 @@ func logAVX2(z, x []float32)
 //go:noescape
 func sqrtAVX2(z, x []float32)
 
+//go:noescape
+func reluAVX512(z, x []float32)
+
+//go:noescape
+func leakyAVX512(z, x []float32, slope float32)
+
+//go:noescape
+func tanhBwdAVX512(z, g, y []float32)
+
+//go:noescape
+func tanhBwdAccAVX512(z, g, y []float32)
+
+//go:noescape
+func sigmoidBwdAVX512(z, g, y []float32)
+
+//go:noescape
+func sigmoidBwdAccAVX512(z, g, y []float32)
+
+//go:noescape
+func softplusBwdAVX512(z, g, y []float32)
+
+//go:noescape
+func softplusBwdAccAVX512(z, g, y []float32)
+
+//go:noescape
+func reluBwdAVX512(z, g, y []float32)
+
+//go:noescape
+func reluBwdAccAVX512(z, g, y []float32)
+
+//go:noescape
+func leakyBwdAVX512(z, g, y []float32, slope float32)
+
+//go:noescape
+func leakyBwdAccAVX512(z, g, y []float32, slope float32)
+
+//go:noescape
+func reluAVX2(z, x []float32)
+
+//go:noescape
+func leakyAVX2(z, x []float32, slope float32)
+
+//go:noescape
+func tanhBwdAVX2(z, g, y []float32)
+
+//go:noescape
+func tanhBwdAccAVX2(z, g, y []float32)
+
+//go:noescape
+func sigmoidBwdAVX2(z, g, y []float32)
+
+//go:noescape
+func sigmoidBwdAccAVX2(z, g, y []float32)
+
+//go:noescape
+func softplusBwdAVX2(z, g, y []float32)
+
+//go:noescape
+func softplusBwdAccAVX2(z, g, y []float32)
+
+//go:noescape
+func reluBwdAVX2(z, g, y []float32)
+
+//go:noescape
+func reluBwdAccAVX2(z, g, y []float32)
+
+//go:noescape
+func leakyBwdAVX2(z, g, y []float32, slope float32)
+
+//go:noescape
+func leakyBwdAccAVX2(z, g, y []float32, slope float32)
+
 // checked returns k with the bounds check that the assembly leaves out.
 func checked(k func(z, x []float32)) func(z, x []float32) {
 	return func(z, x []float32) {
 		_ = x[:len(z)]
 		k(z, x)
+	}
+}
+
+// checkedSlope is checked for kernels with a slope.
+func checkedSlope(k func(z, x []float32, slope float32)) func(z, x []float32, slope float32) {
+	return func(z, x []float32, slope float32) {
+		_ = x[:len(z)]
+		k(z, x, slope)
+	}
+}
+
+// checked3 returns a backward map that runs k, or kAcc with acc, after the
+// bounds checks that the assembly leaves out.
+func checked3(k, kAcc func(z, g, y []float32)) func(z, g, y []float32, acc bool) {
+	return func(z, g, y []float32, acc bool) {
+		_, _ = g[:len(z)], y[:len(z)]
+		if acc {
+			kAcc(z, g, y)
+		} else {
+			k(z, g, y)
+		}
+	}
+}
+
+// checked3Slope is checked3 for kernels with a slope.
+func checked3Slope(k, kAcc func(z, g, y []float32, slope float32)) func(z, g, y []float32, slope float32, acc bool) {
+	return func(z, g, y []float32, slope float32, acc bool) {
+		_, _ = g[:len(z)], y[:len(z)]
+		if acc {
+			kAcc(z, g, y, slope)
+		} else {
+			k(z, g, y, slope)
+		}
 	}
 }
 
@@ -60,6 +165,14 @@ var avx512Path = vecPath{
 	softplus: checked(softplusAVX512),
 	log:      checked(logAVX512),
 	sqrt:     checked(sqrtAVX512),
+
+	relu:        checked(reluAVX512),
+	leaky:       checkedSlope(leakyAVX512),
+	tanhBwd:     checked3(tanhBwdAVX512, tanhBwdAccAVX512),
+	sigmoidBwd:  checked3(sigmoidBwdAVX512, sigmoidBwdAccAVX512),
+	softplusBwd: checked3(softplusBwdAVX512, softplusBwdAccAVX512),
+	reluBwd:     checked3(reluBwdAVX512, reluBwdAccAVX512),
+	leakyBwd:    checked3Slope(leakyBwdAVX512, leakyBwdAccAVX512),
 }
 
 // avx2Path runs 8 lanes in YMM registers (AVX2 and FMA).
@@ -71,6 +184,14 @@ var avx2Path = vecPath{
 	softplus: checked(softplusAVX2),
 	log:      checked(logAVX2),
 	sqrt:     checked(sqrtAVX2),
+
+	relu:        checked(reluAVX2),
+	leaky:       checkedSlope(leakyAVX2),
+	tanhBwd:     checked3(tanhBwdAVX2, tanhBwdAccAVX2),
+	sigmoidBwd:  checked3(sigmoidBwdAVX2, sigmoidBwdAccAVX2),
+	softplusBwd: checked3(softplusBwdAVX2, softplusBwdAccAVX2),
+	reluBwd:     checked3(reluBwdAVX2, reluBwdAccAVX2),
+	leakyBwd:    checked3Slope(leakyBwdAVX2, leakyBwdAccAVX2),
 }
 
 // vecPaths returns the float32 kernel paths this CPU can run, fastest

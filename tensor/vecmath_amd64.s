@@ -2,9 +2,10 @@
 
 #include "textflag.h"
 
-// The AVX-512 and AVX2+FMA kernels of vecmath.go. Each function has the Go
+// The AVX-512 and AVX2+FMA kernels of vecmath.go. Each map has the Go
 // signature func(z, x []float32) and sets z[i] = f(x[i]) for i < len(z)
-// (the Go wrappers check len(x) ≥ len(z)). The main loop takes 16 (ZMM) or
+// (the Go wrappers check len(x) ≥ len(z)); the backward maps, further on,
+// take g and y in place of x. The main loop takes 16 (ZMM) or
 // 8 (YMM) elements at a time; the last 1 to 15 (or 7) are loaded and stored
 // through a mask, so nothing outside the slices is read or written. The
 // algorithms and constants are those of the pure-Go kernels (see the
@@ -61,7 +62,9 @@ C8(1088, $0x7fc00000) // NaN
 C8(1120, $0x0000007f) // 127, the exponent bias (integer)
 C8(1152, $0x3fb504f3) // √2
 C8(1184, $0x00000000) // 0
-GLOBL ·vecConsts(SB), RODATA|NOPTR, $1216
+C8(1216, $0xc1f00000) // −30, softplus′'s lower clamp of −y
+C8(1248, $0x42b00000) // 88, its upper clamp
+GLOBL ·vecConsts(SB), RODATA|NOPTR, $1280
 
 #define LOG2E ·vecConsts+0(SB)
 #define MAGIC ·vecConsts+32(SB)
@@ -101,6 +104,8 @@ GLOBL ·vecConsts(SB), RODATA|NOPTR, $1216
 #define BIAS ·vecConsts+1120(SB)
 #define SQRT2 ·vecConsts+1152(SB)
 #define ZERO ·vecConsts+1184(SB)
+#define SPBWDLO ·vecConsts+1216(SB)
+#define SPBWDHI ·vecConsts+1248(SB)
 
 // vecTailMask is 8 all-ones words and 8 zero words: the 32 bytes at
 // vecTailMask+32−4n select the first n of 8 lanes.
@@ -394,6 +399,215 @@ TEXT ·sqrtAVX512(SB), NOSPLIT, $0-48
 	MOVQ x_base+24(FP), SI
 	LOOP512(BODYSQRT512)
 
+// The ReLU kernels and the backward maps. The maps with two sources have
+// the Go signature func(z, g, y []float32) (with slope float32 after them
+// for LeakyReLU): Z0 holds g and Z1 holds y on entry to a body, and the
+// new z on exit (the AVX2 bodies likewise in Y0 and Y1). The ReLU kernels
+// keep 0 in Z9 and the slope in Z10.
+
+#define ZZERO Z9
+#define ZSLOPE Z10
+
+// relu: x where x > 0 or x is NaN (predicate NLE_UQ), else +0.
+#define BODYRELU512 \
+	VCMPPS $0x06, ZZERO, Z0, K2; \
+	VMOVAPS.Z Z0, K2, Z0
+
+// leaky: slope·x where x ≤ 0 (LE_OQ: NaN stays itself), else x.
+#define BODYLEAKY512 \
+	VCMPPS $0x12, ZZERO, Z0, K2; \
+	VMULPS ZSLOPE, Z0, K2, Z0
+
+// tanh′: g·(1 − y²), 1 − y² in one fused, once-rounded step.
+#define BODYTANHBWD512 \
+	VMOVAPS ZONE, Z2; \
+	VFNMADD231PS Z1, Z1, Z2; \
+	VMULPS Z2, Z0, Z0
+
+// σ′: g·(y − y²), likewise.
+#define BODYSIGMOIDBWD512 \
+	VMOVAPS Z1, Z2; \
+	VFNMADD231PS Z1, Z1, Z2; \
+	VMULPS Z2, Z0, Z0
+
+// softplus′: g·((1 − 2ᵏ) − 2ᵏ·expm1(r)), −y = k·ln2 + r clamped to
+// [−30, 88] in ZLO and ZHI (a NaN y gets through).
+#define BODYSOFTPLUSBWD512 \
+	VPXORD ZSIGN, Z1, Z1; \
+	VMAXPS Z1, ZLO, Z1; \
+	VMINPS Z1, ZHI, Z1; \
+	REDUCE512(Z1, Z2, Z3); \
+	EXPM1512(Z3, Z4, Z5, Z6); \
+	VSCALEFPS Z2, ZONE, Z7; \
+	VSUBPS Z7, ZONE, Z8; \
+	VFNMADD231PS Z6, Z7, Z8; \
+	VMULPS Z8, Z0, Z0
+
+// ReLU′: g where y > 0 (GT_OQ), else +0.
+#define BODYRELUBWD512 \
+	VCMPPS $0x1e, ZZERO, Z1, K2; \
+	VMOVAPS.Z Z0, K2, Z0
+
+// LeakyReLU′: slope·g where y is not > 0 (NGT_UQ), else g.
+#define BODYLEAKYBWD512 \
+	VCMPPS $0x1a, ZZERO, Z1, K2; \
+	VMULPS ZSLOPE, Z0, K2, Z0
+
+// ACC512 adds z (loaded through K1, all ones in the main loop) to Z0;
+// NOACC512 does nothing.
+#define ACC512 \
+	VMOVUPS.Z (DI), K1, Z2; \
+	VADDPS Z2, Z0, Z0
+
+#define NOACC512 \
+	NOP
+
+// LOOP3_512 runs BODY, then ACC, over z = DI, g = SI, y = DX, n = CX.
+#define LOOP3_512(BODY, ACC) \
+	KXNORW K1, K1, K1; \
+loop: \
+	CMPQ CX, $16; \
+	JB tail; \
+	VMOVUPS (SI), Z0; \
+	VMOVUPS (DX), Z1; \
+	BODY; \
+	ACC; \
+	VMOVUPS Z0, (DI); \
+	ADDQ $64, SI; \
+	ADDQ $64, DX; \
+	ADDQ $64, DI; \
+	SUBQ $16, CX; \
+	JMP loop; \
+tail: \
+	TESTQ CX, CX; \
+	JZ done; \
+	MOVL $1, AX; \
+	SHLL CX, AX; \
+	DECL AX; \
+	KMOVW AX, K1; \
+	VMOVUPS.Z (SI), K1, Z0; \
+	VMOVUPS.Z (DX), K1, Z1; \
+	BODY; \
+	ACC; \
+	VMOVUPS Z0, K1, (DI); \
+done: \
+	CLEARZ16TO31; \
+	VZEROUPPER; \
+	RET
+
+// func reluAVX512(z, x []float32)
+TEXT ·reluAVX512(SB), NOSPLIT, $0-48
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+	VPXORD ZZERO, ZZERO, ZZERO
+	LOOP512(BODYRELU512)
+
+// func leakyAVX512(z, x []float32, slope float32)
+TEXT ·leakyAVX512(SB), NOSPLIT, $0-52
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+	VBROADCASTSS slope+48(FP), ZSLOPE
+	VPXORD ZZERO, ZZERO, ZZERO
+	LOOP512(BODYLEAKY512)
+
+// func tanhBwdAVX512(z, g, y []float32)
+TEXT ·tanhBwdAVX512(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VBROADCASTSS ONE, ZONE
+	LOOP3_512(BODYTANHBWD512, NOACC512)
+
+// func tanhBwdAccAVX512(z, g, y []float32)
+TEXT ·tanhBwdAccAVX512(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VBROADCASTSS ONE, ZONE
+	LOOP3_512(BODYTANHBWD512, ACC512)
+
+// func sigmoidBwdAVX512(z, g, y []float32)
+TEXT ·sigmoidBwdAVX512(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	LOOP3_512(BODYSIGMOIDBWD512, NOACC512)
+
+// func sigmoidBwdAccAVX512(z, g, y []float32)
+TEXT ·sigmoidBwdAccAVX512(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	LOOP3_512(BODYSIGMOIDBWD512, ACC512)
+
+#define LOADSOFTPLUSBWD512 \
+	LOADEXP512; \
+	VBROADCASTSS SPBWDLO, ZLO; \
+	VBROADCASTSS SPBWDHI, ZHI; \
+	VBROADCASTSS SIGNBIT, ZSIGN
+
+// func softplusBwdAVX512(z, g, y []float32)
+TEXT ·softplusBwdAVX512(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	LOADSOFTPLUSBWD512
+	LOOP3_512(BODYSOFTPLUSBWD512, NOACC512)
+
+// func softplusBwdAccAVX512(z, g, y []float32)
+TEXT ·softplusBwdAccAVX512(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	LOADSOFTPLUSBWD512
+	LOOP3_512(BODYSOFTPLUSBWD512, ACC512)
+
+// func reluBwdAVX512(z, g, y []float32)
+TEXT ·reluBwdAVX512(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VPXORD ZZERO, ZZERO, ZZERO
+	LOOP3_512(BODYRELUBWD512, NOACC512)
+
+// func reluBwdAccAVX512(z, g, y []float32)
+TEXT ·reluBwdAccAVX512(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VPXORD ZZERO, ZZERO, ZZERO
+	LOOP3_512(BODYRELUBWD512, ACC512)
+
+// func leakyBwdAVX512(z, g, y []float32, slope float32)
+TEXT ·leakyBwdAVX512(SB), NOSPLIT, $0-76
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VBROADCASTSS slope+72(FP), ZSLOPE
+	VPXORD ZZERO, ZZERO, ZZERO
+	LOOP3_512(BODYLEAKYBWD512, NOACC512)
+
+// func leakyBwdAccAVX512(z, g, y []float32, slope float32)
+TEXT ·leakyBwdAccAVX512(SB), NOSPLIT, $0-76
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VBROADCASTSS slope+72(FP), ZSLOPE
+	VPXORD ZZERO, ZZERO, ZZERO
+	LOOP3_512(BODYLEAKYBWD512, ACC512)
+
 // ---------------------------------------------------------------------------
 // AVX2 + FMA: 8 lanes. Y0 holds x on entry to a body and f(x) on exit; Y1–Y7
 // are scratch; the constants are memory operands, except those that must be
@@ -613,3 +827,211 @@ TEXT ·sqrtAVX2(SB), NOSPLIT, $0-48
 	MOVQ z_len+8(FP), CX
 	MOVQ x_base+24(FP), SI
 	LOOP256(BODYSQRT256)
+
+// The ReLU kernels and the backward maps (see above the AVX-512 ones). The
+// ReLU kernels keep 0 in Y11 and the slope in Y12; LOOP3_256 keeps the
+// tail's mask in Y15.
+
+#define YZERO Y11
+#define YSLOPE Y12
+
+// relu: x where x > 0 or NaN (NLE_UQ), else +0.
+#define BODYRELU256 \
+	VCMPPS $0x06, YZERO, Y0, Y1; \
+	VANDPS Y1, Y0, Y0
+
+// leaky: x where x > 0 (GT_OQ), else slope·x.
+#define BODYLEAKY256 \
+	VMULPS YSLOPE, Y0, Y2; \
+	VCMPPS $0x1e, YZERO, Y0, Y1; \
+	VBLENDVPS Y1, Y0, Y2, Y0
+
+#define BODYTANHBWD256 \
+	VMOVAPS YONE, Y2; \
+	VFNMADD231PS Y1, Y1, Y2; \
+	VMULPS Y2, Y0, Y0
+
+#define BODYSIGMOIDBWD256 \
+	VMOVAPS Y1, Y2; \
+	VFNMADD231PS Y1, Y1, Y2; \
+	VMULPS Y2, Y0, Y0
+
+// softplus′: as BODYSOFTPLUSBWD512, with 2ᵏ made from the bits of T (k is
+// in [−44, 127]).
+#define BODYSOFTPLUSBWD256 \
+	VXORPS SIGNBIT, Y1, Y5; \
+	VMAXPS Y5, YLO, Y5; \
+	VMINPS Y5, YHI, Y5; \
+	REDUCE256(Y5, Y1, Y2, Y3); \
+	EXPM1256(Y3, Y4, Y2, Y6); \
+	VPSLLD $23, Y1, Y1; \
+	VPADDD YONE, Y1, Y1; \
+	VSUBPS Y1, YONE, Y7; \
+	VFNMADD231PS Y6, Y1, Y7; \
+	VMULPS Y7, Y0, Y0
+
+// ReLU′: g where y > 0 (GT_OQ), else +0.
+#define BODYRELUBWD256 \
+	VCMPPS $0x1e, YZERO, Y1, Y2; \
+	VANDPS Y2, Y0, Y0
+
+// LeakyReLU′: g where y > 0, else slope·g.
+#define BODYLEAKYBWD256 \
+	VMULPS YSLOPE, Y0, Y3; \
+	VCMPPS $0x1e, YZERO, Y1, Y2; \
+	VBLENDVPS Y2, Y0, Y3, Y0
+
+// ACC256 adds z to Y0 in the main loop, ACCTAIL256 in the tail (through
+// the mask in Y15); NOACC256 does nothing.
+#define ACC256 \
+	VADDPS (DI), Y0, Y0
+
+#define ACCTAIL256 \
+	VMASKMOVPS (DI), Y15, Y2; \
+	VADDPS Y2, Y0, Y0
+
+#define NOACC256 \
+	NOP
+
+// LOOP3_256 runs BODY, then ACC (ACCT in the tail), over z = DI, g = SI,
+// y = DX, n = CX.
+#define LOOP3_256(BODY, ACC, ACCT) \
+loop: \
+	CMPQ CX, $8; \
+	JB tail; \
+	VMOVUPS (SI), Y0; \
+	VMOVUPS (DX), Y1; \
+	BODY; \
+	ACC; \
+	VMOVUPS Y0, (DI); \
+	ADDQ $32, SI; \
+	ADDQ $32, DX; \
+	ADDQ $32, DI; \
+	SUBQ $8, CX; \
+	JMP loop; \
+tail: \
+	TESTQ CX, CX; \
+	JZ done; \
+	LEAQ ·vecTailMask+32(SB), R8; \
+	SHLQ $2, CX; \
+	SUBQ CX, R8; \
+	VMOVDQU (R8), Y15; \
+	VMASKMOVPS (SI), Y15, Y0; \
+	VMASKMOVPS (DX), Y15, Y1; \
+	BODY; \
+	ACCT; \
+	VMASKMOVPS Y0, Y15, (DI); \
+done: \
+	VZEROUPPER; \
+	RET
+
+// func reluAVX2(z, x []float32)
+TEXT ·reluAVX2(SB), NOSPLIT, $0-48
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+	VXORPS YZERO, YZERO, YZERO
+	LOOP256(BODYRELU256)
+
+// func leakyAVX2(z, x []float32, slope float32)
+TEXT ·leakyAVX2(SB), NOSPLIT, $0-52
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+	VBROADCASTSS slope+48(FP), YSLOPE
+	VXORPS YZERO, YZERO, YZERO
+	LOOP256(BODYLEAKY256)
+
+// func tanhBwdAVX2(z, g, y []float32)
+TEXT ·tanhBwdAVX2(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VBROADCASTSS ONE, YONE
+	LOOP3_256(BODYTANHBWD256, NOACC256, NOACC256)
+
+// func tanhBwdAccAVX2(z, g, y []float32)
+TEXT ·tanhBwdAccAVX2(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VBROADCASTSS ONE, YONE
+	LOOP3_256(BODYTANHBWD256, ACC256, ACCTAIL256)
+
+// func sigmoidBwdAVX2(z, g, y []float32)
+TEXT ·sigmoidBwdAVX2(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	LOOP3_256(BODYSIGMOIDBWD256, NOACC256, NOACC256)
+
+// func sigmoidBwdAccAVX2(z, g, y []float32)
+TEXT ·sigmoidBwdAccAVX2(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	LOOP3_256(BODYSIGMOIDBWD256, ACC256, ACCTAIL256)
+
+// func softplusBwdAVX2(z, g, y []float32)
+TEXT ·softplusBwdAVX2(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VBROADCASTSS ONE, YONE
+	VBROADCASTSS SPBWDLO, YLO
+	VBROADCASTSS SPBWDHI, YHI
+	LOOP3_256(BODYSOFTPLUSBWD256, NOACC256, NOACC256)
+
+// func softplusBwdAccAVX2(z, g, y []float32)
+TEXT ·softplusBwdAccAVX2(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VBROADCASTSS ONE, YONE
+	VBROADCASTSS SPBWDLO, YLO
+	VBROADCASTSS SPBWDHI, YHI
+	LOOP3_256(BODYSOFTPLUSBWD256, ACC256, ACCTAIL256)
+
+// func reluBwdAVX2(z, g, y []float32)
+TEXT ·reluBwdAVX2(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VXORPS YZERO, YZERO, YZERO
+	LOOP3_256(BODYRELUBWD256, NOACC256, NOACC256)
+
+// func reluBwdAccAVX2(z, g, y []float32)
+TEXT ·reluBwdAccAVX2(SB), NOSPLIT, $0-72
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VXORPS YZERO, YZERO, YZERO
+	LOOP3_256(BODYRELUBWD256, ACC256, ACCTAIL256)
+
+// func leakyBwdAVX2(z, g, y []float32, slope float32)
+TEXT ·leakyBwdAVX2(SB), NOSPLIT, $0-76
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VBROADCASTSS slope+72(FP), YSLOPE
+	VXORPS YZERO, YZERO, YZERO
+	LOOP3_256(BODYLEAKYBWD256, NOACC256, NOACC256)
+
+// func leakyBwdAccAVX2(z, g, y []float32, slope float32)
+TEXT ·leakyBwdAccAVX2(SB), NOSPLIT, $0-76
+	MOVQ z_base+0(FP), DI
+	MOVQ z_len+8(FP), CX
+	MOVQ g_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VBROADCASTSS slope+72(FP), YSLOPE
+	VXORPS YZERO, YZERO, YZERO
+	LOOP3_256(BODYLEAKYBWD256, ACC256, ACCTAIL256)

@@ -35,3 +35,48 @@ func BenchmarkVecKernel(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVecBwdKernel measures the ReLU kernels and each backward map of
+// each path, set and accumulated, on 32768 elements, reporting ns per
+// element.
+func BenchmarkVecBwdKernel(b *testing.B) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	const n = 512 * 64
+	x, g, z := make([]float32, n), make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.Float64()*2 - 1)
+		g[i] = float32(rng.NormFloat64())
+	}
+	perElem := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/elem")
+	}
+	for _, p := range vecPaths() {
+		b.Run(p.name+"/relu", func(b *testing.B) {
+			for b.Loop() {
+				p.relu(z, x)
+			}
+			perElem(b)
+		})
+		b.Run(p.name+"/leaky", func(b *testing.B) {
+			for b.Loop() {
+				p.leaky(z, x, 0.3)
+			}
+			perElem(b)
+		})
+		for _, f := range vecBwdFuncs {
+			k := f.kernel(p)
+			for _, acc := range []bool{false, true} {
+				name := p.name + "/" + f.name
+				if acc {
+					name += "+acc"
+				}
+				b.Run(name, func(b *testing.B) {
+					for b.Loop() {
+						k(z, g, x, acc)
+					}
+					perElem(b)
+				})
+			}
+		}
+	}
+}
