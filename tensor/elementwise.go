@@ -219,9 +219,14 @@ func (z *Tensor[T]) Softplus(x *Tensor[T]) *Tensor[T] {
 	return vecMap("Softplus", z, x, vec.softplus, SoftplusOf)
 }
 
-// ReLU sets z = max(x, 0) elementwise and returns z. NaN stays NaN.
+// ReLU sets z = max(x, 0) elementwise and returns z. NaN stays NaN, and
+// −0 gives +0.
 func (z *Tensor[T]) ReLU(x *Tensor[T]) *Tensor[T] {
 	mustSameShape("ReLU", z.shape, x.shape)
+	if z32, ok := any(z.data).([]float32); ok {
+		vec.relu(z32, any(x.data).([]float32))
+		return z
+	}
 	zd, xd := z.data, x.data[:len(z.data)]
 	for i, v := range xd {
 		zd[i] = max(v, 0) // branch-free: signs are random, a branch mispredicts
@@ -230,13 +235,16 @@ func (z *Tensor[T]) ReLU(x *Tensor[T]) *Tensor[T] {
 }
 
 // ReLUBackward sets z = g ⊙ [y > 0], or adds it to z with accumulate: the
-// gradient of a ReLU given its output y and output gradient g. It returns z.
+// gradient of a ReLU given its output y and output gradient g. Where y is
+// not positive, z gets +0 whatever g is (NaN and ±Inf included). (A NaN y
+// masks g in float32; float64 passes g where y's sign bit is clear.) It
+// returns z.
 func (z *Tensor[T]) ReLUBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 	mustSameShape("ReLUBackward", z.shape, g.shape)
 	mustSameShape("ReLUBackward", z.shape, y.shape)
 	switch zd := any(z.data).(type) {
 	case []float32:
-		reluMask32(zd, any(g.data).([]float32), any(y.data).([]float32), accumulate)
+		vec.reluBwd(zd, any(g.data).([]float32), any(y.data).([]float32), accumulate)
 	case []float64:
 		reluMask64(zd, any(g.data).([]float64), any(y.data).([]float64), accumulate)
 	default: // a named float type
@@ -255,11 +263,26 @@ func (z *Tensor[T]) ReLUBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 	return z
 }
 
+// bwdMap32 runs the backward kernel k of the vector-math path on z, g and
+// y if they hold float32, and reports whether it did.
+func bwdMap32[T Float](z, g, y *Tensor[T], accumulate bool, k func(z, g, y []float32, acc bool)) bool {
+	z32, ok := any(z.data).([]float32)
+	if ok {
+		k(z32, any(g.data).([]float32), any(y.data).([]float32), accumulate)
+	}
+	return ok
+}
+
 // TanhBackward sets z = g ⊙ (1 − y²), or adds it to z with accumulate: the
-// gradient of a Tanh given its output y and output gradient g. It returns z.
+// gradient of a Tanh given its output y and output gradient g. float32
+// tensors round 1 − y² once (so that it keeps its relative accuracy as |y|
+// nears 1) and are within an ulp of the exact product. It returns z.
 func (z *Tensor[T]) TanhBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 	mustSameShape("TanhBackward", z.shape, g.shape)
 	mustSameShape("TanhBackward", z.shape, y.shape)
+	if bwdMap32(z, g, y, accumulate, vec.tanhBwd) {
+		return z
+	}
 	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
 	if accumulate {
 		for i, v := range yd {
@@ -274,11 +297,15 @@ func (z *Tensor[T]) TanhBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 }
 
 // SigmoidBackward sets z = g ⊙ y(1 − y), or adds it to z with accumulate:
-// the gradient of a Sigmoid given its output y and output gradient g. It
-// returns z.
+// the gradient of a Sigmoid given its output y and output gradient g.
+// float32 tensors compute y(1 − y) as y − y², rounded once, and are within
+// an ulp of the exact product. It returns z.
 func (z *Tensor[T]) SigmoidBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 	mustSameShape("SigmoidBackward", z.shape, g.shape)
 	mustSameShape("SigmoidBackward", z.shape, y.shape)
+	if bwdMap32(z, g, y, accumulate, vec.sigmoidBwd) {
+		return z
+	}
 	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
 	if accumulate {
 		for i, v := range yd {
@@ -294,17 +321,16 @@ func (z *Tensor[T]) SigmoidBackward(g, y *Tensor[T], accumulate bool) *Tensor[T]
 
 // SoftplusBackward sets z = g ⊙ σ(x), or adds it to z with accumulate: the
 // gradient of a Softplus given its output y = softplus(x) ≥ 0 and output
-// gradient g, with σ(x) = 1 − e^−y. float32 tensors compute it as
-// 2t/(1 + t), t = tanh(y/2), with the vector tanh (accurate where y is
-// tiny, as −expm1(−y) is); float64 ones use math.Expm1. It returns z.
+// gradient g, with σ(x) = 1 − e^−y = −expm1(−y), accurate where y is tiny:
+// float32 tensors compute it from the vector exp's reduction (within 2 ulps
+// with the product), float64 ones with math.Expm1. It returns z.
 func (z *Tensor[T]) SoftplusBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 	mustSameShape("SoftplusBackward", z.shape, g.shape)
 	mustSameShape("SoftplusBackward", z.shape, y.shape)
-	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
-	if z32, ok := any(zd).([]float32); ok {
-		softplusBackward32(z32, any(gd).([]float32), any(yd).([]float32), accumulate)
+	if bwdMap32(z, g, y, accumulate, vec.softplusBwd) {
 		return z
 	}
+	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
 	for i, v := range yd {
 		d := gd[i] * T(-math.Expm1(-float64(v)))
 		if accumulate {
@@ -314,45 +340,6 @@ func (z *Tensor[T]) SoftplusBackward(g, y *Tensor[T], accumulate bool) *Tensor[T
 		}
 	}
 	return z
-}
-
-func softplusBackward32(z, g, y []float32, acc bool) {
-	var buf [512]float32
-	for lo := 0; lo < len(z); lo += len(buf) {
-		n := min(len(buf), len(z)-lo)
-		t, zb, gb := buf[:n], z[lo:lo+n], g[lo:lo+n]
-		for j, v := range y[lo : lo+n] {
-			t[j] = 0.5 * v
-		}
-		vec.tanh(t, t)
-		if acc {
-			for j, v := range t {
-				zb[j] += gb[j] * (2 * v / (1 + v))
-			}
-		} else {
-			for j, v := range t {
-				zb[j] = gb[j] * (2 * v / (1 + v))
-			}
-		}
-	}
-}
-
-// reluMask32 masks g by y > 0 with bit operations: y > 0 exactly when its
-// bits, read as a signed integer, are positive.
-func reluMask32(z, g, y []float32, acc bool) {
-	g, y = g[:len(z)], y[:len(z)]
-	for i := range z {
-		var m uint32
-		if int32(math.Float32bits(y[i])) > 0 {
-			m = ^uint32(0)
-		}
-		v := math.Float32frombits(math.Float32bits(g[i]) & m)
-		if acc {
-			z[i] += v
-		} else {
-			z[i] = v
-		}
-	}
 }
 
 func reluMask64(z, g, y []float64, acc bool) {
@@ -374,6 +361,10 @@ func reluMask64(z, g, y []float64, acc bool) {
 // LeakyReLU sets z = x for x > 0 and slope·x otherwise, and returns z.
 func (z *Tensor[T]) LeakyReLU(x *Tensor[T], slope T) *Tensor[T] {
 	mustSameShape("LeakyReLU", z.shape, x.shape)
+	if z32, ok := any(z.data).([]float32); ok {
+		vec.leaky(z32, any(x.data).([]float32), float32(slope))
+		return z
+	}
 	zd, xd := z.data, x.data[:len(z.data)]
 	for i, v := range xd {
 		if v > 0 {
@@ -392,6 +383,10 @@ func (z *Tensor[T]) LeakyReLU(x *Tensor[T], slope T) *Tensor[T] {
 func (z *Tensor[T]) LeakyReLUBackward(g, y *Tensor[T], slope T, accumulate bool) *Tensor[T] {
 	mustSameShape("LeakyReLUBackward", z.shape, g.shape)
 	mustSameShape("LeakyReLUBackward", z.shape, y.shape)
+	if z32, ok := any(z.data).([]float32); ok {
+		vec.leakyBwd(z32, any(g.data).([]float32), any(y.data).([]float32), float32(slope), accumulate)
+		return z
+	}
 	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
 	for i, v := range yd {
 		d := gd[i]
