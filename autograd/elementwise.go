@@ -616,19 +616,11 @@ func (leakyReLURule[T]) backward(t *Tape[T], e *entry[T]) {
 	if dst == nil {
 		return
 	}
-	slope := e.f[0]
-	d, g, x := dst.Data(), e.grad.Data(), e.in[0].value.Data()
-	g, x = g[:len(d)], x[:len(d)]
-	for i := range d {
-		v := g[i]
-		if x[i] <= 0 {
-			v *= slope
-		}
-		if acc {
-			d[i] += v
-		} else {
-			d[i] = v
-		}
+	slope, g, x := e.f[0], e.grad, e.in[0].value
+	if dst.Len() >= parallelMin {
+		t.eng.Parallel(dst.Len(), func(lo, hi int) { flat(dst, lo, hi).LeakyReLUBackward(flat(g, lo, hi), flat(x, lo, hi), slope, acc) })
+	} else {
+		dst.LeakyReLUBackward(g, x, slope, acc)
 	}
 }
 

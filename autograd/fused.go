@@ -189,18 +189,8 @@ func actDeriv[T tensor.Float](kind actKind, slope T, g, y *tensor.Tensor[T]) {
 	case actTanh, actSigmoid, actSoftplus:
 		actGrad(kind, g, g, y, false)
 	case actReLU:
-		gd := g.Data()
-		for i, v := range y.Data()[:len(gd)] {
-			if !(v > 0) {
-				gd[i] = 0
-			}
-		}
+		g.ReLUBackward(g, y, false)
 	case actLeakyReLU:
-		gd := g.Data()
-		for i, v := range y.Data()[:len(gd)] {
-			if !(v > 0) {
-				gd[i] *= slope
-			}
-		}
+		g.LeakyReLUBackward(g, y, slope, false)
 	}
 }
