@@ -236,9 +236,8 @@ func (z *Tensor[T]) ReLU(x *Tensor[T]) *Tensor[T] {
 
 // ReLUBackward sets z = g ⊙ [y > 0], or adds it to z with accumulate: the
 // gradient of a ReLU given its output y and output gradient g. Where y is
-// not positive, z gets +0 whatever g is (NaN and ±Inf included). (A NaN y
-// masks g in float32; float64 passes g where y's sign bit is clear.) It
-// returns z.
+// not positive or is NaN, z gets +0 whatever g is (NaN and ±Inf included).
+// It returns z.
 func (z *Tensor[T]) ReLUBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 	mustSameShape("ReLUBackward", z.shape, g.shape)
 	mustSameShape("ReLUBackward", z.shape, y.shape)
@@ -346,7 +345,7 @@ func reluMask64(z, g, y []float64, acc bool) {
 	g, y = g[:len(z)], y[:len(z)]
 	for i := range z {
 		var m uint64
-		if int64(math.Float64bits(y[i])) > 0 {
+		if y[i] > 0 { // false for NaN
 			m = ^uint64(0)
 		}
 		v := math.Float64frombits(math.Float64bits(g[i]) & m)
