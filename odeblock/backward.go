@@ -1,6 +1,9 @@
 package odeblock
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -308,6 +311,10 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 			p.b.stats.Backward = st
 			return nil, err
 		}
+		if err := p.checkDrift(other[:n], row(p.traj, k-1), p.ts[k], p.ts[k-1], opt.ATol); err != nil {
+			p.b.stats.Backward = st
+			return nil, err
+		}
 		y, other = other, y
 		axpy(y[n:2*n], 1, row(g, k-1))
 	}
@@ -321,6 +328,30 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 		off += sizes[j]
 	}
 	return grads, nil
+}
+
+// checkDrift returns ErrAdjointDrift, with the numbers, when the backward
+// segment from t1 to t0 reconstructed the state z0 as zr with a relative
+// difference above the block's AdjointOptions.MaxDrift.
+func (p *pass[T]) checkDrift(zr, z0 []T, t1, t0, atol float64) error {
+	bound := p.b.Adjoint.MaxDrift
+	if bound < 0 {
+		return nil
+	}
+	if bound == 0 {
+		bound = defaultMaxDrift
+	}
+	var dd, zz float64
+	for i, v := range z0 {
+		d := float64(zr[i]) - float64(v)
+		dd += d * d
+		zz += float64(v) * float64(v)
+	}
+	rel := math.Sqrt(dd) / math.Max(math.Sqrt(zz), atol*math.Sqrt(float64(len(z0))))
+	if rel <= bound { // false for NaN
+		return nil
+	}
+	return fmt.Errorf("odeblock: backward solve from t=%g to t=%g: %w: relative difference %.3g (Adjoint.MaxDrift %g); the adjoint along it would give wrong gradients: use Mode Checkpoint, or more output Times to re-anchor the state", t1, t0, ErrAdjointDrift, rel, bound)
 }
 
 // augmented returns the right-hand side of the adjoint system on the flat

@@ -1,6 +1,7 @@
 package odeblock
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -20,8 +21,8 @@ const (
 	// g_θ. Memory does not grow with the number of steps; gradients agree
 	// with the exact ones to about the backward solve's tolerance. Over long
 	// horizons the backward reconstruction of the state can diverge: that
-	// is reported as an error of the backward phase, never as NaN
-	// gradients.
+	// is reported as an error of the backward phase (ErrAdjointDrift, or
+	// the solver's own), never as wrong or NaN gradients.
 	Adjoint GradMode = iota
 	// Backprop records every stage of every accepted step on tapes during
 	// the forward solve and backpropagates through them
@@ -70,7 +71,26 @@ type AdjointOptions struct {
 	Generic bool
 	// MaxSteps of the backward solve; 0 means the forward's.
 	MaxSteps int
+	// MaxDrift bounds how far the backward solve's reconstruction of the
+	// state may drift from the forward solution. At the end of each
+	// backward segment (at each output time, down to the first) the
+	// reconstructed state z̃ is compared with the forward's z, which the
+	// block kept: a relative difference ‖z̃ − z‖₂ / max(‖z‖₂, ATol·√n)
+	// above MaxDrift fails the backward pass with ErrAdjointDrift, for the
+	// adjoint computed along z̃ would be wrong. (The reverse solve of a
+	// dissipative system amplifies its errors: torchdiffeq returns such
+	// gradients without a word.) 0 means 1e-2; a negative value turns
+	// the check off.
+	MaxDrift float64
 }
+
+// defaultMaxDrift is AdjointOptions.MaxDrift's default.
+const defaultMaxDrift = 1e-2
+
+// ErrAdjointDrift is the error of an Adjoint-mode backward pass whose
+// reconstruction of the state drifted from the forward solution by more
+// than AdjointOptions.MaxDrift.
+var ErrAdjointDrift = errors.New("the backward reconstruction of the state drifted from the forward solution")
 
 // validate reports the first option out of range. Zero values mean "the
 // forward's"; anything else must be a usable value, never silently replaced.
@@ -82,6 +102,8 @@ func (a AdjointOptions) validate() error {
 		return fmt.Errorf("odeblock: Adjoint.ATol must be positive and finite (or 0: the forward's), got %g", a.ATol)
 	case a.MaxSteps < 0:
 		return fmt.Errorf("odeblock: Adjoint.MaxSteps must not be negative (0: the forward's), got %d", a.MaxSteps)
+	case math.IsNaN(a.MaxDrift) || math.IsInf(a.MaxDrift, 1):
+		return fmt.Errorf("odeblock: Adjoint.MaxDrift must be a finite number (0: %g; negative: no check), got %g", defaultMaxDrift, a.MaxDrift)
 	}
 	return nil
 }

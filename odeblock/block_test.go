@@ -408,3 +408,79 @@ func TestPassesReuseMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestAdjointDriftIsAnError is the silently wrong adjoint of a dissipative
+// system: an HBNODE (γ_raw = 3) with a tanh MLP field 4 → 16 → 4 over
+// t ∈ [0, 40], dopri5 at 1e-6. The reverse reconstruction of (h, m)
+// diverges; before the drift check the adjoint returned finite gradients
+// some 1e9 times too large without an error. Now Backward fails with
+// ErrAdjointDrift, Checkpoint's gradients agree with central differences,
+// and the check can be turned off (then the gradient is wrong: that is
+// what the check is for).
+func TestAdjointDriftIsAnError(t *testing.T) {
+	const d, b = 4, 3
+	build := func() family {
+		rng := rand.New(rand.NewPCG(12, 1))
+		x := autograd.NewParam("x", tensor.RandN[float64](rng, 0, 1, b, d))
+		m0 := autograd.NewParam("m0", tensor.RandN[float64](rng, 0, 0.5, b, d))
+		dyn := odeblock.NewHBNODE[float64](newMLP(rng, "f", d, 16, d, 0.5), 3)
+		f := family{name: "hbnode", dyn: dyn, inputs: []*autograd.Param[float64]{x, m0},
+			state: func(tp *autograd.Tape[float64]) autograd.Var[float64] { return odeblock.Stack(tp.Param(x), tp.Param(m0)) }}
+		f.params = func() []*autograd.Param[float64] { return append([]*autograd.Param[float64]{x, m0}, dyn.Params()...) }
+		return f
+	}
+	solver := odeblock.Options{RTol: 1e-6, ATol: 1e-6}
+	times := []float64{0, 40}
+	f := build()
+	loss := func(b *odeblock.Block[float64]) (*autograd.Tape[float64], autograd.Var[float64]) {
+		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		z, err := b.Forward(tp, f.state(tp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tp, autograd.Sum(autograd.Square(odeblock.Part(z, 0, 2)))
+	}
+	blk := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint}
+	tp, l := loss(blk)
+	autograd.ZeroGrads(f.params())
+	err := tp.Backward(l)
+	if !errors.Is(err, odeblock.ErrAdjointDrift) {
+		t.Fatalf("adjoint over [0, 40]: got %v, want ErrAdjointDrift", err)
+	}
+	t.Logf("adjoint: %v", err)
+
+	// Checkpoint: the gradient of γ_raw against central differences.
+	gamma := f.dyn.Params()[len(f.dyn.Params())-1]
+	ck := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Checkpoint}
+	autograd.ZeroGrads(f.params())
+	tp, l = loss(ck)
+	if err := tp.Backward(l); err != nil {
+		t.Fatal(err)
+	}
+	got := gamma.Grad.Data()[0]
+	value := func(v float64) float64 {
+		old := gamma.Value.Data()[0]
+		gamma.Value.Data()[0] = v
+		defer func() { gamma.Value.Data()[0] = old }()
+		_, l := loss(&odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10}, Mode: odeblock.Checkpoint})
+		return float64(l.Item())
+	}
+	const h = 1e-5
+	g0 := gamma.Value.Data()[0]
+	num := (value(g0+h) - value(g0-h)) / (2 * h)
+	if math.Abs(got-num) > 1e-3*math.Max(1, math.Abs(num)) {
+		t.Errorf("checkpoint ∂L/∂γ_raw = %.6g, central differences %.6g", got, num)
+	}
+
+	// With the check off the adjoint's gradient is far off.
+	off := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint, Adjoint: odeblock.AdjointOptions{MaxDrift: -1}}
+	autograd.ZeroGrads(f.params())
+	tp, l = loss(off)
+	if err := tp.Backward(l); err == nil {
+		if adj := gamma.Grad.Data()[0]; math.Abs(adj-num) < 0.1*math.Abs(num) {
+			t.Errorf("unchecked adjoint ∂L/∂γ_raw = %.6g is close to the true %.6g: the case no longer drifts, and tests nothing", adj, num)
+		} else {
+			t.Logf("unchecked adjoint ∂L/∂γ_raw = %.6g, true %.6g", adj, num)
+		}
+	}
+}

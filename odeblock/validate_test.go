@@ -161,6 +161,8 @@ func TestAdjointOptionsValidated(t *testing.T) {
 		{AdjointOptions{RTol: math.Inf(1)}, "Adjoint.RTol"},
 		{AdjointOptions{ATol: math.NaN()}, "Adjoint.ATol"},
 		{AdjointOptions{MaxSteps: -5}, "Adjoint.MaxSteps"},
+		{AdjointOptions{MaxDrift: math.NaN()}, "Adjoint.MaxDrift"},
+		{AdjointOptions{MaxDrift: math.Inf(1)}, "Adjoint.MaxDrift"},
 	} {
 		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
 		evals := 0
