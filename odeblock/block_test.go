@@ -425,7 +425,9 @@ func TestAdjointDriftIsAnError(t *testing.T) {
 		m0 := autograd.NewParam("m0", tensor.RandN[float64](rng, 0, 0.5, b, d))
 		dyn := odeblock.NewHBNODE[float64](newMLP(rng, "f", d, 16, d, 0.5), 3)
 		f := family{name: "hbnode", dyn: dyn, inputs: []*autograd.Param[float64]{x, m0},
-			state: func(tp *autograd.Tape[float64]) autograd.Var[float64] { return odeblock.Stack(tp.Param(x), tp.Param(m0)) }}
+			state: func(tp *autograd.Tape[float64]) autograd.Var[float64] {
+				return odeblock.Stack(tp.Param(x), tp.Param(m0))
+			}}
 		f.params = func() []*autograd.Param[float64] { return append([]*autograd.Param[float64]{x, m0}, dyn.Params()...) }
 		return f
 	}
