@@ -653,11 +653,10 @@ func (s *Solver[T]) errorRatio(h float64) float64 {
 		e := buf[:min(errBlock, n-lo)]
 		s.errorEstimate(e, h, lo)
 		y0, y1 := s.y[lo:lo+len(e)], s.y1[lo:lo+len(e)]
-		var acc T
 		for i, ei := range e {
-			r := ei / (atol + rtol*max(absT(y0[i]), absT(y1[i])))
-			acc += r * r
+			e[i] = ei / (atol + rtol*max(absT(y0[i]), absT(y1[i])))
 		}
+		acc := sumSquares(e)
 		if acc == 0 && slices.ContainsFunc(e, func(x T) bool { return x != 0 }) {
 			scaled = true // the squares underflowed
 		}
@@ -673,6 +672,58 @@ func (s *Solver[T]) errorRatio(h float64) float64 {
 		})
 	}
 	return math.Sqrt(sum / float64(n))
+}
+
+// scaledRMS returns the RMS over the first m elements of x/(atol +
+// rtol·|y|), y the solver's current state, with x filled a block at a time
+// by fill(dst, lo) (dst = x[lo:lo+len(dst)]); the terms are formed and
+// summed in T. ok is false when that is not exact enough — a square
+// overflowed or underflowed in T, or the tolerances underflow T — and the
+// caller takes the scaled float64 norm instead.
+func (s *Solver[T]) scaledRMS(m int, fill func(dst []T, lo int)) (norm float64, ok bool) {
+	atol, rtol := T(s.opt.ATol), T(s.opt.RTol)
+	if atol == 0 || rtol == 0 && s.opt.RTol != 0 {
+		return 0, false
+	}
+	if m == 0 {
+		return 0, true
+	}
+	var buf [errBlock]T
+	var sum float64
+	for lo := 0; lo < m; lo += errBlock {
+		x := buf[:min(errBlock, m-lo)]
+		fill(x, lo)
+		y := s.y[lo : lo+len(x)]
+		for i, xi := range x {
+			x[i] = xi / (atol + rtol*absT(y[i]))
+		}
+		acc := sumSquares(x)
+		if acc == 0 && slices.ContainsFunc(x, func(v T) bool { return v != 0 }) {
+			return 0, false
+		}
+		sum += float64(acc)
+	}
+	if math.IsInf(sum, 1) {
+		return 0, false
+	}
+	return math.Sqrt(sum / float64(m)), true
+}
+
+// sumSquares returns Σ x[i]² in T, in four interleaved sums (a single
+// chain of additions would be bound by their latency).
+func sumSquares[T tensor.Float](x []T) T {
+	var s0, s1, s2, s3 T
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i] * x[i]
+		s1 += x[i+1] * x[i+1]
+		s2 += x[i+2] * x[i+2]
+		s3 += x[i+3] * x[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * x[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // absT returns |x|.
@@ -781,8 +832,14 @@ func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T)
 	// The norms are scaled (rms): with tolerances far below the state's
 	// size their squares would overflow although everything is finite.
 	scale := func(i int) float64 { return s.opt.ATol + math.Abs(float64(s.y[i]))*s.opt.RTol }
-	d0 := rms(m, func(i int) float64 { return float64(s.y[i]) / scale(i) })
-	d1 := rms(m, func(i int) float64 { return float64(f0[i]) / scale(i) })
+	d0, ok := s.scaledRMS(m, func(dst []T, lo int) { copy(dst, s.y[lo:]) })
+	if !ok {
+		d0 = rms(m, func(i int) float64 { return float64(s.y[i]) / scale(i) })
+	}
+	d1, ok := s.scaledRMS(m, func(dst []T, lo int) { copy(dst, f0[lo:]) })
+	if !ok {
+		d1 = rms(m, func(i int) float64 { return float64(f0[i]) / scale(i) })
+	}
 	h0 := 0.01 * d0 / d1
 	if d0 < 1e-5 || d1 < 1e-5 {
 		h0 = 1e-6
@@ -809,7 +866,15 @@ func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T)
 	if err := eval(evalProbe, 0, tProbe, s.tmp, f1); err != nil {
 		return 0, err
 	}
-	d2 := rms(m, func(i int) float64 { return float64(f1[i]-f0[i]) / scale(i) }) / h0
+	d2, ok := s.scaledRMS(m, func(dst []T, lo int) {
+		for i := range dst {
+			dst[i] = f1[lo+i] - f0[lo+i]
+		}
+	})
+	if !ok {
+		d2 = rms(m, func(i int) float64 { return float64(f1[i]-f0[i]) / scale(i) })
+	}
+	d2 /= h0
 	var h1 float64
 	if d1 <= 1e-15 && d2 <= 1e-15 {
 		h1 = math.Max(1e-6, h0*1e-3)
