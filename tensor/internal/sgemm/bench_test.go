@@ -1,0 +1,72 @@
+package sgemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+type impl struct {
+	name string
+	gemm func(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+}
+
+// others are the Sgemms the benchmarks compare with (OpenBLAS is added in
+// the build with the tag openblas).
+var others = []impl{{"gonum", gonum.Implementation{}.Sgemm}}
+
+type shape struct {
+	name    string
+	tA, tB  bool
+	m, n, k int
+}
+
+// benchShapes are BenchmarkGemmMLP's (tensor/bench_test.go: batch × in → out,
+// the passes fwd = x·Wᵀ, dx = g·W, dw = gᵀ·x) and the MNIST model's
+// convolution as GEMM (Co = 50, C·KH·KW = 459, OH·OW = 784): the forward
+// W·col, the data gradient Wᵀ·dy and the filter gradient dy·colᵀ.
+func benchShapes() []shape {
+	var out []shape
+	for _, s := range []struct{ batch, in, out int }{
+		{512, 17, 64}, {512, 64, 64}, {512, 64, 16}, {512, 256, 256}, {2048, 64, 64}, {128, 64, 64},
+	} {
+		name := fmt.Sprintf("%dx%dto%d", s.batch, s.in, s.out)
+		out = append(out,
+			shape{name + "/fwd", false, true, s.batch, s.out, s.in},
+			shape{name + "/dx", false, false, s.batch, s.in, s.out},
+			shape{name + "/dw", true, false, s.out, s.in, s.batch})
+	}
+	return append(out,
+		shape{"conv50x459x784/fwd", false, false, 50, 784, 459},
+		shape{"conv50x459x784/dx", true, false, 459, 784, 50},
+		shape{"conv50x459x784/dw", false, true, 50, 459, 784},
+		shape{"square256", false, false, 256, 256, 256},
+		shape{"square1024", false, false, 1024, 1024, 1024},
+	)
+}
+
+func BenchmarkSgemm(b *testing.B) {
+	impls := append([]impl{{"asm", Sgemm}}, others...)
+	for _, s := range benchShapes() {
+		rng := rand.New(rand.NewPCG(1, 1))
+		lda, ldb := s.k, s.n
+		if s.tA {
+			lda = s.m
+		}
+		if s.tB {
+			ldb = s.k
+		}
+		a, bb, c := randSlice(rng, s.m*s.k), randSlice(rng, s.k*s.n), make([]float32, s.m*s.n)
+		for _, im := range impls {
+			b.Run(s.name+"/"+im.name, func(b *testing.B) {
+				for b.Loop() {
+					im.gemm(tr(s.tA), tr(s.tB), s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
+				}
+				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

@@ -1,0 +1,235 @@
+// Package sgemm is a float32 GEMM for amd64 with AVX-512: the blocked
+// algorithm of Goto and van de Geijn (as in BLIS) around micro-kernels in Go
+// assembly. Elsewhere, and in the purego build, it is gonum's Sgemm.
+//
+// Sgemm packs B, a KC×NC block at a time, into panels of 32 columns (the
+// last one 16 when at most 16 remain) and A, an MC×KC block at a time, into
+// panels of 12 rows, both zero-padded; a 12×32 (or 12×16) kernel with the
+// accumulators in ZMM registers then computes each tile of C, storing
+// partial tiles at the edges through masks. Pack buffers come from a
+// sync.Pool, so a call allocates nothing in the steady state.
+package sgemm
+
+import (
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// The register tile (mr × nr) and the cache blocks: a kc×nr panel of B stays
+// in L1, an mc×kc block of A in L2, a kc×nc block of B in L3.
+const (
+	mr = 12
+	nr = 32
+	kc = 256
+	mc = 384
+	nc = 4096
+)
+
+type buffers struct{ a, b []float32 }
+
+var pool = sync.Pool{New: func() any { return new(buffers) }}
+
+// Enabled reports whether Sgemm runs the assembly kernels (rather than
+// gonum's Sgemm).
+func Enabled() bool { return hasKernel }
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices,
+// where op(A) is m×k, op(B) is k×n and C is m×n, with the contract of
+// blas.Float32's Sgemm: when beta is 0, C is not read.
+func Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	checkArgs(tA, tB, m, n, k, a, lda, b, ldb, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if !hasKernel {
+		gonum.Implementation{}.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scale(m, n, beta, c, ldc)
+		return
+	}
+	transA, transB := tA != blas.NoTrans, tB != blas.NoTrans
+	buf := pool.Get().(*buffers)
+	kb0 := min(kc, k)
+	if need := roundUp(min(mc, m), mr) * kb0; len(buf.a) < need {
+		buf.a = make([]float32, need)
+	}
+	if need := roundUp(min(nc, n), nr) * kb0; len(buf.b) < need {
+		buf.b = make([]float32, need)
+	}
+	for jc := 0; jc < n; jc += nc {
+		nb := min(nc, n-jc)
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
+			packB(buf.b, transB, b, ldb, pc, jc, kb, nb)
+			bet := beta
+			if pc > 0 {
+				bet = 1
+			}
+			for ic := 0; ic < m; ic += mc {
+				mb := min(mc, m-ic)
+				packA(buf.a, transA, a, lda, ic, pc, mb, kb)
+				macroKernel(kb, mb, nb, buf.a, buf.b, c[ic*ldc+jc:], ldc, alpha, bet)
+			}
+		}
+	}
+	pool.Put(buf)
+}
+
+func roundUp(x, m int) int { return (x + m - 1) / m * m }
+
+// macroKernel runs the micro-kernel over an mb×nb block of C from packed A
+// (mb×kb) and B (kb×nb), each B panel against every A panel.
+func macroKernel(kb, mb, nb int, pa, pb, c []float32, ldc int, alpha, beta float32) {
+	for j0 := 0; j0 < nb; j0 += nr {
+		w := min(nr, nb-j0)
+		mask := uint32(1)<<w - 1
+		if w == 32 {
+			mask = ^uint32(0)
+		}
+		bp := &pb[j0*kb]
+		for i0 := 0; i0 < mb; i0 += mr {
+			rows := min(mr, mb-i0)
+			ap := &pa[i0*kb]
+			cp := &c[i0*ldc+j0]
+			if w > 16 {
+				kern12x32(kb, ap, bp, cp, ldc, alpha, beta, rows, mask)
+			} else {
+				kern12x16(kb, ap, bp, cp, ldc, alpha, beta, rows, mask)
+			}
+		}
+	}
+}
+
+// packA packs the mb×kb block of op(A) at (ic, pc) into panels of mr rows:
+// element (i, p) of panel q at dst[q·mr·kb + p·mr + i], rows past mb zero.
+func packA(dst []float32, trans bool, a []float32, lda, ic, pc, mb, kb int) {
+	for i0 := 0; i0 < mb; i0 += mr {
+		rows := min(mr, mb-i0)
+		d := dst[i0*kb : i0*kb+kb*mr]
+		if trans {
+			// op(A)(i, p) = a[p·lda + i]: mr contiguous values per p.
+			for p := range kb {
+				src := a[(pc+p)*lda+ic+i0:]
+				dp := d[p*mr : p*mr+mr]
+				copy(dp, src[:rows])
+				clear(dp[rows:])
+			}
+			continue
+		}
+		// op(A)(i, p) = a[i·lda + p]: one row of A per lane.
+		for i := range rows {
+			src := a[(ic+i0+i)*lda+pc:]
+			src = src[:kb]
+			for p, v := range src {
+				d[p*mr+i] = v
+			}
+		}
+		if rows < mr {
+			for p := range kb {
+				clear(d[p*mr+rows : p*mr+mr])
+			}
+		}
+	}
+}
+
+// packB packs the kb×nb block of op(B) at (pc, jc) into panels of nr
+// columns (the last of 16 when at most 16 remain): element (p, j) of the
+// panel at column j0 at dst[j0·kb + p·s + j] with s its width, columns past
+// nb zero.
+func packB(dst []float32, trans bool, b []float32, ldb, pc, jc, kb, nb int) {
+	for j0 := 0; j0 < nb; j0 += nr {
+		w := min(nr, nb-j0)
+		s := nr
+		if w <= 16 {
+			s = 16
+		}
+		d := dst[j0*kb : j0*kb+kb*s]
+		if !trans {
+			// op(B)(p, j) = b[p·ldb + j]: w contiguous values per p.
+			for p := range kb {
+				src := b[(pc+p)*ldb+jc+j0:]
+				dp := d[p*s : p*s+s]
+				copy(dp, src[:w])
+				clear(dp[w:])
+			}
+			continue
+		}
+		// op(B)(p, j) = b[j·ldb + p]: one row of B per lane.
+		for j := range w {
+			src := b[(jc+j0+j)*ldb+pc:]
+			src = src[:kb]
+			for p, v := range src {
+				d[p*s+j] = v
+			}
+		}
+		if w < s {
+			for p := range kb {
+				clear(d[p*s+w : p*s+s])
+			}
+		}
+	}
+}
+
+// scale sets C = beta·C, not reading C when beta is 0.
+func scale(m, n int, beta float32, c []float32, ldc int) {
+	for i := range m {
+		row := c[i*ldc : i*ldc+n]
+		switch beta {
+		case 0:
+			clear(row)
+		case 1:
+		default:
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+	}
+}
+
+// checkArgs panics as gonum's Sgemm does on invalid arguments.
+func checkArgs(tA, tB blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	okT := func(t blas.Transpose) bool {
+		return t == blas.NoTrans || t == blas.Trans || t == blas.ConjTrans
+	}
+	if !okT(tA) {
+		panic("blas: illegal transpose")
+	}
+	if !okT(tB) {
+		panic("blas: illegal transpose")
+	}
+	if m < 0 {
+		panic("blas: m < 0")
+	}
+	if n < 0 {
+		panic("blas: n < 0")
+	}
+	if k < 0 {
+		panic("blas: k < 0")
+	}
+	aTrans, bTrans := tA != blas.NoTrans, tB != blas.NoTrans
+	if (!aTrans && lda < max(1, k)) || (aTrans && lda < max(1, m)) {
+		panic("blas: bad leading dimension of A")
+	}
+	if (!bTrans && ldb < max(1, n)) || (bTrans && ldb < max(1, k)) {
+		panic("blas: bad leading dimension of B")
+	}
+	if ldc < max(1, n) {
+		panic("blas: bad leading dimension of C")
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if (!aTrans && len(a) < lda*(m-1)+k) || (aTrans && len(a) < lda*(k-1)+m) {
+		panic("blas: insufficient length of a")
+	}
+	if (!bTrans && len(b) < ldb*(k-1)+n) || (bTrans && len(b) < ldb*(n-1)+k) {
+		panic("blas: insufficient length of b")
+	}
+	if len(c) < ldc*(m-1)+n {
+		panic("blas: insufficient length of c")
+	}
+}

@@ -1,0 +1,179 @@
+package sgemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// refGemm is C = alpha·op(A)·op(B) + beta·C in float64, C not read when
+// beta is 0.
+func refGemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) []float64 {
+	out := make([]float64, m*n)
+	for i := range m {
+		for j := range n {
+			var s float64
+			for p := range k {
+				var av, bv float32
+				if tA {
+					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
+				}
+				if tB {
+					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
+				}
+				s += float64(av) * float64(bv)
+			}
+			s *= float64(alpha)
+			if beta != 0 {
+				s += float64(beta) * float64(c[i*ldc+j])
+			}
+			out[i*n+j] = s
+		}
+	}
+	return out
+}
+
+func randSlice(rng *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(rng.NormFloat64())
+	}
+	return s
+}
+
+func tr(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+// check runs one product with the given padding of the leading dimensions
+// and offset into the slices, and compares it with refGemm.
+func check(t *testing.T, rng *rand.Rand, tA, tB bool, m, n, k int, alpha, beta float32, pad, off int) {
+	t.Helper()
+	ar, ac := m, k
+	if tA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if tB {
+		br, bc = n, k
+	}
+	lda, ldb, ldc := ac+pad, bc+pad, n+pad
+	lda, ldb, ldc = max(lda, 1), max(ldb, 1), max(ldc, 1)
+	a := randSlice(rng, off+ar*lda)
+	b := randSlice(rng, off+br*ldb)
+	c := randSlice(rng, off+m*ldc+pad)
+	if beta == 0 {
+		for i := range c {
+			c[i] = float32(math.NaN())
+		}
+	}
+	c0 := append([]float32(nil), c...)
+	want := refGemm(tA, tB, m, n, k, alpha, a[off:], lda, b[off:], ldb, beta, c[off:], ldc)
+	Sgemm(tr(tA), tr(tB), m, n, k, alpha, a[off:], lda, b[off:], ldb, beta, c[off:], ldc)
+	tol := 1e-5 * float64(k+2)
+	for i := range m {
+		for j := range n {
+			got := float64(c[off+i*ldc+j])
+			w := want[i*n+j]
+			if math.IsNaN(got) || math.Abs(got-w) > tol*(1+math.Abs(w)+math.Sqrt(float64(k))) {
+				t.Fatalf("tA=%v tB=%v m=%d n=%d k=%d alpha=%v beta=%v pad=%d off=%d: C[%d,%d] = %v, want %v",
+					tA, tB, m, n, k, alpha, beta, pad, off, i, j, got, w)
+			}
+		}
+	}
+	// Nothing outside C's m×n window changes.
+	for idx := range c {
+		i, j := (idx-off)/ldc, (idx-off)%ldc
+		if idx >= off && i < m && j < n {
+			continue
+		}
+		if math.Float32bits(c[idx]) != math.Float32bits(c0[idx]) {
+			t.Fatalf("tA=%v tB=%v m=%d n=%d k=%d pad=%d off=%d: c[%d] outside C changed", tA, tB, m, n, k, pad, off, idx)
+		}
+	}
+}
+
+func TestSgemmShapes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	dims := []int{0, 1, 2, 5, 11, 12, 13, 16, 17, 31, 32, 33, 47, 64, 97, 131, 257, 300}
+	if testing.Short() {
+		dims = []int{0, 1, 5, 12, 13, 17, 33, 97}
+	}
+	for _, tA := range []bool{false, true} {
+		for _, tB := range []bool{false, true} {
+			for _, m := range dims {
+				for _, n := range dims {
+					for _, k := range []int{0, 1, 3, 16, 37, 257, 300} {
+						if m*n*k > 2e6 {
+							continue
+						}
+						pad := (m + n + k) % 3
+						check(t, rng, tA, tB, m, n, k, 1, 0, pad, (m*n)%5)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSgemmAlphaBeta(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, ab := range [][2]float32{{1, 0}, {1, 1}, {0, 0}, {0, 1}, {0, -2}, {2.5, 0}, {-1, 1}, {0.5, -0.75}} {
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				for _, s := range [][3]int{{13, 37, 19}, {50, 45, 259}, {7, 3, 530}, {120, 70, 4}, {29, 16, 0}, {389, 17, 23}} {
+					check(t, rng, tA, tB, s[0], s[1], s[2], ab[0], ab[1], 3, 2)
+				}
+			}
+		}
+	}
+}
+
+// TestSgemmLarge crosses every cache block: m > mc, n > nc, k > kc.
+func TestSgemmLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	check(t, rng, false, true, 397, nc+45, 2*kc+13, 1, 0.5, 1, 1)
+	check(t, rng, true, false, 2*mc+29, 61, 531, -1, 1, 0, 0)
+}
+
+func TestSgemmNoAllocs(t *testing.T) {
+	a, b, c := make([]float32, 300*300), make([]float32, 300*300), make([]float32, 300*300)
+	Sgemm(blas.NoTrans, blas.Trans, 300, 300, 300, 1, a, 300, b, 300, 0, c, 300)
+	if n := testing.AllocsPerRun(20, func() {
+		Sgemm(blas.NoTrans, blas.Trans, 300, 300, 300, 1, a, 300, b, 300, 0, c, 300)
+	}); n > 0 {
+		t.Errorf("%v allocations per call", n)
+	}
+}
+
+func TestSgemmPanics(t *testing.T) {
+	for name, f := range map[string]func(){
+		"lda":   func() { Sgemm(blas.NoTrans, blas.NoTrans, 2, 2, 3, 1, make([]float32, 6), 2, make([]float32, 6), 2, 0, make([]float32, 4), 2) },
+		"short": func() { Sgemm(blas.NoTrans, blas.NoTrans, 2, 2, 2, 1, make([]float32, 3), 2, make([]float32, 4), 2, 0, make([]float32, 4), 2) },
+		"m":     func() { Sgemm(blas.NoTrans, blas.NoTrans, -1, 2, 2, 1, nil, 2, nil, 2, 0, nil, 2) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+var _ = fmt.Sprint
