@@ -17,6 +17,9 @@ import (
 //	go test -tags openblas -cpu 1,2 -run '^$' -bench MLPFamily -benchmem ./bench/...
 //	go test -run '^$' -bench 'MLPFamily/adamnode_w64_l2_tanh_b512_adjoint$' -benchmem ./bench/...
 //
+// The problem trains while it is timed, so its NFE drift with b.N (the base
+// adjoint: 26+26 at the start, 32+26 after 30 iterations); compare µs/NFE
+// between runs, or use mlpbench, which times a fixed number of iterations.
 // The side-by-side comparison with PyTorch is bench/compare_mlp.sh.
 func BenchmarkMLPFamily(b *testing.B) {
 	for _, c := range mlpfamily.Configs() {
