@@ -2,6 +2,7 @@ package tensor_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/adamnode/adamnode/tensor"
@@ -67,6 +68,41 @@ func TestParallel(t *testing.T) {
 			for i, h := range hits {
 				if h != 1 {
 					t.Fatalf("%s n=%d: element %d visited %d times", b.Name(), n, i, h)
+				}
+			}
+		}
+	}
+}
+
+// TestSplitGemmTransposes runs GEMMs large enough to be split over two
+// workers with every combination of transposes, on shapes where the split
+// dimension of a transposed operand is far longer than the other (the
+// split once sliced a transposed A by rows and ran past its end), against
+// a one-worker product.
+func TestSplitGemmTransposes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, be := range tensor.Backends(2) {
+		ref := tensor.EngineFor[float64](tensor.Gonum(1))
+		e := tensor.EngineFor[float64](be)
+		for _, s := range []struct{ m, n, k int }{{4096, 64, 8}, {64, 4096, 8}, {512, 512, 16}} {
+			for _, tA := range []bool{false, true} {
+				for _, tB := range []bool{false, true} {
+					as, bs := []int{s.m, s.k}, []int{s.k, s.n}
+					if tA {
+						as = []int{s.k, s.m}
+					}
+					if tB {
+						bs = []int{s.n, s.k}
+					}
+					a, b := tensor.RandN[float64](rng, 0, 1, as...), tensor.RandN[float64](rng, 0, 1, bs...)
+					got, want := tensor.New[float64](s.m, s.n), tensor.New[float64](s.m, s.n)
+					got.MatMul(e, a, tA, b, tB)
+					want.MatMul(ref, a, tA, b, tB)
+					for i, v := range got.Data() {
+						if d := v - want.Data()[i]; d > 1e-9 || d < -1e-9 {
+							t.Fatalf("%s %v tA=%v tB=%v: element %d = %v, want %v", be.Name(), s, tA, tB, i, v, want.Data()[i])
+						}
+					}
 				}
 			}
 		}

@@ -90,9 +90,11 @@ func (j *gemmJob[T]) run(p int) {
 		if lo == hi {
 			return
 		}
-		a := j.a[lo*j.lda:] // rows lo.. of A
+		var a []T
 		if j.transA {
 			a = j.a[lo:] // columns lo.. of Aᵀ as stored
+		} else {
+			a = j.a[lo*j.lda:] // rows lo.. of A
 		}
 		j.gemm(trans(j.transA), trans(j.transB), hi-lo, j.n, j.k, j.alpha, a, j.lda, j.b, j.ldb, j.beta, j.c[lo*j.ldc:], j.ldc)
 		return
@@ -101,9 +103,11 @@ func (j *gemmJob[T]) run(p int) {
 	if lo == hi {
 		return
 	}
-	b := j.b[lo:]
+	var b []T
 	if j.transB {
-		b = j.b[lo*j.ldb:]
+		b = j.b[lo*j.ldb:] // rows lo.. of Bᵀ as stored
+	} else {
+		b = j.b[lo:] // columns lo.. of B
 	}
 	j.gemm(trans(j.transA), trans(j.transB), j.m, hi-lo, j.k, j.alpha, j.a, j.lda, b, j.ldb, j.beta, j.c[lo:], j.ldc)
 }
