@@ -71,19 +71,51 @@ func Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda i
 			}
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
-				packA(buf.a, transA, a, lda, ic, pc, mb, kb)
-				macroKernel(kb, mb, nb, buf.a, buf.b, c[ic*ldc+jc:], ldc, alpha, bet)
+				blk := aBlock{trans: transA, kb: kb, mb: mb}
+				if packAll {
+					packA(buf.a, transA, a, lda, ic, pc, mb, kb)
+					blk.edge = 0
+				} else {
+					if transA {
+						blk.a = a[pc*lda+ic:]
+					} else {
+						blk.a = a[ic*lda+pc:]
+					}
+					blk.lda = lda
+					// The last panel, of fewer than mr rows, is packed:
+					// the kernels read all mr rows.
+					blk.edge = mb / mr * mr
+					if blk.edge < mb {
+						packA(buf.a, transA, a, lda, ic+blk.edge, pc, mb-blk.edge, kb)
+					}
+				}
+				macroKernel(&blk, buf.a, buf.b, c[ic*ldc+jc:], ldc, nb, alpha, bet)
 			}
 		}
 	}
 	pool.Put(buf)
 }
 
+// packAll makes Sgemm pack every panel of A (else only the edge panels).
+var packAll = false
+
 func roundUp(x, m int) int { return (x + m - 1) / m * m }
 
-// macroKernel runs the micro-kernel over an mb×nb block of C from packed A
-// (mb×kb) and B (kb×nb), each B panel against every A panel.
-func macroKernel(kb, mb, nb int, pa, pb, c []float32, ldc int, alpha, beta float32) {
+// aBlock is an mb×kb block of op(A): its panels of mr rows below edge are
+// read in place (a[p·lda + i] when trans, else a[i·lda + p]), the last one,
+// from edge on, from the packed buffer.
+type aBlock struct {
+	a      []float32
+	lda    int
+	trans  bool
+	kb, mb int
+	edge   int
+}
+
+// macroKernel runs the micro-kernel over the mb×nb block of C from the A
+// block and packed B (kb×nb), each B panel against every A panel.
+func macroKernel(blk *aBlock, pa, pb, c []float32, ldc, nb int, alpha, beta float32) {
+	kb := blk.kb
 	for j0 := 0; j0 < nb; j0 += nr {
 		w := min(nr, nb-j0)
 		mask := uint32(1)<<w - 1
@@ -91,14 +123,28 @@ func macroKernel(kb, mb, nb int, pa, pb, c []float32, ldc int, alpha, beta float
 			mask = ^uint32(0)
 		}
 		bp := &pb[j0*kb]
-		for i0 := 0; i0 < mb; i0 += mr {
-			rows := min(mr, mb-i0)
-			ap := &pa[i0*kb]
+		i0 := 0
+		for ; i0 < blk.edge; i0 += mr {
+			cp := &c[i0*ldc+j0]
+			switch {
+			case blk.trans && w > 16:
+				kernP32(kb, &blk.a[i0], blk.lda, bp, cp, ldc, alpha, beta, mr, mask)
+			case blk.trans:
+				kernP16(kb, &blk.a[i0], blk.lda, bp, cp, ldc, alpha, beta, mr, mask)
+			case w > 16:
+				kernS32(kb, &blk.a[i0*blk.lda], blk.lda, bp, cp, ldc, alpha, beta, mr, mask)
+			default:
+				kernS16(kb, &blk.a[i0*blk.lda], blk.lda, bp, cp, ldc, alpha, beta, mr, mask)
+			}
+		}
+		for ; i0 < blk.mb; i0 += mr {
+			rows := min(mr, blk.mb-i0)
+			ap := &pa[(i0-blk.edge)*kb]
 			cp := &c[i0*ldc+j0]
 			if w > 16 {
-				kern12x32(kb, ap, bp, cp, ldc, alpha, beta, rows, mask)
+				kernP32(kb, ap, mr, bp, cp, ldc, alpha, beta, rows, mask)
 			} else {
-				kern12x16(kb, ap, bp, cp, ldc, alpha, beta, rows, mask)
+				kernP16(kb, ap, mr, bp, cp, ldc, alpha, beta, rows, mask)
 			}
 		}
 	}
