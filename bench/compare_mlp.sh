@@ -54,7 +54,7 @@ cd "$(dirname "$0")/.."
 python=${PYTHON:-/usr/bin/python3}
 if [ -z "${TORCHDIFFEQ:-}" ]; then
 	echo "compare_mlp.sh: set TORCHDIFFEQ to a directory holding the torchdiffeq package:" >&2
-	echo "  mkdir -p /tmp/torchdiffeq && git --git-dir=/work/.mirror/rtqichen+torchdiffeq/repo archive HEAD torchdiffeq | tar -x -C /tmp/torchdiffeq" >&2
+	echo "  git clone https://github.com/rtqichen/torchdiffeq /tmp/torchdiffeq   # or any copy of its source" >&2
 	echo "  export TORCHDIFFEQ=/tmp/torchdiffeq" >&2
 	exit 1
 fi

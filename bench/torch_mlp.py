@@ -58,10 +58,8 @@ import math
 import os
 import resource
 import statistics
-import struct
 import sys
 import time
-import types
 
 FORMAT = "adamnode-mlpfamily/1"
 RHS_RTOL = 1e-5
@@ -90,75 +88,16 @@ for _var, _n, _flag in (("OMP_NUM_THREADS", ARGS.threads, "--threads"),
         sys.exit(f"torch_mlp.py: {_var}={os.environ[_var]} but {_flag} {_n}; unset it or make them equal")
     os.environ[_var] = str(_n)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 
-def import_torchdiffeq():
-    d = os.environ.get("TORCHDIFFEQ")
-    if not d:
-        sys.exit("torch_mlp.py: set TORCHDIFFEQ to a directory holding the torchdiffeq package, e.g.\n"
-                 "  mkdir -p /tmp/torchdiffeq && git --git-dir=/work/.mirror/rtqichen+torchdiffeq/repo "
-                 "archive HEAD torchdiffeq | tar -x -C /tmp/torchdiffeq\n  export TORCHDIFFEQ=/tmp/torchdiffeq")
-    if not os.path.isfile(os.path.join(d, "torchdiffeq", "__init__.py")):
-        sys.exit(f"torch_mlp.py: TORCHDIFFEQ={d}: no torchdiffeq/__init__.py there")
-    sys.path.insert(0, d)
-    try:
-        import scipy.integrate  # noqa: F401
-    except ImportError:
-        scipy = types.ModuleType("scipy")
-        integ = types.ModuleType("scipy.integrate")
+from peer import import_torchdiffeq, read_safetensors  # noqa: E402
 
-        def solve_ivp(*a, **k):
-            raise RuntimeError("scipy is not installed (stub registered by torch_mlp.py)")
-        integ.solve_ivp = solve_ivp
-        scipy.integrate = integ
-        sys.modules.setdefault("scipy", scipy)
-        sys.modules.setdefault("scipy.integrate", integ)
-    import torchdiffeq
-    if not os.path.abspath(torchdiffeq.__file__).startswith(os.path.abspath(d)):
-        sys.exit(f"torch_mlp.py: torchdiffeq was imported from {torchdiffeq.__file__}, not from TORCHDIFFEQ={d}")
-    return torchdiffeq
-
-
-torchdiffeq = import_torchdiffeq()
-
-
-# ---------------------------------------------------------------- safetensors
-
-_DTYPES = {"F32": "<f4", "F64": "<f8"}
-
-
-def read_safetensors(path):
-    """Returns (tensors, metadata): tensors maps a name to a float32 torch
-    tensor. The format: an 8-byte little-endian header length n, n bytes of
-    JSON header, then the raw little-endian data, each tensor at its
-    data_offsets (relative to the data's start)."""
-    with open(path, "rb") as fh:
-        buf = fh.read()
-    if len(buf) < 8:
-        raise ValueError(f"{path}: {len(buf)} bytes, shorter than a safetensors header length")
-    (n,) = struct.unpack("<Q", buf[:8])
-    if 8 + n > len(buf):
-        raise ValueError(f"{path}: header of {n} bytes runs past the end of the {len(buf)}-byte file")
-    header = json.loads(buf[8:8 + n].decode("utf-8"))
-    data = memoryview(buf)[8 + n:]
-    meta = header.pop("__metadata__", {}) or {}
-    tensors = {}
-    for name, e in header.items():
-        dt = _DTYPES.get(e["dtype"])
-        if dt is None:
-            raise ValueError(f"{path}: tensor {name}: dtype {e['dtype']} not supported")
-        begin, end = e["data_offsets"]
-        shape = [int(s) for s in e["shape"]]
-        count = int(np.prod(shape)) if shape else 1
-        if not (0 <= begin <= end <= len(data)) or end - begin != count * np.dtype(dt).itemsize:
-            raise ValueError(f"{path}: tensor {name}: data_offsets [{begin}, {end}] do not fit shape {shape} of {e['dtype']}")
-        arr = np.frombuffer(data[begin:end], dtype=dt).reshape(shape)
-        tensors[name] = torch.from_numpy(arr.astype(np.float32))
-    return tensors, meta
+torchdiffeq = import_torchdiffeq("torch_mlp.py")
 
 
 # ---------------------------------------------------------------- the model

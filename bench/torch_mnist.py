@@ -28,17 +28,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from safetensors_lite import read_safetensors  # noqa: E402
-
-
-def import_torchdiffeq():
-    src = os.environ.get("TORCHDIFFEQ")
-    if not src or not os.path.isdir(os.path.join(src, "torchdiffeq")):
-        sys.exit("torch_mnist.py: set TORCHDIFFEQ to a directory holding torchdiffeq's "
-                 "source (the one with torchdiffeq/__init__.py); got %r" % src)
-    sys.path.insert(0, src)
-    import torchdiffeq
-    return torchdiffeq
+from peer import import_torchdiffeq, read_safetensors  # noqa: E402
 
 
 class Field(nn.Module):
@@ -131,7 +121,7 @@ def main():
     if a.iters < 1 or a.warmup < 1 or a.threads < 1:
         sys.exit("torch_mnist.py: --iters, --warmup and --threads must be at least 1")
     torch.set_num_threads(a.threads)
-    tde = import_torchdiffeq()
+    tde = import_torchdiffeq("torch_mnist.py")
     odeint = tde.odeint_adjoint if a.mode == "adjoint" else tde.odeint
 
     tensors, meta = read_safetensors(a.weights)
