@@ -187,10 +187,7 @@ func addPerSample[T tensor.Float](t *Tape[T], z, tb *tensor.Tensor[T]) {
 	zd, td := z.Data(), tb.Data()
 	rows := func(lo, hi int) {
 		for n := lo; n < hi; n++ {
-			row := zd[n*m : (n+1)*m]
-			for i, v := range td[:len(row)] {
-				row[i] += v
-			}
+			tensor.AxpySlice(1, td, zd[n*m:(n+1)*m])
 		}
 	}
 	if z.Len() >= parallelMin && b > 1 {
@@ -205,8 +202,6 @@ func sumOverBatch[T tensor.Float](s, g []T, b int) {
 	m := len(s)
 	clear(s)
 	for n := 0; n < b; n++ {
-		for i, v := range g[n*m : (n+1)*m] {
-			s[i] += v
-		}
+		tensor.AxpySlice(1, g[n*m:(n+1)*m], s)
 	}
 }

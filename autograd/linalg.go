@@ -39,9 +39,7 @@ func sumPerChannelInto[T tensor.Float](dst *tensor.Tensor[T], acc bool, g *tenso
 		var s float64
 		for b := 0; b < batch; b++ {
 			off := (b*c + ch) * inner
-			for _, v := range gs[off : off+inner] {
-				s += float64(v)
-			}
+			s += tensor.SumSlice(gs[off : off+inner])
 		}
 		d[ch] += T(s)
 	}

@@ -348,15 +348,18 @@ func (j *convJob[T]) run(p int) {
 				col = j.col[p]
 				im2col(col, xb, s)
 			}
-			j.gemm(false, false, s.co, s.p, s.k, 1, j.w, s.k, col, s.p, 0, yb, s.p)
-			if j.b != nil {
+			beta := T(0)
+			if j.b != nil { // the bias first, each row filled in doubling copies; the GEMM adds to it
 				for o, bv := range j.b[:s.co] {
 					row := yb[o*s.p : (o+1)*s.p]
-					for i := range row {
-						row[i] += bv
+					row[0] = bv
+					for n := 1; n < len(row); n *= 2 {
+						copy(row[n:], row[:n])
 					}
 				}
+				beta = 1
 			}
+			j.gemm(false, false, s.co, s.p, s.k, 1, j.w, s.k, col, s.p, beta, yb, s.p)
 		}
 	case passData: // dcol_b[K,P] = Wᵀ · dy_b; dx_b = col2im(dcol_b)
 		for b := lo; b < hi; b++ {
@@ -400,11 +403,7 @@ func (j *convJob[T]) run(p int) {
 			beta = 1
 			if db != nil {
 				for o := range db[:s.co] {
-					var sum T
-					for _, v := range dyb[o*s.p : (o+1)*s.p] {
-						sum += v
-					}
-					db[o] += sum
+					db[o] += T(SumSlice(dyb[o*s.p : (o+1)*s.p]))
 				}
 			}
 		}

@@ -65,10 +65,7 @@ func col2im[T Float](dx, col []T, s convShape) {
 					sp := src[p*s.ow : (p+1)*s.ow]
 					ix := qlo*s.stride - s.pad + j
 					if s.stride == 1 {
-						d = d[ix : ix+qhi-qlo]
-						for q, v := range sp[qlo:qhi] {
-							d[q] += v
-						}
+						AxpySlice(1, sp[qlo:qhi], d[ix:ix+qhi-qlo])
 						continue
 					}
 					for q := qlo; q < qhi; q++ {

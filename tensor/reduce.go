@@ -15,6 +15,23 @@ func (t *Tensor[T]) Sum() T {
 	return T(s)
 }
 
+// SumSlice returns Σ x[i], accumulated in float64 in four interleaved sums
+// (one chain of additions is bound by their latency).
+func SumSlice[T Float](x []T) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += float64(x[i])
+		s1 += float64(x[i+1])
+		s2 += float64(x[i+2])
+		s3 += float64(x[i+3])
+	}
+	for ; i < len(x); i++ {
+		s0 += float64(x[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
 // Mean returns the mean of all elements (NaN for an empty tensor).
 func (t *Tensor[T]) Mean() T { return T(float64(t.Sum()) / float64(len(t.data))) }
 
