@@ -34,7 +34,7 @@ func aAddr(strided bool, i, p int) string {
 // the A value broadcast from memory.
 func step(strided bool, nv, p int) {
 	for v := range nv {
-		w("\tVMOVUPS %d(BX), Z%d", (p*nv+v)*64, 24+v)
+		w("\tVMOVUPS.Z %d(BX), K%d, Z%d", v*64, v+1, 24+v)
 	}
 	for i := range mr {
 		for v := range nv {
@@ -44,6 +44,7 @@ func step(strided bool, nv, p int) {
 	if !strided {
 		w("\tADDQ R11, AX")
 	}
+	w("\tADDQ DX, BX")
 }
 
 func kernel(name string, strided bool, nv int) {
@@ -52,13 +53,19 @@ func kernel(name string, strided bool, nv int) {
 	if strided {
 		arg = "lda"
 	}
-	w("// func %s(k int, a *float32, %s int, b, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)", name, arg)
-	w("TEXT ·%s(SB), NOSPLIT, $0-68", name)
+	w("// func %s(k int, a *float32, %s int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)", name, arg)
+	w("TEXT ·%s(SB), NOSPLIT, $0-76", name)
 	w("\tMOVQ k+0(FP), CX")
 	w("\tMOVQ b+24(FP), BX")
-	w("\tMOVQ c+32(FP), DI")
-	w("\tMOVQ ldc+40(FP), DX")
+	w("\tMOVQ ldb+32(FP), DX")
 	w("\tSHLQ $2, DX")
+	w("\tMOVQ c+40(FP), DI")
+	w("\tMOVL mask+72(FP), R8")
+	w("\tKMOVW R8, K1")
+	if nv == 2 {
+		w("\tSHRL $16, R8")
+		w("\tKMOVW R8, K2")
+	}
 	if strided {
 		w("\tMOVQ a+8(FP), R10")
 		w("\tMOVQ lda+16(FP), AX")
@@ -84,7 +91,6 @@ func kernel(name string, strided bool, nv int) {
 	for p := range 4 {
 		step(strided, nv, p)
 	}
-	w("\tADDQ $%d, BX", 4*nv*64)
 	if strided {
 		for q := range 4 {
 			w("\tADDQ $16, R%d", 10+q)
@@ -97,7 +103,6 @@ func kernel(name string, strided bool, nv int) {
 	w("\tJZ store")
 	w("loop1:")
 	step(strided, nv, 0)
-	w("\tADDQ $%d, BX", nv*64)
 	if strided {
 		for q := range 4 {
 			w("\tADDQ $4, R%d", 10+q)
@@ -106,16 +111,12 @@ func kernel(name string, strided bool, nv int) {
 	w("\tDECQ CX")
 	w("\tJNZ loop1")
 	w("store:")
-	w("\tMOVQ rows+56(FP), SI")
-	w("\tMOVL mask+64(FP), R8")
-	w("\tKMOVW R8, K1")
-	if nv == 2 {
-		w("\tSHRL $16, R8")
-		w("\tKMOVW R8, K2")
-	}
-	w("\tVBROADCASTSS alpha+48(FP), Z26")
-	w("\tVBROADCASTSS beta+52(FP), Z27")
-	w("\tMOVL beta+52(FP), R8")
+	w("\tMOVQ rows+64(FP), SI")
+	w("\tMOVQ ldc+48(FP), DX")
+	w("\tSHLQ $2, DX")
+	w("\tVBROADCASTSS alpha+56(FP), Z26")
+	w("\tVBROADCASTSS beta+60(FP), Z27")
+	w("\tMOVL beta+60(FP), R8")
 	w("\tANDL $0x7fffffff, R8")
 	w("\tJZ store0")
 	for i := range mr {
@@ -158,13 +159,13 @@ func main() {
 #include "textflag.h"
 
 // AVX-512 micro-kernels of the blocked SGEMM (see sgemm.go). Each computes
-// a 12×NR tile of C (NR = 32 or 16) from k steps of A and of a packed B
-// panel (NR values a step):
+// a 12×NR tile of C (NR = 32 or 16) from k steps of A and of B (NR values
+// a step, ldb apart: a packed panel, ldb = NR, or rows of B in place):
 //
-//	C[i, j] = alpha·Σ_p A(i, p)·B[p·NR + j] + beta·C[i, j]
+//	C[i, j] = alpha·Σ_p A(i, p)·b[p·ldb + j] + beta·C[i, j]
 //
 // for the first rows rows (1 to 12) and the columns j whose bit is set in
-// mask; C is not read when beta is 0. The kernP kernels read A(i, p) at
+// mask (B is loaded through the same mask); C is not read when beta is 0. The kernP kernels read A(i, p) at
 // a[p·ka + i] (a packed panel, ka = 12, or a column block of a transposed A,
 // ka = lda); the kernS kernels at a[i·lda + p] (rows of A in place). The
 // accumulators are Z0–Z23 (row i in Z(2i), Z(2i+1)) or Z0–Z11; each A value

@@ -5,13 +5,13 @@
 #include "textflag.h"
 
 // AVX-512 micro-kernels of the blocked SGEMM (see sgemm.go). Each computes
-// a 12×NR tile of C (NR = 32 or 16) from k steps of A and of a packed B
-// panel (NR values a step):
+// a 12×NR tile of C (NR = 32 or 16) from k steps of A and of B (NR values
+// a step, ldb apart: a packed panel, ldb = NR, or rows of B in place):
 //
-//	C[i, j] = alpha·Σ_p A(i, p)·B[p·NR + j] + beta·C[i, j]
+//	C[i, j] = alpha·Σ_p A(i, p)·b[p·ldb + j] + beta·C[i, j]
 //
 // for the first rows rows (1 to 12) and the columns j whose bit is set in
-// mask; C is not read when beta is 0. The kernP kernels read A(i, p) at
+// mask (B is loaded through the same mask); C is not read when beta is 0. The kernP kernels read A(i, p) at
 // a[p·ka + i] (a packed panel, ka = 12, or a column block of a transposed A,
 // ka = lda); the kernS kernels at a[i·lda + p] (rows of A in place). The
 // accumulators are Z0–Z23 (row i in Z(2i), Z(2i+1)) or Z0–Z11; each A value
@@ -19,13 +19,17 @@
 // Z16–Z31 and the upper halves of the rest (VZEROUPPER): dirty upper ZMM
 // state slows later SSE code on Zen 5.
 
-// func kernP32(k int, a *float32, ka int, b, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
-TEXT ·kernP32(SB), NOSPLIT, $0-68
+// func kernP32(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+TEXT ·kernP32(SB), NOSPLIT, $0-76
 	MOVQ k+0(FP), CX
 	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DI
-	MOVQ ldc+40(FP), DX
+	MOVQ ldb+32(FP), DX
 	SHLQ $2, DX
+	MOVQ c+40(FP), DI
+	MOVL mask+72(FP), R8
+	KMOVW R8, K1
+	SHRL $16, R8
+	KMOVW R8, K2
 	MOVQ a+8(FP), AX
 	MOVQ ka+16(FP), R11
 	SHLQ $2, R11
@@ -59,8 +63,8 @@ TEXT ·kernP32(SB), NOSPLIT, $0-68
 	TESTQ R9, R9
 	JZ tail
 loop4:
-	VMOVUPS 0(BX), Z24
-	VMOVUPS 64(BX), Z25
+	VMOVUPS.Z 0(BX), K1, Z24
+	VMOVUPS.Z 64(BX), K2, Z25
 	VFMADD231PS.BCST 0(AX), Z24, Z0
 	VFMADD231PS.BCST 0(AX), Z25, Z1
 	VFMADD231PS.BCST 4(AX), Z24, Z2
@@ -86,8 +90,9 @@ loop4:
 	VFMADD231PS.BCST 44(AX), Z24, Z22
 	VFMADD231PS.BCST 44(AX), Z25, Z23
 	ADDQ R11, AX
-	VMOVUPS 128(BX), Z24
-	VMOVUPS 192(BX), Z25
+	ADDQ DX, BX
+	VMOVUPS.Z 0(BX), K1, Z24
+	VMOVUPS.Z 64(BX), K2, Z25
 	VFMADD231PS.BCST 0(AX), Z24, Z0
 	VFMADD231PS.BCST 0(AX), Z25, Z1
 	VFMADD231PS.BCST 4(AX), Z24, Z2
@@ -113,8 +118,9 @@ loop4:
 	VFMADD231PS.BCST 44(AX), Z24, Z22
 	VFMADD231PS.BCST 44(AX), Z25, Z23
 	ADDQ R11, AX
-	VMOVUPS 256(BX), Z24
-	VMOVUPS 320(BX), Z25
+	ADDQ DX, BX
+	VMOVUPS.Z 0(BX), K1, Z24
+	VMOVUPS.Z 64(BX), K2, Z25
 	VFMADD231PS.BCST 0(AX), Z24, Z0
 	VFMADD231PS.BCST 0(AX), Z25, Z1
 	VFMADD231PS.BCST 4(AX), Z24, Z2
@@ -140,8 +146,9 @@ loop4:
 	VFMADD231PS.BCST 44(AX), Z24, Z22
 	VFMADD231PS.BCST 44(AX), Z25, Z23
 	ADDQ R11, AX
-	VMOVUPS 384(BX), Z24
-	VMOVUPS 448(BX), Z25
+	ADDQ DX, BX
+	VMOVUPS.Z 0(BX), K1, Z24
+	VMOVUPS.Z 64(BX), K2, Z25
 	VFMADD231PS.BCST 0(AX), Z24, Z0
 	VFMADD231PS.BCST 0(AX), Z25, Z1
 	VFMADD231PS.BCST 4(AX), Z24, Z2
@@ -167,15 +174,15 @@ loop4:
 	VFMADD231PS.BCST 44(AX), Z24, Z22
 	VFMADD231PS.BCST 44(AX), Z25, Z23
 	ADDQ R11, AX
-	ADDQ $512, BX
+	ADDQ DX, BX
 	DECQ R9
 	JNZ loop4
 tail:
 	TESTQ CX, CX
 	JZ store
 loop1:
-	VMOVUPS 0(BX), Z24
-	VMOVUPS 64(BX), Z25
+	VMOVUPS.Z 0(BX), K1, Z24
+	VMOVUPS.Z 64(BX), K2, Z25
 	VFMADD231PS.BCST 0(AX), Z24, Z0
 	VFMADD231PS.BCST 0(AX), Z25, Z1
 	VFMADD231PS.BCST 4(AX), Z24, Z2
@@ -201,18 +208,16 @@ loop1:
 	VFMADD231PS.BCST 44(AX), Z24, Z22
 	VFMADD231PS.BCST 44(AX), Z25, Z23
 	ADDQ R11, AX
-	ADDQ $128, BX
+	ADDQ DX, BX
 	DECQ CX
 	JNZ loop1
 store:
-	MOVQ rows+56(FP), SI
-	MOVL mask+64(FP), R8
-	KMOVW R8, K1
-	SHRL $16, R8
-	KMOVW R8, K2
-	VBROADCASTSS alpha+48(FP), Z26
-	VBROADCASTSS beta+52(FP), Z27
-	MOVL beta+52(FP), R8
+	MOVQ rows+64(FP), SI
+	MOVQ ldc+48(FP), DX
+	SHLQ $2, DX
+	VBROADCASTSS alpha+56(FP), Z26
+	VBROADCASTSS beta+60(FP), Z27
+	MOVL beta+60(FP), R8
 	ANDL $0x7fffffff, R8
 	JZ store0
 	VMOVUPS.Z 0(DI), K1, Z28
@@ -447,13 +452,15 @@ done:
 	VZEROUPPER
 	RET
 
-// func kernP16(k int, a *float32, ka int, b, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
-TEXT ·kernP16(SB), NOSPLIT, $0-68
+// func kernP16(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+TEXT ·kernP16(SB), NOSPLIT, $0-76
 	MOVQ k+0(FP), CX
 	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DI
-	MOVQ ldc+40(FP), DX
+	MOVQ ldb+32(FP), DX
 	SHLQ $2, DX
+	MOVQ c+40(FP), DI
+	MOVL mask+72(FP), R8
+	KMOVW R8, K1
 	MOVQ a+8(FP), AX
 	MOVQ ka+16(FP), R11
 	SHLQ $2, R11
@@ -475,7 +482,7 @@ TEXT ·kernP16(SB), NOSPLIT, $0-68
 	TESTQ R9, R9
 	JZ tail
 loop4:
-	VMOVUPS 0(BX), Z24
+	VMOVUPS.Z 0(BX), K1, Z24
 	VFMADD231PS.BCST 0(AX), Z24, Z0
 	VFMADD231PS.BCST 4(AX), Z24, Z1
 	VFMADD231PS.BCST 8(AX), Z24, Z2
@@ -489,7 +496,8 @@ loop4:
 	VFMADD231PS.BCST 40(AX), Z24, Z10
 	VFMADD231PS.BCST 44(AX), Z24, Z11
 	ADDQ R11, AX
-	VMOVUPS 64(BX), Z24
+	ADDQ DX, BX
+	VMOVUPS.Z 0(BX), K1, Z24
 	VFMADD231PS.BCST 0(AX), Z24, Z0
 	VFMADD231PS.BCST 4(AX), Z24, Z1
 	VFMADD231PS.BCST 8(AX), Z24, Z2
@@ -503,7 +511,8 @@ loop4:
 	VFMADD231PS.BCST 40(AX), Z24, Z10
 	VFMADD231PS.BCST 44(AX), Z24, Z11
 	ADDQ R11, AX
-	VMOVUPS 128(BX), Z24
+	ADDQ DX, BX
+	VMOVUPS.Z 0(BX), K1, Z24
 	VFMADD231PS.BCST 0(AX), Z24, Z0
 	VFMADD231PS.BCST 4(AX), Z24, Z1
 	VFMADD231PS.BCST 8(AX), Z24, Z2
@@ -517,7 +526,8 @@ loop4:
 	VFMADD231PS.BCST 40(AX), Z24, Z10
 	VFMADD231PS.BCST 44(AX), Z24, Z11
 	ADDQ R11, AX
-	VMOVUPS 192(BX), Z24
+	ADDQ DX, BX
+	VMOVUPS.Z 0(BX), K1, Z24
 	VFMADD231PS.BCST 0(AX), Z24, Z0
 	VFMADD231PS.BCST 4(AX), Z24, Z1
 	VFMADD231PS.BCST 8(AX), Z24, Z2
@@ -531,14 +541,14 @@ loop4:
 	VFMADD231PS.BCST 40(AX), Z24, Z10
 	VFMADD231PS.BCST 44(AX), Z24, Z11
 	ADDQ R11, AX
-	ADDQ $256, BX
+	ADDQ DX, BX
 	DECQ R9
 	JNZ loop4
 tail:
 	TESTQ CX, CX
 	JZ store
 loop1:
-	VMOVUPS 0(BX), Z24
+	VMOVUPS.Z 0(BX), K1, Z24
 	VFMADD231PS.BCST 0(AX), Z24, Z0
 	VFMADD231PS.BCST 4(AX), Z24, Z1
 	VFMADD231PS.BCST 8(AX), Z24, Z2
@@ -552,16 +562,16 @@ loop1:
 	VFMADD231PS.BCST 40(AX), Z24, Z10
 	VFMADD231PS.BCST 44(AX), Z24, Z11
 	ADDQ R11, AX
-	ADDQ $64, BX
+	ADDQ DX, BX
 	DECQ CX
 	JNZ loop1
 store:
-	MOVQ rows+56(FP), SI
-	MOVL mask+64(FP), R8
-	KMOVW R8, K1
-	VBROADCASTSS alpha+48(FP), Z26
-	VBROADCASTSS beta+52(FP), Z27
-	MOVL beta+52(FP), R8
+	MOVQ rows+64(FP), SI
+	MOVQ ldc+48(FP), DX
+	SHLQ $2, DX
+	VBROADCASTSS alpha+56(FP), Z26
+	VBROADCASTSS beta+60(FP), Z27
+	MOVL beta+60(FP), R8
 	ANDL $0x7fffffff, R8
 	JZ store0
 	VMOVUPS.Z 0(DI), K1, Z28
@@ -724,13 +734,17 @@ done:
 	VZEROUPPER
 	RET
 
-// func kernS32(k int, a *float32, lda int, b, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
-TEXT ·kernS32(SB), NOSPLIT, $0-68
+// func kernS32(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+TEXT ·kernS32(SB), NOSPLIT, $0-76
 	MOVQ k+0(FP), CX
 	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DI
-	MOVQ ldc+40(FP), DX
+	MOVQ ldb+32(FP), DX
 	SHLQ $2, DX
+	MOVQ c+40(FP), DI
+	MOVL mask+72(FP), R8
+	KMOVW R8, K1
+	SHRL $16, R8
+	KMOVW R8, K2
 	MOVQ a+8(FP), R10
 	MOVQ lda+16(FP), AX
 	SHLQ $2, AX
@@ -768,8 +782,8 @@ TEXT ·kernS32(SB), NOSPLIT, $0-68
 	TESTQ R9, R9
 	JZ tail
 loop4:
-	VMOVUPS 0(BX), Z24
-	VMOVUPS 64(BX), Z25
+	VMOVUPS.Z 0(BX), K1, Z24
+	VMOVUPS.Z 64(BX), K2, Z25
 	VFMADD231PS.BCST 0(R10), Z24, Z0
 	VFMADD231PS.BCST 0(R10), Z25, Z1
 	VFMADD231PS.BCST 0(R10)(AX*1), Z24, Z2
@@ -794,8 +808,9 @@ loop4:
 	VFMADD231PS.BCST 0(R13)(AX*1), Z25, Z21
 	VFMADD231PS.BCST 0(R13)(AX*2), Z24, Z22
 	VFMADD231PS.BCST 0(R13)(AX*2), Z25, Z23
-	VMOVUPS 128(BX), Z24
-	VMOVUPS 192(BX), Z25
+	ADDQ DX, BX
+	VMOVUPS.Z 0(BX), K1, Z24
+	VMOVUPS.Z 64(BX), K2, Z25
 	VFMADD231PS.BCST 4(R10), Z24, Z0
 	VFMADD231PS.BCST 4(R10), Z25, Z1
 	VFMADD231PS.BCST 4(R10)(AX*1), Z24, Z2
@@ -820,8 +835,9 @@ loop4:
 	VFMADD231PS.BCST 4(R13)(AX*1), Z25, Z21
 	VFMADD231PS.BCST 4(R13)(AX*2), Z24, Z22
 	VFMADD231PS.BCST 4(R13)(AX*2), Z25, Z23
-	VMOVUPS 256(BX), Z24
-	VMOVUPS 320(BX), Z25
+	ADDQ DX, BX
+	VMOVUPS.Z 0(BX), K1, Z24
+	VMOVUPS.Z 64(BX), K2, Z25
 	VFMADD231PS.BCST 8(R10), Z24, Z0
 	VFMADD231PS.BCST 8(R10), Z25, Z1
 	VFMADD231PS.BCST 8(R10)(AX*1), Z24, Z2
@@ -846,8 +862,9 @@ loop4:
 	VFMADD231PS.BCST 8(R13)(AX*1), Z25, Z21
 	VFMADD231PS.BCST 8(R13)(AX*2), Z24, Z22
 	VFMADD231PS.BCST 8(R13)(AX*2), Z25, Z23
-	VMOVUPS 384(BX), Z24
-	VMOVUPS 448(BX), Z25
+	ADDQ DX, BX
+	VMOVUPS.Z 0(BX), K1, Z24
+	VMOVUPS.Z 64(BX), K2, Z25
 	VFMADD231PS.BCST 12(R10), Z24, Z0
 	VFMADD231PS.BCST 12(R10), Z25, Z1
 	VFMADD231PS.BCST 12(R10)(AX*1), Z24, Z2
@@ -872,7 +889,7 @@ loop4:
 	VFMADD231PS.BCST 12(R13)(AX*1), Z25, Z21
 	VFMADD231PS.BCST 12(R13)(AX*2), Z24, Z22
 	VFMADD231PS.BCST 12(R13)(AX*2), Z25, Z23
-	ADDQ $512, BX
+	ADDQ DX, BX
 	ADDQ $16, R10
 	ADDQ $16, R11
 	ADDQ $16, R12
@@ -883,8 +900,8 @@ tail:
 	TESTQ CX, CX
 	JZ store
 loop1:
-	VMOVUPS 0(BX), Z24
-	VMOVUPS 64(BX), Z25
+	VMOVUPS.Z 0(BX), K1, Z24
+	VMOVUPS.Z 64(BX), K2, Z25
 	VFMADD231PS.BCST 0(R10), Z24, Z0
 	VFMADD231PS.BCST 0(R10), Z25, Z1
 	VFMADD231PS.BCST 0(R10)(AX*1), Z24, Z2
@@ -909,7 +926,7 @@ loop1:
 	VFMADD231PS.BCST 0(R13)(AX*1), Z25, Z21
 	VFMADD231PS.BCST 0(R13)(AX*2), Z24, Z22
 	VFMADD231PS.BCST 0(R13)(AX*2), Z25, Z23
-	ADDQ $128, BX
+	ADDQ DX, BX
 	ADDQ $4, R10
 	ADDQ $4, R11
 	ADDQ $4, R12
@@ -917,14 +934,12 @@ loop1:
 	DECQ CX
 	JNZ loop1
 store:
-	MOVQ rows+56(FP), SI
-	MOVL mask+64(FP), R8
-	KMOVW R8, K1
-	SHRL $16, R8
-	KMOVW R8, K2
-	VBROADCASTSS alpha+48(FP), Z26
-	VBROADCASTSS beta+52(FP), Z27
-	MOVL beta+52(FP), R8
+	MOVQ rows+64(FP), SI
+	MOVQ ldc+48(FP), DX
+	SHLQ $2, DX
+	VBROADCASTSS alpha+56(FP), Z26
+	VBROADCASTSS beta+60(FP), Z27
+	MOVL beta+60(FP), R8
 	ANDL $0x7fffffff, R8
 	JZ store0
 	VMOVUPS.Z 0(DI), K1, Z28
@@ -1159,13 +1174,15 @@ done:
 	VZEROUPPER
 	RET
 
-// func kernS16(k int, a *float32, lda int, b, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
-TEXT ·kernS16(SB), NOSPLIT, $0-68
+// func kernS16(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+TEXT ·kernS16(SB), NOSPLIT, $0-76
 	MOVQ k+0(FP), CX
 	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DI
-	MOVQ ldc+40(FP), DX
+	MOVQ ldb+32(FP), DX
 	SHLQ $2, DX
+	MOVQ c+40(FP), DI
+	MOVL mask+72(FP), R8
+	KMOVW R8, K1
 	MOVQ a+8(FP), R10
 	MOVQ lda+16(FP), AX
 	SHLQ $2, AX
@@ -1191,7 +1208,7 @@ TEXT ·kernS16(SB), NOSPLIT, $0-68
 	TESTQ R9, R9
 	JZ tail
 loop4:
-	VMOVUPS 0(BX), Z24
+	VMOVUPS.Z 0(BX), K1, Z24
 	VFMADD231PS.BCST 0(R10), Z24, Z0
 	VFMADD231PS.BCST 0(R10)(AX*1), Z24, Z1
 	VFMADD231PS.BCST 0(R10)(AX*2), Z24, Z2
@@ -1204,7 +1221,8 @@ loop4:
 	VFMADD231PS.BCST 0(R13), Z24, Z9
 	VFMADD231PS.BCST 0(R13)(AX*1), Z24, Z10
 	VFMADD231PS.BCST 0(R13)(AX*2), Z24, Z11
-	VMOVUPS 64(BX), Z24
+	ADDQ DX, BX
+	VMOVUPS.Z 0(BX), K1, Z24
 	VFMADD231PS.BCST 4(R10), Z24, Z0
 	VFMADD231PS.BCST 4(R10)(AX*1), Z24, Z1
 	VFMADD231PS.BCST 4(R10)(AX*2), Z24, Z2
@@ -1217,7 +1235,8 @@ loop4:
 	VFMADD231PS.BCST 4(R13), Z24, Z9
 	VFMADD231PS.BCST 4(R13)(AX*1), Z24, Z10
 	VFMADD231PS.BCST 4(R13)(AX*2), Z24, Z11
-	VMOVUPS 128(BX), Z24
+	ADDQ DX, BX
+	VMOVUPS.Z 0(BX), K1, Z24
 	VFMADD231PS.BCST 8(R10), Z24, Z0
 	VFMADD231PS.BCST 8(R10)(AX*1), Z24, Z1
 	VFMADD231PS.BCST 8(R10)(AX*2), Z24, Z2
@@ -1230,7 +1249,8 @@ loop4:
 	VFMADD231PS.BCST 8(R13), Z24, Z9
 	VFMADD231PS.BCST 8(R13)(AX*1), Z24, Z10
 	VFMADD231PS.BCST 8(R13)(AX*2), Z24, Z11
-	VMOVUPS 192(BX), Z24
+	ADDQ DX, BX
+	VMOVUPS.Z 0(BX), K1, Z24
 	VFMADD231PS.BCST 12(R10), Z24, Z0
 	VFMADD231PS.BCST 12(R10)(AX*1), Z24, Z1
 	VFMADD231PS.BCST 12(R10)(AX*2), Z24, Z2
@@ -1243,7 +1263,7 @@ loop4:
 	VFMADD231PS.BCST 12(R13), Z24, Z9
 	VFMADD231PS.BCST 12(R13)(AX*1), Z24, Z10
 	VFMADD231PS.BCST 12(R13)(AX*2), Z24, Z11
-	ADDQ $256, BX
+	ADDQ DX, BX
 	ADDQ $16, R10
 	ADDQ $16, R11
 	ADDQ $16, R12
@@ -1254,7 +1274,7 @@ tail:
 	TESTQ CX, CX
 	JZ store
 loop1:
-	VMOVUPS 0(BX), Z24
+	VMOVUPS.Z 0(BX), K1, Z24
 	VFMADD231PS.BCST 0(R10), Z24, Z0
 	VFMADD231PS.BCST 0(R10)(AX*1), Z24, Z1
 	VFMADD231PS.BCST 0(R10)(AX*2), Z24, Z2
@@ -1267,7 +1287,7 @@ loop1:
 	VFMADD231PS.BCST 0(R13), Z24, Z9
 	VFMADD231PS.BCST 0(R13)(AX*1), Z24, Z10
 	VFMADD231PS.BCST 0(R13)(AX*2), Z24, Z11
-	ADDQ $64, BX
+	ADDQ DX, BX
 	ADDQ $4, R10
 	ADDQ $4, R11
 	ADDQ $4, R12
@@ -1275,12 +1295,12 @@ loop1:
 	DECQ CX
 	JNZ loop1
 store:
-	MOVQ rows+56(FP), SI
-	MOVL mask+64(FP), R8
-	KMOVW R8, K1
-	VBROADCASTSS alpha+48(FP), Z26
-	VBROADCASTSS beta+52(FP), Z27
-	MOVL beta+52(FP), R8
+	MOVQ rows+64(FP), SI
+	MOVQ ldc+48(FP), DX
+	SHLQ $2, DX
+	VBROADCASTSS alpha+56(FP), Z26
+	VBROADCASTSS beta+60(FP), Z27
+	MOVL beta+60(FP), R8
 	ANDL $0x7fffffff, R8
 	JZ store0
 	VMOVUPS.Z 0(DI), K1, Z28

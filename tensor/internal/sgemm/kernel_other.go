@@ -5,18 +5,18 @@ package sgemm
 // hasKernel is false: without the AVX-512 kernels Sgemm is gonum's.
 const hasKernel = false
 
-func kernP32(k int, a *float32, ka int, b, c *float32, ldc int, alpha, beta float32, rows int, mask uint32) {
+func kernP32(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32) {
 	panic("sgemm: no kernel")
 }
 
-func kernP16(k int, a *float32, ka int, b, c *float32, ldc int, alpha, beta float32, rows int, mask uint32) {
+func kernP16(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32) {
 	panic("sgemm: no kernel")
 }
 
-func kernS32(k int, a *float32, lda int, b, c *float32, ldc int, alpha, beta float32, rows int, mask uint32) {
+func kernS32(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32) {
 	panic("sgemm: no kernel")
 }
 
-func kernS16(k int, a *float32, lda int, b, c *float32, ldc int, alpha, beta float32, rows int, mask uint32) {
+func kernS16(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32) {
 	panic("sgemm: no kernel")
 }

@@ -64,7 +64,12 @@ func Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda i
 		nb := min(nc, n-jc)
 		for pc := 0; pc < k; pc += kc {
 			kb := min(kc, k-pc)
-			packB(buf.b, transB, b, ldb, pc, jc, kb, nb)
+			bm := bMatrix{b: buf.b}
+			if !transB && m <= directBMaxM {
+				bm = bMatrix{b: b[pc*ldb+jc:], ldb: ldb}
+			} else {
+				packB(buf.b, transB, b, ldb, pc, jc, kb, nb)
+			}
 			bet := beta
 			if pc > 0 {
 				bet = 1
@@ -89,11 +94,33 @@ func Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda i
 						packA(buf.a, transA, a, lda, ic+blk.edge, pc, mb-blk.edge, kb)
 					}
 				}
-				macroKernel(&blk, buf.a, buf.b, c[ic*ldc+jc:], ldc, nb, alpha, bet)
+				macroKernel(&blk, buf.a, &bm, c[ic*ldc+jc:], ldc, nb, alpha, bet)
 			}
 		}
 	}
 	pool.Put(buf)
+}
+
+// directBMaxM is the largest m for which an untransposed B is read in
+// place rather than packed: packing pays when many panels of A reuse B.
+var directBMaxM = 96
+
+// bMatrix is a kb×nb block of op(B): packed (ldb = 0), or rows of B in place.
+type bMatrix struct {
+	b   []float32
+	ldb int
+}
+
+// panel returns the panel of columns j0.. of B and its stride.
+func (bm *bMatrix) panel(j0, kb, w int) (*float32, int) {
+	if bm.ldb != 0 {
+		return &bm.b[j0], bm.ldb
+	}
+	s := nr
+	if w <= 16 {
+		s = 16
+	}
+	return &bm.b[j0*kb], s
 }
 
 // packAll makes Sgemm pack every panel of A (else only the edge panels).
@@ -113,8 +140,8 @@ type aBlock struct {
 }
 
 // macroKernel runs the micro-kernel over the mb×nb block of C from the A
-// block and packed B (kb×nb), each B panel against every A panel.
-func macroKernel(blk *aBlock, pa, pb, c []float32, ldc, nb int, alpha, beta float32) {
+// block and the B block (kb×nb), each B panel against every A panel.
+func macroKernel(blk *aBlock, pa []float32, bm *bMatrix, c []float32, ldc, nb int, alpha, beta float32) {
 	kb := blk.kb
 	for j0 := 0; j0 < nb; j0 += nr {
 		w := min(nr, nb-j0)
@@ -122,19 +149,19 @@ func macroKernel(blk *aBlock, pa, pb, c []float32, ldc, nb int, alpha, beta floa
 		if w == 32 {
 			mask = ^uint32(0)
 		}
-		bp := &pb[j0*kb]
+		bp, ldb := bm.panel(j0, kb, w)
 		i0 := 0
 		for ; i0 < blk.edge; i0 += mr {
 			cp := &c[i0*ldc+j0]
 			switch {
 			case blk.trans && w > 16:
-				kernP32(kb, &blk.a[i0], blk.lda, bp, cp, ldc, alpha, beta, mr, mask)
+				kernP32(kb, &blk.a[i0], blk.lda, bp, ldb, cp, ldc, alpha, beta, mr, mask)
 			case blk.trans:
-				kernP16(kb, &blk.a[i0], blk.lda, bp, cp, ldc, alpha, beta, mr, mask)
+				kernP16(kb, &blk.a[i0], blk.lda, bp, ldb, cp, ldc, alpha, beta, mr, mask)
 			case w > 16:
-				kernS32(kb, &blk.a[i0*blk.lda], blk.lda, bp, cp, ldc, alpha, beta, mr, mask)
+				kernS32(kb, &blk.a[i0*blk.lda], blk.lda, bp, ldb, cp, ldc, alpha, beta, mr, mask)
 			default:
-				kernS16(kb, &blk.a[i0*blk.lda], blk.lda, bp, cp, ldc, alpha, beta, mr, mask)
+				kernS16(kb, &blk.a[i0*blk.lda], blk.lda, bp, ldb, cp, ldc, alpha, beta, mr, mask)
 			}
 		}
 		for ; i0 < blk.mb; i0 += mr {
@@ -142,9 +169,9 @@ func macroKernel(blk *aBlock, pa, pb, c []float32, ldc, nb int, alpha, beta floa
 			ap := &pa[(i0-blk.edge)*kb]
 			cp := &c[i0*ldc+j0]
 			if w > 16 {
-				kernP32(kb, ap, mr, bp, cp, ldc, alpha, beta, rows, mask)
+				kernP32(kb, ap, mr, bp, ldb, cp, ldc, alpha, beta, rows, mask)
 			} else {
-				kernP16(kb, ap, mr, bp, cp, ldc, alpha, beta, rows, mask)
+				kernP16(kb, ap, mr, bp, ldb, cp, ldc, alpha, beta, rows, mask)
 			}
 		}
 	}
