@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/adamnode/adamnode/tensor/internal/sgemm"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
@@ -130,12 +131,38 @@ func newBackend(name string, workers int, s blas.Float32, d blas.Float64) *Backe
 		workers = runtime.GOMAXPROCS(0)
 	}
 	// gonum's gemm parallelises internally; the netlib one is set to one
-	// thread and parallelised here.
+	// thread and parallelised here, as is package sgemm's.
 	splitGemm := name != "gonum"
+	f32, split32 := s.Sgemm, splitGemm
+	if sgemm.Enabled() {
+		// The AVX-512 SGEMM is faster than gonum's everywhere and than
+		// OpenBLAS's at most of this package's shapes (see the package
+		// documentation); the OpenBLAS backend keeps OpenBLAS for the rest.
+		f32, split32 = sgemm.Sgemm, true
+		if name != "gonum" {
+			f32 = hybridSgemm(s.Sgemm)
+		}
+	}
 	return &Backend{
 		name:    name,
 		workers: workers,
-		f32:     newCPUEngine(name, workers, splitGemm, s.Sgemm),
+		f32:     newCPUEngine(name, workers, split32, f32),
 		f64:     newCPUEngine(name, workers, splitGemm, d.Dgemm),
+	}
+}
+
+// hybridSgemm is package sgemm's Sgemm but for the shapes where blas's was
+// measured faster on one core (BenchmarkSgemm in tensor/internal/sgemm, with
+// OpenBLAS 0.3.21): C between 17 and 31 columns wide (sgemm computes 32),
+// fewer than 24 rows (it computes 12 at a time), a transposed B with few
+// rows of C to reuse its packing, and products of at most 128 rows and
+// under 2²⁰ multiply-adds.
+func hybridSgemm(blasGemm gemmFunc[float32]) gemmFunc[float32] {
+	return func(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+		if (n > 16 && n < 32) || m < 24 || (tB != blas.NoTrans && m <= 96) || (m <= 128 && m*n*k < 1<<20) {
+			blasGemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			return
+		}
+		sgemm.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	}
 }
