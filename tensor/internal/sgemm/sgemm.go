@@ -7,7 +7,7 @@
 // panels of 12 rows, both zero-padded; a 12×32 (or 12×16) kernel with the
 // accumulators in ZMM registers then computes each tile of C, storing
 // partial tiles at the edges through masks. Pack buffers come from a
-// sync.Pool, so a call allocates nothing in the steady state.
+// free list, so a call allocates nothing in the steady state.
 package sgemm
 
 import (
@@ -29,7 +29,30 @@ const (
 
 type buffers struct{ a, b []float32 }
 
-var pool = sync.Pool{New: func() any { return new(buffers) }}
+// free holds the pack buffers of finished calls: as many as calls ever ran
+// at once. (A sync.Pool would do, but drops buffers at random under the
+// race detector and at each GC, which then shows as allocation.)
+var free struct {
+	sync.Mutex
+	list []*buffers
+}
+
+func getBuffers() *buffers {
+	free.Lock()
+	defer free.Unlock()
+	if n := len(free.list); n > 0 {
+		b := free.list[n-1]
+		free.list = free.list[:n-1]
+		return b
+	}
+	return new(buffers)
+}
+
+func putBuffers(b *buffers) {
+	free.Lock()
+	free.list = append(free.list, b)
+	free.Unlock()
+}
 
 // Enabled reports whether Sgemm runs the assembly kernels (rather than
 // gonum's Sgemm).
@@ -52,7 +75,7 @@ func Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda i
 		return
 	}
 	transA, transB := tA != blas.NoTrans, tB != blas.NoTrans
-	buf := pool.Get().(*buffers)
+	buf := getBuffers()
 	kb0 := min(kc, k)
 	if need := roundUp(min(mc, m), mr) * kb0; len(buf.a) < need {
 		buf.a = make([]float32, need)
@@ -98,7 +121,7 @@ func Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda i
 			}
 		}
 	}
-	pool.Put(buf)
+	putBuffers(buf)
 }
 
 // directBMaxM is the largest m for which an untransposed B is read in
