@@ -16,7 +16,7 @@ ITERS=${ITERS:-3}
 THREADS=${THREADS:-2}
 MODES=${MODES:-adjoint backprop}
 PYTHON=${PYTHON:-/usr/bin/python3}
-: "${TORCHDIFFEQ:?set TORCHDIFFEQ to a directory holding torchdiffeq's source}"
+: "${TORCHDIFFEQ:?set TORCHDIFFEQ to the directory holding the torchdiffeq source tree}"
 export TORCHDIFFEQ
 
 work=$(mktemp -d)
