@@ -230,7 +230,10 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 				continue
 			}
 			x := stages[i]
-			x.tp.BackwardWith(x.out, tensor.FromSlice(kbar[i], p.shape...))
+			if err := x.tp.BackwardWith(x.out, tensor.FromSlice(kbar[i], p.shape...)); err != nil {
+				p.b.stats.Backward = st
+				return nil, fmt.Errorf("odeblock: backward through the step at t=%g, stage %d: %w", sp.t, i, err)
+			}
 			st.NFE++
 			ybarI := x.in.Grad().Data()
 			axpy(acc, 1, ybarI)
@@ -267,14 +270,12 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 		sizes[j] = prm.Value.Len()
 		m += sizes[j]
 	}
-	fopt := p.solver.opt
-	opt := Options{
-		Tableau: p.solver.tb, RTol: fopt.RTol, ATol: fopt.ATol, Step: fopt.Step,
-		MaxSteps: fopt.MaxSteps, Phase: "backward",
-		MinStep: fopt.MinStep, MaxStep: fopt.MaxStep,
-		Safety: fopt.Safety, IFactor: fopt.IFactor, DFactor: fopt.DFactor, PCoeff: fopt.PCoeff,
-		Jumps: fopt.Jumps, StepTo: fopt.StepTo,
-	}
+	// The forward's options, all of them (as torchdiffeq's adjoint takes
+	// its forward options by default), except what describes the forward
+	// state or its observers: the error norm's extent and the step hook.
+	opt := p.solver.opt
+	opt.Tableau, opt.Method = p.solver.tb, ""
+	opt.Phase, opt.ErrorLen, opt.OnStep = "backward", 0, nil
 	adj := p.b.Adjoint
 	if adj.RTol > 0 {
 		opt.RTol = adj.RTol

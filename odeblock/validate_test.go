@@ -333,3 +333,60 @@ func FuzzSolverOptions(f *testing.F) {
 		}
 	})
 }
+
+// TestBackpropStageErrorReturned: in Backprop and Checkpoint mode, a
+// dynamics whose recorded backward fails (a custom node's error) makes the
+// block's Backward fail with that error; it was dropped, and the gradients
+// came back as if the stage had none.
+func TestBackpropStageErrorReturned(t *testing.T) {
+	boom := errors.New("boom")
+	f := FieldFunc[float64](nil, func(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
+		v := h.Value().Clone().Scale(-1, h.Value())
+		return autograd.CustomE("failing", v, func(g *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
+			return nil, boom
+		}, h)
+	})
+	for _, mode := range []GradMode{Backprop, Checkpoint} {
+		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		b := &Block[float64]{Dynamics: &NODE[float64]{F: f}, Mode: mode, Solver: Options{RTol: 1e-6, ATol: 1e-6}}
+		z, err := b.Forward(tp, tp.Input(tensor.FromSlice([]float64{1, 2}, 1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tp.Backward(autograd.Sum(z)); !errors.Is(err, boom) {
+			t.Errorf("%v: Backward returned %v, want the stage's error", mode, err)
+		}
+	}
+}
+
+// TestAdjointTakesForwardOptions: the backward solve takes every forward
+// option (FirstStep was dropped): with FirstStep set, neither solve
+// spends the first-step selection's probe evaluation.
+func TestAdjointTakesForwardOptions(t *testing.T) {
+	neg := FieldFunc[float64](nil, func(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.Neg(h)
+	})
+	nfe := func(first float64) BlockStats {
+		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		b := &Block[float64]{Dynamics: &NODE[float64]{F: neg}, Solver: Options{RTol: 1e-6, ATol: 1e-6, FirstStep: first}}
+		z, err := b.Forward(tp, tp.Input(tensor.FromSlice([]float64{1, 2}, 1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tp.Backward(autograd.Sum(z)); err != nil {
+			t.Fatal(err)
+		}
+		return b.Stats()
+	}
+	auto, given := nfe(0), nfe(0.05)
+	t.Logf("forward NFE %d / %d steps, backward %d / %d; with the first step chosen: %d / %d, %d / %d",
+		given.Forward.NFE, given.Forward.Accepted+given.Forward.Rejected, given.Backward.NFE, given.Backward.Accepted+given.Backward.Rejected,
+		auto.Forward.NFE, auto.Forward.Accepted+auto.Forward.Rejected, auto.Backward.NFE, auto.Backward.Accepted+auto.Backward.Rejected)
+	// dopri5 is FSAL: the evaluations are 1 + 6·steps, plus the probe's one
+	// when the first step is chosen.
+	probe := func(s Stats) int { return s.NFE - 1 - 6*(s.Accepted+s.Rejected) }
+	if probe(given.Forward) != 0 || probe(given.Backward) != 0 || probe(auto.Backward) != 1 {
+		t.Errorf("FirstStep 0.05: forward NFE %d, backward %d; with the step chosen: %d, %d — the backward solve ignores FirstStep",
+			given.Forward.NFE, given.Backward.NFE, auto.Forward.NFE, auto.Backward.NFE)
+	}
+}
