@@ -275,7 +275,7 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 	// state or its observers: the error norm's extent and the step hook.
 	opt := p.solver.opt
 	opt.Tableau, opt.Method = p.solver.tb, ""
-	opt.Phase, opt.ErrorLen, opt.OnStep = "backward", 0, nil
+	opt.Phase, opt.ErrorLen, opt.ErrorParts, opt.OnStep = "backward", 0, nil, nil
 	adj := p.b.Adjoint
 	if adj.RTol > 0 {
 		opt.RTol = adj.RTol
@@ -286,9 +286,18 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 	if adj.MaxSteps > 0 {
 		opt.MaxSteps = adj.MaxSteps
 	}
-	if adj.Seminorm {
-		opt.ErrorLen = 2 * n
+	// The error norm is torchdiffeq's: the largest of the RMS norms of the
+	// state, of its adjoint and of each parameter's gradient (the seminorm
+	// leaves the gradients out).
+	opt.ErrorParts = append(p.b.errParts[:0], n, n)
+	if !adj.Seminorm {
+		for _, l := range sizes {
+			if l > 0 {
+				opt.ErrorParts = append(opt.ErrorParts, l)
+			}
+		}
 	}
+	p.b.errParts = opt.ErrorParts
 	w := p.adjointWork(sizes)
 	p.b.dropStaleViews()
 	s := w.solver

@@ -58,13 +58,18 @@ func ParseGradMode(s string) (GradMode, error) {
 	return 0, fmt.Errorf("odeblock: unknown gradient mode %q (want adjoint, backprop or checkpoint)", s)
 }
 
-// AdjointOptions configure the backward solve of the Adjoint mode.
+// AdjointOptions configure the backward solve of the Adjoint mode. It
+// takes the forward solve's options otherwise; its error norm is
+// torchdiffeq's default for the adjoint: the largest of the RMS norms of
+// the state, of its adjoint and of each parameter's gradient
+// (Options.ErrorParts), so that no part's error hides in the average of a
+// larger one.
 type AdjointOptions struct {
 	// RTol and ATol of the backward solve; 0 means the forward's.
 	RTol, ATol float64
-	// Seminorm leaves the parameter-gradient part of the adjoint state out of
-	// the error norm (Kidger et al. 2021): fewer backward steps, same
-	// accuracy in the state and adjoint.
+	// Seminorm leaves the parameters' gradients out of the error norm
+	// (Kidger et al. 2021; torchdiffeq's norm="seminorm"): fewer backward
+	// steps, the same accuracy in the state and its adjoint.
 	Seminorm bool
 	// Generic uses the VJP of the whole dynamics even when they have a
 	// specialised adjoint (Adjointer).
@@ -125,6 +130,8 @@ type Block[T tensor.Float] struct {
 	Adjoint AdjointOptions
 
 	stats BlockStats
+
+	errParts []int // the adjoint's ErrorParts, kept from pass to pass
 
 	// Work kept from pass to pass, so that a training loop reusing the
 	// block allocates little: the forward solver, the evaluation tape and

@@ -486,3 +486,30 @@ func TestAdjointDriftIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// TestAdjointNorm: the backward solve's error norm is torchdiffeq's mixed
+// norm, so the parameters' gradients count on their own: with them left
+// out (Seminorm) the backward solve takes no more steps (fewer for the
+// AdamNODE here), and the gradients of the state and of the parameters
+// still agree with Checkpoint's to the tolerance.
+func TestAdjointNorm(t *testing.T) {
+	for _, f := range families(5) {
+		if f.name != "node" && f.name != "adamnode" {
+			continue
+		}
+		solver := odeblock.Options{RTol: 1e-5, ATol: 1e-5}
+		times := []float64{0, 2}
+		ck, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10}, Mode: odeblock.Checkpoint})
+		full, fs := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint})
+		semi, ss := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint, Adjoint: odeblock.AdjointOptions{Seminorm: true}})
+		t.Logf("%s: backward NFE %d (mixed norm), %d (seminorm)", f.name, fs.Backward.NFE, ss.Backward.NFE)
+		if ss.Backward.NFE > fs.Backward.NFE || f.name == "adamnode" && ss.Backward.NFE == fs.Backward.NFE {
+			t.Errorf("%s: seminorm backward NFE %d, mixed norm %d: want no more (and, for adamnode, fewer)", f.name, ss.Backward.NFE, fs.Backward.NFE)
+		}
+		for name, g := range map[string][]float64{"mixed": full, "seminorm": semi} {
+			if d := maxRelDiff(g, ck); d > 1e-3 {
+				t.Errorf("%s, %s norm: gradients differ from checkpoint's by %.3g", f.name, name, d)
+			}
+		}
+	}
+}

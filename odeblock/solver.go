@@ -66,6 +66,15 @@ type Options struct {
 	// adjoint state).
 	ErrorLen int
 
+	// ErrorParts, if set, splits the error norm: the state's first
+	// elements are cut into consecutive parts of these lengths (their sum
+	// at most the state's length; elements after them are left out, as
+	// with ErrorLen, which must then be 0), and the norm is the largest of
+	// the parts' RMS norms: torchdiffeq's mixed norm. The Adjoint mode's
+	// backward solve uses it for the state, its adjoint and each
+	// parameter's gradient.
+	ErrorParts []int
+
 	// OnStep, if set, is called after every attempted step. Returning an error
 	// stops the solve with it.
 	OnStep func(StepInfo) error
@@ -238,6 +247,8 @@ func (opt *Options) validate(tb *Tableau) error {
 		return fmt.Errorf("odeblock: MaxSteps must not be negative, got %d", opt.MaxSteps)
 	case opt.ErrorLen < 0:
 		return fmt.Errorf("odeblock: ErrorLen must not be negative, got %d", opt.ErrorLen)
+	case len(opt.ErrorParts) > 0 && opt.ErrorLen != 0:
+		return fmt.Errorf("odeblock: ErrorLen %d and ErrorParts both set; ErrorParts alone says which elements count", opt.ErrorLen)
 	case !(opt.MaxStep >= 0): // +Inf is allowed: no bound, as 0
 		return fmt.Errorf("odeblock: MaxStep must not be negative or NaN, got %g", opt.MaxStep)
 	}
@@ -267,6 +278,11 @@ func (opt *Options) validate(tb *Tableau) error {
 	for i, t := range opt.Jumps {
 		if !finite(t) {
 			return fmt.Errorf("odeblock: Jumps[%d] = %g is not a finite time", i, t)
+		}
+	}
+	for i, l := range opt.ErrorParts {
+		if l <= 0 {
+			return fmt.Errorf("odeblock: ErrorParts[%d] = %d; every part needs at least one element", i, l)
 		}
 	}
 	return nil
@@ -357,6 +373,9 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 		if !((ts[i]-ts[i-1])*dir > 0) {
 			return st, fmt.Errorf("odeblock: times must be strictly monotone; ts[%d]=%g after ts[%d]=%g", i, ts[i], i-1, ts[i-1])
 		}
+	}
+	if sum := partsLen(s.opt.ErrorParts); sum > len(y0) {
+		return st, fmt.Errorf("odeblock: ErrorParts cover %d elements, the state has %d", sum, len(y0))
 	}
 	t0, tEnd := ts[0], ts[len(ts)-1]
 	if !allFinite(y0) {
@@ -624,17 +643,52 @@ func linComb[T tensor.Float](dst, base []T, h float64, c []float64, ks [][]T) {
 	}
 }
 
-// errorRatio returns the RMS norm of err / (atol + rtol·max(|y0|, |y1|)) over
-// the first ErrorLen elements (all when 0), err = h·Σ E_j·k_j being the
-// embedded error estimate of the step of size h just taken. NaN when the
-// state is not finite. err is formed a block at a time in a small buffer:
-// no state-sized buffer, one pass over the stages.
+// errorRatio returns the norm of err / (atol + rtol·max(|y0|, |y1|)): its
+// RMS over the first ErrorLen elements (all when 0), or the largest RMS of
+// the ErrorParts; err = h·Σ E_j·k_j is the embedded error estimate of the
+// step of size h just taken. NaN when the state is not finite. err is
+// formed a block at a time in a small buffer: no state-sized buffer, one
+// pass over the stages.
 func (s *Solver[T]) errorRatio(h float64) float64 {
-	n := s.n
-	if s.opt.ErrorLen > 0 && s.opt.ErrorLen < n {
-		n = s.opt.ErrorLen
+	return s.mixed(func(lo, hi int) float64 { return s.errorRatioRange(h, lo, hi) })
+}
+
+// partsLen returns the sum of the part lengths.
+func partsLen(parts []int) int {
+	n := 0
+	for _, l := range parts {
+		n += l
 	}
-	if n == 0 {
+	return n
+}
+
+// mixed returns norm(lo, hi) for the one range the error norm covers, or
+// the largest over the ErrorParts (NaN if any is NaN).
+func (s *Solver[T]) mixed(norm func(lo, hi int) float64) float64 {
+	if len(s.opt.ErrorParts) == 0 {
+		n := s.n
+		if s.opt.ErrorLen > 0 && s.opt.ErrorLen < n {
+			n = s.opt.ErrorLen
+		}
+		return norm(0, n)
+	}
+	var m float64
+	lo := 0
+	for _, l := range s.opt.ErrorParts {
+		r := norm(lo, lo+l)
+		if math.IsNaN(r) {
+			return r
+		}
+		m = math.Max(m, r)
+		lo += l
+	}
+	return m
+}
+
+// errorRatioRange is errorRatio's RMS over elements [lo, hi).
+func (s *Solver[T]) errorRatioRange(h float64, lo, hi int) float64 {
+	n := hi - lo
+	if n <= 0 {
 		return 0
 	}
 	scale := func(i int) float64 {
@@ -649,10 +703,10 @@ func (s *Solver[T]) errorRatio(h float64) float64 {
 	var sum float64
 	atol, rtol := T(s.opt.ATol), T(s.opt.RTol)
 	scaled := atol == 0 || rtol == 0 && s.opt.RTol != 0
-	for lo := 0; lo < n && !scaled; lo += errBlock {
-		e := buf[:min(errBlock, n-lo)]
-		s.errorEstimate(e, h, lo)
-		y0, y1 := s.y[lo:lo+len(e)], s.y1[lo:lo+len(e)]
+	for b := lo; b < hi && !scaled; b += errBlock {
+		e := buf[:min(errBlock, hi-b)]
+		s.errorEstimate(e, h, b)
+		y0, y1 := s.y[b:b+len(e)], s.y1[b:b+len(e)]
 		for i, ei := range e {
 			e[i] = ei / (atol + rtol*max(absT(y0[i]), absT(y1[i])))
 		}
@@ -667,31 +721,32 @@ func (s *Solver[T]) errorRatio(h float64) float64 {
 		// is large but not infinite; or one underflowed.
 		var one [1]T
 		return rms(n, func(i int) float64 {
-			s.errorEstimate(one[:], h, i)
-			return float64(one[0]) / scale(i)
+			s.errorEstimate(one[:], h, lo+i)
+			return float64(one[0]) / scale(lo+i)
 		})
 	}
 	return math.Sqrt(sum / float64(n))
 }
 
-// scaledRMS returns the RMS over the first m elements of x/(atol +
+// scaledRMS returns the RMS over elements [from, to) of x/(atol +
 // rtol·|y|), y the solver's current state, with x filled a block at a time
 // by fill(dst, lo) (dst = x[lo:lo+len(dst)]); the terms are formed and
 // summed in T. ok is false when that is not exact enough — a square
 // overflowed or underflowed in T, or the tolerances underflow T — and the
 // caller takes the scaled float64 norm instead.
-func (s *Solver[T]) scaledRMS(m int, fill func(dst []T, lo int)) (norm float64, ok bool) {
+func (s *Solver[T]) scaledRMS(from, to int, fill func(dst []T, lo int)) (norm float64, ok bool) {
 	atol, rtol := T(s.opt.ATol), T(s.opt.RTol)
 	if atol == 0 || rtol == 0 && s.opt.RTol != 0 {
 		return 0, false
 	}
-	if m == 0 {
+	m := to - from
+	if m <= 0 {
 		return 0, true
 	}
 	var buf [errBlock]T
 	var sum float64
-	for lo := 0; lo < m; lo += errBlock {
-		x := buf[:min(errBlock, m-lo)]
+	for lo := from; lo < to; lo += errBlock {
+		x := buf[:min(errBlock, to-lo)]
 		fill(x, lo)
 		y := s.y[lo : lo+len(x)]
 		for i, xi := range x {
@@ -829,17 +884,24 @@ func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T)
 	if s.opt.ErrorLen > 0 && s.opt.ErrorLen < n {
 		m = s.opt.ErrorLen
 	}
+	if len(s.opt.ErrorParts) > 0 {
+		m = partsLen(s.opt.ErrorParts)
+	}
 	// The norms are scaled (rms): with tolerances far below the state's
 	// size their squares would overflow although everything is finite.
 	scale := func(i int) float64 { return s.opt.ATol + math.Abs(float64(s.y[i]))*s.opt.RTol }
-	d0, ok := s.scaledRMS(m, func(dst []T, lo int) { copy(dst, s.y[lo:]) })
-	if !ok {
-		d0 = rms(m, func(i int) float64 { return float64(s.y[i]) / scale(i) })
+	// norm returns the (mixed) norm of x/scale, x filled by fill.
+	norm := func(fill func(dst []T, lo int), x func(i int) float64) float64 {
+		return s.mixed(func(lo, hi int) float64 {
+			r, ok := s.scaledRMS(lo, hi, fill)
+			if !ok {
+				r = rms(hi-lo, func(i int) float64 { return x(lo+i) / scale(lo+i) })
+			}
+			return r
+		})
 	}
-	d1, ok := s.scaledRMS(m, func(dst []T, lo int) { copy(dst, f0[lo:]) })
-	if !ok {
-		d1 = rms(m, func(i int) float64 { return float64(f0[i]) / scale(i) })
-	}
+	d0 := norm(func(dst []T, lo int) { copy(dst, s.y[lo:]) }, func(i int) float64 { return float64(s.y[i]) })
+	d1 := norm(func(dst []T, lo int) { copy(dst, f0[lo:]) }, func(i int) float64 { return float64(f0[i]) })
 	h0 := 0.01 * d0 / d1
 	if d0 < 1e-5 || d1 < 1e-5 {
 		h0 = 1e-6
@@ -866,15 +928,11 @@ func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T)
 	if err := eval(evalProbe, 0, tProbe, s.tmp, f1); err != nil {
 		return 0, err
 	}
-	d2, ok := s.scaledRMS(m, func(dst []T, lo int) {
+	d2 := norm(func(dst []T, lo int) {
 		for i := range dst {
 			dst[i] = f1[lo+i] - f0[lo+i]
 		}
-	})
-	if !ok {
-		d2 = rms(m, func(i int) float64 { return float64(f1[i]-f0[i]) / scale(i) })
-	}
-	d2 /= h0
+	}, func(i int) float64 { return float64(f1[i] - f0[i]) }) / h0
 	var h1 float64
 	if d1 <= 1e-15 && d2 <= 1e-15 {
 		h1 = math.Max(1e-6, h0*1e-3)

@@ -390,3 +390,48 @@ func TestAdjointTakesForwardOptions(t *testing.T) {
 			given.Forward.NFE, given.Backward.NFE, auto.Forward.NFE, auto.Backward.NFE)
 	}
 }
+
+// TestErrorParts: the mixed norm (the largest RMS over the parts) sees an
+// error that the RMS over the whole state averages away. y' = −50·y on the
+// first element and 999 elements that never change: with one RMS over all
+// 1000 the solver steps as if the tolerance were √1000 times looser; with
+// ErrorParts {1, 999} it takes the steps the first element alone needs,
+// and is that much more accurate. Bad parts are errors.
+func TestErrorParts(t *testing.T) {
+	f := func(t float64, y, dy []float64) error {
+		dy[0] = -50 * y[0]
+		clear(dy[1:])
+		return nil
+	}
+	y0 := make([]float64, 1000)
+	y0[0] = 1
+	solve := func(parts []int) (float64, Stats) {
+		out, st, err := Solve(f, y0, []float64{0, 1}, Options{RTol: 1e-6, ATol: 1e-9, ErrorParts: parts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return math.Abs(out[1][0] - math.Exp(-50)), st
+	}
+	flatErr, flat := solve(nil)
+	mixErr, mix := solve([]int{1, 999})
+	single, _, _ := Solve(func(t float64, y, dy []float64) error { dy[0] = -50 * y[0]; return nil }, []float64{1}, []float64{0, 1}, Options{RTol: 1e-6, ATol: 1e-9})
+	if mix.Accepted <= flat.Accepted || !(mixErr < flatErr) {
+		t.Errorf("mixed norm: %d steps, error %.3g; flat: %d steps, error %.3g; want more steps and less error", mix.Accepted, mixErr, flat.Accepted, flatErr)
+	}
+	if d := math.Abs(single[1][0] - math.Exp(-50)); math.Abs(mixErr-d) > 1e-3*d {
+		t.Errorf("mixed norm's error %.6g, the first element solved alone %.6g", mixErr, d)
+	}
+	for _, c := range []struct {
+		opt  Options
+		want string
+	}{
+		{Options{ErrorParts: []int{1, 0}}, "ErrorParts[1]"},
+		{Options{ErrorParts: []int{-3}}, "ErrorParts[0]"},
+		{Options{ErrorParts: []int{1}, ErrorLen: 1}, "ErrorLen"},
+		{Options{ErrorParts: []int{600, 401}}, "cover 1001"},
+	} {
+		if _, _, err := Solve(f, y0, []float64{0, 1}, c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want an error naming %s", c.opt.ErrorParts, err, c.want)
+		}
+	}
+}
