@@ -378,7 +378,20 @@ func (t *Tape[T]) redirected(p *Param[T]) *tensor.Tensor[T] {
 			return t.redirGrads[i]
 		}
 	}
-	panic(usage("parameter %q is used by the function but not listed in VJPDest.Params; list it with a destination for its gradient, or use Tape.Const(p.Value) to treat it as a constant", p.Name))
+	panic(&UnlistedParamError{Name: p.Name})
+}
+
+// UnlistedParamError is the panic value of a Pullback VJP whose function
+// reads a parameter that VJPDest.Params does not list: its gradient would
+// have nowhere to go, and dropping it silently would be wrong. Callers
+// that know better names for the list (such as an ODE block's dynamics'
+// Params) recover it and return their own error.
+type UnlistedParamError struct {
+	Name string // the parameter's name
+}
+
+func (e *UnlistedParamError) Error() string {
+	return fmt.Sprintf("autograd: parameter %q is used by the function but not listed in VJPDest.Params; list it with a destination for its gradient, or use Tape.Const(p.Value) to treat it as a constant", e.Name)
 }
 
 // Detach returns a leaf holding v's value that needs no gradient: gradients

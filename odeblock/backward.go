@@ -376,7 +376,16 @@ func (p *pass[T]) augmented(w *adjointWork[T]) Func[T] {
 	dyn := p.b.Dynamics
 	at := make([]*tensor.Tensor[T], 1)
 	dst := autograd.VJPDest[T]{Inputs: make([]*tensor.Tensor[T], 1), Params: p.params, ParamGrads: dg}
-	return func(t float64, y, dy []T) error {
+	return func(t float64, y, dy []T) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				u, ok := r.(*autograd.UnlistedParamError)
+				if !ok {
+					panic(r)
+				}
+				err = fmt.Errorf("odeblock: the dynamics read parameter %q, which their Params() does not list: list it there (its gradient is wrong otherwise), or read it with Tape.Const to hold it constant", u.Name)
+			}
+		}()
 		// The parts of y and dy as tensors: views, no copies.
 		z, a := w.views.of(y[:n], p.shape), w.views.of(y[n:2*n], p.shape)
 		dz, da := w.views.of(dy[:n], p.shape), w.views.of(dy[n:2*n], p.shape)

@@ -258,7 +258,7 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		return autograd.Var[T]{}, err
 	}
 	ts := b.times()
-	p := &pass[T]{b: b, tp: tp, eng: tp.Engine(), shape: z0.Shape(), n: z0.Len(), ts: ts, params: b.Dynamics.Params()}
+	p := &pass[T]{b: b, tp: tp, eng: tp.Engine(), shape: z0.Shape(), n: z0.Len(), ts: ts, params: listed(b.Dynamics.Params())}
 	opt := b.Solver
 	if b.Mode != Adjoint {
 		// Every output time is a step end, so backward needs no
@@ -336,6 +336,17 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		return p.backward(g)
 	}
 	return autograd.CustomE("ODEBlock", value, backward, inputs...), nil
+}
+
+// listed returns ps, or an empty list for none: a non-nil VJPDest.Params,
+// so that a VJP reading a parameter missing from it fails (see
+// autograd.UnlistedParamError) instead of sending its gradient to
+// Param.Grad, where the adjoint would sum it wrongly.
+func listed[T tensor.Float](ps []*autograd.Param[T]) []*autograd.Param[T] {
+	if ps == nil {
+		return []*autograd.Param[T]{}
+	}
+	return ps
 }
 
 // pullback returns the block's Pullback for engine eng: the forward

@@ -101,7 +101,7 @@ func (d *HBNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz, d
 	gamma := T(tensor.SigmoidOf(float64(d.GammaRaw.Value.Data()[0])))
 	// One VJP of f with cotangent −a_m; dz_m holds −a_m meanwhile.
 	negAm := dzp[1].Neg(am)
-	fp := d.F.Params()
+	fp := listed(d.F.Params())
 	g, err := pb.VJPE(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 		return d.F.Forward(tp, t, in[0])
 	}, []*tensor.Tensor[T]{h}, negAm, autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{dap[0]}, Params: fp, ParamGrads: dg[:len(fp)]})
@@ -237,7 +237,7 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 		d.c = tensor.New[T](h.Shape()...)
 		d.gbuf = tensor.New[T](h.Shape()...)
 	}
-	fp := d.F.Params()
+	fp := listed(d.F.Params())
 	// One VJP of Σ c ⊙ f(h) with c held constant: its input cotangent is c·J
 	// and its parameter cotangent c·∂g/∂θ. c needs g, so it is formed inside.
 	_, err := pb.VJPE(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
