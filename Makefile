@@ -4,6 +4,10 @@
 #                is installed) the OpenBLAS build, then the race detector on
 #                the concurrent packages
 #   make bench   the benchmarks, results saved to bench/latest.txt
+#   make bench-compare
+#                side by side with PyTorch + torchdiffeq (Debian's
+#                python3-torch; TORCHDIFFEQ=the torchdiffeq source tree):
+#                the MLP family and the paper's MNIST AdamNODE
 #   make demo    the paper's experiments, small: a short compare of the six
 #                models on a Fashion-MNIST subset (Figure 2), then the
 #                Silverbox (Figure 3) and trajectory (Figure 1) figures, into
@@ -18,7 +22,7 @@ endif
 RACE_PKGS := ./tensor/... ./autograd ./data
 BENCHTIME ?= 1s
 
-.PHONY: test vet bench fmt-check demo demo-data
+.PHONY: test vet bench bench-compare fmt-check demo demo-data
 
 test: fmt-check vet
 	$(GO) test -count=1 ./...
@@ -43,6 +47,11 @@ bench:
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./... | tee bench/latest.txt.tmp
 	@mv bench/latest.txt.tmp bench/latest.txt
 	@echo "saved bench/latest.txt"
+
+bench-compare:
+	@if [ -z "$$TORCHDIFFEQ" ]; then echo "set TORCHDIFFEQ to the torchdiffeq source tree (git clone https://github.com/rtqichen/torchdiffeq)"; exit 1; fi
+	bench/compare_mlp.sh
+	bench/compare_mnist.sh
 
 # The demo's data: Debian's dataset-fashion-mnist package, installed when
 # missing if we are root.
