@@ -321,7 +321,7 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 			p.b.stats.Backward = st
 			return nil, err
 		}
-		if err := p.checkDrift(other[:n], row(p.traj, k-1), p.ts[k], p.ts[k-1], opt.ATol); err != nil {
+		if err := p.checkDrift(other[:n], row(p.traj, k-1), row(p.traj, k), p.ts[k], p.ts[k-1], opt.ATol); err != nil {
 			p.b.stats.Backward = st
 			return nil, err
 		}
@@ -341,9 +341,12 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 }
 
 // checkDrift returns ErrAdjointDrift, with the numbers, when the backward
-// segment from t1 to t0 reconstructed the state z0 as zr with a relative
-// difference above the block's AdjointOptions.MaxDrift.
-func (p *pass[T]) checkDrift(zr, z0 []T, t1, t0, atol float64) error {
+// segment from t1 to t0 (where the forward solution is z1) reconstructed
+// the state z0 as zr with a relative difference above the block's
+// AdjointOptions.MaxDrift. The difference is relative to the larger of the
+// segment's two end states (a state that starts at 0 and grows is
+// measured against its size, not against 0), and at least ATol·√n.
+func (p *pass[T]) checkDrift(zr, z0, z1 []T, t1, t0, atol float64) error {
 	bound := p.b.Adjoint.MaxDrift
 	if bound < 0 {
 		return nil
@@ -351,13 +354,14 @@ func (p *pass[T]) checkDrift(zr, z0 []T, t1, t0, atol float64) error {
 	if bound == 0 {
 		bound = defaultMaxDrift
 	}
-	var dd, zz float64
+	var dd, zz0, zz1 float64
 	for i, v := range z0 {
 		d := float64(zr[i]) - float64(v)
 		dd += d * d
-		zz += float64(v) * float64(v)
+		zz0 += float64(v) * float64(v)
+		zz1 += float64(z1[i]) * float64(z1[i])
 	}
-	rel := math.Sqrt(dd) / math.Max(math.Sqrt(zz), atol*math.Sqrt(float64(len(z0))))
+	rel := math.Sqrt(dd) / math.Max(math.Sqrt(math.Max(zz0, zz1)), atol*math.Sqrt(float64(len(z0))))
 	if rel <= bound { // false for NaN
 		return nil
 	}

@@ -80,8 +80,9 @@ type AdjointOptions struct {
 	// state may drift from the forward solution. At the end of each
 	// backward segment (at each output time, down to the first) the
 	// reconstructed state z̃ is compared with the forward's z, which the
-	// block kept: a relative difference ‖z̃ − z‖₂ / max(‖z‖₂, ATol·√n)
-	// above MaxDrift fails the backward pass with ErrAdjointDrift, for the
+	// block kept: a relative difference ‖z̃ − z‖₂ / max(‖z‖₂, ‖z_end‖₂,
+	// ATol·√n), z_end the forward state where the segment began, above
+	// MaxDrift fails the backward pass with ErrAdjointDrift, for the
 	// adjoint computed along z̃ would be wrong. (The reverse solve of a
 	// dissipative system amplifies its errors: torchdiffeq returns such
 	// gradients without a word.) 0 means 1e-2; a negative value turns
