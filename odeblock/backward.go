@@ -321,7 +321,7 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 			p.b.stats.Backward = st
 			return nil, err
 		}
-		if err := p.checkDrift(other[:n], row(p.traj, k-1), row(p.traj, k), p.ts[k], p.ts[k-1], opt.ATol); err != nil {
+		if err := p.checkDrift(other[:n], row(p.traj, k-1), row(p.traj, k), p.ts[k], p.ts[k-1], opt.RTol, opt.ATol); err != nil {
 			p.b.stats.Backward = st
 			return nil, err
 		}
@@ -346,13 +346,13 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 // AdjointOptions.MaxDrift. The difference is relative to the larger of the
 // segment's two end states (a state that starts at 0 and grows is
 // measured against its size, not against 0), and at least ATol·√n.
-func (p *pass[T]) checkDrift(zr, z0, z1 []T, t1, t0, atol float64) error {
+func (p *pass[T]) checkDrift(zr, z0, z1 []T, t1, t0, rtol, atol float64) error {
 	bound := p.b.Adjoint.MaxDrift
 	if bound < 0 {
 		return nil
 	}
 	if bound == 0 {
-		bound = defaultMaxDrift
+		bound = math.Max(defaultMaxDrift, 10*rtol)
 	}
 	var dd, zz0, zz1 float64
 	for i, v := range z0 {

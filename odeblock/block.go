@@ -85,12 +85,15 @@ type AdjointOptions struct {
 	// MaxDrift fails the backward pass with ErrAdjointDrift, for the
 	// adjoint computed along z̃ would be wrong. (The reverse solve of a
 	// dissipative system amplifies its errors: torchdiffeq returns such
-	// gradients without a word.) 0 means 1e-2; a negative value turns
-	// the check off.
+	// gradients without a word.) 0 means 1e-2, or 10 × the backward
+	// solve's RTol when that is larger (a loose tolerance reconstructs the
+	// state only to about that tolerance); a negative value turns the
+	// check off.
 	MaxDrift float64
 }
 
-// defaultMaxDrift is AdjointOptions.MaxDrift's default.
+// defaultMaxDrift is AdjointOptions.MaxDrift's default for tolerances up
+// to 1e-3.
 const defaultMaxDrift = 1e-2
 
 // ErrAdjointDrift is the error of an Adjoint-mode backward pass whose
@@ -109,7 +112,7 @@ func (a AdjointOptions) validate() error {
 	case a.MaxSteps < 0:
 		return fmt.Errorf("odeblock: Adjoint.MaxSteps must not be negative (0: the forward's), got %d", a.MaxSteps)
 	case math.IsNaN(a.MaxDrift) || math.IsInf(a.MaxDrift, 1):
-		return fmt.Errorf("odeblock: Adjoint.MaxDrift must be a finite number (0: %g; negative: no check), got %g", defaultMaxDrift, a.MaxDrift)
+		return fmt.Errorf("odeblock: Adjoint.MaxDrift must be a finite number (0: the default; negative: no check), got %g", a.MaxDrift)
 	}
 	return nil
 }
