@@ -53,10 +53,13 @@
 // model code is the same in every mode:
 //
 //   - Adjoint solves the adjoint system [z, a, g_θ] backward (memory flat in
-//     the number of steps; accurate to the backward solve's tolerance;
-//     AdjointOptions sets its tolerances and a seminorm). HBNODE and AdamNODE
-//     supply a specialised adjoint (Adjointer) with one VJP of f per
-//     evaluation; the generic adjoint takes one VJP of the whole dynamics.
+//     the number of steps; accurate to the backward solve's tolerance). The
+//     backward solve takes the forward's options; its error norm is
+//     torchdiffeq's mixed norm (the largest RMS of z, of a and of each
+//     parameter's gradient); AdjointOptions sets its tolerances, a seminorm
+//     and the drift check. HBNODE and AdamNODE supply a specialised adjoint
+//     (Adjointer) with one VJP of f per evaluation; the generic adjoint
+//     takes one VJP of the whole dynamics.
 //   - Backprop keeps every stage of every accepted step on tapes and pulls
 //     the output gradient back through them: the exact gradient of the
 //     discrete solve, memory growing with the evaluations.
@@ -64,9 +67,17 @@
 //     step at a time in backward: Backprop's gradients, memory growing with
 //     the steps only.
 //
-// A failed backward solve (a diverging reconstruction, a NaN) is returned by
+// A failed backward solve (a NaN, a step size underflow) is returned by
 // the tape's Backward as a *SolveError of the "backward" phase; gradients
-// are never silently NaN.
+// are never silently NaN. The reverse solve of a dissipative system
+// amplifies its errors, and its reconstruction of z can drift far from the
+// forward solution while every step meets its tolerance (torchdiffeq then
+// returns wrong gradients without a word): Adjoint compares the
+// reconstruction with the forward solution at every output time and fails
+// with ErrAdjointDrift when they differ by more than
+// AdjointOptions.MaxDrift. Dynamics that read a parameter their Params()
+// does not list fail the adjoint the same way (its gradient would be
+// wrong).
 //
 // # The families
 //
