@@ -261,6 +261,12 @@ const (
 	passForward convPass = iota
 	passData
 	passFilter
+	// passDataDirect is passData for a stride-1 square kernel computed as
+	// the forward convolution of dy by the flipped, transposed filter
+	// (see dataAsForward): an im2col and a GEMM with the long inner
+	// dimension Co·KH·KW, instead of a GEMM with inner dimension Co and a
+	// col2im of many short row additions.
+	passDataDirect
 )
 
 // convJob is one convolution pass split over the batch.
@@ -273,9 +279,11 @@ type convJob[T Float] struct {
 	b          []T // bias (forward) or its gradient (filter pass); nil for none
 	accumulate bool
 	parts      int
-	col        [][]T // per part: an im2col buffer
-	dw         [][]T // per part ≥ 1: a partial filter gradient
-	db         [][]T // per part ≥ 1: a partial bias gradient
+	col        [][]T     // per part: an im2col buffer
+	s2         convShape // passDataDirect: the forward convolution of dy
+	wt         []T       // passDataDirect: the flipped, transposed filter
+	dw         [][]T     // per part ≥ 1: a partial filter gradient
+	db         [][]T     // per part ≥ 1: a partial bias gradient
 }
 
 func (e *cpuEngine[T]) getConvJob() *convJob[T] {
@@ -292,6 +300,14 @@ func (e *cpuEngine[T]) runConv(pass convPass, s convShape, x, w, y, b []T, accum
 	j := e.getConvJob()
 	j.e, j.pass, j.s, j.x, j.w, j.y, j.b, j.accumulate = e, pass, s, x, w, y, b, accumulate
 	j.parts = min(e.workers, s.b)
+	if pass == passData {
+		if s2, ok := dataAsForward(s); ok {
+			j.pass, j.s2 = passDataDirect, s2
+			j.wt = grow(j.wt, len(w))
+			flipTranspose(j.wt, w, s)
+			s = s2 // the im2col buffers below are sized for it
+		}
+	}
 	if !s.pointwise() {
 		for i := 0; i < j.parts; i++ {
 			j.col[i] = grow(j.col[i], s.k*s.p)
@@ -323,6 +339,42 @@ func (e *cpuEngine[T]) runConv(pass convPass, s convShape, x, w, y, b []T, accum
 	}
 	j.e, j.x, j.w, j.y, j.b = nil, nil, nil, nil, nil
 	e.convJobs.Put(j)
+}
+
+// dataAsForward returns the shape of the forward convolution that
+// computes the data pass of s, when there is one: for stride 1 and a square
+// kernel with pad ≤ K−1,
+//
+//	dx[c, y, x] = Σ_{o,i,j} w'[c, o, i, j]·dy[o, y − pad' + i, x − pad' + j]
+//
+// with w'[c, o, i, j] = w[o, c, K−1−i, K−1−j] and pad' = K−1−pad, whose
+// output is the input's size.
+func dataAsForward(s convShape) (convShape, bool) {
+	if s.stride != 1 || s.kh != s.kw || s.pad > s.kh-1 || s.pointwise() {
+		return convShape{}, false
+	}
+	s2 := convShape{b: s.b, c: s.co, h: s.oh, w: s.ow, co: s.c, kh: s.kh, kw: s.kw, stride: 1, pad: s.kh - 1 - s.pad}
+	s2.oh, s2.ow = s2.h+2*s2.pad-s2.kh+1, s2.w+2*s2.pad-s2.kw+1
+	if s2.oh != s.h || s2.ow != s.w {
+		return convShape{}, false
+	}
+	s2.k, s2.p = s2.c*s2.kh*s2.kw, s2.oh*s2.ow
+	return s2, true
+}
+
+// flipTranspose sets wt[c, o, i, j] = w[o, c, K−1−i, K−1−j] for the
+// filter w [Co, C, K, K] of s.
+func flipTranspose[T Float](wt, w []T, s convShape) {
+	kk := s.kh * s.kw
+	for o := 0; o < s.co; o++ {
+		for c := 0; c < s.c; c++ {
+			src := w[(o*s.c+c)*kk : (o*s.c+c+1)*kk]
+			dst := wt[(c*s.co+o)*kk : (c*s.co+o+1)*kk]
+			for t := range kk {
+				dst[kk-1-t] = src[t]
+			}
+		}
+	}
 }
 
 // grow returns buf if it holds n elements, else a new slice of n.
@@ -360,6 +412,18 @@ func (j *convJob[T]) run(p int) {
 				beta = 1
 			}
 			j.gemm(false, false, s.co, s.p, s.k, 1, j.w, s.k, col, s.p, beta, yb, s.p)
+		}
+	case passDataDirect: // dx_b[C,H·W] (+)= W'[C, Co·K·K] · im2col(dy_b)
+		s2 := j.s2
+		beta := T(0)
+		if j.accumulate {
+			beta = 1
+		}
+		for b := lo; b < hi; b++ {
+			dxb, dyb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
+			col := j.col[p]
+			im2col(col, dyb, s2)
+			j.gemm(false, false, s2.co, s2.p, s2.k, 1, j.wt, s2.k, col, s2.p, beta, dxb, s2.p)
 		}
 	case passData: // dcol_b[K,P] = Wᵀ · dy_b; dx_b = col2im(dcol_b)
 		for b := lo; b < hi; b++ {
