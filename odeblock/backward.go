@@ -272,10 +272,11 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 	}
 	// The forward's options, all of them (as torchdiffeq's adjoint takes
 	// its forward options by default), except what describes the forward
-	// state or its observers: the error norm's extent and the step hook.
+	// state: the error norm's extent. The step hook is the user's (the
+	// forward's may have been the block's own recorder).
 	opt := p.solver.opt
 	opt.Tableau, opt.Method = p.solver.tb, ""
-	opt.Phase, opt.ErrorLen, opt.ErrorParts, opt.OnStep = "backward", 0, nil, nil
+	opt.Phase, opt.ErrorLen, opt.ErrorParts, opt.OnStep = "backward", 0, nil, p.b.Solver.OnStep
 	adj := p.b.Adjoint
 	if adj.RTol > 0 {
 		opt.RTol = adj.RTol

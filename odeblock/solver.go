@@ -76,7 +76,9 @@ type Options struct {
 	ErrorParts []int
 
 	// OnStep, if set, is called after every attempted step. Returning an error
-	// stops the solve with it.
+	// stops the solve with it. A Block calls it in its forward solve and,
+	// in Adjoint mode, in the backward solve too (StepInfo.Phase
+	// "backward"), so that long backward solves can report progress.
 	OnStep func(StepInfo) error
 
 	// Phase names the solve in errors ("forward", "backward"); "" means
@@ -92,6 +94,9 @@ type StepInfo struct {
 	Accepted bool
 	Ratio    float64 // error ratio (0 for fixed steps)
 	Y0, Y1   any     // []T: state at T and at T+H
+	// Phase is the solve's Options.Phase: "forward", or "backward" for an
+	// ODE block's adjoint solve, whose state is [z, a, g_θ].
+	Phase string
 }
 
 // Stats counts the work of a solve.
@@ -492,7 +497,7 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 		}
 		lastNonFinite = !finite || math.IsNaN(ratio)
 		if s.opt.OnStep != nil {
-			if err := s.opt.OnStep(StepInfo{T: t, H: hStep, End: t1, Accepted: accept, Ratio: ratio, Y0: s.y, Y1: s.y1}); err != nil {
+			if err := s.opt.OnStep(StepInfo{T: t, H: hStep, End: t1, Accepted: accept, Ratio: ratio, Y0: s.y, Y1: s.y1, Phase: s.opt.Phase}); err != nil {
 				return fail(t, hStep, err)
 			}
 		}

@@ -481,3 +481,46 @@ func TestUndeclaredParamAdjoint(t *testing.T) {
 		}
 	}
 }
+
+// TestOnStepInBackward: a Block's Solver.OnStep sees the forward solve's
+// steps and, in Adjoint mode, the backward solve's (Phase "backward",
+// times going down); an error from it stops the backward pass.
+func TestOnStepInBackward(t *testing.T) {
+	neg := FieldFunc[float64](nil, func(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.Neg(h)
+	})
+	var phases []string
+	var backT []float64
+	stop := errors.New("stop")
+	failAt := -1
+	onStep := func(si StepInfo) error {
+		phases = append(phases, si.Phase)
+		if si.Phase == "backward" {
+			backT = append(backT, si.T)
+			if len(backT) == failAt {
+				return stop
+			}
+		}
+		return nil
+	}
+	run := func() error {
+		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		b := &Block[float64]{Dynamics: &NODE[float64]{F: neg}, Times: []float64{0, 2}, Solver: Options{RTol: 1e-6, ATol: 1e-6, OnStep: onStep}}
+		z, err := b.Forward(tp, tp.Input(tensor.FromSlice([]float64{1, 2}, 1, 2)))
+		if err != nil {
+			return err
+		}
+		return tp.Backward(autograd.Sum(z))
+	}
+	if err := run(); err != nil {
+		t.Fatal(err)
+	}
+	nf := slices.Index(phases, "backward")
+	if nf <= 0 || slices.Contains(phases[nf:], "forward") || !sort.IsSorted(sort.Reverse(sort.Float64Slice(backT))) {
+		t.Fatalf("phases %v, backward step times %v: want forward steps, then backward ones going down", phases, backT)
+	}
+	phases, backT, failAt = nil, nil, 2
+	if err := run(); !errors.Is(err, stop) {
+		t.Errorf("OnStep's error in the backward solve: Backward returned %v", err)
+	}
+}
