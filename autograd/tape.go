@@ -368,6 +368,32 @@ func (t *Tape[T]) Param(p *Param[T]) Var[T] {
 	return t.varOf(e)
 }
 
+// RedirectParams sends the gradients of params, from now until the tape's
+// next Reset, into grads (grads[i] shaped like params[i].Value, added to
+// by Backward, never zeroed here) instead of Param.Grad, which is left
+// alone; Param of a parameter not in params then panics with
+// *UnlistedParamError. It is how a caller that records a function on a
+// tape of its own (an ODE block's stage) returns the parameters' gradients
+// through its own node instead of writing Param.Grad behind the outer
+// tape's back. Call it on an empty tape, before recording.
+func (t *Tape[T]) RedirectParams(params []*Param[T], grads []*tensor.Tensor[T]) {
+	if t.n != 0 || t.running || t.spent {
+		panic(usage("RedirectParams on a tape that has recorded: call it right after NewTape or Reset"))
+	}
+	if len(params) != len(grads) {
+		panic(usage("RedirectParams: %d parameters, %d gradient buffers", len(params), len(grads)))
+	}
+	for i, p := range params {
+		if p == nil || grads[i] == nil || !grads[i].SameShape(p.Value) {
+			panic(usage("RedirectParams: parameter %d (%v) has no gradient buffer shaped like its value", i, paramName(p)))
+		}
+	}
+	t.redirOn = true
+	t.redirParams = append(t.redirParams[:0], params...)
+	t.redirGrads = append(t.redirGrads[:0], grads...)
+	t.redirNext = 0
+}
+
 // redirected returns where the gradient of p goes under redirection.
 func (t *Tape[T]) redirected(p *Param[T]) *tensor.Tensor[T] {
 	n := len(t.redirParams)

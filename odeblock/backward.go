@@ -40,6 +40,9 @@ func (p *pass[T]) newStageTape(t float64, y []T) *stageTape[T] {
 	st.free = false
 	p.stagesTaken++
 	copy(st.y.Data(), y)
+	if p.pgrads != nil {
+		st.tp.RedirectParams(p.params, p.pgrads)
+	}
 	st.in = st.tp.Input(st.y)
 	st.out = p.b.Dynamics.Eval(st.tp, t, st.in)
 	return st
@@ -81,7 +84,8 @@ type backpropRecorder[T tensor.Float] struct {
 
 func (r *backpropRecorder[T]) onEval(kind evalKind, stage int) { r.kind, r.stage = kind, stage }
 
-func (r *backpropRecorder[T]) eval(t float64, y, dy []T) error {
+func (r *backpropRecorder[T]) eval(t float64, y, dy []T) (err error) {
+	defer recoverUnlisted(&err)
 	st := r.p.newStageTape(t, y)
 	copy(dy, st.out.Value().Data())
 	switch r.kind {
@@ -211,8 +215,13 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 				}
 				x := tapes[i]
 				x.tp.Reset()
-				x.in = x.tp.Input(x.y)
-				x.out = p.b.Dynamics.Eval(x.tp, ti, x.in)
+				if p.pgrads != nil {
+					x.tp.RedirectParams(p.params, p.pgrads)
+				}
+				if err := p.recordStage(x, ti); err != nil {
+					p.b.stats.Backward = st
+					return nil, err
+				}
 				st.NFE++
 			}
 			stages = tapes
@@ -256,6 +265,7 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 	p.b.stats.Backward = st
 	out := make([]*tensor.Tensor[T], 1+len(p.params))
 	out[0] = tensor.FromSlice(ybar, p.shape...)
+	copy(out[1:], p.pgrads) // nil without gradients
 	return out, nil
 }
 
@@ -341,6 +351,30 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 	return grads, nil
 }
 
+// recoverUnlisted turns the panic of a parameter that the dynamics read but
+// do not list in Params() (autograd.UnlistedParamError) into *err; other
+// panics go on. Call it deferred.
+func recoverUnlisted(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	u, ok := r.(*autograd.UnlistedParamError)
+	if !ok {
+		panic(r)
+	}
+	*err = fmt.Errorf("odeblock: the dynamics read parameter %q, which their Params() does not list: list it there (its gradient would be wrong or lost), or read it with Tape.Const to hold it constant", u.Name)
+}
+
+// recordStage records the dynamics at time t on the stage tape x, whose
+// input x.y is set.
+func (p *pass[T]) recordStage(x *stageTape[T], t float64) (err error) {
+	defer recoverUnlisted(&err)
+	x.in = x.tp.Input(x.y)
+	x.out = p.b.Dynamics.Eval(x.tp, t, x.in)
+	return nil
+}
+
 // checkDrift returns ErrAdjointDrift, with the numbers, when the backward
 // segment from t1 to t0 (where the forward solution is z1) reconstructed
 // the state z0 as zr with a relative difference above the block's
@@ -382,15 +416,7 @@ func (p *pass[T]) augmented(w *adjointWork[T]) Func[T] {
 	at := make([]*tensor.Tensor[T], 1)
 	dst := autograd.VJPDest[T]{Inputs: make([]*tensor.Tensor[T], 1), Params: p.params, ParamGrads: dg}
 	return func(t float64, y, dy []T) (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				u, ok := r.(*autograd.UnlistedParamError)
-				if !ok {
-					panic(r)
-				}
-				err = fmt.Errorf("odeblock: the dynamics read parameter %q, which their Params() does not list: list it there (its gradient is wrong otherwise), or read it with Tape.Const to hold it constant", u.Name)
-			}
-		}()
+		defer recoverUnlisted(&err)
 		// The parts of y and dy as tensors: views, no copies.
 		z, a := w.views.of(y[:n], p.shape), w.views.of(y[n:2*n], p.shape)
 		dz, da := w.views.of(dy[:n], p.shape), w.views.of(dy[n:2*n], p.shape)

@@ -234,6 +234,11 @@ type pass[T tensor.Float] struct {
 	steps  []step[T] // Backprop and Checkpoint: the accepted steps
 
 	stagesTaken int // Backprop: stage tapes taken from the Block's pool
+
+	// Backprop and Checkpoint: the parameters' gradients, which the stage
+	// tapes accumulate into (autograd.Tape.RedirectParams) and the block's
+	// node returns — never Param.Grad behind the outer tape's back.
+	pgrads []*tensor.Tensor[T]
 }
 
 // step is one accepted step of the forward solve.
@@ -263,6 +268,13 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 	}
 	ts := b.times()
 	p := &pass[T]{b: b, tp: tp, eng: tp.Engine(), shape: z0.Shape(), n: z0.Len(), ts: ts, params: listed(b.Dynamics.Params())}
+	if (b.Mode == Backprop || b.Mode == Checkpoint) && !tp.NoGrad() {
+		p.pgrads = make([]*tensor.Tensor[T], len(p.params))
+		for j, prm := range p.params {
+			p.pgrads[j] = tp.Scratch(prm.Value.Shape()...)
+			p.pgrads[j].Zero()
+		}
+	}
 	opt := b.Solver
 	if b.Mode != Adjoint {
 		// Every output time is a step end, so backward needs no

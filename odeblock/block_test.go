@@ -540,3 +540,70 @@ func TestDriftFromZeroState(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockInsidePullback: every mode returns the parameters' gradients
+// through the block's node, so a VJP that redirects them (a block inside
+// a Pullback, or nested in another block's dynamics) gets them in its
+// destinations and Param.Grad stays untouched. Backprop and Checkpoint
+// used to write Param.Grad directly.
+func TestBlockInsidePullback(t *testing.T) {
+	for _, f := range families(9) {
+		if f.name != "hbnode" && f.name != "node" {
+			continue
+		}
+		ps := f.params() // the inputs x (and m0), then the dynamics'
+		for _, mode := range modes {
+			newBlock := func() *odeblock.Block[float64] {
+				return &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 1}, Mode: mode, Solver: odeblock.Options{RTol: 1e-8, ATol: 1e-8}}
+			}
+			// The reference: a plain Backward into Param.Grad.
+			autograd.ZeroGrads(ps)
+			tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+			z, err := newBlock().Forward(tp, f.state(tp))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tp.Backward(autograd.Sum(z)); err != nil {
+				t.Fatal(err)
+			}
+			var want []float64
+			for _, p := range ps {
+				want = append(want, p.Grad.Data()...)
+			}
+			// The same through a Pullback with the parameters redirected.
+			autograd.ZeroGrads(ps)
+			dst := autograd.VJPDest[float64]{Params: ps}
+			for _, p := range ps {
+				dst.ParamGrads = append(dst.ParamGrads, tensor.New[float64](p.Value.Shape()...))
+			}
+			blk := newBlock()
+			var ferr error
+			pb := autograd.NewPullback(tensor.EngineFor[float64](tensor.Default()))
+			_, err = pb.VJPE(func(tp *autograd.Tape[float64], in []autograd.Var[float64]) autograd.Var[float64] {
+				z, err := blk.Forward(tp, f.state(tp))
+				if err != nil {
+					ferr = err
+					return autograd.Sum(in[0])
+				}
+				return autograd.Sum(z)
+			}, []*tensor.Tensor[float64]{tensor.New[float64](1)}, tensor.Full[float64](1), dst)
+			if err != nil || ferr != nil {
+				t.Fatalf("%s, %v: %v %v", f.name, mode, err, ferr)
+			}
+			var got []float64
+			for _, g := range dst.ParamGrads {
+				got = append(got, g.Data()...)
+			}
+			if d := maxRelDiff(got, want); d > 1e-9 {
+				t.Errorf("%s, %v: redirected gradients differ from Backward's by %.3g", f.name, mode, d)
+			}
+			for _, p := range ps {
+				for _, g := range p.Grad.Data() {
+					if g != 0 {
+						t.Fatalf("%s, %v: %s.Grad written during the redirected VJP", f.name, mode, p.Name)
+					}
+				}
+			}
+		}
+	}
+}
