@@ -301,7 +301,9 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 	// state, of its adjoint and of each parameter's gradient (the seminorm
 	// leaves the gradients out).
 	opt.ErrorParts = append(p.b.errParts[:0], n, n)
-	if !adj.Seminorm {
+	if adj.FlatNorm {
+		opt.ErrorParts = opt.ErrorParts[:0]
+	} else if !adj.Seminorm {
 		for _, l := range sizes {
 			if l > 0 {
 				opt.ErrorParts = append(opt.ErrorParts, l)

@@ -502,7 +502,14 @@ func TestAdjointNorm(t *testing.T) {
 		ck, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10}, Mode: odeblock.Checkpoint})
 		full, fs := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint})
 		semi, ss := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint, Adjoint: odeblock.AdjointOptions{Seminorm: true}})
-		t.Logf("%s: backward NFE %d (mixed norm), %d (seminorm)", f.name, fs.Backward.NFE, ss.Backward.NFE)
+		flat, fl := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint, Adjoint: odeblock.AdjointOptions{FlatNorm: true}})
+		t.Logf("%s: backward NFE %d (mixed norm), %d (seminorm), %d (flat)", f.name, fs.Backward.NFE, ss.Backward.NFE, fl.Backward.NFE)
+		if f.name == "adamnode" && fl.Backward.NFE == fs.Backward.NFE {
+			t.Errorf("adamnode: the flat norm took the mixed norm's %d backward NFE: the option has no effect", fs.Backward.NFE)
+		}
+		if d := maxRelDiff(flat, ck); d > 1e-3 {
+			t.Errorf("%s, flat norm: gradients differ from checkpoint's by %.3g", f.name, d)
+		}
 		if ss.Backward.NFE > fs.Backward.NFE || f.name == "adamnode" && ss.Backward.NFE == fs.Backward.NFE {
 			t.Errorf("%s: seminorm backward NFE %d, mixed norm %d: want no more (and, for adamnode, fewer)", f.name, ss.Backward.NFE, fs.Backward.NFE)
 		}

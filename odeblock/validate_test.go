@@ -163,6 +163,7 @@ func TestAdjointOptionsValidated(t *testing.T) {
 		{AdjointOptions{MaxSteps: -5}, "Adjoint.MaxSteps"},
 		{AdjointOptions{MaxDrift: math.NaN()}, "Adjoint.MaxDrift"},
 		{AdjointOptions{MaxDrift: math.Inf(1)}, "Adjoint.MaxDrift"},
+		{AdjointOptions{FlatNorm: true, Seminorm: true}, "Adjoint.FlatNorm"},
 	} {
 		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
 		evals := 0
