@@ -325,20 +325,42 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 	var st Stats
 	N := len(p.ts) - 1
 	copy(y[n:2*n], row(g, N))
+	dir := 1.0
+	if p.ts[N] < p.ts[0] {
+		dir = -1
+	}
 	for k := N; k >= 1; k-- {
-		copy(y[:n], row(p.traj, k))   // re-anchor z to the forward solution
-		w.out[0], w.out[1] = y, other // out[0] is y0 itself: no copy
-		seg, err := s.Solve(f, y, []float64{p.ts[k], p.ts[k-1]}, w.out)
-		st = st.Add(seg)
-		if err != nil {
-			p.b.stats.Backward = st
-			return nil, err
+		// The stretch from ts[k] back to ts[k−1], cut at the anchors
+		// strictly inside it (latest first); z is re-anchored to the
+		// forward solution at the start of each piece.
+		t1, z1 := p.ts[k], row(p.traj, k)
+		for i := len(p.anchors) - 1; i >= -1; i-- {
+			t0, z0 := p.ts[k-1], row(p.traj, k-1)
+			if i >= 0 {
+				a := p.anchors[i]
+				if !((a.t-p.ts[k-1])*dir > 0 && (t1-a.t)*dir > 0) {
+					continue
+				}
+				t0, z0 = a.t, a.z
+			}
+			copy(y[:n], z1)               // re-anchor z to the forward solution
+			w.out[0], w.out[1] = y, other // out[0] is y0 itself: no copy
+			seg, err := s.Solve(f, y, []float64{t1, t0}, w.out)
+			st = st.Add(seg)
+			if err != nil {
+				p.b.stats.Backward = st
+				return nil, err
+			}
+			if err := p.checkDrift(other[:n], z0, z1, t1, t0, opt.RTol, opt.ATol); err != nil {
+				p.b.stats.Backward = st
+				return nil, err
+			}
+			y, other = other, y
+			t1, z1 = t0, z0
+			if i < 0 || t0 == p.ts[k-1] {
+				break
+			}
 		}
-		if err := p.checkDrift(other[:n], row(p.traj, k-1), row(p.traj, k), p.ts[k], p.ts[k-1], opt.RTol, opt.ATol); err != nil {
-			p.b.stats.Backward = st
-			return nil, err
-		}
-		y, other = other, y
 		axpy(y[n:2*n], 1, row(g, k-1))
 	}
 	p.b.stats.Backward = st

@@ -71,6 +71,14 @@ type AdjointOptions struct {
 	// (Kidger et al. 2021; torchdiffeq's norm="seminorm"): fewer backward
 	// steps, the same accuracy in the state and its adjoint.
 	Seminorm bool
+	// AnchorEvery, if positive, keeps the forward solution at every
+	// AnchorEvery-th accepted step and re-anchors the backward solve's
+	// reconstruction of the state there, as it does at the output times:
+	// an adjoint with checkpoints, whose memory grows with the number of
+	// steps over AnchorEvery, that survives the long horizons where the
+	// reconstruction of a dissipative system diverges (1 anchors at every
+	// step). The drift check then applies to each stretch between anchors.
+	AnchorEvery int
 	// FlatNorm takes one RMS over the whole augmented state [z, a, g_θ]
 	// instead of the mixed norm: fewer backward steps when one part's
 	// error is small against the rest, at that part's expense. Not with
@@ -116,6 +124,8 @@ func (a AdjointOptions) validate() error {
 		return fmt.Errorf("odeblock: Adjoint.ATol must be positive and finite (or 0: the forward's), got %g", a.ATol)
 	case a.MaxSteps < 0:
 		return fmt.Errorf("odeblock: Adjoint.MaxSteps must not be negative (0: the forward's), got %d", a.MaxSteps)
+	case a.AnchorEvery < 0:
+		return fmt.Errorf("odeblock: Adjoint.AnchorEvery must not be negative (0: no anchors), got %d", a.AnchorEvery)
 	case a.FlatNorm && a.Seminorm:
 		return fmt.Errorf("odeblock: Adjoint.FlatNorm and Adjoint.Seminorm both set; pick one norm")
 	case math.IsNaN(a.MaxDrift) || math.IsInf(a.MaxDrift, 1):
@@ -246,6 +256,14 @@ type pass[T tensor.Float] struct {
 	// tapes accumulate into (autograd.Tape.RedirectParams) and the block's
 	// node returns — never Param.Grad behind the outer tape's back.
 	pgrads []*tensor.Tensor[T]
+
+	anchors []anchor[T] // Adjoint with AnchorEvery: forward states, in time order
+}
+
+// anchor is a state of the forward solution the adjoint re-anchors to.
+type anchor[T tensor.Float] struct {
+	t float64
+	z []T
 }
 
 // step is one accepted step of the forward solve.
@@ -308,6 +326,20 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 	switch {
 	case b.Mode != Adjoint && b.Mode != Backprop && b.Mode != Checkpoint:
 		return autograd.Var[T]{}, fmt.Errorf("odeblock: unknown gradient mode %v", b.Mode)
+	case b.Mode == Adjoint && b.Adjoint.AnchorEvery > 0 && !tp.NoGrad():
+		f = p.evaluator()
+		every, count := b.Adjoint.AnchorEvery, 0
+		s.opt.OnStep = func(si StepInfo) error {
+			if si.Accepted {
+				if count++; count%every == 0 {
+					p.anchors = append(p.anchors, anchor[T]{t: si.End, z: slices.Clone(si.Y1.([]T))})
+				}
+			}
+			if b.Solver.OnStep != nil {
+				return b.Solver.OnStep(si)
+			}
+			return nil
+		}
 	case b.Mode == Adjoint || tp.NoGrad():
 		// No-grad (evaluation) keeps nothing for a backward pass.
 		f = p.evaluator()

@@ -164,6 +164,7 @@ func TestAdjointOptionsValidated(t *testing.T) {
 		{AdjointOptions{MaxDrift: math.NaN()}, "Adjoint.MaxDrift"},
 		{AdjointOptions{MaxDrift: math.Inf(1)}, "Adjoint.MaxDrift"},
 		{AdjointOptions{FlatNorm: true, Seminorm: true}, "Adjoint.FlatNorm"},
+		{AdjointOptions{AnchorEvery: -1}, "Adjoint.AnchorEvery"},
 	} {
 		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
 		evals := 0
