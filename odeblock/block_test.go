@@ -638,7 +638,9 @@ func TestAnchoredAdjoint(t *testing.T) {
 	hm := autograd.NewParam("m0", tensor.RandN[float64](rng, 0, 0.5, 3, 4))
 	hb := odeblock.NewHBNODE[float64](newMLP(rng, "f", 4, 16, 4, 0.5), 3)
 	fh := family{name: "hbnode", dyn: hb, inputs: []*autograd.Param[float64]{hx, hm},
-		state: func(tp *autograd.Tape[float64]) autograd.Var[float64] { return odeblock.Stack(tp.Param(hx), tp.Param(hm)) }}
+		state: func(tp *autograd.Tape[float64]) autograd.Var[float64] {
+			return odeblock.Stack(tp.Param(hx), tp.Param(hm))
+		}}
 	fh.params = func() []*autograd.Param[float64] { return append([]*autograd.Param[float64]{hx, hm}, hb.Params()...) }
 
 	for _, c := range []struct {
