@@ -75,9 +75,14 @@
 // returns wrong gradients without a word): Adjoint compares the
 // reconstruction with the forward solution at every output time and fails
 // with ErrAdjointDrift when they differ by more than
-// AdjointOptions.MaxDrift. Dynamics that read a parameter their Params()
-// does not list fail the adjoint the same way (its gradient would be
-// wrong).
+// AdjointOptions.MaxDrift. AdjointOptions.AnchorEvery keeps every k-th
+// forward step's state and re-anchors the reconstruction there too: an
+// adjoint with checkpoints that survives such horizons (AdamNODE over
+// [0, 16] fails without it). Dynamics that read a parameter their
+// Params() does not list fail in every mode (its gradient would be wrong
+// or lost); every mode returns the parameters' gradients through the
+// block's node, so a block nested in a Pullback or in other dynamics puts
+// them where that VJP asks.
 //
 // # The families
 //
