@@ -354,33 +354,9 @@ func (s *Solver[T]) ensure(n int) {
 // ts.
 func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, error) {
 	var st Stats
-	if len(ts) < 2 {
-		return st, fmt.Errorf("odeblock: need at least two times, got %d", len(ts))
-	}
-	if len(out) != len(ts) {
-		return st, fmt.Errorf("odeblock: %d output buffers for %d times", len(out), len(ts))
-	}
-	for i, o := range out {
-		if len(o) != len(y0) {
-			return st, fmt.Errorf("odeblock: output buffer %d has length %d, state has %d", i, len(o), len(y0))
-		}
-	}
-	for i, t := range ts {
-		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return st, fmt.Errorf("odeblock: times must be finite; ts[%d]=%g", i, t)
-		}
-	}
-	dir := 1.0
-	if ts[1] < ts[0] {
-		dir = -1
-	}
-	for i := 1; i < len(ts); i++ {
-		if !((ts[i]-ts[i-1])*dir > 0) {
-			return st, fmt.Errorf("odeblock: times must be strictly monotone; ts[%d]=%g after ts[%d]=%g", i, ts[i], i-1, ts[i-1])
-		}
-	}
-	if sum := partsLen(s.opt.ErrorParts); sum > len(y0) {
-		return st, fmt.Errorf("odeblock: ErrorParts cover %d elements, the state has %d", sum, len(y0))
+	dir, err := s.checkSolve(y0, ts, out)
+	if err != nil {
+		return st, err
 	}
 	t0, tEnd := ts[0], ts[len(ts)-1]
 	if !allFinite(y0) {
@@ -389,36 +365,7 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 	s.ensure(len(y0))
 	copy(s.y, y0)
 	copy(out[0], y0)
-
-	// The stops: output times, StepTo and Jumps strictly inside the span,
-	// and the end. A step never crosses a stop in fixed-step mode; in
-	// adaptive mode it never crosses StepTo, Jumps or the end.
-	s.stops = s.stops[:0]
-	inside := func(t float64) bool { return (t-t0)*dir > 0 && (tEnd-t)*dir > 0 }
-	for _, t := range s.opt.StepTo {
-		if inside(t) {
-			s.stops = append(s.stops, t)
-		}
-	}
-	for _, t := range s.opt.Jumps {
-		if inside(t) {
-			s.stops = append(s.stops, t)
-		}
-	}
-	if s.opt.Step > 0 {
-		s.stops = append(s.stops, ts[1:len(ts)-1]...)
-	}
-	s.stops = append(s.stops, tEnd)
-	slices.SortFunc(s.stops, func(a, b float64) int {
-		switch {
-		case (a-b)*dir < 0:
-			return -1
-		case a == b:
-			return 0
-		}
-		return 1
-	})
-	s.stops = slices.Compact(s.stops)
+	s.setStops(ts, dir)
 
 	fail := func(t, h float64, err error) (Stats, error) {
 		var se *SolveError
@@ -503,25 +450,9 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 		}
 		if !accept {
 			st.Rejected++
-			if s.opt.MinStep > 0 && math.Abs(hStep) <= s.opt.MinStep {
-				err := ErrStepUnderflow
-				if lastNonFinite {
-					err = ErrNonFinite
-				}
-				return fail(t, hStep, fmt.Errorf("%w: rejected at the minimum step", err))
-			}
-			if math.IsNaN(ratio) || !finite {
-				// The dynamics have no finite value a step ahead. Shrinking
-				// may get past it (an overflow from too long a step), but a
-				// state creeping towards where they are undefined would take
-				// tiny steps until MaxSteps: give up after a while.
-				nonFinite++
-				if nonFinite > maxNonFiniteRejections {
-					return fail(t, hStep, fmt.Errorf("%w: %d steps from t=%.9g or near it gave NaN or Inf", ErrNonFinite, nonFinite, t))
-				}
-				h = hStep * s.opt.DFactor
-			} else {
-				h = s.nextStep(hStep, ratio, prevRatio, false)
+			var err error
+			if h, err = s.retryStep(t, hStep, ratio, prevRatio, lastNonFinite, &nonFinite); err != nil {
+				return fail(t, hStep, err)
 			}
 			continue
 		}
@@ -571,6 +502,102 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 			stop++
 		}
 	}
+}
+
+// retryStep returns the size to retry a step with after the step hStep
+// from t was rejected with error ratio ratio (NaN, or nonFinite set, when
+// the state was not finite), or the error that ends the solve: at the
+// minimum step, or after too many steps without a finite value.
+// nonFinite counts the rejections for NaN or Inf.
+func (s *Solver[T]) retryStep(t, hStep, ratio, prevRatio float64, nonFiniteState bool, nonFinite *int) (float64, error) {
+	if s.opt.MinStep > 0 && math.Abs(hStep) <= s.opt.MinStep {
+		err := ErrStepUnderflow
+		if nonFiniteState {
+			err = ErrNonFinite
+		}
+		return 0, fmt.Errorf("%w: rejected at the minimum step", err)
+	}
+	if !nonFiniteState {
+		return s.nextStep(hStep, ratio, prevRatio, false), nil
+	}
+	// The dynamics have no finite value a step ahead. Shrinking may get
+	// past it (an overflow from too long a step), but a state creeping
+	// towards where they are undefined would take tiny steps until
+	// MaxSteps: give up after a while.
+	*nonFinite++
+	if *nonFinite > maxNonFiniteRejections {
+		return 0, fmt.Errorf("%w: %d steps from t=%.9g or near it gave NaN or Inf", ErrNonFinite, *nonFinite, t)
+	}
+	return hStep * s.opt.DFactor, nil
+}
+
+// checkSolve returns the direction of the times (+1 or −1) after checking
+// Solve's arguments: two or more finite, strictly monotone times, an output
+// buffer of the state's length for each, and ErrorParts that fit the state.
+func (s *Solver[T]) checkSolve(y0 []T, ts []float64, out [][]T) (dir float64, err error) {
+	if len(ts) < 2 {
+		return 0, fmt.Errorf("odeblock: need at least two times, got %d", len(ts))
+	}
+	if len(out) != len(ts) {
+		return 0, fmt.Errorf("odeblock: %d output buffers for %d times", len(out), len(ts))
+	}
+	for i, o := range out {
+		if len(o) != len(y0) {
+			return 0, fmt.Errorf("odeblock: output buffer %d has length %d, state has %d", i, len(o), len(y0))
+		}
+	}
+	for i, t := range ts {
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return 0, fmt.Errorf("odeblock: times must be finite; ts[%d]=%g", i, t)
+		}
+	}
+	dir = 1.0
+	if ts[1] < ts[0] {
+		dir = -1
+	}
+	for i := 1; i < len(ts); i++ {
+		if !((ts[i]-ts[i-1])*dir > 0) {
+			return 0, fmt.Errorf("odeblock: times must be strictly monotone; ts[%d]=%g after ts[%d]=%g", i, ts[i], i-1, ts[i-1])
+		}
+	}
+	if sum := partsLen(s.opt.ErrorParts); sum > len(y0) {
+		return 0, fmt.Errorf("odeblock: ErrorParts cover %d elements, the state has %d", sum, len(y0))
+	}
+	return dir, nil
+}
+
+// setStops sets the stops of a solve over ts: the output times, StepTo and
+// Jumps strictly inside the span, and the end, in the direction dir. A
+// step never crosses a stop in fixed-step mode; in adaptive mode it never
+// crosses StepTo, Jumps or the end (output times come from dense output).
+func (s *Solver[T]) setStops(ts []float64, dir float64) {
+	t0, tEnd := ts[0], ts[len(ts)-1]
+	s.stops = s.stops[:0]
+	inside := func(t float64) bool { return (t-t0)*dir > 0 && (tEnd-t)*dir > 0 }
+	for _, t := range s.opt.StepTo {
+		if inside(t) {
+			s.stops = append(s.stops, t)
+		}
+	}
+	for _, t := range s.opt.Jumps {
+		if inside(t) {
+			s.stops = append(s.stops, t)
+		}
+	}
+	if s.opt.Step > 0 {
+		s.stops = append(s.stops, ts[1:len(ts)-1]...)
+	}
+	s.stops = append(s.stops, tEnd)
+	slices.SortFunc(s.stops, func(a, b float64) int {
+		switch {
+		case (a-b)*dir < 0:
+			return -1
+		case a == b:
+			return 0
+		}
+		return 1
+	})
+	s.stops = slices.Compact(s.stops)
 }
 
 const eps = 0x1p-52
