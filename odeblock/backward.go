@@ -280,37 +280,7 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 		sizes[j] = prm.Value.Len()
 		m += sizes[j]
 	}
-	// The forward's options, all of them (as torchdiffeq's adjoint takes
-	// its forward options by default), except what describes the forward
-	// state: the error norm's extent. The step hook is the user's (the
-	// forward's may have been the block's own recorder).
-	opt := p.solver.opt
-	opt.Tableau, opt.Method = p.solver.tb, ""
-	opt.Phase, opt.ErrorLen, opt.ErrorParts, opt.OnStep = "backward", 0, nil, p.b.Solver.OnStep
-	adj := p.b.Adjoint
-	if adj.RTol > 0 {
-		opt.RTol = adj.RTol
-	}
-	if adj.ATol > 0 {
-		opt.ATol = adj.ATol
-	}
-	if adj.MaxSteps > 0 {
-		opt.MaxSteps = adj.MaxSteps
-	}
-	// The error norm is torchdiffeq's: the largest of the RMS norms of the
-	// state, of its adjoint and of each parameter's gradient (the seminorm
-	// leaves the gradients out).
-	opt.ErrorParts = append(p.b.errParts[:0], n, n)
-	if adj.FlatNorm {
-		opt.ErrorParts = opt.ErrorParts[:0]
-	} else if !adj.Seminorm {
-		for _, l := range sizes {
-			if l > 0 {
-				opt.ErrorParts = append(opt.ErrorParts, l)
-			}
-		}
-	}
-	p.b.errParts = opt.ErrorParts
+	opt := p.adjointOptions(sizes)
 	w := p.adjointWork(sizes)
 	p.b.dropStaleViews()
 	s := w.solver
@@ -373,6 +343,44 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 		off += sizes[j]
 	}
 	return grads, nil
+}
+
+// adjointOptions returns the options of the backward solve: the forward's,
+// all of them (as torchdiffeq's adjoint takes its forward options by
+// default), with AdjointOptions' tolerances and step limit, and the error
+// norm over the augmented state [z, a, g_θ] (g_θ's parts of sizes). The
+// step hook is the user's (the forward's may have been the block's own
+// recorder).
+func (p *pass[T]) adjointOptions(sizes []int) Options {
+	n := p.n
+	opt := p.solver.opt
+	opt.Tableau, opt.Method = p.solver.tb, ""
+	opt.Phase, opt.ErrorLen, opt.ErrorParts, opt.OnStep = "backward", 0, nil, p.b.Solver.OnStep
+	adj := p.b.Adjoint
+	if adj.RTol > 0 {
+		opt.RTol = adj.RTol
+	}
+	if adj.ATol > 0 {
+		opt.ATol = adj.ATol
+	}
+	if adj.MaxSteps > 0 {
+		opt.MaxSteps = adj.MaxSteps
+	}
+	// The error norm is torchdiffeq's: the largest of the RMS norms of the
+	// state, of its adjoint and of each parameter's gradient (the seminorm
+	// leaves the gradients out; the flat norm is one RMS over all).
+	opt.ErrorParts = append(p.b.errParts[:0], n, n)
+	if adj.FlatNorm {
+		opt.ErrorParts = opt.ErrorParts[:0]
+	} else if !adj.Seminorm {
+		for _, l := range sizes {
+			if l > 0 {
+				opt.ErrorParts = append(opt.ErrorParts, l)
+			}
+		}
+	}
+	p.b.errParts = opt.ErrorParts
+	return opt
 }
 
 // recoverUnlisted turns the panic of a parameter that the dynamics read but
