@@ -321,41 +321,9 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		outs[i] = p.traj.Slice(i, i+1).Data()
 	}
 
-	var f Func[T]
-	var bp *backpropRecorder[T]
-	switch {
-	case b.Mode != Adjoint && b.Mode != Backprop && b.Mode != Checkpoint:
-		return autograd.Var[T]{}, fmt.Errorf("odeblock: unknown gradient mode %v", b.Mode)
-	case b.Mode == Adjoint && b.Adjoint.AnchorEvery > 0 && !tp.NoGrad():
-		f = p.evaluator()
-		every, count := b.Adjoint.AnchorEvery, 0
-		s.opt.OnStep = func(si StepInfo) error {
-			if si.Accepted {
-				if count++; count%every == 0 {
-					p.anchors = append(p.anchors, anchor[T]{t: si.End, z: slices.Clone(si.Y1.([]T))})
-				}
-			}
-			if b.Solver.OnStep != nil {
-				return b.Solver.OnStep(si)
-			}
-			return nil
-		}
-	case b.Mode == Adjoint || tp.NoGrad():
-		// No-grad (evaluation) keeps nothing for a backward pass.
-		f = p.evaluator()
-	case b.Mode == Checkpoint:
-		f = p.evaluator()
-		s.opt.OnStep = p.stepRecorder(true, b.Solver.OnStep)
-	default: // Backprop
-		bp = &backpropRecorder[T]{p: p}
-		f = bp.eval
-		s.onEval = bp.onEval
-		s.opt.OnStep = p.stepRecorder(false, func(si StepInfo) error {
-			if err := bp.onStep(si); err != nil || b.Solver.OnStep == nil {
-				return err
-			}
-			return b.Solver.OnStep(si)
-		})
+	f, bp, err := p.forwardHooks(s, tp.NoGrad())
+	if err != nil {
+		return autograd.Var[T]{}, err
 	}
 	st, err := s.Solve(f, z0.Value().Data(), ts, outs)
 	// The kept solver must not keep this pass (its checkpoints, its tapes)
@@ -391,6 +359,48 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		return p.backward(g)
 	}
 	return autograd.CustomE("ODEBlock", value, backward, inputs...), nil
+}
+
+// forwardHooks returns the function the forward solve evaluates and sets
+// the solver's hooks for what the mode keeps for its backward pass: the
+// anchors of an anchored adjoint, Checkpoint's step states, Backprop's
+// stage tapes (bp); nothing without gradients.
+func (p *pass[T]) forwardHooks(s *Solver[T], noGrad bool) (f Func[T], bp *backpropRecorder[T], err error) {
+	b := p.b
+	switch {
+	case b.Mode != Adjoint && b.Mode != Backprop && b.Mode != Checkpoint:
+		return nil, nil, fmt.Errorf("odeblock: unknown gradient mode %v", b.Mode)
+	case b.Mode == Adjoint && b.Adjoint.AnchorEvery > 0 && !noGrad:
+		every, count := b.Adjoint.AnchorEvery, 0
+		s.opt.OnStep = func(si StepInfo) error {
+			if si.Accepted {
+				if count++; count%every == 0 {
+					p.anchors = append(p.anchors, anchor[T]{t: si.End, z: slices.Clone(si.Y1.([]T))})
+				}
+			}
+			if b.Solver.OnStep != nil {
+				return b.Solver.OnStep(si)
+			}
+			return nil
+		}
+		return p.evaluator(), nil, nil
+	case b.Mode == Adjoint || noGrad:
+		// No-grad (evaluation) keeps nothing for a backward pass.
+		return p.evaluator(), nil, nil
+	case b.Mode == Checkpoint:
+		s.opt.OnStep = p.stepRecorder(true, b.Solver.OnStep)
+		return p.evaluator(), nil, nil
+	}
+	// Backprop
+	bp = &backpropRecorder[T]{p: p}
+	s.onEval = bp.onEval
+	s.opt.OnStep = p.stepRecorder(false, func(si StepInfo) error {
+		if err := bp.onStep(si); err != nil || b.Solver.OnStep == nil {
+			return err
+		}
+		return b.Solver.OnStep(si)
+	})
+	return bp.eval, bp, nil
 }
 
 // listed returns ps, or an empty list for none: a non-nil VJPDest.Params,
