@@ -194,35 +194,11 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 		}
 		stages := sp.stages
 		if p.b.Mode == Checkpoint {
-			// Recompute the needed stages forward on tapes.
-			last := 0
-			for i := range need {
-				if need[i] {
-					last = i
-				}
-			}
-			for i := 0; i <= last; i++ {
-				y := tapes[i].y.Data()
-				copy(y, sp.y0)
-				for l, a := range tb.A[i] {
-					if a != 0 {
-						axpy(y, T(sp.h*a), tapes[l].out.Value().Data())
-					}
-				}
-				ti := sp.t0eval
-				if i > 0 {
-					ti = stageTime(sp.t, sp.h, sp.end, tb.C[i], sp.leftLimit)
-				}
-				x := tapes[i]
-				x.tp.Reset()
-				if p.pgrads != nil {
-					x.tp.RedirectParams(p.params, p.pgrads)
-				}
-				if err := p.recordStage(x, ti); err != nil {
-					p.b.stats.Backward = st
-					return nil, err
-				}
-				st.NFE++
+			nfe, err := p.recomputeStep(sp, tapes, need)
+			st.NFE += nfe
+			if err != nil {
+				p.b.stats.Backward = st
+				return nil, err
 			}
 			stages = tapes
 		}
@@ -381,6 +357,43 @@ func (p *pass[T]) adjointOptions(sizes []int) Options {
 	}
 	p.b.errParts = opt.ErrorParts
 	return opt
+}
+
+// recomputeStep re-records the stages of the accepted step sp that the
+// backward pass needs (need[i]; with the ones before them) on tapes, from
+// the state Checkpoint kept at its start, and returns the evaluations
+// taken.
+func (p *pass[T]) recomputeStep(sp *step[T], tapes []*stageTape[T], need []bool) (nfe int, err error) {
+	tb := p.solver.tb
+	last := 0
+	for i := range need {
+		if need[i] {
+			last = i
+		}
+	}
+	for i := 0; i <= last; i++ {
+		y := tapes[i].y.Data()
+		copy(y, sp.y0)
+		for l, a := range tb.A[i] {
+			if a != 0 {
+				axpy(y, T(sp.h*a), tapes[l].out.Value().Data())
+			}
+		}
+		ti := sp.t0eval
+		if i > 0 {
+			ti = stageTime(sp.t, sp.h, sp.end, tb.C[i], sp.leftLimit)
+		}
+		x := tapes[i]
+		x.tp.Reset()
+		if p.pgrads != nil {
+			x.tp.RedirectParams(p.params, p.pgrads)
+		}
+		if err := p.recordStage(x, ti); err != nil {
+			return nfe, err
+		}
+		nfe++
+	}
+	return nfe, nil
 }
 
 // recoverUnlisted turns the panic of a parameter that the dynamics read but
