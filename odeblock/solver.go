@@ -388,17 +388,9 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 		return fail(t, 0, err)
 	}
 	adaptive := s.opt.Step == 0
-	h := dir * s.opt.Step
-	if adaptive {
-		if s.opt.FirstStep > 0 {
-			h = dir * s.opt.FirstStep
-		} else {
-			var err error
-			if h, err = s.initialStep(eval, t, tEnd, dir, f0); err != nil {
-				return fail(t, 0, err)
-			}
-		}
-		h = s.clampStep(h, dir)
+	h, err := s.firstStep(eval, t, tEnd, dir, f0)
+	if err != nil {
+		return fail(t, 0, err)
 	}
 	nextOut := 1
 	stop := 0
@@ -469,15 +461,7 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 				}
 			}
 		}
-		// Outputs inside (t, t1): dense output; at t1: the state.
-		for nextOut < len(ts) && (ts[nextOut]-t1)*dir < 0 {
-			s.interpolate(out[nextOut], t, hStep, ts[nextOut], f0, f1)
-			nextOut++
-		}
-		if nextOut < len(ts) && ts[nextOut] == t1 {
-			copy(out[nextOut], s.y1)
-			nextOut++
-		}
+		nextOut = s.emit(out, ts, nextOut, t, hStep, t1, dir, f0, f1)
 		t = t1
 		s.y, s.y1 = s.y1, s.y
 		copy(f0, f1)
@@ -502,6 +486,38 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 			stop++
 		}
 	}
+}
+
+// firstStep returns the first step: Step for fixed steps, else FirstStep
+// or the Hairer–Nørsett–Wanner selection (one evaluation), clamped to
+// MinStep and MaxStep.
+func (s *Solver[T]) firstStep(eval evalFunc[T], t, tEnd, dir float64, f0 []T) (float64, error) {
+	if s.opt.Step != 0 {
+		return dir * s.opt.Step, nil
+	}
+	h := dir * s.opt.FirstStep
+	if s.opt.FirstStep == 0 {
+		var err error
+		if h, err = s.initialStep(eval, t, tEnd, dir, f0); err != nil {
+			return 0, err
+		}
+	}
+	return s.clampStep(h, dir), nil
+}
+
+// emit writes the outputs that the step from t to t1 (of size h) reached:
+// those inside (t, t1) from the dense output, the one at t1 from the
+// state; nextOut is the first output not yet written, and emit returns it.
+func (s *Solver[T]) emit(out [][]T, ts []float64, nextOut int, t, h, t1, dir float64, f0, f1 []T) int {
+	for nextOut < len(ts) && (ts[nextOut]-t1)*dir < 0 {
+		s.interpolate(out[nextOut], t, h, ts[nextOut], f0, f1)
+		nextOut++
+	}
+	if nextOut < len(ts) && ts[nextOut] == t1 {
+		copy(out[nextOut], s.y1)
+		nextOut++
+	}
+	return nextOut
 }
 
 // retryStep returns the size to retry a step with after the step hStep
