@@ -275,19 +275,21 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 	if p.ts[N] < p.ts[0] {
 		dir = -1
 	}
+	ai := len(p.anchors) - 1 // the latest anchor not passed yet
 	for k := N; k >= 1; k-- {
 		// The stretch from ts[k] back to ts[k−1], cut at the anchors
 		// strictly inside it (latest first); z is re-anchored to the
 		// forward solution at the start of each piece.
 		t1, z1 := p.ts[k], row(p.traj, k)
-		for i := len(p.anchors) - 1; i >= -1; i-- {
+		for ai >= 0 && (t1-p.anchors[ai].t)*dir <= 0 {
+			ai-- // at or past ts[k]: an output time or the end
+		}
+		for last := false; !last; {
 			t0, z0 := p.ts[k-1], row(p.traj, k-1)
-			if i >= 0 {
-				a := p.anchors[i]
-				if !((a.t-p.ts[k-1])*dir > 0 && (t1-a.t)*dir > 0) {
-					continue
-				}
-				t0, z0 = a.t, a.z
+			last = true
+			if ai >= 0 && (p.anchors[ai].t-t0)*dir > 0 {
+				t0, z0, last = p.anchors[ai].t, p.anchors[ai].z, false
+				ai--
 			}
 			copy(y[:n], z1)               // re-anchor z to the forward solution
 			w.out[0], w.out[1] = y, other // out[0] is y0 itself: no copy
@@ -303,9 +305,6 @@ func (p *pass[T]) adjointBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], err
 			}
 			y, other = other, y
 			t1, z1 = t0, z0
-			if i < 0 || t0 == p.ts[k-1] {
-				break
-			}
 		}
 		axpy(y[n:2*n], 1, row(g, k-1))
 	}

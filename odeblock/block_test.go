@@ -646,7 +646,7 @@ func TestAnchoredAdjoint(t *testing.T) {
 	for _, c := range []struct {
 		f     family
 		times []float64
-	}{{fa, []float64{0, 16}}, {fh, []float64{0, 40}}} {
+	}{{fa, []float64{0, 16}}, {fa, []float64{0, 7, 16}}, {fh, []float64{0, 40}}} {
 		solver := odeblock.Options{RTol: 1e-6, ATol: 1e-6}
 		ck, _ := gradients(t, c.f, &odeblock.Block[float64]{Dynamics: c.f.dyn, Times: c.times, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10}, Mode: odeblock.Checkpoint})
 		ck6, _ := gradients(t, c.f, &odeblock.Block[float64]{Dynamics: c.f.dyn, Times: c.times, Solver: solver, Mode: odeblock.Checkpoint})
