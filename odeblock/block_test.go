@@ -208,11 +208,9 @@ func TestModesAgree(t *testing.T) {
 	}
 }
 
-// TestLongHorizonAdamNODE: over t ∈ [0, 16] the backward reconstruction of
-// AdamNODE's (h, m, v) diverges in reverse time. The adjoint must fail with
-// an error of the backward phase (never NaN gradients); the checkpointed mode
-// must give the discrete gradient, equal to backprop's.
-func TestLongHorizonAdamNODE(t *testing.T) {
+// longHorizonAdam is the AdamNODE (tanh MLP field 3 → 8 → 3, batch 4,
+// s = √(v + ε)) whose backward reconstruction diverges over [0, 16].
+func longHorizonAdam() family {
 	rng := rand.New(rand.NewPCG(3, 3))
 	x := autograd.NewParam("x", tensor.RandN[float64](rng, 0, 1, 4, width))
 	m0 := autograd.NewParam("m0", tensor.RandN[float64](rng, 0, 1, 4, width))
@@ -222,6 +220,32 @@ func TestLongHorizonAdamNODE(t *testing.T) {
 			return odeblock.AdamInitialState(tp.Param(x), tp.Param(m0))
 		}}
 	f.params = func() []*autograd.Param[float64] { return append([]*autograd.Param[float64]{x, m0}, dyn.Params()...) }
+	return f
+}
+
+// dissipativeHBNODE is issue 12's HBNODE (γ_raw = 3, tanh MLP field
+// 4 → 16 → 4, batch 3) whose reconstruction drifts over [0, 40].
+func dissipativeHBNODE() family {
+	const d, b = 4, 3
+	rng := rand.New(rand.NewPCG(12, 1))
+	x := autograd.NewParam("x", tensor.RandN[float64](rng, 0, 1, b, d))
+	m0 := autograd.NewParam("m0", tensor.RandN[float64](rng, 0, 0.5, b, d))
+	dyn := odeblock.NewHBNODE[float64](newMLP(rng, "f", d, 16, d, 0.5), 3)
+	f := family{name: "hbnode", dyn: dyn, inputs: []*autograd.Param[float64]{x, m0},
+		state: func(tp *autograd.Tape[float64]) autograd.Var[float64] {
+			return odeblock.Stack(tp.Param(x), tp.Param(m0))
+		}}
+	f.params = func() []*autograd.Param[float64] { return append([]*autograd.Param[float64]{x, m0}, dyn.Params()...) }
+	return f
+}
+
+// TestLongHorizonAdamNODE: over t ∈ [0, 16] the backward reconstruction of
+// AdamNODE's (h, m, v) diverges in reverse time. The adjoint must fail with
+// an error of the backward phase (never NaN gradients); the checkpointed mode
+// must give the discrete gradient, equal to backprop's.
+func TestLongHorizonAdamNODE(t *testing.T) {
+	f := longHorizonAdam()
+	dyn := f.dyn
 	solver := odeblock.Options{RTol: 1e-6, ATol: 1e-6}
 	times := []float64{0, 16}
 
@@ -418,22 +442,9 @@ func TestPassesReuseMemory(t *testing.T) {
 // and the check can be turned off (then the gradient is wrong: that is
 // what the check is for).
 func TestAdjointDriftIsAnError(t *testing.T) {
-	const d, b = 4, 3
-	build := func() family {
-		rng := rand.New(rand.NewPCG(12, 1))
-		x := autograd.NewParam("x", tensor.RandN[float64](rng, 0, 1, b, d))
-		m0 := autograd.NewParam("m0", tensor.RandN[float64](rng, 0, 0.5, b, d))
-		dyn := odeblock.NewHBNODE[float64](newMLP(rng, "f", d, 16, d, 0.5), 3)
-		f := family{name: "hbnode", dyn: dyn, inputs: []*autograd.Param[float64]{x, m0},
-			state: func(tp *autograd.Tape[float64]) autograd.Var[float64] {
-				return odeblock.Stack(tp.Param(x), tp.Param(m0))
-			}}
-		f.params = func() []*autograd.Param[float64] { return append([]*autograd.Param[float64]{x, m0}, dyn.Params()...) }
-		return f
-	}
 	solver := odeblock.Options{RTol: 1e-6, ATol: 1e-6}
 	times := []float64{0, 40}
-	f := build()
+	f := dissipativeHBNODE()
 	loss := func(b *odeblock.Block[float64]) (*autograd.Tape[float64], autograd.Var[float64]) {
 		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
 		z, err := b.Forward(tp, f.state(tp))
@@ -623,26 +634,7 @@ func TestBlockInsidePullback(t *testing.T) {
 // 1e-3, and no worse than Checkpoint at the same tolerance (1e-6):
 // AdamNODE 1.0e-4 against 6.9e-4, HBNODE 2e-6 against 2.9e-6.
 func TestAnchoredAdjoint(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 3))
-	x := autograd.NewParam("x", tensor.RandN[float64](rng, 0, 1, 4, width))
-	m0 := autograd.NewParam("m0", tensor.RandN[float64](rng, 0, 1, 4, width))
-	adam := odeblock.NewAdamNODE[float64](newMLP(rng, "f", width, 8, width, 1), -5, 5, odeblock.ScaleSqrt)
-	fa := family{name: "adamnode", dyn: adam, inputs: []*autograd.Param[float64]{x, m0},
-		state: func(tp *autograd.Tape[float64]) autograd.Var[float64] {
-			return odeblock.AdamInitialState(tp.Param(x), tp.Param(m0))
-		}}
-	fa.params = func() []*autograd.Param[float64] { return append([]*autograd.Param[float64]{x, m0}, adam.Params()...) }
-
-	rng = rand.New(rand.NewPCG(12, 1))
-	hx := autograd.NewParam("x", tensor.RandN[float64](rng, 0, 1, 3, 4))
-	hm := autograd.NewParam("m0", tensor.RandN[float64](rng, 0, 0.5, 3, 4))
-	hb := odeblock.NewHBNODE[float64](newMLP(rng, "f", 4, 16, 4, 0.5), 3)
-	fh := family{name: "hbnode", dyn: hb, inputs: []*autograd.Param[float64]{hx, hm},
-		state: func(tp *autograd.Tape[float64]) autograd.Var[float64] {
-			return odeblock.Stack(tp.Param(hx), tp.Param(hm))
-		}}
-	fh.params = func() []*autograd.Param[float64] { return append([]*autograd.Param[float64]{hx, hm}, hb.Params()...) }
-
+	fa, fh := longHorizonAdam(), dissipativeHBNODE()
 	for _, c := range []struct {
 		f     family
 		times []float64
