@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/bench/mnistnode"
 	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -156,91 +157,6 @@ func BenchmarkAdamNODEMLP(b *testing.B) {
 	b.ReportMetric(perIter/rawIter, "overhead-ratio")
 }
 
-// mnistField is the paper's MNIST f: cat t → conv1×1 (c+1 → nhid) · ReLU ·
-// cat t → conv3×3 (nhid+1 → nhid, pad 1) · ReLU · cat t → conv1×1
-// (nhid+1 → c).
-type mnistField struct{ w1, b1, w2, b2, w3, b3 *autograd.Param[float32] }
-
-// kaiming returns a weight of shape s initialised as PyTorch's default:
-// uniform on ±1/√fan_in.
-func kaiming(rng *rand.Rand, name string, s ...int) *autograd.Param[float32] {
-	fan := 1
-	for _, d := range s[1:] {
-		fan *= d
-	}
-	return bias(rng, name, fan, s...)
-}
-
-// bias returns a tensor of shape s uniform on ±1/√fan.
-func bias(rng *rand.Rand, name string, fan int, s ...int) *autograd.Param[float32] {
-	bound := 1 / math.Sqrt(float64(fan))
-	return autograd.NewParam(name, tensor.RandU[float32](rng, -bound, bound, s...))
-}
-
-func newMNISTField(rng *rand.Rand, c, nhid int) *mnistField {
-	return &mnistField{
-		w1: kaiming(rng, "f.w1", nhid, c+1, 1, 1), b1: bias(rng, "f.b1", c+1, nhid),
-		w2: kaiming(rng, "f.w2", nhid, nhid+1, 3, 3), b2: bias(rng, "f.b2", (nhid+1)*9, nhid),
-		w3: kaiming(rng, "f.w3", c, nhid+1, 1, 1), b3: bias(rng, "f.b3", nhid+1, c),
-	}
-}
-
-func (f *mnistField) Forward(tp *autograd.Tape[float32], t float64, h autograd.Var[float32]) autograd.Var[float32] {
-	// Conv2DTimeAct(z, t, …, ReLU) is ReLU(Conv2D(ConcatTime(z, t), …)), as
-	// the models' Sequential records TimeConcat + Conv2D + ReLU.
-	tt := float32(t)
-	z := autograd.Conv2DTimeAct(h, tt, tp.Param(f.w1), tp.Param(f.b1), tensor.ConvParams{}, autograd.ReLUAct)
-	z = autograd.Conv2DTimeAct(z, tt, tp.Param(f.w2), tp.Param(f.b2), tensor.ConvParams{Pad: 1}, autograd.ReLUAct)
-	return autograd.Conv2DTime(z, tt, tp.Param(f.w3), tp.Param(f.b3), tensor.ConvParams{})
-}
-
-func (f *mnistField) Params() []*autograd.Param[float32] {
-	return []*autograd.Param[float32]{f.w1, f.b1, f.w2, f.b2, f.w3, f.b3}
-}
-
-// mnistAdamNODE is the paper's MNIST AdamNODE (c = 5, nhid = 50): an
-// initial-state net, the ODE block on [0, 1] and a linear head.
-type mnistAdamNODE struct {
-	i1, ib1, i2, ib2, i3, ib3 *autograd.Param[float32]
-	dyn                       *odeblock.AdamNODE[float32]
-	hw, hb                    *autograd.Param[float32]
-	block                     *odeblock.Block[float32]
-}
-
-func newMNISTAdamNODE(rng *rand.Rand, mode odeblock.GradMode, t1 float64) *mnistAdamNODE {
-	const c, nhid = 5, 50
-	m := &mnistAdamNODE{
-		i1: kaiming(rng, "init.w1", nhid, 1, 1, 1), ib1: bias(rng, "init.b1", 1, nhid),
-		i2: kaiming(rng, "init.w2", nhid, nhid, 3, 3), ib2: bias(rng, "init.b2", nhid*9, nhid),
-		i3: kaiming(rng, "init.w3", 2*c-1, nhid, 1, 1), ib3: bias(rng, "init.b3", nhid, 2*c-1),
-		hw: kaiming(rng, "head.w", 10, c*28*28), hb: bias(rng, "head.b", c*28*28, 10),
-	}
-	m.dyn = odeblock.NewAdamNODE[float32](newMNISTField(rng, c, nhid), -5, 5, odeblock.ScaleSoftplus)
-	m.block = &odeblock.Block[float32]{Dynamics: m.dyn, Times: []float64{0, t1}, Mode: mode,
-		Solver: odeblock.Options{RTol: 1e-4, ATol: 1e-4}}
-	return m
-}
-
-func (m *mnistAdamNODE) params() []*autograd.Param[float32] {
-	return append([]*autograd.Param[float32]{m.i1, m.ib1, m.i2, m.ib2, m.i3, m.ib3, m.hw, m.hb}, m.dyn.Params()...)
-}
-
-func (m *mnistAdamNODE) loss(tp *autograd.Tape[float32], x *tensor.Tensor[float32], labels []int) (autograd.Var[float32], error) {
-	const c = 5
-	img := tp.Const(x)
-	leaky := autograd.LeakyReLUAct(0.3)
-	z := autograd.Conv2DAct(img, tp.Param(m.i1), tp.Param(m.ib1), tensor.ConvParams{}, leaky)
-	z = autograd.Conv2DAct(z, tp.Param(m.i2), tp.Param(m.ib2), tensor.ConvParams{Pad: 1}, leaky)
-	z = autograd.Conv2D(z, tp.Param(m.i3), tp.Param(m.ib3), tensor.ConvParams{})
-	parts := autograd.Split(autograd.Concat(1, img, z), 1, c, c)
-	zt, err := m.block.Forward(tp, odeblock.AdamInitialState(parts[0], parts[1]))
-	if err != nil {
-		return autograd.Var[float32]{}, err
-	}
-	h := odeblock.Part(zt, 0, 3)
-	return autograd.SoftmaxCrossEntropy(autograd.Linear(autograd.Flatten(h), tp.Param(m.hw), tp.Param(m.hb)), labels), nil
-}
-
 // BenchmarkMNISTAdamNODE is the compute-bound case: one training iteration
 // (forward and backward) of the paper's MNIST AdamNODE, batch 32, dopri5 at
 // 1e-4, float32. It reports the NFE and the process's peak RSS (run it
@@ -248,19 +164,14 @@ func (m *mnistAdamNODE) loss(tp *autograd.Tape[float32], x *tensor.Tensor[float3
 func BenchmarkMNISTAdamNODE(b *testing.B) {
 	for _, mode := range modes {
 		b.Run(mode.String(), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(3, 4))
-			m := newMNISTAdamNODE(rng, mode, 1)
-			x := tensor.RandU[float32](rng, 0, 1, 32, 1, 28, 28)
-			labels := make([]int, 32)
-			for i := range labels {
-				labels[i] = i % 10
-			}
+			m := mnistnode.New(3, mode)
+			x, labels := mnistnode.Batch(3, 32)
 			tp := autograd.NewTape(tensor.EngineFor[float32](tensor.Default()))
-			params := m.params()
+			params := m.Params()
 			iter := func() {
 				tp.Reset()
 				autograd.ZeroGrads(params)
-				l, err := m.loss(tp, x, labels)
+				l, err := m.Loss(tp, x, labels)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -274,7 +185,7 @@ func BenchmarkMNISTAdamNODE(b *testing.B) {
 			for b.Loop() {
 				iter()
 			}
-			st := m.block.Stats()
+			st := m.Block.Stats()
 			b.ReportMetric(float64(st.Forward.NFE), "fwd-NFE")
 			b.ReportMetric(float64(st.Backward.NFE), "bwd-NFE")
 			var ru syscall.Rusage
