@@ -107,9 +107,7 @@ func (pb *Pullback[T]) VJPE(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tenso
 	t := pb.tape
 	t.Reset()
 	if dst.Params != nil {
-		t.redirOn = true
-		t.redirParams = append(t.redirParams[:0], dst.Params...)
-		t.redirGrads = append(t.redirGrads[:0], dst.ParamGrads...)
+		t.RedirectParams(dst.Params, dst.ParamGrads)
 	}
 	pb.in = pb.in[:0]
 	for i, x := range at {

@@ -625,32 +625,23 @@ func TempPattern(path string) string { return "." + filepath.Base(path) + ".tmp-
 // a write in progress loses its temporary file and fails.
 func RemoveTemporaries(path string) ([]string, error) {
 	dir := filepath.Dir(path)
-	matches, err := filepath.Glob(filepath.Join(dir, globEscape(TempPattern(path))+"*"))
+	prefix := strings.TrimSuffix(TempPattern(path), "*")
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	var removed []string
-	for _, m := range matches {
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix) || e.IsDir() {
+			continue
+		}
+		m := filepath.Join(dir, e.Name())
 		if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return removed, err
 		}
 		removed = append(removed, m)
 	}
 	return removed, nil
-}
-
-// globEscape escapes the characters special to filepath.Match in s, after
-// dropping a trailing "*".
-func globEscape(s string) string {
-	s = strings.TrimSuffix(s, "*")
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // writeFileAtomic writes path through write into a temporary file in the
