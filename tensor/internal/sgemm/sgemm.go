@@ -209,31 +209,13 @@ func macroKernel(blk *aBlock, pa []float32, bm *bMatrix, c []float32, ldc, nb in
 // element (i, p) of panel q at dst[q·mr·kb + p·mr + i], rows past mb zero.
 func packA(dst []float32, trans bool, a []float32, lda, ic, pc, mb, kb int) {
 	for i0 := 0; i0 < mb; i0 += mr {
-		rows := min(mr, mb-i0)
-		d := dst[i0*kb : i0*kb+kb*mr]
+		// trans: op(A)(i, p) = a[p·lda + i], the rows of a panel contiguous
+		// for each p; else a[i·lda + p], one row of A per lane.
+		base := (ic+i0)*lda + pc
 		if trans {
-			// op(A)(i, p) = a[p·lda + i]: mr contiguous values per p.
-			for p := range kb {
-				src := a[(pc+p)*lda+ic+i0:]
-				dp := d[p*mr : p*mr+mr]
-				copy(dp, src[:rows])
-				clear(dp[rows:])
-			}
-			continue
+			base = pc*lda + ic + i0
 		}
-		// op(A)(i, p) = a[i·lda + p]: one row of A per lane.
-		for i := range rows {
-			src := a[(ic+i0+i)*lda+pc:]
-			src = src[:kb]
-			for p, v := range src {
-				d[p*mr+i] = v
-			}
-		}
-		if rows < mr {
-			for p := range kb {
-				clear(d[p*mr+rows : p*mr+mr])
-			}
-		}
+		packPanel(dst[i0*kb:i0*kb+kb*mr], mr, min(mr, mb-i0), kb, trans, a, base, lda)
 	}
 }
 
@@ -248,29 +230,37 @@ func packB(dst []float32, trans bool, b []float32, ldb, pc, jc, kb, nb int) {
 		if w <= 16 {
 			s = 16
 		}
-		d := dst[j0*kb : j0*kb+kb*s]
-		if !trans {
-			// op(B)(p, j) = b[p·ldb + j]: w contiguous values per p.
-			for p := range kb {
-				src := b[(pc+p)*ldb+jc+j0:]
-				dp := d[p*s : p*s+s]
-				copy(dp, src[:w])
-				clear(dp[w:])
-			}
-			continue
+		// trans: op(B)(p, j) = b[j·ldb + p], one row of B per lane; else
+		// b[p·ldb + j], the columns of a panel contiguous for each p.
+		base := pc*ldb + jc + j0
+		if trans {
+			base = (jc+j0)*ldb + pc
 		}
-		// op(B)(p, j) = b[j·ldb + p]: one row of B per lane.
-		for j := range w {
-			src := b[(jc+j0+j)*ldb+pc:]
-			src = src[:kb]
-			for p, v := range src {
-				d[p*s+j] = v
-			}
+		packPanel(dst[j0*kb:j0*kb+kb*s], s, w, kb, !trans, b, base, ldb)
+	}
+}
+
+// packPanel writes a panel of kb steps of w lanes into d, lane l of step p
+// at d[p·s + l], lanes w..s−1 zero. With perStep the w values of step p
+// lie contiguous at src[base + p·ld]; otherwise the kb values of lane l
+// lie contiguous at src[base + l·ld].
+func packPanel(d []float32, s, w, kb int, perStep bool, src []float32, base, ld int) {
+	if perStep {
+		for p := range kb {
+			dp := d[p*s : p*s+s]
+			copy(dp, src[base+p*ld:][:w])
+			clear(dp[w:])
 		}
-		if w < s {
-			for p := range kb {
-				clear(d[p*s+w : p*s+s])
-			}
+		return
+	}
+	for l := range w {
+		for p, v := range src[base+l*ld:][:kb] {
+			d[p*s+l] = v
+		}
+	}
+	if w < s {
+		for p := range kb {
+			clear(d[p*s+w : p*s+s])
 		}
 	}
 }
