@@ -116,7 +116,6 @@ func New[T tensor.Float](rng *rand.Rand, cfg Config) (*Classifier[T], error) {
 		Times:    []float64{0, cfg.T1},
 		Solver:   cfg.Solver,
 		Mode:     cfg.Mode,
-		Adjoint:  cfg.Adjoint,
 	}
 
 	m.head = layers.NewLinear[T](rng, c*cfg.H*cfg.W, cfg.Classes)

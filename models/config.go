@@ -122,10 +122,9 @@ type Config struct {
 	// T1 is the end of the integration interval [0, T1].
 	T1 float64
 	// Solver configures the forward solve; Mode how gradients are
-	// computed; Adjoint the backward solve of the Adjoint mode.
-	Solver  odeblock.Options
-	Mode    odeblock.GradMode
-	Adjoint odeblock.AdjointOptions
+	// computed (with its options: the backward solve of Adjoint{…}).
+	Solver odeblock.Options
+	Mode   odeblock.GradMode
 
 	// The family's raw scalars at initialisation: γ_raw (HBNODE, GHBNODE),
 	// ξ_raw (GHBNODE), r1 and r2 (AdamNODE).
@@ -178,7 +177,7 @@ func Paper(k Kind, d Dataset) Config {
 		Kind: k, InC: 1, H: 28, W: 28, Classes: 10, C: c, NHid: nhid,
 		T1:       1,
 		Solver:   odeblock.Options{Method: "dopri5", RTol: 1e-4, ATol: 1e-4},
-		Mode:     odeblock.Adjoint,
+		Mode:     odeblock.Adjoint{},
 		GammaRaw: -3, XiRaw: 2, R1: -5, R2: 5,
 		Scale: odeblock.ScaleSoftplus, Phi: odeblock.PhiTanh,
 	}

@@ -244,12 +244,12 @@ func TestGradients(t *testing.T) {
 	x := tensor.RandU[float64](rand.New(rand.NewPCG(9, 9)), 0, 1, 2, 1, 4, 4)
 	labels := []int{2, 0}
 	for _, k := range models.Kinds() {
-		for _, mode := range []odeblock.GradMode{odeblock.Backprop, odeblock.Adjoint} {
+		for _, mode := range []odeblock.GradMode{odeblock.Backprop{}, odeblock.Adjoint{}} {
 			t.Run(fmt.Sprintf("%v/%v", k, mode), func(t *testing.T) {
 				cfg := tinyConfig(k)
 				cfg.Mode = mode
 				opt := autograd.GradCheckOptions{Step: 1e-6, AbsTol: 1e-9, RelTol: 1e-6, MaxElems: 4, Seed: 1}
-				if mode == odeblock.Adjoint {
+				if mode == (odeblock.Adjoint{}) {
 					cfg.Solver.Step = 1.0 / 64
 					opt.AbsTol, opt.RelTol = 1e-6, 1e-3
 				}

@@ -111,7 +111,7 @@ func BenchmarkAdamNODEMLP(b *testing.B) {
 	dyn := odeblock.NewAdamNODE[float32](field, -1, 1, odeblock.ScaleSoftplus)
 	h0 := tensor.RandN[float32](rng, 0, 1, batch, d)
 	m0 := tensor.RandN[float32](rng, 0, 0.5, batch, d)
-	block := &odeblock.Block[float32]{Dynamics: dyn, Solver: odeblock.Options{RTol: 1e-6, ATol: 1e-6}, Mode: odeblock.Adjoint}
+	block := &odeblock.Block[float32]{Dynamics: dyn, Solver: odeblock.Options{RTol: 1e-6, ATol: 1e-6}, Mode: odeblock.Adjoint{}}
 	params := dyn.Params()
 	tp := autograd.NewTape(e)
 	iter := func() {

@@ -1,138 +1,12 @@
 package odeblock
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
 )
-
-// GradMode is how a Block computes its gradients. The model code is the same
-// in every mode.
-type GradMode int
-
-const (
-	// Adjoint solves the adjoint system backward from t1 to t0 (Chen et
-	// al. 2018, "backsolve"): the state is reconstructed by solving the
-	// dynamics backward alongside the adjoint a and the parameter gradient
-	// g_θ. Memory does not grow with the number of steps; gradients agree
-	// with the exact ones to about the backward solve's tolerance. Over long
-	// horizons the backward reconstruction of the state can diverge: that
-	// is reported as an error of the backward phase (ErrAdjointDrift, or
-	// the solver's own), never as wrong or NaN gradients.
-	Adjoint GradMode = iota
-	// Backprop records every stage of every accepted step on tapes during
-	// the forward solve and backpropagates through them
-	// (discretise-then-optimise): the exact gradient of the discrete solve
-	// (step sizes held constant). Memory grows with the number of
-	// evaluations.
-	Backprop
-	// Checkpoint keeps the state at the start of each accepted step and, in
-	// backward, recomputes one step at a time on tapes. Its gradients equal
-	// Backprop's; memory grows with steps × state only.
-	Checkpoint
-)
-
-func (m GradMode) String() string {
-	switch m {
-	case Adjoint:
-		return "adjoint"
-	case Backprop:
-		return "backprop"
-	case Checkpoint:
-		return "checkpoint"
-	}
-	return fmt.Sprintf("GradMode(%d)", int(m))
-}
-
-// ParseGradMode returns the mode named "adjoint", "backprop" or "checkpoint".
-func ParseGradMode(s string) (GradMode, error) {
-	for _, m := range []GradMode{Adjoint, Backprop, Checkpoint} {
-		if m.String() == s {
-			return m, nil
-		}
-	}
-	return 0, fmt.Errorf("odeblock: unknown gradient mode %q (want adjoint, backprop or checkpoint)", s)
-}
-
-// AdjointOptions configure the backward solve of the Adjoint mode. It
-// takes the forward solve's options otherwise; its error norm is
-// torchdiffeq's default for the adjoint: the largest of the RMS norms of
-// the state, of its adjoint and of each parameter's gradient
-// (Options.ErrorParts), so that no part's error hides in the average of a
-// larger one.
-type AdjointOptions struct {
-	// RTol and ATol of the backward solve; 0 means the forward's.
-	RTol, ATol float64
-	// Seminorm leaves the parameters' gradients out of the error norm
-	// (Kidger et al. 2021; torchdiffeq's norm="seminorm"): fewer backward
-	// steps, the same accuracy in the state and its adjoint.
-	Seminorm bool
-	// AnchorEvery, if positive, keeps the forward solution at every
-	// AnchorEvery-th accepted step and re-anchors the backward solve's
-	// reconstruction of the state there, as it does at the output times:
-	// an adjoint with checkpoints, whose memory grows with the number of
-	// steps over AnchorEvery, that survives the long horizons where the
-	// reconstruction of a dissipative system diverges (1 anchors at every
-	// step). The drift check then applies to each stretch between anchors.
-	AnchorEvery int
-	// FlatNorm takes one RMS over the whole augmented state [z, a, g_θ]
-	// instead of the mixed norm: fewer backward steps when one part's
-	// error is small against the rest, at that part's expense. Not with
-	// Seminorm.
-	FlatNorm bool
-	// Generic uses the VJP of the whole dynamics even when they have a
-	// specialised adjoint (Adjointer).
-	Generic bool
-	// MaxSteps of the backward solve; 0 means the forward's.
-	MaxSteps int
-	// MaxDrift bounds how far the backward solve's reconstruction of the
-	// state may drift from the forward solution. At the end of each
-	// backward segment (at each output time, down to the first) the
-	// reconstructed state z̃ is compared with the forward's z, which the
-	// block kept: a relative difference ‖z̃ − z‖₂ / max(‖z‖₂, ‖z_end‖₂,
-	// ATol·√n), z_end the forward state where the segment began, above
-	// MaxDrift fails the backward pass with ErrAdjointDrift, for the
-	// adjoint computed along z̃ would be wrong. (The reverse solve of a
-	// dissipative system amplifies its errors: torchdiffeq returns such
-	// gradients without a word.) 0 means 1e-2, or 10 × the backward
-	// solve's RTol when that is larger (a loose tolerance reconstructs the
-	// state only to about that tolerance); a negative value turns the
-	// check off.
-	MaxDrift float64
-}
-
-// defaultMaxDrift is AdjointOptions.MaxDrift's default for tolerances up
-// to 1e-3.
-const defaultMaxDrift = 1e-2
-
-// ErrAdjointDrift is the error of an Adjoint-mode backward pass whose
-// reconstruction of the state drifted from the forward solution by more
-// than AdjointOptions.MaxDrift.
-var ErrAdjointDrift = errors.New("the backward reconstruction of the state drifted from the forward solution")
-
-// validate reports the first option out of range. Zero values mean "the
-// forward's"; anything else must be a usable value, never silently replaced.
-func (a AdjointOptions) validate() error {
-	switch {
-	case a.RTol != 0 && (!(a.RTol > 0) || math.IsInf(a.RTol, 1)):
-		return fmt.Errorf("odeblock: Adjoint.RTol must be positive and finite (or 0: the forward's), got %g", a.RTol)
-	case a.ATol != 0 && (!(a.ATol > 0) || math.IsInf(a.ATol, 1)):
-		return fmt.Errorf("odeblock: Adjoint.ATol must be positive and finite (or 0: the forward's), got %g", a.ATol)
-	case a.MaxSteps < 0:
-		return fmt.Errorf("odeblock: Adjoint.MaxSteps must not be negative (0: the forward's), got %d", a.MaxSteps)
-	case a.AnchorEvery < 0:
-		return fmt.Errorf("odeblock: Adjoint.AnchorEvery must not be negative (0: no anchors), got %d", a.AnchorEvery)
-	case a.FlatNorm && a.Seminorm:
-		return fmt.Errorf("odeblock: Adjoint.FlatNorm and Adjoint.Seminorm both set; pick one norm")
-	case math.IsNaN(a.MaxDrift) || math.IsInf(a.MaxDrift, 1):
-		return fmt.Errorf("odeblock: Adjoint.MaxDrift must be a finite number (0: the default; negative: no check), got %g", a.MaxDrift)
-	}
-	return nil
-}
 
 // Block is an ODE solve as one autograd op: z0 ↦ z(t1) (Forward) or z at
 // every time of Times (Trajectory), differentiated by Mode.
@@ -145,10 +19,14 @@ type Block[T tensor.Float] struct {
 	Times []float64
 	// Solver configures the forward solve (method, tolerances, ...).
 	Solver Options
-	// Mode picks how gradients are computed.
+	// Mode picks how gradients are computed: Adjoint{…}, Backprop{},
+	// Checkpoint{} or Recursive{…}; nil means Adjoint{}.
 	Mode GradMode
-	// Adjoint configures the Adjoint mode's backward solve.
-	Adjoint AdjointOptions
+	// OnStep, if set, is called after every attempted step of the forward
+	// solve and, in Adjoint mode, of the backward solve (StepInfo.Phase
+	// "backward"), so that long solves can report progress or be stopped:
+	// an error from it stops the pass with it.
+	OnStep func(StepInfo[T]) error
 
 	stats BlockStats
 
@@ -169,9 +47,9 @@ type Block[T tensor.Float] struct {
 	// slabSeen is where slab began when the view caches were last checked:
 	// views of a replaced slab are dropped (they would keep it alive).
 	slabSeen *T
-	ckTapes  []*stageTape[T] // Checkpoint's recomputation tapes
+	restaged []*stageTape[T] // the tapes steps are recomputed on
 	// stagePool holds Backprop's stage tapes between passes, statePool
-	// Checkpoint's saved states.
+	// the states Checkpoint and Recursive keep.
 	stagePool []*stageTape[T]
 	statePool [][]T
 }
@@ -211,6 +89,12 @@ func (c *viewCache[T]) of(y []T, shape []int) *tensor.Tensor[T] {
 type BlockStats struct {
 	Forward  Stats
 	Backward Stats
+	// Stored is the most states of the forward solution the mode kept at
+	// once for its backward pass, besides the outputs: Checkpoint one per
+	// accepted step, Recursive at most its budget (z0 included), Adjoint
+	// its anchors, Backprop one per stage tape (each holding a state and
+	// the evaluation's intermediates).
+	Stored int
 }
 
 // Stats returns the counts of the last forward and backward passes.
@@ -248,62 +132,43 @@ type pass[T tensor.Float] struct {
 	traj   *tensor.Tensor[T] // [len(ts), n]: z at every output time
 	params []*autograd.Param[T]
 	solver *Solver[T]
-	steps  []step[T] // Backprop and Checkpoint: the accepted steps
 
-	stagesTaken int // Backprop: stage tapes taken from the Block's pool
-
-	// Backprop and Checkpoint: the parameters' gradients, which the stage
-	// tapes accumulate into (autograd.Tape.RedirectParams) and the block's
-	// node returns — never Param.Grad behind the outer tape's back.
+	// The modes that differentiate the discrete solve: its accepted
+	// steps, and the parameters' gradients, which their stage tapes
+	// accumulate into (autograd.Tape.RedirectParams) and the block's node
+	// returns.
+	steps  []step[T]
 	pgrads []*tensor.Tensor[T]
-
-	anchors []anchor[T] // Adjoint with AnchorEvery: forward states, in time order
+	kv     [][]T // stage values, reused
 }
 
-// anchor is a state of the forward solution the adjoint re-anchors to.
-type anchor[T tensor.Float] struct {
-	t float64
-	z []T
-}
-
-// step is one accepted step of the forward solve.
-type step[T tensor.Float] struct {
-	t, h, end float64 // start, size and end (t+h, or the stop it landed on)
-	t0eval    float64 // where the first stage was evaluated (after a jump: just past t)
-	leftLimit bool    // the step ended at a jump: end stages just before it
-	y0        []T     // Checkpoint: the state at t
-	stages    []*stageTape[T]
-	out       int // index into ts of the output at the step's end, or −1
-}
-
-// stageTape is one evaluation of the dynamics recorded on its own tape.
-type stageTape[T tensor.Float] struct {
-	tp      *autograd.Tape[T]
-	y       *tensor.Tensor[T] // the input, owned
-	in, out autograd.Var[T]
-	free    bool // in the Block's pool
+// mode returns the block's gradient mode.
+func (b *Block[T]) mode() GradMode {
+	if b.Mode == nil {
+		return Adjoint{}
+	}
+	return b.Mode
 }
 
 func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (autograd.Var[T], error) {
 	if b.Dynamics == nil {
 		return autograd.Var[T]{}, fmt.Errorf("odeblock: Block has no Dynamics")
 	}
-	if err := b.Adjoint.validate(); err != nil {
+	mode := b.mode()
+	if err := mode.validate(); err != nil {
 		return autograd.Var[T]{}, err
 	}
 	ts := b.times()
 	p := &pass[T]{b: b, tp: tp, eng: tp.Engine(), shape: z0.Shape(), n: z0.Len(), ts: ts, params: listed(b.Dynamics.Params())}
-	if (b.Mode == Backprop || b.Mode == Checkpoint) && !tp.NoGrad() {
-		p.pgrads = make([]*tensor.Tensor[T], len(p.params))
-		for j, prm := range p.params {
-			p.pgrads[j] = tp.Scratch(prm.Value.Shape()...)
-			p.pgrads[j].Zero()
-		}
+	strat, err := newStrategy(mode, p)
+	if err != nil {
+		return autograd.Var[T]{}, err
 	}
 	opt := b.Solver
-	if b.Mode != Adjoint {
+	if strat.stepEnds() {
 		// Every output time is a step end, so backward needs no
-		// interpolant.
+		// interpolant (and the value is the same with or without
+		// gradients).
 		opt.StepTo = append(slices.Clone(opt.StepTo), ts[1:len(ts)-1]...)
 	}
 	opt.Phase = "forward"
@@ -320,23 +185,22 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 	for i := range outs {
 		outs[i] = p.traj.Slice(i, i+1).Data()
 	}
-
-	f, bp, err := p.forwardHooks(s, tp.NoGrad())
-	if err != nil {
-		return autograd.Var[T]{}, err
+	f, hook := p.evaluator(), (func(StepInfo[T]) error)(nil)
+	if tp.NoGrad() {
+		strat = nil // no gradients: nothing to keep
+	} else {
+		f, hook = strat.forward()
 	}
-	st, err := s.Solve(f, z0.Value().Data(), ts, outs)
-	// The kept solver must not keep this pass (its checkpoints, its tapes)
-	// alive through the hooks.
-	s.opt.OnStep, s.onEval = nil, nil
+	s.OnStep = chainHooks(hook, b.OnStep)
+	st, err := s.solve(f, z0.Value().Data(), ts, outs)
+	s.OnStep = nil // the kept solver must not keep this pass alive
 	b.stats = BlockStats{Forward: st}
 	if err != nil {
-		if bp != nil {
-			bp.release()
+		if strat != nil {
+			strat.abort()
 		}
 		return autograd.Var[T]{}, err
 	}
-
 	var value *tensor.Tensor[T]
 	if traj {
 		value = p.traj.Reshape(append([]int{len(ts)}, p.shape...)...)
@@ -348,6 +212,9 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		inputs = append(inputs, tp.Param(prm))
 	}
 	backward := func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
+		if strat == nil {
+			return nil, fmt.Errorf("odeblock: the block's forward pass was recorded without gradients (Tape.NoGrad): it kept nothing to differentiate")
+		}
 		g := tp.Scratch(len(ts), p.n)
 		if traj {
 			g.Copy(gy)
@@ -356,51 +223,26 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 			clear(g.Data()[:last])
 			copy(g.Data()[last:], gy.Data())
 		}
-		return p.backward(g)
+		return strat.backward(g)
 	}
 	return autograd.CustomE("ODEBlock", value, backward, inputs...), nil
 }
 
-// forwardHooks returns the function the forward solve evaluates and sets
-// the solver's hooks for what the mode keeps for its backward pass: the
-// anchors of an anchored adjoint, Checkpoint's step states, Backprop's
-// stage tapes (bp); nothing without gradients.
-func (p *pass[T]) forwardHooks(s *Solver[T], noGrad bool) (f Func[T], bp *backpropRecorder[T], err error) {
-	b := p.b
+// chainHooks returns a step hook calling first, then then (either may be
+// nil), stopping at the first error.
+func chainHooks[T tensor.Float](first, then func(StepInfo[T]) error) func(StepInfo[T]) error {
 	switch {
-	case b.Mode != Adjoint && b.Mode != Backprop && b.Mode != Checkpoint:
-		return nil, nil, fmt.Errorf("odeblock: unknown gradient mode %v", b.Mode)
-	case b.Mode == Adjoint && b.Adjoint.AnchorEvery > 0 && !noGrad:
-		every, count := b.Adjoint.AnchorEvery, 0
-		s.opt.OnStep = func(si StepInfo) error {
-			if si.Accepted {
-				if count++; count%every == 0 {
-					p.anchors = append(p.anchors, anchor[T]{t: si.End, z: slices.Clone(si.Y1.([]T))})
-				}
-			}
-			if b.Solver.OnStep != nil {
-				return b.Solver.OnStep(si)
-			}
-			return nil
-		}
-		return p.evaluator(), nil, nil
-	case b.Mode == Adjoint || noGrad:
-		// No-grad (evaluation) keeps nothing for a backward pass.
-		return p.evaluator(), nil, nil
-	case b.Mode == Checkpoint:
-		s.opt.OnStep = p.stepRecorder(true, b.Solver.OnStep)
-		return p.evaluator(), nil, nil
+	case first == nil:
+		return then
+	case then == nil:
+		return first
 	}
-	// Backprop
-	bp = &backpropRecorder[T]{p: p}
-	s.onEval = bp.onEval
-	s.opt.OnStep = p.stepRecorder(false, func(si StepInfo) error {
-		if err := bp.onStep(si); err != nil || b.Solver.OnStep == nil {
+	return func(si StepInfo[T]) error {
+		if err := first(si); err != nil {
 			return err
 		}
-		return b.Solver.OnStep(si)
-	})
-	return bp.eval, bp, nil
+		return then(si)
+	}
 }
 
 // listed returns ps, or an empty list for none: a non-nil VJPDest.Params,
@@ -441,12 +283,12 @@ func (b *Block[T]) dropStaleViews() {
 }
 
 // evaluator returns f(t, y) → dy evaluating the dynamics with no gradient.
-func (p *pass[T]) evaluator() Func[T] {
+func (p *pass[T]) evaluator() evalFunc[T] {
 	b := p.b
 	b.dropStaleViews()
 	pb := b.pullback(p.eng)
 	at := make([]*tensor.Tensor[T], 1)
-	return func(t float64, y, dy []T) error {
+	return func(_ evalKind, _ int, t float64, y, dy []T) error {
 		at[0] = b.views.of(y, p.shape)
 		out := pb.Value(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 			return b.Dynamics.Eval(tp, t, in[0])
@@ -456,51 +298,6 @@ func (p *pass[T]) evaluator() Func[T] {
 			return fmt.Errorf("odeblock: dynamics returned shape %v for a state of shape %v", out.Shape(), p.shape)
 		}
 		copy(dy, out.Data())
-		return nil
-	}
-}
-
-// takeState returns a copy of y in a buffer from the Block's pool (given
-// back when the pass's backward ends).
-func (p *pass[T]) takeState(y []T) []T {
-	pool := p.b.statePool
-	for len(pool) > 0 {
-		last := len(pool) - 1
-		buf := pool[last]
-		pool[last] = nil
-		pool = pool[:last]
-		if len(buf) == len(y) {
-			p.b.statePool = pool
-			copy(buf, y)
-			return buf
-		}
-	}
-	p.b.statePool = pool
-	return slices.Clone(y)
-}
-
-// stepRecorder returns an OnStep hook that records each accepted step (with
-// the state at its start when keepState is set), then calls the user's hook.
-func (p *pass[T]) stepRecorder(keepState bool, then func(StepInfo) error) func(StepInfo) error {
-	restartNext := false
-	return func(si StepInfo) error {
-		if si.Accepted {
-			st := step[T]{t: si.T, h: si.H, end: si.End, t0eval: si.T, out: -1, leftLimit: p.solver.leftLimit}
-			if restartNext {
-				st.t0eval = math.Nextafter(si.T, si.T+si.H)
-			}
-			if keepState {
-				st.y0 = p.takeState(si.Y0.([]T))
-			}
-			if k := slices.Index(p.ts, si.End); k > 0 {
-				st.out = k
-			}
-			restartNext = st.leftLimit
-			p.steps = append(p.steps, st)
-		}
-		if then != nil {
-			return then(si)
-		}
 		return nil
 	}
 }

@@ -109,7 +109,7 @@ func blockFunc(t *testing.T, f family, b *odeblock.Block[float64]) func(tp *auto
 	}
 }
 
-var modes = []odeblock.GradMode{odeblock.Adjoint, odeblock.Backprop, odeblock.Checkpoint}
+var modes = []odeblock.GradMode{odeblock.Adjoint{}, odeblock.Backprop{}, odeblock.Checkpoint{}, odeblock.Recursive{Budget: 3}}
 
 // TestGradientsFiniteDifferences checks every family in every mode against
 // central differences, through z0 (and the initial-state inputs), f's
@@ -122,7 +122,7 @@ func TestGradientsFiniteDifferences(t *testing.T) {
 					b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 0.3, 0.8}, Mode: mode}
 					opt := autograd.GradCheckOptions{Step: 1e-6, AbsTol: 1e-8, RelTol: 1e-6}
 					switch {
-					case solver == "rk4" && mode == odeblock.Adjoint:
+					case solver == "rk4" && mode == (odeblock.Adjoint{}):
 						t.Skip("the fixed-step adjoint differs from the discrete gradient by the discretisation error; checked with dopri5")
 					case solver == "rk4":
 						b.Solver = odeblock.Options{Method: "rk4", Step: 0.05}
@@ -182,25 +182,23 @@ func TestModesAgree(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			times := []float64{0, 0.5, 1}
 			solver := odeblock.Options{RTol: 1e-9, ATol: 1e-9}
-			bp, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Backprop})
-			ck, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Checkpoint})
+			bp, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Backprop{}})
+			ck, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Checkpoint{}})
 			if d := maxRelDiff(ck, bp); d > 1e-10 {
 				t.Errorf("checkpoint vs backprop: relative difference %.3g", d)
 			}
-			adj, st := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint})
+			adj, st := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint{}})
 			if d := maxRelDiff(adj, bp); d > 1e-6 {
 				t.Errorf("adjoint vs backprop: relative difference %.3g", d)
 			}
 			if st.Backward.NFE == 0 || st.Forward.NFE == 0 {
 				t.Errorf("stats not counted: %+v", st)
 			}
-			gen, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint,
-				Adjoint: odeblock.AdjointOptions{Generic: true}})
+			gen, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint{Generic: true}})
 			if d := maxRelDiff(adj, gen); d > 1e-8 {
 				t.Errorf("specialised vs generic adjoint: relative difference %.3g", d)
 			}
-			semi, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint,
-				Adjoint: odeblock.AdjointOptions{Seminorm: true}})
+			semi, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint{Seminorm: true}})
 			if d := maxRelDiff(semi, bp); d > 1e-5 {
 				t.Errorf("seminorm adjoint vs backprop: relative difference %.3g", d)
 			}
@@ -250,7 +248,7 @@ func TestLongHorizonAdamNODE(t *testing.T) {
 	times := []float64{0, 16}
 
 	tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
-	b := &odeblock.Block[float64]{Dynamics: dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint}
+	b := &odeblock.Block[float64]{Dynamics: dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint{}}
 	z, err := b.Forward(tp, f.state(tp))
 	if err != nil {
 		t.Fatal(err)
@@ -262,8 +260,8 @@ func TestLongHorizonAdamNODE(t *testing.T) {
 	}
 	t.Logf("adjoint: %v", err)
 
-	ck, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: dyn, Times: times, Solver: solver, Mode: odeblock.Checkpoint})
-	bp, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: dyn, Times: times, Solver: solver, Mode: odeblock.Backprop})
+	ck, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: dyn, Times: times, Solver: solver, Mode: odeblock.Checkpoint{}})
+	bp, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: dyn, Times: times, Solver: solver, Mode: odeblock.Backprop{}})
 	if d := maxRelDiff(ck, bp); d > 1e-10 {
 		t.Errorf("checkpoint vs backprop: relative difference %.3g", d)
 	}
@@ -453,7 +451,7 @@ func TestAdjointDriftIsAnError(t *testing.T) {
 		}
 		return tp, autograd.Sum(autograd.Square(odeblock.Part(z, 0, 2)))
 	}
-	blk := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint}
+	blk := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint{}}
 	tp, l := loss(blk)
 	autograd.ZeroGrads(f.params())
 	err := tp.Backward(l)
@@ -464,7 +462,7 @@ func TestAdjointDriftIsAnError(t *testing.T) {
 
 	// Checkpoint: the gradient of γ_raw against central differences.
 	gamma := f.dyn.Params()[len(f.dyn.Params())-1]
-	ck := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Checkpoint}
+	ck := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Checkpoint{}}
 	autograd.ZeroGrads(f.params())
 	tp, l = loss(ck)
 	if err := tp.Backward(l); err != nil {
@@ -475,7 +473,7 @@ func TestAdjointDriftIsAnError(t *testing.T) {
 		old := gamma.Value.Data()[0]
 		gamma.Value.Data()[0] = v
 		defer func() { gamma.Value.Data()[0] = old }()
-		_, l := loss(&odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10}, Mode: odeblock.Checkpoint})
+		_, l := loss(&odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10}, Mode: odeblock.Checkpoint{}})
 		return float64(l.Item())
 	}
 	const h = 1e-5
@@ -486,7 +484,7 @@ func TestAdjointDriftIsAnError(t *testing.T) {
 	}
 
 	// With the check off the adjoint's gradient is far off.
-	off := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint, Adjoint: odeblock.AdjointOptions{MaxDrift: -1}}
+	off := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint{MaxDrift: -1}}
 	autograd.ZeroGrads(f.params())
 	tp, l = loss(off)
 	if err := tp.Backward(l); err == nil {
@@ -510,10 +508,10 @@ func TestAdjointNorm(t *testing.T) {
 		}
 		solver := odeblock.Options{RTol: 1e-5, ATol: 1e-5}
 		times := []float64{0, 2}
-		ck, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10}, Mode: odeblock.Checkpoint})
-		full, fs := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint})
-		semi, ss := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint, Adjoint: odeblock.AdjointOptions{Seminorm: true}})
-		flat, fl := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint, Adjoint: odeblock.AdjointOptions{FlatNorm: true}})
+		ck, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10}, Mode: odeblock.Checkpoint{}})
+		full, fs := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint{}})
+		semi, ss := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint{Seminorm: true}})
+		flat, fl := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Adjoint{FlatNorm: true}})
 		t.Logf("%s: backward NFE %d (mixed norm), %d (seminorm), %d (flat)", f.name, fs.Backward.NFE, ss.Backward.NFE, fl.Backward.NFE)
 		if f.name == "adamnode" && fl.Backward.NFE == fs.Backward.NFE {
 			t.Errorf("adamnode: the flat norm took the mixed norm's %d backward NFE: the option has no effect", fs.Backward.NFE)
@@ -640,12 +638,11 @@ func TestAnchoredAdjoint(t *testing.T) {
 		times []float64
 	}{{fa, []float64{0, 16}}, {fa, []float64{0, 7, 16}}, {fh, []float64{0, 40}}} {
 		solver := odeblock.Options{RTol: 1e-6, ATol: 1e-6}
-		ck, _ := gradients(t, c.f, &odeblock.Block[float64]{Dynamics: c.f.dyn, Times: c.times, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10}, Mode: odeblock.Checkpoint})
-		ck6, _ := gradients(t, c.f, &odeblock.Block[float64]{Dynamics: c.f.dyn, Times: c.times, Solver: solver, Mode: odeblock.Checkpoint})
+		ck, _ := gradients(t, c.f, &odeblock.Block[float64]{Dynamics: c.f.dyn, Times: c.times, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10}, Mode: odeblock.Checkpoint{}})
+		ck6, _ := gradients(t, c.f, &odeblock.Block[float64]{Dynamics: c.f.dyn, Times: c.times, Solver: solver, Mode: odeblock.Checkpoint{}})
 		t.Logf("%s: checkpoint at 1e-6 against 1e-10: %.2g", c.f.name, maxRelDiff(ck6, ck))
 		for _, every := range []int{1, 2} {
-			adj, st := gradients(t, c.f, &odeblock.Block[float64]{Dynamics: c.f.dyn, Times: c.times, Solver: solver, Mode: odeblock.Adjoint,
-				Adjoint: odeblock.AdjointOptions{AnchorEvery: every}})
+			adj, st := gradients(t, c.f, &odeblock.Block[float64]{Dynamics: c.f.dyn, Times: c.times, Solver: solver, Mode: odeblock.Adjoint{AnchorEvery: every}})
 			d := maxRelDiff(adj, ck)
 			t.Logf("%s over %v, anchors every %d steps: %d forward steps, backward NFE %d, relative difference to checkpoint %.2g",
 				c.f.name, c.times, every, st.Forward.Accepted, st.Backward.NFE, d)

@@ -49,23 +49,29 @@
 // Block records a solve on an autograd tape as one op: Forward maps the
 // initial state z0 to z(t1), Trajectory to z at every time of Times. The
 // dynamics are any Dynamics — one of the six families or the user's own —
-// written with autograd ops. Mode picks how the gradient is computed; the
-// model code is the same in every mode:
+// written with autograd ops. Mode picks how the gradient is computed — a
+// value of its own type, each complete in its own file, all sharing one
+// Runge–Kutta stepper; the model code is the same in every mode:
 //
-//   - Adjoint solves the adjoint system [z, a, g_θ] backward (memory flat in
-//     the number of steps; accurate to the backward solve's tolerance). The
-//     backward solve takes the forward's options; its error norm is
-//     torchdiffeq's mixed norm (the largest RMS of z, of a and of each
-//     parameter's gradient); AdjointOptions sets its tolerances, a seminorm
-//     and the drift check. HBNODE and AdamNODE supply a specialised adjoint
-//     (Adjointer) with one VJP of f per evaluation; the generic adjoint
-//     takes one VJP of the whole dynamics.
-//   - Backprop keeps every stage of every accepted step on tapes and pulls
-//     the output gradient back through them: the exact gradient of the
-//     discrete solve, memory growing with the evaluations.
-//   - Checkpoint keeps the state at each accepted step and re-records one
+//   - Adjoint{…} (the default) solves the adjoint system [z, a, g_θ]
+//     backward (memory flat in the number of steps; accurate to the
+//     backward solve's tolerance). The backward solve takes the forward's
+//     options; its error norm is torchdiffeq's mixed norm (the largest RMS
+//     of z, of a and of each parameter's gradient); its fields set its
+//     tolerances, a seminorm or the flat norm, anchors and the drift check.
+//     HBNODE and AdamNODE supply a specialised adjoint (Adjointer) with one
+//     VJP of f per evaluation; the generic adjoint takes one VJP of the
+//     whole dynamics.
+//   - Backprop{} keeps every stage of every accepted step on tapes and
+//     pulls the output gradient back through them: the exact gradient of
+//     the discrete solve, memory growing with the evaluations.
+//   - Checkpoint{} keeps the state at each accepted step and re-records one
 //     step at a time in backward: Backprop's gradients, memory growing with
 //     the steps only.
+//   - Recursive{Budget: k} keeps at most k states and recomputes the rest
+//     by binomial checkpointing (revolve): Backprop's gradients again, in
+//     memory that does not grow with the steps, for a number of recomputed
+//     steps that grows slowly with them.
 //
 // A failed backward solve (a NaN, a step size underflow) is returned by
 // the tape's Backward as a *SolveError of the "backward" phase; gradients
@@ -75,7 +81,7 @@
 // returns wrong gradients without a word): Adjoint compares the
 // reconstruction with the forward solution at every output time and fails
 // with ErrAdjointDrift when they differ by more than
-// AdjointOptions.MaxDrift. AdjointOptions.AnchorEvery keeps every k-th
+// Adjoint.MaxDrift. Adjoint.AnchorEvery keeps every k-th
 // forward step's state and re-anchors the reconstruction there too: an
 // adjoint with checkpoints that survives such horizons (AdamNODE over
 // [0, 16] fails without it). Dynamics that read a parameter their

@@ -28,15 +28,15 @@ func ExampleSolve() {
 }
 
 // An AdamNODE block with a one-layer field, differentiated by the
-// checkpointed mode; switching Mode to odeblock.Adjoint or
-// odeblock.Backprop changes nothing else.
+// checkpointed mode; switching Mode to odeblock.Adjoint{} or
+// odeblock.Backprop{} changes nothing else.
 func ExampleBlock() {
 	w := autograd.NewParam("f.w", tensor.FromSlice([]float64{-0.5, 0.2, 0.1, -0.3}, 2, 2))
 	field := odeblock.FieldFunc([]*autograd.Param[float64]{w}, func(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
 		return autograd.Tanh(autograd.MatMul(h, tp.Param(w)))
 	})
 	dyn := odeblock.NewAdamNODE[float64](field, -1, 1, odeblock.ScaleSoftplus)
-	block := &odeblock.Block[float64]{Dynamics: dyn, Mode: odeblock.Checkpoint, Solver: odeblock.Options{RTol: 1e-6, ATol: 1e-6}}
+	block := &odeblock.Block[float64]{Dynamics: dyn, Mode: odeblock.Checkpoint{}, Solver: odeblock.Options{RTol: 1e-6, ATol: 1e-6}}
 
 	tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
 	h0 := tp.Const(tensor.FromSlice([]float64{1, 0}, 1, 2))

@@ -75,12 +75,6 @@ type Options struct {
 	// parameter's gradient.
 	ErrorParts []int
 
-	// OnStep, if set, is called after every attempted step. Returning an error
-	// stops the solve with it. A Block calls it in its forward solve and,
-	// in Adjoint mode, in the backward solve too (StepInfo.Phase
-	// "backward"), so that long backward solves can report progress.
-	OnStep func(StepInfo) error
-
 	// Phase names the solve in errors ("forward", "backward"); "" means
 	// "forward".
 	Phase string
@@ -88,15 +82,17 @@ type Options struct {
 
 // StepInfo describes one attempted step to an OnStep hook. Y0 and Y1 are
 // the solver's buffers, valid only during the call.
-type StepInfo struct {
+type StepInfo[T tensor.Float] struct {
 	T, H     float64 // start time and (signed) step size
 	End      float64 // end time: T+H, or exactly the stop the step lands on
 	Accepted bool
 	Ratio    float64 // error ratio (0 for fixed steps)
-	Y0, Y1   any     // []T: state at T and at T+H
+	Y0, Y1   []T     // state at T and at End
 	// Phase is the solve's Options.Phase: "forward", or "backward" for an
 	// ODE block's adjoint solve, whose state is [z, a, g_θ].
 	Phase string
+
+	geom stepGeom // where the step's stages were evaluated
 }
 
 // Stats counts the work of a solve.
@@ -137,8 +133,13 @@ func (e *SolveError) Unwrap() error { return e.Err }
 // so reusing one Solver allocates nothing in steady state. A Solver is not
 // safe for concurrent use.
 type Solver[T tensor.Float] struct {
+	// OnStep, if set, is called after every attempted step. Returning an
+	// error stops the solve with it.
+	OnStep func(StepInfo[T]) error
+
 	opt Options
 	tb  *Tableau
+	ctl controller
 
 	n          int
 	k          [][]T // stages
@@ -148,14 +149,11 @@ type Solver[T tensor.Float] struct {
 	shared     *[]T // a slab shared with other solvers used in turn
 	base       *T   // the first element of the memory the buffers are in
 	stops      []float64
-	leftLimit  bool // the current step ends at a jump
-
-	// onEval, if set, is told the purpose of each evaluation of f just
-	// before it happens (the Block's backprop mode files its tapes by it).
-	onEval func(kind evalKind, stage int)
+	run        solveRun[T] // the state of the solve under way
 }
 
-// evalKind is the purpose of one evaluation of f.
+// evalKind is the purpose of one evaluation of f, which the solver passes
+// to an evalFunc (Backprop files its stage tapes by it).
 type evalKind int
 
 const (
@@ -166,6 +164,8 @@ const (
 	evalRestart                 // f just after a jump: the next step's first stage
 )
 
+// evalFunc is f told the purpose of each evaluation: the function the
+// solver's loop calls.
 type evalFunc[T tensor.Float] func(kind evalKind, stage int, t float64, y, dy []T) error
 
 // NewSolver returns a solver with the given options, or an error naming the
@@ -223,7 +223,7 @@ func (s *Solver[T]) configure(opt Options) error {
 		s.k = nil // remade by ensure
 	}
 	s.opt, s.tb = opt, tb
-	s.onEval = nil
+	s.ctl = newController(opt, tb.Order)
 	return nil
 }
 
@@ -353,139 +353,186 @@ func (s *Solver[T]) ensure(n int) {
 // from the method's dense output; f is never evaluated outside the span of
 // ts.
 func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, error) {
-	var st Stats
+	return s.solve(func(_ evalKind, _ int, t float64, y, dy []T) error { return f(t, y, dy) }, y0, ts, out)
+}
+
+// solve is Solve with f told the purpose of each evaluation.
+func (s *Solver[T]) solve(f evalFunc[T], y0 []T, ts []float64, out [][]T) (Stats, error) {
 	dir, err := s.checkSolve(y0, ts, out)
 	if err != nil {
-		return st, err
+		return Stats{}, err
 	}
-	t0, tEnd := ts[0], ts[len(ts)-1]
 	if !allFinite(y0) {
-		return st, &SolveError{Phase: s.opt.Phase, T: t0, Err: ErrNonFinite}
+		return Stats{}, &SolveError{Phase: s.opt.Phase, T: ts[0], Err: ErrNonFinite}
 	}
 	s.ensure(len(y0))
 	copy(s.y, y0)
 	copy(out[0], y0)
 	s.setStops(ts, dir)
+	s.ctl.reset()
+	r := &s.run
+	*r = solveRun[T]{s: s, f: f, ts: ts, out: out, dir: dir, t: ts[0], t0: ts[0], tEnd: ts[len(ts)-1], nextOut: 1}
+	defer func() { r.f, r.ts, r.out = nil, nil, nil }() // keep nothing of this solve alive
+	err = r.start()
+	for err == nil && !r.done {
+		err = r.attempt()
+	}
+	return r.st, err
+}
 
-	fail := func(t, h float64, err error) (Stats, error) {
-		var se *SolveError
-		if errors.As(err, &se) {
-			return st, err
-		}
-		return st, &SolveError{Phase: s.opt.Phase, T: t, H: h, Err: err}
-	}
-	eval := func(kind evalKind, stage int, t float64, y, dy []T) error {
-		st.NFE++
-		if s.onEval != nil {
-			s.onEval(kind, stage)
-		}
-		return f(t, y, dy)
-	}
+// solveRun is the state of one solve: where it is, the step it will try
+// next, what it has counted.
+type solveRun[T tensor.Float] struct {
+	s       *Solver[T]
+	f       evalFunc[T]
+	ts      []float64
+	out     [][]T
+	dir     float64 // +1 or −1
+	tEnd    float64
+	t, h    float64 // the time reached, and the size of the next step to try
+	t0      float64 // where the next step's first stage was evaluated
+	stop    int     // the next of s.stops
+	nextOut int     // the first output not yet written
+	steps   int     // steps attempted
+	st      Stats
+	done    bool
 
-	t := t0
-	f0 := s.k[0]
-	if err := eval(evalStart, 0, t, s.y, f0); err != nil {
-		return fail(t, 0, err)
+	lastNonFinite bool // the last step tried had NaN or Inf in it
+	nonFinite     int  // steps rejected for NaN or Inf
+}
+
+// eval evaluates f, counting it.
+func (r *solveRun[T]) eval(kind evalKind, stage int, t float64, y, dy []T) error {
+	r.st.NFE++
+	return r.f(kind, stage, t, y, dy)
+}
+
+// fail returns err as a *SolveError at (t, h) (as it is, if it is one).
+func (r *solveRun[T]) fail(t, h float64, err error) error {
+	var se *SolveError
+	if errors.As(err, &se) {
+		return err
 	}
-	adaptive := s.opt.Step == 0
-	h, err := s.firstStep(eval, t, tEnd, dir, f0)
+	return &SolveError{Phase: r.s.opt.Phase, T: t, H: h, Err: err}
+}
+
+// start evaluates f at the start and picks the first step.
+func (r *solveRun[T]) start() error {
+	s := r.s
+	if err := r.eval(evalStart, 0, r.t, s.y, s.k[0]); err != nil {
+		return r.fail(r.t, 0, err)
+	}
+	h, err := s.firstStep(r.eval, r.t, r.tEnd, r.dir, s.k[0])
 	if err != nil {
-		return fail(t, 0, err)
+		return r.fail(r.t, 0, err)
 	}
-	nextOut := 1
-	stop := 0
-	prevRatio := 1.0
-	lastNonFinite := false
-	nonFinite := 0 // steps rejected for NaN or Inf
-	for steps := 0; ; steps++ {
-		if steps >= s.opt.MaxSteps {
-			return fail(t, h, fmt.Errorf("%w: %d steps did not reach t=%g", ErrMaxSteps, steps, tEnd))
+	r.h = h
+	return nil
+}
+
+// attempt tries one step from r.t: taken to the next stop if it reaches
+// it, then accepted or rejected (retried smaller).
+func (r *solveRun[T]) attempt() error {
+	s := r.s
+	if r.steps >= s.opt.MaxSteps {
+		return r.fail(r.t, r.h, fmt.Errorf("%w: %d steps did not reach t=%g", ErrMaxSteps, r.steps, r.tEnd))
+	}
+	r.steps++
+	target := s.stops[r.stop]
+	g := stepGeom{t: r.t, h: r.h, t0: r.t0}
+	if rem := target - r.t; math.Abs(g.h) >= math.Abs(rem) || math.Abs(rem-g.h) <= 1e-9*math.Abs(g.h) {
+		g.h = rem
+	}
+	g.end = r.t + g.h
+	if tiny := 4 * eps * math.Max(math.Abs(r.t), math.Abs(r.t+g.h)); math.Abs(g.h) <= tiny {
+		err := ErrStepUnderflow
+		if r.lastNonFinite {
+			err = ErrNonFinite
 		}
-		target := s.stops[stop]
-		hStep := h
-		if rem := target - t; math.Abs(hStep) >= math.Abs(rem) || math.Abs(rem-hStep) <= 1e-9*math.Abs(hStep) {
-			hStep = rem
-		}
-		if tiny := 4 * eps * math.Max(math.Abs(t), math.Abs(t+hStep)); math.Abs(hStep) <= tiny {
-			err := ErrStepUnderflow
-			if lastNonFinite {
-				err = ErrNonFinite
-			}
-			return fail(t, hStep, err)
-		}
-		// A step that ends at a jump evaluates its end stages just before it:
-		// the left limit of the dynamics.
-		s.leftLimit = hStep == target-t && slices.Contains(s.opt.Jumps, target)
-		reached := hStep == target-t
-		t1 := t + hStep
-		if reached {
-			t1 = target
-		}
-		if err := s.step(eval, t, hStep, t1); err != nil {
-			return fail(t, hStep, err)
-		}
-		ratio := 0.0
-		accept := true
-		finite := allFinite(s.y1)
-		if adaptive {
-			ratio = s.errorRatio(hStep)
-			accept = ratio <= 1 && finite
-		} else if !finite {
-			// Named by the step's start, as adaptive methods name it.
-			return fail(t, hStep, ErrNonFinite)
-		}
-		lastNonFinite = !finite || math.IsNaN(ratio)
-		if s.opt.OnStep != nil {
-			if err := s.opt.OnStep(StepInfo{T: t, H: hStep, End: t1, Accepted: accept, Ratio: ratio, Y0: s.y, Y1: s.y1, Phase: s.opt.Phase}); err != nil {
-				return fail(t, hStep, err)
-			}
-		}
-		if !accept {
-			st.Rejected++
-			var err error
-			if h, err = s.retryStep(t, hStep, ratio, prevRatio, lastNonFinite, &nonFinite); err != nil {
-				return fail(t, hStep, err)
-			}
-			continue
-		}
-		st.Accepted++
-		// f at the step end: the last stage (FSAL), else evaluated now when it
-		// is needed next (another step, or dense output).
-		f1 := s.k[len(s.k)-1]
-		needInterp := nextOut < len(ts) && (ts[nextOut]-t1)*dir < 0
-		if !s.tb.FSAL {
-			f1 = s.fnext
-			if t1 != tEnd || needInterp {
-				if err := eval(evalStepEnd, 0, t1, s.y1, f1); err != nil {
-					return fail(t1, hStep, err)
-				}
-			}
-		}
-		nextOut = s.emit(out, ts, nextOut, t, hStep, t1, dir, f0, f1)
-		t = t1
-		s.y, s.y1 = s.y1, s.y
-		copy(f0, f1)
-		if adaptive {
-			next := s.nextStep(hStep, ratio, prevRatio, true)
-			if hStep != h {
-				// A step cut short to land on a stop does not shrink the next.
-				next = math.Copysign(math.Max(math.Abs(next), math.Abs(h)), dir)
-			}
-			h = next
-			prevRatio = math.Max(ratio, 1e-10)
-		}
-		if reached {
-			if t == tEnd {
-				return st, nil
-			}
-			if slices.Contains(s.opt.Jumps, t) {
-				if err := eval(evalRestart, 0, math.Nextafter(t, t+dir), s.y, f0); err != nil {
-					return fail(t, 0, err)
-				}
-			}
-			stop++
+		return r.fail(r.t, g.h, err)
+	}
+	reached := g.h == target-r.t
+	if reached {
+		g.end = target
+		// A step that ends at a jump evaluates its end stages just
+		// before it: the left limit of the dynamics.
+		g.leftLimit = slices.Contains(s.opt.Jumps, target)
+	}
+	if err := s.step(r.eval, g); err != nil {
+		return r.fail(r.t, g.h, err)
+	}
+	ratio, accept := 0.0, true
+	finite := allFinite(s.y1)
+	if s.opt.Step == 0 {
+		ratio = s.errorRatio(g.h)
+		accept = ratio <= 1 && finite
+	} else if !finite {
+		// Named by the step's start, as adaptive methods name it.
+		return r.fail(r.t, g.h, ErrNonFinite)
+	}
+	r.lastNonFinite = !finite || math.IsNaN(ratio)
+	if s.OnStep != nil {
+		si := StepInfo[T]{T: r.t, H: g.h, End: g.end, Accepted: accept, Ratio: ratio, Y0: s.y, Y1: s.y1, Phase: s.opt.Phase, geom: g}
+		if err := s.OnStep(si); err != nil {
+			return r.fail(r.t, g.h, err)
 		}
 	}
+	if !accept {
+		r.st.Rejected++
+		var err error
+		if r.h, err = s.retryStep(r.t, g.h, ratio, r.lastNonFinite, &r.nonFinite); err != nil {
+			return r.fail(r.t, g.h, err)
+		}
+		return nil
+	}
+	return r.accepted(g, ratio, reached)
+}
+
+// accepted moves the solve past the accepted step g: outputs, f at the
+// step end, the next step's size, and the restart after a jump.
+func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
+	s := r.s
+	r.st.Accepted++
+	// f at the step end: the last stage (FSAL), else evaluated now when it
+	// is needed next (another step, or dense output).
+	f0, f1 := s.k[0], s.k[len(s.k)-1]
+	needInterp := r.nextOut < len(r.ts) && (r.ts[r.nextOut]-g.end)*r.dir < 0
+	if !s.tb.FSAL {
+		f1 = s.fnext
+		if g.end != r.tEnd || needInterp {
+			if err := r.eval(evalStepEnd, 0, g.end, s.y1, f1); err != nil {
+				return r.fail(g.end, g.h, err)
+			}
+		}
+	}
+	r.nextOut = s.emit(r.out, r.ts, r.nextOut, g.t, g.h, g.end, r.dir, f0, f1)
+	r.t, r.t0 = g.end, g.end
+	s.y, s.y1 = s.y1, s.y
+	copy(f0, f1)
+	if s.opt.Step == 0 {
+		next := s.nextStep(g.h, ratio, true)
+		if g.h != r.h {
+			// A step cut short to land on a stop does not shrink the next.
+			next = math.Copysign(math.Max(math.Abs(next), math.Abs(r.h)), r.dir)
+		}
+		r.h = next
+		s.ctl.accept(ratio)
+	}
+	if !reached {
+		return nil
+	}
+	if r.t == r.tEnd {
+		r.done = true
+		return nil
+	}
+	if slices.Contains(s.opt.Jumps, r.t) {
+		r.t0 = math.Nextafter(r.t, r.t+r.dir)
+		if err := r.eval(evalRestart, 0, r.t0, s.y, f0); err != nil {
+			return r.fail(r.t, 0, err)
+		}
+	}
+	r.stop++
+	return nil
 }
 
 // firstStep returns the first step: Step for fixed steps, else FirstStep
@@ -525,7 +572,7 @@ func (s *Solver[T]) emit(out [][]T, ts []float64, nextOut int, t, h, t1, dir flo
 // the state was not finite), or the error that ends the solve: at the
 // minimum step, or after too many steps without a finite value.
 // nonFinite counts the rejections for NaN or Inf.
-func (s *Solver[T]) retryStep(t, hStep, ratio, prevRatio float64, nonFiniteState bool, nonFinite *int) (float64, error) {
+func (s *Solver[T]) retryStep(t, hStep, ratio float64, nonFiniteState bool, nonFinite *int) (float64, error) {
 	if s.opt.MinStep > 0 && math.Abs(hStep) <= s.opt.MinStep {
 		err := ErrStepUnderflow
 		if nonFiniteState {
@@ -534,7 +581,7 @@ func (s *Solver[T]) retryStep(t, hStep, ratio, prevRatio float64, nonFiniteState
 		return 0, fmt.Errorf("%w: rejected at the minimum step", err)
 	}
 	if !nonFiniteState {
-		return s.nextStep(hStep, ratio, prevRatio, false), nil
+		return s.nextStep(hStep, ratio, false), nil
 	}
 	// The dynamics have no finite value a step ahead. Shrinking may get
 	// past it (an overflow from too long a step), but a state creeping
@@ -622,73 +669,19 @@ const eps = 0x1p-52
 // before it fails with ErrNonFinite.
 const maxNonFiniteRejections = 100
 
-// step computes one RK step of size h from (t, s.y) to end (t+h, or the
-// stop it lands on exactly) with f0 = f(t, s.y) in s.k[0], leaving y1 in
-// s.y1 (and the stages in s.k, from which errorRatio forms the error
-// estimate).
-func (s *Solver[T]) step(eval evalFunc[T], t, h, end float64) error {
-	tb := s.tb
-	for i := 1; i < len(s.k); i++ {
-		linComb(s.tmp, s.y, h, tb.A[i], s.k)
-		ti := stageTime(t, h, end, tb.C[i], s.leftLimit)
-		if err := eval(evalStage, i, ti, s.tmp, s.k[i]); err != nil {
-			return err
-		}
+// step computes one RK step g from s.y with f0 = f(g.t0, s.y) in s.k[0],
+// leaving y1 in s.y1 (and the stages in s.k, from which errorRatio forms
+// the error estimate).
+func (s *Solver[T]) step(eval evalFunc[T], g stepGeom) error {
+	in := func(int) []T { return s.tmp }
+	err := rkStages(s.tb, g, s.y, s.k, 1, len(s.k), in, func(i int, t float64, y []T) error {
+		return eval(evalStage, i, t, y, s.k[i])
+	})
+	if err != nil {
+		return err
 	}
-	if tb.FSAL {
-		// The last stage was evaluated at y1 itself.
-		copy(s.y1, s.tmp)
-	} else {
-		linComb(s.y1, s.y, h, tb.B, s.k)
-	}
+	rkSolution(s.tb, g.h, s.y, s.y1, s.tmp, s.k)
 	return nil
-}
-
-// stageTime returns the time of the stage with node c in the step of size h
-// from t to end: t + c·h, never past end (t + h may round past the stop the
-// step lands on); a node of 1 is end itself, or just before it when the step
-// ends at a jump (leftLimit: the left limit of the dynamics there).
-func stageTime(t, h, end, c float64, leftLimit bool) float64 {
-	ti := t + c*h
-	if c == 1 || (ti-end)*h >= 0 {
-		ti = end
-		if leftLimit {
-			ti = math.Nextafter(end, t)
-		}
-	}
-	return ti
-}
-
-// linComb sets dst = base + h·Σ_j c[j]·ks[j] (base nil: zero), skipping zero
-// coefficients, in blocks that stay in the first-level cache: each operand
-// is read from memory once, where a chain of axpys would stream dst through
-// memory once per term. The sums are formed in the same order as the chain.
-func linComb[T tensor.Float](dst, base []T, h float64, c []float64, ks [][]T) {
-	var coef [16]T
-	var src [16][]T
-	n := 0
-	for j, cj := range c {
-		if cj != 0 {
-			if n == len(coef) {
-				panic("odeblock: more than 16 stages")
-			}
-			coef[n], src[n] = T(h*cj), ks[j]
-			n++
-		}
-	}
-	const block = 512
-	for lo := 0; lo < len(dst); lo += block {
-		hi := min(lo+block, len(dst))
-		d := dst[lo:hi]
-		if base != nil {
-			copy(d, base[lo:hi])
-		} else {
-			clear(d)
-		}
-		for j := 0; j < n; j++ {
-			axpy(d, coef[j], src[j][lo:hi])
-		}
-	}
 }
 
 // errorRatio returns the norm of err / (atol + rtol·max(|y0|, |y1|)): its
@@ -890,25 +883,10 @@ func rms(n int, r func(int) float64) float64 {
 }
 
 // nextStep returns the next step size after a step of size h with the given
-// error ratio; after an accepted step it never shrinks.
-func (s *Solver[T]) nextStep(h, ratio, prevRatio float64, accepted bool) float64 {
-	o := s.opt
-	var factor float64
-	if ratio == 0 {
-		factor = o.IFactor
-	} else {
-		k := float64(s.tb.Order)
-		factor = o.Safety * math.Pow(ratio, -1/k)
-		if o.PCoeff > 0 {
-			factor *= math.Pow(prevRatio/ratio, o.PCoeff/k)
-		}
-		lo := o.DFactor
-		if accepted {
-			lo = 1
-		}
-		factor = math.Min(o.IFactor, math.Max(factor, lo))
-	}
-	return s.clampStep(h*factor, math.Copysign(1, h))
+// error ratio (the controller's factor, within MinStep and MaxStep); after
+// an accepted step it never shrinks.
+func (s *Solver[T]) nextStep(h, ratio float64, accepted bool) float64 {
+	return s.clampStep(h*s.ctl.factor(ratio, accepted), math.Copysign(1, h))
 }
 
 // clampStep bounds |h| by MaxStep and MinStep, keeping the sign dir.

@@ -87,7 +87,7 @@ func TestEmbeddedErrorOrder(t *testing.T) {
 			s.y[0], s.y[1] = 1, 0
 			eval := func(_ evalKind, _ int, t float64, y, dy []float64) error { return rotation(t, y, dy) }
 			_ = eval(evalStart, 0, 0, s.y, s.k[0])
-			if err := s.step(eval, 0, h, h); err != nil {
+			if err := s.step(eval, stepGeom{t: 0, h: h, end: h}); err != nil {
 				t.Fatal(err)
 			}
 			e := make([]float64, 2)
@@ -279,13 +279,14 @@ func TestMaxStepsAndBadOptions(t *testing.T) {
 // (piecewise constant: dopri5 is exact on each piece).
 func TestStepToAndJumps(t *testing.T) {
 	var ends []float64
-	opt := Options{StepTo: []float64{0.3, 0.71}, OnStep: func(s StepInfo) error {
+	opt := Options{StepTo: []float64{0.3, 0.71}}
+	onStep := func(s StepInfo[float64]) error {
 		if s.Accepted {
 			ends = append(ends, s.T+s.H)
 		}
 		return nil
-	}}
-	if _, _, err := Solve(rotation, []float64{1, 0}, []float64{0, 1}, opt); err != nil {
+	}
+	if _, _, err := solveSteps(rotation, []float64{1, 0}, []float64{0, 1}, opt, onStep); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []float64{0.3, 0.71, 1} {
@@ -350,15 +351,16 @@ func TestController(t *testing.T) {
 		{2, false, 0.9 * math.Pow(2, -0.2)},    // rejected: shrinks
 		{1e9, false, 0.2},                      // floored at DFactor
 	} {
-		if got := s.nextStep(1, c.ratio, 1, c.accepted); math.Abs(got-c.want) > 1e-15 {
+		if got := s.nextStep(1, c.ratio, c.accepted); math.Abs(got-c.want) > 1e-15 {
 			t.Errorf("ratio %g accepted %v: factor %v, want %v", c.ratio, c.accepted, got, c.want)
 		}
 	}
-	if got := s.nextStep(-1, 0.5, 1, true); got >= 0 {
+	if got := s.nextStep(-1, 0.5, true); got >= 0 {
 		t.Errorf("backward step changed sign: %v", got)
 	}
 	pi, _ := NewSolver[float64](Options{PCoeff: 0.4})
-	if got, want := pi.nextStep(1, 0.5, 0.25, false), 0.9*math.Pow(0.5, -0.2)*math.Pow(0.25/0.5, 0.4/5); math.Abs(got-want) > 1e-15 {
+	pi.ctl.accept(0.25) // the last accepted step's error ratio
+	if got, want := pi.nextStep(1, 0.5, false), 0.9*math.Pow(0.5, -0.2)*math.Pow(0.25/0.5, 0.4/5); math.Abs(got-want) > 1e-15 {
 		t.Errorf("PI: %v, want %v", got, want)
 	}
 }
@@ -368,14 +370,15 @@ func TestController(t *testing.T) {
 // y' = −y from y0 = 1 with rtol = atol = 1e-3.
 func TestInitialStep(t *testing.T) {
 	var first float64
-	opt := Options{RTol: 1e-3, ATol: 1e-3, OnStep: func(si StepInfo) error {
+	opt := Options{RTol: 1e-3, ATol: 1e-3}
+	onStep := func(si StepInfo[float64]) error {
 		if first == 0 {
 			first = si.H
 		}
 		return nil
-	}}
+	}
 	decay := func(_ float64, y, dy []float64) error { dy[0] = -y[0]; return nil }
-	if _, _, err := Solve(decay, []float64{1}, []float64{0, 5}, opt); err != nil {
+	if _, _, err := solveSteps(decay, []float64{1}, []float64{0, 5}, opt, onStep); err != nil {
 		t.Fatal(err)
 	}
 	sc := 1e-3 + 1e-3*1.0
@@ -418,13 +421,14 @@ func TestSameStepsAsTorchdiffeq(t *testing.T) {
 	}
 	for name, p := range probs {
 		var got [][2]float64
-		opt := Options{RTol: p.RTol, ATol: p.ATol, OnStep: func(si StepInfo) error {
+		opt := Options{RTol: p.RTol, ATol: p.ATol}
+		onStep := func(si StepInfo[float64]) error {
 			if si.Accepted {
 				got = append(got, [2]float64{si.T, si.H})
 			}
 			return nil
-		}}
-		if _, _, err := Solve(rhs[name], p.Y0, []float64{p.T0, p.T1}, opt); err != nil {
+		}
+		if _, _, err := solveSteps(rhs[name], p.Y0, []float64{p.T0, p.T1}, opt, onStep); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if len(got) != len(p.Steps) {
@@ -460,4 +464,19 @@ func TestCreepingTowardsNaN(t *testing.T) {
 	if math.Abs(se.T-2) > 1e-3 || nfe > 2000 {
 		t.Errorf("failed at t=%v after %d evaluations", se.T, nfe)
 	}
+}
+
+// solveSteps is Solve with a step hook.
+func solveSteps(f Func[float64], y0, ts []float64, opt Options, onStep func(StepInfo[float64]) error) ([][]float64, Stats, error) {
+	s, err := NewSolver[float64](opt)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	s.OnStep = onStep
+	out := make([][]float64, len(ts))
+	for i := range out {
+		out[i] = make([]float64, len(y0))
+	}
+	st, err := s.Solve(f, y0, ts, out)
+	return out, st, err
 }

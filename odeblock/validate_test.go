@@ -150,21 +150,21 @@ func TestNonFiniteNamesStepStart(t *testing.T) {
 	}
 }
 
-// TestAdjointOptionsValidated: out-of-range adjoint options are an error
+// TestAdjointValidated: out-of-range adjoint options are an error
 // from Forward, not silently replaced by the forward's.
-func TestAdjointOptionsValidated(t *testing.T) {
+func TestAdjointValidated(t *testing.T) {
 	for _, c := range []struct {
-		adj  AdjointOptions
+		adj  Adjoint
 		want string
 	}{
-		{AdjointOptions{RTol: -1}, "Adjoint.RTol"},
-		{AdjointOptions{RTol: math.Inf(1)}, "Adjoint.RTol"},
-		{AdjointOptions{ATol: math.NaN()}, "Adjoint.ATol"},
-		{AdjointOptions{MaxSteps: -5}, "Adjoint.MaxSteps"},
-		{AdjointOptions{MaxDrift: math.NaN()}, "Adjoint.MaxDrift"},
-		{AdjointOptions{MaxDrift: math.Inf(1)}, "Adjoint.MaxDrift"},
-		{AdjointOptions{FlatNorm: true, Seminorm: true}, "Adjoint.FlatNorm"},
-		{AdjointOptions{AnchorEvery: -1}, "Adjoint.AnchorEvery"},
+		{Adjoint{RTol: -1}, "Adjoint.RTol"},
+		{Adjoint{RTol: math.Inf(1)}, "Adjoint.RTol"},
+		{Adjoint{ATol: math.NaN()}, "Adjoint.ATol"},
+		{Adjoint{MaxSteps: -5}, "Adjoint.MaxSteps"},
+		{Adjoint{MaxDrift: math.NaN()}, "Adjoint.MaxDrift"},
+		{Adjoint{MaxDrift: math.Inf(1)}, "Adjoint.MaxDrift"},
+		{Adjoint{FlatNorm: true, Seminorm: true}, "Adjoint.FlatNorm"},
+		{Adjoint{AnchorEvery: -1}, "Adjoint.AnchorEvery"},
 	} {
 		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
 		evals := 0
@@ -172,7 +172,7 @@ func TestAdjointOptionsValidated(t *testing.T) {
 			evals++
 			return autograd.Neg(h)
 		})
-		b := &Block[float64]{Dynamics: &NODE[float64]{F: neg}, Adjoint: c.adj}
+		b := &Block[float64]{Dynamics: &NODE[float64]{F: neg}, Mode: c.adj}
 		_, err := b.Forward(tp, tp.Input(tensor.FromSlice([]float64{1, 2}, 1, 2)))
 		if err == nil || !strings.Contains(err.Error(), c.want) || evals != 0 {
 			t.Errorf("%+v: got %v after %d evaluations, want an error naming %s and none", c.adj, err, evals, c.want)
@@ -204,12 +204,12 @@ func TestDiscontinuousInput(t *testing.T) {
 	}
 	f := squareWave(jumps)
 	var longest float64
-	out, _, err := Solve(f, []float64{0}, []float64{0, 3}, Options{OnStep: func(s StepInfo) error {
+	out, _, err := solveSteps(f, []float64{0}, []float64{0, 3}, Options{}, func(s StepInfo[float64]) error {
 		if s.Accepted {
 			longest = math.Max(longest, math.Abs(s.H))
 		}
 		return nil
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestBackpropStageErrorReturned(t *testing.T) {
 			return nil, boom
 		}, h)
 	})
-	for _, mode := range []GradMode{Backprop, Checkpoint} {
+	for _, mode := range []GradMode{Backprop{}, Checkpoint{}} {
 		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
 		b := &Block[float64]{Dynamics: &NODE[float64]{F: f}, Mode: mode, Solver: Options{RTol: 1e-6, ATol: 1e-6}}
 		z, err := b.Forward(tp, tp.Input(tensor.FromSlice([]float64{1, 2}, 1, 2)))
@@ -458,7 +458,7 @@ func TestUndeclaredParamAdjoint(t *testing.T) {
 		{"hbnode", NewHBNODE[float64](f, -3), []float64{1, 2, 0.5, 0.5}},
 		{"adamnode", NewAdamNODE[float64](f, -5, 5, ScaleSoftplus), []float64{1, 2, 0.5, 0.5, 0.25, 0.25}},
 	} {
-		for _, mode := range []GradMode{Adjoint, Backprop, Checkpoint} {
+		for _, mode := range []GradMode{Adjoint{}, Backprop{}, Checkpoint{}} {
 			autograd.ZeroGrads([]*autograd.Param[float64]{w})
 			tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
 			b := &Block[float64]{Dynamics: c.dyn, Mode: mode, Solver: Options{RTol: 1e-8, ATol: 1e-8}}
@@ -476,7 +476,7 @@ func TestUndeclaredParamAdjoint(t *testing.T) {
 	}
 }
 
-// TestOnStepInBackward: a Block's Solver.OnStep sees the forward solve's
+// TestOnStepInBackward: a Block's OnStep sees the forward solve's
 // steps and, in Adjoint mode, the backward solve's (Phase "backward",
 // times going down); an error from it stops the backward pass.
 func TestOnStepInBackward(t *testing.T) {
@@ -487,7 +487,7 @@ func TestOnStepInBackward(t *testing.T) {
 	var backT []float64
 	stop := errors.New("stop")
 	failAt := -1
-	onStep := func(si StepInfo) error {
+	onStep := func(si StepInfo[float64]) error {
 		phases = append(phases, si.Phase)
 		if si.Phase == "backward" {
 			backT = append(backT, si.T)
@@ -499,7 +499,7 @@ func TestOnStepInBackward(t *testing.T) {
 	}
 	run := func() error {
 		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
-		b := &Block[float64]{Dynamics: &NODE[float64]{F: neg}, Times: []float64{0, 2}, Solver: Options{RTol: 1e-6, ATol: 1e-6, OnStep: onStep}}
+		b := &Block[float64]{Dynamics: &NODE[float64]{F: neg}, Times: []float64{0, 2}, Solver: Options{RTol: 1e-6, ATol: 1e-6}, OnStep: onStep}
 		z, err := b.Forward(tp, tp.Input(tensor.FromSlice([]float64{1, 2}, 1, 2)))
 		if err != nil {
 			return err

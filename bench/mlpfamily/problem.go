@@ -199,7 +199,7 @@ func (p *Problem) RHS(t float64) *tensor.Tensor[float32] {
 func (p *Problem) ForwardLoss() (float64, int, error) {
 	tp := autograd.NewTape(p.eng)
 	tp.SetNoGrad(true)
-	b := &odeblock.Block[float32]{Dynamics: p.Dyn, Times: p.Block.Times, Solver: p.Block.Solver, Mode: odeblock.Adjoint}
+	b := &odeblock.Block[float32]{Dynamics: p.Dyn, Times: p.Block.Times, Solver: p.Block.Solver, Mode: odeblock.Adjoint{}}
 	z, err := b.Forward(tp, p.z0(tp))
 	if err != nil {
 		return 0, 0, err

@@ -18,7 +18,7 @@ import (
 // parameter bit for bit, the batch, and a reference loss that a fresh
 // forward pass reproduces.
 func TestSaveHoldsTheModel(t *testing.T) {
-	m := mnistnode.New(3, odeblock.Adjoint)
+	m := mnistnode.New(3, odeblock.Adjoint{})
 	x, labels := mnistnode.Batch(3, 2)
 	path := filepath.Join(t.TempDir(), "w.safetensors")
 	if err := m.Save(path, x, labels); err != nil {
@@ -93,8 +93,8 @@ func TestModesAgree(t *testing.T) {
 		}
 		return out
 	}
-	adj, ck := grads(odeblock.Adjoint), grads(odeblock.Checkpoint)
-	names := mnistnode.New(5, odeblock.Adjoint).Params()
+	adj, ck := grads(odeblock.Adjoint{}), grads(odeblock.Checkpoint{})
+	names := mnistnode.New(5, odeblock.Adjoint{}).Params()
 	for i := range adj {
 		var num, den float64
 		for j := range adj[i] {

@@ -43,7 +43,7 @@ func addTrainFlags(fs *flag.FlagSet, f *trainFlags, defaultOut string) {
 	fs.StringVar(&f.method, "method", "dopri5", "adaptive ODE solver: heun-euler, bosh3, dopri5 or tsit5")
 	fs.Float64Var(&f.tol, "tol", 0, "solver tolerance, rtol = atol, forward and adjoint (0: the paper's, 1e-4 for MNIST shapes, 1e-5 for CIFAR-10)")
 	fs.IntVar(&f.maxSteps, "max-steps", 0, "at most this many solver steps per solve, else the run fails (0: the solver's default, 10000)")
-	fs.StringVar(&f.grad, "grad", "adjoint", "gradient mode: adjoint, backprop or checkpoint")
+	fs.StringVar(&f.grad, "grad", "adjoint", "gradient mode: "+strings.Join(odeblock.GradModeNames(), ", "))
 	fs.IntVar(&f.epochs, "epochs", 10, "epochs to train (with --resume: the total, counting those already done)")
 	fs.IntVar(&f.batch, "batch", 0, "training batch size (0: the paper's, 32 for MNIST shapes, 64 for CIFAR-10)")
 	fs.IntVar(&f.testBatch, "test-batch", 0, "evaluation batch size (0: the training batch size)")
@@ -62,10 +62,9 @@ func addTrainFlags(fs *flag.FlagSet, f *trainFlags, defaultOut string) {
 // runSettings are trainFlags checked and resolved against the dataset.
 type runSettings struct {
 	trainFlags
-	table   models.Dataset
-	solver  odeblock.Options
-	mode    odeblock.GradMode
-	adjoint odeblock.AdjointOptions
+	table  models.Dataset
+	solver odeblock.Options
+	mode   odeblock.GradMode
 	// onBatch, if set, is called after every training batch with the
 	// epoch (from 0) and the number of batches done in it (tests use it).
 	onBatch func(epoch, batches int)
@@ -124,7 +123,7 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 		return s, bad("--method %s has a fixed step; use an adaptive one (heun-euler, bosh3, dopri5, tsit5)", f.method)
 	}
 	if s.mode, err = odeblock.ParseGradMode(f.grad); err != nil {
-		return s, bad("unknown --grad %q (use adjoint, backprop or checkpoint)", f.grad)
+		return s, bad("unknown --grad %q (use %s)", f.grad, strings.Join(odeblock.GradModeNames(), ", "))
 	}
 	switch {
 	case !(s.tol > 0 && s.tol < 1):
@@ -151,7 +150,10 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 		return s, bad("--out must name a directory")
 	}
 	s.solver = odeblock.Options{Method: f.method, RTol: s.tol, ATol: s.tol, MaxSteps: f.maxSteps}
-	s.adjoint = odeblock.AdjointOptions{RTol: s.tol, ATol: s.tol, MaxSteps: f.maxSteps}
+	if _, ok := s.mode.(odeblock.Adjoint); ok {
+		// The backward solve at the forward's tolerance.
+		s.mode = odeblock.Adjoint{RTol: s.tol, ATol: s.tol, MaxSteps: f.maxSteps}
+	}
 	return s, nil
 }
 
@@ -163,7 +165,7 @@ func (s runSettings) modelConfig(k models.Kind) models.Config {
 		cfg.NHid = s.nhid
 	}
 	cfg.NHid = max(1, int(math.Round(float64(cfg.NHid)*s.nhidScale)))
-	cfg.Solver, cfg.Mode, cfg.Adjoint = s.solver, s.mode, s.adjoint
+	cfg.Solver, cfg.Mode = s.solver, s.mode
 	return cfg
 }
 

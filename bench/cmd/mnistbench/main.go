@@ -63,7 +63,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	gm, ok := map[string]odeblock.GradMode{"adjoint": odeblock.Adjoint, "backprop": odeblock.Backprop, "checkpoint": odeblock.Checkpoint}[*mode]
+	gm, ok := map[string]odeblock.GradMode{"adjoint": odeblock.Adjoint{}, "backprop": odeblock.Backprop{}, "checkpoint": odeblock.Checkpoint{}}[*mode]
 	if flag.NArg() > 0 || *iters < 1 || *warmup < 1 || !ok {
 		flag.Usage()
 		os.Exit(2)

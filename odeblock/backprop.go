@@ -1,0 +1,161 @@
+package odeblock
+
+import (
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Backprop records every stage of every accepted step on tapes during the
+// forward solve and backpropagates through them (discretise-then-optimise):
+// the exact gradient of the discrete solve (step sizes held constant).
+// Memory grows with the number of evaluations.
+type Backprop struct{}
+
+func init() { registerMode(Backprop{}) }
+
+func (Backprop) String() string  { return "backprop" }
+func (Backprop) validate() error { return nil }
+
+func (m Backprop) strategy32(p *pass[float32]) strategy[float32] { return &backprop[float32]{p: p} }
+func (m Backprop) strategy64(p *pass[float64]) strategy[float64] { return &backprop[float64]{p: p} }
+
+// backprop is Backprop at work on one pass: it files each evaluation of
+// the forward solve, recorded on a tape of its own, as a stage of the step
+// it belongs to.
+type backprop[T tensor.Float] struct {
+	p       *pass[T]
+	stage0  *stageTape[T]   // the first stage of the next step
+	pending []*stageTape[T] // the stages of the step being tried
+	taken   int             // stage tapes taken from the Block's pool
+}
+
+func (r *backprop[T]) stepEnds() bool { return true }
+
+func (r *backprop[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
+	r.p.startParamGrads()
+	return r.eval, r.onStep
+}
+
+func (r *backprop[T]) eval(kind evalKind, stage int, t float64, y, dy []T) (err error) {
+	defer recoverUnlisted(&err)
+	st := r.newStageTape(t, y)
+	copy(dy, st.out.Value().Data())
+	switch kind {
+	case evalProbe:
+		r.putStageTape(st)
+	case evalStage:
+		if r.pending == nil {
+			r.pending = make([]*stageTape[T], r.p.solver.tb.Stages())
+		}
+		r.pending[stage] = st
+	default: // the first stage of the next step (any former one is a step's last stage)
+		r.stage0 = st
+	}
+	return nil
+}
+
+func (r *backprop[T]) onStep(si StepInfo[T]) error {
+	sp := r.p.logStep(si)
+	if sp == nil {
+		for i, st := range r.pending {
+			r.putStageTape(st)
+			r.pending[i] = nil
+		}
+		return nil
+	}
+	sp.stages = append([]*stageTape[T]{r.stage0}, r.pending[1:]...)
+	r.stage0 = nil
+	if r.p.solver.tb.FSAL {
+		r.stage0 = sp.stages[len(sp.stages)-1]
+	}
+	clear(r.pending)
+	return nil
+}
+
+func (r *backprop[T]) abort() {
+	for _, st := range append(r.pending, r.stage0) {
+		r.putStageTape(st)
+	}
+	r.releaseSteps()
+}
+
+// releaseSteps gives every step's tapes back to the pool and trims it.
+func (r *backprop[T]) releaseSteps() {
+	for _, sp := range r.p.steps {
+		for _, x := range sp.stages {
+			r.putStageTape(x)
+		}
+	}
+	r.trimStagePool()
+}
+
+func (r *backprop[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
+	defer r.releaseSteps()
+	r.p.b.stats.Stored = r.taken
+	next := -1 // the step whose tapes were handed out last
+	return r.p.stepsBackward(g, func(j int) ([]*stageTape[T], int, error) {
+		// The step after j is spent (its first stage was j's last, already
+		// pulled back): let its tapes go now.
+		if next >= 0 {
+			for i, x := range r.p.steps[next].stages {
+				r.putStageTape(x)
+				r.p.steps[next].stages[i] = nil
+			}
+		}
+		next = j
+		return r.p.steps[j].stages, 0, nil
+	})
+}
+
+// newStageTape records the dynamics at (t, y) on a tape of its own, y
+// copied. The tapes come from the Block's pool, so that a training loop
+// records every pass on the tapes (and buffers) of the one before.
+func (r *backprop[T]) newStageTape(t float64, y []T) *stageTape[T] {
+	p, b := r.p, r.p.b
+	var st *stageTape[T]
+	for len(b.stagePool) > 0 && st == nil {
+		last := len(b.stagePool) - 1
+		st, b.stagePool[last] = b.stagePool[last], nil
+		b.stagePool = b.stagePool[:last]
+		if st.tp.Engine() != p.eng || !st.y.HasShape(p.shape...) {
+			st.tp.Release()
+			st = nil
+		}
+	}
+	if st == nil {
+		st = &stageTape[T]{tp: autograd.NewTape(p.eng), y: tensor.New[T](p.shape...)}
+	}
+	st.free = false
+	r.taken++
+	copy(st.y.Data(), y)
+	if p.pgrads != nil {
+		st.tp.RedirectParams(p.params, p.pgrads)
+	}
+	st.in = st.tp.Input(st.y)
+	st.out = b.Dynamics.Eval(st.tp, t, st.in)
+	return st
+}
+
+// putStageTape gives a stage tape back to the Block's pool (once: with FSAL
+// methods one tape is the last stage of a step and the first of the next).
+func (r *backprop[T]) putStageTape(st *stageTape[T]) {
+	if st == nil || st.free {
+		return
+	}
+	st.free = true
+	st.tp.Reset()
+	st.in, st.out = autograd.Var[T]{}, autograd.Var[T]{}
+	r.p.b.stagePool = append(r.p.b.stagePool, st)
+}
+
+// trimStagePool lets go of pooled tapes beyond what this pass used, so that
+// one long solve does not keep its memory for good.
+func (r *backprop[T]) trimStagePool() {
+	b := r.p.b
+	for len(b.stagePool) > r.taken {
+		last := len(b.stagePool) - 1
+		b.stagePool[last].tp.Release()
+		b.stagePool[last] = nil
+		b.stagePool = b.stagePool[:last]
+	}
+}

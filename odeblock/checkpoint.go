@@ -1,0 +1,88 @@
+package odeblock
+
+import (
+	"slices"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Checkpoint keeps the state at the start of each accepted step and, in
+// backward, recomputes one step at a time on tapes. Its gradients equal
+// Backprop's; memory grows with steps × state only. Recursive bounds that
+// memory too.
+type Checkpoint struct{}
+
+func init() { registerMode(Checkpoint{}) }
+
+func (Checkpoint) String() string  { return "checkpoint" }
+func (Checkpoint) validate() error { return nil }
+
+func (Checkpoint) strategy32(p *pass[float32]) strategy[float32] { return &checkpoint[float32]{p: p} }
+func (Checkpoint) strategy64(p *pass[float64]) strategy[float64] { return &checkpoint[float64]{p: p} }
+
+// checkpoint is Checkpoint at work on one pass.
+type checkpoint[T tensor.Float] struct {
+	p *pass[T]
+}
+
+func (c *checkpoint[T]) stepEnds() bool { return true }
+
+func (c *checkpoint[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
+	c.p.startParamGrads()
+	return c.p.evaluator(), func(si StepInfo[T]) error {
+		if sp := c.p.logStep(si); sp != nil {
+			sp.y0 = c.takeState(si.Y0)
+		}
+		return nil
+	}
+}
+
+func (c *checkpoint[T]) abort() { c.putStates() }
+
+func (c *checkpoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
+	defer c.putStates()
+	p := c.p
+	p.b.stats.Stored = len(p.steps)
+	tapes := p.restageTapes(p.solver.tb.Stages())
+	need := needed(p.solver.tb)
+	return p.stepsBackward(g, func(j int) ([]*stageTape[T], int, error) {
+		sp := &p.steps[j]
+		nfe, err := p.restage(sp, sp.y0, tapes, need)
+		return tapes, nfe, err
+	})
+}
+
+// takeState returns a copy of y in a buffer from the Block's pool (given
+// back when the pass's backward ends).
+func (c *checkpoint[T]) takeState(y []T) []T {
+	pool := c.p.b.statePool
+	for len(pool) > 0 {
+		last := len(pool) - 1
+		buf := pool[last]
+		pool[last] = nil
+		pool = pool[:last]
+		if len(buf) == len(y) {
+			c.p.b.statePool = pool
+			copy(buf, y)
+			return buf
+		}
+	}
+	c.p.b.statePool = pool
+	return slices.Clone(y)
+}
+
+// putStates gives the steps' states back to the Block's pool, keeping no
+// more than this pass used.
+func (c *checkpoint[T]) putStates() {
+	b, steps := c.p.b, c.p.steps
+	for i := range steps {
+		if steps[i].y0 != nil {
+			b.statePool = append(b.statePool, steps[i].y0)
+			steps[i].y0 = nil
+		}
+	}
+	if len(b.statePool) > len(steps) {
+		clear(b.statePool[len(steps):])
+		b.statePool = b.statePool[:len(steps)]
+	}
+}

@@ -1,0 +1,82 @@
+package odeblock
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// GradMode is how a Block computes its gradients: Adjoint{…} (the
+// default, when Block.Mode is nil), Backprop{}, Checkpoint{} or
+// Recursive{…}. The model code is the same in every mode, and every mode
+// returns the parameters' gradients the same way: through the block's node
+// on the tape, so a block inside an autograd.Pullback, or inside another
+// block's dynamics, puts them where the outer pass asks.
+//
+// Each mode is a value of its own type, complete in its own file; they
+// share the Runge–Kutta stepper, so a recomputed stage is the forward's to
+// the bit.
+type GradMode interface {
+	// String returns the mode's name, as ParseGradMode reads it.
+	String() string
+	// validate reports the first option out of range.
+	validate() error
+	// strategy32 and strategy64 return the mode at work on one pass.
+	strategy32(p *pass[float32]) strategy[float32]
+	strategy64(p *pass[float64]) strategy[float64]
+}
+
+// strategy is a gradient mode at work on one pass of a Block: it decides
+// what the forward solve keeps, and computes the gradients from it.
+type strategy[T tensor.Float] interface {
+	// stepEnds reports whether every output time must be a step end.
+	stepEnds() bool
+	// forward returns the function the forward solve evaluates and a hook
+	// called after each of its attempted steps (nil: none), which keep
+	// what the backward pass needs.
+	forward() (evalFunc[T], func(StepInfo[T]) error)
+	// abort gives back what a failed forward solve kept.
+	abort()
+	// backward returns the gradients of z0 and of each parameter from
+	// g = ∂L/∂z at every output time, [len(Times), n].
+	backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error)
+}
+
+// newStrategy returns mode m at work on pass p.
+func newStrategy[T tensor.Float](m GradMode, p *pass[T]) (strategy[T], error) {
+	switch p := any(p).(type) {
+	case *pass[float32]:
+		return any(m.strategy32(p)).(strategy[T]), nil
+	case *pass[float64]:
+		return any(m.strategy64(p)).(strategy[T]), nil
+	}
+	var zero T
+	return nil, fmt.Errorf("odeblock: gradient mode %v: element type %T is neither float32 nor float64", m, zero)
+}
+
+// modeByName holds each mode's default value, by name; each mode's file
+// registers its own.
+var modeByName = map[string]GradMode{}
+
+func registerMode(m GradMode) { modeByName[m.String()] = m }
+
+// ParseGradMode returns the mode of that name with its default options:
+// "adjoint", "backprop", "checkpoint" or "recursive".
+func ParseGradMode(s string) (GradMode, error) {
+	if m, ok := modeByName[s]; ok {
+		return m, nil
+	}
+	return nil, fmt.Errorf("odeblock: unknown gradient mode %q (want %s)", s, strings.Join(GradModeNames(), ", "))
+}
+
+// GradModeNames returns the names ParseGradMode accepts, sorted.
+func GradModeNames() []string {
+	names := make([]string, 0, len(modeByName))
+	for n := range modeByName {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,100 @@
+package odeblock
+
+import (
+	"math"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// stepGeom is where one Runge–Kutta step lies: from t, of signed size h,
+// to end (t+h, or exactly the stop it lands on). Its first stage is
+// evaluated at t0: t itself, or just past it when the step restarts after a
+// jump. leftLimit says the step ends at a jump: its end stages are
+// evaluated just before it (the left limit of the dynamics there).
+type stepGeom struct {
+	t, h, end, t0 float64
+	leftLimit     bool
+}
+
+// stageTime returns the time of stage i of the step with tableau tb.
+func (g stepGeom) stageTime(tb *Tableau, i int) float64 {
+	if i == 0 {
+		return g.t0
+	}
+	return stageTime(g.t, g.h, g.end, tb.C[i], g.leftLimit)
+}
+
+// stageTime returns the time of the stage with node c in the step of size h
+// from t to end: t + c·h, never past end (t + h may round past the stop the
+// step lands on); a node of 1 is end itself, or just before it when the step
+// ends at a jump (leftLimit: the left limit of the dynamics there).
+func stageTime(t, h, end, c float64, leftLimit bool) float64 {
+	ti := t + c*h
+	if c == 1 || (ti-end)*h >= 0 {
+		ti = end
+		if leftLimit {
+			ti = math.Nextafter(end, t)
+		}
+	}
+	return ti
+}
+
+// rkStages evaluates the stages from, …, to−1 of the step g from y0 with
+// the tableau tb: stage i's input y0 + h·Σ_l A[i][l]·k[l] is formed in
+// in(i) and handed to eval(i, t_i, y_i), which leaves the stage's value in
+// k[i] (it may replace the slice). This is the one place the stage inputs
+// and times are formed: the solver's steps, Checkpoint's recomputation on
+// tapes and Recursive's re-advancing all go through it, so they agree to
+// the bit.
+func rkStages[T tensor.Float](tb *Tableau, g stepGeom, y0 []T, k [][]T, from, to int, in func(i int) []T, eval func(i int, t float64, y []T) error) error {
+	for i := from; i < to; i++ {
+		y := in(i)
+		linComb(y, y0, g.h, tb.A[i], k)
+		if err := eval(i, g.stageTime(tb, i), y); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rkSolution writes the step's solution y0 + h·Σ b_i·k_i into y1. With an
+// FSAL method that is the last stage's input, lastIn, which is copied.
+func rkSolution[T tensor.Float](tb *Tableau, h float64, y0, y1, lastIn []T, k [][]T) {
+	if tb.FSAL {
+		copy(y1, lastIn)
+		return
+	}
+	linComb(y1, y0, h, tb.B, k)
+}
+
+// linComb sets dst = base + h·Σ_j c[j]·ks[j] (base nil: zero), skipping zero
+// coefficients, in blocks that stay in the first-level cache: each operand
+// is read from memory once, where a chain of axpys would stream dst through
+// memory once per term. The sums are formed in the same order as the chain.
+func linComb[T tensor.Float](dst, base []T, h float64, c []float64, ks [][]T) {
+	var coef [16]T
+	var src [16][]T
+	n := 0
+	for j, cj := range c {
+		if cj != 0 {
+			if n == len(coef) {
+				panic("odeblock: more than 16 stages")
+			}
+			coef[n], src[n] = T(h*cj), ks[j]
+			n++
+		}
+	}
+	const block = 512
+	for lo := 0; lo < len(dst); lo += block {
+		hi := min(lo+block, len(dst))
+		d := dst[lo:hi]
+		if base != nil {
+			copy(d, base[lo:hi])
+		} else {
+			clear(d)
+		}
+		for j := 0; j < n; j++ {
+			axpy(d, coef[j], src[j][lo:hi])
+		}
+	}
+}
