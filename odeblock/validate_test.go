@@ -3,6 +3,7 @@ package odeblock
 import (
 	"errors"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -348,7 +349,10 @@ func TestBackpropStageErrorReturned(t *testing.T) {
 			return nil, boom
 		}, h)
 	})
-	for _, mode := range []GradMode{Backprop{}, Checkpoint{}} {
+	for _, mode := range everyMode() {
+		if mode == (Adjoint{}) {
+			continue // its backward evaluates no recorded stage
+		}
 		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
 		b := &Block[float64]{Dynamics: &NODE[float64]{F: f}, Mode: mode, Solver: Options{RTol: 1e-6, ATol: 1e-6}}
 		z, err := b.Forward(tp, tp.Input(tensor.FromSlice([]float64{1, 2}, 1, 2)))
@@ -458,7 +462,7 @@ func TestUndeclaredParamAdjoint(t *testing.T) {
 		{"hbnode", NewHBNODE[float64](f, -3), []float64{1, 2, 0.5, 0.5}},
 		{"adamnode", NewAdamNODE[float64](f, -5, 5, ScaleSoftplus), []float64{1, 2, 0.5, 0.5, 0.25, 0.25}},
 	} {
-		for _, mode := range []GradMode{Adjoint{}, Backprop{}, Checkpoint{}} {
+		for _, mode := range everyMode() {
 			autograd.ZeroGrads([]*autograd.Param[float64]{w})
 			tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
 			b := &Block[float64]{Dynamics: c.dyn, Mode: mode, Solver: Options{RTol: 1e-8, ATol: 1e-8}}
@@ -516,5 +520,55 @@ func TestOnStepInBackward(t *testing.T) {
 	phases, backT, failAt = nil, nil, 2
 	if err := run(); !errors.Is(err, stop) {
 		t.Errorf("OnStep's error in the backward solve: Backward returned %v", err)
+	}
+}
+
+// everyMode returns every registered gradient mode with its default
+// options, so that a new mode's file brings it under these tests.
+func everyMode() []GradMode {
+	var out []GradMode
+	for _, name := range GradModeNames() {
+		m, _ := ParseGradMode(name)
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestAdjointCarriesOptions: the adjoint's backward solve takes every
+// field of the forward's Options but those it sets itself (its method as a
+// tableau, its phase and error norm; tolerances and step limit when the
+// Adjoint sets them). A field added to Options fails here until this test
+// gives it a value, and then fails if the backward solve drops it.
+func TestAdjointCarriesOptions(t *testing.T) {
+	tb, err := Method("bosh3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd := Options{Method: "bosh3", Tableau: tb, RTol: 1e-5, ATol: 1e-6, Step: 0.1, FirstStep: 0.01,
+		MinStep: 1e-8, MaxStep: 0.5, MaxSteps: 77, Safety: 0.8, IFactor: 5, DFactor: 0.3, PCoeff: 0.2,
+		StepTo: []float64{0.5}, Jumps: []float64{0.25}, ErrorLen: 3, ErrorParts: []int{1}, Phase: "forward"}
+	v := reflect.ValueOf(fwd)
+	for i := 0; i < v.NumField(); i++ {
+		if v.Field(i).IsZero() {
+			t.Fatalf("Options.%s has no value in this test: give it one", v.Type().Field(i).Name)
+		}
+	}
+	own := map[string]bool{"Method": true, "Tableau": true, "Phase": true, "ErrorLen": true, "ErrorParts": true}
+	p := &pass[float64]{b: &Block[float64]{}, n: 2, solver: &Solver[float64]{opt: fwd, tb: tb}}
+	a := &adjoint[float64]{p: p}
+	got := reflect.ValueOf(a.options([]int{3}))
+	for i := 0; i < v.NumField(); i++ {
+		name := v.Type().Field(i).Name
+		if !own[name] && !reflect.DeepEqual(got.Field(i).Interface(), v.Field(i).Interface()) {
+			t.Errorf("Options.%s: the backward solve has %v, the forward %v", name, got.Field(i), v.Field(i))
+		}
+	}
+	a.opt = Adjoint{RTol: 1e-3, ATol: 1e-4, MaxSteps: 9}
+	o := a.options([]int{3})
+	if o.RTol != 1e-3 || o.ATol != 1e-4 || o.MaxSteps != 9 || o.Tableau != tb || o.Phase != "backward" || o.ErrorLen != 0 {
+		t.Errorf("the Adjoint's own settings not applied: %+v", o)
+	}
+	if want := []int{2, 2, 3}; !reflect.DeepEqual(o.ErrorParts, want) {
+		t.Errorf("ErrorParts %v, want the mixed norm's %v", o.ErrorParts, want)
 	}
 }
