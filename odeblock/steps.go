@@ -84,8 +84,10 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T], stages stagesOf[T]) ([]*ten
 	clear(ybar)
 	acc := p.tp.Scratch(p.n).Data()
 	kbar := make([][]T, tb.Stages())
+	kbarT := make([]*tensor.Tensor[T], tb.Stages())
 	for i := range kbar {
-		kbar[i] = p.tp.Scratch(p.n).Data()
+		kbarT[i] = p.tp.Scratch(p.shape...)
+		kbar[i] = kbarT[i].Data()
 	}
 	row := func(k int) []T { return g.Slice(k, k+1).Data() }
 	var st Stats
@@ -112,7 +114,7 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T], stages stagesOf[T]) ([]*ten
 				continue
 			}
 			x := tapes[i]
-			if err := x.tp.BackwardWith(x.out, tensor.FromSlice(kbar[i], p.shape...)); err != nil {
+			if err := x.tp.BackwardWith(x.out, kbarT[i]); err != nil {
 				return nil, fmt.Errorf("odeblock: backward through the step at t=%g, stage %d: %w", sp.geom.t, i, err)
 			}
 			st.NFE++
