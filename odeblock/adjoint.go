@@ -56,14 +56,24 @@ type Adjoint struct {
 	// reconstructed state z̃ is compared with the forward's z, which the
 	// block kept: a relative difference ‖z̃ − z‖₂ / max(‖z‖₂, ‖z_end‖₂,
 	// ATol·√n), z_end the forward state where the segment began, above
-	// MaxDrift fails the backward pass with ErrAdjointDrift, for the
-	// adjoint computed along z̃ would be wrong. (The reverse solve of a
+	// MaxDrift means the adjoint computed along z̃ would be wrong: the
+	// block recovers, or fails with ErrAdjointDrift (FailOnDrift). (The reverse solve of a
 	// dissipative system amplifies its errors: torchdiffeq returns such
 	// gradients without a word.) 0 means 1e-2, or 10 × the backward
 	// solve's RTol when that is larger (a loose tolerance reconstructs the
 	// state only to about that tolerance); a negative value turns the
 	// check off.
 	MaxDrift float64
+	// FailOnDrift makes a reconstruction that drifts (or a backward solve
+	// that fails with a step size underflow or NaN, the usual sign of a
+	// diverging reconstruction) an error of the backward pass. By default
+	// the block recovers instead: it re-solves the forward over the stretch
+	// between the two states of the forward solution it knows (output
+	// times, anchors), keeping the state at every step, and runs the
+	// backward through them, re-anchoring at each (the evaluations count
+	// in the backward pass's). The result is checked the same way; what
+	// still drifts is an error.
+	FailOnDrift bool
 }
 
 // defaultMaxDrift is Adjoint.MaxDrift's default for tolerances up
@@ -111,6 +121,15 @@ type adjoint[T tensor.Float] struct {
 	p       *pass[T]
 	opt     Adjoint
 	anchors []anchor[T] // with AnchorEvery: forward states, in time order
+
+	// The backward pass's: its options, buffers and function, the next
+	// anchor to pass, the pieces of the current stretch, the work done.
+	bopt   Options
+	w      *adjointWork[T]
+	f      Func[T]
+	next   int
+	pieces []anchor[T]
+	stats  Stats
 }
 
 // anchor is a state of the forward solution the adjoint re-anchors to.
@@ -141,71 +160,39 @@ func (a *adjoint[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
 
 // backward solves the adjoint system backward over each interval of
 // Times, re-anchoring the state to the forward solution at each output time
-// and adding that time's output gradient to the adjoint.
+// (and anchor) and adding that time's output gradient to the adjoint.
 func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
 	p := a.p
 	p.b.stats.Stored = len(a.anchors)
 	n := p.n
 	sizes := make([]int, len(p.params))
-	m := 0
 	for j, prm := range p.params {
 		sizes[j] = prm.Value.Len()
-		m += sizes[j]
 	}
-	opt := a.options(sizes)
-	w := p.adjointWork(sizes)
+	a.bopt = a.options(sizes)
+	a.w = p.adjointWork(sizes)
 	p.b.dropStaleViews()
-	s := w.solver
-	if err := s.configure(opt); err != nil {
+	if err := a.w.solver.configure(a.bopt); err != nil {
 		return nil, err
 	}
-	s.OnStep = p.b.OnStep
-	f := a.augmented(w)
-	// Each segment starts from y and ends in other; they swap after it.
-	y, other := w.y, w.other
-	clear(y) // a and g_θ start at zero
-	row := func(t *tensor.Tensor[T], k int) []T { return t.Slice(k, k+1).Data() }
-	var st Stats
+	a.w.solver.OnStep = p.b.OnStep
+	a.f = a.augmented(a.w)
+	a.stats = Stats{}
+	defer func() { p.b.stats.Backward = a.stats }()
+	y := a.w.y // the augmented state [z, a, g_θ] at the time reached
+	clear(y)   // a and g_θ start at zero
 	N := len(p.ts) - 1
-	copy(y[n:2*n], row(g, N))
-	dir := 1.0
-	if p.ts[N] < p.ts[0] {
-		dir = -1
-	}
-	ai := len(a.anchors) - 1 // the latest anchor not passed yet
+	copy(y[n:2*n], g.Slice(N, N+1).Data())
+	a.next = len(a.anchors) - 1
 	for k := N; k >= 1; k-- {
-		// The stretch from ts[k] back to ts[k−1], cut at the anchors
-		// strictly inside it (latest first); z is re-anchored to the
-		// forward solution at the start of each piece.
-		t1, z1 := p.ts[k], row(p.traj, k)
-		for ai >= 0 && (t1-a.anchors[ai].t)*dir <= 0 {
-			ai-- // at or past ts[k]: an output time or the end
-		}
-		for last := false; !last; {
-			t0, z0 := p.ts[k-1], row(p.traj, k-1)
-			last = true
-			if ai >= 0 && (a.anchors[ai].t-t0)*dir > 0 {
-				t0, z0, last = a.anchors[ai].t, a.anchors[ai].z, false
-				ai--
-			}
-			copy(y[:n], z1)               // re-anchor z to the forward solution
-			w.out[0], w.out[1] = y, other // out[0] is y0 itself: no copy
-			seg, err := s.Solve(f, y, []float64{t1, t0}, w.out)
-			st = st.Add(seg)
-			if err != nil {
-				p.b.stats.Backward = st
+		pieces := a.stretch(k)
+		for i := 0; i+1 < len(pieces); i++ {
+			if err := a.piece(pieces[i], pieces[i+1], !a.opt.FailOnDrift); err != nil {
 				return nil, err
 			}
-			if err := a.checkDrift(other[:n], z0, z1, t1, t0, opt.RTol, opt.ATol); err != nil {
-				p.b.stats.Backward = st
-				return nil, err
-			}
-			y, other = other, y
-			t1, z1 = t0, z0
 		}
-		axpy(y[n:2*n], 1, row(g, k-1))
+		axpy(y[n:2*n], 1, g.Slice(k-1, k).Data())
 	}
-	p.b.stats.Backward = st
 	// Views of the adjoint's buffer: the tape only reads what a custom
 	// node's backward returns, before this block's next backward.
 	grads := []*tensor.Tensor[T]{tensor.FromSlice(y[n:2*n], p.shape...)}
@@ -215,6 +202,90 @@ func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) 
 		off += sizes[j]
 	}
 	return grads, nil
+}
+
+// stretch returns the states of the forward solution the backward solve
+// re-anchors to from ts[k] back to ts[k−1]: z at ts[k], the anchors
+// strictly inside (latest first), z at ts[k−1].
+func (a *adjoint[T]) stretch(k int) []anchor[T] {
+	p := a.p
+	dir := 1.0
+	if p.ts[len(p.ts)-1] < p.ts[0] {
+		dir = -1
+	}
+	t1, t0 := p.ts[k], p.ts[k-1]
+	out := append(a.pieces[:0], anchor[T]{t: t1, z: p.traj.Slice(k, k+1).Data()})
+	for a.next >= 0 && (t1-a.anchors[a.next].t)*dir <= 0 {
+		a.next-- // at or past ts[k]: an output time or the end
+	}
+	for a.next >= 0 && (a.anchors[a.next].t-t0)*dir > 0 {
+		out = append(out, a.anchors[a.next])
+		a.next--
+	}
+	a.pieces = append(out, anchor[T]{t: t0, z: p.traj.Slice(k-1, k).Data()})
+	return a.pieces
+}
+
+// piece solves the adjoint system from hi back to lo, from the augmented
+// state in w.y with z re-anchored to hi.z, leaving the end in w.y, and
+// checks the reconstruction of z against lo.z. When the reconstruction
+// fails or drifts and recovery is allowed, the forward is re-solved over
+// the piece and the backward re-run through its every step (recover).
+func (a *adjoint[T]) piece(hi, lo anchor[T], recovery bool) error {
+	n, w := a.p.n, a.w
+	copy(w.y[:n], hi.z)
+	w.out[0], w.out[1] = w.y, w.other // out[0] is y0 itself: no copy
+	st, err := w.solver.Solve(a.f, w.y, []float64{hi.t, lo.t}, w.out)
+	a.stats = a.stats.Add(st)
+	if err == nil {
+		err = a.checkDrift(w.other[:n], lo.z, hi.z, hi.t, lo.t, a.bopt.RTol, a.bopt.ATol)
+	}
+	switch {
+	case err == nil:
+		copy(w.y, w.other)
+		return nil
+	case recovery && (errors.Is(err, ErrAdjointDrift) || errors.Is(err, ErrStepUnderflow) || errors.Is(err, ErrNonFinite)):
+		if rerr := a.recover(hi, lo); rerr != nil {
+			return fmt.Errorf("%w (after %w)", rerr, err)
+		}
+		return nil
+	}
+	return err
+}
+
+// recover re-solves the forward from lo to hi with the forward's options,
+// keeping the state at every accepted step, and runs the backward piece
+// from hi to lo through them, re-anchoring at each: the adjoint with
+// checkpoints, for this piece only, in memory for its steps. Its
+// evaluations count in the backward pass's.
+func (a *adjoint[T]) recover(hi, lo anchor[T]) error {
+	p := a.p
+	s := p.solver // the forward's, idle during backward
+	var states []anchor[T]
+	s.OnStep = func(si StepInfo[T]) error {
+		if si.Accepted && si.End != hi.t {
+			states = append(states, anchor[T]{t: si.End, z: slices.Clone(si.Y1)})
+		}
+		return nil
+	}
+	outs := [][]T{a.p.tp.Scratch(p.n).Data(), a.p.tp.Scratch(p.n).Data()}
+	st, err := s.solve(p.evaluator(), lo.z, []float64{lo.t, hi.t}, outs)
+	s.OnStep = nil
+	a.stats = a.stats.Add(st)
+	if err != nil {
+		return fmt.Errorf("odeblock: re-solving the forward from t=%g to t=%g to re-anchor the adjoint: %w", lo.t, hi.t, err)
+	}
+	for i := len(states) - 1; i >= -1; i-- {
+		next := lo
+		if i >= 0 {
+			next = states[i]
+		}
+		if err := a.piece(hi, next, false); err != nil {
+			return err
+		}
+		hi = next
+	}
+	return nil
 }
 
 // options returns the options of the backward solve: the forward's, all
@@ -279,7 +350,7 @@ func (a *adjoint[T]) checkDrift(zr, z0, z1 []T, t1, t0, rtol, atol float64) erro
 	if rel <= bound { // false for NaN
 		return nil
 	}
-	return fmt.Errorf("odeblock: backward solve from t=%g to t=%g: %w: relative difference %.3g (Adjoint.MaxDrift %g); the adjoint along it would give wrong gradients: use Mode Checkpoint, or more output Times to re-anchor the state", t1, t0, ErrAdjointDrift, rel, bound)
+	return fmt.Errorf("odeblock: backward solve from t=%g to t=%g: %w: relative difference %.3g (Adjoint.MaxDrift %g); the adjoint along it would give wrong gradients: use Checkpoint{} or Recursive{}, or anchors (Adjoint.AnchorEvery, more output Times)", t1, t0, ErrAdjointDrift, rel, bound)
 }
 
 // augmented returns the right-hand side of the adjoint system on the flat

@@ -79,12 +79,15 @@
 // amplifies its errors, and its reconstruction of z can drift far from the
 // forward solution while every step meets its tolerance (torchdiffeq then
 // returns wrong gradients without a word): Adjoint compares the
-// reconstruction with the forward solution at every output time and fails
-// with ErrAdjointDrift when they differ by more than
-// Adjoint.MaxDrift. Adjoint.AnchorEvery keeps every k-th
-// forward step's state and re-anchors the reconstruction there too: an
-// adjoint with checkpoints that survives such horizons (AdamNODE over
-// [0, 16] fails without it). Dynamics that read a parameter their
+// reconstruction with the forward solution at every output time and, when
+// they differ by more than Adjoint.MaxDrift (or the backward solve fails
+// with a step size underflow or NaN), re-solves the forward over that
+// stretch, keeping every step's state, and re-runs the backward through
+// them; with Adjoint.FailOnDrift it returns ErrAdjointDrift instead.
+// Adjoint.AnchorEvery keeps every k-th forward step's state and re-anchors
+// the reconstruction there from the start: an adjoint with checkpoints
+// that survives such horizons (AdamNODE over [0, 16] fails without it or
+// the recovery). Dynamics that read a parameter their
 // Params() does not list fail in every mode (its gradient would be wrong
 // or lost); every mode returns the parameters' gradients through the
 // block's node, so a block nested in a Pullback or in other dynamics puts
