@@ -245,6 +245,7 @@ func (a *adjoint[T]) piece(hi, lo anchor[T], recovery bool) error {
 		copy(w.y, w.other)
 		return nil
 	case recovery && (errors.Is(err, ErrAdjointDrift) || errors.Is(err, ErrStepUnderflow) || errors.Is(err, ErrNonFinite)):
+		a.p.b.stats.Recovered++
 		if rerr := a.recover(hi, lo); rerr != nil {
 			return fmt.Errorf("%w (after %w)", rerr, err)
 		}

@@ -95,6 +95,9 @@ type BlockStats struct {
 	// its anchors, Backprop one per stage tape (each holding a state and
 	// the evaluation's intermediates).
 	Stored int
+	// Recovered counts the stretches whose backward reconstruction drifted
+	// or failed and that the Adjoint mode re-solved (Adjoint.FailOnDrift).
+	Recovered int
 }
 
 // Stats returns the counts of the last forward and backward passes.
