@@ -121,6 +121,7 @@ type adjoint[T tensor.Float] struct {
 	p       *pass[T]
 	opt     Adjoint
 	anchors []anchor[T] // with AnchorEvery: forward states, in time order
+	seen    []stretchSeen // per interval of Times
 
 	// The backward pass's: its options, buffers and function, the next
 	// anchor to pass, the pieces of the current stretch, the work done.
@@ -143,16 +144,67 @@ func (a *adjoint[T]) abort()         {}
 
 // forward evaluates the dynamics with no tape and keeps nothing but, with
 // AnchorEvery, every AnchorEvery-th accepted step's state.
+//
+// It also notes, per interval of Times, how many steps the forward took
+// and the largest state it passed: a backward solve that takes far more
+// steps, or whose reconstruction grows far larger, is diverging, and is
+// stopped early (guard) rather than left to run to MaxSteps.
 func (a *adjoint[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
-	if a.opt.AnchorEvery <= 0 {
-		return a.p.evaluator(), nil
-	}
-	count := 0
+	ts := a.p.ts
+	a.seen = make([]stretchSeen, len(ts)-1)
+	dir := math.Copysign(1, ts[1]-ts[0])
+	count, cur := 0, 0
 	return a.p.evaluator(), func(si StepInfo[T]) error {
-		if si.Accepted {
-			if count++; count%a.opt.AnchorEvery == 0 {
-				a.anchors = append(a.anchors, anchor[T]{t: si.End, z: slices.Clone(si.Y1)})
-			}
+		if !si.Accepted {
+			return nil
+		}
+		for cur < len(a.seen)-1 && (si.End-ts[cur+1])*dir > 0 {
+			cur++
+		}
+		a.seen[cur].steps++
+		a.seen[cur].norm2 = math.Max(a.seen[cur].norm2, norm2(si.Y1))
+		if count++; a.opt.AnchorEvery > 0 && count%a.opt.AnchorEvery == 0 {
+			a.anchors = append(a.anchors, anchor[T]{t: si.End, z: slices.Clone(si.Y1)})
+		}
+		return nil
+	}
+}
+
+// stretchSeen is what the forward solve saw between two output times: the
+// steps that ended there and the largest squared norm of their states.
+type stretchSeen struct {
+	steps int
+	norm2 float64
+}
+
+// norm2 returns ‖x‖₂², summed in float64.
+func norm2[T tensor.Float](x []T) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v) * float64(v)
+	}
+	return s
+}
+
+// guard returns a step hook for the backward piece from hi to lo inside
+// the stretch the forward saw as seen: it stops the solve with
+// ErrAdjointDrift once it has tried more than 4 × the forward's steps
+// + 20, or once the reconstructed state is more than twice as large as
+// any the forward passed there — the signs of a reconstruction that
+// diverges, which would otherwise run on to MaxSteps before failing.
+func (a *adjoint[T]) guard(seen stretchSeen, hi, lo anchor[T]) func(StepInfo[T]) error {
+	n := a.p.n
+	limit := 4*seen.steps + 20
+	big := 4 * math.Max(seen.norm2, math.Max(norm2(hi.z), norm2(lo.z)))
+	big = math.Max(big, float64(n)*a.bopt.ATol*a.bopt.ATol)
+	tried := 0
+	return func(si StepInfo[T]) error {
+		tried++
+		if tried > limit {
+			return fmt.Errorf("odeblock: backward solve from t=%g to t=%g: %w: %d steps tried where the forward took %d", hi.t, lo.t, ErrAdjointDrift, tried, seen.steps)
+		}
+		if r := norm2(si.Y1[:n]); r > big || math.IsNaN(r) {
+			return fmt.Errorf("odeblock: backward solve from t=%g to t=%g: %w: the reconstructed state reached norm %.3g at t=%g, the forward's at most %.3g", hi.t, lo.t, ErrAdjointDrift, math.Sqrt(r), si.End, math.Sqrt(big/4))
 		}
 		return nil
 	}
@@ -187,7 +239,7 @@ func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) 
 	for k := N; k >= 1; k-- {
 		pieces := a.stretch(k)
 		for i := 0; i+1 < len(pieces); i++ {
-			if err := a.piece(pieces[i], pieces[i+1], !a.opt.FailOnDrift); err != nil {
+			if err := a.piece(pieces[i], pieces[i+1], k); err != nil {
 				return nil, err
 			}
 		}
@@ -229,13 +281,20 @@ func (a *adjoint[T]) stretch(k int) []anchor[T] {
 // piece solves the adjoint system from hi back to lo, from the augmented
 // state in w.y with z re-anchored to hi.z, leaving the end in w.y, and
 // checks the reconstruction of z against lo.z. When the reconstruction
-// fails or drifts and recovery is allowed, the forward is re-solved over
-// the piece and the backward re-run through its every step (recover).
-func (a *adjoint[T]) piece(hi, lo anchor[T], recovery bool) error {
+// fails or drifts and recovery is allowed (k > 0: the piece lies in the
+// interval of Times ending at ts[k]; without FailOnDrift), the forward is
+// re-solved over the piece and the backward re-run through its every step
+// (recover).
+func (a *adjoint[T]) piece(hi, lo anchor[T], k int) error {
 	n, w := a.p.n, a.w
+	recovery := k > 0 && !a.opt.FailOnDrift
 	copy(w.y[:n], hi.z)
 	w.out[0], w.out[1] = w.y, w.other // out[0] is y0 itself: no copy
+	if recovery && a.seen != nil && a.opt.MaxDrift >= 0 {
+		w.solver.OnStep = chainHooks(a.guard(a.seen[k-1], hi, lo), a.p.b.OnStep)
+	}
 	st, err := w.solver.Solve(a.f, w.y, []float64{hi.t, lo.t}, w.out)
+	w.solver.OnStep = a.p.b.OnStep
 	a.stats = a.stats.Add(st)
 	if err == nil {
 		err = a.checkDrift(w.other[:n], lo.z, hi.z, hi.t, lo.t, a.bopt.RTol, a.bopt.ATol)
@@ -281,7 +340,7 @@ func (a *adjoint[T]) recover(hi, lo anchor[T]) error {
 		if i >= 0 {
 			next = states[i]
 		}
-		if err := a.piece(hi, next, false); err != nil {
+		if err := a.piece(hi, next, 0); err != nil {
 			return err
 		}
 		hi = next

@@ -360,3 +360,29 @@ func TestTrainCIFAR10(t *testing.T) {
 		t.Fatalf("adamnode.csv: %v", recs)
 	}
 }
+
+// TestRecursiveTrainsAsCheckpoint: --grad recursive keeps few states but
+// computes Checkpoint's gradients from the same states: one epoch of each
+// ends with the same parameters and optimizer state, bit for bit.
+func TestRecursiveTrainsAsCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	writeIDX(t, dir, 24, 8)
+	outs := map[string]string{}
+	for _, mode := range []string{"checkpoint", "recursive"} {
+		outs[mode] = t.TempDir()
+		code, _, stderr := runCmd(append([]string{"train", "--model", "adamnode", "--epochs", "1", "--grad", mode}, tinyArgs(dir, outs[mode])...)...)
+		if code != 0 {
+			t.Fatalf("--grad %s: exit %d: %s", mode, code, stderr)
+		}
+	}
+	ck := checkpointTensors(t, filepath.Join(outs["checkpoint"], "adamnode.safetensors"))
+	rc := checkpointTensors(t, filepath.Join(outs["recursive"], "adamnode.safetensors"))
+	if len(ck) != len(rc) || len(ck) == 0 {
+		t.Fatalf("%d tensors vs %d", len(ck), len(rc))
+	}
+	for n, d := range ck {
+		if !bytes.Equal(d, rc[n]) {
+			t.Errorf("tensor %s differs", n)
+		}
+	}
+}
