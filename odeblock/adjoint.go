@@ -120,7 +120,7 @@ func (m Adjoint) strategy64(p *pass[float64]) strategy[float64] {
 type adjoint[T tensor.Float] struct {
 	p       *pass[T]
 	opt     Adjoint
-	anchors []anchor[T] // with AnchorEvery: forward states, in time order
+	anchors []anchor[T]   // with AnchorEvery: forward states, in time order
 	seen    []stretchSeen // per interval of Times
 
 	// The backward pass's: its options, buffers and function, the next
