@@ -83,9 +83,11 @@ func (c *viewCache[T]) of(y []T, shape []int) *tensor.Tensor[T] {
 }
 
 // BlockStats counts the work of a Block's last forward and backward passes.
-// Backward NFE counts evaluations of the dynamics' VJP (the adjoint's
-// backward evaluations; in Checkpoint and Backprop, one per stage pulled
-// back, plus the recomputed stages in Checkpoint).
+// Backward NFE counts every evaluation the backward pass makes: the
+// adjoint's evaluations of its augmented system (plus the forward
+// re-solved where it recovered from a drift); in the other modes one per
+// stage pulled back, plus the stages re-recorded (Checkpoint, Recursive)
+// and the steps re-advanced (Recursive).
 type BlockStats struct {
 	Forward  Stats
 	Backward Stats

@@ -1,8 +1,6 @@
 package odeblock
 
 import (
-	"slices"
-
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -31,7 +29,7 @@ func (c *checkpoint[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
 	c.p.startParamGrads()
 	return c.p.evaluator(), func(si StepInfo[T]) error {
 		if sp := c.p.logStep(si); sp != nil {
-			sp.y0 = c.takeState(si.Y0)
+			sp.y0 = c.p.takeState(si.Y0)
 		}
 		return nil
 	}
@@ -50,25 +48,6 @@ func (c *checkpoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], erro
 		nfe, err := p.restage(sp, sp.y0, tapes, need)
 		return tapes, nfe, err
 	})
-}
-
-// takeState returns a copy of y in a buffer from the Block's pool (given
-// back when the pass's backward ends).
-func (c *checkpoint[T]) takeState(y []T) []T {
-	pool := c.p.b.statePool
-	for len(pool) > 0 {
-		last := len(pool) - 1
-		buf := pool[last]
-		pool[last] = nil
-		pool = pool[:last]
-		if len(buf) == len(y) {
-			c.p.b.statePool = pool
-			copy(buf, y)
-			return buf
-		}
-	}
-	c.p.b.statePool = pool
-	return slices.Clone(y)
 }
 
 // putStates gives the steps' states back to the Block's pool, keeping no

@@ -9,10 +9,11 @@ import (
 // Recursive differentiates the discrete solve as Backprop and Checkpoint
 // do — the same gradients — while keeping at most Budget states of the
 // forward solution at once: binomial checkpointing (Griewank and Walther's
-// revolve, the scheme of diffrax's default adjoint). The forward solve
-// keeps only where its steps lay; the backward pass recomputes the state
-// at the start of each step, last to first, from the nearest kept state,
-// keeping new ones where the binomial schedule puts them. With Budget
+// revolve, the scheme of diffrax's default adjoint). A solve of at most
+// Budget steps keeps every step's state, as Checkpoint does; a longer one
+// keeps only where its steps lay, and the backward pass recomputes the
+// state at the start of each step, last to first, from the nearest kept
+// state, keeping new ones where the binomial schedule puts them. With Budget
 // states and N steps every step is recomputed at most r times, r the
 // least with C(Budget+r, r) ≥ N (the fewest recomputations any schedule
 // within the budget takes): for Budget 8, r = 8 at N = 10,000; for
@@ -72,13 +73,33 @@ type kept[T tensor.Float] struct {
 }
 
 func (r *recursive[T]) stepEnds() bool { return true }
-func (r *recursive[T]) abort()         {}
+func (r *recursive[T]) abort()         { r.putStates() }
 
+// forward keeps the state at the start of each step while the steps fit
+// the budget: a solve of at most Budget steps needs no recomputation. Past
+// that it lets them go; the backward pass recomputes from z0.
 func (r *recursive[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
 	r.p.startParamGrads()
 	return r.p.evaluator(), func(si StepInfo[T]) error {
-		r.p.logStep(si)
+		sp := r.p.logStep(si)
+		switch j := len(r.p.steps) - 1; {
+		case sp == nil || j == 0: // z0 is the trajectory's first row
+		case j < r.budget:
+			sp.y0 = r.p.takeState(si.Y0)
+		case j == r.budget:
+			r.putStates()
+		}
 		return nil
+	}
+}
+
+// putStates gives the states the forward kept back to the Block's pool.
+func (r *recursive[T]) putStates() {
+	for i := range r.p.steps {
+		if y := r.p.steps[i].y0; y != nil {
+			r.p.b.statePool = append(r.p.b.statePool, y)
+			r.p.steps[i].y0 = nil
+		}
 	}
 }
 
@@ -93,7 +114,11 @@ func (r *recursive[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 		r.k[i] = r.buffer()
 	}
 	r.kept = append(r.kept[:0], kept[T]{i: 0, z: p.traj.Slice(0, 1).Data()}) // z0
-	r.most = 1
+	for j := 1; j < len(p.steps) && p.steps[j].y0 != nil; j++ {
+		r.kept = append(r.kept, kept[T]{i: j, z: p.steps[j].y0}) // kept by the forward
+	}
+	r.most = len(r.kept)
+	defer r.putStates()
 	eval := p.evaluator()
 	grads, err := p.stepsBackward(g, func(j int) ([]*stageTape[T], int, error) {
 		y, nfe, err := r.stateAt(j, eval)

@@ -42,6 +42,25 @@ func (p *pass[T]) logStep(si StepInfo[T]) *step[T] {
 	return &p.steps[len(p.steps)-1]
 }
 
+// takeState returns a copy of y in a buffer from the Block's pool (given
+// back when the pass's backward ends).
+func (p *pass[T]) takeState(y []T) []T {
+	pool := p.b.statePool
+	for len(pool) > 0 {
+		last := len(pool) - 1
+		buf := pool[last]
+		pool[last] = nil
+		pool = pool[:last]
+		if len(buf) == len(y) {
+			p.b.statePool = pool
+			copy(buf, y)
+			return buf
+		}
+	}
+	p.b.statePool = pool
+	return slices.Clone(y)
+}
+
 // startParamGrads makes the pass's parameter gradient buffers, which the
 // stage tapes accumulate into (autograd.Tape.RedirectParams) and the
 // block's node returns — never Param.Grad behind the outer tape's back.
