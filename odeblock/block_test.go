@@ -504,8 +504,10 @@ func TestAdjointDrift(t *testing.T) {
 	if err := tp.Backward(l); err != nil {
 		t.Fatalf("recovering adjoint: %v", err)
 	}
-	if rec := gamma.Grad.Data()[0]; math.Abs(rec-num) > 1e-3*math.Max(1, math.Abs(num)) {
-		t.Errorf("recovered adjoint ∂L/∂γ_raw = %.6g, central differences %.6g", rec, num)
+	if rec := gamma.Grad.Data()[0]; math.Abs(rec-got) > 1e-4*math.Abs(got) {
+		t.Errorf("recovered adjoint ∂L/∂γ_raw = %.8g, Checkpoint's %.8g (central differences %.6g)", rec, got, num)
+	} else {
+		t.Logf("recovered adjoint ∂L/∂γ_raw = %.8g, Checkpoint's %.8g, central differences %.8g", rec, got, num)
 	}
 
 	// With the check off the adjoint's gradient is far off.
