@@ -164,7 +164,9 @@ func binApply[T tensor.Float](k binKind, z, x, y *tensor.Tensor[T]) {
 // across the engine's workers.
 func binary[T tensor.Float](op string, k binKind, x, y Var[T], r rule[T]) Var[T] {
 	t, xe, ye := use2(op, x, y)
-	mustSameShape(op, xe, ye)
+	if !xe.value.SameShape(ye.value) {
+		return broadcastBinary(t, op, k, xe, ye)
+	}
 	z := t.arena.like(xe.value)
 	if xv, yv := xe.value, ye.value; z.Len() >= parallelMin {
 		t.eng.Parallel(z.Len(), func(lo, hi int) { binApply(k, flat(z, lo, hi), flat(xv, lo, hi), flat(yv, lo, hi)) })
@@ -174,7 +176,9 @@ func binary[T tensor.Float](op string, k binKind, x, y Var[T], r rule[T]) Var[T]
 	return t.varOf(t.record(op, z, r, xe, ye, nil))
 }
 
-// Add returns x + y elementwise (same shapes).
+// Add returns x + y elementwise; shapes broadcast as in PyTorch (see
+// broadcast.go: an operand broadcast along an axis gets its gradient summed
+// over it).
 //
 // Backward: ∂L/∂x += g, ∂L/∂y += g, with g = ∂L/∂z.
 func Add[T tensor.Float](x, y Var[T]) Var[T] {
@@ -188,7 +192,7 @@ func (addRule[T]) backward(t *Tape[T], e *entry[T]) {
 	t.addScaledGrad(e.in[1], 1, e.grad)
 }
 
-// Sub returns x − y elementwise (same shapes).
+// Sub returns x − y elementwise, shapes broadcasting as Add's.
 //
 // Backward: ∂L/∂x += g, ∂L/∂y −= g.
 func Sub[T tensor.Float](x, y Var[T]) Var[T] {
@@ -202,7 +206,7 @@ func (subRule[T]) backward(t *Tape[T], e *entry[T]) {
 	t.addScaledGrad(e.in[1], -1, e.grad)
 }
 
-// Mul returns the elementwise product x ⊙ y (same shapes).
+// Mul returns the elementwise product x ⊙ y, shapes broadcasting as Add's.
 //
 // Backward: ∂L/∂x += g ⊙ y, ∂L/∂y += g ⊙ x.
 func Mul[T tensor.Float](x, y Var[T]) Var[T] {
@@ -217,7 +221,8 @@ func (mulRule[T]) backward(t *Tape[T], e *entry[T]) {
 	t.addMulGrad(y, e.grad, x.value)
 }
 
-// Div returns the elementwise quotient x ⊘ y (same shapes).
+// Div returns the elementwise quotient x ⊘ y, shapes broadcasting as
+// Add's.
 //
 // Backward: ∂L/∂x += g ⊘ y, ∂L/∂y −= g ⊙ z ⊘ y, with z = x ⊘ y.
 func Div[T tensor.Float](x, y Var[T]) Var[T] {

@@ -133,6 +133,47 @@ func build[T tensor.Float](name string, x []ag.Var[T]) ag.Var[T] {
 	case "LinCombFan":
 		return ag.LinComb([]T{0.5, -2, 1.25}, x[0], ag.Square(x[0]), x[0])
 
+	case "AddBcast":
+		return ag.Add(x[0], x[1])
+	case "SubBcast":
+		return ag.Sub(x[0], x[1])
+	case "MulBcast":
+		return ag.Mul(x[0], x[1])
+	case "DivBcast":
+		return ag.Div(x[0], x[1])
+	case "BcastFan": // x and its per-row mean: x reached twice, once broadcast
+		return ag.Mul(ag.Sub(x[0], ag.MeanAxis(x[0], 1, true)), ag.Add(x[0], ag.SumAxis(x[0], 0, false)))
+	case "SumAxis0":
+		return ag.SumAxis(x[0], 0, false)
+	case "SumAxisLastKeep":
+		return ag.SumAxis(x[0], -1, true)
+	case "MeanAxis1":
+		return ag.MeanAxis(x[0], 1, false)
+	case "MaxAxis1":
+		return ag.MaxAxis(x[0], 1, true)
+	case "Abs":
+		return ag.Abs(x[0])
+	case "Pow":
+		return ag.Pow(x[0], 1.7)
+	case "PowInt":
+		return ag.Pow(x[0], 3)
+	case "Sin":
+		return ag.Sin(x[0])
+	case "Cos":
+		return ag.Cos(x[0])
+	case "Clamp":
+		return ag.Clamp(x[0], -0.6, 0.7)
+	case "AvgPool":
+		return ag.AvgPool2D(x[0], 2, 2, 0)
+	case "AvgPoolPad":
+		return ag.AvgPool2D(x[0], 3, 2, 1)
+	case "MaxPool":
+		return ag.MaxPool2D(x[0], 2, 2, 0)
+	case "MaxPoolPad":
+		return ag.MaxPool2D(x[0], 3, 2, 1)
+	case "AdaptiveAvgPool":
+		return ag.AdaptiveAvgPool2D(x[0], 2, 3)
+
 	// Fan-out: every rule's accumulating path (an input reached twice).
 	case "ConvResidual":
 		y := ag.Conv2D(x[0], x[1], ag.Var[T]{}, conv3)
@@ -213,6 +254,28 @@ var opCases = []opCase{
 	{"MSE", []inSpec{in(anyIn, 3, 2), in(constIn, 3, 2)}},
 	{"LinComb", []inSpec{in(anyIn, 2, 3), in(constIn, 2, 3), in(anyIn, 2, 3)}},
 	{"LinCombFan", []inSpec{in(anyIn, 3, 2)}},
+	{"AddBcast", []inSpec{in(anyIn, 2, 3, 4), in(anyIn, 3, 1)}},
+	{"SubBcast", []inSpec{in(anyIn, 4), in(anyIn, 2, 3, 4)}},
+	{"MulBcast", []inSpec{in(anyIn, 2, 1, 4), in(anyIn, 3, 1)}},
+	{"MulBcast", []inSpec{in(constIn, 2, 3, 4), in(anyIn, 3, 1)}},
+	{"DivBcast", []inSpec{in(anyIn, 2, 3, 4), in(posIn, 1, 3, 1)}},
+	{"DivBcast", []inSpec{in(posIn, 3), in(posIn, 2, 1)}},
+	{"BcastFan", []inSpec{in(anyIn, 3, 4)}},
+	{"SumAxis0", []inSpec{in(anyIn, 3, 2, 2)}},
+	{"SumAxisLastKeep", []inSpec{in(anyIn, 2, 3, 4)}},
+	{"MeanAxis1", []inSpec{in(anyIn, 2, 5, 3)}},
+	{"MaxAxis1", []inSpec{in(anyIn, 2, 5, 3)}},
+	{"Abs", []inSpec{in(anyIn, 3, 4)}},
+	{"Pow", []inSpec{in(posIn, 3, 4)}},
+	{"PowInt", []inSpec{in(anyIn, 3, 4)}},
+	{"Sin", []inSpec{in(anyIn, 3, 4)}},
+	{"Cos", []inSpec{in(anyIn, 3, 4)}},
+	{"Clamp", []inSpec{in(anyIn, 4, 5)}},
+	{"AvgPool", []inSpec{in(anyIn, 2, 2, 4, 5)}},
+	{"AvgPoolPad", []inSpec{in(anyIn, 1, 2, 5, 5)}},
+	{"MaxPool", []inSpec{in(anyIn, 2, 2, 4, 4)}},
+	{"MaxPoolPad", []inSpec{in(anyIn, 1, 2, 5, 6)}},
+	{"AdaptiveAvgPool", []inSpec{in(anyIn, 1, 2, 5, 7)}},
 	{"ConvResidual", []inSpec{in(anyIn, 2, 2, 4, 3), in(anyIn, 2, 2, 3, 3), in(anyIn, 2)}},
 	{"LinearTwice", []inSpec{in(anyIn, 2, 3), in(anyIn, 3, 3), in(anyIn, 3)}},
 	{"ConcatSelf", []inSpec{in(anyIn, 2, 2, 2)}},

@@ -1,0 +1,113 @@
+package autograd
+
+import (
+	"math"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// mapEach sets z[i] = f(x[i]).
+func mapEach[T tensor.Float](z, x *tensor.Tensor[T], f func(float64) float64) {
+	zd := z.Data()
+	for i, v := range x.Data() {
+		zd[i] = T(f(float64(v)))
+	}
+}
+
+// Abs returns |x| elementwise.
+//
+// Backward: ∂L/∂x += g ⊙ sign(x) (0 at 0, as PyTorch).
+func Abs[T tensor.Float](x Var[T]) Var[T] {
+	return t2v(unaryOp("Abs", x, absRule[T]{}, func(z, x *tensor.Tensor[T]) { mapEach(z, x, math.Abs) }))
+}
+
+type absRule[T tensor.Float] struct{}
+
+func (absRule[T]) backward(t *Tape[T], e *entry[T]) {
+	chain(t, e, func(x, _ T) T {
+		switch {
+		case x > 0:
+			return 1
+		case x < 0:
+			return -1
+		}
+		return 0
+	})
+}
+
+// Pow returns x^p elementwise for a constant exponent p (math.Pow: a
+// negative x to a non-integer p is NaN).
+//
+// Backward: ∂L/∂x += g ⊙ p·x^(p−1).
+func Pow[T tensor.Float](x Var[T], p T) Var[T] {
+	pf := float64(p)
+	t, e := unaryOp("Pow", x, powRule[T]{}, func(z, x *tensor.Tensor[T]) {
+		mapEach(z, x, func(v float64) float64 { return math.Pow(v, pf) })
+	})
+	e.f[0] = p
+	return t.varOf(e)
+}
+
+type powRule[T tensor.Float] struct{}
+
+func (powRule[T]) backward(t *Tape[T], e *entry[T]) {
+	p := float64(e.f[0])
+	chain(t, e, func(x, _ T) T {
+		if p == 0 {
+			return 0
+		}
+		return T(p * math.Pow(float64(x), p-1))
+	})
+}
+
+// Sin returns sin x elementwise.
+//
+// Backward: ∂L/∂x += g ⊙ cos x.
+func Sin[T tensor.Float](x Var[T]) Var[T] {
+	return t2v(unaryOp("Sin", x, sinRule[T]{}, func(z, x *tensor.Tensor[T]) { mapEach(z, x, math.Sin) }))
+}
+
+type sinRule[T tensor.Float] struct{}
+
+func (sinRule[T]) backward(t *Tape[T], e *entry[T]) {
+	chain(t, e, func(x, _ T) T { return T(math.Cos(float64(x))) })
+}
+
+// Cos returns cos x elementwise.
+//
+// Backward: ∂L/∂x −= g ⊙ sin x.
+func Cos[T tensor.Float](x Var[T]) Var[T] {
+	return t2v(unaryOp("Cos", x, cosRule[T]{}, func(z, x *tensor.Tensor[T]) { mapEach(z, x, math.Cos) }))
+}
+
+type cosRule[T tensor.Float] struct{}
+
+func (cosRule[T]) backward(t *Tape[T], e *entry[T]) {
+	chain(t, e, func(x, _ T) T { return T(-math.Sin(float64(x))) })
+}
+
+// Clamp returns min(max(x, lo), hi) elementwise, as PyTorch's clamp: the
+// gradient passes where lo ≤ x ≤ hi (bounds included; Hardtanh excludes
+// them).
+//
+// Backward: ∂L/∂x += g ⊙ [lo ≤ x ≤ hi].
+func Clamp[T tensor.Float](x Var[T], lo, hi T) Var[T] {
+	if lo > hi {
+		panic(usage("Clamp: lower bound %v above upper bound %v", lo, hi))
+	}
+	t, e := unaryOp("Clamp", x, clampRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Hardtanh(x, lo, hi) })
+	e.f = [2]T{lo, hi}
+	return t.varOf(e)
+}
+
+type clampRule[T tensor.Float] struct{}
+
+func (clampRule[T]) backward(t *Tape[T], e *entry[T]) {
+	lo, hi := e.f[0], e.f[1]
+	chain(t, e, func(x, _ T) T {
+		if x >= lo && x <= hi {
+			return 1
+		}
+		return 0
+	})
+}
