@@ -57,12 +57,33 @@ func SetTraining[T tensor.Float](m Module[T], training bool) {
 	}
 }
 
-// Prefix prepends prefix and a dot to the name of every parameter of m:
-// weight becomes prefix.weight. Containers call it when a child is added;
-// call it on the root of a model to give its paths a first component (the
-// paper's vector field is "f": f.conv2.weight).
+// Buffered is implemented by modules with state that checkpoints save but
+// training does not change through gradients (BatchNorm's running
+// statistics), and by containers, which collect their children's.
+type Buffered[T tensor.Float] interface {
+	Buffers() []*autograd.Param[T]
+}
+
+// Buffers returns m's buffers (nil if it has none).
+func Buffers[T tensor.Float](m Module[T]) []*autograd.Param[T] {
+	if b, ok := m.(Buffered[T]); ok {
+		return b.Buffers()
+	}
+	return nil
+}
+
+// State returns m's parameters, then its buffers: what a checkpoint of m
+// saves and loads (an optimizer takes Params only).
+func State[T tensor.Float](m Module[T]) []*autograd.Param[T] {
+	return append(m.Params(), Buffers(m)...)
+}
+
+// Prefix prepends prefix and a dot to the name of every parameter and
+// buffer of m: weight becomes prefix.weight. Containers call it when a
+// child is added; call it on the root of a model to give its paths a first
+// component (the paper's vector field is "f": f.conv2.weight).
 func Prefix[T tensor.Float](prefix string, m Module[T]) {
-	for _, p := range m.Params() {
+	for _, p := range State(m) {
 		if p.Name == "" {
 			p.Name = prefix
 		} else {
@@ -213,6 +234,15 @@ func (s *Sequential[T]) Params() []*autograd.Param[T] {
 		ps = append(ps, m.Params()...)
 	}
 	return ps
+}
+
+// Buffers returns the buffers of the children, in order.
+func (s *Sequential[T]) Buffers() []*autograd.Param[T] {
+	var bs []*autograd.Param[T]
+	for _, m := range s.mods {
+		bs = append(bs, Buffers(m)...)
+	}
+	return bs
 }
 
 // SetTraining sets the mode of every Trainable child.
