@@ -20,7 +20,8 @@
 // A TimeModule also takes a time: ForwardT(tp, t, x). TimeConcat appends a
 // channel filled with t; a Sequential passes t on to its children, so an
 // ODE right-hand side f(h, t) is a Sequential with TimeConcat layers, run
-// with ForwardT (see ExampleTimeConcat). Forward of a module that needs a
+// with ForwardT (see ExampleTimeConcat); it is an odeblock.Field as it
+// is. Forward of a module that needs a
 // time panics.
 //
 // # Names

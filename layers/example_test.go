@@ -14,8 +14,7 @@ import (
 
 // The paper's vector field f(h, t) for c = 5 channels and 50 hidden ones:
 // time channels concatenated before each convolution. Its ForwardT is an
-// ODE right-hand side; odeblock.FieldFunc(f.Params(), f.ForwardT) makes it a
-// field.
+// ODE right-hand side: f is an odeblock.Field as it is.
 func ExampleTimeConcat() {
 	rng := rand.New(rand.NewPCG(1, 2))
 	f := layers.NewSequential[float32]().

@@ -25,8 +25,8 @@ type Module[T tensor.Float] interface {
 // right-hand side f(h, t) of an ODE. A container passes t on to its
 // children (see ForwardT); a module that ignores t is a plain Module.
 //
-// The method value m.ForwardT has the signature of an ODE vector field, so
-// odeblock.FieldFunc(m.Params(), m.ForwardT) makes a field of m.
+// A TimeModule is an odeblock.Field as it is: the right-hand side of an
+// ODE block, its parameters listed once.
 type TimeModule[T tensor.Float] interface {
 	Module[T]
 	// ForwardT records the module's output for input x at time t on tp.

@@ -86,7 +86,7 @@ func New[T tensor.Float](rng *rand.Rand, cfg Config) (*Classifier[T], error) {
 	m.f.Add("time3", layers.TimeConcat[T]{})
 	m.f.Add("conv3", layers.NewConv2D[T](rng, nhid+1, c, 1, tensor.ConvParams{}))
 	layers.Prefix("f", m.f)
-	field := odeblock.FieldFunc(m.f.Params(), m.f.ForwardT)
+	field := m.f // a TimeModule is an odeblock.Field
 
 	var scalars []*autograd.Param[T]
 	switch cfg.Kind {

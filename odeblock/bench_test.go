@@ -25,7 +25,7 @@ func newMLP32(rng *rand.Rand, d, hidden int) *mlp32 {
 	return &mlp32{w1: p("w1", hidden, d+1), b1: p("b1", hidden), w2: p("w2", d, hidden), b2: p("b2", d)}
 }
 
-func (m *mlp32) Forward(tp *autograd.Tape[float32], t float64, h autograd.Var[float32]) autograd.Var[float32] {
+func (m *mlp32) ForwardT(tp *autograd.Tape[float32], t float64, h autograd.Var[float32]) autograd.Var[float32] {
 	z := autograd.Tanh(autograd.Linear(autograd.ConcatTime(h, float32(t)), tp.Param(m.w1), tp.Param(m.b1)))
 	return autograd.Linear(z, tp.Param(m.w2), tp.Param(m.b2))
 }

@@ -26,7 +26,7 @@ func newMLP(rng *rand.Rand, name string, in, hidden, out int, scale float64) *ml
 	return &mlp{w1: p("w1", hidden, in+1), b1: p("b1", hidden), w2: p("w2", out, hidden), b2: p("b2", out)}
 }
 
-func (m *mlp) Forward(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
+func (m *mlp) ForwardT(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
 	x := autograd.ConcatTime(h, t)
 	z := autograd.Tanh(autograd.Linear(x, tp.Param(m.w1), tp.Param(m.b1)))
 	return autograd.Linear(z, tp.Param(m.w2), tp.Param(m.b2))

@@ -23,7 +23,7 @@ func newConvField(rng *rand.Rand, c, hidden int) *convField {
 	return &convField{w1: p("w1", hidden, c+1, 1, 1), b1: p("b1", hidden), w2: p("w2", c, hidden+1, 3, 3), b2: p("b2", c)}
 }
 
-func (f *convField) Forward(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
+func (f *convField) ForwardT(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
 	z := autograd.Tanh(autograd.Conv2D(autograd.ConcatTime(h, t), tp.Param(f.w1), tp.Param(f.b1), tensor.ConvParams{}))
 	return autograd.Conv2D(autograd.ConcatTime(z, t), tp.Param(f.w2), tp.Param(f.b2), tensor.ConvParams{Pad: 1})
 }

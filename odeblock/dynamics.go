@@ -10,9 +10,13 @@ import (
 // Field is a user's vector field f(h, t; θ): any module evaluated on a tape,
 // an MLP on [B, D] or a conv net on [B, C, H, W]. Its output has the shape of
 // h (SONODE's field maps [B, 2C, ...] to [B, C, ...]).
+//
+// It is layers.TimeModule's method set: a layers.Sequential (with
+// TimeConcat children, say) is a Field as it is, its parameters listed
+// once; FieldFunc makes one of a function.
 type Field[T tensor.Float] interface {
-	// Forward records f(h, t) on tp.
-	Forward(tp *autograd.Tape[T], t float64, h autograd.Var[T]) autograd.Var[T]
+	// ForwardT records f(h, t) on tp.
+	ForwardT(tp *autograd.Tape[T], t float64, h autograd.Var[T]) autograd.Var[T]
 	// Params lists the parameters f reads.
 	Params() []*autograd.Param[T]
 }
@@ -27,7 +31,7 @@ type fieldFunc[T tensor.Float] struct {
 	params []*autograd.Param[T]
 }
 
-func (f fieldFunc[T]) Forward(tp *autograd.Tape[T], t float64, h autograd.Var[T]) autograd.Var[T] {
+func (f fieldFunc[T]) ForwardT(tp *autograd.Tape[T], t float64, h autograd.Var[T]) autograd.Var[T] {
 	return f.f(tp, t, h)
 }
 func (f fieldFunc[T]) Params() []*autograd.Param[T] { return f.params }

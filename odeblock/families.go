@@ -37,7 +37,7 @@ type NODE[T tensor.Float] struct{ F Field[T] }
 
 // Eval implements Dynamics.
 func (d *NODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
-	return d.F.Forward(tp, t, z)
+	return d.F.ForwardT(tp, t, z)
 }
 
 // Params implements Dynamics.
@@ -59,7 +59,7 @@ type SONODE[T tensor.Float] struct{ F Field[T] }
 // Eval implements Dynamics.
 func (d *SONODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
 	p := splitParts(z, 2)
-	return Stack(p[1], d.F.Forward(tp, t, autograd.Concat(1, p[0], p[1])))
+	return Stack(p[1], d.F.ForwardT(tp, t, autograd.Concat(1, p[0], p[1])))
 }
 
 // Params implements Dynamics.
@@ -84,7 +84,7 @@ func NewHBNODE[T tensor.Float](f Field[T], gammaRaw float64) *HBNODE[T] {
 // Eval implements Dynamics.
 func (d *HBNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
 	checkParts(z, 2)
-	g := d.F.Forward(tp, t, Part(z, 0, 2))
+	g := d.F.ForwardT(tp, t, Part(z, 0, 2))
 	return hbRHS(tp, z, g, tp.Param(d.GammaRaw))
 }
 
@@ -103,7 +103,7 @@ func (d *HBNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz, d
 	negAm := dzp[1].Neg(am)
 	fp := listed(d.F.Params())
 	g, err := pb.VJPE(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
-		return d.F.Forward(tp, t, in[0])
+		return d.F.ForwardT(tp, t, in[0])
 	}, []*tensor.Tensor[T]{h}, negAm, autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{dap[0]}, Params: fp, ParamGrads: dg[:len(fp)]})
 	if err != nil {
 		return err
@@ -151,7 +151,7 @@ func (d *GHBNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) au
 	} else {
 		dh = autograd.Tanh(autograd.Neg(m))
 	}
-	dm := autograd.Add(autograd.Sub(d.F.Forward(tp, t, h), autograd.MulScalar(m, gamma)), autograd.MulScalar(h, xi))
+	dm := autograd.Add(autograd.Sub(d.F.ForwardT(tp, t, h), autograd.MulScalar(m, gamma)), autograd.MulScalar(h, xi))
 	return Stack(dh, dm)
 }
 
@@ -208,7 +208,7 @@ func AdamInitialState[T tensor.Float](h0, m0 autograd.Var[T]) autograd.Var[T] {
 // Eval implements Dynamics.
 func (d *AdamNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
 	checkParts(z, 3)
-	g := d.F.Forward(tp, t, Part(z, 0, 3))
+	g := d.F.ForwardT(tp, t, Part(z, 0, 3))
 	return d.adamRHS(tp, z, g, tp.Param(d.R1), tp.Param(d.R2))
 }
 
@@ -241,7 +241,7 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 	// One VJP of Σ c ⊙ f(h) with c held constant: its input cotangent is c·J
 	// and its parameter cotangent c·∂g/∂θ. c needs g, so it is formed inside.
 	_, err := pb.VJPE(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
-		g := d.F.Forward(tp, t, in[0])
+		g := d.F.ForwardT(tp, t, in[0])
 		d.gbuf.Copy(g.Value())
 		cd, gd, amd, avd := d.c.Data(), d.gbuf.Data(), am.Data(), av.Data()
 		ta1, ta2 := T(a1), T(2*a2)

@@ -46,7 +46,7 @@ type IterStats struct {
 // timeField adapts the Sequential to odeblock.Field: f(h, t) = seq([h, t]).
 type timeField struct{ seq *layers.Sequential[float32] }
 
-func (f timeField) Forward(tp *autograd.Tape[float32], t float64, h autograd.Var[float32]) autograd.Var[float32] {
+func (f timeField) ForwardT(tp *autograd.Tape[float32], t float64, h autograd.Var[float32]) autograd.Var[float32] {
 	return f.seq.ForwardT(tp, t, h)
 }
 

@@ -53,7 +53,7 @@ type Model struct {
 // field is f, recording the convolutions of [x, t] as Conv2DTime.
 type field struct{ m *Model }
 
-func (f field) Forward(tp *autograd.Tape[float32], t float64, h autograd.Var[float32]) autograd.Var[float32] {
+func (f field) ForwardT(tp *autograd.Tape[float32], t float64, h autograd.Var[float32]) autograd.Var[float32] {
 	m, tt := f.m, float32(t)
 	z := autograd.Conv2DTimeAct(h, tt, tp.Param(m.W1), tp.Param(m.B1), tensor.ConvParams{}, autograd.ReLUAct)
 	z = autograd.Conv2DTimeAct(z, tt, tp.Param(m.W2), tp.Param(m.B2), tensor.ConvParams{Pad: 1}, autograd.ReLUAct)

@@ -39,7 +39,7 @@ type inputField struct {
 	input func(t float64) float64
 }
 
-func (f *inputField) Forward(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
+func (f *inputField) ForwardT(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
 	return f.lin.Forward(tp, autograd.ConcatTime(h, f.input(t)))
 }
 
