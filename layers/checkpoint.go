@@ -20,7 +20,7 @@ const OptimPrefix = "optim."
 // and metadata, all named with OptimPrefix; LoadStateDict restores them,
 // changing nothing on error.
 type Stateful[T tensor.Float] interface {
-	StateDict() (tensors map[string]*tensor.Tensor[T], meta map[string]string)
+	StateDict() (tensors map[string]*tensor.Tensor[T], meta map[string]string, err error)
 	LoadStateDict(tensors map[string]*tensor.Tensor[T], meta map[string]string) error
 }
 
@@ -65,7 +65,10 @@ func SaveCheckpoint[T tensor.Float](path string, params []*autograd.Param[T], op
 		s.Tensors = append(s.Tensors, RawFromTensor(p.Name, p.Value))
 	}
 	if opt != nil {
-		ts, om := opt.StateDict()
+		ts, om, err := opt.StateDict()
+		if err != nil {
+			return &FileError{File: path, Msg: "optimizer state", Err: err}
+		}
 		names := make([]string, 0, len(ts))
 		for n := range ts {
 			if !strings.HasPrefix(n, OptimPrefix) {

@@ -64,8 +64,14 @@ type Buffered[T tensor.Float] interface {
 	Buffers() []*autograd.Param[T]
 }
 
+// HasParams is anything that lists parameters: a Module, and odeblock's
+// fields and dynamics (the families' own scalars included).
+type HasParams[T tensor.Float] interface {
+	Params() []*autograd.Param[T]
+}
+
 // Buffers returns m's buffers (nil if it has none).
-func Buffers[T tensor.Float](m Module[T]) []*autograd.Param[T] {
+func Buffers[T tensor.Float](m HasParams[T]) []*autograd.Param[T] {
 	if b, ok := m.(Buffered[T]); ok {
 		return b.Buffers()
 	}
@@ -74,15 +80,18 @@ func Buffers[T tensor.Float](m Module[T]) []*autograd.Param[T] {
 
 // State returns m's parameters, then its buffers: what a checkpoint of m
 // saves and loads (an optimizer takes Params only).
-func State[T tensor.Float](m Module[T]) []*autograd.Param[T] {
+func State[T tensor.Float](m HasParams[T]) []*autograd.Param[T] {
 	return append(m.Params(), Buffers(m)...)
 }
 
 // Prefix prepends prefix and a dot to the name of every parameter and
 // buffer of m: weight becomes prefix.weight. Containers call it when a
 // child is added; call it on the root of a model to give its paths a first
-// component (the paper's vector field is "f": f.conv2.weight).
-func Prefix[T tensor.Float](prefix string, m Module[T]) {
+// component (the paper's vector field is "f": f.conv2.weight), or on an
+// odeblock family to name its field's parameters and its own scalars
+// together (ode.f.conv2.weight, ode.gamma), so that two blocks' do not
+// collide.
+func Prefix[T tensor.Float](prefix string, m HasParams[T]) {
 	for _, p := range State(m) {
 		if p.Name == "" {
 			p.Name = prefix

@@ -7,10 +7,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/layers"
+	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -166,5 +168,36 @@ func TestBuffersInState(t *testing.T) {
 		if fmt.Sprint(p.Value.Data()) != fmt.Sprint(layers.State[float64](seq)[i].Value.Data()) {
 			t.Errorf("%s not restored", p.Name)
 		}
+	}
+}
+
+// TestPrefixFamily: Prefix names an ODE family's field parameters and its
+// own scalars together, so two blocks' parameters do not collide, and a
+// checkpoint of both saves; with the same names it is an error naming the
+// duplicate.
+func TestPrefixFamily(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	newDyn := func() *odeblock.HBNODE[float64] {
+		f := layers.NewSequential[float64]().Add("fc", layers.NewLinear[float64](rng, 2, 2))
+		return odeblock.NewHBNODE[float64](f, -1)
+	}
+	a, b := newDyn(), newDyn()
+	path := filepath.Join(t.TempDir(), "two.safetensors")
+	both := append(a.Params(), b.Params()...)
+	if err := layers.SaveParams(path, both, nil); err == nil || !strings.Contains(err.Error(), "fc.weight") {
+		t.Errorf("unprefixed blocks saved: %v, want an error naming fc.weight", err)
+	}
+	layers.Prefix[float64]("ode1", a)
+	layers.Prefix[float64]("ode2", b)
+	var names []string
+	for _, p := range append(a.Params(), b.Params()...) {
+		names = append(names, p.Name)
+	}
+	want := "[ode1.fc.weight ode1.fc.bias ode1.gamma ode2.fc.weight ode2.fc.bias ode2.gamma]"
+	if fmt.Sprint(names) != want {
+		t.Errorf("names %v, want %s", names, want)
+	}
+	if err := layers.SaveParams(path, append(a.Params(), b.Params()...), nil); err != nil {
+		t.Error(err)
 	}
 }

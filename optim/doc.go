@@ -40,11 +40,13 @@
 // # Errors and panics
 //
 // Misuse panics: invalid hyperparameters (a negative learning rate, a beta
-// outside [0, 1), Nesterov without momentum), duplicate or empty parameter
-// names, a gradient shaped unlike its parameter (a *tensor.ShapeError naming
-// both shapes). A state that does not fit the optimizer (another kind, a
-// missing or extra tensor, a wrong shape, a malformed step count) is a
-// returned error, as is a non-finite gradient norm in ClipGradNorm.
+// outside [0, 1), Nesterov without momentum), a gradient shaped unlike its
+// parameter (a *tensor.ShapeError naming both shapes). Parameter names
+// matter only for the state, which is saved by name: duplicate or empty
+// names are an error of StateDict and LoadStateDict, not of training. A
+// state that does not fit the optimizer (another kind, a missing or extra
+// tensor, a wrong shape, a malformed step count) is a returned error, as is
+// a non-finite gradient norm in ClipGradNorm.
 //
 // Optimizers are not safe for concurrent use. Nothing in this package keeps
 // mutable package-level state.

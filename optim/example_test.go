@@ -52,7 +52,10 @@ func ExampleAdam_StateDict() {
 	w := autograd.NewParam("f.conv2.weight", tensor.New[float32](2, 2))
 	opt := optim.NewAdam([]*autograd.Param[float32]{w}, optim.AdamDefaults())
 	opt.Step()
-	tensors, meta := opt.StateDict()
+	tensors, meta, err := opt.StateDict()
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println(tensors["optim.adam.exp_avg.f.conv2.weight"].Shape())
 	fmt.Println(meta["optim.type"], meta["optim.adam.lr"], meta["optim.adam.step.f.conv2.weight"])
 	// Output:

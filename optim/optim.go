@@ -31,7 +31,7 @@ type Optimizer[T tensor.Float] interface {
 	// StateDict returns the optimizer's state: its buffers by name (its own
 	// storage, not copies) and its scalars as strings. See the package
 	// documentation for the names.
-	StateDict() (tensors map[string]*tensor.Tensor[T], meta map[string]string)
+	StateDict() (tensors map[string]*tensor.Tensor[T], meta map[string]string, err error)
 	// LoadStateDict restores a state returned by StateDict (of an optimizer
 	// of the same kind over parameters of the same names and shapes),
 	// copying the tensors. It checks everything before changing anything:
@@ -66,7 +66,6 @@ func newCore[T tensor.Float](kind string, params []*autograd.Param[T], lr float6
 		bufNames: bufNames,
 		bufs:     make([][]*tensor.Tensor[T], len(bufNames)),
 	}
-	c.names() // panics on empty or duplicate names
 	for k := range bufNames {
 		c.bufs[k] = make([]*tensor.Tensor[T], len(params))
 		for i, p := range params {
@@ -82,22 +81,23 @@ func checkLR(kind string, lr float64) {
 	}
 }
 
-// names returns the parameters' names, panicking if one is empty or two are
-// equal.
-func (c *core[T]) names() []string {
+// names returns the parameters' names, or an error if one is empty or two
+// are equal: the state is saved and loaded by name (training needs no
+// names).
+func (c *core[T]) names() ([]string, error) {
 	names := make([]string, len(c.params))
 	seen := make(map[string]int, len(c.params))
 	for i, p := range c.params {
 		if p.Name == "" {
-			panic(fmt.Sprintf("optim: %s: parameter %d has no name (the state is saved by parameter name)", c.kind, i))
+			return nil, fmt.Errorf("optim: %s state: parameter %d has no name (the state is saved by parameter name: name it, or give its module a path with layers.Prefix)", c.kind, i)
 		}
 		if j, dup := seen[p.Name]; dup {
-			panic(fmt.Sprintf("optim: %s: parameters %d and %d are both named %q (the state is saved by parameter name)", c.kind, j, i, p.Name))
+			return nil, fmt.Errorf("optim: %s state: parameters %d and %d are both named %q (the state is saved by parameter name: give their modules paths with layers.Prefix or a Sequential)", c.kind, j, i, p.Name)
 		}
 		seen[p.Name] = i
 		names[i] = p.Name
 	}
-	return names
+	return names, nil
 }
 
 // grad returns the value and gradient of parameter i and advances its step
@@ -152,9 +152,13 @@ func (c *core[T]) metaKey(key string) string { return Prefix + c.kind + "." + ke
 
 // StateDict returns the optimizer's buffers (its own storage, not copies)
 // and its learning rate, step counts and hyperparameters as strings; see
-// the package documentation for the names.
-func (c *core[T]) StateDict() (map[string]*tensor.Tensor[T], map[string]string) {
-	names := c.names()
+// the package documentation for the names. It fails when two parameters
+// share a name, or one has none.
+func (c *core[T]) StateDict() (map[string]*tensor.Tensor[T], map[string]string, error) {
+	names, err := c.names()
+	if err != nil {
+		return nil, nil, err
+	}
 	ts := make(map[string]*tensor.Tensor[T], len(c.bufNames)*len(names))
 	for k := range c.bufNames {
 		for i, n := range names {
@@ -171,7 +175,7 @@ func (c *core[T]) StateDict() (map[string]*tensor.Tensor[T], map[string]string) 
 	for _, h := range c.hyper {
 		meta[c.metaKey(h[0])] = h[1]
 	}
-	return ts, meta
+	return ts, meta, nil
 }
 
 // LoadStateDict restores the buffers, step counts and learning rate from a
@@ -182,7 +186,10 @@ func (c *core[T]) StateDict() (map[string]*tensor.Tensor[T], map[string]string) 
 // missing, extra or of the wrong shape, or a count is malformed; the
 // optimizer is then unchanged.
 func (c *core[T]) LoadStateDict(tensors map[string]*tensor.Tensor[T], meta map[string]string) error {
-	names := c.names()
+	names, err := c.names()
+	if err != nil {
+		return err
+	}
 	kind, ok := meta[Prefix+"type"]
 	switch {
 	case !ok:

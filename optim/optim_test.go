@@ -273,7 +273,7 @@ func TestStepRules(t *testing.T) {
 				if k >= len(tc.state) {
 					continue
 				}
-				ts, _ := opt.StateDict()
+				ts, _, _ := opt.StateDict()
 				for buf, want := range tc.state[k] {
 					kind := kindOf(opt)
 					got := ts["optim."+kind+"."+buf+".w"]
@@ -340,7 +340,7 @@ func make32(name string, ps []*autograd.Param[float32]) Optimizer[float32] {
 }
 
 func kindOf[T tensor.Float](opt Optimizer[T]) string {
-	_, meta := opt.StateDict()
+	_, meta, _ := opt.StateDict()
 	return meta["optim.type"]
 }
 
@@ -473,8 +473,22 @@ func TestMisusePanics(t *testing.T) {
 		return out
 	}
 	mustPanic(t, "bad config", "beta1", func() { NewAdam(ps("a"), AdamConfig{LR: 1, Beta1: 2}) })
-	mustPanic(t, "duplicate names", `both named "a"`, func() { NewSGD(ps("a", "b", "a"), SGDDefaults()) })
-	mustPanic(t, "empty name", "no name", func() { NewRMSprop(ps(""), RMSpropDefaults()) })
+	// Names matter only for the state: training with duplicate or empty
+	// names works, saving or loading the state is an error.
+	for _, c := range []struct {
+		ps   []*autograd.Param[float64]
+		want string
+	}{{ps("a", "b", "a"), `both named "a"`}, {ps(""), "no name"}} {
+		opt := NewAdam(c.ps, AdamDefaults())
+		opt.ZeroGrad()
+		opt.Step()
+		if _, _, err := opt.StateDict(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("StateDict with names %q: %v, want an error saying %q", c.ps[0].Name, err, c.want)
+		}
+		if err := opt.LoadStateDict(nil, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("LoadStateDict with names %q: %v, want an error saying %q", c.ps[0].Name, err, c.want)
+		}
+	}
 	mustPanic(t, "negative SetLR", "learning rate", func() { NewSGD(ps("a"), SGDDefaults()).SetLR(-1) })
 	p := ps("w")
 	opt := NewAdam(p, AdamDefaults())
@@ -497,7 +511,7 @@ func TestStateRoundTrip(t *testing.T) {
 			pb := newParam[float64]("f.w", pa.Value.Data())
 			b := tc.make([]*autograd.Param[float64]{pb})
 			b.SetLR(123) // restored from the state
-			ts, meta := a.StateDict()
+			ts, meta, _ := a.StateDict()
 			copied := make(map[string]*tensor.Tensor[float64])
 			for n, x := range ts {
 				copied[n] = x.Clone()
@@ -523,7 +537,7 @@ func TestStateRoundTrip(t *testing.T) {
 
 func TestStateDictNames(t *testing.T) {
 	p := newParam[float32]("f.conv2.weight", []float64{1, 2})
-	ts, meta := NewAdam([]*autograd.Param[float32]{p}, AdamDefaults()).StateDict()
+	ts, meta, _ := NewAdam([]*autograd.Param[float32]{p}, AdamDefaults()).StateDict()
 	for _, n := range []string{"optim.adam.exp_avg.f.conv2.weight", "optim.adam.exp_avg_sq.f.conv2.weight"} {
 		if ts[n] == nil {
 			t.Errorf("no tensor %q in %v", n, keys(ts))
@@ -545,7 +559,7 @@ func TestLoadStateDictErrors(t *testing.T) {
 	fresh := func() (*Adam[float64], map[string]*tensor.Tensor[float64], map[string]string) {
 		p := newParam[float64]("w", []float64{1, 2})
 		opt := NewAdam([]*autograd.Param[float64]{p}, AdamDefaults())
-		ts, meta := opt.StateDict()
+		ts, meta, _ := opt.StateDict()
 		return opt, ts, meta
 	}
 	for _, tc := range []struct {
@@ -591,7 +605,7 @@ func TestLoadStateDictErrors(t *testing.T) {
 				t.Fatalf("error %v, want one mentioning %s", err, tc.want)
 			}
 			// Nothing changed.
-			ts2, meta2 := opt.StateDict()
+			ts2, meta2, _ := opt.StateDict()
 			if ts2["optim.adam.exp_avg.w"].Data()[0] != 0 || meta2["optim.adam.lr"] != "0.001" || meta2["optim.adam.step.w"] != "0" {
 				t.Fatalf("a failed load changed the state: %v %v", ts2, meta2)
 			}

@@ -214,7 +214,10 @@ func checkTrainMeta(path string, meta map[string]string, s runSettings, name str
 	// The optimizer's scalars: its type and hyperparameters are those of
 	// opt as this run made it (the learning rate is --lr, checked above);
 	// no parameter took more steps than the iterations done.
-	_, want := opt.StateDict()
+	_, want, err := opt.StateDict()
+	if err != nil {
+		return st, err
+	}
 	iters := float64(st.epoch)*float64(nb) + float64(batch)
 	stepPrefix := optim.Prefix + "adam.step."
 	for k, v := range meta {
