@@ -25,20 +25,14 @@ import (
 // works; for that reason a custom node is recorded whenever gradients are
 // on, even if no input requires a gradient.
 //
+// backward may fail (an adjoint ODE solve that hits a step-size underflow
+// or a NaN): a non-nil error stops the tape's Backward, which returns it
+// (wrapped with the node's name); the gradients returned alongside it are
+// ignored.
+//
 // backward runs while the tape's Backward is running: it must not record on
 // this tape, but may evaluate and differentiate on other tapes (Pullback).
-func Custom[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) []*tensor.Tensor[T], inputs ...Var[T]) Var[T] {
-	if backward == nil {
-		panic(usage("Custom %q: nil backward function", name))
-	}
-	return CustomE(name, value, func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) { return backward(gy), nil }, inputs...)
-}
-
-// CustomE is Custom with a backward function that can fail, such as an
-// adjoint ODE solve that hits a step-size underflow or a NaN. A non-nil
-// error stops the tape's Backward, which returns it (wrapped with the node's
-// name); the gradients returned alongside it are ignored.
-func CustomE[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error), inputs ...Var[T]) Var[T] {
+func Custom[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error), inputs ...Var[T]) Var[T] {
 	if len(inputs) == 0 {
 		panic(usage("Custom %q: no inputs (a custom node needs at least one Var to find its tape)", name))
 	}

@@ -28,7 +28,7 @@
 //		tp.Reset()
 //		loss := autograd.SoftmaxCrossEntropy(model.Forward(tp, tp.Const(x)), labels)
 //		if err := tp.Backward(loss); err != nil { // adds into every Param.Grad
-//			return err // a custom node's backward failed (CustomE)
+//			return err // a custom node's backward failed (Custom)
 //		}
 //		optimizer step, then autograd.ZeroGrads(params)
 //	}
@@ -59,7 +59,7 @@
 // # Custom nodes and VJP
 //
 // Custom records a node whose value and backward function the caller
-// supplies; CustomE's backward may also fail with an error (an adjoint solve
+// supplies; Custom's backward may also fail with an error (an adjoint solve
 // that breaks down), which Backward then returns. Its backward may evaluate and differentiate other functions on
 // other tapes while the outer Backward runs: Pullback.VJP evaluates a Func at
 // a point on an inner tape and pulls a cotangent back, returning the input
@@ -83,7 +83,7 @@
 // during Backward, Backward in no-grad mode or from an output that depends on
 // no Param or Input) panics with an error whose message starts "autograd:".
 // Failures that are not the caller's mistake are errors, never panics: the
-// error of a CustomE backward is returned by Backward, BackwardWith and
-// Pullback.VJPE. Numerical trouble in the built-in ops (NaN, Inf) is not
+// error of a Custom backward is returned by Backward, BackwardWith and
+// Pullback.VJP (MustVJP panics with it). Numerical trouble in the built-in ops (NaN, Inf) is not
 // checked here.
 package autograd

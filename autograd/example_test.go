@@ -61,12 +61,12 @@ func ExampleCustom() {
 	xv := x.Value()
 	y := tensor.New[float64](3)
 	y.Map(xv, func(v float64) float64 { return v * v * v })
-	cube := autograd.Custom("cube", y, func(gy *tensor.Tensor[float64]) []*tensor.Tensor[float64] {
+	cube := autograd.Custom("cube", y, func(gy *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
 		gx := tensor.New[float64](3)
 		for i, g := range gy.Data() {
 			gx.Data()[i] = g * 3 * xv.Data()[i] * xv.Data()[i]
 		}
-		return []*tensor.Tensor[float64]{gx}
+		return []*tensor.Tensor[float64]{gx}, nil
 	}, x)
 
 	tp.Backward(autograd.Sum(cube))
@@ -88,7 +88,7 @@ func ExamplePullback_VJP() {
 
 	dx, dw := tensor.New[float64](1, 2), tensor.New[float64](2, 2)
 	pb := autograd.NewPullback(eng)
-	pb.VJP(f, []*tensor.Tensor[float64]{x}, cot, autograd.VJPDest[float64]{
+	pb.MustVJP(f, []*tensor.Tensor[float64]{x}, cot, autograd.VJPDest[float64]{
 		Inputs:     []*tensor.Tensor[float64]{dx},
 		Params:     []*autograd.Param[float64]{w},
 		ParamGrads: []*tensor.Tensor[float64]{dw},

@@ -13,10 +13,10 @@ import (
 // one element.
 func wrongSquare(x ag.Var[float64], bad int) ag.Var[float64] {
 	xv := x.Value()
-	return ag.Custom("wrongSquare", tensor.Mul(xv, xv), func(gy *tensor.Tensor[float64]) []*tensor.Tensor[float64] {
+	return ag.Custom("wrongSquare", tensor.Mul(xv, xv), func(gy *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
 		gx := tensor.Scale(2, tensor.Mul(gy, xv))
 		gx.Data()[bad] *= 1.01
-		return []*tensor.Tensor[float64]{gx}
+		return []*tensor.Tensor[float64]{gx}, nil
 	}, x)
 }
 

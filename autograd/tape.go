@@ -552,10 +552,10 @@ func (t *Tape[T]) badGrad(e *entry[T], i int, v *entry[T]) {
 // Grad. loss must have exactly one element. Backward then releases the
 // recorded graph; the tape must be Reset before recording again.
 //
-// The error is that of a custom node's backward (CustomE) that failed, such
+// The error is that of a custom node's backward (Custom) that failed, such
 // as an adjoint ODE solve; Backward stops there, and the parameter gradients
 // hold a partial sum that the caller should discard (ZeroGrads). Without
-// CustomE nodes it is always nil.
+// Custom nodes it is always nil.
 //
 // It panics in no-grad mode, when loss requires no gradient (built only from
 // constants), and when called twice without Reset.

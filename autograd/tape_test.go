@@ -103,9 +103,9 @@ func TestNoGradRecordsNothing(t *testing.T) {
 	called := false
 	x := tp.Input(tensor.RandN[float32](rng, 0, 1, 2, 3))
 	y := m.forward(tp, x)
-	y = ag.Custom("c", y.Value().Clone(), func(gy *tensor.Tensor[float32]) []*tensor.Tensor[float32] {
+	y = ag.Custom("c", y.Value().Clone(), func(gy *tensor.Tensor[float32]) ([]*tensor.Tensor[float32], error) {
 		called = true
-		return []*tensor.Tensor[float32]{gy}
+		return []*tensor.Tensor[float32]{gy}, nil
 	}, y)
 	loss := ag.Mean(ag.Square(y))
 	if tp.Len() != 0 {
@@ -147,13 +147,13 @@ func TestNoGradRecordsNothing(t *testing.T) {
 
 // holder returns a custom backward that keeps big alive, and a weak pointer
 // to big.
-func holder(n int) (func(gy *tensor.Tensor[float64]) []*tensor.Tensor[float64], weak.Pointer[[]float64]) {
+func holder(n int) (func(gy *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error), weak.Pointer[[]float64]) {
 	big := make([]float64, n)
 	wp := weak.Make(&big)
-	return func(gy *tensor.Tensor[float64]) []*tensor.Tensor[float64] {
+	return func(gy *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
 		gy2 := gy.Clone()
 		gy2.Data()[0] += big[0]
-		return []*tensor.Tensor[float64]{gy2}
+		return []*tensor.Tensor[float64]{gy2}, nil
 	}, wp
 }
 
@@ -222,22 +222,22 @@ func TestMisusePanics(t *testing.T) {
 	}
 	e := ag.NewTape(eng64())
 	y := e.Input(x)
-	z := ag.Custom("recorder", x.Clone(), func(gy *tensor.Tensor[float64]) []*tensor.Tensor[float64] {
+	z := ag.Custom("recorder", x.Clone(), func(gy *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
 		ag.Neg(y) // records on the tape whose Backward is running
-		return []*tensor.Tensor[float64]{gy}
+		return []*tensor.Tensor[float64]{gy}, nil
 	}, y)
 	if msg := mustPanic(t, func() { e.Backward(ag.Sum(z)) }); !strings.Contains(msg, "while its Backward is running") {
 		t.Fatalf("recording during Backward: %q", msg)
 	}
 	f := ag.NewTape(eng64())
-	g := ag.Custom("short", x.Clone(), func(gy *tensor.Tensor[float64]) []*tensor.Tensor[float64] { return nil }, f.Input(x))
+	g := ag.Custom("short", x.Clone(), func(gy *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) { return nil, nil }, f.Input(x))
 	msg = mustPanic(t, func() { f.Backward(ag.Sum(g)) })
 	if !strings.Contains(msg, "Custom(short)") || !strings.Contains(msg, "0 gradients for 1 inputs") {
 		t.Fatalf("wrong gradient count: %q", msg)
 	}
 	h := ag.NewTape(eng64())
-	k := ag.Custom("wrong", x.Clone(), func(gy *tensor.Tensor[float64]) []*tensor.Tensor[float64] {
-		return []*tensor.Tensor[float64]{tensor.New[float64](4)}
+	k := ag.Custom("wrong", x.Clone(), func(gy *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
+		return []*tensor.Tensor[float64]{tensor.New[float64](4)}, nil
 	}, h.Input(x))
 	msg = mustPanic(t, func() { h.Backward(ag.Sum(k)) })
 	if !strings.Contains(msg, "Custom(wrong)") || !strings.Contains(msg, "[4]") || !strings.Contains(msg, "[2 2]") {
@@ -250,8 +250,8 @@ func TestMisusePanics(t *testing.T) {
 			}
 		}()
 		h2 := ag.NewTape(eng64())
-		h2.Backward(ag.Sum(ag.Custom("wrong", x.Clone(), func(gy *tensor.Tensor[float64]) []*tensor.Tensor[float64] {
-			return []*tensor.Tensor[float64]{tensor.New[float64](4)}
+		h2.Backward(ag.Sum(ag.Custom("wrong", x.Clone(), func(gy *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
+			return []*tensor.Tensor[float64]{tensor.New[float64](4)}, nil
 		}, h2.Input(x))))
 	}()
 }

@@ -62,19 +62,9 @@ func (pb *Pullback[T]) Engine() tensor.Engine[T] { return pb.tape.eng }
 // owned by the pullback and valid until its next call. at and cot are only
 // read. f's parameters are read through tp.Param as usual.
 //
-// VJP panics if a custom node inside f fails (CustomE); use VJPE to get that
-// error instead.
-func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor[T], dst VJPDest[T]) *tensor.Tensor[T] {
-	y, err := pb.VJPE(f, at, cot, dst)
-	if err != nil {
-		panic(err)
-	}
-	return y
-}
-
-// VJPE is VJP returning the error of a custom node inside f that failed
-// (CustomE); the cotangents are then incomplete.
-func (pb *Pullback[T]) VJPE(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor[T], dst VJPDest[T]) (*tensor.Tensor[T], error) {
+// It returns the error of a custom node inside f that failed (Custom); the
+// cotangents are then incomplete. MustVJP panics instead.
+func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor[T], dst VJPDest[T]) (*tensor.Tensor[T], error) {
 	if pb.busy {
 		panic(usage("Pullback.VJP called from within its own function; use a separate Pullback for a nested VJP"))
 	}
@@ -137,6 +127,16 @@ func (pb *Pullback[T]) VJPE(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tenso
 	return ye.value, err
 }
 
+// MustVJP is VJP for functions whose custom nodes cannot fail: it panics
+// with the error if one does.
+func (pb *Pullback[T]) MustVJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor[T], dst VJPDest[T]) *tensor.Tensor[T] {
+	y, err := pb.VJP(f, at, cot, dst)
+	if err != nil {
+		panic(err)
+	}
+	return y
+}
+
 // Value evaluates y = f(x) at x = at on the pullback's tape in no-grad
 // mode and returns y's value, owned by the pullback and valid until its
 // next call. Nothing is recorded for a backward pass; the point is the
@@ -174,13 +174,14 @@ func paramName[T tensor.Float](p *Param[T]) string {
 // VJP evaluates y = f(x) at x = at on a fresh tape computing with eng and
 // returns y's value and the input cotangents dx[i] = cotᵀ·∂y/∂x_i, newly
 // allocated. The gradients of the parameters f uses are added into their
-// Param.Grad. For repeated calls without allocation, or to direct parameter
-// gradients elsewhere, use a Pullback.
-func VJP[T tensor.Float](eng tensor.Engine[T], f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor[T]) (y *tensor.Tensor[T], dx []*tensor.Tensor[T]) {
+// Param.Grad. It returns the error of a custom node inside f that failed.
+// For repeated calls without allocation, or to direct parameter gradients
+// elsewhere, use a Pullback.
+func VJP[T tensor.Float](eng tensor.Engine[T], f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor[T]) (y *tensor.Tensor[T], dx []*tensor.Tensor[T], err error) {
 	dx = make([]*tensor.Tensor[T], len(at))
 	for i, x := range at {
 		dx[i] = tensor.New[T](x.Shape()...)
 	}
-	y = NewPullback(eng).VJP(f, at, cot, VJPDest[T]{Inputs: dx})
-	return y, dx
+	y, err = NewPullback(eng).VJP(f, at, cot, VJPDest[T]{Inputs: dx})
+	return y, dx, err
 }

@@ -441,7 +441,7 @@ func (a *adjoint[T]) augmented(w *adjointWork[T]) Func[T] {
 		}
 		// One VJP of the whole dynamics: F(z) and aᵀ·∂F/∂(z, θ), negated.
 		at[0], dst.Inputs[0] = z, da
-		val, err := pb.VJPE(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+		val, err := pb.VJP(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 			return dyn.Eval(tp, t, in[0])
 		}, at, a, dst)
 		if err != nil {

@@ -230,7 +230,7 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		}
 		return strat.backward(g)
 	}
-	return autograd.CustomE("ODEBlock", value, backward, inputs...), nil
+	return autograd.Custom("ODEBlock", value, backward, inputs...), nil
 }
 
 // chainHooks returns a step hook calling first, then then (either may be

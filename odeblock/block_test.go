@@ -376,7 +376,7 @@ func TestAdamAdjointMatchesGeneric(t *testing.T) {
 			}
 			gda := tensor.New[float64](z.Shape()...)
 			gdg := []*tensor.Tensor[float64]{tensor.New[float64](1), tensor.New[float64](1), tensor.New[float64](1)}
-			val := autograd.NewPullback(eng).VJP(func(tp *autograd.Tape[float64], in []autograd.Var[float64]) autograd.Var[float64] {
+			val := autograd.NewPullback(eng).MustVJP(func(tp *autograd.Tape[float64], in []autograd.Var[float64]) autograd.Var[float64] {
 				return dyn.Eval(tp, 0.3, in[0])
 			}, []*tensor.Tensor[float64]{z}, a, autograd.VJPDest[float64]{Inputs: []*tensor.Tensor[float64]{gda}, Params: params, ParamGrads: gdg})
 			for i, x := range val.Data() {
@@ -622,7 +622,7 @@ func TestBlockInsidePullback(t *testing.T) {
 			blk := newBlock()
 			var ferr error
 			pb := autograd.NewPullback(tensor.EngineFor[float64](tensor.Default()))
-			_, err = pb.VJPE(func(tp *autograd.Tape[float64], in []autograd.Var[float64]) autograd.Var[float64] {
+			_, err = pb.VJP(func(tp *autograd.Tape[float64], in []autograd.Var[float64]) autograd.Var[float64] {
 				z, err := blk.Forward(tp, f.state(tp))
 				if err != nil {
 					ferr = err

@@ -102,7 +102,7 @@ func (d *HBNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz, d
 	// One VJP of f with cotangent −a_m; dz_m holds −a_m meanwhile.
 	negAm := dzp[1].Neg(am)
 	fp := listed(d.F.Params())
-	g, err := pb.VJPE(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+	g, err := pb.VJP(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 		return d.F.ForwardT(tp, t, in[0])
 	}, []*tensor.Tensor[T]{h}, negAm, autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{dap[0]}, Params: fp, ParamGrads: dg[:len(fp)]})
 	if err != nil {
@@ -240,7 +240,7 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 	fp := listed(d.F.Params())
 	// One VJP of Σ c ⊙ f(h) with c held constant: its input cotangent is c·J
 	// and its parameter cotangent c·∂g/∂θ. c needs g, so it is formed inside.
-	_, err := pb.VJPE(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+	_, err := pb.VJP(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 		g := d.F.ForwardT(tp, t, in[0])
 		d.gbuf.Copy(g.Value())
 		cd, gd, amd, avd := d.c.Data(), d.gbuf.Data(), am.Data(), av.Data()

@@ -47,7 +47,7 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 		dm[i] = ta1 * (-gi - mi)
 		dv[i] = ta2 * (gi*gi - v[i])
 	}
-	return autograd.Custom("AdamNODE.F", out, func(c *tensor.Tensor[T]) []*tensor.Tensor[T] {
+	return autograd.Custom("AdamNODE.F", out, func(c *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
 		cd := c.Data()
 		ch, cm, cv := cd[:n], cd[n:2*n], cd[2*n:3*n]
 		gz := tp.Scratch(zv.Shape()...)
@@ -78,7 +78,7 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 		gr1, gr2 := tp.Scratch(1), tp.Scratch(1)
 		gr1.Data()[0] = T(a1 * (1 - a1) * sr1)
 		gr2.Data()[0] = T(a2 * (1 - a2) * sr2)
-		return []*tensor.Tensor[T]{gz, gg, gr1, gr2}
+		return []*tensor.Tensor[T]{gz, gg, gr1, gr2}, nil
 	}, z, g, r1, r2)
 }
 
@@ -151,7 +151,7 @@ func hbRHS[T tensor.Float](tp *autograd.Tape[T], z, g, gammaRaw autograd.Var[T])
 		dh[i] = -mi
 		dm[i] = gd[i] - tg*mi
 	}
-	return autograd.Custom("HBNODE.F", out, func(c *tensor.Tensor[T]) []*tensor.Tensor[T] {
+	return autograd.Custom("HBNODE.F", out, func(c *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
 		cd := c.Data()
 		ch, cm := cd[:n], cd[n:2*n]
 		gz := tp.Scratch(zv.Shape()...)
@@ -167,6 +167,6 @@ func hbRHS[T tensor.Float](tp *autograd.Tape[T], z, g, gammaRaw autograd.Var[T])
 		gr.Data()[0] = T(-gamma * (1 - gamma) * sum)
 		// ∂/∂g is c_m itself: a view of the cotangent is read before
 		// backward's caller reuses it.
-		return []*tensor.Tensor[T]{gz, tensor.FromSlice(cm, gv.Shape()...), gr}
+		return []*tensor.Tensor[T]{gz, tensor.FromSlice(cm, gv.Shape()...), gr}, nil
 	}, z, g, gammaRaw)
 }

@@ -345,7 +345,7 @@ func TestBackpropStageErrorReturned(t *testing.T) {
 	boom := errors.New("boom")
 	f := FieldFunc[float64](nil, func(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
 		v := h.Value().Clone().Scale(-1, h.Value())
-		return autograd.CustomE("failing", v, func(g *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
+		return autograd.Custom("failing", v, func(g *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
 			return nil, boom
 		}, h)
 	})
