@@ -87,7 +87,32 @@ func (r GradCheckReport) String() string {
 //	if err != nil {
 //		t.Fatal(err)
 //	}
-func CheckGradients(f func(tp *Tape[float64]) Var[float64], params []*Param[float64], opt GradCheckOptions) (GradCheckReport, error) {
+//
+// f may also return an error with its output — a model whose forward pass
+// can fail, as an ODE block's — func(tp) (Var, error); an error from it
+// ends the check with that error.
+func CheckGradients[F LossFunc](f F, params []*Param[float64], opt GradCheckOptions) (GradCheckReport, error) {
+	return checkGradients(lossOf(f), params, opt)
+}
+
+// LossFunc is the function CheckGradients checks: its output recorded on
+// the given tape, with or without an error.
+type LossFunc interface {
+	func(tp *Tape[float64]) Var[float64] | func(tp *Tape[float64]) (Var[float64], error)
+}
+
+// lossOf returns f as a function returning an error.
+func lossOf[F LossFunc](f F) func(tp *Tape[float64]) (Var[float64], error) {
+	switch f := any(f).(type) {
+	case func(tp *Tape[float64]) Var[float64]:
+		return func(tp *Tape[float64]) (Var[float64], error) { return f(tp), nil }
+	case func(tp *Tape[float64]) (Var[float64], error):
+		return f
+	}
+	panic("unreachable")
+}
+
+func checkGradients(f func(tp *Tape[float64]) (Var[float64], error), params []*Param[float64], opt GradCheckOptions) (GradCheckReport, error) {
 	if opt.Step <= 0 {
 		opt.Step = 1e-6
 	}
@@ -122,12 +147,14 @@ func CheckGradients(f func(tp *Tape[float64]) Var[float64], params []*Param[floa
 	}()
 
 	tp := NewTape(opt.Engine)
-	y := f(tp)
+	y, err := f(tp)
+	if err != nil {
+		return rep, err
+	}
 	if y.Tape() != tp {
 		return rep, fmt.Errorf("autograd: CheckGradients: f must return a Var recorded on the tape it is given")
 	}
 	var cot *tensor.Tensor[float64]
-	var err error
 	if y.Len() == 1 {
 		err = tp.Backward(y)
 	} else {
@@ -145,9 +172,14 @@ func CheckGradients(f func(tp *Tape[float64]) Var[float64], params []*Param[floa
 
 	eval := NewTape(opt.Engine)
 	eval.SetNoGrad(true)
+	var evalErr error
 	loss := func() float64 {
 		eval.Reset()
-		y := f(eval)
+		y, err := f(eval)
+		if err != nil {
+			evalErr = err
+			return math.NaN()
+		}
 		if cot == nil {
 			return float64(y.Item())
 		}
@@ -196,6 +228,9 @@ func CheckGradients(f func(tp *Tape[float64]) Var[float64], params []*Param[floa
 			}
 			rep.Checked++
 		}
+	}
+	if evalErr != nil {
+		return rep, fmt.Errorf("autograd: CheckGradients: a perturbed evaluation failed: %w", evalErr)
 	}
 	if rep.Failed > 0 {
 		return rep, fmt.Errorf("autograd: gradient check failed: %d of %d elements beyond tolerance (abs %.1g, rel %.1g); worst relative error %.3g at %v; worst absolute error %.3g at %v",

@@ -1,6 +1,7 @@
 package autograd_test
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -65,5 +66,32 @@ func TestCheckGradientsFindsWrongGradient(t *testing.T) {
 	}
 	if _, err := ag.CheckGradients(f, []*ag.Param[float64]{w}, ag.GradCheckOptions{RelTol: 0.05}); err != nil {
 		t.Fatalf("a 1%% error fails a 5%% tolerance: %v", err)
+	}
+}
+
+// TestCheckGradientsWithError: a function that returns an error with its
+// output is checked as well, and its error ends the check.
+func TestCheckGradientsWithError(t *testing.T) {
+	w := ag.NewParam("w", tensor.FromSlice([]float64{0.3, -1.2}, 2))
+	ok := func(tp *ag.Tape[float64]) (ag.Var[float64], error) {
+		return ag.Sum(ag.Tanh(tp.Param(w))), nil
+	}
+	if rep, err := ag.CheckGradients(ok, []*ag.Param[float64]{w}, ag.GradCheckOptions{}); err != nil || rep.Checked != 2 {
+		t.Fatalf("%v: %v", rep, err)
+	}
+	boom := errors.New("solve failed")
+	calls := 0
+	failing := func(tp *ag.Tape[float64]) (ag.Var[float64], error) {
+		if calls++; calls > 2 {
+			return ag.Var[float64]{}, boom
+		}
+		return ag.Sum(tp.Param(w)), nil
+	}
+	if _, err := ag.CheckGradients(failing, []*ag.Param[float64]{w}, ag.GradCheckOptions{}); !errors.Is(err, boom) {
+		t.Errorf("a failing perturbed evaluation: got %v, want its error", err)
+	}
+	calls = 10
+	if _, err := ag.CheckGradients(failing, []*ag.Param[float64]{w}, ag.GradCheckOptions{}); !errors.Is(err, boom) {
+		t.Errorf("a failing first evaluation: got %v, want its error", err)
 	}
 }

@@ -99,3 +99,23 @@ func ExampleSaveCheckpoint() {
 	// fc.weight F32 [10 256]
 	// optim.adam.exp_avg.conv.bias
 }
+
+// Summary lists a model's parameters and buffers with their shapes.
+func ExampleSummary() {
+	rng := rand.New(rand.NewPCG(1, 2))
+	m := layers.NewSequential[float32]().
+		Add("conv", layers.NewConv2D[float32](rng, 1, 4, 3, tensor.ConvParams{Pad: 1})).
+		Add("bn", layers.NewBatchNorm[float32](4)).
+		Add("relu", layers.ReLU[float32]{}).
+		Add("pool", layers.AdaptiveAvgPool2D[float32]{H: 1, W: 1})
+	fmt.Print(layers.Summary[float32](m))
+	// Output:
+	// name             shape               elements
+	// conv.weight      [4 1 3 3]                 36
+	// conv.bias        [4]                        4
+	// bn.weight        [4]                        4
+	// bn.bias          [4]                        4
+	// bn.running_mean  [4]                        4  (buffer)
+	// bn.running_var   [4]                        4  (buffer)
+	// 4 parameters (48 elements), 2 buffers (8 elements)
+}

@@ -28,7 +28,9 @@ type Block[T tensor.Float] struct {
 	// an error from it stops the pass with it.
 	OnStep func(StepInfo[T]) error
 
-	stats BlockStats
+	stats  BlockStats
+	total  BlockStats // over passes since ResetStats
+	passes int
 
 	errParts []int // the adjoint's ErrorParts, kept from pass to pass
 
@@ -104,6 +106,20 @@ type BlockStats struct {
 
 // Stats returns the counts of the last forward and backward passes.
 func (b *Block[T]) Stats() BlockStats { return b.stats }
+
+// TotalStats returns the counts summed over every pass since the block was
+// made or ResetStats was called (Stored: the most of any pass), with the
+// number of forward passes.
+func (b *Block[T]) TotalStats() (BlockStats, int) { return b.total, b.passes }
+
+// ResetStats sets TotalStats to zero.
+func (b *Block[T]) ResetStats() { b.total, b.passes = BlockStats{}, 0 }
+
+// Add returns the sum of two BlockStats (Stored: the larger).
+func (s BlockStats) Add(o BlockStats) BlockStats {
+	return BlockStats{Forward: s.Forward.Add(o.Forward), Backward: s.Backward.Add(o.Backward),
+		Stored: max(s.Stored, o.Stored), Recovered: s.Recovered + o.Recovered}
+}
 
 func (b *Block[T]) times() []float64 {
 	if b.Times == nil {
@@ -200,6 +216,8 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 	st, err := s.solve(f, z0.Value().Data(), ts, outs)
 	s.OnStep = nil // the kept solver must not keep this pass alive
 	b.stats = BlockStats{Forward: st}
+	b.total.Forward = b.total.Forward.Add(st)
+	b.passes++
 	if err != nil {
 		if strat != nil {
 			strat.abort()
@@ -228,7 +246,11 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 			clear(g.Data()[:last])
 			copy(g.Data()[last:], gy.Data())
 		}
-		return strat.backward(g)
+		grads, err := strat.backward(g)
+		bs := b.stats
+		bs.Forward = Stats{}
+		b.total = b.total.Add(bs)
+		return grads, err
 	}
 	return autograd.Custom("ODEBlock", value, backward, inputs...), nil
 }

@@ -572,3 +572,32 @@ func TestAdjointCarriesOptions(t *testing.T) {
 		t.Errorf("ErrorParts %v, want the mixed norm's %v", o.ErrorParts, want)
 	}
 }
+
+// TestTotalStats: a block sums its counts over passes until ResetStats,
+// while Stats reports the last pass.
+func TestTotalStats(t *testing.T) {
+	neg := FieldFunc[float64](nil, func(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.Neg(h)
+	})
+	b := &Block[float64]{Dynamics: &NODE[float64]{F: neg}, Solver: Options{RTol: 1e-6, ATol: 1e-6}}
+	var sum BlockStats
+	for range 3 {
+		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		z, err := b.Forward(tp, tp.Input(tensor.FromSlice([]float64{1, 2}, 1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tp.Backward(autograd.Sum(z)); err != nil {
+			t.Fatal(err)
+		}
+		sum = sum.Add(b.Stats())
+	}
+	total, passes := b.TotalStats()
+	if passes != 3 || total != sum || total.Forward.NFE == 0 || total.Backward.NFE == 0 {
+		t.Errorf("totals %+v over %d passes, want %+v over 3", total, passes, sum)
+	}
+	b.ResetStats()
+	if total, passes := b.TotalStats(); passes != 0 || total != (BlockStats{}) {
+		t.Errorf("after ResetStats: %+v, %d", total, passes)
+	}
+}
