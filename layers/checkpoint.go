@@ -102,6 +102,13 @@ func SaveCheckpoint[T tensor.Float](path string, params []*autograd.Param[T], op
 // naming the file and, when one is concerned, the tensor (an optimizer's
 // error is wrapped).
 func LoadCheckpoint[T tensor.Float](path string, params []*autograd.Param[T], opt Stateful[T]) (map[string]string, error) {
+	return LoadCheckpointWith(path, params, opt, LoadOptions{})
+}
+
+// LoadCheckpointWith is LoadCheckpoint with options: refusing narrowing
+// conversions, or skipping the file's tensors that are not parameters.
+// Every floating-point tensor (F16, BF16, F32, F64) is converted to T.
+func LoadCheckpointWith[T tensor.Float](path string, params []*autograd.Param[T], opt Stateful[T], lo LoadOptions) (map[string]string, error) {
 	if err := checkParamNames(path, params); err != nil {
 		return nil, err
 	}
@@ -120,8 +127,8 @@ func LoadCheckpoint[T tensor.Float](path string, params []*autograd.Param[T], op
 		if !ok {
 			return nil, &FileError{File: path, Tensor: p.Name, Msg: "missing: the parameter is not in the file"}
 		}
-		if want := DTypeOf[T](); t.DType != want {
-			return nil, &FileError{File: path, Tensor: p.Name, Msg: fmt.Sprintf("dtype %s in the file, the parameter is %s", t.DType, want)}
+		if err := checkConvertible[T](t.DType, lo); err != nil {
+			return nil, &FileError{File: path, Tensor: p.Name, Msg: err.Error()}
 		}
 		if !p.Value.HasShape(t.Shape...) {
 			return nil, &FileError{File: path, Tensor: p.Name, Msg: fmt.Sprintf("shape %v in the file, the parameter has shape %v", t.Shape, p.Value.Shape())}
@@ -135,13 +142,15 @@ func LoadCheckpoint[T tensor.Float](path string, params []*autograd.Param[T], op
 			if opt == nil {
 				continue
 			}
-			x, err := TensorFromRaw[T](t)
-			if err != nil {
+			if err := checkConvertible[T](t.DType, lo); err != nil {
 				return nil, &FileError{File: path, Tensor: t.Name, Msg: "optimizer state: " + err.Error()}
 			}
+			x := tensor.New[T](t.Shape...)
+			decodeAs(x.Data(), t.DType, t.Data)
 			optTensors[t.Name] = x
+		case lo.IgnoreUnknown:
 		default:
-			return nil, &FileError{File: path, Tensor: t.Name, Msg: fmt.Sprintf("unexpected: not among the %d parameters loaded", len(params))}
+			return nil, &FileError{File: path, Tensor: t.Name, Msg: fmt.Sprintf("unexpected: not among the %d parameters loaded (LoadOptions.IgnoreUnknown skips such tensors)", len(params))}
 		}
 	}
 	user := make(map[string]string)
@@ -159,7 +168,8 @@ func LoadCheckpoint[T tensor.Float](path string, params []*autograd.Param[T], op
 		}
 	}
 	for _, p := range params {
-		decodeInto(p.Value.Data(), byName[p.Name].Data)
+		t := byName[p.Name]
+		decodeAs(p.Value.Data(), t.DType, t.Data)
 	}
 	return user, nil
 }

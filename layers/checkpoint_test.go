@@ -122,11 +122,15 @@ func TestCheckpointOptimizerMismatch(t *testing.T) {
 			t.Errorf("%s: a failed load changed the parameters", tc.name)
 		}
 	}
-	// A float32 optimizer cannot take a float64 file's state.
+	// A float64 file's parameters and optimizer state load into float32,
+	// rounded — unless narrowing is refused.
 	p32 := twoParams[float32](1)
-	_, err := layers.LoadCheckpoint(full, p32, optim.NewAdam(p32, optim.AdamDefaults()))
-	if err == nil || !strings.Contains(err.Error(), "dtype F64 in the file, the parameter is F32") {
-		t.Errorf("float64 into float32: error %v", err)
+	if _, err := layers.LoadCheckpoint(full, p32, optim.NewAdam(p32, optim.AdamDefaults())); err != nil {
+		t.Errorf("float64 into float32: %v", err)
+	}
+	_, err := layers.LoadCheckpointWith(full, p32, optim.NewAdam(p32, optim.AdamDefaults()), layers.LoadOptions{NoNarrowing: true})
+	if err == nil || !strings.Contains(err.Error(), "dtype F64 in the file is wider than the parameter's F32") {
+		t.Errorf("float64 into float32 with NoNarrowing: error %v", err)
 	}
 }
 

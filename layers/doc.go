@@ -76,7 +76,11 @@
 // renamed over the target; a failed write leaves the target as it was.
 // Loading checks names, dtypes and shapes against the parameters and changes
 // nothing unless all fit: every parameter must be present, and every tensor
-// of the file must be a parameter or optimizer state. A file that cannot be
+// of the file must be a parameter or optimizer state (LoadOptions.
+// IgnoreUnknown skips the others, as PyTorch's strict=False). Floating-point
+// tensors are converted to the parameters' type — F16 and BF16 (as PyTorch
+// writes half-precision models), F32, F64 — rounding when the file is
+// wider (LoadOptions.NoNarrowing refuses that). A file that cannot be
 // read, a malformed or truncated file, a missing, extra or misshapen tensor:
 // each is a returned *FileError naming the file and, when one is concerned,
 // the tensor. The reader never panics on any input (it is fuzzed).

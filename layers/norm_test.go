@@ -201,3 +201,42 @@ func TestPrefixFamily(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestLoadHalfPrecision: F16 and BF16 tensors written as PyTorch writes
+// them load into float32 and float64 parameters with torch's own values
+// (in the file's metadata); the file's I64 counter is refused, or skipped
+// with IgnoreUnknown.
+func TestLoadHalfPrecision(t *testing.T) {
+	const path = "testdata/torch_half.safetensors"
+	st, err := layers.ReadSafetensorsFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]float64{}
+	for _, n := range []string{"fc.weight", "fc.bias"} {
+		var v []float64
+		if err := json.Unmarshal([]byte(st.Metadata[n]), &v); err != nil {
+			t.Fatal(err)
+		}
+		want[n] = v
+	}
+	ps := []*autograd.Param[float32]{autograd.NewParam("fc.weight", tensor.New[float32](2, 3)), autograd.NewParam("fc.bias", tensor.New[float32](2))}
+	if _, err := layers.LoadParams(path, ps); err == nil || !strings.Contains(err.Error(), "num_batches_tracked") {
+		t.Errorf("a file with an unknown tensor: %v, want an error naming it", err)
+	}
+	if _, err := layers.LoadCheckpointWith(path, ps, nil, layers.LoadOptions{IgnoreUnknown: true}); err != nil {
+		t.Fatal(err)
+	}
+	p64 := []*autograd.Param[float64]{autograd.NewParam("fc.weight", tensor.New[float64](2, 3)), autograd.NewParam("fc.bias", tensor.New[float64](2))}
+	if _, err := layers.LoadCheckpointWith(path, p64, nil, layers.LoadOptions{IgnoreUnknown: true, NoNarrowing: true}); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range ps {
+		for k, v := range p.Value.Data() {
+			w := want[p.Name][k]
+			if float64(v) != w || p64[i].Value.Data()[k] != w || math.Signbit(float64(v)) != math.Signbit(w) {
+				t.Errorf("%s[%d] = %v (float32), %v (float64); torch %v", p.Name, k, v, p64[i].Value.Data()[k], w)
+			}
+		}
+	}
+}

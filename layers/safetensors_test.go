@@ -331,8 +331,16 @@ func TestLoadErrors(t *testing.T) {
 	}
 	var f64 []*autograd.Param[float64]
 	f64 = append(f64, autograd.NewParam("f.conv1.weight", tensor.New[float64](2, 1, 3, 3)), autograd.NewParam("f.conv1.bias", tensor.New[float64](2)))
-	if _, err := LoadParams(path, f64); err == nil || !strings.Contains(err.Error(), `tensor "f.conv1.weight": dtype F32 in the file, the parameter is F64`) {
-		t.Errorf("wrong dtype: error %v", err)
+	// An F32 file loads into float64 parameters, converted exactly.
+	if _, err := LoadParams(path, f64); err != nil {
+		t.Errorf("F32 file into float64 parameters: %v", err)
+	}
+	for i, p := range f64 {
+		for k, v := range p.Value.Data() {
+			if v != float64(saved[i].Value.Data()[k]) {
+				t.Fatalf("%s[%d] = %v after conversion, saved %v", p.Name, k, v, saved[i].Value.Data()[k])
+			}
+		}
 	}
 	for _, tc := range []struct {
 		name   string
@@ -475,4 +483,31 @@ func FuzzParseSafetensors(f *testing.F) {
 		}
 		sameContents(t, s, s2)
 	})
+}
+
+// TestHalfToFloat32: every binary16 bit pattern converts to the value the
+// format defines, (−1)^s·2^(e−15)·(1 + f/1024) (subnormals 2^−14·f/1024),
+// with infinities and NaN kept.
+func TestHalfToFloat32(t *testing.T) {
+	for h := range 1 << 16 {
+		s, e, f := h>>15, (h>>10)&0x1f, h&0x3ff
+		var want float64
+		switch {
+		case e == 0x1f && f == 0:
+			want = math.Inf(1)
+		case e == 0x1f:
+			want = math.NaN()
+		case e == 0:
+			want = math.Ldexp(float64(f)/1024, -14)
+		default:
+			want = math.Ldexp(1+float64(f)/1024, e-15)
+		}
+		if s == 1 {
+			want = -want
+		}
+		got := float64(halfToFloat32(uint16(h)))
+		if got != want && !(math.IsNaN(got) && math.IsNaN(want)) || math.Signbit(got) != math.Signbit(want) && !math.IsNaN(want) {
+			t.Fatalf("half %#04x: %v, want %v", h, got, want)
+		}
+	}
 }
