@@ -134,8 +134,8 @@ type Config struct {
 	Phi   odeblock.Phi
 }
 
-// paperWidths returns c and nhid of family k on d: the table of DESIGN.md,
-// "Model configurations", read from the authors' code.
+// paperWidths returns c and nhid of family k on d, read from the authors'
+// code (their model definitions for MNIST and CIFAR-10).
 func paperWidths(k Kind, d Dataset) (c, nhid int) {
 	type cn struct{ c, nhid int }
 	var w [2]cn
@@ -162,7 +162,8 @@ func paperWidths(k Kind, d Dataset) (c, nhid int) {
 // (CIFAR-10), the adjoint gradient, and the family scalars γ_raw = −3,
 // ξ_raw = 2, r1 = −5, r2 = 5, s(v) = √softplus(v) + ε, φ = tanh.
 //
-// Where the authors' code is irregular this follows DESIGN.md: AdamNODE's
+// Where the authors' code is irregular this makes one choice for all
+// families: AdamNODE's
 // initial state is (h0, m0, m0²) with the same initial-state net as the
 // other second-order families (the code instead splits [x, g, g²] into
 // three parts, and its CIFAR-10 AdamNODE widens h to c + 3 channels), and

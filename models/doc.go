@@ -1,7 +1,8 @@
 // Package models builds the paper's six image classifiers — NODE, ANODE,
 // SONODE, HBNODE, GHBNODE and AdamNODE — in the configurations of the
-// authors' code (DESIGN.md, "Model configurations"), from the modules of
-// package layers and the ODE block of package odeblock.
+// authors' code (the widths of each family, read from it, are in
+// paperWidths), from the modules of package layers and the ODE block of
+// package odeblock.
 //
 // # The architecture
 //

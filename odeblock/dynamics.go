@@ -64,7 +64,7 @@ type Adjointer[T tensor.Float] interface {
 func checkParts[T tensor.Float](z autograd.Var[T], parts int) int {
 	n := z.Shape()[0]
 	if n%parts != 0 {
-		panic(&tensor.ShapeError{Op: "odeblock", Msg: fmt.Sprintf("state of shape %v does not split into %d parts along axis 0", z.Shape(), parts)})
+		panic(&tensor.ShapeError{Op: "odeblock.Part", Msg: fmt.Sprintf("state of shape %v does not split into %d parts along axis 0", z.Shape(), parts)})
 	}
 	return n
 }

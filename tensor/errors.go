@@ -3,16 +3,25 @@ package tensor
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // ShapeError is the panic value of a kernel called with operands whose shapes
 // do not fit. Its message names the operation and the shapes involved.
+// Other packages raise it too, with Op qualified by their name
+// ("autograd.Mul", "layers.GroupNorm"); tensor's own kernels leave Op bare
+// ("Add") and the message names the package: "tensor.Add: …".
 type ShapeError struct {
-	Op  string // the kernel, e.g. "Add" or "Conv2D"
+	Op  string // the kernel, e.g. "Add" or "Conv2D", or "autograd.Mul"
 	Msg string // what was wrong, naming the shapes
 }
 
-func (e *ShapeError) Error() string { return "tensor: " + e.Op + ": " + e.Msg }
+func (e *ShapeError) Error() string {
+	if strings.Contains(e.Op, ".") || e.Op == "" {
+		return e.Op + ": " + e.Msg
+	}
+	return "tensor." + e.Op + ": " + e.Msg
+}
 
 func newShapeError(op string, a, b []int) *ShapeError {
 	return &ShapeError{Op: op, Msg: fmt.Sprintf("shapes %v and %v do not match", a, b)}

@@ -50,5 +50,5 @@ func ExampleRecover() {
 	}
 	fmt.Println(build())
 	// Output:
-	// tensor: Add: shapes [2 3] and [3 2] do not match
+	// tensor.Add: shapes [2 3] and [3 2] do not match
 }
