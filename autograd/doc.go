@@ -21,17 +21,9 @@
 // backward pass and may then be Reset to record the next pass with the same
 // buffers, so that a training loop allocates nothing in steady state.
 //
-// A training step on a reused tape:
-//
-//	tp := autograd.NewTape(tensor.EngineFor[float32](tensor.Default()))
-//	for each batch {
-//		tp.Reset()
-//		loss := autograd.SoftmaxCrossEntropy(model.Forward(tp, tp.Const(x)), labels)
-//		if err := tp.Backward(loss); err != nil { // adds into every Param.Grad
-//			return err // a custom node's backward failed (Custom)
-//		}
-//		optimizer step, then autograd.ZeroGrads(params)
-//	}
+// A training loop reuses one tape: Reset, record the forward pass, Backward
+// (which adds into every Param.Grad, and returns the error of a failed
+// custom node), step, zero the gradients (see the package Example).
 //
 // # Ownership
 //

@@ -101,3 +101,33 @@ func ExamplePullback_VJP() {
 	// dW: [0 0 0 0]
 	// W.Grad: [0 0 0 0]
 }
+
+// Training steps on one reused tape: record the forward pass, Backward into
+// every Param.Grad, step, zero the gradients, Reset for the next pass.
+func Example() {
+	rng := rand.New(rand.NewPCG(1, 2))
+	m := NewRegressor[float32](rng, 2, 8)
+	x := tensor.RandN[float32](rng, 0, 1, 64, 2)
+	y := tensor.New[float32](64, 1)
+	for i := range 64 { // the target: x0·x1
+		y.Data()[i] = x.Data()[2*i] * x.Data()[2*i+1]
+	}
+	tp := autograd.NewTape(tensor.EngineFor[float32](tensor.Default()))
+	for step := range 301 {
+		tp.Reset()
+		loss := m.Loss(tp, x, y)
+		if err := tp.Backward(loss); err != nil { // a Custom node's backward may fail
+			panic(err)
+		}
+		if step%300 == 0 {
+			fmt.Printf("step %d: loss %.2f\n", step, loss.Item())
+		}
+		for _, p := range m.Params() { // plain gradient descent
+			p.Value.Axpy(-0.2, p.Grad)
+		}
+		autograd.ZeroGrads(m.Params())
+	}
+	// Output:
+	// step 0: loss 0.82
+	// step 300: loss 0.01
+}
