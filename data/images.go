@@ -161,3 +161,18 @@ const shuffledStream = 0x5348554646 // "SHUFF"
 func (d *Images) like() *Images {
 	return &Images{C: d.C, H: d.H, W: d.W, Classes: d.Classes}
 }
+
+// FakeImages returns n images of c × h × w random pixels with random
+// labels below classes, drawn from seed: torchvision's FakeData, for
+// trying a model without a dataset.
+func FakeImages(n, c, h, w, classes int, seed uint64) *Images {
+	rng := rand.New(rand.NewPCG(seed, 0x66616b65))
+	d := &Images{Pixels: make([]uint8, n*c*h*w), Labels: make([]int, n), C: c, H: h, W: w, Classes: classes}
+	for i := range d.Pixels {
+		d.Pixels[i] = uint8(rng.IntN(256))
+	}
+	for i := range d.Labels {
+		d.Labels[i] = rng.IntN(classes)
+	}
+	return d
+}

@@ -422,3 +422,21 @@ func TestImagesHelpers(t *testing.T) {
 		t.Errorf("ChannelStats = %v, %v; want [0.5 0.2], [0.5 0]", mean, std)
 	}
 }
+
+// TestFakeImages: fake images are valid, reproducible from their seed and
+// load like real ones.
+func TestFakeImages(t *testing.T) {
+	a, b := FakeImages(10, 3, 4, 5, 7, 1), FakeImages(10, 3, 4, 5, 7, 1)
+	if err := a.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if a.Len() != 10 || a.Size() != 60 || !slices.Equal(a.Pixels, b.Pixels) || !slices.Equal(a.Labels, b.Labels) {
+		t.Fatalf("fake images: %d of size %d, reproducible %v", a.Len(), a.Size(), slices.Equal(a.Pixels, b.Pixels))
+	}
+	if slices.Equal(a.Pixels, FakeImages(10, 3, 4, 5, 7, 2).Pixels) {
+		t.Error("another seed gave the same pixels")
+	}
+	if _, err := NewLoader(a, LoaderOptions{BatchSize: 4}); err != nil {
+		t.Error(err)
+	}
+}
