@@ -607,7 +607,7 @@ func (s *Safetensors) WriteFile(path string) error {
 	if err := s.validate(path); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, func(w io.Writer) error {
+	return WriteFileAtomic(path, func(w io.Writer) error {
 		_, err := s.writeTo(w, path)
 		return err
 	})
@@ -644,9 +644,11 @@ func RemoveTemporaries(path string) ([]string, error) {
 	return removed, nil
 }
 
-// writeFileAtomic writes path through write into a temporary file in the
-// same directory, syncs it, and renames it over path.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+// WriteFileAtomic writes path through write into a temporary file in the
+// same directory (TempPattern), syncs it, and renames it over path, so
+// that a reader never sees a partial file and a failed or killed write
+// leaves the old one. Errors are *FileError values naming path.
+func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, TempPattern(path))
 	if err != nil {

@@ -5,8 +5,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/adamnode/adamnode/layers"
 	"gonum.org/v1/plot"
@@ -74,7 +72,7 @@ func savePNG(p *plot.Plot, w, h float64, path string) error {
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return writeAtomically(path, func(f io.Writer) error {
+	return layers.WriteFileAtomic(path, func(f io.Writer) error {
 		_, err := wt.WriteTo(f)
 		return err
 	})
@@ -82,30 +80,9 @@ func savePNG(p *plot.Plot, w, h float64, path string) error {
 
 // saveText writes s to path through a temporary file renamed into place.
 func saveText(path, s string) error {
-	return writeAtomically(path, func(f io.Writer) error {
+	return layers.WriteFileAtomic(path, func(f io.Writer) error {
 		_, err := io.WriteString(f, s)
 		return err
 	})
 }
 
-// writeAtomically writes path through write into a temporary file in the
-// same directory, then renames it into place, so a reader never sees a
-// partial file and a failed write leaves the old one.
-func writeAtomically(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), layers.TempPattern(path))
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	err = write(tmp)
-	if err == nil {
-		err = tmp.Chmod(0o644) // CreateTemp makes files only the owner can read
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
-}
