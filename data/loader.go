@@ -104,6 +104,9 @@ func NewLoader(d *Images, opts LoaderOptions) (*Loader, error) {
 // Len returns the number of images the loader draws from (after Subset).
 func (l *Loader) Len() int { return l.data.Len() }
 
+// BatchSize returns the number of images of a full batch.
+func (l *Loader) BatchSize() int { return l.opts.BatchSize }
+
 // NumBatches returns the number of batches in one epoch.
 func (l *Loader) NumBatches() int {
 	n, b := l.Len(), l.opts.BatchSize

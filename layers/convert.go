@@ -101,3 +101,23 @@ func halfToFloat32(h uint16) float32 {
 	}
 	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
 }
+
+// ConvertRaw decodes r, of any floating-point dtype (F16, BF16, F32, F64),
+// into a new tensor of element type T, rounding when T is narrower. It
+// returns an error for another dtype or data that do not fill the shape.
+func ConvertRaw[T tensor.Float](r RawTensor) (*tensor.Tensor[T], error) {
+	if floatBits(r.DType) == 0 {
+		return nil, fmt.Errorf("dtype %s is not a floating-point type", r.DType)
+	}
+	for _, d := range r.Shape {
+		if d < 0 {
+			return nil, fmt.Errorf("negative dimension in shape %v", r.Shape)
+		}
+	}
+	if n := len(r.Data); n != r.Numel()*dtypeSize(r.DType) {
+		return nil, fmt.Errorf("%d bytes of data for shape %v of %s", n, r.Shape, r.DType)
+	}
+	t := tensor.New[T](r.Shape...)
+	decodeAs(t.Data(), r.DType, r.Data)
+	return t, nil
+}

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/adamnode/adamnode/models"
+	"github.com/adamnode/adamnode/train"
 )
 
 func runCompare(ctx context.Context, args []string, out io.Writer) error {
@@ -62,17 +63,17 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		cr := compareResult{trainResult: *r}
-		if r.ran {
+		if r.Ran {
 			cr.mem = &mem
 		}
 		results = append(results, cr)
 	}
 
-	var all []epochRow
+	var all []train.Row
 	for _, r := range results {
-		all = append(all, r.rows...)
+		all = append(all, r.Rows...)
 	}
-	if err := writeCSV(filepath.Join(s.out, "compare.csv"), all); err != nil {
+	if err := train.WriteCSV(filepath.Join(s.out, "compare.csv"), all); err != nil {
 		return err
 	}
 	table := compareTable(s, results, command)
@@ -85,7 +86,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprint(out, table)
 	var trained []string // the models whose checkpoints this run wrote
 	for _, r := range results {
-		if r.wroteCkpt {
+		if r.WroteCheckpoint {
 			trained = append(trained, r.kind.String())
 		}
 	}
@@ -107,9 +108,9 @@ type compareResult struct {
 }
 
 // split returns the model's rows of one split.
-func (r compareResult) split(name string) []epochRow {
-	var rs []epochRow
-	for _, row := range r.rows {
+func (r compareResult) split(name string) []train.Row {
+	var rs []train.Row
+	for _, row := range r.Rows {
 		if row.Split == name {
 			rs = append(rs, row)
 		}
@@ -119,7 +120,7 @@ func (r compareResult) split(name string) []epochRow {
 
 // efficacy is the test accuracy per NFE of one training iteration
 // (forward + backward) of the same epoch.
-func efficacy(train, test epochRow) float64 {
+func efficacy(train, test train.Row) float64 {
 	return test.Accuracy / (train.FwdNFE + train.BwdNFE)
 }
 

@@ -32,6 +32,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/adamnode/adamnode/train"
 )
 
 // command is one subcommand: run parses args and does the work, writing
@@ -132,7 +134,7 @@ func run(args []string, out, errOut io.Writer) int {
 		}
 		err := c.run(ctx, args[1:], out)
 		var ue *usageError
-		var ie *interruptedError
+		var ie *train.InterruptedError
 		switch {
 		case err == nil, errors.Is(err, flag.ErrHelp):
 			return 0

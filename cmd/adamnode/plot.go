@@ -85,4 +85,3 @@ func saveText(path, s string) error {
 		return err
 	})
 }
-

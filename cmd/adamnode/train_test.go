@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/adamnode/adamnode/layers"
+	"github.com/adamnode/adamnode/train"
 )
 
 // writeIDX writes a small synthetic MNIST-shaped dataset into dir under the
@@ -109,8 +110,8 @@ func TestTrainTiny(t *testing.T) {
 		t.Errorf("stdout does not report the files:\n%s", stdout)
 	}
 	recs := readCSV(t, filepath.Join(out, "hbnode.csv"))
-	if !slices.Equal(recs[0], csvHeader()) {
-		t.Fatalf("header %v, want %v", recs[0], csvHeader())
+	if !slices.Equal(recs[0], train.CSVHeader()) {
+		t.Fatalf("header %v, want %v", recs[0], train.CSVHeader())
 	}
 	if len(recs) != 5 {
 		t.Fatalf("%d CSV lines, want a header and 4 rows", len(recs))
@@ -125,7 +126,7 @@ func TestTrainTiny(t *testing.T) {
 		for j := range v {
 			var err error
 			if v[j], err = strconv.ParseFloat(r[3+j], 64); err != nil {
-				t.Fatalf("row %d column %s: %v", i+1, csvHeader()[3+j], err)
+				t.Fatalf("row %d column %s: %v", i+1, train.CSVHeader()[3+j], err)
 			}
 		}
 		loss, acc, fwd, bwd, secs, elapsed := v[0], v[1], v[2], v[3], v[4], v[5]
@@ -227,9 +228,9 @@ func TestResume(t *testing.T) {
 			cancel()
 		}
 	}
-	err = train(ctx, s, kind, &bytes.Buffer{}, "test")
-	var ie *interruptedError
-	if !errors.As(err, &ie) || ie.batch != 2 || ie.epoch != 0 {
+	err = trainOne(ctx, s, kind, &bytes.Buffer{}, "test")
+	var ie *train.InterruptedError
+	if !errors.As(err, &ie) || ie.Batch != 2 || ie.Epoch != 0 {
 		t.Fatalf("interrupted run returned %v, want an interruption after batch 2 of epoch 1", err)
 	}
 	if !strings.Contains(err.Error(), "--resume") {

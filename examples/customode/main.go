@@ -1,10 +1,11 @@
 // Program customode trains an image classifier whose middle is an ODE
 // block with the user's own second-order dynamics — a damped oscillator,
 // h' = v, v' = f(h, t) − k·v with a learned damping k — between a conv
-// stem and a pooled linear head, then saves it, loads it into a fresh
+// stem and a pooled linear head, with package train (a checkpoint and a
+// CSV in the temporary directory), then loads the checkpoint into a fresh
 // model and checks that both give the same loss.
 //
-//	go run ./examples/customode -mode checkpoint -steps 20
+//	go run ./examples/customode -mode checkpoint -n 640
 //
 // It reads Fashion-MNIST from Debian's dataset-fashion-mnist when
 // installed, and otherwise trains on random images.
@@ -24,6 +25,7 @@ import (
 	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/optim"
 	"github.com/adamnode/adamnode/tensor"
+	"github.com/adamnode/adamnode/train"
 )
 
 // damped is the user's dynamics on z = (h, v): h' = v, v' = f(h, t) − k·v,
@@ -72,59 +74,58 @@ func newModel(seed uint64, mode odeblock.GradMode) *model {
 	return m
 }
 
-func (m *model) loss(tp *ag.Tape[float32], b *data.Batch) (ag.Var[float32], error) {
-	s := ag.Split(ag.ReLU(m.stem.Forward(tp, tp.Const(b.X))), 1, 4, 4)
+// Forward records the class scores of images x; Params and Stats make
+// the model a train.Model that reports its block's NFE.
+func (m *model) Forward(tp *ag.Tape[float32], x ag.Var[float32]) (ag.Var[float32], error) {
+	s := ag.Split(ag.ReLU(m.stem.Forward(tp, x)), 1, 4, 4)
 	z, err := m.block.Forward(tp, odeblock.Stack(s[0], s[1]))
 	if err != nil {
 		return ag.Var[float32]{}, err
 	}
-	return layers.SoftmaxCrossEntropy(m.head.Forward(tp, odeblock.Part(z, 0, 2)), b.Labels), nil
+	return m.head.Forward(tp, odeblock.Part(z, 0, 2)), nil
 }
+
+func (m *model) Params() []*ag.Param[float32] { return m.params }
+func (m *model) Stats() odeblock.BlockStats   { return m.block.Stats() }
 
 func main() {
 	mode := flag.String("mode", "adjoint", "gradient mode: adjoint, backprop, checkpoint or recursive")
-	steps := flag.Int("steps", 10, "training steps (batches of 32)")
+	n := flag.Int("n", 320, "training images (and a quarter as many test images)")
 	flag.Parse()
 	gm, err := odeblock.ParseGradMode(*mode)
-	if err != nil || *steps < 1 {
-		fmt.Fprintln(os.Stderr, "customode: bad -mode or -steps:", err)
+	if err != nil || *n < 32 {
+		fmt.Fprintln(os.Stderr, "customode: bad -mode or -n:", err)
 		os.Exit(2)
 	}
-	images, err := data.LoadFashionMNIST(data.FashionMNISTDir, data.Train)
-	if err != nil {
+	trainSet, err := data.LoadFashionMNIST(data.FashionMNISTDir, data.Train)
+	testSet, err2 := data.LoadFashionMNIST(data.FashionMNISTDir, data.Test)
+	if err != nil || err2 != nil {
 		fmt.Fprintf(os.Stderr, "customode: no Fashion-MNIST (%v); random images\n", err)
-		images = data.FakeImages(32**steps, 1, 28, 28, 10, 2)
+		trainSet, testSet = data.FakeImages(*n, 1, 28, 28, 10, 2), data.FakeImages(*n/4, 1, 28, 28, 10, 3)
 	}
-	loader, err := data.NewLoader(images, data.LoaderOptions{BatchSize: 32, Shuffle: true, Seed: 1, Subset: 32 * *steps})
+	tr, err := data.NewLoader(trainSet, data.LoaderOptions{BatchSize: 32, Shuffle: true, Seed: 1, Subset: *n})
 	check(err)
-	m := newModel(1, gm)
+	te, err := data.NewLoader(testSet, data.LoaderOptions{BatchSize: 64, Subset: *n / 4})
+	check(err)
+	m, dir := newModel(1, gm), os.TempDir()
 	opt := optim.NewAdam(m.params, optim.AdamDefaults())
-	tp := ag.NewTape(tensor.EngineFor[float32](tensor.Default()))
-	var last *data.Batch
-	for b, err := range loader.Epoch(context.Background(), 0) {
-		check(err)
-		tp.Reset()
-		l, err := m.loss(tp, b)
-		check(err)
-		check(tp.Backward(l))
-		opt.Step()
-		opt.ZeroGrad()
-		st := m.block.Stats()
-		fmt.Printf("loss %.4f  NFE %d + %d (%v)\n", l.Item(), st.Forward.NFE, st.Backward.NFE, gm)
-		last = b
-	}
-	path := filepath.Join(os.TempDir(), "customode.safetensors")
-	check(layers.SaveCheckpoint(path, m.params, opt, map[string]string{"mode": *mode}))
-	fresh := newModel(99, gm) // other weights, until loaded
-	_, err = layers.LoadCheckpoint(path, fresh.params, optim.NewAdam(fresh.params, optim.AdamDefaults()))
+	res, err := train.Run[float32](context.Background(), train.Config{Name: "customode", Dir: dir, Epochs: 2, Log: os.Stdout}, m, opt, tr, te)
 	check(err)
-	tp.SetNoGrad(true)
-	for _, mm := range []*model{m, fresh} {
-		tp.Reset()
-		l, err := mm.loss(tp, last)
+	fresh := newModel(99, gm) // other weights, until loaded
+	_, err = layers.LoadCheckpoint(filepath.Join(dir, "customode.safetensors"), fresh.params, optim.NewAdam(fresh.params, optim.AdamDefaults()))
+	check(err)
+	tp := ag.NewTape(tensor.EngineFor[float32](tensor.Default()))
+	for b, err := range te.Epoch(context.Background(), 0) {
 		check(err)
-		fmt.Printf("loss on the last batch: %.6f\n", l.Item())
+		for _, mm := range []*model{m, fresh} {
+			tp.Reset()
+			y, err := mm.Forward(tp, tp.Const(b.X))
+			check(err)
+			fmt.Printf("loss on a test batch: %.6f\n", layers.SoftmaxCrossEntropy(y, b.Labels).Item())
+		}
+		break
 	}
+	fmt.Println(res.Wrote())
 }
 
 func check(err error) {

@@ -1,4 +1,4 @@
-package main
+package train
 
 import (
 	"encoding/json"
@@ -13,48 +13,49 @@ import (
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/layers"
-	"github.com/adamnode/adamnode/models"
 	"github.com/adamnode/adamnode/optim"
+	"github.com/adamnode/adamnode/tensor"
 )
 
-// trainState is the state of a run that a checkpoint's metadata holds.
-type trainState struct {
-	epoch    int           // epochs finished
-	rows     []epochRow    // their CSV rows, two per epoch
-	progress epochProgress // of the next epoch, when the run was interrupted in it
+// resumeState is the state of a run that a checkpoint's metadata holds.
+type resumeState struct {
+	epoch    int          // epochs finished
+	rows     []Row        // their CSV rows, two per epoch
+	progress progressSums // of the next epoch, when the run was interrupted in it
 }
 
-// loadTrainCheckpoint loads the checkpoint at path into m's parameters and
-// opt after checking that it belongs to this model and these settings and
-// that everything in it is in range; nb is the number of training batches
-// per epoch. found is false when there is no file. Nothing is loaded
-// unless every check passes; the errors name the file and the field or
-// tensor.
-func loadTrainCheckpoint(s runSettings, kind models.Kind, path string, m models.Model[float32], nb int, opt *optim.Adam[float32]) (state trainState, found bool, err error) {
+// load loads the checkpoint into the model's parameters and the optimizer
+// after checking that it belongs to this run and that everything in it is
+// in range. found is false when there is no file. Nothing is loaded unless
+// every check passes; the errors name the file and the field or tensor.
+func (r *run[T]) load() (state resumeState, found bool, err error) {
+	path := r.res.CheckpointPath
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return trainState{}, false, nil
+		return resumeState{}, false, nil
 	}
 	st, err := layers.ReadSafetensorsFile(path)
 	if err != nil {
-		return trainState{}, false, err
+		return resumeState{}, false, err
 	}
 	if st.Metadata["format"] != checkpointFormat {
-		return trainState{}, false, fmt.Errorf("%s is not a training checkpoint of adamnode train (format %q)", path, st.Metadata["format"])
+		return resumeState{}, false, fmt.Errorf("%s is not a training checkpoint of package train (format %q)", path, st.Metadata["format"])
 	}
-	if got := st.Metadata["model"]; got != kind.String() {
-		return trainState{}, false, usagef("cannot resume %s: it holds model %s, not %s", path, got, kind)
+	if got := st.Metadata["model"]; got != r.cfg.Name {
+		return resumeState{}, false, &MismatchError{fmt.Sprintf("cannot resume %s: it holds model %s, not %s", path, got, r.cfg.Name)}
 	}
-	if err := s.checkIdentity(path, st.Metadata); err != nil {
-		return trainState{}, false, err
+	if r.cfg.CheckResume != nil {
+		if err := r.cfg.CheckResume(path, st.Metadata); err != nil {
+			return resumeState{}, false, err
+		}
 	}
-	if state, err = checkTrainMeta(path, st.Metadata, s, kind.String(), nb, m.NumParams(), opt); err != nil {
-		return trainState{}, false, err
+	if state, err = r.checkMeta(path, st.Metadata); err != nil {
+		return resumeState{}, false, err
 	}
-	if err := checkFiniteParams(path, st, m.Params()); err != nil {
-		return trainState{}, false, err
+	if err := checkFiniteParams(path, st, r.m.Params()); err != nil {
+		return resumeState{}, false, err
 	}
-	if _, err = layers.LoadCheckpoint(path, m.Params(), opt); err != nil {
-		return trainState{}, false, err
+	if _, err = layers.LoadCheckpoint(path, r.m.Params(), r.opt); err != nil {
+		return resumeState{}, false, err
 	}
 	return state, true, nil
 }
@@ -64,15 +65,15 @@ func loadTrainCheckpoint(s runSettings, kind models.Kind, path string, m models.
 // step produces one (a step that would is an error), so the file is damaged.
 // (layers.LoadParams itself loads any value, as safetensors files may hold
 // them.) Tensors of the wrong dtype or shape are left to LoadCheckpoint.
-func checkFiniteParams(path string, st *layers.Safetensors, params []*autograd.Param[float32]) error {
+func checkFiniteParams[T tensor.Float](path string, st *layers.Safetensors, params []*autograd.Param[T]) error {
 	for _, p := range params {
 		r, ok := st.Tensor(p.Name)
 		if !ok {
 			continue
 		}
-		x, err := layers.TensorFromRaw[float32](r)
+		x, err := layers.ConvertRaw[float64](r)
 		if err != nil {
-			continue
+			continue // LoadCheckpoint names what is wrong
 		}
 		for j, v := range x.Data() {
 			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
@@ -94,15 +95,16 @@ func metaError(path, key, value, format string, args ...any) error {
 // finiteNonNeg reports whether v is a finite number ≥ 0.
 func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 
-// checkTrainMeta parses and range-checks the training state in a
-// checkpoint's metadata: the epochs finished (at most s.epochs), the
-// batches done of the next one (at most nb) and their sums, the CSV rows
-// (two per finished epoch, in order, of this model, with losses, accuracies,
-// NFEs and times in range), the parameter count (nparams) and the
-// optimizer's scalars (its type and hyperparameters those of opt as made,
-// its step counts at most the training iterations done).
-func checkTrainMeta(path string, meta map[string]string, s runSettings, name string, nb, nparams int, opt *optim.Adam[float32]) (trainState, error) {
-	var st trainState
+// checkMeta parses and range-checks the training state in a checkpoint's
+// metadata: the epochs finished (at most Config.Epochs), the batches done
+// of the next one (at most an epoch's) and their sums, the CSV rows (two
+// per finished epoch, in order, of this model, with losses, accuracies,
+// NFEs and times in range), the parameter count and the optimizer's
+// scalars (its type and hyperparameters those of the run's optimizer as
+// made, its step counts at most the training iterations done).
+func (r *run[T]) checkMeta(path string, meta map[string]string) (resumeState, error) {
+	var st resumeState
+	name, nb, batchSize := r.cfg.Name, r.nb, r.tr.BatchSize()
 	whole := func(key string) (int, error) {
 		v, ok := meta[key]
 		if !ok {
@@ -118,9 +120,9 @@ func checkTrainMeta(path string, meta map[string]string, s runSettings, name str
 	if st.epoch, err = whole("epoch"); err != nil {
 		return st, err
 	}
-	if st.epoch > s.epochs {
-		return st, usagef("cannot resume %s: its metadata \"epoch\" = %d epochs finished, more than --epochs %d; pass --epochs %d or more",
-			path, st.epoch, s.epochs, st.epoch)
+	if st.epoch > r.cfg.Epochs {
+		return st, &MismatchError{fmt.Sprintf("cannot resume %s: its metadata \"epoch\" = %d epochs finished, more than the %d epochs asked for; ask for %d or more",
+			path, st.epoch, r.cfg.Epochs, st.epoch)}
 	}
 	batch, err := whole("batch")
 	if err != nil {
@@ -145,8 +147,8 @@ func checkTrainMeta(path string, meta map[string]string, s runSettings, name str
 	switch {
 	case p.Batches != batch:
 		return st, badP("batches", p.Batches, fmt.Sprintf("want %d, the metadata \"batch\"", batch))
-	case p.Seen < p.Batches || float64(p.Seen) > float64(p.Batches)*float64(s.batch):
-		return st, badP("seen", p.Seen, fmt.Sprintf("want between %d and %d×%d (batches × --batch)", p.Batches, p.Batches, s.batch))
+	case p.Seen < p.Batches || float64(p.Seen) > float64(p.Batches)*float64(batchSize):
+		return st, badP("seen", p.Seen, fmt.Sprintf("want between %d and %d×%d (batches × batch size)", p.Batches, p.Batches, batchSize))
 	case p.Correct < 0 || p.Correct > p.Seen:
 		return st, badP("correct", p.Correct, fmt.Sprintf("want between 0 and %d (seen)", p.Seen))
 	case !finiteNonNeg(p.LossSum) || p.Seen == 0 && p.LossSum != 0:
@@ -171,7 +173,7 @@ func checkTrainMeta(path string, meta map[string]string, s runSettings, name str
 	if len(raw) != 2*st.epoch {
 		return st, metaError(path, "rows", rv, "%d rows, want 2 for each of the %d epochs of \"epoch\"", len(raw), st.epoch)
 	}
-	st.rows = make([]epochRow, len(raw))
+	st.rows = make([]Row, len(raw))
 	for i, b := range raw {
 		r := &st.rows[i]
 		if err := decodeExact(b, r); err != nil {
@@ -207,42 +209,46 @@ func checkTrainMeta(path string, meta map[string]string, s runSettings, name str
 	if err != nil {
 		return st, err
 	}
-	if n != nparams {
+	if nparams := numel(r.m.Params()); n != nparams {
 		return st, metaError(path, "parameters", meta["parameters"], "the model has %d", nparams)
 	}
 
-	// The optimizer's scalars: its type and hyperparameters are those of
-	// opt as this run made it (the learning rate is --lr, checked above);
-	// no parameter took more steps than the iterations done.
-	_, want, err := opt.StateDict()
+	return st, r.checkOptimMeta(path, meta, float64(st.epoch)*float64(nb)+float64(batch))
+}
+
+// checkOptimMeta checks the optimizer's scalars in a checkpoint's
+// metadata: its type and hyperparameters are those of the run's optimizer
+// as made, and no parameter took more steps than iters.
+func (r *run[T]) checkOptimMeta(path string, meta map[string]string, iters float64) error {
+	_, want, err := r.opt.StateDict()
 	if err != nil {
-		return st, err
+		return err
 	}
-	iters := float64(st.epoch)*float64(nb) + float64(batch)
-	stepPrefix := optim.Prefix + "adam.step."
+	kind := want[optim.Prefix+"type"]
+	stepPrefix := optim.Prefix + kind + ".step."
 	for k, v := range meta {
 		if !strings.HasPrefix(k, optim.Prefix) {
 			continue
 		}
 		if _, ok := want[k]; !ok {
-			return st, metaError(path, k, v, "not a key of this run's Adam state")
+			return metaError(path, k, v, "not a key of this run's %s state", kind)
 		}
 	}
 	for k, w := range want {
 		v, ok := meta[k]
 		switch {
 		case !ok:
-			return st, fmt.Errorf("checkpoint %s: metadata %q is missing", path, k)
+			return fmt.Errorf("checkpoint %s: metadata %q is missing", path, k)
 		case strings.HasPrefix(k, stepPrefix):
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 || float64(n) > iters {
-				return st, metaError(path, k, v, "want a step count between 0 and %.0f, the training iterations done", iters)
+				return metaError(path, k, v, "want a step count between 0 and %.0f, the training iterations done", iters)
 			}
 		case v != w:
-			return st, metaError(path, k, v, "this run's Adam has %s", w)
+			return metaError(path, k, v, "this run's %s has %s", kind, w)
 		}
 	}
-	return st, nil
+	return nil
 }
 
 // decodeExact decodes the JSON object b into v, a pointer to a struct,

@@ -1,0 +1,30 @@
+// Package train is a training loop for the image classifiers of this
+// module (or any model with the same Forward): epochs of optimizer steps
+// over a data.Loader, with gradient clipping, an evaluation on a test
+// loader after each epoch, a progress bar, a CSV of per-epoch rows, a
+// checkpoint after every epoch and on interruption, and a resume that
+// continues bit for bit.
+//
+// Run takes the model, an optimizer, the two loaders and a Config. With
+// Config.Dir set it writes NAME.csv and NAME.safetensors there; each is
+// written through a temporary file renamed into place, the checkpoint
+// first, so a kill at any point loses no row and leaves files a resumed
+// run continues from. Cancelling ctx (Ctrl-C) stops the run after the
+// batch under way: the checkpoint then records the partial epoch
+// (batches done, sums of loss, accuracy, NFE and time), the run returns
+// an *InterruptedError, and a run with Config.Resume continues exactly
+// where it stopped — the same parameters, optimizer state and CSV numbers
+// as an uninterrupted run (the data loader's order depends only on its
+// seed and the epoch).
+//
+// Resuming checks everything in the checkpoint before loading anything:
+// that it is a checkpoint of this loop and model (an *MismatchError
+// otherwise, as when it holds more epochs than Config.Epochs), the
+// caller's identity metadata (Config.CheckResume), the ranges of every
+// field of the saved progress and rows, the parameter count, the
+// optimizer's type, hyperparameters and step counts, and that every
+// parameter is finite.
+//
+// Config.OnEpoch may end the run early (return ErrStop): early stopping
+// on a validation loss, say.
+package train

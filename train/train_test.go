@@ -1,0 +1,143 @@
+package train_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/data"
+	"github.com/adamnode/adamnode/layers"
+	"github.com/adamnode/adamnode/optim"
+	"github.com/adamnode/adamnode/tensor"
+	"github.com/adamnode/adamnode/train"
+)
+
+// linear is a tiny classifier: flatten, then Linear.
+type linear[T tensor.Float] struct{ fc *layers.Linear[T] }
+
+func newLinear[T tensor.Float](seed uint64) *linear[T] {
+	fc := layers.NewLinear[T](rand.New(rand.NewPCG(seed, 1)), 2*4*4, 3)
+	layers.Prefix("fc", fc)
+	return &linear[T]{fc}
+}
+
+func (m *linear[T]) Forward(tp *autograd.Tape[T], x autograd.Var[T]) (autograd.Var[T], error) {
+	return m.fc.Forward(tp, autograd.Flatten(x)), nil
+}
+
+func (m *linear[T]) Params() []*autograd.Param[T] { return m.fc.Params() }
+
+func loaders(t *testing.T) (tr, te *data.Loader) {
+	t.Helper()
+	tr, err := data.NewLoader(data.FakeImages(40, 2, 4, 4, 3, 1), data.LoaderOptions{BatchSize: 8, Shuffle: true, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	te, err = data.NewLoader(data.FakeImages(16, 2, 4, 4, 3, 2), data.LoaderOptions{BatchSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, te
+}
+
+// run trains a fresh model in dir and returns its parameters and rows
+// (times zeroed).
+func run(t *testing.T, ctx context.Context, cfg train.Config) ([][]float32, []train.Row, error) {
+	t.Helper()
+	tr, te := loaders(t)
+	m := newLinear[float32](7)
+	opt := optim.NewAdam(m.Params(), optim.AdamDefaults())
+	res, err := train.Run[float32](ctx, cfg, m, opt, tr, te)
+	var ps [][]float32
+	for _, p := range m.Params() {
+		ps = append(ps, append([]float32(nil), p.Value.Data()...))
+	}
+	var rows []train.Row
+	if res != nil {
+		for _, r := range res.Rows {
+			r.Seconds, r.Elapsed = 0, 0
+			rows = append(rows, r)
+		}
+	}
+	return ps, rows, err
+}
+
+// TestResumeBitExact: a run interrupted in its second epoch (context
+// cancelled) and resumed ends with the parameters and rows of a straight
+// run, bit for bit; the interruption is an InterruptedError naming the
+// batch.
+func TestResumeBitExact(t *testing.T) {
+	straight, rows, err := run(t, context.Background(), train.Config{Name: "lin", Dir: t.TempDir(), Epochs: 3, Quiet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := train.Config{Name: "lin", Dir: dir, Epochs: 3, Quiet: true, OnBatch: func(epoch, batches int) {
+		if epoch == 1 && batches == 3 {
+			cancel()
+		}
+	}}
+	_, _, err = run(t, ctx, cfg)
+	var ie *train.InterruptedError
+	if !errors.As(err, &ie) || ie.Epoch != 1 || ie.Batch != 3 || ie.Checkpoint != filepath.Join(dir, "lin.safetensors") {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	cfg.OnBatch, cfg.Resume = nil, true
+	resumed, rrows, err := run(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(resumed, straight) || !reflect.DeepEqual(rrows, rows) || len(rows) != 6 {
+		t.Errorf("resumed run differs from the straight one:\n%v\n%v", rrows, rows)
+	}
+	// More epochs done than asked for: a mismatch, not a silent no-op.
+	cfg.Epochs = 2
+	if _, _, err := run(t, context.Background(), cfg); !errors.As(err, new(*train.MismatchError)) {
+		t.Errorf("resuming 3 epochs with Epochs 2: %v, want a MismatchError", err)
+	}
+}
+
+// TestEarlyStop: OnEpoch returning ErrStop ends the run after that epoch,
+// with its files written; another error ends it with that error.
+func TestEarlyStop(t *testing.T) {
+	dir := t.TempDir()
+	seen := 0
+	_, rows, err := run(t, context.Background(), train.Config{Name: "lin", Dir: dir, Epochs: 5, Quiet: true,
+		OnEpoch: func(tr, te train.Row) error {
+			if seen++; tr.Epoch == 2 {
+				return train.ErrStop
+			}
+			return nil
+		}})
+	if err != nil || len(rows) != 4 || seen != 2 {
+		t.Fatalf("early stop: %v, %d rows, %d epochs seen", err, len(rows), seen)
+	}
+	boom := errors.New("boom")
+	if _, _, err := run(t, context.Background(), train.Config{Name: "lin", Epochs: 2, Quiet: true,
+		OnEpoch: func(train.Row, train.Row) error { return boom }}); !errors.Is(err, boom) {
+		t.Errorf("OnEpoch's error: %v", err)
+	}
+}
+
+// TestFloat64Model: the loop trains a float64 model on the loader's
+// float32 images, and the loss falls.
+func TestFloat64Model(t *testing.T) {
+	tr, te := loaders(t)
+	m := newLinear[float64](7)
+	res, err := train.Run[float64](context.Background(), train.Config{Name: "lin64", Epochs: 4, Quiet: true},
+		m, optim.NewAdam(m.Params(), optim.AdamConfig{LR: 0.05, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}), tr, te)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, last := res.Rows[0].Loss, res.Rows[len(res.Rows)-2].Loss; !(last < first) {
+		t.Errorf("training loss %v → %v: did not fall", first, last)
+	}
+	if res.CSVPath != "" || res.WroteCSV {
+		t.Errorf("no Dir, yet files: %+v", res)
+	}
+}
