@@ -72,13 +72,10 @@ func New[T tensor.Float](rng *rand.Rand, cfg Config) (*Classifier[T], error) {
 		m.init.Add("conv3", layers.NewConv2D[T](rng, nhid, 2*c-cfg.InC, 1, tensor.ConvParams{}))
 		layers.Prefix("init", m.init)
 	}
-	fin := c
-	if cfg.Kind == SONODE {
-		fin = 2 * c
-	}
+	fam := cfg.Kind.Family()
 	m.f = layers.NewSequential[T]()
 	m.f.Add("time1", layers.TimeConcat[T]{})
-	m.f.Add("conv1", layers.NewConv2D[T](rng, fin+1, nhid, 1, tensor.ConvParams{}))
+	m.f.Add("conv1", layers.NewConv2D[T](rng, fam.FieldIn*c+1, nhid, 1, tensor.ConvParams{}))
 	m.f.Add("relu1", layers.ReLU[T]{})
 	m.f.Add("time2", layers.TimeConcat[T]{})
 	m.f.Add("conv2", layers.NewConv2D[T](rng, nhid+1, nhid, 3, tensor.ConvParams{Pad: 1}))
@@ -86,28 +83,10 @@ func New[T tensor.Float](rng *rand.Rand, cfg Config) (*Classifier[T], error) {
 	m.f.Add("time3", layers.TimeConcat[T]{})
 	m.f.Add("conv3", layers.NewConv2D[T](rng, nhid+1, c, 1, tensor.ConvParams{}))
 	layers.Prefix("f", m.f)
-	field := m.f // a TimeModule is an odeblock.Field
-
-	var scalars []*autograd.Param[T]
-	switch cfg.Kind {
-	case NODE, ANODE:
-		m.dyn = &odeblock.NODE[T]{F: field}
-	case SONODE:
-		m.dyn = &odeblock.SONODE[T]{F: field}
-	case HBNODE:
-		d := odeblock.NewHBNODE(field, cfg.GammaRaw)
-		scalars = []*autograd.Param[T]{d.GammaRaw}
-		m.dyn = d
-	case GHBNODE:
-		d := odeblock.NewGHBNODE(field, cfg.GammaRaw, cfg.XiRaw)
-		d.Phi = cfg.Phi
-		scalars = []*autograd.Param[T]{d.GammaRaw, d.XiRaw}
-		m.dyn = d
-	case AdamNODE:
-		d := odeblock.NewAdamNODE(field, cfg.R1, cfg.R2, cfg.Scale)
-		scalars = []*autograd.Param[T]{d.R1, d.R2}
-		m.dyn = d
-	}
+	// The family knows its dynamics and its own scalars (odeblock); they
+	// are named ode.gamma, ode.r1, ...
+	dyn, scalars := odeblock.NewFamily(fam, m.f, cfg.Scalars)
+	m.dyn = dyn
 	for _, p := range scalars {
 		p.Name = "ode." + p.Name
 	}
@@ -180,10 +159,7 @@ func (m *Classifier[T]) InitialState(tp *autograd.Tape[T], x autograd.Var[T]) au
 	}
 	z := autograd.Concat(1, x, m.init.Forward(tp, x))
 	parts := autograd.Split(z, 1, cfg.C, cfg.C)
-	if cfg.Kind == AdamNODE {
-		return odeblock.AdamInitialState(parts[0], parts[1])
-	}
-	return odeblock.Stack(parts[0], parts[1])
+	return odeblock.InitialState(cfg.Kind.Family(), parts[0], parts[1])
 }
 
 // Forward records the class scores [B, Classes] of images x

@@ -23,52 +23,32 @@ const (
 // Kinds returns the six families in the paper's order.
 func Kinds() []Kind { return []Kind{NODE, ANODE, SONODE, HBNODE, GHBNODE, AdamNODE} }
 
+// Family returns the family's description from package odeblock, which
+// holds what a model needs to know of it (name, parts, field input).
+func (k Kind) Family() odeblock.Family {
+	if !k.valid() {
+		return odeblock.Family{Name: fmt.Sprintf("Kind(%d)", int(k)), Title: fmt.Sprintf("Kind(%d)", int(k))}
+	}
+	return odeblock.Families()[k]
+}
+
 // String returns the family's name in lower case ("adamnode"), as
 // ParseKind reads it.
-func (k Kind) String() string {
-	if !k.valid() {
-		return fmt.Sprintf("Kind(%d)", int(k))
-	}
-	return strings.ToLower(k.Title())
-}
+func (k Kind) String() string { return k.Family().Name }
 
 func (k Kind) valid() bool { return k >= NODE && k <= AdamNODE }
 
 // Title returns the family's name as the paper writes it ("AdamNODE").
-func (k Kind) Title() string {
-	switch k {
-	case NODE:
-		return "NODE"
-	case ANODE:
-		return "ANODE"
-	case SONODE:
-		return "SONODE"
-	case HBNODE:
-		return "HBNODE"
-	case GHBNODE:
-		return "GHBNODE"
-	case AdamNODE:
-		return "AdamNODE"
-	}
-	return fmt.Sprintf("Kind(%d)", int(k))
-}
+func (k Kind) Title() string { return k.Family().Title }
 
 // Parts returns the number of parts of the family's ODE state: 1 (h) for
 // NODE and ANODE, 2 (h and u or m) for SONODE, HBNODE and GHBNODE, 3 (h, m
 // and v) for AdamNODE.
-func (k Kind) Parts() int {
-	switch k {
-	case NODE, ANODE:
-		return 1
-	case AdamNODE:
-		return 3
-	}
-	return 2
-}
+func (k Kind) Parts() int { return k.Family().Parts }
 
 // SecondOrder reports whether the family has a velocity part and so an
 // initial-state net.
-func (k Kind) SecondOrder() bool { return k.Parts() > 1 }
+func (k Kind) SecondOrder() bool { return k.Family().SecondOrder() }
 
 // ParseKind returns the family named s (case-insensitive): node, anode,
 // sonode, hbnode, ghbnode or adamnode.
@@ -126,12 +106,9 @@ type Config struct {
 	Solver odeblock.Options
 	Mode   odeblock.GradMode
 
-	// The family's raw scalars at initialisation: γ_raw (HBNODE, GHBNODE),
-	// ξ_raw (GHBNODE), r1 and r2 (AdamNODE).
-	GammaRaw, XiRaw, R1, R2 float64
-	// Scale is AdamNODE's s(v); Phi is GHBNODE's bounded φ.
-	Scale odeblock.Scale
-	Phi   odeblock.Phi
+	// The family's raw scalars at initialisation (γ_raw, ξ_raw, r1, r2)
+	// and its functions (AdamNODE's s(v), GHBNODE's φ).
+	odeblock.Scalars
 }
 
 // paperWidths returns c and nhid of family k on d, read from the authors'
@@ -174,19 +151,36 @@ func Paper(k Kind, d Dataset) Config {
 		panic(fmt.Sprintf("models: Paper(%v, %v): no such model or dataset", k, d))
 	}
 	c, nhid := paperWidths(k, d)
+	tol := PaperTraining(d).Tol
 	cfg := Config{
 		Kind: k, InC: 1, H: 28, W: 28, Classes: 10, C: c, NHid: nhid,
 		T1:       1,
-		Solver:   odeblock.Options{Method: "dopri5", RTol: 1e-4, ATol: 1e-4},
+		Solver:   odeblock.Options{Method: "dopri5", RTol: tol, ATol: tol},
 		Mode:     odeblock.Adjoint{},
-		GammaRaw: -3, XiRaw: 2, R1: -5, R2: 5,
-		Scale: odeblock.ScaleSoftplus, Phi: odeblock.PhiTanh,
+		Scalars:  odeblock.PaperScalars(),
 	}
 	if d == CIFAR10 {
 		cfg.InC, cfg.H, cfg.W = 3, 32, 32
-		cfg.Solver.RTol, cfg.Solver.ATol = 1e-5, 1e-5
 	}
 	return cfg
+}
+
+// Training is the paper's training setup on a dataset, from the authors'
+// scripts: the batch size, Adam's learning rate and the solver tolerance
+// (rtol = atol, forward and adjoint).
+type Training struct {
+	Batch   int
+	LR, Tol float64
+}
+
+// PaperTraining returns the setup of the paper's runs on d: batch 32, lr
+// 1e-4, tolerance 1e-4 on MNIST shapes; batch 64, lr 1e-3, tolerance 1e-5
+// on CIFAR-10. Paper's solver and the command line's defaults read it.
+func PaperTraining(d Dataset) Training {
+	if d == CIFAR10 {
+		return Training{Batch: 64, LR: 1e-3, Tol: 1e-5}
+	}
+	return Training{Batch: 32, LR: 1e-4, Tol: 1e-4}
 }
 
 // Validate reports the first field of cfg that cannot make a model: a

@@ -601,3 +601,41 @@ func TestTotalStats(t *testing.T) {
 		t.Errorf("after ResetStats: %+v, %d", total, passes)
 	}
 }
+
+// TestFamilies: each family's description agrees with its dynamics — the
+// state NewFamily's dynamics evaluate has Parts parts, the field sees
+// FieldIn times h's width, the family's own scalars are the last of its
+// Params — and InitialState stacks the parts.
+func TestFamilies(t *testing.T) {
+	const width = 3
+	for _, fam := range Families() {
+		var fieldIn int
+		f := FieldFunc[float64](nil, func(tp *autograd.Tape[float64], _ float64, h autograd.Var[float64]) autograd.Var[float64] {
+			fieldIn = h.Shape()[1]
+			return autograd.Narrow(autograd.Tanh(h), 1, 0, width)
+		})
+		dyn, own := NewFamily(fam, f, PaperScalars())
+		ps := dyn.Params()
+		if len(own) > len(ps) || len(own) > 0 && ps[len(ps)-1] != own[len(own)-1] {
+			t.Errorf("%s: own scalars %d not the tail of Params %d", fam.Name, len(own), len(ps))
+		}
+		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		h0 := tp.Const(tensor.Full[float64](0.5, 2, width))
+		z := InitialState(fam, h0, tp.Const(tensor.Full[float64](0.25, 2, width)))
+		if got := z.Shape()[0]; got != 2*fam.Parts {
+			t.Errorf("%s: initial state has %d rows, want %d parts of 2", fam.Name, got, fam.Parts)
+		}
+		if dz := dyn.Eval(tp, 0, z); !dz.Value().SameShape(z.Value()) {
+			t.Errorf("%s: F has shape %v for a state of shape %v", fam.Name, dz.Shape(), z.Shape())
+		}
+		if fieldIn != fam.FieldIn*width {
+			t.Errorf("%s: the field saw %d columns, want %d", fam.Name, fieldIn, fam.FieldIn*width)
+		}
+		if got, err := FamilyNamed(strings.ToUpper(fam.Name)); err != nil || got != fam {
+			t.Errorf("FamilyNamed(%q) = %v, %v", fam.Name, got, err)
+		}
+	}
+	if _, err := FamilyNamed("resnet"); err == nil || !strings.Contains(err.Error(), "adamnode") {
+		t.Errorf("unknown family: %v", err)
+	}
+}

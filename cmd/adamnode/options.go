@@ -83,28 +83,21 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 	switch f.dataset {
 	case "fashion-mnist", "mnist":
 		s.table = models.MNIST
-		if s.batch == 0 {
-			s.batch = 32
-		}
-		if s.lr == 0 {
-			s.lr = 1e-4
-		}
-		if s.tol == 0 {
-			s.tol = 1e-4
-		}
 	case "cifar10":
 		s.table = models.CIFAR10
-		if s.batch == 0 {
-			s.batch = 64
-		}
-		if s.lr == 0 {
-			s.lr = 1e-3
-		}
-		if s.tol == 0 {
-			s.tol = 1e-5
-		}
 	default:
 		return s, bad("unknown dataset %q (use --dataset %s)", f.dataset, strings.Join(datasetNames(), ", --dataset "))
+	}
+	// The paper's setup on the dataset, for what the flags leave at 0.
+	paper := models.PaperTraining(s.table)
+	if s.batch == 0 {
+		s.batch = paper.Batch
+	}
+	if s.lr == 0 {
+		s.lr = paper.LR
+	}
+	if s.tol == 0 {
+		s.tol = paper.Tol
 	}
 	if s.testBatch == 0 {
 		s.testBatch = s.batch
