@@ -154,10 +154,10 @@ func Paper(k Kind, d Dataset) Config {
 	tol := PaperTraining(d).Tol
 	cfg := Config{
 		Kind: k, InC: 1, H: 28, W: 28, Classes: 10, C: c, NHid: nhid,
-		T1:       1,
-		Solver:   odeblock.Options{Method: "dopri5", RTol: tol, ATol: tol},
-		Mode:     odeblock.Adjoint{},
-		Scalars:  odeblock.PaperScalars(),
+		T1:      1,
+		Solver:  odeblock.Options{Method: "dopri5", RTol: tol, ATol: tol},
+		Mode:    odeblock.Adjoint{},
+		Scalars: odeblock.PaperScalars(),
 	}
 	if d == CIFAR10 {
 		cfg.InC, cfg.H, cfg.W = 3, 32, 32
