@@ -107,6 +107,15 @@ type BlockStats struct {
 // Stats returns the counts of the last forward and backward passes.
 func (b *Block[T]) Stats() BlockStats { return b.stats }
 
+// Params returns the parameters of the block's dynamics (its field's, then
+// its family's scalars): layers.Prefix names them all through the block.
+func (b *Block[T]) Params() []*autograd.Param[T] {
+	if b.Dynamics == nil {
+		return nil
+	}
+	return b.Dynamics.Params()
+}
+
 // TotalStats returns the counts summed over every pass since the block was
 // made or ResetStats was called (Stored: the most of any pass), with the
 // number of forward passes.

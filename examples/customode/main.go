@@ -1,14 +1,8 @@
-// Program customode trains an image classifier whose middle is an ODE
-// block with the user's own second-order dynamics — a damped oscillator,
-// h' = v, v' = f(h, t) − k·v with a learned damping k — between a conv
-// stem and a pooled linear head, with package train (a checkpoint and a
-// CSV in the temporary directory), then loads the checkpoint into a fresh
-// model and checks that both give the same loss.
+// Program customode trains a classifier with an ODE block of the user's
+// own dynamics (h' = v, v' = f(h, t) − k·v, k learned) between a conv stem
+// and a pooled head, then loads its checkpoint into a fresh model:
 //
-//	go run ./examples/customode -mode checkpoint -n 640
-//
-// It reads Fashion-MNIST from Debian's dataset-fashion-mnist when
-// installed, and otherwise trains on random images.
+//	go run ./examples/customode -mode checkpoint -n 640   (Fashion-MNIST, else random images)
 package main
 
 import (
@@ -28,8 +22,7 @@ import (
 	"github.com/adamnode/adamnode/train"
 )
 
-// damped is the user's dynamics on z = (h, v): h' = v, v' = f(h, t) − k·v,
-// with k = softplus(KRaw).
+// damped is the user's dynamics on z = (h, v), k = softplus(KRaw).
 type damped struct {
 	F    odeblock.Field[float32]
 	KRaw *ag.Param[float32]
@@ -37,8 +30,7 @@ type damped struct {
 
 func (d *damped) Eval(tp *ag.Tape[float32], t float64, z ag.Var[float32]) ag.Var[float32] {
 	h, v := odeblock.Part(z, 0, 2), odeblock.Part(z, 1, 2)
-	k := ag.Softplus(tp.Param(d.KRaw))
-	return odeblock.Stack(v, ag.Sub(d.F.ForwardT(tp, t, h), ag.MulScalar(v, k)))
+	return odeblock.Stack(v, ag.Sub(d.F.ForwardT(tp, t, h), ag.MulScalar(v, ag.Softplus(tp.Param(d.KRaw)))))
 }
 
 func (d *damped) Params() []*ag.Param[float32] { return append(d.F.Params(), d.KRaw) }
@@ -74,8 +66,7 @@ func newModel(seed uint64, mode odeblock.GradMode) *model {
 	return m
 }
 
-// Forward records the class scores of images x; Params and Stats make
-// the model a train.Model that reports its block's NFE.
+// Forward, Params and Stats make the model a train.Model reporting NFE.
 func (m *model) Forward(tp *ag.Tape[float32], x ag.Var[float32]) (ag.Var[float32], error) {
 	s := ag.Split(ag.ReLU(m.stem.Forward(tp, x)), 1, 4, 4)
 	z, err := m.block.Forward(tp, odeblock.Stack(s[0], s[1]))
@@ -92,45 +83,35 @@ func main() {
 	mode := flag.String("mode", "adjoint", "gradient mode: adjoint, backprop, checkpoint or recursive")
 	n := flag.Int("n", 320, "training images (and a quarter as many test images)")
 	flag.Parse()
-	gm, err := odeblock.ParseGradMode(*mode)
-	if err != nil || *n < 32 {
-		fmt.Fprintln(os.Stderr, "customode: bad -mode or -n:", err)
-		os.Exit(2)
-	}
+	gm := must(odeblock.ParseGradMode(*mode))
 	trainSet, err := data.LoadFashionMNIST(data.FashionMNISTDir, data.Train)
 	testSet, err2 := data.LoadFashionMNIST(data.FashionMNISTDir, data.Test)
 	if err != nil || err2 != nil {
 		fmt.Fprintf(os.Stderr, "customode: no Fashion-MNIST (%v); random images\n", err)
 		trainSet, testSet = data.FakeImages(*n, 1, 28, 28, 10, 2), data.FakeImages(*n/4, 1, 28, 28, 10, 3)
 	}
-	tr, err := data.NewLoader(trainSet, data.LoaderOptions{BatchSize: 32, Shuffle: true, Seed: 1, Subset: *n})
-	check(err)
-	te, err := data.NewLoader(testSet, data.LoaderOptions{BatchSize: 64, Subset: *n / 4})
-	check(err)
+	tr := must(data.NewLoader(trainSet, data.LoaderOptions{BatchSize: 32, Shuffle: true, Seed: 1, Subset: *n}))
+	te := must(data.NewLoader(testSet, data.LoaderOptions{BatchSize: 64, Subset: *n / 4}))
 	m, dir := newModel(1, gm), os.TempDir()
 	opt := optim.NewAdam(m.params, optim.AdamDefaults())
-	res, err := train.Run[float32](context.Background(), train.Config{Name: "customode", Dir: dir, Epochs: 2, Log: os.Stdout}, m, opt, tr, te)
-	check(err)
+	must(train.Run[float32](context.Background(), train.Config{Name: "customode", Dir: dir, Epochs: 2, Log: os.Stdout}, m, opt, tr, te))
 	fresh := newModel(99, gm) // other weights, until loaded
-	_, err = layers.LoadCheckpoint(filepath.Join(dir, "customode.safetensors"), fresh.params, optim.NewAdam(fresh.params, optim.AdamDefaults()))
-	check(err)
+	must(layers.LoadCheckpoint(filepath.Join(dir, "customode.safetensors"), fresh.params, optim.NewAdam(fresh.params, optim.AdamDefaults())))
 	tp := ag.NewTape(tensor.EngineFor[float32](tensor.Default()))
-	for b, err := range te.Epoch(context.Background(), 0) {
-		check(err)
+	for b := range te.Epoch(context.Background(), 0) { // the same loss from both
 		for _, mm := range []*model{m, fresh} {
 			tp.Reset()
-			y, err := mm.Forward(tp, tp.Const(b.X))
-			check(err)
+			y := must(mm.Forward(tp, tp.Const(b.X)))
 			fmt.Printf("loss on a test batch: %.6f\n", layers.SoftmaxCrossEntropy(y, b.Labels).Item())
 		}
 		break
 	}
-	fmt.Println(res.Wrote())
 }
 
-func check(err error) {
+func must[V any](v V, err error) V {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "customode:", err)
 		os.Exit(1)
 	}
+	return v
 }
