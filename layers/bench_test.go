@@ -23,7 +23,7 @@ func BenchmarkConvClassifierStep(b *testing.B) {
 	}
 }
 
-func benchClassifierStep(b *testing.B, be *tensor.Backend) {
+func benchClassifierStep(b *testing.B, be tensor.Backend) {
 	const batch = 32
 	rng := rand.New(rand.NewPCG(1, 2))
 	model := layers.NewSequential[float32]().

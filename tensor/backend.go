@@ -48,10 +48,28 @@ type Engine[T Float] interface {
 	Conv2DBackwardFilter(dw, db, dy, x *Tensor[T], p ConvParams, accumulate bool)
 }
 
-// Backend is a compute backend: a BLAS implementation and a number of worker
-// goroutines, with an Engine for each element type. A Backend is safe for
-// concurrent use. Obtain one from Gonum, OpenBLAS or Default.
-type Backend struct {
+// Backend is a compute backend: an Engine for each element type and the
+// number of workers its kernels use. It is a value any package can
+// provide — package cuda's GPU backend is one — and is used wherever
+// Gonum, OpenBLAS or Default are. A Backend is safe for concurrent use.
+//
+// The engines hold the compute-heavy kernels (GEMM, the convolution
+// passes) and the parallel split of elementwise work; elementwise maps,
+// reductions and shape operations run on the tensors' host memory in this
+// package, for every backend.
+type Backend interface {
+	// Name names the backend: "gonum", "openblas", "cuda".
+	Name() string
+	// Workers returns the number of goroutines the backend's kernels use.
+	Workers() int
+	// Float32 and Float64 return the backend's engines.
+	Float32() Engine[float32]
+	Float64() Engine[float64]
+}
+
+// cpuBackend is the CPU backends of this package: a BLAS and a number of
+// worker goroutines.
+type cpuBackend struct {
 	name    string
 	workers int
 	f32     *cpuEngine[float32]
@@ -59,22 +77,28 @@ type Backend struct {
 }
 
 // Name names the backend's BLAS: "gonum" or "openblas".
-func (b *Backend) Name() string { return b.name }
+func (b *cpuBackend) Name() string { return b.name }
 
 // Workers returns the number of goroutines the backend's kernels use.
-func (b *Backend) Workers() int { return b.workers }
+func (b *cpuBackend) Workers() int { return b.workers }
 
 // String returns the name and the worker count.
-func (b *Backend) String() string { return fmt.Sprintf("%s(%d workers)", b.name, b.workers) }
+func (b *cpuBackend) String() string { return fmt.Sprintf("%s(%d workers)", b.name, b.workers) }
+
+// Float32 returns the float32 engine.
+func (b *cpuBackend) Float32() Engine[float32] { return b.f32 }
+
+// Float64 returns the float64 engine.
+func (b *cpuBackend) Float64() Engine[float64] { return b.f64 }
 
 // EngineFor returns b's engine for element type T.
-func EngineFor[T Float](b *Backend) Engine[T] {
+func EngineFor[T Float](b Backend) Engine[T] {
 	var z T
 	switch any(z).(type) {
 	case float32:
-		return any(b.f32).(Engine[T])
+		return any(b.Float32()).(Engine[T])
 	default:
-		return any(b.f64).(Engine[T])
+		return any(b.Float64()).(Engine[T])
 	}
 }
 
@@ -84,7 +108,7 @@ var gonumBLAS gonum.Implementation
 
 // Gonum returns a backend over gonum's pure-Go BLAS using the given number
 // of worker goroutines (GOMAXPROCS when workers ≤ 0). It needs no C library.
-func Gonum(workers int) *Backend {
+func Gonum(workers int) Backend {
 	return newBackend("gonum", workers, gonum.Implementation{}, gonum.Implementation{})
 }
 
@@ -96,7 +120,7 @@ func Gonum(workers int) *Backend {
 // process-wide OpenBLAS setting) and splits large products and batches over
 // its worker goroutines, so that concurrent kernels never oversubscribe the
 // cores.
-func OpenBLAS(workers int) (*Backend, error) {
+func OpenBLAS(workers int) (Backend, error) {
 	s, d, ok := openBLAS()
 	if !ok {
 		return nil, fmt.Errorf("tensor: OpenBLAS backend not compiled in: build with -tags openblas (needs libopenblas-dev)")
@@ -106,15 +130,15 @@ func OpenBLAS(workers int) (*Backend, error) {
 
 // Backends returns every backend compiled into this program, pure-Go first,
 // each with the given number of workers. Conformance tests run over it.
-func Backends(workers int) []*Backend {
-	out := []*Backend{Gonum(workers)}
+func Backends(workers int) []Backend {
+	out := []Backend{Gonum(workers)}
 	if b, err := OpenBLAS(workers); err == nil {
 		out = append(out, b)
 	}
 	return out
 }
 
-var defaultBackend = sync.OnceValue(func() *Backend {
+var defaultBackend = sync.OnceValue(func() Backend {
 	if b, err := OpenBLAS(0); err == nil {
 		return b
 	}
@@ -124,9 +148,9 @@ var defaultBackend = sync.OnceValue(func() *Backend {
 // Default returns the fastest compiled-in backend (OpenBLAS when built with
 // the tag "openblas", else gonum) with GOMAXPROCS workers. It is chosen once,
 // at first use, and never changes.
-func Default() *Backend { return defaultBackend() }
+func Default() Backend { return defaultBackend() }
 
-func newBackend(name string, workers int, s blas.Float32, d blas.Float64) *Backend {
+func newBackend(name string, workers int, s blas.Float32, d blas.Float64) *cpuBackend {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -143,7 +167,7 @@ func newBackend(name string, workers int, s blas.Float32, d blas.Float64) *Backe
 			f32 = hybridSgemm(s.Sgemm)
 		}
 	}
-	return &Backend{
+	return &cpuBackend{
 		name:    name,
 		workers: workers,
 		f32:     newCPUEngine(name, workers, split32, f32),

@@ -20,7 +20,7 @@ func BenchmarkGemm(b *testing.B) {
 	}
 }
 
-func benchGemm[T tensor.Float](b *testing.B, be *tensor.Backend, n int) {
+func benchGemm[T tensor.Float](b *testing.B, be tensor.Backend, n int) {
 	e := tensor.EngineFor[T](be)
 	rng := rand.New(rand.NewPCG(1, 1))
 	x := tensor.RandN[T](rng, 0, 1, n, n)

@@ -121,22 +121,22 @@ func (p *Problem) build() error {
 // first's workers.)
 var engine = func() tensor.Engine[float32] { return tensor.EngineFor[float32](backend(runtime.GOMAXPROCS(0))) }
 
-var backends sync.Map // worker count → *tensor.Backend
+var backends sync.Map // worker count → tensor.Backend
 
 // backend returns the backend of tensor.Default's kind with the given
 // number of workers, one per count for the life of the process.
-func backend(workers int) *tensor.Backend {
+func backend(workers int) tensor.Backend {
 	def := tensor.Default()
 	if def.Workers() == workers {
 		return def
 	}
 	if b, ok := backends.Load(workers); ok {
-		return b.(*tensor.Backend)
+		return b.(tensor.Backend)
 	}
 	for _, b := range tensor.Backends(workers) {
 		if b.Name() == def.Name() {
 			got, _ := backends.LoadOrStore(workers, b)
-			return got.(*tensor.Backend)
+			return got.(tensor.Backend)
 		}
 	}
 	return def // not reached: Default is one of Backends
