@@ -1,0 +1,176 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/bench/mnistnode"
+	"github.com/adamnode/adamnode/odeblock"
+	"github.com/adamnode/adamnode/tensor"
+	"github.com/adamnode/adamnode/tensor/enginetest"
+)
+
+// standinDir is where TestMain built the stand-in libraries ("" without
+// gcc: the tests that need them skip).
+var standinDir string
+
+// TestMain builds the stand-in CUDA runtime and cuBLAS (testdata/*.c)
+// with gcc into a temporary directory and points DirEnv at it, unless
+// DirEnv is already set (a machine with the real libraries).
+func TestMain(m *testing.M) {
+	code := func() int {
+		if os.Getenv(DirEnv) == "" {
+			dir, err := os.MkdirTemp("", "cuda-standin")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			defer os.RemoveAll(dir)
+			if err := buildStandin(dir); err != nil {
+				fmt.Fprintln(os.Stderr, "cuda tests: no stand-in:", err)
+			} else {
+				standinDir = dir
+				os.Setenv(DirEnv, dir)
+			}
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// buildStandin compiles the stand-in libraries into dir.
+func buildStandin(dir string) error {
+	for _, args := range [][]string{
+		{"-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "libcudart.so"), "testdata/standin_rt.c", "-lpthread"},
+		{"-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "libcublas.so"), "testdata/standin_blas.c", "-L" + dir, "-lcudart", "-Wl,-rpath,$ORIGIN"},
+	} {
+		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("gcc %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	return nil
+}
+
+func gpu(t *testing.T) tensor.Backend {
+	t.Helper()
+	if ok, err := Available(); !ok {
+		t.Skipf("no CUDA libraries and no stand-in: %v", err)
+	}
+	b, err := Backend(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestUnavailable: without the libraries the package says which it could
+// not load, and nothing panics.
+func TestUnavailable(t *testing.T) {
+	_, err := load(t.TempDir())
+	if err == nil && standinDir == "" {
+		t.Skip("the real CUDA runtime is on the loader's path")
+	}
+	if err != nil && !strings.Contains(err.Error(), "libcudart.so") {
+		t.Errorf("error %q does not name the runtime library", err)
+	}
+}
+
+// TestConformance runs the CPU engines' conformance suite on the GPU
+// engines: GEMM with every transpose, stride and scaling; the convolution
+// passes.
+func TestConformance(t *testing.T) {
+	b := gpu(t)
+	t.Run("float64", func(t *testing.T) { enginetest.Run(t, tensor.EngineFor[float64](b)) })
+	t.Run("float32", func(t *testing.T) { enginetest.Run(t, tensor.EngineFor[float32](b)) })
+}
+
+// TestErrorsNameTheCall: a device that does not exist, and a copy in the
+// wrong direction, are errors naming what failed.
+func TestErrorsNameTheCall(t *testing.T) {
+	gpu(t)
+	if _, err := Backend(3); !errors.Is(err, ErrNoDevice) {
+		t.Errorf("device 3: %v", err)
+	}
+	l, _ := loaded()
+	host := make([]float32, 4)
+	err := l.rtCheck("cudaMemcpy", l.cudaMemcpy(addr(host), addr(host), 16, hostToDevice))
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Call != "cudaMemcpy" || ce.Status == 0 {
+		t.Errorf("host-to-host copy as host-to-device: %v", err)
+	}
+}
+
+// TestHostDereferenceCrashes: the stand-in's device memory cannot be read
+// from the host — the helper below, run in a child process, dereferences a
+// device pointer and must die of it. This is what makes the conformance
+// suite's passing mean that the engine never touches device memory
+// directly.
+func TestHostDereferenceCrashes(t *testing.T) {
+	if os.Getenv("CUDA_TEST_DEREF") == "1" {
+		l, err := loaded()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p uintptr
+		if err := l.rtCheck("cudaMalloc", l.cudaMalloc(&p, 64)); err != nil {
+			t.Fatal(err)
+		}
+		v := *(*float32)(unsafe.Add(nil, p)) // the planted host dereference
+		fmt.Println("read", v, "from device memory")
+		return
+	}
+	gpu(t)
+	if standinDir == "" {
+		t.Skip("real CUDA libraries: device memory is not host memory at all")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHostDereferenceCrashes$", "-test.v")
+	cmd.Env = append(os.Environ(), "CUDA_TEST_DEREF=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "unexpected fault address") {
+		t.Fatalf("the dereference of a device pointer did not fault (%v):\n%s", err, out)
+	}
+}
+
+// TestMNISTGradients: the paper's MNIST AdamNODE, one forward and backward
+// pass in float32, gives the same loss and gradients on the GPU engine as
+// on the CPU engine, to 1e-4 relative.
+func TestMNISTGradients(t *testing.T) {
+	b := gpu(t)
+	grads := func(be tensor.Backend) (float32, []float32) {
+		m := mnistnode.New(5, odeblock.Adjoint{})
+		x, labels := mnistnode.Batch(5, 4)
+		tp := autograd.NewTape(tensor.EngineFor[float32](be))
+		l, err := m.Loss(tp, x, labels)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tp.Backward(l); err != nil {
+			t.Fatal(err)
+		}
+		var g []float32
+		for _, p := range m.Params() {
+			g = append(g, p.Grad.Data()...)
+		}
+		return l.Item(), g
+	}
+	lc, gc := grads(tensor.Gonum(0))
+	lg, gg := grads(b)
+	var d, scale float64
+	for i := range gc {
+		d = math.Max(d, math.Abs(float64(gg[i]-gc[i])))
+		scale = math.Max(scale, math.Abs(float64(gc[i])))
+	}
+	if rel := d / scale; rel > 1e-4 || math.Abs(float64(lg-lc)) > 1e-5*math.Abs(float64(lc)) {
+		t.Errorf("GPU vs CPU: loss %v vs %v, gradients differ by %.3g (relative)", lg, lc, rel)
+	} else {
+		t.Logf("loss %v vs %v; gradients within %.2g relative", lg, lc, rel)
+	}
+}

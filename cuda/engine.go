@@ -1,0 +1,172 @@
+package cuda
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Backend returns the GPU backend on the given device (from 0): a
+// tensor.Backend whose engines run GEMM on cuBLAS. The convolution passes
+// and the parallel split of elementwise work run on a CPU engine (gonum)
+// until cuDNN is bound. It fails when the libraries do not load (see
+// Available), the device does not exist, or cuBLAS does not start.
+//
+// Where the data lives: tensors stay in host memory; each GEMM copies its
+// operands into device buffers the backend keeps (grown as needed, freed
+// never), runs there and copies the product back. A CUDA error inside an
+// engine call panics with the *Error naming the call (tensor.Engine's
+// methods return no error).
+func Backend(device int) (tensor.Backend, error) {
+	l, err := loaded()
+	if err != nil {
+		return nil, err
+	}
+	var n int32
+	if err := l.rtCheck("cudaGetDeviceCount", l.cudaGetDeviceCount(&n)); err != nil {
+		return nil, err
+	}
+	if device < 0 || device >= int(n) {
+		return nil, fmt.Errorf("%w: device %d of %d", ErrNoDevice, device, n)
+	}
+	if err := l.rtCheck("cudaSetDevice", l.cudaSetDevice(int32(device))); err != nil {
+		return nil, err
+	}
+	var h uintptr
+	if err := blasCheck("cublasCreate_v2", l.cublasCreate(&h)); err != nil {
+		return nil, err
+	}
+	cpu := tensor.Gonum(0)
+	b := &backend{device: device, l: l, handle: h, cpu: cpu}
+	b.f32 = &engine[float32]{b: b, cpu: cpu.Float32()}
+	b.f64 = &engine[float64]{b: b, cpu: cpu.Float64()}
+	return b, nil
+}
+
+// backend is the GPU backend of one device.
+type backend struct {
+	device int
+	l      *lib
+	handle uintptr
+	cpu    tensor.Backend
+	f32    *engine[float32]
+	f64    *engine[float64]
+	mu     sync.Mutex   // one GEMM at a time: the device buffers are shared
+	bufs   [3]deviceBuf // A, B, C
+}
+
+func (b *backend) Name() string                    { return "cuda" }
+func (b *backend) Workers() int                    { return b.cpu.Workers() }
+func (b *backend) Float32() tensor.Engine[float32] { return b.f32 }
+func (b *backend) Float64() tensor.Engine[float64] { return b.f64 }
+func (b *backend) String() string                  { return fmt.Sprintf("cuda(device %d)", b.device) }
+
+// deviceBuf is device memory the backend reuses.
+type deviceBuf struct {
+	ptr  uintptr
+	size uintptr
+}
+
+// ensure returns the buffer with room for size bytes.
+func (b *backend) ensure(i int, size uintptr) uintptr {
+	d := &b.bufs[i]
+	if d.size >= size && d.ptr != 0 {
+		return d.ptr
+	}
+	if d.ptr != 0 {
+		must(b.l.rtCheck("cudaFree", b.l.cudaFree(d.ptr)))
+		d.ptr, d.size = 0, 0
+	}
+	var p uintptr
+	must(b.l.rtCheck("cudaMalloc", b.l.cudaMalloc(&p, size)))
+	d.ptr, d.size = p, size
+	return p
+}
+
+// must panics with a CUDA error (see Backend).
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// engine is the GPU backend's engine for one element type.
+type engine[T tensor.Float] struct {
+	b   *backend
+	cpu tensor.Engine[T]
+}
+
+func (e *engine[T]) Name() string { return "cuda" }
+
+func (e *engine[T]) Parallel(n int, body func(lo, hi int)) { e.cpu.Parallel(n, body) }
+
+func (e *engine[T]) Conv2D(y, x, w, bias *tensor.Tensor[T], p tensor.ConvParams) {
+	e.cpu.Conv2D(y, x, w, bias, p)
+}
+
+func (e *engine[T]) Conv2DBackwardData(dx, dy, w *tensor.Tensor[T], p tensor.ConvParams, accumulate bool) {
+	e.cpu.Conv2DBackwardData(dx, dy, w, p, accumulate)
+}
+
+func (e *engine[T]) Conv2DBackwardFilter(dw, db, dy, x *tensor.Tensor[T], p tensor.ConvParams, accumulate bool) {
+	e.cpu.Conv2DBackwardFilter(dw, db, dy, x, p, accumulate)
+}
+
+// extent returns how many elements a row-major matrix of rows × cols
+// with row stride ld spans.
+func extent(rows, cols, ld int) int {
+	if rows == 0 || cols == 0 {
+		return 0
+	}
+	return (rows-1)*ld + cols
+}
+
+// Gemm computes C = alpha·op(A)·op(B) + beta·C on cuBLAS. Row-major C is
+// column-major Cᵀ, so it asks cuBLAS for Cᵀ = op(B)ᵀ·op(A)ᵀ: the operands
+// swapped, each with its own transpose flag.
+func (e *engine[T]) Gemm(transA, transB bool, m, n, k int, alpha T, a []T, lda int, bm []T, ldb int, beta T, c []T, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	ra, ca := m, k
+	if transA {
+		ra, ca = k, m
+	}
+	rb, cb := k, n
+	if transB {
+		rb, cb = n, k
+	}
+	na, nb, nc := extent(ra, ca, lda), extent(rb, cb, ldb), extent(m, n, ldc)
+	b := e.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	size := uintptr(unsafe.Sizeof(T(0)))
+	da, db, dc := b.ensure(0, uintptr(max(na, 1))*size), b.ensure(1, uintptr(max(nb, 1))*size), b.ensure(2, uintptr(nc)*size)
+	l := b.l
+	if na > 0 {
+		must(l.rtCheck("cudaMemcpy", l.cudaMemcpy(da, addr(a[:na]), uintptr(na)*size, hostToDevice)))
+	}
+	if nb > 0 {
+		must(l.rtCheck("cudaMemcpy", l.cudaMemcpy(db, addr(bm[:nb]), uintptr(nb)*size, hostToDevice)))
+	}
+	if beta != 0 {
+		must(l.rtCheck("cudaMemcpy", l.cudaMemcpy(dc, addr(c[:nc]), uintptr(nc)*size, hostToDevice)))
+	}
+	op := func(t bool) int32 {
+		if t {
+			return 1 // CUBLAS_OP_T
+		}
+		return 0 // CUBLAS_OP_N
+	}
+	switch any(alpha).(type) {
+	case float32:
+		al, be := float32(alpha), float32(beta)
+		must(blasCheck("cublasSgemm_v2", l.cublasSgemm(b.handle, op(transB), op(transA), int32(n), int32(m), int32(k), &al, db, int32(ldb), da, int32(lda), &be, dc, int32(ldc))))
+	case float64:
+		al, be := float64(alpha), float64(beta)
+		must(blasCheck("cublasDgemm_v2", l.cublasDgemm(b.handle, op(transB), op(transA), int32(n), int32(m), int32(k), &al, db, int32(ldb), da, int32(lda), &be, dc, int32(ldc))))
+	}
+	must(l.rtCheck("cudaMemcpy", l.cudaMemcpy(addr(c[:nc]), dc, uintptr(nc)*size, deviceToHost)))
+}

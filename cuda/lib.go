@@ -1,0 +1,163 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// DirEnv names the environment variable holding a directory to load the
+// CUDA libraries from before the loader's own search path.
+const DirEnv = "ADAMNODE_CUDA_DIR"
+
+// The shared libraries, by the names a CUDA 12 or 11 installation (or the
+// PyTorch wheels' nvidia packages) gives them.
+var (
+	cudartNames = []string{"libcudart.so.12", "libcudart.so.11.0", "libcudart.so"}
+	cublasNames = []string{"libcublas.so.12", "libcublas.so.11", "libcublas.so"}
+)
+
+// lib holds the bound functions of the CUDA runtime and cuBLAS.
+type lib struct {
+	cudaMalloc         func(ptr *uintptr, size uintptr) int32
+	cudaFree           func(ptr uintptr) int32
+	cudaMemcpy         func(dst, src uintptr, count uintptr, kind int32) int32
+	cudaSetDevice      func(device int32) int32
+	cudaGetDeviceCount func(count *int32) int32
+	cudaGetErrorString func(code int32) string
+
+	cublasCreate  func(handle *uintptr) int32
+	cublasDestroy func(handle uintptr) int32
+	cublasSgemm   func(handle uintptr, ta, tb int32, m, n, k int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32, beta *float32, c uintptr, ldc int32) int32
+	cublasDgemm   func(handle uintptr, ta, tb int32, m, n, k int32, alpha *float64, a uintptr, lda int32, b uintptr, ldb int32, beta *float64, c uintptr, ldc int32) int32
+}
+
+// The loaded libraries, once per process.
+var loaded = sync.OnceValues(func() (*lib, error) { return load(os.Getenv(DirEnv)) })
+
+// Available reports whether the CUDA runtime and cuBLAS load, and, when
+// they do not, why (the libraries tried and the loader's message).
+func Available() (bool, error) {
+	_, err := loaded()
+	return err == nil, err
+}
+
+// open returns a handle of the first of names that loads, from dir first
+// (when set), then from the loader's search path.
+func open(dir string, names []string) (uintptr, error) {
+	var msgs []string
+	for _, n := range names {
+		paths := []string{n}
+		if dir != "" {
+			paths = []string{filepath.Join(dir, n), n}
+		}
+		for _, p := range paths {
+			h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+			if err == nil {
+				return h, nil
+			}
+			msgs = append(msgs, err.Error())
+		}
+	}
+	return 0, fmt.Errorf("cuda: %s not found: %s", names[0], strings.Join(msgs, "; "))
+}
+
+// bind sets *fptr to the function name of the library h.
+func bind(h uintptr, lib string, fptr any, name string) error {
+	sym, err := purego.Dlsym(h, name)
+	if err != nil {
+		return fmt.Errorf("cuda: %s has no %s: %w", lib, name, err)
+	}
+	purego.RegisterFunc(fptr, sym)
+	return nil
+}
+
+// load opens the runtime and cuBLAS from dir (or the search path) and
+// binds the functions the engine calls.
+func load(dir string) (*lib, error) {
+	rt, err := open(dir, cudartNames)
+	if err != nil {
+		return nil, err
+	}
+	bl, err := open(dir, cublasNames)
+	if err != nil {
+		return nil, err
+	}
+	l := new(lib)
+	for _, b := range []struct {
+		h    uintptr
+		lib  string
+		fptr any
+		name string
+	}{
+		{rt, "libcudart", &l.cudaMalloc, "cudaMalloc"},
+		{rt, "libcudart", &l.cudaFree, "cudaFree"},
+		{rt, "libcudart", &l.cudaMemcpy, "cudaMemcpy"},
+		{rt, "libcudart", &l.cudaSetDevice, "cudaSetDevice"},
+		{rt, "libcudart", &l.cudaGetDeviceCount, "cudaGetDeviceCount"},
+		{rt, "libcudart", &l.cudaGetErrorString, "cudaGetErrorString"},
+		{bl, "libcublas", &l.cublasCreate, "cublasCreate_v2"},
+		{bl, "libcublas", &l.cublasDestroy, "cublasDestroy_v2"},
+		{bl, "libcublas", &l.cublasSgemm, "cublasSgemm_v2"},
+		{bl, "libcublas", &l.cublasDgemm, "cublasDgemm_v2"},
+	} {
+		if err := bind(b.h, b.lib, b.fptr, b.name); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// Error is a failed CUDA or cuBLAS call: which, and its status.
+type Error struct {
+	Call   string // e.g. "cudaMemcpy", "cublasSgemm_v2"
+	Status int32
+	Msg    string // the runtime's message, for runtime calls
+}
+
+func (e *Error) Error() string {
+	if e.Msg != "" {
+		return fmt.Sprintf("cuda: %s: status %d: %s", e.Call, e.Status, e.Msg)
+	}
+	return fmt.Sprintf("cuda: %s: status %d", e.Call, e.Status)
+}
+
+// ErrNoDevice is the error of a backend asked for a device that does not
+// exist.
+var ErrNoDevice = errors.New("cuda: no such device")
+
+// rtCheck returns nil for a successful runtime call, else its *Error.
+func (l *lib) rtCheck(call string, status int32) error {
+	if status == 0 {
+		return nil
+	}
+	return &Error{Call: call, Status: status, Msg: l.cudaGetErrorString(status)}
+}
+
+// blasCheck returns nil for a successful cuBLAS call, else its *Error.
+func blasCheck(call string, status int32) error {
+	if status == 0 {
+		return nil
+	}
+	return &Error{Call: call, Status: status}
+}
+
+// Memcpy directions (cudaMemcpyKind).
+const (
+	hostToDevice = 1
+	deviceToHost = 2
+)
+
+// addr returns the address of the first element of s (0 for an empty s).
+func addr[T any](s []T) uintptr {
+	if len(s) == 0 {
+		return 0
+	}
+	return uintptr(unsafe.Pointer(&s[0]))
+}
