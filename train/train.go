@@ -59,6 +59,8 @@ type Config struct {
 	// standard error when it is a terminal, unless Quiet.
 	Log   io.Writer
 	Quiet bool
+	// Backend computes the passes; nil means tensor.Default() (the CPU).
+	Backend tensor.Backend
 	// OnBatch, if set, is called after every training batch with the
 	// epoch (from 0) and the batches done in it.
 	OnBatch func(epoch, batches int)
@@ -147,7 +149,11 @@ func Run[T tensor.Float](ctx context.Context, cfg Config, m Model[T], opt optim.
 		return r.res, err
 	}
 	r.res.Ran = true
-	eng := tensor.EngineFor[T](tensor.Default())
+	be := cfg.Backend
+	if be == nil {
+		be = tensor.Default()
+	}
+	eng := tensor.EngineFor[T](be)
 	r.tp, r.evalT = autograd.NewTape(eng), autograd.NewTape(eng)
 	r.evalT.SetNoGrad(true)
 	defer r.tp.Release()

@@ -37,6 +37,8 @@ func TestBadCommandLines(t *testing.T) {
 		{append([]string{"train", "--subset", "-1"}, data...), "--subset"},
 		{append([]string{"train", "--nhid-scale", "0"}, data...), "--nhid-scale must be positive"},
 		{append([]string{"train", "--max-steps", "-1"}, data...), "--max-steps"},
+		{append([]string{"train", "--device", "tpu"}, data...), "--device tpu: want cpu, cuda or cuda:N"},
+		{append([]string{"train", "--device", "cuda:x"}, data...), "--device cuda:x"},
 		{append([]string{"train", "--no-such-flag"}, data...), "flag provided but not defined"},
 		{append([]string{"train", "extra"}, data...), `unexpected argument "extra"`},
 		{append([]string{"compare", "--models", "node,foo"}, data...), `unknown model "foo"`},

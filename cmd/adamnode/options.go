@@ -13,6 +13,7 @@ import (
 	"github.com/adamnode/adamnode/data"
 	"github.com/adamnode/adamnode/models"
 	"github.com/adamnode/adamnode/odeblock"
+	"github.com/adamnode/adamnode/tensor"
 )
 
 // trainFlags are the command-line settings shared by train and compare.
@@ -32,6 +33,7 @@ type trainFlags struct {
 	nhid             int
 	nhidScale        float64
 	out              string
+	device           string
 	resume, quiet    bool
 }
 
@@ -57,14 +59,16 @@ func addTrainFlags(fs *flag.FlagSet, f *trainFlags, defaultOut string) {
 	fs.StringVar(&f.out, "out", defaultOut, "directory for the CSV, checkpoints and (compare) the table and plots")
 	fs.BoolVar(&f.resume, "resume", false, "continue from the checkpoint in --out (a finished run is not repeated)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no per-epoch lines")
+	fs.StringVar(&f.device, "device", "cpu", "where to compute: cpu, or cuda (cuda:N for device N; GEMM on cuBLAS)")
 }
 
 // runSettings are trainFlags checked and resolved against the dataset.
 type runSettings struct {
 	trainFlags
-	table  models.Dataset
-	solver odeblock.Options
-	mode   odeblock.GradMode
+	table   models.Dataset
+	backend tensor.Backend // nil: tensor.Default()
+	solver  odeblock.Options
+	mode    odeblock.GradMode
 	// onBatch, if set, is called after every training batch with the
 	// epoch (from 0) and the number of batches done in it (tests use it).
 	onBatch func(epoch, batches int)
@@ -114,6 +118,9 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 	}
 	if !tb.Adaptive() {
 		return s, bad("--method %s has a fixed step; use an adaptive one (heun-euler, bosh3, dopri5, tsit5)", f.method)
+	}
+	if s.backend, err = parseDevice(f.device); err != nil {
+		return s, bad("--device %s: %v", f.device, err)
 	}
 	if s.mode, err = odeblock.ParseGradMode(f.grad); err != nil {
 		return s, bad("unknown --grad %q (use %s)", f.grad, strings.Join(odeblock.GradModeNames(), ", "))

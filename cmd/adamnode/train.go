@@ -92,7 +92,7 @@ func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *da
 		meta[st.key] = st.value
 	}
 	cfg := train.Config{Name: kind.String(), Dir: s.out, Epochs: s.epochs, Clip: s.clip, Resume: s.resume,
-		Meta: meta, CheckResume: s.checkIdentity, Log: out, Quiet: s.quiet, OnBatch: s.onBatch}
+		Meta: meta, CheckResume: s.checkIdentity, Log: out, Quiet: s.quiet, OnBatch: s.onBatch, Backend: s.backend}
 	r, err := train.Run[float32](ctx, cfg, m, opt, tr, te)
 	var me *train.MismatchError
 	var ie *train.InterruptedError

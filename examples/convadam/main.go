@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/cuda"
 	"github.com/adamnode/adamnode/data"
 	"github.com/adamnode/adamnode/layers"
 	"github.com/adamnode/adamnode/odeblock"
@@ -80,7 +81,16 @@ func main() {
 	steps := flag.Int("steps", 10, "training steps")
 	batch := flag.Int("batch", 16, "batch size")
 	seed := flag.Uint64("seed", 1, "random seed")
+	device := flag.String("device", "cpu", "cpu or cuda (GEMM on cuBLAS)")
 	flag.Parse()
+	var backend tensor.Backend // nil: the CPU
+	if *device == "cuda" {
+		var err error
+		if backend, err = cuda.Backend(0); err != nil {
+			fmt.Fprintln(os.Stderr, "convadam:", err)
+			os.Exit(1)
+		}
+	}
 	gm, err := odeblock.ParseGradMode(*mode)
 	if err != nil || *steps < 1 || *batch < 1 {
 		fmt.Fprintln(os.Stderr, "convadam: want -mode", strings.Join(odeblock.GradModeNames(), "|"), "-steps ≥ 1, -batch ≥ 1")
@@ -102,7 +112,7 @@ func main() {
 		if err == nil {
 			// One epoch of the steps, gradients clipped at 10; the
 			// progress bar shows loss and NFE per step.
-			_, err = train.Run[float32](context.Background(), train.Config{Name: "convadam", Epochs: 1, Clip: 10, Log: os.Stdout}, m, opt, tr, te)
+			_, err = train.Run[float32](context.Background(), train.Config{Name: "convadam", Epochs: 1, Clip: 10, Log: os.Stdout, Backend: backend}, m, opt, tr, te)
 		}
 	}
 	if err != nil {
