@@ -51,6 +51,7 @@ func buildStandin(dir string) error {
 	for _, args := range [][]string{
 		{"-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "libcudart.so"), "testdata/standin_rt.c", "-lpthread"},
 		{"-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "libcublas.so"), "testdata/standin_blas.c", "-L" + dir, "-lcudart", "-Wl,-rpath,$ORIGIN"},
+		{"-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "libcudnn.so"), "testdata/standin_dnn.c", "-L" + dir, "-lcudart", "-Wl,-rpath,$ORIGIN"},
 	} {
 		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("gcc %s: %v: %s", strings.Join(args, " "), err, out)
@@ -84,8 +85,8 @@ func TestUnavailable(t *testing.T) {
 }
 
 // TestConformance runs the CPU engines' conformance suite on the GPU
-// engines: GEMM with every transpose, stride and scaling; the convolution
-// passes.
+// engines: GEMM with every transpose, stride and scaling; the three
+// convolution passes with and without bias and accumulation, on cuDNN.
 func TestConformance(t *testing.T) {
 	b := gpu(t)
 	t.Run("float64", func(t *testing.T) { enginetest.Run(t, tensor.EngineFor[float64](b)) })
@@ -106,6 +107,24 @@ func TestErrorsNameTheCall(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Call != "cudaMemcpy" || ce.Status == 0 {
 		t.Errorf("host-to-host copy as host-to-device: %v", err)
 	}
+}
+
+// TestKernelErrorsNameTheCall: a convolution whose output shape does not
+// fit (a caller's bug the CPU engines catch as a ShapeError) fails inside
+// cuDNN; the engine panics with the *Error naming the cuDNN call and its
+// status.
+func TestKernelErrorsNameTheCall(t *testing.T) {
+	e := tensor.EngineFor[float32](gpu(t))
+	x, w := tensor.New[float32](1, 2, 5, 5), tensor.New[float32](3, 2, 3, 3)
+	y := tensor.New[float32](1, 3, 4, 4) // should be 3×3
+	defer func() {
+		var ce *Error
+		err, _ := recover().(error)
+		if !errors.As(err, &ce) || !strings.HasPrefix(ce.Call, "cudnn") || !strings.Contains(ce.Msg, "BAD_PARAM") {
+			t.Errorf("recovered %v, want a cuDNN *Error", err)
+		}
+	}()
+	e.Conv2D(y, x, w, nil, tensor.ConvParams{})
 }
 
 // TestHostDereferenceCrashes: the stand-in's device memory cannot be read
@@ -146,7 +165,7 @@ func TestMNISTGradients(t *testing.T) {
 	b := gpu(t)
 	grads := func(be tensor.Backend) (float32, []float32) {
 		m := mnistnode.New(5, odeblock.Adjoint{})
-		x, labels := mnistnode.Batch(5, 4)
+		x, labels := mnistnode.Batch(5, 2)
 		tp := autograd.NewTape(tensor.EngineFor[float32](be))
 		l, err := m.Loss(tp, x, labels)
 		if err != nil {

@@ -9,16 +9,19 @@ import (
 )
 
 // Backend returns the GPU backend on the given device (from 0): a
-// tensor.Backend whose engines run GEMM on cuBLAS. The convolution passes
-// and the parallel split of elementwise work run on a CPU engine (gonum)
-// until cuDNN is bound. It fails when the libraries do not load (see
-// Available), the device does not exist, or cuBLAS does not start.
+// tensor.Backend whose engines run GEMM on cuBLAS and the three
+// convolution passes (with the bias) on cuDNN, NCHW, with fixed
+// deterministic algorithms whose descriptors and workspace sizes are set
+// up once per shape and cached. The parallel split of elementwise work
+// runs on a CPU engine (gonum). It fails when the libraries do not load
+// (see Available), the device does not exist, or cuBLAS or cuDNN does not
+// start.
 //
-// Where the data lives: tensors stay in host memory; each GEMM copies its
-// operands into device buffers the backend keeps (grown as needed, freed
-// never), runs there and copies the product back. A CUDA error inside an
-// engine call panics with the *Error naming the call (tensor.Engine's
-// methods return no error).
+// Where the data lives: tensors stay in host memory; each kernel copies
+// its operands into device buffers the backend keeps (grown as needed,
+// reused, freed never), runs there and copies its result back. A CUDA
+// error inside an engine call panics with the *Error naming the call
+// (tensor.Engine's methods return no error).
 func Backend(device int) (tensor.Backend, error) {
 	l, err := loaded()
 	if err != nil {
@@ -38,8 +41,12 @@ func Backend(device int) (tensor.Backend, error) {
 	if err := blasCheck("cublasCreate_v2", l.cublasCreate(&h)); err != nil {
 		return nil, err
 	}
+	var dnn uintptr
+	if err := l.dnnCheck("cudnnCreate", l.cudnnCreate(&dnn)); err != nil {
+		return nil, err
+	}
 	cpu := tensor.Gonum(0)
-	b := &backend{device: device, l: l, handle: h, cpu: cpu}
+	b := &backend{device: device, l: l, handle: h, dnn: dnn, cpu: cpu, plans: map[convKey]*convPlan{}}
 	b.f32 = &engine[float32]{b: b, cpu: cpu.Float32()}
 	b.f64 = &engine[float64]{b: b, cpu: cpu.Float64()}
 	return b, nil
@@ -53,8 +60,10 @@ type backend struct {
 	cpu    tensor.Backend
 	f32    *engine[float32]
 	f64    *engine[float64]
-	mu     sync.Mutex   // one GEMM at a time: the device buffers are shared
-	bufs   [3]deviceBuf // A, B, C
+	dnn    uintptr      // the cuDNN handle
+	mu     sync.Mutex   // one kernel at a time: the device buffers are shared
+	bufs   [8]deviceBuf // GEMM's A, B, C; the convolutions' x, w, y, bias, workspace
+	plans  map[convKey]*convPlan
 }
 
 func (b *backend) Name() string                    { return "cuda" }
@@ -101,18 +110,6 @@ type engine[T tensor.Float] struct {
 func (e *engine[T]) Name() string { return "cuda" }
 
 func (e *engine[T]) Parallel(n int, body func(lo, hi int)) { e.cpu.Parallel(n, body) }
-
-func (e *engine[T]) Conv2D(y, x, w, bias *tensor.Tensor[T], p tensor.ConvParams) {
-	e.cpu.Conv2D(y, x, w, bias, p)
-}
-
-func (e *engine[T]) Conv2DBackwardData(dx, dy, w *tensor.Tensor[T], p tensor.ConvParams, accumulate bool) {
-	e.cpu.Conv2DBackwardData(dx, dy, w, p, accumulate)
-}
-
-func (e *engine[T]) Conv2DBackwardFilter(dw, db, dy, x *tensor.Tensor[T], p tensor.ConvParams, accumulate bool) {
-	e.cpu.Conv2DBackwardFilter(dw, db, dy, x, p, accumulate)
-}
 
 // extent returns how many elements a row-major matrix of rows × cols
 // with row stride ld spans.

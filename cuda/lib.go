@@ -21,6 +21,7 @@ const DirEnv = "ADAMNODE_CUDA_DIR"
 var (
 	cudartNames = []string{"libcudart.so.12", "libcudart.so.11.0", "libcudart.so"}
 	cublasNames = []string{"libcublas.so.12", "libcublas.so.11", "libcublas.so"}
+	cudnnNames  = []string{"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"}
 )
 
 // lib holds the bound functions of the CUDA runtime and cuBLAS.
@@ -36,6 +37,23 @@ type lib struct {
 	cublasDestroy func(handle uintptr) int32
 	cublasSgemm   func(handle uintptr, ta, tb int32, m, n, k int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32, beta *float32, c uintptr, ldc int32) int32
 	cublasDgemm   func(handle uintptr, ta, tb int32, m, n, k int32, alpha *float64, a uintptr, lda int32, b uintptr, ldb int32, beta *float64, c uintptr, ldc int32) int32
+
+	cudnnCreate                      func(handle *uintptr) int32
+	cudnnGetErrorString              func(status int32) string
+	cudnnCreateTensorDescriptor      func(d *uintptr) int32
+	cudnnSetTensor4dDescriptor       func(d uintptr, format, dtype, n, c, h, w int32) int32
+	cudnnCreateFilterDescriptor      func(d *uintptr) int32
+	cudnnSetFilter4dDescriptor       func(d uintptr, dtype, format, k, c, h, w int32) int32
+	cudnnCreateConvolutionDescriptor func(d *uintptr) int32
+	cudnnSetConvolution2dDescriptor  func(d uintptr, ph, pw, u, v, dh, dw, mode, dtype int32) int32
+	cudnnGetConvFwdWorkspace         func(h, x, w, conv, y uintptr, algo int32, size *uintptr) int32
+	cudnnGetConvBwdDataWorkspace     func(h, w, dy, conv, dx uintptr, algo int32, size *uintptr) int32
+	cudnnGetConvBwdFilterWorkspace   func(h, x, dy, conv, dw uintptr, algo int32, size *uintptr) int32
+	cudnnConvolutionForward          func(h uintptr, alpha unsafe.Pointer, xd, x, wd, w, conv uintptr, algo int32, ws, wsSize uintptr, beta unsafe.Pointer, yd, y uintptr) int32
+	cudnnConvolutionBackwardData     func(h uintptr, alpha unsafe.Pointer, wd, w, dyd, dy, conv uintptr, algo int32, ws, wsSize uintptr, beta unsafe.Pointer, dxd, dx uintptr) int32
+	cudnnConvolutionBackwardFilter   func(h uintptr, alpha unsafe.Pointer, xd, x, dyd, dy, conv uintptr, algo int32, ws, wsSize uintptr, beta unsafe.Pointer, dwd, dw uintptr) int32
+	cudnnAddTensor                   func(h uintptr, alpha unsafe.Pointer, bd, b uintptr, beta unsafe.Pointer, yd, y uintptr) int32
+	cudnnConvolutionBackwardBias     func(h uintptr, alpha unsafe.Pointer, dyd, dy uintptr, beta unsafe.Pointer, dbd, db uintptr) int32
 }
 
 // The loaded libraries, once per process.
@@ -89,6 +107,10 @@ func load(dir string) (*lib, error) {
 	if err != nil {
 		return nil, err
 	}
+	dn, err := open(dir, cudnnNames)
+	if err != nil {
+		return nil, err
+	}
 	l := new(lib)
 	for _, b := range []struct {
 		h    uintptr
@@ -106,6 +128,22 @@ func load(dir string) (*lib, error) {
 		{bl, "libcublas", &l.cublasDestroy, "cublasDestroy_v2"},
 		{bl, "libcublas", &l.cublasSgemm, "cublasSgemm_v2"},
 		{bl, "libcublas", &l.cublasDgemm, "cublasDgemm_v2"},
+		{dn, "libcudnn", &l.cudnnCreate, "cudnnCreate"},
+		{dn, "libcudnn", &l.cudnnGetErrorString, "cudnnGetErrorString"},
+		{dn, "libcudnn", &l.cudnnCreateTensorDescriptor, "cudnnCreateTensorDescriptor"},
+		{dn, "libcudnn", &l.cudnnSetTensor4dDescriptor, "cudnnSetTensor4dDescriptor"},
+		{dn, "libcudnn", &l.cudnnCreateFilterDescriptor, "cudnnCreateFilterDescriptor"},
+		{dn, "libcudnn", &l.cudnnSetFilter4dDescriptor, "cudnnSetFilter4dDescriptor"},
+		{dn, "libcudnn", &l.cudnnCreateConvolutionDescriptor, "cudnnCreateConvolutionDescriptor"},
+		{dn, "libcudnn", &l.cudnnSetConvolution2dDescriptor, "cudnnSetConvolution2dDescriptor"},
+		{dn, "libcudnn", &l.cudnnGetConvFwdWorkspace, "cudnnGetConvolutionForwardWorkspaceSize"},
+		{dn, "libcudnn", &l.cudnnGetConvBwdDataWorkspace, "cudnnGetConvolutionBackwardDataWorkspaceSize"},
+		{dn, "libcudnn", &l.cudnnGetConvBwdFilterWorkspace, "cudnnGetConvolutionBackwardFilterWorkspaceSize"},
+		{dn, "libcudnn", &l.cudnnConvolutionForward, "cudnnConvolutionForward"},
+		{dn, "libcudnn", &l.cudnnConvolutionBackwardData, "cudnnConvolutionBackwardData"},
+		{dn, "libcudnn", &l.cudnnConvolutionBackwardFilter, "cudnnConvolutionBackwardFilter"},
+		{dn, "libcudnn", &l.cudnnAddTensor, "cudnnAddTensor"},
+		{dn, "libcudnn", &l.cudnnConvolutionBackwardBias, "cudnnConvolutionBackwardBias"},
 	} {
 		if err := bind(b.h, b.lib, b.fptr, b.name); err != nil {
 			return nil, err
@@ -138,6 +176,14 @@ func (l *lib) rtCheck(call string, status int32) error {
 		return nil
 	}
 	return &Error{Call: call, Status: status, Msg: l.cudaGetErrorString(status)}
+}
+
+// dnnCheck returns nil for a successful cuDNN call, else its *Error.
+func (l *lib) dnnCheck(call string, status int32) error {
+	if status == 0 {
+		return nil
+	}
+	return &Error{Call: call, Status: status, Msg: l.cudnnGetErrorString(status)}
 }
 
 // blasCheck returns nil for a successful cuBLAS call, else its *Error.
