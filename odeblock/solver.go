@@ -983,6 +983,12 @@ func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T)
 func (s *Solver[T]) interpolate(dst []T, t, h, tq float64, f0, f1 []T) {
 	x := (tq - t) / h
 	y0, y1 := s.y, s.y1
+	if s.tb.Dense != nil {
+		var w [16]float64
+		s.tb.Dense(x, w[:len(s.k)])
+		linComb(dst, y0, h, w[:len(s.k)], s.k)
+		return
+	}
 	if s.tb.Mid != nil {
 		// Quartic p(x) with p(0)=y0, p(1)=y1, p(½)=ymid, p'(0)=h·f0, p'(1)=h·f1;
 		// ymid is formed in dst, each element read before it is replaced.

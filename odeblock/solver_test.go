@@ -47,7 +47,10 @@ func TestOrderOfAccuracy(t *testing.T) {
 				{"nonlinear", nonlinear, []float64{1}, []float64{1.0 / 5}},
 			} {
 				h := 0.1
-				if tb.Order >= 4 {
+				switch {
+				case tb.Order >= 7:
+					h = 0.4 // smaller steps reach roundoff
+				case tb.Order >= 4:
 					h = 0.05
 				}
 				var errs []float64
@@ -60,7 +63,11 @@ func TestOrderOfAccuracy(t *testing.T) {
 					errs = append(errs, e)
 				}
 				observed := math.Log2(errs[0] / errs[1])
-				if math.Abs(observed-float64(tb.Order)) > 0.4 {
+				// dopri8's error falls faster than h⁸ at steps large
+				// enough to stay above roundoff (its leading term is small
+				// on these problems): there only a lower order fails.
+				tooHigh := observed > float64(tb.Order)+0.4 && tb.Order < 7
+				if observed < float64(tb.Order)-0.4 || tooHigh {
 					t.Errorf("%s on %s: observed order %.2f (errors %.3g, %.3g), want %d", name, prob.name, observed, errs[0], errs[1], tb.Order)
 				}
 			}
@@ -78,7 +85,11 @@ func TestEmbeddedErrorOrder(t *testing.T) {
 			continue
 		}
 		var est []float64
-		for _, h := range []float64{0.1, 0.05} {
+		h0 := 0.1
+		if tb.Order >= 7 {
+			h0 = 0.8
+		}
+		for _, h := range []float64{h0, h0 / 2} {
 			s, err := NewSolver[float64](Options{Tableau: tb})
 			if err != nil {
 				t.Fatal(err)
@@ -479,4 +490,44 @@ func solveSteps(f Func[float64], y0, ts []float64, opt Options, onStep func(Step
 	}
 	st, err := s.Solve(f, y0, ts, out)
 	return out, st, err
+}
+
+// TestDenseInterpolants: between steps, dense output is about as accurate
+// as the step ends: for tsit5 with its own continuous extension (the cubic
+// Hermite it replaced was 42 times worse, 7.1e-7 against 1.7e-8) and for
+// dopri5 with Shampine's, on the rotation over [0, 10] at 1e-8, 2001
+// outputs.
+func TestDenseInterpolants(t *testing.T) {
+	for _, c := range []struct {
+		method string
+		ratio  float64
+	}{{"tsit5", 2}, {"dopri5", 2}} {
+		ts := make([]float64, 2001)
+		for i := range ts {
+			ts[i] = 10 * float64(i) / 2000
+		}
+		opt := Options{Method: c.method, RTol: 1e-8, ATol: 1e-8}
+		out, _, err := Solve(rotation, []float64{1, 0}, ts, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dense, ends float64
+		for i, tt := range ts {
+			dense = math.Max(dense, math.Hypot(out[i][0]-math.Cos(tt), out[i][1]-math.Sin(tt)))
+		}
+		// The step ends alone: the same steps (outputs do not change them).
+		s, _ := NewSolver[float64](opt)
+		s.OnStep = func(si StepInfo[float64]) error {
+			if si.Accepted {
+				ends = math.Max(ends, math.Hypot(si.Y1[0]-math.Cos(si.End), si.Y1[1]-math.Sin(si.End)))
+			}
+			return nil
+		}
+		if _, err := s.Solve(rotation, []float64{1, 0}, []float64{0, 10}, [][]float64{{0, 0}, {0, 0}}); err != nil {
+			t.Fatal(err)
+		}
+		if dense > c.ratio*ends {
+			t.Errorf("%s: dense output %.3g off, %.3g times the step ends' %.3g", c.method, dense, dense/ends, ends)
+		}
+	}
 }

@@ -26,6 +26,10 @@ type Tableau struct {
 	// output is a quartic through y0, y_mid, y1 with slopes f0 and f1. Without
 	// it, dense output is the cubic Hermite interpolant of y0, y1, f0, f1.
 	Mid []float64
+	// Dense, if set, is the method's own continuous extension: it writes
+	// into w the weights b_i(θ) with y(t + θh) ≈ y + h·Σ b_i(θ)·k_i
+	// (b_i(1) = B[i]). It takes precedence over Mid.
+	Dense func(theta float64, w []float64)
 }
 
 // Stages returns the number of stages.
@@ -110,6 +114,21 @@ func (tb *Tableau) validate() error {
 			return fmt.Errorf("odeblock: tableau %q: %s sums to %g, want %g", tb.Name, w.name, t, w.want)
 		}
 	}
+	if tb.Dense != nil {
+		w := make([]float64, s)
+		for _, th := range []float64{0, 1} {
+			tb.Dense(th, w)
+			for i, v := range w {
+				want := 0.0
+				if th == 1 {
+					want = tb.B[i]
+				}
+				if math.IsNaN(v) || math.Abs(v-want) > 1e-12 {
+					return fmt.Errorf("odeblock: tableau %q: dense weight %d at θ = %g is %g, want %g", tb.Name, i, th, v, want)
+				}
+			}
+		}
+	}
 	return nil
 }
 
@@ -150,6 +169,48 @@ var (
 		B:     []float64{0.5, 0.5},
 		E:     []float64{0.5 - 1, 0.5},
 		Order: 2,
+	}
+
+	// heun2 is Heun's method (the explicit trapezoid), order 2, fixed step:
+	// torchdiffeq's "heun2".
+	heun2 = &Tableau{Name: "heun2", C: []float64{0, 1}, A: [][]float64{{}, {1}}, B: []float64{0.5, 0.5}, Order: 2}
+
+	// heun3 is Heun's third-order method, fixed step: torchdiffeq's "heun3".
+	heun3 = &Tableau{
+		Name:  "heun3",
+		C:     []float64{0, 1.0 / 3, 2.0 / 3},
+		A:     [][]float64{{}, {1.0 / 3}, {0, 2.0 / 3}},
+		B:     []float64{1.0 / 4, 0, 3.0 / 4},
+		Order: 3,
+	}
+
+	// adaptiveHeun is torchdiffeq's "adaptive_heun": Heun's method with an
+	// Euler error estimate (heun-euler) and torchdiffeq's midpoint for
+	// dense output.
+	adaptiveHeun = &Tableau{
+		Name:  "adaptive_heun",
+		C:     []float64{0, 1},
+		A:     [][]float64{{}, {1}},
+		B:     []float64{0.5, 0.5},
+		E:     []float64{0.5, -0.5},
+		Order: 2,
+		Mid:   []float64{0.5, 0},
+	}
+
+	// fehlberg2 is Fehlberg's 2(1) pair, propagating the second-order
+	// solution, as torchdiffeq's "fehlberg2". Its last stage is evaluated
+	// at the first-order solution, not at y1, so it is not reused as the
+	// next step's first (torchdiffeq reuses it: its next f0 is then not
+	// f(t, y)); the solver evaluates f at y1 instead, one more evaluation
+	// per step.
+	fehlberg2 = &Tableau{
+		Name:  "fehlberg2",
+		C:     []float64{0, 0.5, 1},
+		A:     [][]float64{{}, {0.5}, {1.0 / 256, 255.0 / 256}},
+		B:     []float64{1.0 / 512, 255.0 / 256, 1.0 / 512},
+		E:     []float64{-1.0 / 512, 0, 1.0 / 512},
+		Order: 2,
+		Mid:   []float64{0, 0.5, 0},
 	}
 
 	// bosh3 is the Bogacki–Shampine 3(2) pair, FSAL.
@@ -214,18 +275,32 @@ var (
 		},
 		Order: 5,
 		FSAL:  true,
+		Dense: tsit5Dense,
 	}
 )
 
+// tsit5Dense is Tsitouras' fourth-order continuous extension of tsit5
+// (Tsitouras 2011; the polynomials of OrdinaryDiffEq.jl and diffrax).
+func tsit5Dense(x float64, w []float64) {
+	w[0] = -1.0530884977290216 * x * (x - 1.329989018975412) * (x*x - 1.4364028541716351*x + 0.7139816917074209)
+	w[1] = 0.1017 * x * x * (x*x - 2.1966568338249754*x + 1.2949852507374631)
+	w[2] = 2.490627285651252793 * x * x * (x*x - 2.38535645472061657*x + 1.57803468208092486)
+	w[3] = -16.54810288924490272 * (x - 1.21712927295533244) * (x - 0.61620406037800089) * x * x
+	w[4] = 47.37952196281928122 * (x - 1.203071208372362603) * (x - 0.658047292653547382) * x * x
+	w[5] = -34.87065786149660974 * (x - 1.2) * (x - 2.0/3) * x * x
+	w[6] = 2.5 * (x - 1) * (x - 0.6) * x * x
+}
+
 // methods holds the built-in tableaus by name. They are never modified.
 var methods = map[string]*Tableau{
-	"euler": euler, "midpoint": midpoint, "rk4": rk4, "rk38": rk38,
-	"heun-euler": heunEuler, "bosh3": bosh3, "dopri5": dopri5, "tsit5": tsit5,
+	"euler": euler, "midpoint": midpoint, "rk4": rk4, "rk38": rk38, "heun2": heun2, "heun3": heun3,
+	"heun-euler": heunEuler, "adaptive_heun": adaptiveHeun, "fehlberg2": fehlberg2,
+	"bosh3": bosh3, "dopri5": dopri5, "tsit5": tsit5, "dopri8": dopri8,
 }
 
 // MethodNames returns the names Method accepts.
 func MethodNames() []string {
-	return []string{"euler", "midpoint", "rk4", "rk38", "heun-euler", "bosh3", "dopri5", "tsit5"}
+	return []string{"euler", "midpoint", "rk4", "rk38", "heun2", "heun3", "heun-euler", "adaptive_heun", "fehlberg2", "bosh3", "dopri5", "tsit5", "dopri8"}
 }
 
 // Method returns the tableau of the named built-in method, or an error
