@@ -531,3 +531,59 @@ func TestDenseInterpolants(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodStepsAsTorchdiffeq compares the accepted steps of dopri8 and
+// bosh3 with those torchdiffeq's own odeint takes (recorded with its
+// callback_accept_step by testdata/gen_method_steps.py), all but the last,
+// which torchdiffeq takes past t1. The counts are equal; the steps agree to
+// 1e-6 (relative), not to the last bit: an 8th-order error estimate cancels
+// eleven digits, so a different order of summation (torch's reductions)
+// moves the error ratio in its seventh digit and the next step with it.
+func TestMethodStepsAsTorchdiffeq(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "torchdiffeq_method_steps.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probs map[string]struct {
+		Method, Problem string
+		Y0              []float64
+		T0, T1, Tol     float64
+		Steps           [][2]float64
+	}
+	if err := json.Unmarshal(raw, &probs); err != nil {
+		t.Fatal(err)
+	}
+	rhs := map[string]Func[float64]{
+		"decay":     func(_ float64, y, dy []float64) error { dy[0] = -y[0]; return nil },
+		"nonlinear": nonlinear,
+		"vanderpol": func(_ float64, y, dy []float64) error {
+			dy[0], dy[1] = y[1], 2*(1-y[0]*y[0])*y[1]-y[0]
+			return nil
+		},
+		"rotation": rotation,
+	}
+	for name, p := range probs {
+		var got [][2]float64
+		opt := Options{Method: p.Method, RTol: p.Tol, ATol: p.Tol, MaxSteps: 100000}
+		onStep := func(si StepInfo[float64]) error {
+			if si.Accepted {
+				got = append(got, [2]float64{si.T, si.H})
+			}
+			return nil
+		}
+		if _, _, err := solveSteps(rhs[p.Problem], p.Y0, []float64{p.T0, p.T1}, opt, onStep); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(got) != len(p.Steps) {
+			t.Errorf("%s: %d accepted steps, torchdiffeq %d", name, len(got), len(p.Steps))
+			continue
+		}
+		for i := 0; i < len(got)-1; i++ {
+			for k := 0; k < 2; k++ {
+				if d := math.Abs(got[i][k] - p.Steps[i][k]); d > 1e-6*math.Max(1, math.Abs(p.Steps[i][k])) {
+					t.Fatalf("%s: step %d is (t=%v, h=%v), torchdiffeq's (t=%v, h=%v)", name, i, got[i][0], got[i][1], p.Steps[i][0], p.Steps[i][1])
+				}
+			}
+		}
+	}
+}
