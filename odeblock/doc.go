@@ -4,21 +4,42 @@
 //
 // # Solvers
 //
-// One RK engine runs every method from its Butcher tableau (Tableau):
-// euler, midpoint, rk4 (classic), rk38 (Kutta's 3/8 rule, torchdiffeq's
-// "rk4") with a fixed step; heun-euler, bosh3, dopri5 (the default) and tsit5
-// with adaptive steps. Adaptive control follows Hairer–Nørsett–Wanner and
+// One RK engine runs every method from its Butcher tableau (Tableau).
+// The built-in methods (Method, MethodNames):
+//
+//	name           order  steps     dense output               torchdiffeq    diffrax
+//	euler          1      fixed     cubic Hermite              euler          Euler
+//	midpoint       2      fixed     cubic Hermite              midpoint       Midpoint
+//	heun2          2      fixed     cubic Hermite              heun2          Heun
+//	heun3          3      fixed     cubic Hermite              heun3          —
+//	rk4            4      fixed     cubic Hermite              —              —  (classic RK4)
+//	rk38           4      fixed     cubic Hermite              rk4            —  (3/8 rule)
+//	heun-euler     2(1)   adaptive  cubic Hermite              —              —
+//	adaptive_heun  2(1)   adaptive  quartic through midpoint   adaptive_heun  —
+//	fehlberg2      2(1)   adaptive  quartic through midpoint   fehlberg2      —
+//	bosh3          3(2)   adaptive  cubic Hermite              bosh3          Bosh3
+//	dopri5         5(4)   adaptive  Shampine's, quartic        dopri5         Dopri5
+//	tsit5          5(4)   adaptive  Tsitouras' own, 4th order  tsit5          Tsit5
+//	dopri8         8(7)   adaptive  quartic through y(h/2)     dopri8         Dopri8
+//
+// adaptive_heun and fehlberg2 evaluate f at the step's end, where
+// torchdiffeq reuses a last stage taken elsewhere: their steps differ from
+// torchdiffeq's. dopri8's quartic is torchdiffeq's; between long 8th-order
+// steps it is far less accurate than the steps themselves.
+//
+// Adaptive control follows Hairer–Nørsett–Wanner and
 // torchdiffeq: the error ratio is the RMS norm of
 // err / (atol + rtol·max(|y0|, |y1|)); the first step is selected from f at
 // t0 with one extra evaluation; the I controller
 // h·min(10, max(0.2, 0.9·ratio^(−1/order))) never shrinks the step after an
-// accepted one; FSAL methods reuse their last stage. So with default options
-// dopri5 takes the same accepted steps as torchdiffeq's dopri5 — except that
-// here the last step is cut to end exactly at t1, where torchdiffeq steps past
-// the end and interpolates back: f is never evaluated outside the span of the
-// requested times. Outputs between steps come from dense output (dopri5:
-// Shampine's midpoint and a quartic; others: cubic Hermite), so asking for
-// many outputs does not change the steps.
+// accepted one (PCoeff makes it a PI controller); FSAL methods reuse their
+// last stage. So with default options dopri5, bosh3 and dopri8 take the
+// accepted steps of torchdiffeq's (tests against torchdiffeq's own code) —
+// except that here the last step is cut to end exactly at t1, where
+// torchdiffeq steps past the end and interpolates back: f is never
+// evaluated outside the span of the requested times. Outputs between steps
+// come from dense output, so asking for many outputs does not change the
+// steps.
 //
 // Failures are returned, never a panic or a hang: a *SolveError names the
 // phase (forward or backward), the time reached and the cause

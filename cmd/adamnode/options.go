@@ -42,7 +42,7 @@ type trainFlags struct {
 func addTrainFlags(fs *flag.FlagSet, f *trainFlags, defaultOut string) {
 	fs.StringVar(&f.dataset, "dataset", "fashion-mnist", "dataset: fashion-mnist, mnist or cifar10")
 	fs.StringVar(&f.dataDir, "data", "", "dataset directory (default for fashion-mnist: "+data.FashionMNISTDir+"; required for mnist and cifar10)")
-	fs.StringVar(&f.method, "method", "dopri5", "adaptive ODE solver: heun-euler, bosh3, dopri5 or tsit5")
+	fs.StringVar(&f.method, "method", "dopri5", "adaptive ODE solver: "+strings.Join(adaptiveMethods(), ", "))
 	fs.Float64Var(&f.tol, "tol", 0, "solver tolerance, rtol = atol, forward and adjoint (0: the paper's, 1e-4 for MNIST shapes, 1e-5 for CIFAR-10)")
 	fs.IntVar(&f.maxSteps, "max-steps", 0, "at most this many solver steps per solve, else the run fails (0: the solver's default, 10000)")
 	fs.StringVar(&f.grad, "grad", "adjoint", "gradient mode: "+strings.Join(odeblock.GradModeNames(), ", "))
@@ -117,7 +117,7 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 		return s, bad("unknown --method %q (use one of %s)", f.method, strings.Join(odeblock.MethodNames(), ", "))
 	}
 	if !tb.Adaptive() {
-		return s, bad("--method %s has a fixed step; use an adaptive one (heun-euler, bosh3, dopri5, tsit5)", f.method)
+		return s, bad("--method %s has a fixed step; use an adaptive one (%s)", f.method, strings.Join(adaptiveMethods(), ", "))
 	}
 	if s.backend, err = parseDevice(f.device); err != nil {
 		return s, bad("--device %s: %v", f.device, err)
@@ -257,4 +257,15 @@ func newLoaders(s runSettings, train, test *data.Images) (tr, te *data.Loader, e
 		return nil, nil, err
 	}
 	return tr, te, nil
+}
+
+// adaptiveMethods returns the names of odeblock's adaptive methods.
+func adaptiveMethods() []string {
+	var out []string
+	for _, n := range odeblock.MethodNames() {
+		if tb, err := odeblock.Method(n); err == nil && tb.Adaptive() {
+			out = append(out, n)
+		}
+	}
+	return out
 }
