@@ -136,6 +136,9 @@ type Solver[T tensor.Float] struct {
 	// OnStep, if set, is called after every attempted step. Returning an
 	// error stops the solve with it.
 	OnStep func(StepInfo[T]) error
+	// Event, if set, ends the solve where its function crosses zero (see
+	// Event); EventTime then reports where.
+	Event *Event[T]
 
 	opt Options
 	tb  *Tableau
@@ -372,6 +375,14 @@ func (s *Solver[T]) solve(f evalFunc[T], y0 []T, ts []float64, out [][]T) (Stats
 	s.ctl.reset()
 	r := &s.run
 	*r = solveRun[T]{s: s, f: f, ts: ts, out: out, dir: dir, t: ts[0], t0: ts[0], tEnd: ts[len(ts)-1], nextOut: 1}
+	if s.Event != nil {
+		if len(ts) != 2 {
+			return Stats{}, fmt.Errorf("odeblock: a solve with an Event takes two times (start and the latest end), got %d", len(ts))
+		}
+		if r.gPrev, err = s.Event.at(ts[0], s.y); err != nil {
+			return Stats{}, &SolveError{Phase: s.opt.Phase, T: ts[0], Err: err}
+		}
+	}
 	defer func() { r.f, r.ts, r.out = nil, nil, nil }() // keep nothing of this solve alive
 	err = r.start()
 	for err == nil && !r.done {
@@ -399,6 +410,10 @@ type solveRun[T tensor.Float] struct {
 
 	lastNonFinite bool // the last step tried had NaN or Inf in it
 	nonFinite     int  // steps rejected for NaN or Inf
+
+	gPrev  float64 // the event function at the last accepted state
+	eventT float64 // where the event happened, if eventHit
+	hit    bool
 }
 
 // eval evaluates f, counting it.
@@ -496,13 +511,18 @@ func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
 	// f at the step end: the last stage (FSAL), else evaluated now when it
 	// is needed next (another step, or dense output).
 	f0, f1 := s.k[0], s.k[len(s.k)-1]
-	needInterp := r.nextOut < len(r.ts) && (r.ts[r.nextOut]-g.end)*r.dir < 0
+	needInterp := r.nextOut < len(r.ts) && (r.ts[r.nextOut]-g.end)*r.dir < 0 || s.Event != nil
 	if !s.tb.FSAL {
 		f1 = s.fnext
 		if g.end != r.tEnd || needInterp {
 			if err := r.eval(evalStepEnd, 0, g.end, s.y1, f1); err != nil {
 				return r.fail(g.end, g.h, err)
 			}
+		}
+	}
+	if s.Event != nil {
+		if err := r.event(g, f0, f1); err != nil || r.hit {
+			return err
 		}
 	}
 	r.nextOut = s.emit(r.out, r.ts, r.nextOut, g.t, g.h, g.end, r.dir, f0, f1)

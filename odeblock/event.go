@@ -1,0 +1,113 @@
+package odeblock
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Event is a terminal event of a solve: the solve ends at the first time
+// t* where G(t, y(t)) crosses zero in the given Direction (−1: from above,
+// +1: from below, 0: either). The crossing is found after each accepted
+// step by root-finding on the step's dense output (no extra evaluations of
+// f): the state at t* is the interpolant's there. G's own zeros at the
+// start do not count.
+type Event[T tensor.Float] struct {
+	G         func(t float64, y []T) float64
+	Direction int
+}
+
+// at returns G(t, y), an error if it is not a number.
+func (e *Event[T]) at(t float64, y []T) (float64, error) {
+	g := e.G(t, y)
+	if math.IsNaN(g) {
+		return 0, fmt.Errorf("%w: the event function is NaN at t=%g", ErrNonFinite, t)
+	}
+	return g, nil
+}
+
+// crosses reports whether the event function went from a to b across
+// zero in the event's direction.
+func (e *Event[T]) crosses(a, b float64) bool {
+	switch {
+	case a == 0:
+		return false
+	case e.Direction < 0:
+		return a > 0 && b <= 0
+	case e.Direction > 0:
+		return a < 0 && b >= 0
+	}
+	return a > 0 && b <= 0 || a < 0 && b >= 0
+}
+
+// EventTime returns where the last solve's event happened, and whether it
+// did (false: the solve reached its end first).
+func (s *Solver[T]) EventTime() (float64, bool) { return s.run.eventT, s.run.hit }
+
+// event checks the accepted step g for the event; on a crossing it finds
+// the time by the Illinois variant of regula falsi on the dense output,
+// writes the state there into the last output and ends the solve.
+func (r *solveRun[T]) event(g stepGeom, f0, f1 []T) error {
+	s := r.s
+	ev := s.Event
+	g1, err := ev.at(g.end, s.y1)
+	if err != nil {
+		return r.fail(g.end, g.h, err)
+	}
+	if !ev.crosses(r.gPrev, g1) {
+		r.gPrev = g1
+		return nil
+	}
+	out := r.out[len(r.out)-1]
+	phi := func(x float64) (float64, error) {
+		if x == 1 {
+			return g1, nil
+		}
+		tq := g.t + x*g.h
+		s.interpolate(out, g.t, g.h, tq, f0, f1)
+		return ev.at(tq, out)
+	}
+	// The bracket [lo, hi] in step fractions, the function's sign at lo
+	// that of the start.
+	lo, hi, flo, fhi := 0.0, 1.0, r.gPrev, g1
+	x, side := 1.0, 0
+	tol := 4 * eps * math.Max(math.Abs(g.t), math.Abs(g.end)) / math.Abs(g.h)
+	for it := 0; it < 200 && hi-lo > tol && fhi != 0; it++ {
+		x = (lo*fhi - hi*flo) / (fhi - flo)
+		if !(x > lo && x < hi) {
+			x = (lo + hi) / 2
+		}
+		fx, err := phi(x)
+		if err != nil {
+			return r.fail(g.t, g.h, err)
+		}
+		if fx == 0 {
+			lo, hi = x, x
+			break
+		}
+		if (fx > 0) == (flo > 0) {
+			lo, flo = x, fx
+			if side == -1 {
+				fhi /= 2
+			}
+			side = -1
+		} else {
+			hi, fhi = x, fx
+			if side == 1 {
+				flo /= 2
+			}
+			side = 1
+		}
+	}
+	x = hi // the first point at or past the crossing
+	r.eventT = g.t + x*g.h
+	if x == 1 {
+		r.eventT = g.end
+		copy(out, s.y1)
+	} else {
+		s.interpolate(out, g.t, g.h, r.eventT, f0, f1)
+	}
+	r.hit, r.done = true, true
+	return nil
+}
