@@ -717,3 +717,48 @@ func TestNestedBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardEvent: the ball thrown from (h0, v0) under a learnable
+// gravity γ — h' = v, v' = −γ — stopped when h falls through 0: the event
+// time equals the exact impact time (v0 + √(v0² + 2γh0))/γ to 1e-8, and
+// the gradients of a loss of the event time and the impact velocity with
+// respect to h0, v0 and γ match central differences in every mode.
+func TestForwardEvent(t *testing.T) {
+	z0 := autograd.NewParam("z0", tensor.FromSlice([]float64{2, 1.5}, 1, 2))
+	gamma := autograd.NewParam("gamma", tensor.FromSlice([]float64{9.81}, 1))
+	w := tensor.FromSlice([]float64{0, 1, 0, 0}, 2, 2) // (h, v) ↦ (v, 0)
+	field := odeblock.FieldFunc([]*autograd.Param[float64]{gamma}, func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
+		acc := autograd.Concat(0, tp.Const(tensor.New[float64](1)), autograd.Neg(tp.Param(gamma)))
+		return autograd.Linear(z, tp.Const(w), acc)
+	})
+	height := func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.Narrow(autograd.Reshape(z, 2), 0, 0, 1)
+	}
+	for _, mode := range modes {
+		t.Run(mode.String(), func(t *testing.T) {
+			b := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: field}, Times: []float64{0, 10}, Mode: mode,
+				Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10}}
+			loss := func(tp *autograd.Tape[float64]) (autograd.Var[float64], error) {
+				te, ze, err := b.ForwardEvent(tp, tp.Param(z0), height, -1)
+				if err != nil {
+					return autograd.Var[float64]{}, err
+				}
+				v := autograd.Narrow(autograd.Reshape(ze, 2), 0, 1, 1)
+				return autograd.Add(te, autograd.Scale(v, 0.1)), nil
+			}
+			tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+			te, _, err := b.ForwardEvent(tp, tp.Param(z0), height, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h0, v0, g := 2.0, 1.5, 9.81
+			if want := (v0 + math.Sqrt(v0*v0+2*g*h0)) / g; math.Abs(float64(te.Item())-want) > 1e-8 {
+				t.Errorf("event time %v, exact %v", te.Item(), want)
+			}
+			opt := autograd.GradCheckOptions{Step: 1e-5, AbsTol: 1e-6, RelTol: 1e-5}
+			if rep, err := autograd.CheckGradients(loss, []*autograd.Param[float64]{z0, gamma}, opt); err != nil {
+				t.Fatalf("%v\n%v", err, rep)
+			}
+		})
+	}
+}

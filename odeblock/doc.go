@@ -41,6 +41,12 @@
 // come from dense output, so asking for many outputs does not change the
 // steps.
 //
+// Events: Solver.Event ends a solve where a function of the state
+// crosses zero (found on the dense output, no extra evaluations of f);
+// Block.ForwardEvent returns the event time and state as Vars,
+// differentiable in every gradient mode by the implicit function theorem
+// (torchdiffeq's odeint_event).
+//
 // Failures are returned, never a panic or a hang: a *SolveError names the
 // phase (forward or backward), the time reached and the cause
 // (ErrStepUnderflow, ErrMaxSteps, ErrNonFinite, or the dynamics' own error).
