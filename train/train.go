@@ -8,7 +8,9 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -115,6 +117,32 @@ type MismatchError struct{ Msg string }
 
 func (e *MismatchError) Error() string { return e.Msg }
 
+// validate returns an error naming the first setting Run cannot work with.
+func (cfg Config) validate(m, opt, tr, te any) error {
+	switch {
+	case cfg.Epochs < 1:
+		return fmt.Errorf("train: Config.Epochs is %d, want at least 1", cfg.Epochs)
+	case !(cfg.Clip >= 0) || math.IsInf(cfg.Clip, 0):
+		return fmt.Errorf("train: Config.Clip is %g, want a finite number ≥ 0 (0: no clipping)", cfg.Clip)
+	case cfg.Name == "" || strings.ContainsAny(cfg.Name, `/\`):
+		return fmt.Errorf("train: Config.Name %q must name the model (and its files: no path separators)", cfg.Name)
+	case cfg.Resume && cfg.Dir == "":
+		return fmt.Errorf("train: Config.Resume needs Config.Dir, where the checkpoint is")
+	case isNil(m) || isNil(opt) || isNil(tr) || isNil(te):
+		return fmt.Errorf("train: Run needs a model, an optimizer and both loaders")
+	}
+	return nil
+}
+
+// isNil reports whether v is nil or a nil pointer in an interface.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
 // checkpointFormat marks the loop's checkpoints.
 const checkpointFormat = "adamnode-train-1"
 
@@ -136,6 +164,9 @@ type run[T tensor.Float] struct {
 // last finished epoch as they were and returns an error naming the model,
 // the epoch and the batch.
 func Run[T tensor.Float](ctx context.Context, cfg Config, m Model[T], opt optim.Optimizer[T], tr, te *data.Loader) (*Result, error) {
+	if err := cfg.validate(m, opt, tr, te); err != nil {
+		return nil, err
+	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -139,5 +140,30 @@ func TestFloat64Model(t *testing.T) {
 	}
 	if res.CSVPath != "" || res.WroteCSV {
 		t.Errorf("no Dir, yet files: %+v", res)
+	}
+}
+
+// TestConfigChecked: settings Run cannot work with are errors naming them,
+// before anything is trained or written.
+func TestConfigChecked(t *testing.T) {
+	tr, te := loaders(t)
+	m := newLinear[float32](1)
+	opt := optim.NewAdam(m.Params(), optim.AdamDefaults())
+	for _, c := range []struct {
+		cfg  train.Config
+		want string
+	}{
+		{train.Config{Name: "x", Epochs: 0}, "Epochs"},
+		{train.Config{Name: "x", Epochs: 1, Clip: -1}, "Clip"},
+		{train.Config{Name: "", Epochs: 1}, "Name"},
+		{train.Config{Name: "a/b", Epochs: 1}, "Name"},
+		{train.Config{Name: "x", Epochs: 1, Resume: true}, "Resume needs"},
+	} {
+		if _, err := train.Run[float32](context.Background(), c.cfg, m, opt, tr, te); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error naming %s", c.cfg, err, c.want)
+		}
+	}
+	if _, err := train.Run[float32](context.Background(), train.Config{Name: "x", Epochs: 1}, m, opt, tr, nil); err == nil {
+		t.Error("a nil test loader was accepted")
 	}
 }
