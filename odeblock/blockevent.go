@@ -41,10 +41,12 @@ func (b *Block[T]) ForwardEvent(tp *autograd.Tape[T], z0 autograd.Var[T], g Even
 	if err != nil {
 		return tstar, zstar, err
 	}
-	saved := b.Times
-	b.Times = []float64{ts[0], te}
-	zfix, err := b.record(tp, z0, false)
-	b.Times = saved
+	zfix, err := func() (autograd.Var[T], error) {
+		saved := b.Times
+		defer func() { b.Times = saved }()
+		b.Times = []float64{ts[0], te}
+		return b.record(tp, z0, false)
+	}()
 	if err != nil {
 		return tstar, zstar, err
 	}
