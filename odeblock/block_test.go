@@ -762,3 +762,34 @@ func TestForwardEvent(t *testing.T) {
 		})
 	}
 }
+
+// TestStiffBlockAdjoint: a block on a stiff linear field z' = z·Wᵀ (one
+// eigenvalue near −1000) with rosenbrock23: in the Adjoint mode (whose
+// backward solve is stiff too, and uses the same method) the gradients
+// match central differences; the modes that differentiate explicit RK
+// steps refuse the method with an error.
+func TestStiffBlockAdjoint(t *testing.T) {
+	w := autograd.NewParam("w", tensor.FromSlice([]float64{-1000, 1, 0.5, -1}, 2, 2))
+	x := autograd.NewParam("x", tensor.FromSlice([]float64{1, 2}, 1, 2))
+	field := odeblock.FieldFunc([]*autograd.Param[float64]{w}, func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.Linear(z, tp.Param(w), autograd.Var[float64]{})
+	})
+	solver := odeblock.Options{Method: "rosenbrock23", RTol: 1e-9, ATol: 1e-9, MaxSteps: 100000}
+	b := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: field}, Times: []float64{0, 0.5, 2}, Solver: solver}
+	loss := func(tp *autograd.Tape[float64]) (autograd.Var[float64], error) {
+		return b.Trajectory(tp, tp.Param(x))
+	}
+	opt := autograd.GradCheckOptions{Step: 1e-6, AbsTol: 1e-5, RelTol: 1e-4}
+	if rep, err := autograd.CheckGradients(loss, []*autograd.Param[float64]{w, x}, opt); err != nil {
+		t.Fatalf("%v\n%v", err, rep)
+	}
+	st := b.Stats()
+	t.Logf("forward %+v, backward %+v", st.Forward, st.Backward)
+	for _, mode := range []odeblock.GradMode{odeblock.Backprop{}, odeblock.Checkpoint{}, odeblock.Recursive{}} {
+		bb := &odeblock.Block[float64]{Dynamics: b.Dynamics, Solver: solver, Mode: mode}
+		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		if _, err := bb.Forward(tp, tp.Param(x)); err == nil || !strings.Contains(err.Error(), "Adjoint") {
+			t.Errorf("%v with rosenbrock23: %v, want an error pointing to the Adjoint mode", mode, err)
+		}
+	}
+}

@@ -21,8 +21,13 @@
 //	dopri5         5(4)   adaptive  Shampine's, quartic        dopri5         Dopri5
 //	tsit5          5(4)   adaptive  Tsitouras' own, 4th order  tsit5          Tsit5
 //	dopri8         8(7)   adaptive  quartic through y(h/2)     dopri8         Dopri8
+//	rosenbrock23   2(3)   adaptive  its own (stiff, L-stable)  —              —  (MATLAB's ode23s)
 //
-// adaptive_heun and fehlberg2 evaluate f at the step's end, where
+// rosenbrock23 is linearly implicit, for stiff problems: each step forms
+// the Jacobian by finite differences (n + 1 evaluations of f) and
+// factorises I − h·d·J, so it suits small systems; in a Block it works
+// with the Adjoint mode only (Stats counts its Jacobians and LU
+// factorisations). adaptive_heun and fehlberg2 evaluate f at the step's end, where
 // torchdiffeq reuses a last stage taken elsewhere: their steps differ from
 // torchdiffeq's. dopri8's quartic is torchdiffeq's; between long 8th-order
 // steps it is far less accurate than the steps themselves.

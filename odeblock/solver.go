@@ -97,14 +97,18 @@ type StepInfo[T tensor.Float] struct {
 
 // Stats counts the work of a solve.
 type Stats struct {
-	NFE      int // evaluations of f
+	NFE      int // evaluations of f (a Rosenbrock method's Jacobians included)
 	Accepted int // accepted steps
 	Rejected int // rejected steps
+	// Rosenbrock methods: Jacobians formed (each n + 1 evaluations of f,
+	// by finite differences) and LU factorisations.
+	Jacobians, LUs int
 }
 
 // Add returns the sum of two Stats.
 func (s Stats) Add(o Stats) Stats {
-	return Stats{NFE: s.NFE + o.NFE, Accepted: s.Accepted + o.Accepted, Rejected: s.Rejected + o.Rejected}
+	return Stats{NFE: s.NFE + o.NFE, Accepted: s.Accepted + o.Accepted, Rejected: s.Rejected + o.Rejected,
+		Jacobians: s.Jacobians + o.Jacobians, LUs: s.LUs + o.LUs}
 }
 
 // Errors a solve can return, wrapped in a *SolveError. Test with errors.Is.
@@ -152,7 +156,8 @@ type Solver[T tensor.Float] struct {
 	shared     *[]T // a slab shared with other solvers used in turn
 	base       *T   // the first element of the memory the buffers are in
 	stops      []float64
-	run        solveRun[T] // the state of the solve under way
+	run        solveRun[T]    // the state of the solve under way
+	ros        rosenbrockWork // a Rosenbrock method's Jacobian and LU
 }
 
 // evalKind is the purpose of one evaluation of f, which the solver passes
@@ -226,7 +231,7 @@ func (s *Solver[T]) configure(opt Options) error {
 		s.k = nil // remade by ensure
 	}
 	s.opt, s.tb = opt, tb
-	s.ctl = newController(opt, tb.Order)
+	s.ctl = newController(opt, tb.estimateOrder())
 	return nil
 }
 
@@ -373,6 +378,7 @@ func (s *Solver[T]) solve(f evalFunc[T], y0 []T, ts []float64, out [][]T) (Stats
 	copy(out[0], y0)
 	s.setStops(ts, dir)
 	s.ctl.reset()
+	s.ros.jacValid = false
 	r := &s.run
 	*r = solveRun[T]{s: s, f: f, ts: ts, out: out, dir: dir, t: ts[0], t0: ts[0], tEnd: ts[len(ts)-1], nextOut: 1}
 	if s.Event != nil {
@@ -527,6 +533,7 @@ func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
 	}
 	r.nextOut = s.emit(r.out, r.ts, r.nextOut, g.t, g.h, g.end, r.dir, f0, f1)
 	r.t, r.t0 = g.end, g.end
+	s.ros.jacValid = false // the next step starts elsewhere
 	s.y, s.y1 = s.y1, s.y
 	copy(f0, f1)
 	if s.opt.Step == 0 {
@@ -693,6 +700,9 @@ const maxNonFiniteRejections = 100
 // leaving y1 in s.y1 (and the stages in s.k, from which errorRatio forms
 // the error estimate).
 func (s *Solver[T]) step(eval evalFunc[T], g stepGeom) error {
+	if s.tb.Rosenbrock {
+		return s.rosenbrockStep(eval, g)
+	}
 	in := func(int) []T { return s.tmp }
 	err := rkStages(s.tb, g, s.y, s.k, 1, len(s.k), in, func(i int, t float64, y []T) error {
 		return eval(evalStage, i, t, y, s.k[i])
@@ -984,7 +994,7 @@ func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T)
 		h1 = math.Max(1e-6, h0*1e-3)
 	} else {
 		// torchdiffeq passes order−1 here, so the exponent is 1/order.
-		h1 = math.Pow(0.01/math.Max(d1, d2), 1/float64(s.tb.Order))
+		h1 = math.Pow(0.01/math.Max(d1, d2), 1/float64(s.tb.estimateOrder()))
 	}
 	h := math.Min(100*h0, h1)
 	switch {

@@ -19,6 +19,14 @@ type Tableau struct {
 	B     []float64   // weights of the propagated solution
 	E     []float64   // error weights B − B̂; nil for a fixed-step method
 	Order int         // order of the propagated solution; the step controller's exponent is 1/Order
+	// EstimateOrder, if set, is the order of the error estimate when it is
+	// not Order (a pair propagating its lower-order solution, as
+	// rosenbrock23): the controller's exponent is then 1/EstimateOrder.
+	EstimateOrder int
+	// Rosenbrock marks a linearly implicit (Rosenbrock) method: its stages
+	// are not explicit RK stages but solves with I − h·d·J (see
+	// rosenbrock23); only the adjoint differentiates it.
+	Rosenbrock bool
 	// FSAL (first same as last): the last stage is f(t+h, y1), so it is
 	// reused as the first stage of the next step.
 	FSAL bool
@@ -34,6 +42,14 @@ type Tableau struct {
 
 // Stages returns the number of stages.
 func (tb *Tableau) Stages() int { return len(tb.C) }
+
+// estimateOrder returns the order of the error estimate.
+func (tb *Tableau) estimateOrder() int {
+	if tb.EstimateOrder > 0 {
+		return tb.EstimateOrder
+	}
+	return tb.Order
+}
 
 // Adaptive reports whether the method has an embedded error estimate.
 func (tb *Tableau) Adaptive() bool { return tb.E != nil }
@@ -296,11 +312,12 @@ var methods = map[string]*Tableau{
 	"euler": euler, "midpoint": midpoint, "rk4": rk4, "rk38": rk38, "heun2": heun2, "heun3": heun3,
 	"heun-euler": heunEuler, "adaptive_heun": adaptiveHeun, "fehlberg2": fehlberg2,
 	"bosh3": bosh3, "dopri5": dopri5, "tsit5": tsit5, "dopri8": dopri8,
+	"rosenbrock23": rosenbrock23,
 }
 
 // MethodNames returns the names Method accepts.
 func MethodNames() []string {
-	return []string{"euler", "midpoint", "rk4", "rk38", "heun2", "heun3", "heun-euler", "adaptive_heun", "fehlberg2", "bosh3", "dopri5", "tsit5", "dopri8"}
+	return []string{"euler", "midpoint", "rk4", "rk38", "heun2", "heun3", "heun-euler", "adaptive_heun", "fehlberg2", "bosh3", "dopri5", "tsit5", "dopri8", "rosenbrock23"}
 }
 
 // Method returns the tableau of the named built-in method, or an error

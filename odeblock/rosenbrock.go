@@ -1,0 +1,209 @@
+package odeblock
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// rosenbrock23 is the Rosenbrock 2(3) pair of Shampine and Reichelt (1997,
+// MATLAB's ode23s): L-stable, for stiff problems. With d = 1/(2 + √2),
+// e32 = 6 + √2, J = ∂f/∂y and T = ∂f/∂t at the step's start and
+// W = I − h·d·J, a step from (t, y) of size h is
+//
+//	k1 = W⁻¹(f(t, y) + h·d·T)
+//	k2 = W⁻¹(f(t + h/2, y + h/2·k1) − k1) + k1
+//	y1 = y + h·k2
+//	k3 = W⁻¹(f(t + h, y1) − e32·(k2 − F1) − 2·(k1 − F0) + h·d·T)
+//	err = h/6·(k1 − 2·k2 + k3)
+//
+// with dense output y + h·(θ(1−θ)·k1 + θ(θ−2d)·k2)/(1 − 2d). J and T come
+// from forward differences (n + 1 evaluations of f, kept for the retries of
+// a rejected step), W is factorised by Gaussian elimination with partial
+// pivoting: a method for small stiff systems. Its stages are stored as
+// [f(t, y), k1, k2, k3, f(t + h, y1)], so that the RK engine's error norm,
+// FSAL reuse and dense output apply.
+var rosenbrock23 = &Tableau{
+	Name:          "rosenbrock23",
+	C:             []float64{0, 0, 0, 0, 1},
+	A:             [][]float64{{}, {0}, {0, 0}, {0, 0, 0}, {0, 0, 1, 0}},
+	B:             []float64{0, 0, 1, 0, 0},
+	E:             []float64{0, 1.0 / 6, -2.0 / 6, 1.0 / 6, 0},
+	Order:         2,
+	EstimateOrder: 3,
+	FSAL:          true,
+	Rosenbrock:    true,
+	Dense: func(x float64, w []float64) {
+		c := 1 / (1 - 2*ros23d)
+		clear(w)
+		w[1] = x * (1 - x) * c
+		w[2] = x * (x - 2*ros23d) * c
+	},
+}
+
+var (
+	ros23d   = 1 / (2 + math.Sqrt2)
+	ros23e32 = 6 + math.Sqrt2
+)
+
+// rosenbrockWork holds a Rosenbrock step's Jacobian, its time derivative,
+// the factorised W and scratch, in float64.
+type rosenbrockWork struct {
+	n        int
+	jac, lu  []float64 // n × n, row-major
+	dt       []float64 // ∂f/∂t
+	piv      []int
+	rhs, sol []float64
+	jacAt    float64 // the time J was formed at
+	jacValid bool    // J is of the current step start
+}
+
+func (w *rosenbrockWork) ensure(n int) {
+	if w.n == n && w.jac != nil {
+		return
+	}
+	*w = rosenbrockWork{n: n, jac: make([]float64, n*n), lu: make([]float64, n*n), dt: make([]float64, n),
+		piv: make([]int, n), rhs: make([]float64, n), sol: make([]float64, n)}
+}
+
+// rosenbrockStep takes the step g from s.y with s.k[0] = f(t, y).
+func (s *Solver[T]) rosenbrockStep(eval evalFunc[T], g stepGeom) error {
+	n, h, d := s.n, g.h, ros23d
+	w := &s.ros
+	w.ensure(n)
+	if !w.jacValid || w.jacAt != g.t0 {
+		if err := s.jacobian(eval, g); err != nil {
+			return err
+		}
+	}
+	if err := w.factor(h * d); err != nil {
+		return fmt.Errorf("%w: the Rosenbrock matrix I − h·d·J is singular at t=%g", ErrStepUnderflow, g.t)
+	}
+	s.run.st.LUs++
+	f0, k1, k2, k3, f2 := s.k[0], s.k[1], s.k[2], s.k[3], s.k[4]
+	// k1 = W⁻¹(F0 + h·d·T)
+	for i := range n {
+		w.rhs[i] = float64(f0[i]) + h*d*w.dt[i]
+	}
+	rosSolve(w, k1)
+	// F1 = f(t + h/2, y + h/2·k1), into k3 for now.
+	for i := range n {
+		s.tmp[i] = s.y[i] + T(h/2)*k1[i]
+	}
+	if err := eval(evalStage, 1, stageTime(g.t, h, g.end, 0.5, g.leftLimit), s.tmp, k3); err != nil {
+		return err
+	}
+	// k2 = W⁻¹(F1 − k1) + k1
+	for i := range n {
+		w.rhs[i] = float64(k3[i]) - float64(k1[i])
+	}
+	rosSolve(w, k2)
+	for i := range n {
+		k2[i] += k1[i]
+		s.tmp[i] = s.y[i] + T(h)*k2[i] // y1
+	}
+	if err := eval(evalStage, 4, g.stageTime(s.tb, 4), s.tmp, f2); err != nil {
+		return err
+	}
+	// k3 = W⁻¹(F2 − e32·(k2 − F1) − 2·(k1 − F0) + h·d·T)
+	for i := range n {
+		f1 := float64(k3[i])
+		w.rhs[i] = float64(f2[i]) - ros23e32*(float64(k2[i])-f1) - 2*(float64(k1[i])-float64(f0[i])) + h*d*w.dt[i]
+	}
+	rosSolve(w, k3)
+	copy(s.y1, s.tmp)
+	return nil
+}
+
+// jacobian forms J = ∂f/∂y and T = ∂f/∂t at the step's start by forward
+// differences (the time difference taken inside the step, so that f is
+// never evaluated outside the solve's span).
+func (s *Solver[T]) jacobian(eval evalFunc[T], g stepGeom) error {
+	n, w := s.n, &s.ros
+	f0, col := s.k[0], s.k[3] // s.k[3] is free until k3
+	copy(s.tmp, s.y)
+	for j := range n {
+		yj := float64(s.y[j])
+		dy := math.Sqrt(eps) * math.Max(math.Abs(yj), 1e-3)
+		s.tmp[j] = T(yj + dy)
+		dy = float64(s.tmp[j]) - yj // the step actually taken in T
+		if err := eval(evalProbe, 0, g.t0, s.tmp, col); err != nil {
+			return err
+		}
+		for i := range n {
+			w.jac[i*n+j] = (float64(col[i]) - float64(f0[i])) / dy
+		}
+		s.tmp[j] = s.y[j]
+	}
+	dt := math.Copysign(math.Min(math.Sqrt(eps)*math.Max(math.Abs(g.t0), 1), math.Abs(g.h)/2), g.h)
+	if err := eval(evalProbe, 0, g.t0+dt, s.y, col); err != nil {
+		return err
+	}
+	for i := range n {
+		w.dt[i] = (float64(col[i]) - float64(f0[i])) / dt
+	}
+	w.jacAt, w.jacValid = g.t0, true
+	s.run.st.Jacobians++
+	return nil
+}
+
+// factor forms and factorises W = I − c·J (LU with partial pivoting); an
+// error for a singular W.
+func (w *rosenbrockWork) factor(c float64) error {
+	n, a := w.n, w.lu
+	for i := range n {
+		for j := range n {
+			a[i*n+j] = -c * w.jac[i*n+j]
+		}
+		a[i*n+i]++
+	}
+	for k := range n {
+		p := k
+		for i := k + 1; i < n; i++ {
+			if math.Abs(a[i*n+k]) > math.Abs(a[p*n+k]) {
+				p = i
+			}
+		}
+		if a[p*n+k] == 0 || math.IsNaN(a[p*n+k]) {
+			return fmt.Errorf("singular")
+		}
+		w.piv[k] = p
+		if p != k {
+			for j := range n {
+				a[k*n+j], a[p*n+j] = a[p*n+j], a[k*n+j]
+			}
+		}
+		for i := k + 1; i < n; i++ {
+			m := a[i*n+k] / a[k*n+k]
+			a[i*n+k] = m
+			for j := k + 1; j < n; j++ {
+				a[i*n+j] -= m * a[k*n+j]
+			}
+		}
+	}
+	return nil
+}
+
+// rosSolve sets x = W⁻¹·rhs (rhs is w.rhs, overwritten).
+func rosSolve[T tensor.Float](w *rosenbrockWork, x []T) {
+	n, a, b := w.n, w.lu, w.rhs
+	for k := range n {
+		if p := w.piv[k]; p != k {
+			b[k], b[p] = b[p], b[k]
+		}
+		for i := k + 1; i < n; i++ {
+			b[i] -= a[i*n+k] * b[k]
+		}
+	}
+	for i := n - 1; i >= 0; i-- {
+		v := b[i]
+		for j := i + 1; j < n; j++ {
+			v -= a[i*n+j] * b[j]
+		}
+		b[i] = v / a[i*n+i]
+	}
+	for i := range n {
+		x[i] = T(b[i])
+	}
+}

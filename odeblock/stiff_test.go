@@ -1,0 +1,57 @@
+package odeblock
+
+import (
+	"math"
+	"testing"
+)
+
+// TestStiffVanDerPol: Van der Pol with μ = 1000 over [0, 3000] at
+// rtol = atol = 1e-6: rosenbrock23 solves it in a few thousand steps and
+// matches a reference (SciPy's Radau at 1e-12: y(3000) = (−1.51060693676,
+// 0.00117838000069), computed with Debian's python3-scipy) to 1e-3
+// relative; dopri5 runs out of its 10,000 steps.
+func TestStiffVanDerPol(t *testing.T) {
+	const mu = 1000
+	vdp := func(_ float64, y, dy []float64) error {
+		dy[0], dy[1] = y[1], mu*(1-y[0]*y[0])*y[1]-y[0]
+		return nil
+	}
+	out, st, err := Solve(vdp, []float64{2, 0}, []float64{0, 3000}, Options{Method: "rosenbrock23", RTol: 1e-6, ATol: 1e-6, MaxSteps: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{-1.5106069367599528, 0.0011783800006902542}
+	for i, w := range want {
+		if math.Abs(out[1][i]-w) > 1e-3*math.Abs(w) {
+			t.Errorf("y%d(3000) = %.10g, reference %.10g", i+1, out[1][i], w)
+		}
+	}
+	t.Logf("rosenbrock23: %d accepted, %d rejected steps; %d evaluations of f (%d in steps, the rest in %d Jacobians); %d LU factorisations",
+		st.Accepted, st.Rejected, st.NFE, st.NFE-3*st.Jacobians, st.Jacobians, st.LUs)
+	if _, _, err := Solve(vdp, []float64{2, 0}, []float64{0, 3000}, Options{RTol: 1e-6, ATol: 1e-6}); err == nil {
+		t.Error("dopri5 solved the stiff problem within 10,000 steps")
+	}
+}
+
+// TestStiffRobertson: Robertson's chemical kinetics over [0, 40] at
+// rtol 1e-6, atol 1e-10, against the reference values (SciPy's Radau at
+// 1e-12: 0.71582706872, 9.1855347646e-6, 0.28416374575).
+func TestStiffRobertson(t *testing.T) {
+	rob := func(_ float64, y, dy []float64) error {
+		dy[0] = -0.04*y[0] + 1e4*y[1]*y[2]
+		dy[1] = 0.04*y[0] - 1e4*y[1]*y[2] - 3e7*y[1]*y[1]
+		dy[2] = 3e7 * y[1] * y[1]
+		return nil
+	}
+	out, st, err := Solve(rob, []float64{1, 0, 0}, []float64{0, 40}, Options{Method: "rosenbrock23", RTol: 1e-6, ATol: 1e-10, MaxSteps: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{0.7158270687199094, 9.185534764578342e-06, 0.28416374574532854}
+	for i, w := range want {
+		if math.Abs(out[1][i]-w) > 1e-4*math.Abs(w) {
+			t.Errorf("y%d(40) = %.10g, reference %.10g", i+1, out[1][i], w)
+		}
+	}
+	t.Logf("Robertson: %+v", st)
+}
