@@ -116,7 +116,7 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 	if err != nil {
 		return s, bad("unknown --method %q (use one of %s)", f.method, strings.Join(odeblock.MethodNames(), ", "))
 	}
-	if !tb.Adaptive() {
+	if !tb.Adaptive() || tb.Rosenbrock {
 		return s, bad("--method %s has a fixed step; use an adaptive one (%s)", f.method, strings.Join(adaptiveMethods(), ", "))
 	}
 	if s.backend, err = parseDevice(f.device); err != nil {
@@ -263,7 +263,9 @@ func newLoaders(s runSettings, train, test *data.Images) (tr, te *data.Loader, e
 func adaptiveMethods() []string {
 	var out []string
 	for _, n := range odeblock.MethodNames() {
-		if tb, err := odeblock.Method(n); err == nil && tb.Adaptive() {
+		// Rosenbrock methods form a dense Jacobian of the state: not for
+		// image models' states of hundreds of thousands of numbers.
+		if tb, err := odeblock.Method(n); err == nil && tb.Adaptive() && !tb.Rosenbrock {
 			out = append(out, n)
 		}
 	}
