@@ -117,7 +117,7 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 		return s, bad("unknown --method %q (use one of %s)", f.method, strings.Join(odeblock.MethodNames(), ", "))
 	}
 	if !tb.Adaptive() || tb.Rosenbrock {
-		return s, bad("--method %s has a fixed step; use an adaptive one (%s)", f.method, strings.Join(adaptiveMethods(), ", "))
+		return s, bad("--method %s is not an explicit adaptive method; use one of %s", f.method, strings.Join(adaptiveMethods(), ", "))
 	}
 	if s.backend, err = parseDevice(f.device); err != nil {
 		return s, bad("--device %s: %v", f.device, err)
