@@ -209,8 +209,8 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 	if err := s.configure(opt); err != nil {
 		return autograd.Var[T]{}, err
 	}
-	if s.tb.Rosenbrock && strat.stepEnds() {
-		return autograd.Var[T]{}, fmt.Errorf("odeblock: method %s is linearly implicit: the %v mode differentiates explicit Runge–Kutta steps; use the Adjoint mode with it", s.tb.Name, mode)
+	if s.tb.stepsOnly() && strat.stepEnds() {
+		return autograd.Var[T]{}, fmt.Errorf("odeblock: method %s is not an explicit Runge–Kutta method: the %v mode differentiates explicit RK steps; use the Adjoint mode with it", s.tb.Name, mode)
 	}
 	p.solver = s
 	p.traj = tp.Scratch(len(ts), p.n) // every row is written by the solve

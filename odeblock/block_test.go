@@ -793,3 +793,22 @@ func TestStiffBlockAdjoint(t *testing.T) {
 		}
 	}
 }
+
+// TestAdamsBlockAdjoint: the fixed-step Adams methods in a block, in the
+// Adjoint mode, against central differences (to the methods'
+// discretisation error); the discrete modes refuse them.
+func TestAdamsBlockAdjoint(t *testing.T) {
+	f := families(6)[0] // node
+	for _, m := range []string{"explicit_adams", "implicit_adams"} {
+		b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 0.5, 1}, Solver: odeblock.Options{Method: m, Step: 1.0 / 128}}
+		opt := autograd.GradCheckOptions{Step: 1e-6, AbsTol: 1e-6, RelTol: 1e-5}
+		if rep, err := autograd.CheckGradients(blockFunc(t, f, b), f.params(), opt); err != nil {
+			t.Fatalf("%s: %v\n%v", m, err, rep)
+		}
+		bb := &odeblock.Block[float64]{Dynamics: f.dyn, Solver: b.Solver, Mode: odeblock.Checkpoint{}}
+		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		if _, err := bb.Forward(tp, f.state(tp)); err == nil || !strings.Contains(err.Error(), "Adjoint") {
+			t.Errorf("%s with Checkpoint: %v, want an error pointing to the Adjoint mode", m, err)
+		}
+	}
+}

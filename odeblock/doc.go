@@ -22,12 +22,18 @@
 //	tsit5          5(4)   adaptive  Tsitouras' own, 4th order  tsit5          Tsit5
 //	dopri8         8(7)   adaptive  quartic through y(h/2)     dopri8         Dopri8
 //	rosenbrock23   2(3)   adaptive  its own (stiff, L-stable)  —              —  (MATLAB's ode23s)
+//	explicit_adams 4      fixed     cubic Hermite              explicit_adams —  (Adams–Bashforth)
+//	implicit_adams 5      fixed     cubic Hermite              implicit_adams —  (with Adams–Moulton)
+//	fixed_adams    5      fixed     cubic Hermite              fixed_adams    —  (= implicit_adams)
 //
 // rosenbrock23 is linearly implicit, for stiff problems: each step forms
 // the Jacobian by finite differences (n + 1 evaluations of f) and
 // factorises I − h·d·J, so it suits small systems; in a Block it works
 // with the Adjoint mode only (Stats counts its Jacobians and LU
-// factorisations). adaptive_heun and fehlberg2 evaluate f at the step's end, where
+// factorisations). The Adams methods start with three rk38 steps and then
+// use the f of past steps (the predictor up to order 4, where torchdiffeq
+// grows it to 11); in a Block they too work with the Adjoint mode only.
+// adaptive_heun and fehlberg2 evaluate f at the step's end, where
 // torchdiffeq reuses a last stage taken elsewhere: their steps differ from
 // torchdiffeq's. dopri8's quartic is torchdiffeq's; between long 8th-order
 // steps it is far less accurate than the steps themselves.

@@ -158,6 +158,7 @@ type Solver[T tensor.Float] struct {
 	stops      []float64
 	run        solveRun[T]    // the state of the solve under way
 	ros        rosenbrockWork // a Rosenbrock method's Jacobian and LU
+	adams      adamsWork[T]   // an Adams method's history
 }
 
 // evalKind is the purpose of one evaluation of f, which the solver passes
@@ -379,6 +380,7 @@ func (s *Solver[T]) solve(f evalFunc[T], y0 []T, ts []float64, out [][]T) (Stats
 	s.setStops(ts, dir)
 	s.ctl.reset()
 	s.ros.jacValid = false
+	s.adams.hist, s.adams.at = s.adams.hist[:0], s.adams.at[:0]
 	r := &s.run
 	*r = solveRun[T]{s: s, f: f, ts: ts, out: out, dir: dir, t: ts[0], t0: ts[0], tEnd: ts[len(ts)-1], nextOut: 1}
 	if s.Event != nil {
@@ -700,9 +702,17 @@ const maxNonFiniteRejections = 100
 // leaving y1 in s.y1 (and the stages in s.k, from which errorRatio forms
 // the error estimate).
 func (s *Solver[T]) step(eval evalFunc[T], g stepGeom) error {
-	if s.tb.Rosenbrock {
+	switch {
+	case s.tb.Rosenbrock:
 		return s.rosenbrockStep(eval, g)
+	case s.tb.Adams:
+		return s.adamsStep(eval, g)
 	}
+	return s.rkStep(eval, g)
+}
+
+// rkStep is step for an explicit Runge–Kutta method.
+func (s *Solver[T]) rkStep(eval evalFunc[T], g stepGeom) error {
 	in := func(int) []T { return s.tmp }
 	err := rkStages(s.tb, g, s.y, s.k, 1, len(s.k), in, func(i int, t float64, y []T) error {
 		return eval(evalStage, i, t, y, s.k[i])

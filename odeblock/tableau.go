@@ -27,6 +27,10 @@ type Tableau struct {
 	// are not explicit RK stages but solves with I − h·d·J (see
 	// rosenbrock23); only the adjoint differentiates it.
 	Rosenbrock bool
+	// Adams marks a fixed-step Adams multistep method (see adams.go):
+	// the tableau is its RK start-up method; Implicit adds the
+	// Adams–Moulton corrector. Only the adjoint differentiates it.
+	Adams, Implicit bool
 	// FSAL (first same as last): the last stage is f(t+h, y1), so it is
 	// reused as the first stage of the next step.
 	FSAL bool
@@ -42,6 +46,10 @@ type Tableau struct {
 
 // Stages returns the number of stages.
 func (tb *Tableau) Stages() int { return len(tb.C) }
+
+// stepsOnly reports whether the method's steps are not explicit RK stages
+// the discrete gradient modes can record (a Rosenbrock or Adams method).
+func (tb *Tableau) stepsOnly() bool { return tb.Rosenbrock || tb.Adams }
 
 // estimateOrder returns the order of the error estimate.
 func (tb *Tableau) estimateOrder() int {
@@ -312,12 +320,13 @@ var methods = map[string]*Tableau{
 	"euler": euler, "midpoint": midpoint, "rk4": rk4, "rk38": rk38, "heun2": heun2, "heun3": heun3,
 	"heun-euler": heunEuler, "adaptive_heun": adaptiveHeun, "fehlberg2": fehlberg2,
 	"bosh3": bosh3, "dopri5": dopri5, "tsit5": tsit5, "dopri8": dopri8,
-	"rosenbrock23": rosenbrock23,
+	"rosenbrock23":   rosenbrock23,
+	"explicit_adams": explicitAdams, "implicit_adams": implicitAdams, "fixed_adams": fixedAdams,
 }
 
 // MethodNames returns the names Method accepts.
 func MethodNames() []string {
-	return []string{"euler", "midpoint", "rk4", "rk38", "heun2", "heun3", "heun-euler", "adaptive_heun", "fehlberg2", "bosh3", "dopri5", "tsit5", "dopri8", "rosenbrock23"}
+	return []string{"euler", "midpoint", "rk4", "rk38", "heun2", "heun3", "heun-euler", "adaptive_heun", "fehlberg2", "bosh3", "dopri5", "tsit5", "dopri8", "rosenbrock23", "explicit_adams", "implicit_adams", "fixed_adams"}
 }
 
 // Method returns the tableau of the named built-in method, or an error
