@@ -25,6 +25,13 @@
 //	explicit_adams 4      fixed     cubic Hermite              explicit_adams —  (Adams–Bashforth)
 //	implicit_adams 5      fixed     cubic Hermite              implicit_adams —  (with Adams–Moulton)
 //	fixed_adams    5      fixed     cubic Hermite              fixed_adams    —  (= implicit_adams)
+//	implicit_euler 1      fixed     cubic Hermite              implicit_euler ImplicitEuler
+//	implicit_midpoint 2   fixed     cubic Hermite              implicit_midpoint —
+//	trapezoid      2      fixed     cubic Hermite              trapezoid      —
+//	radauIIA3      3      fixed     cubic Hermite              radauIIA3      —
+//	radauIIA5      5      fixed     cubic Hermite              radauIIA5      —  (Kvaerno5 is diffrax's)
+//	gl4, gl6       4, 6   fixed     cubic Hermite              gl4, gl6       —  (Gauss–Legendre)
+//	sdirk2, trbdf2 2      fixed     cubic Hermite              sdirk2, trbdf2 —
 //
 // rosenbrock23 is linearly implicit, for stiff problems: each step forms
 // the Jacobian by finite differences (n + 1 evaluations of f) and
@@ -33,6 +40,9 @@
 // factorisations). The Adams methods start with three rk38 steps and then
 // use the f of past steps (the predictor up to order 4, where torchdiffeq
 // grows it to 11); in a Block they too work with the Adjoint mode only.
+// The implicit methods from implicit_euler to trbdf2 solve their stages by
+// simplified Newton iterations (Jacobian by finite differences, one LU of
+// I − h·(A ⊗ J) per step): fixed steps, small systems, the Adjoint mode.
 // adaptive_heun and fehlberg2 evaluate f at the step's end, where
 // torchdiffeq reuses a last stage taken elsewhere: their steps differ from
 // torchdiffeq's. dopri8's quartic is torchdiffeq's; between long 8th-order

@@ -158,52 +158,13 @@ func (w *rosenbrockWork) factor(c float64) error {
 		}
 		a[i*n+i]++
 	}
-	for k := range n {
-		p := k
-		for i := k + 1; i < n; i++ {
-			if math.Abs(a[i*n+k]) > math.Abs(a[p*n+k]) {
-				p = i
-			}
-		}
-		if a[p*n+k] == 0 || math.IsNaN(a[p*n+k]) {
-			return fmt.Errorf("singular")
-		}
-		w.piv[k] = p
-		if p != k {
-			for j := range n {
-				a[k*n+j], a[p*n+j] = a[p*n+j], a[k*n+j]
-			}
-		}
-		for i := k + 1; i < n; i++ {
-			m := a[i*n+k] / a[k*n+k]
-			a[i*n+k] = m
-			for j := k + 1; j < n; j++ {
-				a[i*n+j] -= m * a[k*n+j]
-			}
-		}
-	}
-	return nil
+	return luFactor(a, n, w.piv)
 }
 
 // rosSolve sets x = W⁻¹·rhs (rhs is w.rhs, overwritten).
 func rosSolve[T tensor.Float](w *rosenbrockWork, x []T) {
-	n, a, b := w.n, w.lu, w.rhs
-	for k := range n {
-		if p := w.piv[k]; p != k {
-			b[k], b[p] = b[p], b[k]
-		}
-		for i := k + 1; i < n; i++ {
-			b[i] -= a[i*n+k] * b[k]
-		}
-	}
-	for i := n - 1; i >= 0; i-- {
-		v := b[i]
-		for j := i + 1; j < n; j++ {
-			v -= a[i*n+j] * b[j]
-		}
-		b[i] = v / a[i*n+i]
-	}
-	for i := range n {
-		x[i] = T(b[i])
+	luSolve(w.lu, w.n, w.piv, w.rhs)
+	for i := range w.n {
+		x[i] = T(w.rhs[i])
 	}
 }

@@ -159,6 +159,7 @@ type Solver[T tensor.Float] struct {
 	run        solveRun[T]    // the state of the solve under way
 	ros        rosenbrockWork // a Rosenbrock method's Jacobian and LU
 	adams      adamsWork[T]   // an Adams method's history
+	irk        irkWork        // an implicit method's Newton iteration
 }
 
 // evalKind is the purpose of one evaluation of f, which the solver passes
@@ -707,6 +708,8 @@ func (s *Solver[T]) step(eval evalFunc[T], g stepGeom) error {
 		return s.rosenbrockStep(eval, g)
 	case s.tb.Adams:
 		return s.adamsStep(eval, g)
+	case s.tb.IA != nil:
+		return s.irkStep(eval, g)
 	}
 	return s.rkStep(eval, g)
 }

@@ -55,3 +55,25 @@ func TestStiffRobertson(t *testing.T) {
 	}
 	t.Logf("Robertson: %+v", st)
 }
+
+// TestImplicitStable: on the stiff y' = −1000·(y − cos t) with a step of
+// 0.05 (fifty times past explicit Euler's stability limit) the L-stable
+// implicit methods stay on the slow solution, which follows cos t within
+// 1e-2 by t = 1 (the trapezoid, A-stable only, still rings there);
+// explicit Euler blows up.
+func TestImplicitStable(t *testing.T) {
+	stiff := func(tt float64, y, dy []float64) error { dy[0] = -1000 * (y[0] - math.Cos(tt)); return nil }
+	for _, m := range []string{"implicit_euler", "radauIIA3", "radauIIA5", "sdirk2", "trbdf2"} {
+		out, _, err := Solve(stiff, []float64{0}, []float64{0, 1}, Options{Method: m, Step: 0.05})
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		if d := math.Abs(out[1][0] - math.Cos(1)); d > 1e-2 {
+			t.Errorf("%s: y(1) = %g, the slow solution is near cos(1) = %g", m, out[1][0], math.Cos(1))
+		}
+	}
+	out, _, err := Solve(stiff, []float64{0}, []float64{0, 1}, Options{Method: "euler", Step: 0.05})
+	if err == nil && math.Abs(out[1][0]) < 1e3 {
+		t.Errorf("explicit Euler stayed bounded (%g): the problem is not stiff at this step", out[1][0])
+	}
+}

@@ -27,6 +27,10 @@ type Tableau struct {
 	// are not explicit RK stages but solves with I − h·d·J (see
 	// rosenbrock23); only the adjoint differentiates it.
 	Rosenbrock bool
+	// IA, if set, is the full s × s coefficient matrix of an implicit RK
+	// method (see irk.go), solved by Newton's method at each fixed step;
+	// A is then unused. Only the adjoint differentiates it.
+	IA [][]float64
 	// Adams marks a fixed-step Adams multistep method (see adams.go):
 	// the tableau is its RK start-up method; Implicit adds the
 	// Adams–Moulton corrector. Only the adjoint differentiates it.
@@ -49,7 +53,7 @@ func (tb *Tableau) Stages() int { return len(tb.C) }
 
 // stepsOnly reports whether the method's steps are not explicit RK stages
 // the discrete gradient modes can record (a Rosenbrock or Adams method).
-func (tb *Tableau) stepsOnly() bool { return tb.Rosenbrock || tb.Adams }
+func (tb *Tableau) stepsOnly() bool { return tb.Rosenbrock || tb.Adams || tb.IA != nil }
 
 // estimateOrder returns the order of the error estimate.
 func (tb *Tableau) estimateOrder() int {
@@ -71,9 +75,19 @@ func (tb *Tableau) validate() error {
 	if s == 0 || len(tb.A) != s || len(tb.B) != s || (tb.E != nil && len(tb.E) != s) || (tb.Mid != nil && len(tb.Mid) != s) {
 		return fmt.Errorf("odeblock: tableau %q: inconsistent sizes", tb.Name)
 	}
-	for i, row := range tb.A {
-		if len(row) != i {
-			return fmt.Errorf("odeblock: tableau %q: row %d of A has %d entries, want %d", tb.Name, i, len(row), i)
+	rows := tb.A
+	if tb.IA != nil {
+		rows = tb.IA
+		if len(rows) != s || tb.FSAL || tb.E != nil {
+			return fmt.Errorf("odeblock: tableau %q: an implicit method takes an s × s IA, no FSAL and no error estimate", tb.Name)
+		}
+	}
+	for i, row := range rows {
+		if want := i; len(row) != want && (tb.IA == nil || len(row) != s) {
+			if tb.IA != nil {
+				want = s
+			}
+			return fmt.Errorf("odeblock: tableau %q: row %d of A has %d entries, want %d", tb.Name, i, len(row), want)
 		}
 	}
 	if tb.FSAL {
@@ -111,12 +125,12 @@ func (tb *Tableau) validate() error {
 		return fmt.Errorf("odeblock: tableau %q: %s[%d] = %g is not finite", tb.Name, name, j, x)
 	}
 	for i, c := range tb.C {
-		if !(c >= 0 && c <= 1) || (i == 0 && c != 0) {
+		if !(c >= 0 && c <= 1) || (i == 0 && c != 0 && tb.IA == nil) {
 			return fmt.Errorf("odeblock: tableau %q: node C[%d] = %g outside [0, 1] (C[0] must be 0)", tb.Name, i, c)
 		}
-		row, bad := sum(tb.A[i])
+		row, bad := sum(rows[i])
 		if bad >= 0 {
-			return notFinite(fmt.Sprintf("A[%d]", i), bad, tb.A[i][bad])
+			return notFinite(fmt.Sprintf("A[%d]", i), bad, rows[i][bad])
 		}
 		if !near(row, c) {
 			return fmt.Errorf("odeblock: tableau %q: row %d of A sums to %g, not C[%d] = %g", tb.Name, i, row, i, c)
@@ -322,11 +336,14 @@ var methods = map[string]*Tableau{
 	"bosh3": bosh3, "dopri5": dopri5, "tsit5": tsit5, "dopri8": dopri8,
 	"rosenbrock23":   rosenbrock23,
 	"explicit_adams": explicitAdams, "implicit_adams": implicitAdams, "fixed_adams": fixedAdams,
+	"implicit_euler": implicitEuler, "implicit_midpoint": implicitMidpoint, "trapezoid": trapezoid,
+	"radauIIA3": radauIIA3, "radauIIA5": radauIIA5, "gl4": gl4, "gl6": gl6, "sdirk2": sdirk2, "trbdf2": trbdf2,
 }
 
 // MethodNames returns the names Method accepts.
 func MethodNames() []string {
-	return []string{"euler", "midpoint", "rk4", "rk38", "heun2", "heun3", "heun-euler", "adaptive_heun", "fehlberg2", "bosh3", "dopri5", "tsit5", "dopri8", "rosenbrock23", "explicit_adams", "implicit_adams", "fixed_adams"}
+	return []string{"euler", "midpoint", "rk4", "rk38", "heun2", "heun3", "heun-euler", "adaptive_heun", "fehlberg2", "bosh3", "dopri5", "tsit5", "dopri8", "rosenbrock23", "explicit_adams", "implicit_adams", "fixed_adams",
+		"implicit_euler", "implicit_midpoint", "trapezoid", "radauIIA3", "radauIIA5", "gl4", "gl6", "sdirk2", "trbdf2"}
 }
 
 // Method returns the tableau of the named built-in method, or an error

@@ -1,0 +1,248 @@
+package odeblock
+
+import (
+	"fmt"
+	"math"
+)
+
+// The implicit Runge–Kutta methods of torchdiffeq's fixed_grid_implicit.py,
+// with a fixed Step: the stage increments Z_i = h·Σ_j a_ij·f(t + c_j·h,
+// y + Z_j) are solved by simplified Newton iterations with the matrix
+// I − h·(A ⊗ J), J = ∂f/∂y at the step's start by forward differences
+// (n evaluations) and factorised once per step; the iteration stops when
+// its change is a thousandth of the tolerance (RTol, ATol, largest
+// element), and ten iterations without that are an error. Stiffly accurate
+// methods (the last row of A is B) take y1 = y + Z_s; the others
+// y1 = y + h·Σ b_j·f(t + c_j·h, y + Z_j).
+var (
+	sq2, sq3, sq6, sq15 = math.Sqrt2, math.Sqrt(3), math.Sqrt(6), math.Sqrt(15)
+
+	implicitEuler    = irkTableau("implicit_euler", 1, []float64{1}, [][]float64{{1}}, []float64{1})
+	implicitMidpoint = irkTableau("implicit_midpoint", 2, []float64{0.5}, [][]float64{{0.5}}, []float64{1})
+	trapezoid        = irkTableau("trapezoid", 2, []float64{0, 1}, [][]float64{{0, 0}, {0.5, 0.5}}, []float64{0.5, 0.5})
+	radauIIA3        = irkTableau("radauIIA3", 3, []float64{1.0 / 3, 1}, [][]float64{{5.0 / 12, -1.0 / 12}, {3.0 / 4, 1.0 / 4}}, []float64{3.0 / 4, 1.0 / 4})
+	radauIIA5        = irkTableau("radauIIA5", 5, []float64{2.0/5 - sq6/10, 2.0/5 + sq6/10, 1}, [][]float64{
+		{11.0/45 - 7*sq6/360, 37.0/225 - 169*sq6/1800, -2.0/225 + sq6/75},
+		{37.0/225 + 169*sq6/1800, 11.0/45 + 7*sq6/360, -2.0/225 - sq6/75},
+		{4.0/9 - sq6/36, 4.0/9 + sq6/36, 1.0 / 9},
+	}, []float64{4.0/9 - sq6/36, 4.0/9 + sq6/36, 1.0 / 9})
+	gl4 = irkTableau("gl4", 4, []float64{0.5 - sq3/6, 0.5 + sq3/6}, [][]float64{
+		{0.25, 0.25 - sq3/6}, {0.25 + sq3/6, 0.25},
+	}, []float64{0.5, 0.5})
+	gl6 = irkTableau("gl6", 6, []float64{0.5 - sq15/10, 0.5, 0.5 + sq15/10}, [][]float64{
+		{5.0 / 36, 2.0/9 - sq15/15, 5.0/36 - sq15/30},
+		{5.0/36 + sq15/24, 2.0 / 9, 5.0/36 - sq15/24},
+		{5.0/36 + sq15/30, 2.0/9 + sq15/15, 5.0 / 36},
+	}, []float64{5.0 / 18, 4.0 / 9, 5.0 / 18})
+	sdirkGamma = (2 - sq2) / 2
+	sdirk2     = irkTableau("sdirk2", 2, []float64{sdirkGamma, 1}, [][]float64{{sdirkGamma, 0}, {1 - sdirkGamma, sdirkGamma}}, []float64{1 - sdirkGamma, sdirkGamma})
+	trbdf2     = irkTableau("trbdf2", 2, []float64{0, 2 - sq2, 1}, [][]float64{
+		{0, 0, 0}, {1 - sq2/2, 1 - sq2/2, 0}, {sq2 / 4, sq2 / 4, 1 - sq2/2},
+	}, []float64{sq2 / 4, sq2 / 4, 1 - sq2/2})
+)
+
+// irkTableau returns an implicit method's tableau (A: zero placeholders).
+func irkTableau(name string, order int, c []float64, ia [][]float64, b []float64) *Tableau {
+	a := make([][]float64, len(c))
+	for i := range a {
+		a[i] = make([]float64, i)
+	}
+	return &Tableau{Name: name, C: c, A: a, IA: ia, B: b, Order: order}
+}
+
+// irkWork is the Newton iteration's storage, in float64.
+type irkWork struct {
+	s, n    int
+	jac, m  []float64 // n × n; (s·n) × (s·n)
+	piv     []int
+	z, g    []float64 // s·n
+	f       [][]float64
+	ytmp    []float64
+	stiffly bool
+}
+
+func (w *irkWork) ensure(s, n int) {
+	if w.s == s && w.n == n && w.jac != nil {
+		return
+	}
+	*w = irkWork{s: s, n: n, jac: make([]float64, n*n), m: make([]float64, s*n*s*n), piv: make([]int, s*n),
+		z: make([]float64, s*n), g: make([]float64, s*n), f: make([][]float64, s), ytmp: make([]float64, n)}
+	for i := range w.f {
+		w.f[i] = make([]float64, n)
+	}
+}
+
+// irkStep takes the fixed step g of an implicit method from s.y with
+// s.k[0] = f(t, y).
+func (s *Solver[T]) irkStep(eval evalFunc[T], g stepGeom) error {
+	tb, n, h := s.tb, s.n, g.h
+	st := tb.Stages()
+	w := &s.irk
+	w.ensure(st, n)
+	y, tmp, fbuf := s.y, s.tmp, s.y1 // y1 is free until the end
+	// J by forward differences around (t, y), f(t, y) in s.k[0].
+	copy(tmp, y)
+	for j := range n {
+		yj := float64(y[j])
+		dy := math.Sqrt(eps) * math.Max(math.Abs(yj), 1e-3)
+		tmp[j] = T(yj + dy)
+		dy = float64(tmp[j]) - yj
+		if err := eval(evalProbe, 0, g.t0, tmp, fbuf); err != nil {
+			return err
+		}
+		for i := range n {
+			w.jac[i*n+j] = (float64(fbuf[i]) - float64(s.k[0][i])) / dy
+		}
+		tmp[j] = y[j]
+	}
+	s.run.st.Jacobians++
+	// M = I − h·(A ⊗ J), factorised.
+	sn := st * n
+	for bi := range st {
+		for bj := range st {
+			a := h * tb.IA[bi][bj]
+			for i := range n {
+				for j := range n {
+					v := -a * w.jac[i*n+j]
+					if bi == bj && i == j {
+						v++
+					}
+					w.m[(bi*n+i)*sn+bj*n+j] = v
+				}
+			}
+		}
+	}
+	if err := luFactor(w.m, sn, w.piv); err != nil {
+		return fmt.Errorf("%w: the Newton matrix of %s is singular at t=%g", ErrStepUnderflow, tb.Name, g.t)
+	}
+	s.run.st.LUs++
+	clear(w.z)
+	stageF := func() error {
+		for j := range st {
+			for i := range n {
+				tmp[i] = y[i] + T(w.z[j*n+i])
+			}
+			tj := g.t + tb.C[j]*h
+			if tb.C[j] == 1 {
+				tj = g.end
+			}
+			if err := eval(evalStage, j, tj, tmp, fbuf); err != nil {
+				return err
+			}
+			for i := range n {
+				w.f[j][i] = float64(fbuf[i])
+			}
+		}
+		return nil
+	}
+	converged := false
+	for iter := 0; iter < 10 && !converged; iter++ {
+		if err := stageF(); err != nil {
+			return err
+		}
+		// G = Z − h·(A ⊗ I)·F; ΔZ = −M⁻¹·G.
+		for bi := range st {
+			for i := range n {
+				v := w.z[bi*n+i]
+				for bj := range st {
+					v -= h * tb.IA[bi][bj] * w.f[bj][i]
+				}
+				w.g[bi*n+i] = -v
+			}
+		}
+		luSolve(w.m, sn, w.piv, w.g)
+		worst := 0.0
+		for bi := range st {
+			for i := range n {
+				d := w.g[bi*n+i]
+				w.z[bi*n+i] += d
+				sc := s.opt.ATol + s.opt.RTol*math.Abs(float64(y[i]))
+				worst = math.Max(worst, math.Abs(d)/sc)
+			}
+		}
+		converged = worst < 1e-3
+		if math.IsNaN(worst) {
+			break
+		}
+	}
+	if !converged {
+		return fmt.Errorf("%w: %s's Newton iteration did not converge in 10 iterations at t=%g: take a smaller Step", ErrStepUnderflow, tb.Name, g.t)
+	}
+	if stifflyAccurate(tb) {
+		for i := range n {
+			s.y1[i] = y[i] + T(w.z[(st-1)*n+i])
+		}
+		return nil
+	}
+	if err := stageF(); err != nil {
+		return err
+	}
+	for i := range n {
+		var v float64
+		for j := range st {
+			v += tb.B[j] * w.f[j][i]
+		}
+		s.y1[i] = y[i] + T(h*v)
+	}
+	return nil
+}
+
+// stifflyAccurate reports whether B is the last row of IA.
+func stifflyAccurate(tb *Tableau) bool {
+	last := tb.IA[len(tb.IA)-1]
+	for j, b := range tb.B {
+		if last[j] != b {
+			return false
+		}
+	}
+	return true
+}
+
+// luFactor factorises the n × n row-major a in place (LU with partial
+// pivoting, the pivots in piv); an error for a singular matrix.
+func luFactor(a []float64, n int, piv []int) error {
+	for k := range n {
+		p := k
+		for i := k + 1; i < n; i++ {
+			if math.Abs(a[i*n+k]) > math.Abs(a[p*n+k]) {
+				p = i
+			}
+		}
+		if a[p*n+k] == 0 || math.IsNaN(a[p*n+k]) {
+			return fmt.Errorf("singular")
+		}
+		piv[k] = p
+		if p != k {
+			for j := range n {
+				a[k*n+j], a[p*n+j] = a[p*n+j], a[k*n+j]
+			}
+		}
+		for i := k + 1; i < n; i++ {
+			m := a[i*n+k] / a[k*n+k]
+			a[i*n+k] = m
+			for j := k + 1; j < n; j++ {
+				a[i*n+j] -= m * a[k*n+j]
+			}
+		}
+	}
+	return nil
+}
+
+// luSolve solves a·x = b in place in b, a factorised by luFactor.
+func luSolve(a []float64, n int, piv []int, b []float64) {
+	for k := range n {
+		if p := piv[k]; p != k {
+			b[k], b[p] = b[p], b[k]
+		}
+		for i := k + 1; i < n; i++ {
+			b[i] -= a[i*n+k] * b[k]
+		}
+	}
+	for i := n - 1; i >= 0; i-- {
+		v := b[i]
+		for j := i + 1; j < n; j++ {
+			v -= a[i*n+j] * b[j]
+		}
+		b[i] = v / a[i*n+i]
+	}
+}
