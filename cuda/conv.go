@@ -89,6 +89,15 @@ func toDevice[T tensor.Float](b *backend, i int, t *tensor.Tensor[T]) uintptr {
 	return d
 }
 
+// outDevice returns device buffer i for the result t: holding t's values
+// when the kernel accumulates into it, else only sized for it.
+func outDevice[T tensor.Float](b *backend, i int, t *tensor.Tensor[T], accumulate bool) uintptr {
+	if accumulate {
+		return toDevice(b, i, t)
+	}
+	return b.ensure(i, max(uintptr(t.Len())*unsafe.Sizeof(T(0)), 1))
+}
+
 // toHost copies device buffer d back into t.
 func toHost[T tensor.Float](b *backend, d uintptr, t *tensor.Tensor[T]) {
 	if n := uintptr(t.Len()) * unsafe.Sizeof(T(0)); n > 0 {
@@ -135,12 +144,7 @@ func (e *engine[T]) Conv2DBackwardData(dx, dy, w *tensor.Tensor[T], p tensor.Con
 	pl := b.plan(key(dx, w, dy, p))
 	l := b.l
 	ddy, dw := toDevice(b, bufY, dy), toDevice(b, bufW, w)
-	var ddx uintptr
-	if accumulate {
-		ddx = toDevice(b, bufX, dx)
-	} else {
-		ddx = b.ensure(bufX, uintptr(dx.Len())*unsafe.Sizeof(T(0)))
-	}
+	ddx := outDevice(b, bufX, dx, accumulate)
 	ws := b.ensure(bufWS, max(pl.wsData, 1))
 	one, beta := scalars[T](accumulate)
 	must(l.dnnCheck("cudnnConvolutionBackwardData", l.cudnnConvolutionBackwardData(b.dnn, one, pl.w, dw, pl.y, ddy, pl.conv, algoBwdData, ws, pl.wsData, beta, pl.x, ddx)))
@@ -156,23 +160,13 @@ func (e *engine[T]) Conv2DBackwardFilter(dw, db, dy, x *tensor.Tensor[T], p tens
 	pl := b.plan(key(x, dw, dy, p))
 	l := b.l
 	dx, ddy := toDevice(b, bufX, x), toDevice(b, bufY, dy)
-	var ddw uintptr
-	if accumulate {
-		ddw = toDevice(b, bufW, dw)
-	} else {
-		ddw = b.ensure(bufW, uintptr(dw.Len())*unsafe.Sizeof(T(0)))
-	}
+	ddw := outDevice(b, bufW, dw, accumulate)
 	ws := b.ensure(bufWS, max(pl.wsFilt, 1))
 	one, beta := scalars[T](accumulate)
 	must(l.dnnCheck("cudnnConvolutionBackwardFilter", l.cudnnConvolutionBackwardFilter(b.dnn, one, pl.x, dx, pl.y, ddy, pl.conv, algoBwdFilter, ws, pl.wsFilt, beta, pl.w, ddw)))
 	toHost(b, ddw, dw)
 	if db != nil {
-		var ddb uintptr
-		if accumulate {
-			ddb = toDevice(b, bufBias, db)
-		} else {
-			ddb = b.ensure(bufBias, uintptr(db.Len())*unsafe.Sizeof(T(0)))
-		}
+		ddb := outDevice(b, bufBias, db, accumulate)
 		must(l.dnnCheck("cudnnConvolutionBackwardBias", l.cudnnConvolutionBackwardBias(b.dnn, one, pl.y, ddy, beta, pl.bias, ddb)))
 		toHost(b, ddb, db)
 	}

@@ -423,38 +423,8 @@ func TestSameStepsAsTorchdiffeq(t *testing.T) {
 	if err := json.Unmarshal(raw, &probs); err != nil {
 		t.Fatal(err)
 	}
-	rhs := map[string]Func[float64]{
-		"decay":     func(_ float64, y, dy []float64) error { dy[0] = -y[0]; return nil },
-		"nonlinear": nonlinear,
-		"vanderpol": func(_ float64, y, dy []float64) error {
-			dy[0], dy[1] = y[1], 2*(1-y[0]*y[0])*y[1]-y[0]
-			return nil
-		},
-		"rotation": rotation,
-	}
 	for name, p := range probs {
-		var got [][2]float64
-		opt := Options{RTol: p.RTol, ATol: p.ATol}
-		onStep := func(si StepInfo[float64]) error {
-			if si.Accepted {
-				got = append(got, [2]float64{si.T, si.H})
-			}
-			return nil
-		}
-		if _, _, err := solveSteps(rhs[name], p.Y0, []float64{p.T0, p.T1}, opt, onStep); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if len(got) != len(p.Steps) {
-			t.Errorf("%s: %d accepted steps, torchdiffeq %d", name, len(got), len(p.Steps))
-			continue
-		}
-		for i := 0; i < len(got)-1; i++ {
-			for k := 0; k < 2; k++ {
-				if d := math.Abs(got[i][k] - p.Steps[i][k]); d > 1e-9*math.Max(1, math.Abs(p.Steps[i][k])) {
-					t.Fatalf("%s: step %d is (t=%v, h=%v), torchdiffeq's (t=%v, h=%v)", name, i, got[i][0], got[i][1], p.Steps[i][0], p.Steps[i][1])
-				}
-			}
-		}
+		checkSteps(t, name, goldenRHS[name], p.Y0, p.T0, p.T1, Options{RTol: p.RTol, ATol: p.ATol}, p.Steps, 1e-9)
 	}
 }
 
@@ -555,38 +525,9 @@ func TestMethodStepsAsTorchdiffeq(t *testing.T) {
 	if err := json.Unmarshal(raw, &probs); err != nil {
 		t.Fatal(err)
 	}
-	rhs := map[string]Func[float64]{
-		"decay":     func(_ float64, y, dy []float64) error { dy[0] = -y[0]; return nil },
-		"nonlinear": nonlinear,
-		"vanderpol": func(_ float64, y, dy []float64) error {
-			dy[0], dy[1] = y[1], 2*(1-y[0]*y[0])*y[1]-y[0]
-			return nil
-		},
-		"rotation": rotation,
-	}
 	for name, p := range probs {
-		var got [][2]float64
 		opt := Options{Method: p.Method, RTol: p.Tol, ATol: p.Tol, MaxSteps: 100000}
-		onStep := func(si StepInfo[float64]) error {
-			if si.Accepted {
-				got = append(got, [2]float64{si.T, si.H})
-			}
-			return nil
-		}
-		if _, _, err := solveSteps(rhs[p.Problem], p.Y0, []float64{p.T0, p.T1}, opt, onStep); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if len(got) != len(p.Steps) {
-			t.Errorf("%s: %d accepted steps, torchdiffeq %d", name, len(got), len(p.Steps))
-			continue
-		}
-		for i := 0; i < len(got)-1; i++ {
-			for k := 0; k < 2; k++ {
-				if d := math.Abs(got[i][k] - p.Steps[i][k]); d > 1e-6*math.Max(1, math.Abs(p.Steps[i][k])) {
-					t.Fatalf("%s: step %d is (t=%v, h=%v), torchdiffeq's (t=%v, h=%v)", name, i, got[i][0], got[i][1], p.Steps[i][0], p.Steps[i][1])
-				}
-			}
-		}
+		checkSteps(t, name, goldenRHS[p.Problem], p.Y0, p.T0, p.T1, opt, p.Steps, 1e-6)
 	}
 }
 
@@ -631,6 +572,44 @@ func TestFixedGridAsTorchdiffeq(t *testing.T) {
 		for i, want := range c.Y1 {
 			if d := math.Abs(out[1][i] - want); d > tol*math.Max(1, math.Abs(want)) {
 				t.Errorf("%s on %s: y%d(1) = %.15g, torchdiffeq %.15g (difference %.2g)", c.Method, c.Problem, i+1, out[1][i], want, d)
+			}
+		}
+	}
+}
+
+// goldenRHS are the right-hand sides of the golden-step problems.
+var goldenRHS = map[string]Func[float64]{
+	"decay":     func(_ float64, y, dy []float64) error { dy[0] = -y[0]; return nil },
+	"nonlinear": nonlinear,
+	"vanderpol": func(_ float64, y, dy []float64) error {
+		dy[0], dy[1] = y[1], 2*(1-y[0]*y[0])*y[1]-y[0]
+		return nil
+	},
+	"rotation": rotation,
+}
+
+// checkSteps solves from y0 over [t0, t1] with opt and compares the
+// accepted steps (t, h) with want, all but the last, to rel.
+func checkSteps(t *testing.T, name string, f Func[float64], y0 []float64, t0, t1 float64, opt Options, want [][2]float64, rel float64) {
+	t.Helper()
+	var got [][2]float64
+	onStep := func(si StepInfo[float64]) error {
+		if si.Accepted {
+			got = append(got, [2]float64{si.T, si.H})
+		}
+		return nil
+	}
+	if _, _, err := solveSteps(f, y0, []float64{t0, t1}, opt, onStep); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s: %d accepted steps, torchdiffeq %d", name, len(got), len(want))
+		return
+	}
+	for i := 0; i < len(got)-1; i++ {
+		for k := 0; k < 2; k++ {
+			if d := math.Abs(got[i][k] - want[i][k]); d > rel*math.Max(1, math.Abs(want[i][k])) {
+				t.Fatalf("%s: step %d is (t=%v, h=%v), torchdiffeq's (t=%v, h=%v)", name, i, got[i][0], got[i][1], want[i][0], want[i][1])
 			}
 		}
 	}
