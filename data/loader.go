@@ -35,6 +35,14 @@ type LoaderOptions struct {
 	// the consumer. Zero prepares each batch on the caller's goroutine when
 	// it is asked for.
 	Prefetch int
+	// Shard and Shards, with Shards > 1, make this loader one of Shards
+	// data-parallel ranks: each epoch's order is cut into global batches
+	// of Shards × BatchSize images and this loader yields the Shard-th
+	// BatchSize of each (seeded alike on every rank, so the shards are
+	// disjoint and cover the epoch). A last global batch that cannot give
+	// every shard a full batch is left out, so that every rank takes the
+	// same number of steps.
+	Shard, Shards int
 }
 
 // Batch is one batch of images and their labels.
@@ -74,6 +82,8 @@ func NewLoader(d *Images, opts LoaderOptions) (*Loader, error) {
 		return nil, fmt.Errorf("data: NewLoader: batch size %d, want > 0", opts.BatchSize)
 	case opts.Subset < 0:
 		return nil, fmt.Errorf("data: NewLoader: subset %d, want >= 0", opts.Subset)
+	case opts.Shards < 0 || opts.Shard < 0 || (opts.Shards > 1 && opts.Shard >= opts.Shards):
+		return nil, fmt.Errorf("data: NewLoader: shard %d of %d, want 0 ≤ shard < shards", opts.Shard, opts.Shards)
 	case opts.Prefetch < 0:
 		return nil, fmt.Errorf("data: NewLoader: prefetch %d, want >= 0", opts.Prefetch)
 	case (opts.Mean == nil) != (opts.Std == nil):
@@ -110,6 +120,9 @@ func (l *Loader) BatchSize() int { return l.opts.BatchSize }
 // NumBatches returns the number of batches in one epoch.
 func (l *Loader) NumBatches() int {
 	n, b := l.Len(), l.opts.BatchSize
+	if l.opts.Shards > 1 {
+		return n / (b * l.opts.Shards)
+	}
 	if l.opts.DropLast {
 		return n / b
 	}
@@ -121,14 +134,26 @@ func (l *Loader) NumBatches() int {
 // identity otherwise. With DropLast the images at the end of the order that
 // do not fill a batch are left out of that epoch.
 func (l *Loader) Order(epoch int) []int {
+	var order []int
 	if !l.opts.Shuffle {
-		order := make([]int, l.Len())
+		order = make([]int, l.Len())
 		for i := range order {
 			order[i] = i
 		}
+	} else {
+		order = rand.New(rand.NewPCG(l.opts.Seed, uint64(epoch))).Perm(l.Len())
+	}
+	if l.opts.Shards <= 1 {
 		return order
 	}
-	return rand.New(rand.NewPCG(l.opts.Seed, uint64(epoch))).Perm(l.Len())
+	// This shard's BatchSize of each full global batch.
+	b, g := l.opts.BatchSize, l.opts.BatchSize*l.opts.Shards
+	mine := make([]int, 0, l.NumBatches()*b)
+	for k := range l.NumBatches() {
+		lo := k*g + l.opts.Shard*b
+		mine = append(mine, order[lo:lo+b]...)
+	}
+	return mine
 }
 
 // buffer is the storage of one full-size batch.

@@ -440,3 +440,47 @@ func TestFakeImages(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestShards: the shards of an epoch are disjoint, cover every full global
+// batch, and shard r's batch k is the r-th slice of the unsharded
+// loader's batch k at Shards × BatchSize; every shard takes as many steps.
+func TestShards(t *testing.T) {
+	d := FakeImages(70, 1, 2, 2, 3, 1)
+	whole, err := NewLoader(d, LoaderOptions{BatchSize: 3 * 4, Shuffle: true, Seed: 5, DropLast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wholeIdx [][]int
+	for b := range whole.Epoch(context.Background(), 2) {
+		wholeIdx = append(wholeIdx, slices.Clone(b.Indices))
+	}
+	seen := map[int]bool{}
+	for r := range 3 {
+		l, err := NewLoader(d, LoaderOptions{BatchSize: 4, Shuffle: true, Seed: 5, Shard: r, Shards: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.NumBatches() != len(wholeIdx) {
+			t.Fatalf("shard %d: %d batches, want %d", r, l.NumBatches(), len(wholeIdx))
+		}
+		k := 0
+		for b := range l.Epoch(context.Background(), 2) {
+			if want := wholeIdx[k][4*r : 4*r+4]; !slices.Equal(b.Indices, want) {
+				t.Fatalf("shard %d batch %d: %v, want %v", r, k, b.Indices, want)
+			}
+			for _, i := range b.Indices {
+				if seen[i] {
+					t.Fatalf("image %d in two shards", i)
+				}
+				seen[i] = true
+			}
+			k++
+		}
+	}
+	if len(seen) != 60 {
+		t.Errorf("%d images seen, want the 60 of the full global batches", len(seen))
+	}
+	if _, err := NewLoader(d, LoaderOptions{BatchSize: 4, Shard: 3, Shards: 3}); err == nil {
+		t.Error("shard 3 of 3 accepted")
+	}
+}
