@@ -105,6 +105,9 @@ func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 func (r *run[T]) checkMeta(path string, meta map[string]string) (resumeState, error) {
 	var st resumeState
 	name, nb, batchSize := r.cfg.Name, r.nb, r.tr.BatchSize()
+	if r.distributed() {
+		batchSize *= r.cfg.Distributed.Size() // the global batch
+	}
 	whole := func(key string) (int, error) {
 		v, ok := meta[key]
 		if !ok {

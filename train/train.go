@@ -63,6 +63,10 @@ type Config struct {
 	Quiet bool
 	// Backend computes the passes; nil means tensor.Default() (the CPU).
 	Backend tensor.Backend
+	// Distributed, if set (distributed.Comm), trains data-parallel: every
+	// rank runs Run with the same Config and model, its training loader
+	// sharded (data.LoaderOptions.Shard); see distributed.go.
+	Distributed Distributed
 	// OnBatch, if set, is called after every training batch with the
 	// epoch (from 0) and the batches done in it.
 	OnBatch func(epoch, batches int)
@@ -149,6 +153,7 @@ const checkpointFormat = "adamnode-train-1"
 // run is one call of Run.
 type run[T tensor.Float] struct {
 	ctx       context.Context
+	loopCtx   context.Context // the loaders' context: ctx, or none when distributed
 	cfg       Config
 	m         Model[T]
 	opt       optim.Optimizer[T]
@@ -170,12 +175,25 @@ func Run[T tensor.Float](ctx context.Context, cfg Config, m Model[T], opt optim.
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	r := &run[T]{ctx: ctx, cfg: cfg, m: m, opt: opt, tr: tr, te: te, res: &Result{}, nb: tr.NumBatches()}
+	r := &run[T]{ctx: ctx, loopCtx: ctx, cfg: cfg, m: m, opt: opt, tr: tr, te: te, res: &Result{}, nb: tr.NumBatches()}
+	if r.distributed() {
+		// Every rank walks the same batches; a rank's cancellation
+		// reaches the others through the step's all-reduce.
+		r.loopCtx = context.Background()
+		if !r.writer() {
+			r.cfg.Quiet = true
+		}
+	}
 	if cfg.Dir != "" {
 		r.res.CSVPath = filepath.Join(cfg.Dir, cfg.Name+".csv")
 		r.res.CheckpointPath = filepath.Join(cfg.Dir, cfg.Name+".safetensors")
 	}
 	start, p, err := r.begin()
+	if r.distributed() {
+		if err = r.agreeStart(start, p, err); err == nil {
+			err = r.broadcastParams()
+		}
+	}
 	if err != nil || start >= cfg.Epochs {
 		return r.res, err
 	}
@@ -189,7 +207,7 @@ func Run[T tensor.Float](ctx context.Context, cfg Config, m Model[T], opt optim.
 	r.evalT.SetNoGrad(true)
 	defer r.tp.Release()
 	defer r.evalT.Release()
-	r.bar = newProgress(cfg.Quiet)
+	r.bar = newProgress(r.cfg.Quiet)
 	for epoch := start; epoch < cfg.Epochs; epoch++ {
 		if epoch > start {
 			p = progressSums{}
@@ -212,6 +230,9 @@ func (r *run[T]) begin() (start int, p progressSums, err error) {
 	// A run killed while saving left its temporary files beside the
 	// checkpoint and the CSV; this run owns both paths now.
 	for _, path := range []string{res.CheckpointPath, res.CSVPath} {
+		if !r.writer() {
+			break
+		}
 		removed, err := layers.RemoveTemporaries(path)
 		if err != nil {
 			return 0, p, fmt.Errorf("train %s: removing temporary files of an interrupted save: %w", cfg.Name, err)
@@ -231,10 +252,12 @@ func (r *run[T]) begin() (start int, p progressSums, err error) {
 			// The checkpoint is the record of the run; the CSV is
 			// derived from it and may lag behind it after a kill, so
 			// it is rewritten from the checkpoint's rows first.
-			if err := WriteCSV(res.CSVPath, res.Rows); err != nil {
-				return 0, p, fmt.Errorf("train %s: rewriting the CSV from %s: %w", cfg.Name, res.CheckpointPath, err)
+			if r.writer() {
+				if err := WriteCSV(res.CSVPath, res.Rows); err != nil {
+					return 0, p, fmt.Errorf("train %s: rewriting the CSV from %s: %w", cfg.Name, res.CheckpointPath, err)
+				}
+				res.WroteCSV = true
 			}
-			res.WroteCSV = true
 		} else {
 			fmt.Fprintf(cfg.Log, "%s: no checkpoint %s, starting from scratch\n", cfg.Name, res.CheckpointPath)
 		}
@@ -247,7 +270,7 @@ func (r *run[T]) begin() (start int, p progressSums, err error) {
 
 // save writes the checkpoint after epoch epochs and the batches of p.
 func (r *run[T]) save(epoch int, p progressSums) error {
-	if r.cfg.Dir == "" {
+	if r.cfg.Dir == "" || !r.writer() {
 		return nil
 	}
 	rows, err := json.Marshal(r.res.Rows)
@@ -298,9 +321,21 @@ func (r *run[T]) epoch(epoch int, p progressSums) (stop bool, err error) {
 	if p.Batches == 0 {
 		return false, fmt.Errorf("train %s: no training batches", cfg.Name)
 	}
-	ev, err := evaluate(r.ctx, r.evalT, r.m, r.te)
+	rank, size := 0, 1
+	if r.distributed() {
+		rank, size = r.cfg.Distributed.Rank(), r.cfg.Distributed.Size()
+	}
+	t0 := time.Now()
+	sums, err := evaluate(r.loopCtx, r.evalT, r.m, r.te, rank, size)
+	if r.distributed() {
+		sums, err = r.reduceEvaluation(sums, err)
+	}
+	var ev Row
+	if err == nil {
+		ev, err = sums.row(time.Since(t0).Seconds())
+	}
 	if err != nil {
-		if r.ctx.Err() != nil {
+		if r.ctx.Err() != nil && !r.distributed() {
 			return false, r.interrupted(epoch, p)
 		}
 		return false, fmt.Errorf("train %s: epoch %d, evaluation: %w", cfg.Name, epoch+1, err)
@@ -318,19 +353,22 @@ func (r *run[T]) epoch(epoch int, p progressSums) (stop bool, err error) {
 	// trains this epoch again, bit for bit); a kill between the renames
 	// leaves a CSV one epoch behind, which a resumed run rewrites first.
 	// So the CSV never holds a row the checkpoint lacks.
-	if cfg.Dir != "" {
-		if err := r.save(epoch+1, progressSums{}); err != nil {
-			return false, fmt.Errorf("train %s: epoch %d: saving the checkpoint: %w", cfg.Name, epoch+1, err)
-		}
-		res.WroteCheckpoint = true
-		if err := WriteCSV(res.CSVPath, res.Rows); err != nil {
-			return false, fmt.Errorf("train %s: epoch %d: %w", cfg.Name, epoch+1, err)
-		}
-		res.WroteCSV = true
+	err = r.writeFiles(epoch)
+	if r.distributed() {
+		return r.endEpoch(epoch, trainRow, ev, err)
 	}
+	if err != nil {
+		return false, err
+	}
+	return r.onEpoch(trainRow, ev)
+}
+
+// onEpoch reports the epoch's rows and calls Config.OnEpoch.
+func (r *run[T]) onEpoch(trainRow, ev Row) (stop bool, err error) {
+	cfg := r.cfg
 	if !cfg.Quiet {
 		fmt.Fprintf(cfg.Log, "%s epoch %d/%d: train loss %.4f acc %.2f%% | test loss %.4f acc %.2f%% | NFE fwd %.1f bwd %.1f (test %.1f) | %.1f s\n",
-			cfg.Name, epoch+1, cfg.Epochs, trainRow.Loss, 100*trainRow.Accuracy, ev.Loss, 100*ev.Accuracy,
+			cfg.Name, trainRow.Epoch, cfg.Epochs, trainRow.Loss, 100*trainRow.Accuracy, ev.Loss, 100*ev.Accuracy,
 			trainRow.FwdNFE, trainRow.BwdNFE, ev.FwdNFE, trainRow.Seconds+ev.Seconds)
 	}
 	if cfg.OnEpoch != nil {
@@ -343,6 +381,24 @@ func (r *run[T]) epoch(epoch int, p progressSums) (stop bool, err error) {
 	return false, nil
 }
 
+// writeFiles saves the checkpoint after epoch epoch+1 and then the CSV
+// (each through a temporary file renamed into place; rank 0 only).
+func (r *run[T]) writeFiles(epoch int) error {
+	cfg, res := r.cfg, r.res
+	if cfg.Dir == "" || !r.writer() {
+		return nil
+	}
+	if err := r.save(epoch+1, progressSums{}); err != nil {
+		return fmt.Errorf("train %s: epoch %d: saving the checkpoint: %w", cfg.Name, epoch+1, err)
+	}
+	res.WroteCheckpoint = true
+	if err := WriteCSV(res.CSVPath, res.Rows); err != nil {
+		return fmt.Errorf("train %s: epoch %d: %w", cfg.Name, epoch+1, err)
+	}
+	res.WroteCSV = true
+	return nil
+}
+
 // trainBatches runs the training batches of epoch after the p.Batches
 // done, adding them to p; a cancelled context saves and interrupts.
 func (r *run[T]) trainBatches(epoch int, p progressSums) (progressSums, error) {
@@ -353,7 +409,7 @@ func (r *run[T]) trainBatches(epoch int, p progressSums) (progressSums, error) {
 	r.bar.start(r.nb, p.Batches)
 	defer r.bar.finish()
 	i := 0
-	for b, err := range r.tr.Epoch(r.ctx, epoch) {
+	for b, err := range r.tr.Epoch(r.loopCtx, epoch) {
 		if err != nil {
 			return p, r.interrupted(epoch, p)
 		}
@@ -361,14 +417,14 @@ func (r *run[T]) trainBatches(epoch int, p progressSums) (progressSums, error) {
 			continue // done before the checkpoint this run resumed from
 		}
 		t0 := time.Now()
-		st, err := step(r.tp, r.m, r.opt, b, cfg.Clip)
+		st, stop, err := r.step(b)
 		if err != nil {
 			return p, fmt.Errorf("train %s: epoch %d, batch %d of %d: %w", cfg.Name, epoch+1, i, r.nb, err)
 		}
 		p.Batches++
-		p.LossSum += st.loss * float64(b.Len())
+		p.LossSum += st.loss
 		p.Correct += st.correct
-		p.Seen += b.Len()
+		p.Seen += st.seen
 		p.FwdNFE += st.fwd
 		p.BwdNFE += st.bwd
 		p.Seconds += time.Since(t0).Seconds()
@@ -378,7 +434,7 @@ func (r *run[T]) trainBatches(epoch int, p progressSums) (progressSums, error) {
 		if cfg.OnBatch != nil {
 			cfg.OnBatch(epoch, p.Batches)
 		}
-		if r.ctx.Err() != nil && p.Batches < r.nb {
+		if stop && p.Batches < r.nb {
 			return p, r.interrupted(epoch, p)
 		}
 	}
@@ -387,15 +443,40 @@ func (r *run[T]) trainBatches(epoch int, p progressSums) (progressSums, error) {
 
 // stepStats are the numbers of one training iteration.
 type stepStats struct {
-	loss     float64
+	loss     float64 // batch-mean loss (a step's result: its sum over the images)
 	correct  int
+	seen     int
 	fwd, bwd int
+}
+
+// step runs one training iteration on batch b and returns its numbers
+// (summed over the ranks when distributed) and whether the run is to stop
+// after it (its context, or any rank's, is done).
+func (r *run[T]) step(b *data.Batch) (stepStats, bool, error) {
+	if r.cfg.Distributed == nil || r.cfg.Distributed.Size() <= 1 {
+		st, err := step(r.tp, r.m, r.opt, b, r.cfg.Clip)
+		st.loss *= float64(b.Len())
+		st.seen = b.Len()
+		return st, r.ctx.Err() != nil, err
+	}
+	return r.distributedStep(b)
 }
 
 // step runs one training iteration on batch b: forward, cross-entropy,
 // backward, gradient clipping, an optimizer step.
 func step[T tensor.Float](tp *autograd.Tape[T], m Model[T], opt optim.Optimizer[T], b *data.Batch, clip float64) (stepStats, error) {
+	st, err := gradients(tp, m, opt, b)
+	if err != nil {
+		return st, err
+	}
+	return st, update(m, opt, clip, st)
+}
+
+// gradients records the forward pass on batch b and its backward pass
+// into the parameters' Grad; on error the gradients are zero.
+func gradients[T tensor.Float](tp *autograd.Tape[T], m Model[T], opt optim.Optimizer[T], b *data.Batch) (stepStats, error) {
 	tp.Reset()
+	opt.ZeroGrad()
 	logits, err := m.Forward(tp, tp.Const(castImages[T](tp, b.X)))
 	if err != nil {
 		return stepStats{}, err
@@ -409,19 +490,24 @@ func step[T tensor.Float](tp *autograd.Tape[T], m Model[T], opt optim.Optimizer[
 		opt.ZeroGrad()
 		return st, err
 	}
-	if clip > 0 {
-		if _, err := optim.ClipGradNorm(m.Params(), clip); err != nil {
-			opt.ZeroGrad()
-			return st, err
-		}
-	}
-	opt.Step()
-	opt.ZeroGrad()
 	if c, ok := m.(Counted); ok {
 		ns := c.Stats()
 		st.fwd, st.bwd = ns.Forward.NFE, ns.Backward.NFE
 	}
 	return st, nil
+}
+
+// update clips the gradients and takes the optimizer's step.
+func update[T tensor.Float](m Model[T], opt optim.Optimizer[T], clip float64, st stepStats) error {
+	if clip > 0 {
+		if _, err := optim.ClipGradNorm(m.Params(), clip); err != nil {
+			opt.ZeroGrad()
+			return err
+		}
+	}
+	opt.Step()
+	opt.ZeroGrad()
+	return nil
 }
 
 // castImages returns the batch's float32 images as T: themselves for
@@ -449,32 +535,45 @@ func countCorrect[T tensor.Float](logits *tensor.Tensor[T], labels []int) int {
 	return n
 }
 
-// evaluate runs m over the test loader without gradients and returns its
-// row (loss, accuracy, mean forward NFE per batch, seconds).
-func evaluate[T tensor.Float](ctx context.Context, tp *autograd.Tape[T], m Model[T], te *data.Loader) (Row, error) {
-	t0 := time.Now()
-	var lossSum float64
-	var correct, seen, nfe, batches int
+// evalSums are the sums of an evaluation over its batches.
+type evalSums struct {
+	loss                   float64 // summed over the images
+	correct, seen, nfe, nb int
+}
+
+// row is the test row of the sums.
+func (e evalSums) row(seconds float64) (Row, error) {
+	if e.seen == 0 {
+		return Row{}, errors.New("no test images")
+	}
+	return Row{Split: "test", Loss: e.loss / float64(e.seen), Accuracy: float64(e.correct) / float64(e.seen),
+		FwdNFE: float64(e.nfe) / float64(e.nb), Seconds: seconds}, nil
+}
+
+// evaluate runs m without gradients over the test loader's batches i ≡
+// rank (mod size) — all of them for one process — and returns their sums.
+func evaluate[T tensor.Float](ctx context.Context, tp *autograd.Tape[T], m Model[T], te *data.Loader, rank, size int) (evalSums, error) {
+	var e evalSums
+	i := 0
 	for b, err := range te.Epoch(ctx, 0) {
 		if err != nil {
-			return Row{}, err
+			return e, err
+		}
+		if i++; (i-1)%size != rank {
+			continue
 		}
 		tp.Reset()
 		logits, err := m.Forward(tp, tp.Const(castImages[T](tp, b.X)))
 		if err != nil {
-			return Row{}, fmt.Errorf("batch %d: %w", batches+1, err)
+			return e, fmt.Errorf("batch %d: %w", i, err)
 		}
-		lossSum += float64(layers.SoftmaxCrossEntropy(logits, b.Labels).Item()) * float64(b.Len())
-		correct += countCorrect(logits.Value(), b.Labels)
-		seen += b.Len()
+		e.loss += float64(layers.SoftmaxCrossEntropy(logits, b.Labels).Item()) * float64(b.Len())
+		e.correct += countCorrect(logits.Value(), b.Labels)
+		e.seen += b.Len()
 		if c, ok := m.(Counted); ok {
-			nfe += c.Stats().Forward.NFE
+			e.nfe += c.Stats().Forward.NFE
 		}
-		batches++
+		e.nb++
 	}
-	if seen == 0 {
-		return Row{}, errors.New("no test images")
-	}
-	return Row{Split: "test", Loss: lossSum / float64(seen), Accuracy: float64(correct) / float64(seen),
-		FwdNFE: float64(nfe) / float64(batches), Seconds: time.Since(t0).Seconds()}, nil
+	return e, nil
 }

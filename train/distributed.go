@@ -1,0 +1,206 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/data"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Distributed is the communicator of data-parallel training
+// (distributed.Comm is one): collective calls over float64 buffers, in
+// which every rank takes part.
+type Distributed interface {
+	Rank() int
+	Size() int
+	AllReduce(buf []float64) error
+	Broadcast(buf []float64, root int) error
+	Barrier() error
+}
+
+// Data-parallel training, with Config.Distributed: every rank runs Run
+// with the same configuration and model, and a training loader that is
+// its shard of every batch. The parameters start as rank 0's (broadcast);
+// each step's gradients are averaged across the ranks with one all-reduce
+// of one buffer (all the parameters, then the step's numbers and flags),
+// so every rank takes the same optimizer step; the rows' numbers are
+// summed over the ranks; only rank 0 writes the CSV and the checkpoint
+// (the others read it to resume). A rank whose step fails, or whose
+// context is done, says so in the same all-reduce: every rank then stops
+// at that step — with the error, or interrupted — and none is left
+// waiting. The test loader is evaluated whole on every rank.
+
+// errRemote is the error of a rank whose own step succeeded when another
+// rank's failed.
+var errRemote = errors.New("train: another rank's step failed (its error is in its output)")
+
+// writer reports whether this rank writes the run's files.
+func (r *run[T]) writer() bool {
+	return r.cfg.Distributed == nil || r.cfg.Distributed.Rank() == 0
+}
+
+// broadcastParams replaces every rank's parameters with rank 0's.
+func (r *run[T]) broadcastParams() error {
+	d := r.cfg.Distributed
+	if d == nil || d.Size() <= 1 {
+		return nil
+	}
+	ps := r.m.Params()
+	buf := make([]float64, 0, numel(ps))
+	for _, p := range ps {
+		for _, v := range p.Value.Data() {
+			buf = append(buf, float64(v))
+		}
+	}
+	if err := d.Broadcast(buf, 0); err != nil {
+		return err
+	}
+	unpack(ps, buf, func(p *autograd.Param[T]) *tensor.Tensor[T] { return p.Value }, 1)
+	return nil
+}
+
+// unpack writes buf, scaled, into the tensors at(p) of ps in order.
+func unpack[T tensor.Float](ps []*autograd.Param[T], buf []float64, at func(*autograd.Param[T]) *tensor.Tensor[T], scale float64) {
+	off := 0
+	for _, p := range ps {
+		d := at(p).Data()
+		for i := range d {
+			d[i] = T(buf[off+i] * scale)
+		}
+		off += len(d)
+	}
+}
+
+// distributedStep is step across the ranks (see above).
+func (r *run[T]) distributedStep(b *data.Batch) (stepStats, bool, error) {
+	d := r.cfg.Distributed
+	ps := r.m.Params()
+	st, err := gradients(r.tp, r.m, r.opt, b)
+	n := numel(ps)
+	buf := make([]float64, n, n+7)
+	if err == nil {
+		off := 0
+		for _, p := range ps {
+			if p.Grad != nil {
+				for i, v := range p.Grad.Data() {
+					buf[off+i] = float64(v)
+				}
+			}
+			off += p.Value.Len()
+		}
+	}
+	buf = append(buf, flag(err != nil), flag(r.ctx.Err() != nil),
+		st.loss*float64(b.Len()), float64(st.correct), float64(b.Len()), float64(st.fwd), float64(st.bwd))
+	if rerr := d.AllReduce(buf); rerr != nil {
+		return st, false, rerr
+	}
+	tail := buf[n:]
+	switch {
+	case err != nil:
+		return st, false, fmt.Errorf("rank %d: %w", d.Rank(), err)
+	case tail[0] > 0:
+		return st, false, errRemote
+	}
+	size := float64(d.Size())
+	for _, p := range ps {
+		if p.Grad == nil {
+			p.ZeroGrad()
+		}
+	}
+	unpack(ps, buf[:n], func(p *autograd.Param[T]) *tensor.Tensor[T] { return p.Grad }, 1/size)
+	if err := update(r.m, r.opt, r.cfg.Clip, st); err != nil {
+		return st, false, err
+	}
+	sum := stepStats{loss: tail[2], correct: int(tail[3]), seen: int(tail[4]),
+		fwd: int(math.Round(tail[5] / size)), bwd: int(math.Round(tail[6] / size))}
+	return sum, tail[1] > 0, nil
+}
+
+// distributed reports whether this run is one of several ranks.
+func (r *run[T]) distributed() bool {
+	return r.cfg.Distributed != nil && r.cfg.Distributed.Size() > 1
+}
+
+// flag is 1 for true, 0 for false: a flag summed by an all-reduce.
+func flag(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// agreeStart checks, before the first step, that every rank begins
+// alike: no rank failed to begin (err is this rank's failure), and all
+// resume at rank 0's epoch and batch with as many batches per epoch and
+// parameters.
+func (r *run[T]) agreeStart(start int, p progressSums, err error) error {
+	d := r.cfg.Distributed
+	mine := []float64{float64(start), float64(p.Batches), float64(r.nb), float64(numel(r.m.Params()))}
+	root := slices.Clone(mine)
+	if berr := d.Broadcast(root, 0); berr != nil {
+		return berr
+	}
+	mismatch := !slices.Equal(mine, root)
+	flags := []float64{flag(err != nil), flag(mismatch)}
+	if rerr := d.AllReduce(flags); rerr != nil {
+		return rerr
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("rank %d: %w", d.Rank(), err)
+	case flags[0] > 0:
+		return errors.New("train: another rank failed to begin (its error is in its output)")
+	case mismatch:
+		return fmt.Errorf("train %s: rank %d starts at epoch %g, batch %g, with %g batches per epoch and %g parameters; rank 0 at epoch %g, batch %g, with %g and %g (each rank's checkpoint, loader shard and model must agree)",
+			r.cfg.Name, d.Rank(), mine[0], mine[1], mine[2], mine[3], root[0], root[1], root[2], root[3])
+	case flags[1] > 0:
+		return errors.New("train: the ranks do not start alike (the rank that differs says how in its output)")
+	}
+	return nil
+}
+
+// reduceEvaluation sums the ranks' evaluations of their test batches.
+func (r *run[T]) reduceEvaluation(e evalSums, err error) (evalSums, error) {
+	d := r.cfg.Distributed
+	buf := []float64{flag(err != nil), e.loss, float64(e.correct), float64(e.seen), float64(e.nfe), float64(e.nb)}
+	if rerr := d.AllReduce(buf); rerr != nil {
+		return e, rerr
+	}
+	switch {
+	case err != nil:
+		return e, fmt.Errorf("rank %d: %w", d.Rank(), err)
+	case buf[0] > 0:
+		return e, errors.New("train: another rank's evaluation failed (its error is in its output)")
+	}
+	return evalSums{loss: buf[1], correct: int(buf[2]), seen: int(buf[3]), nfe: int(buf[4]), nb: int(buf[5])}, nil
+}
+
+// endEpoch ends epoch epoch on every rank alike, after rank 0 wrote the
+// files (err is this rank's failure so far): an error on any rank stops
+// all, as do OnEpoch's ErrStop and a cancelled context on any rank.
+func (r *run[T]) endEpoch(epoch int, trainRow, ev Row, err error) (bool, error) {
+	d := r.cfg.Distributed
+	stop := false
+	if err == nil {
+		stop, err = r.onEpoch(trainRow, ev)
+	}
+	flags := []float64{flag(err != nil), flag(stop), flag(r.ctx.Err() != nil)}
+	if rerr := d.AllReduce(flags); rerr != nil {
+		return false, rerr
+	}
+	switch {
+	case err != nil:
+		return false, err
+	case flags[0] > 0:
+		return false, errors.New("train: another rank failed at the end of the epoch (its error is in its output)")
+	case flags[1] > 0:
+		return true, nil
+	case flags[2] > 0 && epoch+1 < r.cfg.Epochs:
+		return false, &InterruptedError{Name: r.cfg.Name, Epoch: epoch + 1, Batch: 0, Batches: r.nb, Checkpoint: r.res.CheckpointPath}
+	}
+	return false, nil
+}
