@@ -1,8 +1,8 @@
 # adamnode — build, test and benchmark.
 #
-#   make test    vet, then the tests in the pure-Go build and (when libopenblas
-#                is installed) the OpenBLAS build, then the race detector on
-#                the concurrent packages
+#   make test    vet, then the tests in the pure-Go build, (when libopenblas
+#                is installed) the OpenBLAS build and (when Open MPI is) the
+#                MPI tests, then the race detector on the concurrent packages
 #   make bench   the benchmarks, results saved to bench/latest.txt
 #   make bench-compare
 #                side by side with PyTorch + torchdiffeq (Debian's
@@ -19,7 +19,10 @@ HAVE_OPENBLAS := $(shell printf 'int main(void){return 0;}' | cc -x c - -lopenbl
 ifeq ($(HAVE_OPENBLAS),yes)
 TAGS := openblas
 endif
-RACE_PKGS := ./tensor/... ./autograd ./data
+# MPI (Debian: libopenmpi-dev openmpi-bin) for the data-parallel tests.
+HAVE_MPI := $(shell pkg-config --exists ompi 2>/dev/null && command -v mpirun >/dev/null && echo yes)
+MPI_PKGS := ./distributed ./train ./cmd/adamnode
+RACE_PKGS := ./tensor/... ./autograd ./data ./distributed ./train
 BENCHTIME ?= 1s
 
 .PHONY: test vet bench bench-compare fmt-check demo demo-data
@@ -31,12 +34,20 @@ ifeq ($(HAVE_OPENBLAS),yes)
 else
 	@echo "libopenblas not found: skipped the OpenBLAS build (apt-get install libopenblas-dev)"
 endif
+ifeq ($(HAVE_MPI),yes)
+	$(GO) test -count=1 -tags 'mpi $(TAGS)' -run 'MPI|Distributed|Local' $(MPI_PKGS)
+else
+	@echo "Open MPI not found: skipped the MPI tests (apt-get install libopenmpi-dev openmpi-bin)"
+endif
 	$(GO) test -count=1 -race $(RACE_PKGS)
 
 vet:
 	$(GO) vet ./...
 ifeq ($(HAVE_OPENBLAS),yes)
 	$(GO) vet -tags openblas ./...
+endif
+ifeq ($(HAVE_MPI),yes)
+	$(GO) vet -tags mpi $(MPI_PKGS)
 endif
 
 fmt-check:

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/adamnode/adamnode/data"
+	"github.com/adamnode/adamnode/distributed"
 	"github.com/adamnode/adamnode/models"
 	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/tensor"
@@ -35,6 +36,7 @@ type trainFlags struct {
 	out              string
 	device           string
 	resume, quiet    bool
+	distributed      bool // train only: one of mpirun's ranks
 }
 
 // addTrainFlags defines the shared flags on fs, with defaultOut as --out's
@@ -69,6 +71,7 @@ type runSettings struct {
 	backend tensor.Backend // nil: tensor.Default()
 	solver  odeblock.Options
 	mode    odeblock.GradMode
+	comm    *distributed.Comm // --distributed: MPI's world; nil otherwise
 	// onBatch, if set, is called after every training batch with the
 	// epoch (from 0) and the number of batches done in it (tests use it).
 	onBatch func(epoch, batches int)
@@ -153,6 +156,15 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 	if _, ok := s.mode.(odeblock.Adjoint); ok {
 		// The backward solve at the forward's tolerance.
 		s.mode = odeblock.Adjoint{RTol: s.tol, ATol: s.tol, MaxSteps: f.maxSteps}
+	}
+	if f.distributed {
+		// Checked last: MPI is initialised only for a command that runs.
+		if s.comm, err = distributed.Init(); err != nil {
+			return s, bad("--distributed: %v", err)
+		}
+		if n := s.comm.Size(); s.batch%n != 0 {
+			return s, bad("--batch %d is the global batch and must be a multiple of the %d ranks", s.batch, n)
+		}
 	}
 	return s, nil
 }
@@ -246,6 +258,10 @@ func loadDatasets(s runSettings) (train, test *data.Images, err error) {
 // set's statistics; MNIST shapes stay in [0, 1].
 func newLoaders(s runSettings, train, test *data.Images) (tr, te *data.Loader, err error) {
 	opts := data.LoaderOptions{BatchSize: s.batch, Shuffle: true, Seed: s.seed, Subset: s.subset, Prefetch: 1}
+	if s.comm != nil && s.comm.Size() > 1 {
+		// --batch is the global batch; each rank takes its share.
+		opts.BatchSize, opts.Shard, opts.Shards = s.batch/s.comm.Size(), s.comm.Rank(), s.comm.Size()
+	}
 	if s.table == models.CIFAR10 {
 		opts.Mean, opts.Std = train.ChannelStats()
 	}

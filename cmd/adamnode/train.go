@@ -29,6 +29,7 @@ func parseTrain(args []string, out io.Writer) (runSettings, models.Kind, error) 
 	var f trainFlags
 	model := fs.String("model", "adamnode", "model: node, anode, sonode, hbnode, ghbnode or adamnode")
 	addTrainFlags(fs, &f, "out/train")
+	fs.BoolVar(&f.distributed, "distributed", false, "data-parallel on MPI's ranks: launch with mpirun -np N (needs a build with -tags mpi); --batch is the global batch")
 	if err := parseFlags(fs, args, out); err != nil {
 		return runSettings{}, 0, err
 	}
@@ -40,8 +41,47 @@ func parseTrain(args []string, out io.Writer) (runSettings, models.Kind, error) 
 	return s, kind, err
 }
 
+// trainDistributed is trainOne on one of MPI's ranks: rank 0 reports and
+// writes the files, the others train quietly; every rank learns of a
+// rank's failure to load its data (and stops), and MPI is finalised.
+func trainDistributed(ctx context.Context, s runSettings, kind models.Kind, out io.Writer, command string) error {
+	c := s.comm
+	if c.Rank() > 0 {
+		out, s.quiet = io.Discard, true
+	}
+	tr, te, err := prepare(s)
+	flags := []float64{0}
+	if err != nil {
+		flags[0] = 1
+	}
+	if rerr := c.AllReduce(flags); rerr != nil {
+		c.Abort(1) // the ranks can no longer agree: stop them all
+		return rerr
+	}
+	switch {
+	case err != nil:
+		err = fmt.Errorf("rank %d: %w", c.Rank(), err)
+	case flags[0] > 0:
+		err = errors.New("another rank failed to load its data (its error is in its output)")
+	default:
+		fmt.Fprintf(out, "%s on %s, %d ranks: %d training images in global batches of %d, %d test images; %s\n",
+			kind.Title(), s.dataset, c.Size(), tr.Len(), s.batch, te.Len(), s.describe())
+		var r *trainResult
+		if r, err = trainModel(ctx, s, kind, tr, te, out, command); err == nil {
+			fmt.Fprintln(out, r.Wrote())
+		}
+	}
+	if ferr := c.Finalize(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
 // trainOne loads the data and trains one model.
 func trainOne(ctx context.Context, s runSettings, kind models.Kind, out io.Writer, command string) error {
+	if s.comm != nil {
+		return trainDistributed(ctx, s, kind, out, command)
+	}
 	tr, te, err := prepare(s)
 	if err != nil {
 		return err
@@ -93,6 +133,9 @@ func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *da
 	}
 	cfg := train.Config{Name: kind.String(), Dir: s.out, Epochs: s.epochs, Clip: s.clip, Resume: s.resume,
 		Meta: meta, CheckResume: s.checkIdentity, Log: out, Quiet: s.quiet, OnBatch: s.onBatch, Backend: s.backend}
+	if s.comm != nil {
+		cfg.Distributed = s.comm
+	}
 	r, err := train.Run[float32](ctx, cfg, m, opt, tr, te)
 	var me *train.MismatchError
 	var ie *train.InterruptedError

@@ -1,0 +1,80 @@
+//go:build mpi
+
+package main
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMPICommandRank is one rank of TestMPITrain: it runs the command line
+// in ADAMNODE_MPI_ARGS and exits with its code.
+func TestMPICommandRank(t *testing.T) {
+	args := os.Getenv("ADAMNODE_MPI_ARGS")
+	if args == "" {
+		t.Skip("run by TestMPITrain under mpirun")
+	}
+	os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+}
+
+// mpirunCommand runs the command line args on np ranks under mpirun and
+// returns its output; it fails the test if mpirun fails or hangs.
+func mpirunCommand(t *testing.T, np int, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "mpirun", "--oversubscribe", "-np", strconv.Itoa(np), os.Args[0], "-test.run", "^TestMPICommandRank$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "ADAMNODE_MPI_ARGS="+strings.Join(args, "\x1f"),
+		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("mpirun -np %d %v: still running after two minutes:\n%s", np, args, out)
+	}
+	if err != nil {
+		t.Fatalf("mpirun -np %d %v: %v\n%s", np, args, err, out)
+	}
+	return string(out)
+}
+
+// TestMPITrain: mpirun -np 2 adamnode train --distributed trains as one
+// process does (its CSV's losses within float32 and solver tolerance),
+// rank 0 alone reports, and --resume continues a distributed run.
+func TestMPITrain(t *testing.T) {
+	if os.Getenv("ADAMNODE_MPI_ARGS") != "" {
+		t.Skip("a rank")
+	}
+	dir, one, two := t.TempDir(), t.TempDir(), t.TempDir()
+	writeIDX(t, dir, 48, 16)
+	args := func(out string, extra ...string) []string {
+		return append([]string{"train", "--model", "node", "--subset", "48", "--test-subset", "16", "--batch", "16", "--test-batch", "8",
+			"--dataset", "mnist", "--data", dir, "--out", out, "--nhid", "4", "--lr", "1e-3", "--quiet"}, extra...)
+	}
+	if code, _, stderr := runCmd(args(one, "--epochs", "2")...); code != 0 {
+		t.Fatalf("one process: exit %d: %s", code, stderr)
+	}
+	out := mpirunCommand(t, 2, args(two, "--epochs", "1", "--distributed")...)
+	if n := strings.Count(out, "wrote "); n != 1 {
+		t.Errorf("%d ranks reported the files they wrote, want rank 0 only:\n%s", n, out)
+	}
+	mpirunCommand(t, 2, args(two, "--epochs", "2", "--distributed", "--resume")...)
+	want, got := readCSV(t, filepath.Join(one, "node.csv")), readCSV(t, filepath.Join(two, "node.csv"))
+	if len(got) != len(want) {
+		t.Fatalf("%d CSV lines on 2 ranks, %d in one process", len(got), len(want))
+	}
+	for i := 1; i < len(want); i++ {
+		for _, col := range []int{3, 4} { // loss, accuracy
+			g, _ := strconv.ParseFloat(got[i][col], 64)
+			w, _ := strconv.ParseFloat(want[i][col], 64)
+			if math.Abs(g-w) > 1e-4*(1+math.Abs(w)) {
+				t.Errorf("row %d column %d: %g on 2 ranks, %g in one process", i, col, g, w)
+			}
+		}
+	}
+}
