@@ -62,6 +62,32 @@ func (l *Local) AllReduce(buf []float64) error {
 	})
 }
 
+// AllReduceFloat32 replaces buf with the elementwise sum, in float32 and
+// rank order, of every rank's buf.
+func (l *Local) AllReduceFloat32(buf []float32) error {
+	b := make([]float64, len(buf))
+	for i, v := range buf {
+		b[i] = float64(v)
+	}
+	err := l.collective("AllReduceFloat32", b, func(bufs [][]float64) []float64 {
+		sum := make([]float32, len(b))
+		for _, r := range bufs {
+			for i, v := range r {
+				sum[i] += float32(v)
+			}
+		}
+		out := make([]float64, len(sum))
+		for i, v := range sum {
+			out[i] = float64(v)
+		}
+		return out
+	})
+	for i, v := range b {
+		buf[i] = float32(v)
+	}
+	return err
+}
+
 // Broadcast replaces buf on every rank with root's.
 func (l *Local) Broadcast(buf []float64, root int) error {
 	if root < 0 || root >= l.g.size {

@@ -28,6 +28,15 @@ func TestLocalCollectives(t *testing.T) {
 					errs[c.Rank()] = &mismatch{round, buf, want}
 					return
 				}
+				f := []float32{float32(r) + 0.5, 1e-8}
+				if err := c.AllReduceFloat32(f); err != nil {
+					errs[c.Rank()] = err
+					return
+				}
+				if f[0] != 0.5+1.5+2.5 || f[1] != float32(1e-8)+float32(1e-8)+float32(1e-8) {
+					errs[c.Rank()] = &mismatch{round, []float64{float64(f[0]), float64(f[1])}, []float64{4.5, 3e-8}}
+					return
+				}
 				root := round % n
 				b := []float64{r + float64(round)}
 				if err := c.Broadcast(b, root); err != nil {

@@ -22,6 +22,9 @@ func (c *Comm) Size() int { return 1 }
 // AllReduce does nothing: one process.
 func (c *Comm) AllReduce([]float64) error { return nil }
 
+// AllReduceFloat32 does nothing: one process.
+func (c *Comm) AllReduceFloat32([]float32) error { return nil }
+
 // Broadcast does nothing: one process.
 func (c *Comm) Broadcast([]float64, int) error { return nil }
 

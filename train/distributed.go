@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/data"
@@ -95,9 +96,13 @@ func (r *run[T]) distributedStep(b *data.Batch) (stepStats, bool, error) {
 	}
 	buf = append(buf, flag(err != nil), flag(r.ctx.Err() != nil),
 		st.loss*float64(b.Len()), float64(st.correct), float64(b.Len()), float64(st.fwd), float64(st.bwd))
+	t0 := time.Now()
 	if rerr := d.AllReduce(buf); rerr != nil {
 		return st, false, rerr
 	}
+	r.res.AllReduces++
+	r.res.AllReduceSeconds += time.Since(t0).Seconds()
+	r.res.AllReduceLen = len(buf)
 	tail := buf[n:]
 	switch {
 	case err != nil:

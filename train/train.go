@@ -85,6 +85,12 @@ type Result struct {
 	CSVPath, CheckpointPath   string // "" without Config.Dir
 	Ran                       bool   // false when a resumed run had nothing left to do
 	WroteCSV, WroteCheckpoint bool
+	// Distributed runs: the training steps' all-reduces on this rank —
+	// how many, their time (waiting for the slowest rank included) and
+	// the numbers each carried.
+	AllReduces       int
+	AllReduceSeconds float64
+	AllReduceLen     int
 }
 
 // Wrote reports the files the run wrote, and only those.

@@ -69,6 +69,10 @@ func trainDistributed(ctx context.Context, s runSettings, kind models.Kind, out 
 		var r *trainResult
 		if r, err = trainModel(ctx, s, kind, tr, te, out, command); err == nil {
 			fmt.Fprintln(out, r.Wrote())
+			if r.AllReduces > 0 {
+				fmt.Fprintf(out, "all-reduce of %d numbers: %.2f ms per step over %d steps (rank 0; waiting for the slowest rank included)\n",
+					r.AllReduceLen, 1e3*r.AllReduceSeconds/float64(r.AllReduces), r.AllReduces)
+			}
 		}
 	}
 	if ferr := c.Finalize(); err == nil {
