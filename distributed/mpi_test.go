@@ -4,6 +4,7 @@ package distributed_test
 
 import (
 	"context"
+	"flag"
 	"os"
 	"os/exec"
 	"strconv"
@@ -15,7 +16,14 @@ import (
 
 // TestMain finalises MPI if a test or benchmark initialised it: a rank
 // that exits without finalising is an error to mpirun.
+// Benchmarking under mpirun, only rank 0 prints.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if r := os.Getenv("OMPI_COMM_WORLD_RANK"); r != "" && r != "0" && flag.Lookup("test.bench").Value.String() != "" {
+		if null, err := os.Open(os.DevNull); err == nil {
+			os.Stdout = null
+		}
+	}
 	code := m.Run()
 	if world != nil {
 		if err := world.Finalize(); err != nil && code == 0 {
