@@ -9,6 +9,7 @@ import (
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/data"
+	"github.com/adamnode/adamnode/layers"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -27,8 +28,10 @@ type Distributed interface {
 // with the same configuration and model, and a training loader that is
 // its shard of every batch. The parameters start as rank 0's (broadcast);
 // each step's gradients are averaged across the ranks with one all-reduce
-// of one buffer (all the parameters, then the step's numbers and flags),
-// so every rank takes the same optimizer step; the rows' numbers are
+// of one buffer (all the parameters' gradients, rank 0's buffers —
+// BatchNorm's running statistics, as PyTorch's DDP broadcasts them — then
+// the step's numbers and flags), so every rank takes the same optimizer
+// step; the rows' numbers are
 // summed over the ranks; only rank 0 writes the CSV and the checkpoint
 // (the others read it to resume). A rank whose step fails, or whose
 // context is done, says so in the same all-reduce: every rank then stops
@@ -44,13 +47,14 @@ func (r *run[T]) writer() bool {
 	return r.cfg.Distributed == nil || r.cfg.Distributed.Rank() == 0
 }
 
-// broadcastParams replaces every rank's parameters with rank 0's.
+// broadcastParams replaces every rank's parameters and buffers with rank
+// 0's.
 func (r *run[T]) broadcastParams() error {
 	d := r.cfg.Distributed
 	if d == nil || d.Size() <= 1 {
 		return nil
 	}
-	ps := r.m.Params()
+	ps := r.state()
 	buf := make([]float64, 0, numel(ps))
 	for _, p := range ps {
 		for _, v := range p.Value.Data() {
@@ -81,8 +85,9 @@ func (r *run[T]) distributedStep(b *data.Batch) (stepStats, bool, error) {
 	d := r.cfg.Distributed
 	ps := r.m.Params()
 	st, err := gradients(r.tp, r.m, r.opt, b)
-	n := numel(ps)
-	buf := make([]float64, n, n+7)
+	bs := layers.Buffers[T](r.m)
+	n, nb := numel(ps), numel(bs)
+	buf := make([]float64, n+nb, n+nb+7)
 	if err == nil {
 		off := 0
 		for _, p := range ps {
@@ -94,6 +99,16 @@ func (r *run[T]) distributedStep(b *data.Batch) (stepStats, bool, error) {
 			off += p.Value.Len()
 		}
 	}
+	if d.Rank() == 0 {
+		// Rank 0's buffers, the others' zeros: the sum is rank 0's.
+		off := n
+		for _, b := range bs {
+			for i, v := range b.Value.Data() {
+				buf[off+i] = float64(v)
+			}
+			off += b.Value.Len()
+		}
+	}
 	buf = append(buf, flag(err != nil), flag(r.ctx.Err() != nil),
 		st.loss*float64(b.Len()), float64(st.correct), float64(b.Len()), float64(st.fwd), float64(st.bwd))
 	t0 := time.Now()
@@ -103,7 +118,7 @@ func (r *run[T]) distributedStep(b *data.Batch) (stepStats, bool, error) {
 	r.res.AllReduces++
 	r.res.AllReduceSeconds += time.Since(t0).Seconds()
 	r.res.AllReduceLen = len(buf)
-	tail := buf[n:]
+	tail := buf[n+nb:]
 	switch {
 	case err != nil:
 		return st, false, fmt.Errorf("rank %d: %w", d.Rank(), err)
@@ -117,6 +132,7 @@ func (r *run[T]) distributedStep(b *data.Batch) (stepStats, bool, error) {
 		}
 	}
 	unpack(ps, buf[:n], func(p *autograd.Param[T]) *tensor.Tensor[T] { return p.Grad }, 1/size)
+	unpack(bs, buf[n:n+nb], func(p *autograd.Param[T]) *tensor.Tensor[T] { return p.Value }, 1)
 	if err := update(r.m, r.opt, r.cfg.Clip, st); err != nil {
 		return st, false, err
 	}

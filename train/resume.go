@@ -51,10 +51,10 @@ func (r *run[T]) load() (state resumeState, found bool, err error) {
 	if state, err = r.checkMeta(path, st.Metadata); err != nil {
 		return resumeState{}, false, err
 	}
-	if err := checkFiniteParams(path, st, r.m.Params()); err != nil {
+	if err := checkFiniteParams(path, st, r.state()); err != nil {
 		return resumeState{}, false, err
 	}
-	if _, err = layers.LoadCheckpoint(path, r.m.Params(), r.opt); err != nil {
+	if _, err = layers.LoadCheckpoint(path, r.state(), r.opt); err != nil {
 		return resumeState{}, false, err
 	}
 	return state, true, nil

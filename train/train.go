@@ -9,6 +9,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +24,10 @@ import (
 
 // Model is a classifier the loop trains: class scores [B, classes] for a
 // batch of images, and its parameters (named: the checkpoint saves them by
-// name). models.Classifier is one.
+// name). models.Classifier is one. A model that is layers.Trainable
+// (Dropout, BatchNorm) is evaluated in evaluation mode and trained in
+// training mode; one that is layers.Buffered has its buffers (BatchNorm's
+// running statistics) saved and resumed with the parameters.
 type Model[T tensor.Float] interface {
 	Forward(tp *autograd.Tape[T], x autograd.Var[T]) (autograd.Var[T], error)
 	Params() []*autograd.Param[T]
@@ -298,7 +302,7 @@ func (r *run[T]) save(epoch int, p progressSums) error {
 	meta["progress"] = string(pj)
 	meta["rows"] = string(rows)
 	meta["parameters"] = strconv.Itoa(numel(r.m.Params()))
-	return layers.SaveCheckpoint(r.res.CheckpointPath, r.m.Params(), r.opt, meta)
+	return layers.SaveCheckpoint(r.res.CheckpointPath, r.state(), r.opt, meta)
 }
 
 // interrupted saves the partial epoch and returns the error saying so.
@@ -307,6 +311,20 @@ func (r *run[T]) interrupted(epoch int, p progressSums) error {
 		return fmt.Errorf("train %s: interrupted, and saving the checkpoint failed: %w", r.cfg.Name, err)
 	}
 	return &InterruptedError{Name: r.cfg.Name, Epoch: epoch, Batch: p.Batches, Batches: r.nb, Checkpoint: r.res.CheckpointPath}
+}
+
+// state is what the checkpoint holds of the model: its parameters, then
+// its buffers (layers.Buffered: BatchNorm's running statistics).
+func (r *run[T]) state() []*autograd.Param[T] {
+	return append(slices.Clone(r.m.Params()), layers.Buffers[T](r.m)...)
+}
+
+// setTraining puts the model in training or evaluation mode if it has
+// modes (layers.Trainable: Dropout, BatchNorm).
+func (r *run[T]) setTraining(training bool) {
+	if tm, ok := r.m.(layers.Trainable); ok {
+		tm.SetTraining(training)
+	}
 }
 
 func numel[T tensor.Float](ps []*autograd.Param[T]) int {
@@ -332,7 +350,9 @@ func (r *run[T]) epoch(epoch int, p progressSums) (stop bool, err error) {
 		rank, size = r.cfg.Distributed.Rank(), r.cfg.Distributed.Size()
 	}
 	t0 := time.Now()
+	r.setTraining(false)
 	sums, err := evaluate(r.loopCtx, r.evalT, r.m, r.te, rank, size)
+	r.setTraining(true)
 	if r.distributed() {
 		sums, err = r.reduceEvaluation(sums, err)
 	}
