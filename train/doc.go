@@ -25,6 +25,16 @@
 // optimizer's type, hyperparameters and step counts, and that every
 // parameter is finite.
 //
+// Config.Distributed trains data-parallel across ranks (MPI processes
+// through package distributed, or its in-process NewLocal group): every
+// rank runs Run with the same Config, model and seed, its training loader
+// its shard of every global batch. The parameters and buffers start as
+// rank 0's; each step's gradients, rank 0's buffers and the step's numbers
+// travel in one all-reduce, so every rank takes the same step; the test
+// batches are split across the ranks and their sums reduced; rank 0 alone
+// writes the files, every rank reads the checkpoint to resume. An error or
+// a cancelled context on any rank stops all of them at the same step.
+//
 // Config.OnEpoch may end the run early (return ErrStop): early stopping
 // on a validation loss, say.
 package train
