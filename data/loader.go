@@ -117,6 +117,10 @@ func (l *Loader) Len() int { return l.data.Len() }
 // BatchSize returns the number of images of a full batch.
 func (l *Loader) BatchSize() int { return l.opts.BatchSize }
 
+// Shard returns which shard of every global batch the loader yields and of
+// how many (0 and 1 for a loader that is not sharded).
+func (l *Loader) Shard() (shard, shards int) { return l.opts.Shard, max(l.opts.Shards, 1) }
+
 // NumBatches returns the number of batches in one epoch.
 func (l *Loader) NumBatches() int {
 	n, b := l.Len(), l.opts.BatchSize

@@ -142,8 +142,25 @@ func (r *run[T]) distributedStep(b *data.Batch) (stepStats, bool, error) {
 }
 
 // distributed reports whether this run is one of several ranks.
-func (r *run[T]) distributed() bool {
-	return r.cfg.Distributed != nil && r.cfg.Distributed.Size() > 1
+func (r *run[T]) distributed() bool { return r.cfg.distributed() }
+
+// distributed reports whether cfg trains on several ranks.
+func (cfg Config) distributed() bool {
+	return cfg.Distributed != nil && cfg.Distributed.Size() > 1
+}
+
+// checkShards returns an error unless the training loader of a rank is
+// its rank's shard of as many as there are ranks.
+func (cfg Config) checkShards(tr *data.Loader) error {
+	if !cfg.distributed() {
+		return nil
+	}
+	d := cfg.Distributed
+	if shard, shards := tr.Shard(); shard != d.Rank() || shards != d.Size() {
+		return fmt.Errorf("train: rank %d of %d has a training loader of shard %d of %d: make it with data.LoaderOptions{Shard: %d, Shards: %d}",
+			d.Rank(), d.Size(), shard, shards, d.Rank(), d.Size())
+	}
+	return nil
 }
 
 // flag is 1 for true, 0 for false: a flag summed by an all-reduce.
@@ -160,12 +177,17 @@ func flag(b bool) float64 {
 // parameters.
 func (r *run[T]) agreeStart(start int, p progressSums, err error) error {
 	d := r.cfg.Distributed
-	mine := []float64{float64(start), float64(p.Batches), float64(r.nb), float64(numel(r.m.Params()))}
+	var mine []float64
+	if err == nil {
+		mine = []float64{float64(start), float64(p.Batches), float64(r.nb), float64(numel(r.m.Params()))}
+	} else {
+		mine = make([]float64, 4) // not compared: this rank fails
+	}
 	root := slices.Clone(mine)
 	if berr := d.Broadcast(root, 0); berr != nil {
 		return berr
 	}
-	mismatch := !slices.Equal(mine, root)
+	mismatch := err == nil && !slices.Equal(mine, root)
 	flags := []float64{flag(err != nil), flag(mismatch)}
 	if rerr := d.AllReduce(flags); rerr != nil {
 		return rerr

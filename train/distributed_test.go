@@ -266,3 +266,42 @@ func TestDistributedInterrupted(t *testing.T) {
 		closeRows(t, "resumed rows", r.rows, straight[rank].rows, 0)
 	}
 }
+
+// TestDistributedBadRank: a rank whose configuration is wrong (a loader
+// that is not its shard, a missing test loader) fails with an error saying
+// so, and the other ranks stop with one saying another rank failed to
+// begin; nothing hangs.
+func TestDistributedBadRank(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spoil func(tr, te **data.Loader)
+		want  string
+	}{
+		{"unsharded", func(tr, _ **data.Loader) {
+			*tr, _ = data.NewLoader(data.FakeImages(96, 2, 4, 4, 3, 1), data.LoaderOptions{BatchSize: 16})
+		}, "shard 0 of 1"},
+		{"no test loader", func(_, te **data.Loader) { *te = nil }, "both loaders"},
+	} {
+		comms := distributed.NewLocal(2)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for rank := range 2 {
+			tr, te := shardedLoaders(t, rank, 2)
+			if rank == 1 {
+				tc.spoil(&tr, &te)
+			}
+			m := newODENet(5)
+			wg.Go(func() {
+				_, errs[rank] = train.Run[float64](context.Background(), train.Config{Name: "ode", Epochs: 1, Quiet: true, Distributed: comms[rank]},
+					m, optim.NewAdam(m.Params(), optim.AdamDefaults()), tr, te)
+			})
+		}
+		wg.Wait()
+		if errs[1] == nil || !strings.Contains(errs[1].Error(), tc.want) {
+			t.Errorf("%s: rank 1: %v, want an error containing %q", tc.name, errs[1], tc.want)
+		}
+		if errs[0] == nil || !strings.Contains(errs[0].Error(), "another rank failed to begin") {
+			t.Errorf("%s: rank 0: %v, want one saying another rank failed to begin", tc.name, errs[0])
+		}
+	}
+}

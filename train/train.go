@@ -179,13 +179,20 @@ type run[T tensor.Float] struct {
 // last finished epoch as they were and returns an error naming the model,
 // the epoch and the batch.
 func Run[T tensor.Float](ctx context.Context, cfg Config, m Model[T], opt optim.Optimizer[T], tr, te *data.Loader) (*Result, error) {
-	if err := cfg.validate(m, opt, tr, te); err != nil {
+	err := cfg.validate(m, opt, tr, te)
+	if err == nil {
+		err = cfg.checkShards(tr)
+	}
+	if err != nil && !cfg.distributed() {
 		return nil, err
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	r := &run[T]{ctx: ctx, loopCtx: ctx, cfg: cfg, m: m, opt: opt, tr: tr, te: te, res: &Result{}, nb: tr.NumBatches()}
+	r := &run[T]{ctx: ctx, loopCtx: ctx, cfg: cfg, m: m, opt: opt, tr: tr, te: te, res: &Result{}}
+	if err == nil {
+		r.nb = tr.NumBatches()
+	}
 	if r.distributed() {
 		// Every rank walks the same batches; a rank's cancellation
 		// reaches the others through the step's all-reduce.
@@ -198,7 +205,13 @@ func Run[T tensor.Float](ctx context.Context, cfg Config, m Model[T], opt optim.
 		r.res.CSVPath = filepath.Join(cfg.Dir, cfg.Name+".csv")
 		r.res.CheckpointPath = filepath.Join(cfg.Dir, cfg.Name+".safetensors")
 	}
-	start, p, err := r.begin()
+	// A rank whose configuration is wrong still takes part in agreeing
+	// to start, so that the others learn of it and stop too.
+	var start int
+	var p progressSums
+	if err == nil {
+		start, p, err = r.begin()
+	}
 	if r.distributed() {
 		if err = r.agreeStart(start, p, err); err == nil {
 			err = r.broadcastParams()
