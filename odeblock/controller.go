@@ -16,8 +16,9 @@ type controller interface {
 
 // newController returns the controller Options ask for: the I controller,
 // or the PI controller when PCoeff is set.
-func newController(opt Options, order int) controller {
-	ic := iController{safety: opt.Safety, ifactor: opt.IFactor, dfactor: opt.DFactor, order: float64(order)}
+func newController(opt Options, tb *Tableau) controller {
+	ic := iController{safety: opt.Safety, ifactor: opt.IFactor, dfactor: opt.DFactor, order: float64(tb.estimateOrder()),
+		shrink: tb.Rosenbrock}
 	if opt.PCoeff > 0 {
 		return &piController{iController: ic, pcoeff: opt.PCoeff, prev: 1}
 	}
@@ -27,9 +28,14 @@ func newController(opt Options, order int) controller {
 // iController is the integral (I) controller of torchdiffeq and
 // Hairer–Nørsett–Wanner: factor = min(IFactor, max(lo, Safety·ratio^(−1/order))),
 // lo being DFactor after a rejected step and 1 after an accepted one (an
-// accepted step never shrinks the next); IFactor when the error is zero.
+// accepted step never shrinks the next, as torchdiffeq's); IFactor when the
+// error is zero. For the stiff (Rosenbrock) methods lo is DFactor after an
+// accepted step too, as in Hairer and Wanner's codes: an accepted step
+// with an error ratio near 1 shrinks the next, where a stiff transient
+// begins, instead of having it rejected.
 type iController struct {
 	safety, ifactor, dfactor, order float64
+	shrink                          bool // accepted steps may shrink the next
 }
 
 func (c *iController) factor(ratio float64, accepted bool) float64 {
@@ -42,7 +48,7 @@ func (c *iController) factor(ratio float64, accepted bool) float64 {
 // clamp bounds a raw factor by [lo, IFactor].
 func (c *iController) clamp(f float64, accepted bool) float64 {
 	lo := c.dfactor
-	if accepted {
+	if accepted && !c.shrink {
 		lo = 1
 	}
 	return math.Min(c.ifactor, math.Max(f, lo))

@@ -69,6 +69,9 @@ func (w *rosenbrockWork) ensure(n int) {
 
 // rosenbrockStep takes the step g from s.y with s.k[0] = f(t, y).
 func (s *Solver[T]) rosenbrockStep(eval evalFunc[T], g stepGeom) error {
+	if s.tb.rodas != nil {
+		return s.rodasStep(eval, g)
+	}
 	n, h, d := s.n, g.h, ros23d
 	w := &s.ros
 	w.ensure(n)

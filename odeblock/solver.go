@@ -233,7 +233,7 @@ func (s *Solver[T]) configure(opt Options) error {
 		s.k = nil // remade by ensure
 	}
 	s.opt, s.tb = opt, tb
-	s.ctl = newController(opt, tb.estimateOrder())
+	s.ctl = newController(opt, tb)
 	return nil
 }
 

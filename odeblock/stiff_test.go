@@ -6,30 +6,72 @@ import (
 )
 
 // TestStiffVanDerPol: Van der Pol with μ = 1000 over [0, 3000] at
-// rtol = atol = 1e-6: rosenbrock23 solves it in a few thousand steps and
-// matches a reference (SciPy's Radau at 1e-12: y(3000) = (−1.51060693676,
-// 0.00117838000069), computed with Debian's python3-scipy) to 1e-3
-// relative; dopri5 runs out of its 10,000 steps.
+// rtol = atol = 1e-6: rosenbrock23 and rodas4 solve it and match a
+// reference (SciPy's Radau at 1e-12: y(3000) = (−1.51060693676,
+// 0.00117838000069), computed with Debian's python3-scipy) to 1e-3 and
+// 1e-4 relative, rodas4 in fewer evaluations; dopri5 runs out of its
+// 10,000 steps.
 func TestStiffVanDerPol(t *testing.T) {
 	const mu = 1000
 	vdp := func(_ float64, y, dy []float64) error {
 		dy[0], dy[1] = y[1], mu*(1-y[0]*y[0])*y[1]-y[0]
 		return nil
 	}
-	out, st, err := Solve(vdp, []float64{2, 0}, []float64{0, 3000}, Options{Method: "rosenbrock23", RTol: 1e-6, ATol: 1e-6, MaxSteps: 100000})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := []float64{-1.5106069367599528, 0.0011783800006902542}
-	for i, w := range want {
-		if math.Abs(out[1][i]-w) > 1e-3*math.Abs(w) {
-			t.Errorf("y%d(3000) = %.10g, reference %.10g", i+1, out[1][i], w)
+	nfe := map[string]int{}
+	for _, c := range []struct {
+		method string
+		tol    float64
+	}{{"rosenbrock23", 1e-3}, {"rodas4", 1e-4}} {
+		out, st, err := Solve(vdp, []float64{2, 0}, []float64{0, 3000}, Options{Method: c.method, RTol: 1e-6, ATol: 1e-6, MaxSteps: 100000})
+		if err != nil {
+			t.Fatal(err)
 		}
+		for i, w := range want {
+			if math.Abs(out[1][i]-w) > c.tol*math.Abs(w) {
+				t.Errorf("%s: y%d(3000) = %.10g, reference %.10g", c.method, i+1, out[1][i], w)
+			}
+		}
+		nfe[c.method] = st.NFE
+		t.Logf("%s: %d accepted, %d rejected steps; %d evaluations of f (%d in steps, the rest in %d Jacobians); %d LU factorisations",
+			c.method, st.Accepted, st.Rejected, st.NFE, st.NFE-3*st.Jacobians, st.Jacobians, st.LUs)
 	}
-	t.Logf("rosenbrock23: %d accepted, %d rejected steps; %d evaluations of f (%d in steps, the rest in %d Jacobians); %d LU factorisations",
-		st.Accepted, st.Rejected, st.NFE, st.NFE-3*st.Jacobians, st.Jacobians, st.LUs)
+	if nfe["rodas4"] >= nfe["rosenbrock23"] {
+		t.Errorf("rodas4 took %d evaluations, rosenbrock23 %d: the fourth-order method should take fewer", nfe["rodas4"], nfe["rosenbrock23"])
+	}
 	if _, _, err := Solve(vdp, []float64{2, 0}, []float64{0, 3000}, Options{RTol: 1e-6, ATol: 1e-6}); err == nil {
 		t.Error("dopri5 solved the stiff problem within 10,000 steps")
+	}
+}
+
+// TestRosenbrockNonAutonomous: on y' = t·y − 50·(y − e^{t²/2})·t² (whose
+// solution from y(0) = 1 is e^{t²/2}; the stiff term and ∂f/∂t exercise
+// the methods' time-derivative terms) the fixed-step error of rosenbrock23
+// and rodas4 falls at their orders, and the adaptive solves meet the
+// tolerance.
+func TestRosenbrockNonAutonomous(t *testing.T) {
+	f := func(tt float64, y, dy []float64) error {
+		e := math.Exp(tt * tt / 2)
+		dy[0] = tt*y[0] - 50*(y[0]-e)*tt*tt
+		return nil
+	}
+	exact := math.Exp(0.5)
+	for _, name := range []string{"rosenbrock23", "rodas4"} {
+		tb, _ := Method(name)
+		var errs []float64
+		for _, h := range []float64{0.02, 0.01} {
+			errs = append(errs, math.Abs(solveFixed(t, tb, f, []float64{1}, 1, h)[0]-exact))
+		}
+		if observed := math.Log2(errs[0] / errs[1]); math.Abs(observed-float64(tb.Order)) > 0.4 {
+			t.Errorf("%s: observed order %.2f (errors %.3g, %.3g), want %d", name, observed, errs[0], errs[1], tb.Order)
+		}
+		out, _, err := Solve(f, []float64{1}, []float64{0, 1}, Options{Method: name, RTol: 1e-8, ATol: 1e-8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := math.Abs(out[1][0] - exact); e > 1e-6 {
+			t.Errorf("%s adaptive at 1e-8: y(1) %.12g, exact %.12g", name, out[1][0], exact)
+		}
 	}
 }
 
@@ -43,17 +85,19 @@ func TestStiffRobertson(t *testing.T) {
 		dy[2] = 3e7 * y[1] * y[1]
 		return nil
 	}
-	out, st, err := Solve(rob, []float64{1, 0, 0}, []float64{0, 40}, Options{Method: "rosenbrock23", RTol: 1e-6, ATol: 1e-10, MaxSteps: 100000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []float64{0.7158270687199094, 9.185534764578342e-06, 0.28416374574532854}
-	for i, w := range want {
-		if math.Abs(out[1][i]-w) > 1e-4*math.Abs(w) {
-			t.Errorf("y%d(40) = %.10g, reference %.10g", i+1, out[1][i], w)
+	for _, m := range []string{"rosenbrock23", "rodas4"} {
+		out, st, err := Solve(rob, []float64{1, 0, 0}, []float64{0, 40}, Options{Method: m, RTol: 1e-6, ATol: 1e-10, MaxSteps: 100000})
+		if err != nil {
+			t.Fatal(err)
 		}
+		want := []float64{0.7158270687199094, 9.185534764578342e-06, 0.28416374574532854}
+		for i, w := range want {
+			if math.Abs(out[1][i]-w) > 1e-4*math.Abs(w) {
+				t.Errorf("%s: y%d(40) = %.10g, reference %.10g", m, i+1, out[1][i], w)
+			}
+		}
+		t.Logf("Robertson, %s: %+v", m, st)
 	}
-	t.Logf("Robertson: %+v", st)
 }
 
 // TestImplicitStable: on the stiff y' = −1000·(y − cos t) with a step of

@@ -46,6 +46,8 @@ type Tableau struct {
 	// into w the weights b_i(θ) with y(t + θh) ≈ y + h·Σ b_i(θ)·k_i
 	// (b_i(1) = B[i]). It takes precedence over Mid.
 	Dense func(theta float64, w []float64)
+
+	rodas *rodasCoeffs // a Rodas method's coefficients (see rodas.go)
 }
 
 // Stages returns the number of stages.
@@ -103,6 +105,9 @@ func (tb *Tableau) validate() error {
 	}
 	if tb.Order < 1 {
 		return fmt.Errorf("odeblock: tableau %q: order %d", tb.Name, tb.Order)
+	}
+	if tb.rodas != nil {
+		return nil // a Rosenbrock method's weights, not an explicit RK method's (rodas.go)
 	}
 	// Coefficients: finite numbers, nodes inside the step (f is never
 	// evaluated outside the span of a solve), and the consistency
@@ -335,6 +340,7 @@ var methods = map[string]*Tableau{
 	"heun-euler": heunEuler, "adaptive_heun": adaptiveHeun, "fehlberg2": fehlberg2,
 	"bosh3": bosh3, "dopri5": dopri5, "tsit5": tsit5, "dopri8": dopri8,
 	"rosenbrock23":   rosenbrock23,
+	"rodas4":         rodas4,
 	"explicit_adams": explicitAdams, "implicit_adams": implicitAdams, "fixed_adams": fixedAdams,
 	"implicit_euler": implicitEuler, "implicit_midpoint": implicitMidpoint, "trapezoid": trapezoid,
 	"radauIIA3": radauIIA3, "radauIIA5": radauIIA5, "gl4": gl4, "gl6": gl6, "sdirk2": sdirk2, "trbdf2": trbdf2,
@@ -342,7 +348,7 @@ var methods = map[string]*Tableau{
 
 // MethodNames returns the names Method accepts.
 func MethodNames() []string {
-	return []string{"euler", "midpoint", "rk4", "rk38", "heun2", "heun3", "heun-euler", "adaptive_heun", "fehlberg2", "bosh3", "dopri5", "tsit5", "dopri8", "rosenbrock23", "explicit_adams", "implicit_adams", "fixed_adams",
+	return []string{"euler", "midpoint", "rk4", "rk38", "heun2", "heun3", "heun-euler", "adaptive_heun", "fehlberg2", "bosh3", "dopri5", "tsit5", "dopri8", "rosenbrock23", "rodas4", "explicit_adams", "implicit_adams", "fixed_adams",
 		"implicit_euler", "implicit_midpoint", "trapezoid", "radauIIA3", "radauIIA5", "gl4", "gl6", "sdirk2", "trbdf2"}
 }
 
