@@ -23,6 +23,7 @@
 //	dopri8         8(7)   adaptive  quartic through y(h/2)     dopri8         Dopri8
 //	rosenbrock23   2(3)   adaptive  its own (stiff, L-stable)  —              —  (MATLAB's ode23s)
 //	rodas4         4(3)   adaptive  its own, 3rd order (stiff) —              —  (Hairer–Wanner's RODAS)
+//	bdf            1–5    adaptive  its own polynomial (stiff) —              —  (SciPy's BDF, MATLAB's ode15s)
 //	explicit_adams 4      fixed     cubic Hermite              explicit_adams —  (Adams–Bashforth)
 //	implicit_adams 5      fixed     cubic Hermite              implicit_adams —  (with Adams–Moulton)
 //	fixed_adams    5      fixed     cubic Hermite              fixed_adams    —  (= implicit_adams)
@@ -41,9 +42,17 @@
 // Van der Pol μ = 1000 at 1e-6 it takes a third of rosenbrock23's steps
 // and is fifty times more accurate. Their step controller, unlike the
 // explicit methods', lets an accepted step shrink the next (Hairer and
-// Wanner's rule: fewer rejections where a stiff transient starts); in a Block it works
-// with the Adjoint mode only (Stats counts its Jacobians and LU
-// factorisations). The Adams methods start with three rk38 steps and then
+// Wanner's rule: fewer rejections where a stiff transient starts);
+// bdf is the variable-order (1–5) numerical differentiation formulas of
+// MATLAB's ode15s and SciPy's BDF, with a Jacobian formed only when its
+// Newton iteration stops converging: on Van der Pol μ = 1000 at 1e-6 it
+// takes 4155 evaluations of f in all (85 Jacobians), where rodas4 takes
+// 8843 — the choice for long stiff solves at moderate accuracy; it takes
+// no fixed Step, Jumps, StepTo or Event. In a Block the three stiff
+// methods work with the Adjoint mode only (Tableau.Stiff; Stats counts
+// their Jacobians and LU factorisations), and the reverse-time
+// reconstruction of a very stiff state may fail: that is an error, never
+// a wrong gradient. The Adams methods start with three rk38 steps and then
 // use the f of past steps (the predictor up to order 4, where torchdiffeq
 // grows it to 11); in a Block they too work with the Adjoint mode only.
 // The implicit methods from implicit_euler to trbdf2 solve their stages by

@@ -160,6 +160,7 @@ type Solver[T tensor.Float] struct {
 	ros        rosenbrockWork // a Rosenbrock method's Jacobian and LU
 	adams      adamsWork[T]   // an Adams method's history
 	irk        irkWork        // an implicit method's Newton iteration
+	bdf        bdfWork        // the BDF method's differences
 }
 
 // evalKind is the purpose of one evaluation of f, which the solver passes
@@ -256,6 +257,8 @@ func (opt *Options) validate(tb *Tableau) error {
 		return fmt.Errorf("odeblock: ATol must be positive and finite, got %g", opt.ATol)
 	case !(opt.Step >= 0) || !finite(opt.Step):
 		return fmt.Errorf("odeblock: Step must be positive and finite (or 0: adaptive), got %g", opt.Step)
+	case tb.bdf && (opt.Step != 0 || len(opt.Jumps) > 0 || len(opt.StepTo) > 0):
+		return fmt.Errorf("odeblock: method bdf takes no fixed Step, Jumps or StepTo (it chooses its own steps and orders)")
 	case !tb.Adaptive() && opt.Step == 0:
 		return fmt.Errorf("odeblock: method %q has no error estimate: set a fixed Step", tb.Name)
 	case opt.MaxSteps < 0:
@@ -384,6 +387,9 @@ func (s *Solver[T]) solve(f evalFunc[T], y0 []T, ts []float64, out [][]T) (Stats
 	s.adams.hist, s.adams.at = s.adams.hist[:0], s.adams.at[:0]
 	r := &s.run
 	*r = solveRun[T]{s: s, f: f, ts: ts, out: out, dir: dir, t: ts[0], t0: ts[0], tEnd: ts[len(ts)-1], nextOut: 1}
+	if s.Event != nil && s.tb.bdf {
+		return Stats{}, fmt.Errorf("odeblock: method bdf does not find events; use an explicit or Rosenbrock method")
+	}
 	if s.Event != nil {
 		if len(ts) != 2 {
 			return Stats{}, fmt.Errorf("odeblock: a solve with an Event takes two times (start and the latest end), got %d", len(ts))
@@ -394,6 +400,9 @@ func (s *Solver[T]) solve(f evalFunc[T], y0 []T, ts []float64, out [][]T) (Stats
 	}
 	defer func() { r.f, r.ts, r.out = nil, nil, nil }() // keep nothing of this solve alive
 	err = r.start()
+	if err == nil && s.tb.bdf {
+		return r.st, r.bdfSolve()
+	}
 	for err == nil && !r.done {
 		err = r.attempt()
 	}

@@ -48,6 +48,7 @@ type Tableau struct {
 	Dense func(theta float64, w []float64)
 
 	rodas *rodasCoeffs // a Rodas method's coefficients (see rodas.go)
+	bdf   bool         // the variable-order BDF method (see bdf.go)
 }
 
 // Stages returns the number of stages.
@@ -55,7 +56,7 @@ func (tb *Tableau) Stages() int { return len(tb.C) }
 
 // stepsOnly reports whether the method's steps are not explicit RK stages
 // the discrete gradient modes can record (a Rosenbrock or Adams method).
-func (tb *Tableau) stepsOnly() bool { return tb.Rosenbrock || tb.Adams || tb.IA != nil }
+func (tb *Tableau) stepsOnly() bool { return tb.Rosenbrock || tb.Adams || tb.IA != nil || tb.bdf }
 
 // estimateOrder returns the order of the error estimate.
 func (tb *Tableau) estimateOrder() int {
@@ -64,6 +65,11 @@ func (tb *Tableau) estimateOrder() int {
 	}
 	return tb.Order
 }
+
+// Stiff reports whether the method is one of the stiff solvers
+// (rosenbrock23, rodas4, bdf), which form a dense Jacobian of the state by
+// finite differences: methods for small systems.
+func (tb *Tableau) Stiff() bool { return tb.Rosenbrock || tb.bdf }
 
 // Adaptive reports whether the method has an embedded error estimate.
 func (tb *Tableau) Adaptive() bool { return tb.E != nil }
@@ -341,6 +347,7 @@ var methods = map[string]*Tableau{
 	"bosh3": bosh3, "dopri5": dopri5, "tsit5": tsit5, "dopri8": dopri8,
 	"rosenbrock23":   rosenbrock23,
 	"rodas4":         rodas4,
+	"bdf":            bdf,
 	"explicit_adams": explicitAdams, "implicit_adams": implicitAdams, "fixed_adams": fixedAdams,
 	"implicit_euler": implicitEuler, "implicit_midpoint": implicitMidpoint, "trapezoid": trapezoid,
 	"radauIIA3": radauIIA3, "radauIIA5": radauIIA5, "gl4": gl4, "gl6": gl6, "sdirk2": sdirk2, "trbdf2": trbdf2,
@@ -348,7 +355,7 @@ var methods = map[string]*Tableau{
 
 // MethodNames returns the names Method accepts.
 func MethodNames() []string {
-	return []string{"euler", "midpoint", "rk4", "rk38", "heun2", "heun3", "heun-euler", "adaptive_heun", "fehlberg2", "bosh3", "dopri5", "tsit5", "dopri8", "rosenbrock23", "rodas4", "explicit_adams", "implicit_adams", "fixed_adams",
+	return []string{"euler", "midpoint", "rk4", "rk38", "heun2", "heun3", "heun-euler", "adaptive_heun", "fehlberg2", "bosh3", "dopri5", "tsit5", "dopri8", "rosenbrock23", "rodas4", "bdf", "explicit_adams", "implicit_adams", "fixed_adams",
 		"implicit_euler", "implicit_midpoint", "trapezoid", "radauIIA3", "radauIIA5", "gl4", "gl6", "sdirk2", "trbdf2"}
 }
 

@@ -29,6 +29,7 @@ func TestBadCommandLines(t *testing.T) {
 		{append([]string{"train", "--grad", "magic"}, data...), `unknown --grad "magic"`},
 		{append([]string{"train", "--method", "rk4"}, data...), "not an explicit adaptive method"},
 		{append([]string{"train", "--method", "rosenbrock23"}, data...), "not an explicit adaptive method"},
+		{append([]string{"train", "--method", "bdf"}, data...), "not an explicit adaptive method"},
 		{append([]string{"train", "--method", "nope"}, data...), `unknown --method "nope"`},
 		{append([]string{"train", "--batch", "x"}, data...), "invalid value"},
 		{append([]string{"train", "--batch", "-3"}, data...), "--batch must be at least 1"},

@@ -119,7 +119,7 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 	if err != nil {
 		return s, bad("unknown --method %q (use one of %s)", f.method, strings.Join(odeblock.MethodNames(), ", "))
 	}
-	if !tb.Adaptive() || tb.Rosenbrock {
+	if !tb.Adaptive() || tb.Stiff() {
 		return s, bad("--method %s is not an explicit adaptive method; use one of %s", f.method, strings.Join(adaptiveMethods(), ", "))
 	}
 	if s.backend, err = parseDevice(f.device); err != nil {
@@ -279,9 +279,9 @@ func newLoaders(s runSettings, train, test *data.Images) (tr, te *data.Loader, e
 func adaptiveMethods() []string {
 	var out []string
 	for _, n := range odeblock.MethodNames() {
-		// Rosenbrock methods form a dense Jacobian of the state: not for
+		// The stiff methods form a dense Jacobian of the state: not for
 		// image models' states of hundreds of thousands of numbers.
-		if tb, err := odeblock.Method(n); err == nil && tb.Adaptive() && !tb.Rosenbrock {
+		if tb, err := odeblock.Method(n); err == nil && tb.Adaptive() && !tb.Stiff() {
 			out = append(out, n)
 		}
 	}

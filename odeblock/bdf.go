@@ -1,0 +1,442 @@
+package odeblock
+
+import (
+	"fmt"
+	"math"
+)
+
+// bdf is the variable-order, quasi-constant step size backward
+// differentiation method of Shampine and Reichelt's ode15s (MATLAB) and
+// SciPy's BDF: orders 1 to 5, the numerical differentiation formulas
+// (NDF: BDF with the κ corrections, better stability per cost) of Klopfenstein
+// and Shampine, the history kept as backward differences, which a change
+// of step size rescales. Each step predicts from the differences and
+// corrects by simplified Newton iterations with I − c·J (c = h/α_k), the
+// Jacobian J by finite differences formed only when the iteration fails to
+// converge, the LU only when h or the order changes. The order moves by
+// one up or down after k + 1 steps of equal size, to the neighbour whose
+// error estimate allows the largest next step. Dense output interpolates
+// the differences. A method for small stiff systems (the Jacobian is dense).
+var bdf = &Tableau{
+	Name:          "bdf",
+	C:             []float64{0},
+	A:             [][]float64{{}},
+	B:             []float64{1},
+	E:             []float64{0}, // adaptive; the error is the method's own (below)
+	Order:         5,            // the highest it uses
+	EstimateOrder: 1,            // the first step is chosen for order 1
+	bdf:           true,
+}
+
+const bdfMaxOrder = 5
+
+// The NDF coefficients, by order k = 0…5: κ_k, γ_k = Σ_{j≤k} 1/j,
+// α_k = (1 − κ_k)·γ_k, and the error constants κ_k·γ_k + 1/(k + 1).
+var bdfKappa = [bdfMaxOrder + 2]float64{0, -0.1850, -1.0 / 9, -0.0823, -0.0415, 0, 0}
+
+var bdfGamma, bdfAlpha, bdfErrConst [bdfMaxOrder + 2]float64
+
+func init() {
+	for k := 1; k <= bdfMaxOrder+1; k++ {
+		bdfGamma[k] = bdfGamma[k-1] + 1/float64(k)
+	}
+	for k := range bdfMaxOrder + 2 {
+		bdfAlpha[k] = (1 - bdfKappa[k]) * bdfGamma[k]
+		bdfErrConst[k] = bdfKappa[k]*bdfGamma[k] + 1/float64(k+1)
+	}
+}
+
+// bdfWork is the state of a BDF solve, in float64: the differences D
+// (D[0] = y, D[j] = ∇ʲy scaled to the step), and the Newton iteration's
+// vectors.
+type bdfWork struct {
+	n                           int
+	D                           [][]float64 // bdfMaxOrder + 3 rows of n
+	pred, psi, d, y, dy, scale  []float64
+	f                           []float64
+	ru, r, u                    []float64 // (order+1)² scratch for rescaling
+	next                        [][]float64
+	order                       int
+	luValid, jacCurrent, jacSet bool
+}
+
+func (w *bdfWork) ensure(n int) {
+	if w.n == n && w.D != nil {
+		return
+	}
+	w.n = n
+	w.D = make([][]float64, bdfMaxOrder+3)
+	for i := range w.D {
+		w.D[i] = make([]float64, n)
+	}
+	w.next = make([][]float64, bdfMaxOrder+1)
+	for i := range w.next {
+		w.next[i] = make([]float64, n)
+	}
+	for _, v := range []*[]float64{&w.pred, &w.psi, &w.d, &w.y, &w.dy, &w.scale, &w.f} {
+		*v = make([]float64, n)
+	}
+	m := (bdfMaxOrder + 1) * (bdfMaxOrder + 1)
+	w.ru, w.r, w.u = make([]float64, m), make([]float64, m), make([]float64, m)
+}
+
+// bdfR writes into m (order+1 square, row-major) the matrix R(order,
+// factor) of the rescaling of the differences: row 0 ones, then the
+// cumulative products down each column of (i − 1 − factor·j)/i.
+func bdfR(m []float64, order int, factor float64) {
+	k := order + 1
+	for j := range k {
+		m[j] = 1
+	}
+	for i := 1; i < k; i++ {
+		for j := range k {
+			v := 0.0
+			if j > 0 {
+				v = (float64(i) - 1 - factor*float64(j)) / float64(i)
+			}
+			m[i*k+j] = m[(i-1)*k+j] * v
+		}
+	}
+}
+
+// rescale changes the differences to a step factor times the current one:
+// D[0…order] ← (R·U)ᵀ·D[0…order], R = R(order, factor), U = R(order, 1).
+func (w *bdfWork) rescale(factor float64) {
+	k := w.order + 1
+	bdfR(w.r, w.order, factor)
+	bdfR(w.u, w.order, 1)
+	for i := range k {
+		for j := range k {
+			s := 0.0
+			for l := range k {
+				s += w.r[i*k+l] * w.u[l*k+j]
+			}
+			w.ru[i*k+j] = s
+		}
+	}
+	for j := range k {
+		nj := w.next[j]
+		clear(nj)
+		for i := range k {
+			c := w.ru[i*k+j]
+			if c == 0 {
+				continue
+			}
+			for e, v := range w.D[i] {
+				nj[e] += c * v
+			}
+		}
+	}
+	for j := range k {
+		copy(w.D[j], w.next[j])
+	}
+	w.luValid = false
+}
+
+// bdfSolve runs the solve r from its start (f at the start in s.k[0], the
+// first step r.h chosen) with the BDF method.
+func (r *solveRun[T]) bdfSolve() error {
+	s := r.s
+	n := s.n
+	w := &s.bdf
+	w.ensure(n)
+	w.order, w.luValid, w.jacCurrent, w.jacSet = 1, false, false, false
+	for i := range w.D {
+		clear(w.D[i])
+	}
+	h := r.h
+	for i := range n {
+		w.D[0][i] = float64(s.y[i])
+		w.D[1][i] = h * float64(s.k[0][i])
+	}
+	const newtonMax = 4
+	ntol := math.Max(10*eps/s.opt.RTol, math.Min(0.03, math.Sqrt(s.opt.RTol)))
+	nEqual := 0
+	for !r.done {
+		if r.steps >= s.opt.MaxSteps {
+			return r.fail(r.t, h, fmt.Errorf("%w: %d steps did not reach t=%g", ErrMaxSteps, r.steps, r.tEnd))
+		}
+		r.steps++
+		// Land on the end.
+		if rem := r.tEnd - r.t; math.Abs(h) >= math.Abs(rem) || math.Abs(rem-h) <= 1e-9*math.Abs(h) {
+			if h != rem {
+				w.rescale(rem / h)
+				h = rem
+				nEqual = 0
+			}
+		}
+		if tiny := 4 * eps * math.Max(math.Abs(r.t), math.Abs(r.t+h)); math.Abs(h) <= tiny {
+			err := ErrStepUnderflow
+			if r.lastNonFinite {
+				err = ErrNonFinite
+			}
+			return r.fail(r.t, h, err)
+		}
+		tNew := r.t + h
+		if h == r.tEnd-r.t {
+			tNew = r.tEnd
+		}
+		k := w.order
+		for i := range n {
+			p, q := 0.0, 0.0
+			for j := 0; j <= k; j++ {
+				p += w.D[j][i]
+			}
+			for j := 1; j <= k; j++ {
+				q += bdfGamma[j] * w.D[j][i]
+			}
+			w.pred[i], w.psi[i] = p, q/bdfAlpha[k]
+			w.scale[i] = s.opt.ATol + s.opt.RTol*math.Abs(p)
+		}
+		c := h / bdfAlpha[k]
+		if !w.jacSet {
+			if err := r.bdfJacobian(tNew); err != nil {
+				return r.fail(r.t, h, err)
+			}
+		}
+		converged, iters := false, 0
+		for {
+			if !w.luValid {
+				if err := s.ros.factor(c); err != nil {
+					return r.fail(r.t, h, fmt.Errorf("%w: the BDF matrix I − c·J is singular at t=%g", ErrStepUnderflow, tNew))
+				}
+				s.run.st.LUs++
+				w.luValid = true
+			}
+			var err error
+			if converged, iters, err = r.bdfNewton(tNew, c, newtonMax, ntol); err != nil {
+				return r.fail(r.t, h, err)
+			}
+			if converged || w.jacCurrent {
+				break
+			}
+			// Not converged with an old Jacobian: a fresh one at the
+			// prediction, then try again.
+			if err := r.bdfJacobian(tNew); err != nil {
+				return r.fail(r.t, h, err)
+			}
+		}
+		reject := func(factor float64, ratio float64) error {
+			r.st.Rejected++
+			for i := range n {
+				s.y1[i] = T(w.y[i]) // the rejected solution, for the hook
+			}
+			r.lastNonFinite = math.IsNaN(ratio)
+			if err := r.bdfHook(h, tNew, false, ratio); err != nil {
+				return err
+			}
+			h *= factor
+			w.rescale(factor)
+			nEqual = 0
+			return nil
+		}
+		if !converged {
+			if err := reject(0.5, math.NaN()); err != nil {
+				return err
+			}
+			continue
+		}
+		safety := 0.9 * (2*newtonMax + 1) / float64(2*newtonMax+iters)
+		for i := range n {
+			w.scale[i] = s.opt.ATol + s.opt.RTol*math.Abs(w.y[i])
+		}
+		errNorm := r.bdfNorm(w.d, bdfErrConst[k])
+		if !(errNorm <= 1) {
+			factor := 0.2
+			if !math.IsNaN(errNorm) {
+				factor = math.Max(0.2, safety*math.Pow(errNorm, -1/float64(k+1)))
+			}
+			if err := reject(factor, errNorm); err != nil {
+				return err
+			}
+			continue
+		}
+		// Accepted.
+		r.st.Accepted++
+		r.lastNonFinite = false
+		w.jacCurrent = false
+		for i := range n {
+			w.D[k+2][i] = w.d[i] - w.D[k+1][i]
+			w.D[k+1][i] = w.d[i]
+		}
+		for j := k; j >= 0; j-- {
+			for i := range n {
+				w.D[j][i] += w.D[j+1][i]
+			}
+		}
+		for i := range n {
+			s.y1[i] = T(w.D[0][i])
+		}
+		if err := r.bdfHook(h, tNew, true, errNorm); err != nil {
+			return err
+		}
+		r.bdfEmit(tNew, h, k)
+		copy(s.y, s.y1)
+		r.t, r.t0 = tNew, tNew
+		if tNew == r.tEnd {
+			r.done = true
+			break
+		}
+		if nEqual++; nEqual < k+1 {
+			continue
+		}
+		// Choose the order with the largest next step.
+		errM, errP := math.Inf(1), math.Inf(1)
+		if k > 1 {
+			errM = r.bdfNorm(w.D[k], bdfErrConst[k-1])
+		}
+		if k < bdfMaxOrder {
+			errP = r.bdfNorm(w.D[k+2], bdfErrConst[k+1])
+		}
+		factors := [3]float64{math.Pow(errM, -1/float64(k)), math.Pow(errNorm, -1/float64(k+1)), math.Pow(errP, -1/float64(k+2))}
+		best := 1
+		for i, f := range factors {
+			if f > factors[best] || math.IsNaN(factors[best]) {
+				best = i
+			}
+		}
+		w.order = k + best - 1
+		factor := math.Min(10, safety*factors[best])
+		if math.IsNaN(factor) || math.IsInf(factor, 1) {
+			factor = 10
+		}
+		if mx := s.opt.MaxStep; mx > 0 && math.Abs(h*factor) > mx {
+			factor = mx / math.Abs(h)
+		}
+		h *= factor
+		w.rescale(factor)
+		nEqual = 0
+	}
+	return nil
+}
+
+// bdfNewton solves the corrector at tNew from the prediction by simplified
+// Newton iterations with the factorised I − c·J: converged (the
+// iterations' contraction says the remaining correction is below tol),
+// and the number of iterations. A non-finite f ends it unconverged.
+func (r *solveRun[T]) bdfNewton(tNew, c float64, maxIter int, tol float64) (bool, int, error) {
+	s, w := r.s, &r.s.bdf
+	n := s.n
+	clear(w.d)
+	copy(w.y, w.pred)
+	old := -1.0
+	k := 0
+	for ; k < maxIter; k++ {
+		for i := range n {
+			s.tmp[i] = T(w.y[i])
+		}
+		if err := r.eval(evalStage, 0, tNew, s.tmp, s.y1); err != nil {
+			return false, k + 1, err
+		}
+		for i := range n {
+			v := float64(s.y1[i])
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return false, k + 1, nil
+			}
+			s.ros.rhs[i] = c*v - w.psi[i] - w.d[i]
+		}
+		luSolve(s.ros.lu, n, s.ros.piv, s.ros.rhs)
+		norm := r.bdfNorm(s.ros.rhs, 1)
+		rate := -1.0
+		if old >= 0 {
+			rate = norm / old
+			if rate >= 1 || math.Pow(rate, float64(maxIter-k))/(1-rate)*norm > tol {
+				return false, k + 1, nil
+			}
+		}
+		for i := range n {
+			w.y[i] += s.ros.rhs[i]
+			w.d[i] += s.ros.rhs[i]
+		}
+		if norm == 0 || (rate >= 0 && rate/(1-rate)*norm < tol) {
+			return true, k + 1, nil
+		}
+		old = norm
+	}
+	return false, k, nil
+}
+
+// bdfNorm returns the error norm (RMS, or the largest over ErrorParts) of
+// scale_factor·x / w.scale.
+func (r *solveRun[T]) bdfNorm(x []float64, factor float64) float64 {
+	w := &r.s.bdf
+	return r.s.mixed(func(lo, hi int) float64 {
+		sum := 0.0
+		for i := lo; i < hi; i++ {
+			v := factor * x[i] / w.scale[i]
+			sum += v * v
+		}
+		return math.Sqrt(sum / float64(hi-lo))
+	})
+}
+
+// bdfJacobian forms J = ∂f/∂y at (tNew, prediction) by forward
+// differences (n + 1 evaluations of f).
+func (r *solveRun[T]) bdfJacobian(tNew float64) error {
+	s, w := r.s, &r.s.bdf
+	n, ros := s.n, &s.ros
+	ros.ensure(n)
+	for i := range n {
+		s.tmp[i] = T(w.pred[i])
+	}
+	f0 := w.f
+	if err := r.eval(evalProbe, 0, tNew, s.tmp, s.y1); err != nil {
+		return err
+	}
+	for i := range n {
+		f0[i] = float64(s.y1[i])
+	}
+	for j := range n {
+		yj := float64(s.tmp[j])
+		dy := math.Sqrt(eps) * math.Max(math.Abs(yj), 1e-3)
+		s.tmp[j] = T(yj + dy)
+		dy = float64(s.tmp[j]) - yj
+		if err := r.eval(evalProbe, 0, tNew, s.tmp, s.y1); err != nil {
+			return err
+		}
+		for i := range n {
+			ros.jac[i*n+j] = (float64(s.y1[i]) - f0[i]) / dy
+		}
+		s.tmp[j] = T(yj)
+	}
+	r.st.Jacobians++
+	w.jacSet, w.jacCurrent, w.luValid = true, true, false
+	return nil
+}
+
+// bdfHook calls OnStep for the step from r.t of size h.
+func (r *solveRun[T]) bdfHook(h, tNew float64, accepted bool, ratio float64) error {
+	s := r.s
+	if s.OnStep == nil {
+		return nil
+	}
+	si := StepInfo[T]{T: r.t, H: h, End: tNew, Accepted: accepted, Ratio: ratio, Y0: s.y, Y1: s.y1, Phase: s.opt.Phase}
+	if err := s.OnStep(si); err != nil {
+		return r.fail(r.t, h, err)
+	}
+	return nil
+}
+
+// bdfEmit writes the outputs up to tNew, reached by the accepted step of
+// size h at order k: inside the step from the polynomial through the
+// differences, at tNew the state.
+func (r *solveRun[T]) bdfEmit(tNew, h float64, k int) {
+	s, w := r.s, &r.s.bdf
+	for r.nextOut < len(r.ts) && (r.ts[r.nextOut]-tNew)*r.dir < 0 {
+		t := r.ts[r.nextOut]
+		dst := r.out[r.nextOut]
+		for i := range s.n {
+			v, p := w.D[0][i], 1.0
+			for j := range k {
+				p *= (t - (tNew - h*float64(j))) / (h * float64(1+j))
+				v += w.D[j+1][i] * p
+			}
+			dst[i] = T(v)
+		}
+		r.nextOut++
+	}
+	if r.nextOut < len(r.ts) && r.ts[r.nextOut] == tNew {
+		copy(r.out[r.nextOut], s.y1)
+		r.nextOut++
+	}
+}
