@@ -3,11 +3,12 @@ package odeblock
 import (
 	"fmt"
 	"math"
+	"math/big"
 )
 
 // The Adams methods of torchdiffeq's fixed_adams.py, with a fixed Step:
 // the first three steps are Kutta's 3/8 rule (rk38); then
-// Adams–Bashforth of order k = min(steps so far, adamsMaxOrder),
+// Adams–Bashforth of order k = min(steps so far, MaxOrder − 1),
 //
 //	y_{n+1} = y_n + h·Σ_{j<k} β_j·f_{n−j},
 //
@@ -18,16 +19,20 @@ import (
 //
 //	y_{n+1} = y_n + h·μ_0·f(t_{n+1}, y_{n+1}) + h·Σ_{j≥1} μ_j·f_{n+1−j}.
 //
-// torchdiffeq lets the order grow to 11; here the predictor stops at 4,
-// so the methods are of a definite order (4 explicit, 5 with the
-// corrector); their coefficients are the standard ones.
+// As torchdiffeq's, the order grows with the history up to
+// Options.MaxOrder (default 12, as its max_order: the predictor then uses
+// eleven past values); MaxOrder 5 gives methods of a definite order (4
+// explicit, 5 with the corrector), the orders the tableaus state. The
+// coefficients are computed exactly (rationals) from the recurrences of
+// the Adams methods' generating functions.
 var (
 	explicitAdams = adamsTableau("explicit_adams", false)
 	implicitAdams = adamsTableau("implicit_adams", true)
 	fixedAdams    = adamsTableau("fixed_adams", true)
 )
 
-const adamsMaxOrder = 4
+// adamsMaxOrder is MaxOrder's largest value and default (torchdiffeq's).
+const adamsMaxOrder = 12
 
 // adamsTableau is rk38's tableau (the start-up steps) marked as Adams.
 func adamsTableau(name string, implicit bool) *Tableau {
@@ -40,22 +45,54 @@ func adamsTableau(name string, implicit bool) *Tableau {
 }
 
 // Adams–Bashforth β (newest first) and Adams–Moulton μ (μ_0 for
-// f_{n+1}, then newest first), by order.
-var (
-	bashforth = [][]float64{
-		1: {1},
-		2: {3.0 / 2, -1.0 / 2},
-		3: {23.0 / 12, -16.0 / 12, 5.0 / 12},
-		4: {55.0 / 24, -59.0 / 24, 37.0 / 24, -9.0 / 24},
+// f_{n+1}, then newest first), by their number of coefficients:
+// bashforth[k] is of order k, moulton[k] of order k.
+var bashforth, moulton = adamsCoefficients(adamsMaxOrder)
+
+// adamsCoefficients returns the Adams–Bashforth and Adams–Moulton
+// coefficients up to order m. With γ_i (explicit) and γ*_i (implicit) the
+// coefficients of the backward-difference forms, from
+//
+//	Σ_{j=0}^{i} γ_j/(i + 1 − j) = 1,  Σ_{j=0}^{i} γ*_j/(i + 1 − j) = 0 (i ≥ 1), γ_0 = γ*_0 = 1,
+//
+// expanding ∇^i f = Σ_j (−1)^j·C(i, j)·f_{−j} gives
+// β_j = (−1)^j Σ_{i=j}^{k−1} C(i, j)·γ_i and μ_j = (−1)^j Σ_{i=j}^{k−1} C(i, j)·γ*_i.
+func adamsCoefficients(m int) (ab, am [][]float64) {
+	gamma := make([]*big.Rat, m)
+	gammaStar := make([]*big.Rat, m)
+	for i := range m {
+		g, gs := big.NewRat(1, 1), new(big.Rat)
+		if i == 0 {
+			gs.SetInt64(1)
+		}
+		for j := range i {
+			w := big.NewRat(1, int64(i+1-j))
+			g.Sub(g, new(big.Rat).Mul(gamma[j], w))
+			gs.Sub(gs, new(big.Rat).Mul(gammaStar[j], w))
+		}
+		gamma[i], gammaStar[i] = g, gs
 	}
-	moulton = [][]float64{
-		1: {1},
-		2: {1.0 / 2, 1.0 / 2},
-		3: {5.0 / 12, 8.0 / 12, -1.0 / 12},
-		4: {9.0 / 24, 19.0 / 24, -5.0 / 24, 1.0 / 24},
-		5: {251.0 / 720, 646.0 / 720, -264.0 / 720, 106.0 / 720, -19.0 / 720},
+	expand := func(gs []*big.Rat, k int) []float64 {
+		out := make([]float64, k)
+		for j := range k {
+			sum := new(big.Rat)
+			for i := j; i < k; i++ {
+				c := new(big.Rat).SetInt(new(big.Int).Binomial(int64(i), int64(j)))
+				sum.Add(sum, c.Mul(c, gs[i]))
+			}
+			if j%2 == 1 {
+				sum.Neg(sum)
+			}
+			out[j], _ = sum.Float64()
+		}
+		return out
 	}
-)
+	ab, am = make([][]float64, m+1), make([][]float64, m+1)
+	for k := 1; k <= m; k++ {
+		ab[k], am[k] = expand(gamma, k), expand(gammaStar, k)
+	}
+	return ab, am
+}
 
 // adamsWork is the history of f at the past step starts, newest first.
 type adamsWork[T any] struct {
@@ -67,10 +104,14 @@ type adamsWork[T any] struct {
 // Adams update (s.k[0] = f(t_n, y_n) is the newest).
 func (s *Solver[T]) adamsStep(eval evalFunc[T], g stepGeom) error {
 	w := &s.adams
+	maxHist := s.opt.MaxOrder - 1 // torchdiffeq's history length
+	if maxHist < 0 {
+		maxHist = adamsMaxOrder - 1
+	}
 	if len(w.at) == 0 || w.at[0] != g.t {
 		// Push f_n (copied: s.k[0] is reused).
 		var buf []T
-		if len(w.hist) == adamsMaxOrder {
+		if len(w.hist) == maxHist {
 			buf = w.hist[len(w.hist)-1]
 			w.hist, w.at = w.hist[:len(w.hist)-1], w.at[:len(w.at)-1]
 		} else {
@@ -80,7 +121,7 @@ func (s *Solver[T]) adamsStep(eval evalFunc[T], g stepGeom) error {
 		w.hist = append([][]T{buf}, w.hist...)
 		w.at = append([]float64{g.t}, w.at...)
 	}
-	k := min(len(w.hist), adamsMaxOrder)
+	k := min(len(w.hist), maxHist)
 	if k < 3 {
 		return s.rkStep(eval, g)
 	}

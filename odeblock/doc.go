@@ -24,9 +24,9 @@
 //	rosenbrock23   2(3)   adaptive  its own (stiff, L-stable)  —              —  (MATLAB's ode23s)
 //	rodas4         4(3)   adaptive  its own, 3rd order (stiff) —              —  (Hairer–Wanner's RODAS)
 //	bdf            1–5    adaptive  its own polynomial (stiff) —              —  (SciPy's BDF, MATLAB's ode15s)
-//	explicit_adams 4      fixed     cubic Hermite              explicit_adams —  (Adams–Bashforth)
-//	implicit_adams 5      fixed     cubic Hermite              implicit_adams —  (with Adams–Moulton)
-//	fixed_adams    5      fixed     cubic Hermite              fixed_adams    —  (= implicit_adams)
+//	explicit_adams ≤ 11   fixed     cubic Hermite              explicit_adams —  (Adams–Bashforth)
+//	implicit_adams ≤ 12   fixed     cubic Hermite              implicit_adams —  (with Adams–Moulton)
+//	fixed_adams    ≤ 12   fixed     cubic Hermite              fixed_adams    —  (= implicit_adams)
 //	implicit_euler 1      fixed     cubic Hermite              implicit_euler ImplicitEuler
 //	implicit_midpoint 2   fixed     cubic Hermite              implicit_midpoint —
 //	trapezoid      2      fixed     cubic Hermite              trapezoid      —
@@ -53,8 +53,11 @@
 // their Jacobians and LU factorisations), and the reverse-time
 // reconstruction of a very stiff state may fail: that is an error, never
 // a wrong gradient. The Adams methods start with three rk38 steps and then
-// use the f of past steps (the predictor up to order 4, where torchdiffeq
-// grows it to 11); in a Block they too work with the Adjoint mode only.
+// use the f of past steps, the order growing with the history up to
+// Options.MaxOrder (12 by default, as torchdiffeq's max_order: the same
+// y(1) as torchdiffeq's to 1e-13; high explicit orders are unstable at
+// large steps there as here, and MaxOrder 5 keeps them at orders 4 and
+// 5); in a Block they too work with the Adjoint mode only.
 // The implicit methods from implicit_euler to trbdf2 solve their stages by
 // simplified Newton iterations (Jacobian by finite differences, one LU of
 // I − h·(A ⊗ J) per step): fixed steps, small systems, the Adjoint mode.

@@ -32,6 +32,12 @@ type Options struct {
 	// method. Fixed-step methods (euler, midpoint, rk4, rk38) require it.
 	Step float64
 
+	// MaxOrder is the Adams methods' highest order, as torchdiffeq's
+	// max_order: the predictor uses at most MaxOrder − 1 past values of f.
+	// 0 means 12, torchdiffeq's default; otherwise 4 to 12. Other methods
+	// ignore it.
+	MaxOrder int
+
 	// FirstStep, if positive, is the first step size; else it is selected
 	// from f at t0 (one extra evaluation), as in Hairer–Nørsett–Wanner.
 	FirstStep float64
@@ -261,6 +267,8 @@ func (opt *Options) validate(tb *Tableau) error {
 		return fmt.Errorf("odeblock: method bdf takes no fixed Step, Jumps or StepTo (it chooses its own steps and orders)")
 	case !tb.Adaptive() && opt.Step == 0:
 		return fmt.Errorf("odeblock: method %q has no error estimate: set a fixed Step", tb.Name)
+	case opt.MaxOrder != 0 && (opt.MaxOrder < 4 || opt.MaxOrder > adamsMaxOrder):
+		return fmt.Errorf("odeblock: MaxOrder must be 0 (12) or from 4 to %d, got %d", adamsMaxOrder, opt.MaxOrder)
 	case opt.MaxSteps < 0:
 		return fmt.Errorf("odeblock: MaxSteps must not be negative, got %d", opt.MaxSteps)
 	case opt.ErrorLen < 0:

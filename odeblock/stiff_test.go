@@ -203,3 +203,27 @@ func TestImplicitStable(t *testing.T) {
 		t.Errorf("explicit Euler stayed bounded (%g): the problem is not stiff at this step", out[1][0])
 	}
 }
+
+// TestAdamsCoefficients: the computed Adams–Bashforth and Adams–Moulton
+// coefficients are the textbook ones at order 5 (1901, −2774, 2616, −1274,
+// 251 and 251, 646, −264, 106, −19, over 720), and at every order up to
+// 12 each set sums to 1 (the methods are consistent).
+func TestAdamsCoefficients(t *testing.T) {
+	ab5 := []float64{1901, -2774, 2616, -1274, 251}
+	am5 := []float64{251, 646, -264, 106, -19}
+	for j := range 5 {
+		if math.Abs(bashforth[5][j]-ab5[j]/720) > 1e-15 || math.Abs(moulton[5][j]-am5[j]/720) > 1e-15 {
+			t.Errorf("order 5, coefficient %d: β %.17g (want %g/720), μ %.17g (want %g/720)", j, bashforth[5][j], ab5[j], moulton[5][j], am5[j])
+		}
+	}
+	for k := 1; k <= adamsMaxOrder; k++ {
+		var sb, sm float64
+		for j := range k {
+			sb += bashforth[k][j]
+			sm += moulton[k][j]
+		}
+		if math.Abs(sb-1) > 1e-12 || math.Abs(sm-1) > 1e-12 {
+			t.Errorf("order %d: Σβ = %.17g, Σμ = %.17g, want 1", k, sb, sm)
+		}
+	}
+}

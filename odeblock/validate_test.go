@@ -42,6 +42,8 @@ func TestOptionsOutOfRange(t *testing.T) {
 		{"ifactor +Inf", Options{IFactor: inf}, "IFactor"},
 		{"dfactor NaN", Options{DFactor: nan}, "DFactor"},
 		{"maxsteps negative", Options{MaxSteps: -5}, "MaxSteps"},
+		{"maxorder too low", Options{MaxOrder: 3}, "MaxOrder"},
+		{"maxorder too high", Options{MaxOrder: 13}, "MaxOrder"},
 		{"errorlen negative", Options{ErrorLen: -1}, "ErrorLen"},
 		{"jumps NaN", Options{Jumps: []float64{0.5, nan}}, "Jumps[1]"},
 		{"stepto +Inf", Options{StepTo: []float64{inf}}, "StepTo[0]"},
@@ -545,7 +547,7 @@ func TestAdjointCarriesOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	fwd := Options{Method: "bosh3", Tableau: tb, RTol: 1e-5, ATol: 1e-6, Step: 0.1, FirstStep: 0.01,
-		MinStep: 1e-8, MaxStep: 0.5, MaxSteps: 77, Safety: 0.8, IFactor: 5, DFactor: 0.3, PCoeff: 0.2,
+		MinStep: 1e-8, MaxStep: 0.5, MaxSteps: 77, Safety: 0.8, IFactor: 5, DFactor: 0.3, PCoeff: 0.2, MaxOrder: 6,
 		StepTo: []float64{0.5}, Jumps: []float64{0.25}, ErrorLen: 3, ErrorParts: []int{1}, Phase: "forward"}
 	v := reflect.ValueOf(fwd)
 	for i := 0; i < v.NumField(); i++ {
