@@ -7,15 +7,21 @@ import (
 	"github.com/adamnode/adamnode/tensor"
 )
 
-// Event is a terminal event of a solve: the solve ends at the first time
-// t* where G(t, y(t)) crosses zero in the given Direction (−1: from above,
-// +1: from below, 0: either). The crossing is found after each accepted
-// step by root-finding on the step's dense output (no extra evaluations of
-// f): the state at t* is the interpolant's there. G's own zeros at the
-// start do not count.
+// Event is an event of a solve: a time t* where G(t, y(t)) crosses zero in
+// the given Direction (−1: from above, +1: from below, 0: either). The
+// crossing is found after each accepted step by root-finding on the
+// step's dense output (no extra evaluations of f): the state at t* is the
+// interpolant's there. G's own zeros at the start do not count.
+//
+// An event is terminal by default: the solve ends at the first crossing
+// (EventTime). With NonTerminal the solve goes on to its end and records
+// every crossing (Events), as SciPy's events with terminal=False; a step
+// that G crosses zero twice within shows no sign change and is missed
+// (bound MaxStep to resolve events closer than a step).
 type Event[T tensor.Float] struct {
-	G         func(t float64, y []T) float64
-	Direction int
+	G           func(t float64, y []T) float64
+	Direction   int
+	NonTerminal bool
 }
 
 // at returns G(t, y), an error if it is not a number.
@@ -41,9 +47,13 @@ func (e *Event[T]) crosses(a, b float64) bool {
 	return a > 0 && b <= 0 || a < 0 && b >= 0
 }
 
-// EventTime returns where the last solve's event happened, and whether it
-// did (false: the solve reached its end first).
+// EventTime returns where the last solve's terminal event happened, and
+// whether it did (false: the solve reached its end first).
 func (s *Solver[T]) EventTime() (float64, bool) { return s.run.eventT, s.run.hit }
+
+// Events returns the times and states of the last solve's crossings of a
+// NonTerminal event, in order (the slices are the caller's).
+func (s *Solver[T]) Events() ([]float64, [][]T) { return s.run.eventTs, s.run.eventYs }
 
 // event checks the accepted step g for the event; on a crossing it finds
 // the time by the Illinois variant of regula falsi on the dense output,
@@ -60,6 +70,9 @@ func (r *solveRun[T]) event(g stepGeom, f0, f1 []T) error {
 		return nil
 	}
 	out := r.out[len(r.out)-1]
+	if ev.NonTerminal {
+		out = make([]T, s.n) // this crossing's state, kept
+	}
 	phi := func(x float64) (float64, error) {
 		if x == 1 {
 			return g1, nil
@@ -101,13 +114,19 @@ func (r *solveRun[T]) event(g stepGeom, f0, f1 []T) error {
 		}
 	}
 	x = hi // the first point at or past the crossing
-	r.eventT = g.t + x*g.h
+	te := g.t + x*g.h
 	if x == 1 {
-		r.eventT = g.end
+		te = g.end
 		copy(out, s.y1)
 	} else {
-		s.interpolate(out, g.t, g.h, r.eventT, f0, f1)
+		s.interpolate(out, g.t, g.h, te, f0, f1)
 	}
+	if ev.NonTerminal {
+		r.eventTs, r.eventYs = append(r.eventTs, te), append(r.eventYs, out)
+		r.gPrev = g1
+		return nil
+	}
+	r.eventT = te
 	r.hit, r.done = true, true
 	return nil
 }

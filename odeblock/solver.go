@@ -399,7 +399,7 @@ func (s *Solver[T]) solve(f evalFunc[T], y0 []T, ts []float64, out [][]T) (Stats
 		return Stats{}, fmt.Errorf("odeblock: method bdf does not find events; use an explicit or Rosenbrock method")
 	}
 	if s.Event != nil {
-		if len(ts) != 2 {
+		if len(ts) != 2 && !s.Event.NonTerminal {
 			return Stats{}, fmt.Errorf("odeblock: a solve with an Event takes two times (start and the latest end), got %d", len(ts))
 		}
 		if r.gPrev, err = s.Event.at(ts[0], s.y); err != nil {
@@ -440,6 +440,9 @@ type solveRun[T tensor.Float] struct {
 	gPrev  float64 // the event function at the last accepted state
 	eventT float64 // where the event happened, if eventHit
 	hit    bool
+
+	eventTs []float64 // a NonTerminal event's crossings
+	eventYs [][]T
 }
 
 // eval evaluates f, counting it.
