@@ -206,6 +206,27 @@ func TestModesAgree(t *testing.T) {
 	}
 }
 
+// TestDop853Modes: with dop853 (twelve stages, FSAL, the combined error
+// estimate; its dense-output stages never enter a gradient) every mode
+// gives the same gradients: Backprop and Checkpoint to rounding, Recursive
+// and Adjoint to the tolerance, on every family.
+func TestDop853Modes(t *testing.T) {
+	for _, f := range families(2) {
+		times := []float64{0, 0.5, 1}
+		solver := odeblock.Options{Method: "dop853", RTol: 1e-9, ATol: 1e-9}
+		bp, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Backprop{}})
+		for _, m := range []struct {
+			mode odeblock.GradMode
+			tol  float64
+		}{{odeblock.Checkpoint{}, 1e-10}, {odeblock.Recursive{Budget: 2}, 1e-10}, {odeblock.Adjoint{}, 1e-6}} {
+			g, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: m.mode})
+			if d := maxRelDiff(g, bp); d > m.tol {
+				t.Errorf("%s: %v vs backprop: relative difference %.3g", f.name, m.mode, d)
+			}
+		}
+	}
+}
+
 // longHorizonAdam is the AdamNODE (tanh MLP field 3 → 8 → 3, batch 4,
 // s = √(v + ε)) whose backward reconstruction diverges over [0, 16].
 func longHorizonAdam() family {

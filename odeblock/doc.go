@@ -21,6 +21,7 @@
 //	dopri5         5(4)   adaptive  Shampine's, quartic        dopri5         Dopri5
 //	tsit5          5(4)   adaptive  Tsitouras' own, 4th order  tsit5          Tsit5
 //	dopri8         8(7)   adaptive  quartic through y(h/2)     dopri8         Dopri8
+//	dop853         8(5,3) adaptive  its own, 7th order         —              —  (SciPy's and Hairer's DOP853)
 //	rosenbrock23   2(3)   adaptive  its own (stiff, L-stable)  —              —  (MATLAB's ode23s)
 //	rodas4         4(3)   adaptive  its own, 3rd order (stiff) —              —  (Hairer–Wanner's RODAS)
 //	bdf            1–5    adaptive  its own polynomial (stiff) —              —  (SciPy's BDF, MATLAB's ode15s)
@@ -64,7 +65,11 @@
 // adaptive_heun and fehlberg2 evaluate f at the step's end, where
 // torchdiffeq reuses a last stage taken elsewhere: their steps differ from
 // torchdiffeq's. dopri8's quartic is torchdiffeq's; between long 8th-order
-// steps it is far less accurate than the steps themselves.
+// steps it is far less accurate than the steps themselves (1.1e-5 against
+// 9.5e-9 on a rotation at 1e-8). dop853 is the 8th-order method with an
+// interpolant of 7th order (3.7e-8 there): three more evaluations of f,
+// made only for the steps an output or an event falls inside; its error
+// ratio is Hairer's combination of a 5th- and a 3rd-order estimate.
 //
 // Adaptive control follows Hairer–Nørsett–Wanner and
 // torchdiffeq: the error ratio is the RMS norm of

@@ -155,7 +155,10 @@ type Solver[T tensor.Float] struct {
 	ctl controller
 
 	n          int
-	k          [][]T // stages
+	k          [][]T   // stages
+	kd         [][]T   // dense-output stages (Tableau.DenseC)
+	kall       [][]T   // k then kd
+	kdAt       float64 // the step start kd was formed for (NaN: none)
 	y, y1, tmp []T
 	fnext      []T  // f at the step end, for methods that are not FSAL
 	own        []T  // the buffers' memory, when there is no shared slab
@@ -326,7 +329,8 @@ func (s *Solver[T]) Options() Options { return s.opt }
 // solvers take turns with one slab), else from the solver's own.
 func (s *Solver[T]) ensure(n int) {
 	stages := s.tb.Stages()
-	bufs := stages + 3
+	dense := len(s.tb.DenseC)
+	bufs := stages + 3 + dense
 	if !s.tb.FSAL || stages == 1 {
 		bufs++
 	}
@@ -335,7 +339,7 @@ func (s *Solver[T]) ensure(n int) {
 	if s.shared != nil {
 		mem = *s.shared
 	}
-	if s.n == n && len(s.k) == stages && len(mem) >= need && (n == 0 || &mem[0] == s.base) && (s.fnext != nil) == (bufs > stages+3) {
+	if s.n == n && len(s.k) == stages && len(s.kd) == dense && len(mem) >= need && (n == 0 || &mem[0] == s.base) && (s.fnext != nil) == (bufs > stages+3+dense) {
 		return
 	}
 	if len(mem) < need {
@@ -361,9 +365,15 @@ func (s *Solver[T]) ensure(n int) {
 	for i := range s.k {
 		s.k[i] = next()
 	}
+	s.kd = s.kd[:0]
+	for range dense {
+		s.kd = append(s.kd, next())
+	}
+	s.kall = append(append(s.kall[:0], s.k...), s.kd...)
+	s.kdAt = math.NaN()
 	s.y, s.y1, s.tmp = next(), next(), next()
 	s.fnext = nil
-	if bufs > stages+3 {
+	if bufs > stages+3+dense {
 		s.fnext = next()
 	}
 }
@@ -547,6 +557,11 @@ func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
 			if err := r.eval(evalStepEnd, 0, g.end, s.y1, f1); err != nil {
 				return r.fail(g.end, g.h, err)
 			}
+		}
+	}
+	if needInterp && len(s.kd) > 0 {
+		if err := r.denseStages(g); err != nil {
+			return r.fail(g.t, g.h, err)
 		}
 	}
 	if s.Event != nil {
@@ -794,6 +809,9 @@ func (s *Solver[T]) errorRatioRange(h float64, lo, hi int) float64 {
 	n := hi - lo
 	if n <= 0 {
 		return 0
+	}
+	if s.tb.E3 != nil {
+		return s.errorRatio853(h, lo, hi)
 	}
 	scale := func(i int) float64 {
 		return s.opt.ATol + s.opt.RTol*math.Max(math.Abs(float64(s.y[i])), math.Abs(float64(s.y1[i])))
@@ -1048,8 +1066,9 @@ func (s *Solver[T]) interpolate(dst []T, t, h, tq float64, f0, f1 []T) {
 	y0, y1 := s.y, s.y1
 	if s.tb.Dense != nil {
 		var w [16]float64
-		s.tb.Dense(x, w[:len(s.k)])
-		linComb(dst, y0, h, w[:len(s.k)], s.k)
+		m := len(s.kall)
+		s.tb.Dense(x, w[:m])
+		linComb(dst, y0, h, w[:m], s.kall)
 		return
 	}
 	if s.tb.Mid != nil {
@@ -1101,4 +1120,49 @@ func Solve[T tensor.Float](f Func[T], y0 []T, ts []float64, opt Options) ([][]T,
 	}
 	st, err := s.Solve(f, y0, ts, out)
 	return out, st, err
+}
+
+// errorRatio853 is errorRatioRange for a tableau with E3 (see Tableau.E3).
+func (s *Solver[T]) errorRatio853(h float64, lo, hi int) float64 {
+	var s5, s3 float64
+	for i := lo; i < hi; i++ {
+		var e5, e3 float64
+		for j, k := range s.k {
+			e5 += s.tb.E[j] * float64(k[i])
+			e3 += s.tb.E3[j] * float64(k[i])
+		}
+		sc := s.opt.ATol + s.opt.RTol*math.Max(math.Abs(float64(s.y[i])), math.Abs(float64(s.y1[i])))
+		s5 += (e5 / sc) * (e5 / sc)
+		s3 += (e3 / sc) * (e3 / sc)
+	}
+	if s5 == 0 && s3 == 0 {
+		return 0
+	}
+	return math.Abs(h) * s5 / math.Sqrt((s5+0.01*s3)*float64(hi-lo))
+}
+
+// denseStages evaluates the dense-output stages of the accepted step g
+// (Tableau.DenseC), once per step.
+func (r *solveRun[T]) denseStages(g stepGeom) error {
+	s := r.s
+	if s.kdAt == g.t && !math.IsNaN(s.kdAt) {
+		return nil
+	}
+	tb, n := s.tb, s.n
+	for i, row := range tb.DenseA {
+		for e := range n {
+			acc := 0.0
+			for j, a := range row {
+				if a != 0 {
+					acc += a * float64(s.kall[j][e])
+				}
+			}
+			s.tmp[e] = s.y[e] + T(g.h*acc)
+		}
+		if err := r.eval(evalProbe, 0, g.t+tb.DenseC[i]*g.h, s.tmp, s.kd[i]); err != nil {
+			return err
+		}
+	}
+	s.kdAt = g.t
+	return nil
 }

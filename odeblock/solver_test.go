@@ -53,6 +53,8 @@ func TestOrderOfAccuracy(t *testing.T) {
 			} {
 				h := 0.1
 				switch {
+				case tb.E3 != nil:
+					h = 0.2 // dop853 is not yet at its order from 0.4
 				case tb.Order >= 7:
 					h = 0.4 // smaller steps reach roundoff
 				case tb.Order >= 6:
@@ -107,6 +109,12 @@ func TestEmbeddedErrorOrder(t *testing.T) {
 			_ = eval(evalStart, 0, 0, s.y, s.k[0])
 			if err := s.step(eval, stepGeom{t: 0, h: h, end: h}); err != nil {
 				t.Fatal(err)
+			}
+			if tb.E3 != nil {
+				// Hairer's combined estimate (dop853): err5²/√(err5² + 0.01·err3²)
+				// falls at the method's order.
+				est = append(est, s.errorRatio(h))
+				continue
 			}
 			e := make([]float64, 2)
 			s.errorEstimate(e, h, 0)
@@ -471,14 +479,15 @@ func solveSteps(f Func[float64], y0, ts []float64, opt Options, onStep func(Step
 
 // TestDenseInterpolants: between steps, dense output is about as accurate
 // as the step ends: for tsit5 with its own continuous extension (the cubic
-// Hermite it replaced was 42 times worse, 7.1e-7 against 1.7e-8) and for
-// dopri5 with Shampine's, on the rotation over [0, 10] at 1e-8, 2001
-// outputs.
+// Hermite it replaced was 42 times worse, 7.1e-7 against 1.7e-8), for
+// dopri5 with Shampine's, rodas4 and bdf with theirs, and dop853 with its
+// 7th-order one (3.7e-8 against 1.7e-8; dopri8's quartic is 1.1e-5 off
+// against 9.5e-9), on the rotation over [0, 10] at 1e-8, 2001 outputs.
 func TestDenseInterpolants(t *testing.T) {
 	for _, c := range []struct {
 		method string
 		ratio  float64
-	}{{"tsit5", 2}, {"dopri5", 2}, {"rodas4", 2}, {"bdf", 2}} {
+	}{{"tsit5", 2}, {"dopri5", 2}, {"rodas4", 2}, {"bdf", 2}, {"dop853", 3}} {
 		ts := make([]float64, 2001)
 		for i := range ts {
 			ts[i] = 10 * float64(i) / 2000

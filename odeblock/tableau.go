@@ -46,6 +46,18 @@ type Tableau struct {
 	// into w the weights b_i(θ) with y(t + θh) ≈ y + h·Σ b_i(θ)·k_i
 	// (b_i(1) = B[i]). It takes precedence over Mid.
 	Dense func(theta float64, w []float64)
+	// DenseC and DenseA, if set, are stages evaluated only for dense
+	// output, after an accepted step that has an output or an event inside
+	// it: stage s + i at t + DenseC[i]·h from y + h·Σ_j DenseA[i][j]·k_j
+	// over the step's s stages and the dense stages before it. Dense then
+	// gives weights for all of them.
+	DenseC []float64
+	DenseA [][]float64
+	// E3, if set, is a second error estimate (a lower order's) combined
+	// with E's as Hairer's DOP853 does: the error ratio is
+	// |h|·‖e5‖² / √((‖e5‖² + 0.01·‖e3‖²)·n), e5 = Σ E_i·k_i / scale,
+	// e3 = Σ E3_i·k_i / scale.
+	E3 []float64
 
 	rodas *rodasCoeffs // a Rodas method's coefficients (see rodas.go)
 	bdf   bool         // the variable-order BDF method (see bdf.go)
@@ -115,6 +127,24 @@ func (tb *Tableau) validate() error {
 	if tb.rodas != nil {
 		return nil // a Rosenbrock method's weights, not an explicit RK method's (rodas.go)
 	}
+	if len(tb.DenseA) != len(tb.DenseC) || (len(tb.DenseC) > 0 && tb.Dense == nil) || s+len(tb.DenseC) > 16 {
+		return fmt.Errorf("odeblock: tableau %q: DenseC and DenseA need as many entries, a Dense function, and at most 16 stages in all", tb.Name)
+	}
+	for i, row := range tb.DenseA {
+		if len(row) != s+i {
+			return fmt.Errorf("odeblock: tableau %q: row %d of DenseA has %d entries, want %d", tb.Name, i, len(row), s+i)
+		}
+		sum := 0.0
+		for _, a := range row {
+			sum += a
+		}
+		if c := tb.DenseC[i]; !(c >= 0 && c <= 1) || math.Abs(sum-c) > 1e-12 {
+			return fmt.Errorf("odeblock: tableau %q: dense stage %d: node %g, row sum %g", tb.Name, i, c, sum)
+		}
+	}
+	if tb.E3 != nil && (len(tb.E3) != s || tb.E == nil) {
+		return fmt.Errorf("odeblock: tableau %q: E3 needs E and %d entries", tb.Name, s)
+	}
 	// Coefficients: finite numbers, nodes inside the step (f is never
 	// evaluated outside the span of a solve), and the consistency
 	// conditions every method of order ≥ 1 meets: Σ_j A[i][j] = C[i],
@@ -164,12 +194,12 @@ func (tb *Tableau) validate() error {
 		}
 	}
 	if tb.Dense != nil {
-		w := make([]float64, s)
+		w := make([]float64, s+len(tb.DenseC))
 		for _, th := range []float64{0, 1} {
 			tb.Dense(th, w)
 			for i, v := range w {
 				want := 0.0
-				if th == 1 {
+				if th == 1 && i < s {
 					want = tb.B[i]
 				}
 				if math.IsNaN(v) || math.Abs(v-want) > 1e-12 {
@@ -347,6 +377,7 @@ var methods = map[string]*Tableau{
 	"bosh3": bosh3, "dopri5": dopri5, "tsit5": tsit5, "dopri8": dopri8,
 	"rosenbrock23":   rosenbrock23,
 	"rodas4":         rodas4,
+	"dop853":         dop853,
 	"bdf":            bdf,
 	"explicit_adams": explicitAdams, "implicit_adams": implicitAdams, "fixed_adams": fixedAdams,
 	"implicit_euler": implicitEuler, "implicit_midpoint": implicitMidpoint, "trapezoid": trapezoid,
@@ -355,7 +386,7 @@ var methods = map[string]*Tableau{
 
 // MethodNames returns the names Method accepts.
 func MethodNames() []string {
-	return []string{"euler", "midpoint", "rk4", "rk38", "heun2", "heun3", "heun-euler", "adaptive_heun", "fehlberg2", "bosh3", "dopri5", "tsit5", "dopri8", "rosenbrock23", "rodas4", "bdf", "explicit_adams", "implicit_adams", "fixed_adams",
+	return []string{"euler", "midpoint", "rk4", "rk38", "heun2", "heun3", "heun-euler", "adaptive_heun", "fehlberg2", "bosh3", "dopri5", "tsit5", "dopri8", "dop853", "rosenbrock23", "rodas4", "bdf", "explicit_adams", "implicit_adams", "fixed_adams",
 		"implicit_euler", "implicit_midpoint", "trapezoid", "radauIIA3", "radauIIA5", "gl4", "gl6", "sdirk2", "trbdf2"}
 }
 
