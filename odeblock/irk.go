@@ -3,6 +3,9 @@ package odeblock
 import (
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/blas"
+	gonumlapack "gonum.org/v1/gonum/lapack/gonum"
 )
 
 // The implicit Runge–Kutta methods of torchdiffeq's fixed_grid_implicit.py,
@@ -199,50 +202,31 @@ func stifflyAccurate(tb *Tableau) bool {
 }
 
 // luFactor factorises the n × n row-major a in place (LU with partial
-// pivoting, the pivots in piv); an error for a singular matrix.
+// pivoting by gonum's LAPACK, Dgetrf; the pivots in piv); an error for a
+// singular matrix or one with NaN in it.
 func luFactor(a []float64, n int, piv []int) error {
-	for k := range n {
-		p := k
-		for i := k + 1; i < n; i++ {
-			if math.Abs(a[i*n+k]) > math.Abs(a[p*n+k]) {
-				p = i
-			}
-		}
-		if a[p*n+k] == 0 || math.IsNaN(a[p*n+k]) {
+	if n == 0 {
+		return nil
+	}
+	if !lapackImpl.Dgetrf(n, n, a[:n*n], n, piv[:n]) {
+		return fmt.Errorf("singular")
+	}
+	for i := range n {
+		if d := a[i*n+i]; math.IsNaN(d) || math.IsInf(d, 0) {
 			return fmt.Errorf("singular")
-		}
-		piv[k] = p
-		if p != k {
-			for j := range n {
-				a[k*n+j], a[p*n+j] = a[p*n+j], a[k*n+j]
-			}
-		}
-		for i := k + 1; i < n; i++ {
-			m := a[i*n+k] / a[k*n+k]
-			a[i*n+k] = m
-			for j := k + 1; j < n; j++ {
-				a[i*n+j] -= m * a[k*n+j]
-			}
 		}
 	}
 	return nil
 }
 
-// luSolve solves a·x = b in place in b, a factorised by luFactor.
+// luSolve solves a·x = b in place in b, a factorised by luFactor
+// (Dgetrs).
 func luSolve(a []float64, n int, piv []int, b []float64) {
-	for k := range n {
-		if p := piv[k]; p != k {
-			b[k], b[p] = b[p], b[k]
-		}
-		for i := k + 1; i < n; i++ {
-			b[i] -= a[i*n+k] * b[k]
-		}
+	if n == 0 {
+		return
 	}
-	for i := n - 1; i >= 0; i-- {
-		v := b[i]
-		for j := i + 1; j < n; j++ {
-			v -= a[i*n+j] * b[j]
-		}
-		b[i] = v / a[i*n+i]
-	}
+	lapackImpl.Dgetrs(blas.NoTrans, n, 1, a[:n*n], n, piv[:n], b[:n], 1)
 }
+
+// lapackImpl is gonum's pure-Go LAPACK (row-major).
+var lapackImpl gonumlapack.Implementation

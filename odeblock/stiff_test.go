@@ -2,6 +2,7 @@ package odeblock
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -224,6 +225,35 @@ func TestAdamsCoefficients(t *testing.T) {
 		}
 		if math.Abs(sb-1) > 1e-12 || math.Abs(sm-1) > 1e-12 {
 			t.Errorf("order %d: Σβ = %.17g, Σμ = %.17g, want 1", k, sb, sm)
+		}
+	}
+}
+
+// TestLU: the LU the implicit and stiff methods use (gonum's Dgetrf and
+// Dgetrs) solves a system needing pivoting to rounding, and a singular
+// matrix or one with NaN in it is an error.
+func TestLU(t *testing.T) {
+	a := []float64{0, 2, 1, 1, 1, 0, 3, 0, 1} // a zero first pivot
+	x := []float64{1, -2, 3}
+	b := make([]float64, 3)
+	for i := range 3 {
+		for j := range 3 {
+			b[i] += a[i*3+j] * x[j]
+		}
+	}
+	lu, piv := slices.Clone(a), make([]int, 3)
+	if err := luFactor(lu, 3, piv); err != nil {
+		t.Fatal(err)
+	}
+	luSolve(lu, 3, piv, b)
+	for i := range x {
+		if math.Abs(b[i]-x[i]) > 1e-14 {
+			t.Errorf("x%d = %.17g, want %g", i, b[i], x[i])
+		}
+	}
+	for _, m := range [][]float64{{1, 2, 2, 4}, {1, math.NaN(), 0, 1}} {
+		if err := luFactor(slices.Clone(m), 2, make([]int, 2)); err == nil {
+			t.Errorf("%v: no error", m)
 		}
 	}
 }
