@@ -123,6 +123,11 @@ type adjoint[T tensor.Float] struct {
 	anchors []anchor[T]   // with AnchorEvery: forward states, in time order
 	seen    []stretchSeen // per interval of Times
 
+	// log, for the Interpolated mode, keeps the forward's dense output:
+	// the backward solve reads the state from it instead of
+	// reconstructing it.
+	log *denseLog[T]
+
 	// The backward pass's: its options, buffers and function, the next
 	// anchor to pass, the pieces of the current stretch, the work done.
 	bopt   Options
@@ -154,6 +159,9 @@ func (a *adjoint[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
 	a.seen = make([]stretchSeen, len(ts)-1)
 	dir := math.Copysign(1, ts[1]-ts[0])
 	count, cur := 0, 0
+	if a.log != nil {
+		a.p.solver.keep = a.log
+	}
 	return a.p.evaluator(), func(si StepInfo[T]) error {
 		if !si.Accepted {
 			return nil
@@ -216,6 +224,9 @@ func (a *adjoint[T]) guard(seen stretchSeen, hi, lo anchor[T]) func(StepInfo[T])
 func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
 	p := a.p
 	p.b.stats.Stored = len(a.anchors)
+	if a.log != nil {
+		p.b.stats.Stored = len(a.log.steps)
+	}
 	n := p.n
 	sizes := make([]int, len(p.params))
 	for j, prm := range p.params {
@@ -410,7 +421,7 @@ func (a *adjoint[T]) checkDrift(zr, z0, z1 []T, t1, t0, rtol, atol float64) erro
 	if rel <= bound { // false for NaN
 		return nil
 	}
-	return fmt.Errorf("odeblock: backward solve from t=%g to t=%g: %w: relative difference %.3g (Adjoint.MaxDrift %g); the adjoint along it would give wrong gradients: use Checkpoint{} or Recursive{}, or anchors (Adjoint.AnchorEvery, more output Times)", t1, t0, ErrAdjointDrift, rel, bound)
+	return fmt.Errorf("odeblock: backward solve from t=%g to t=%g: %w: relative difference %.3g (Adjoint.MaxDrift %g); the adjoint along it would give wrong gradients: use Interpolated{}, Checkpoint{} or Recursive{}, or anchors (Adjoint.AnchorEvery, more output Times)", t1, t0, ErrAdjointDrift, rel, bound)
 }
 
 // augmented returns the right-hand side of the adjoint system on the flat
@@ -426,10 +437,23 @@ func (a *adjoint[T]) augmented(w *adjointWork[T]) Func[T] {
 	dyn := p.b.Dynamics
 	at := make([]*tensor.Tensor[T], 1)
 	dst := autograd.VJPDest[T]{Inputs: make([]*tensor.Tensor[T], 1), Params: p.params, ParamGrads: dg}
+	log := a.log
+	var zbuf []T
+	if log != nil {
+		zbuf = make([]T, n)
+	}
 	return func(t float64, y, dy []T) (err error) {
 		defer recoverUnlisted(&err)
+		zsrc := y[:n]
+		if log != nil {
+			// The state from the forward's dense output; the z part of
+			// the augmented state stays as it is (dz = 0).
+			defer clear(dy[:n])
+			log.at(t, zbuf)
+			zsrc = zbuf
+		}
 		// The parts of y and dy as tensors: views, no copies.
-		z, a := w.views.of(y[:n], p.shape), w.views.of(y[n:2*n], p.shape)
+		z, a := w.views.of(zsrc, p.shape), w.views.of(y[n:2*n], p.shape)
 		dz, da := w.views.of(dy[:n], p.shape), w.views.of(dy[n:2*n], p.shape)
 		off := 2 * n
 		for j := range dg {

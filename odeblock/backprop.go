@@ -8,7 +8,9 @@ import (
 // Backprop records every stage of every accepted step on tapes during the
 // forward solve and backpropagates through them (discretise-then-optimise):
 // the exact gradient of the discrete solve (step sizes held constant).
-// Memory grows with the number of evaluations.
+// Memory grows with the number of evaluations. With a method whose steps
+// are not explicit RK stages (the stiff, implicit and Adams methods) it
+// runs as Interpolated.
 type Backprop struct{}
 
 func init() { registerMode(Backprop{}) }

@@ -3,6 +3,8 @@ package odeblock
 import (
 	"fmt"
 	"math"
+
+	"github.com/adamnode/adamnode/tensor"
 )
 
 // bdf is the variable-order, quasi-constant step size backward
@@ -24,7 +26,7 @@ var bdf = &Tableau{
 	B:             []float64{1},
 	E:             []float64{0}, // adaptive; the error is the method's own (below)
 	Order:         5,            // the highest it uses
-	EstimateOrder: 1,            // the first step is chosen for order 1
+	EstimateOrder: 2,            // the first step: Hairer's rule with the exponent ½ of an order-1 method (SciPy's)
 	bdf:           true,
 }
 
@@ -271,6 +273,9 @@ func (r *solveRun[T]) bdfSolve() error {
 			return err
 		}
 		r.bdfEmit(tNew, h, k)
+		if s.keep != nil {
+			s.keep.addBDF(s.tb, r.t, h, tNew, k, w.D, s.y1)
+		}
 		copy(s.y, s.y1)
 		r.t, r.t0 = tNew, tNew
 		if tNew == r.tEnd {
@@ -417,22 +422,26 @@ func (r *solveRun[T]) bdfHook(h, tNew float64, accepted bool, ratio float64) err
 	return nil
 }
 
+// bdfInterpolate writes into dst the bdf interpolant at tq of the step of
+// size h and order k ending at tNew, whose differences are D[0…k].
+func bdfInterpolate[T tensor.Float](dst []T, D [][]float64, k int, tNew, h, tq float64) {
+	for i := range dst {
+		v, p := D[0][i], 1.0
+		for j := range k {
+			p *= (tq - (tNew - h*float64(j))) / (h * float64(1+j))
+			v += D[j+1][i] * p
+		}
+		dst[i] = T(v)
+	}
+}
+
 // bdfEmit writes the outputs up to tNew, reached by the accepted step of
 // size h at order k: inside the step from the polynomial through the
 // differences, at tNew the state.
 func (r *solveRun[T]) bdfEmit(tNew, h float64, k int) {
 	s, w := r.s, &r.s.bdf
 	for r.nextOut < len(r.ts) && (r.ts[r.nextOut]-tNew)*r.dir < 0 {
-		t := r.ts[r.nextOut]
-		dst := r.out[r.nextOut]
-		for i := range s.n {
-			v, p := w.D[0][i], 1.0
-			for j := range k {
-				p *= (t - (tNew - h*float64(j))) / (h * float64(1+j))
-				v += w.D[j+1][i] * p
-			}
-			dst[i] = T(v)
-		}
+		bdfInterpolate(r.out[r.nextOut], w.D, k, tNew, h, r.ts[r.nextOut])
 		r.nextOut++
 	}
 	if r.nextOut < len(r.ts) && r.ts[r.nextOut] == tNew {

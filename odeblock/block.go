@@ -180,6 +180,35 @@ func (b *Block[T]) mode() GradMode {
 	return b.Mode
 }
 
+// stepsOnlyMode returns the mode a block with solver options opt runs in:
+// mode itself, except that Backprop and Checkpoint, which differentiate
+// explicit RK steps, run as Interpolated for a method whose steps are not
+// (the stiff, implicit and Adams methods); Recursive, whose point is to
+// keep few states, refuses them.
+func stepsOnlyMode(mode GradMode, opt Options) (GradMode, error) {
+	tb := opt.Tableau
+	if tb == nil {
+		name := opt.Method
+		if name == "" {
+			name = "dopri5"
+		}
+		var err error
+		if tb, err = Method(name); err != nil {
+			return nil, err
+		}
+	}
+	if !tb.stepsOnly() {
+		return mode, nil
+	}
+	switch mode.(type) {
+	case Backprop, Checkpoint:
+		return Interpolated{}, nil
+	case Recursive:
+		return nil, fmt.Errorf("odeblock: method %s is not an explicit Runge–Kutta method, whose steps the %v mode recomputes from few states: use Interpolated{} (or Checkpoint{}, which runs as Interpolated with it), or Adjoint{}", tb.Name, mode)
+	}
+	return mode, nil
+}
+
 func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (autograd.Var[T], error) {
 	if b.Dynamics == nil {
 		return autograd.Var[T]{}, fmt.Errorf("odeblock: Block has no Dynamics")
@@ -190,6 +219,10 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 	}
 	ts := b.times()
 	p := &pass[T]{b: b, tp: tp, eng: tp.Engine(), shape: z0.Shape(), n: z0.Len(), ts: ts, params: listed(b.Dynamics.Params())}
+	mode, err := stepsOnlyMode(mode, b.Solver)
+	if err != nil {
+		return autograd.Var[T]{}, err
+	}
 	strat, err := newStrategy(mode, p)
 	if err != nil {
 		return autograd.Var[T]{}, err
@@ -209,9 +242,6 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 	if err := s.configure(opt); err != nil {
 		return autograd.Var[T]{}, err
 	}
-	if s.tb.stepsOnly() && strat.stepEnds() {
-		return autograd.Var[T]{}, fmt.Errorf("odeblock: method %s is not an explicit Runge–Kutta method: the %v mode differentiates explicit RK steps; use the Adjoint mode with it", s.tb.Name, mode)
-	}
 	p.solver = s
 	p.traj = tp.Scratch(len(ts), p.n) // every row is written by the solve
 	outs := make([][]T, len(ts))
@@ -226,7 +256,7 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 	}
 	s.OnStep = chainHooks(hook, b.OnStep)
 	st, err := s.solve(f, z0.Value().Data(), ts, outs)
-	s.OnStep = nil // the kept solver must not keep this pass alive
+	s.OnStep, s.keep = nil, nil // the kept solver must not keep this pass alive
 	b.stats = BlockStats{Forward: st}
 	b.total.Forward = b.total.Forward.Add(st)
 	b.passes++

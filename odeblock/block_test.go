@@ -791,8 +791,8 @@ func TestForwardEvent(t *testing.T) {
 // reconstruction of the stiff state cannot be kept within MaxDrift even
 // step by step (rodas4 and bdf at λ = −1000: the reverse-time problem
 // grows as e^{1000·t}), the backward pass is an error saying so (a drift,
-// or a step size underflow), never wrong gradients; the modes that differentiate explicit
-// RK steps refuse the methods with an error.
+// or a step size underflow), never wrong gradients. (The Interpolated mode,
+// which reconstructs nothing, handles them: TestInterpolatedStiff.)
 func TestStiffBlockAdjoint(t *testing.T) {
 	for _, c := range []struct {
 		method   string
@@ -827,31 +827,33 @@ func TestStiffBlockAdjoint(t *testing.T) {
 		}
 		st := b.Stats()
 		t.Logf("%s λ=%g: forward %+v, backward %+v", c.method, c.lambda, st.Forward, st.Backward)
-		for _, mode := range []odeblock.GradMode{odeblock.Backprop{}, odeblock.Checkpoint{}, odeblock.Recursive{}} {
-			bb := &odeblock.Block[float64]{Dynamics: b.Dynamics, Solver: solver, Mode: mode}
-			tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
-			if _, err := bb.Forward(tp, tp.Param(x)); err == nil || !strings.Contains(err.Error(), "Adjoint") {
-				t.Errorf("%v with %s: %v, want an error pointing to the Adjoint mode", mode, c.method, err)
-			}
-		}
 	}
 }
 
 // TestStepsOnlyBlockAdjoint: the fixed-step Adams and implicit RK methods
-// in a block, in the Adjoint mode, against central differences (to the
-// methods' discretisation error); the discrete modes refuse them.
+// in a block, in the Adjoint and Interpolated modes, against central
+// differences (to the methods' discretisation error); Checkpoint runs as
+// Interpolated with them (the same numbers), Recursive refuses them.
 func TestStepsOnlyBlockAdjoint(t *testing.T) {
 	f := families(6)[0] // node
 	for _, m := range []string{"explicit_adams", "implicit_adams", "radauIIA3", "gl4", "trbdf2"} {
-		b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 0.5, 1}, Solver: odeblock.Options{Method: m, Step: 1.0 / 128}}
-		opt := autograd.GradCheckOptions{Step: 1e-6, AbsTol: 1e-6, RelTol: 1e-4} // the adjoint of a 2nd-order fixed step
-		if rep, err := autograd.CheckGradients(blockFunc(t, f, b), f.params(), opt); err != nil {
-			t.Fatalf("%s: %v\n%v", m, err, rep)
+		solver := odeblock.Options{Method: m, Step: 1.0 / 128}
+		for _, mode := range []odeblock.GradMode{odeblock.Adjoint{}, odeblock.Interpolated{}} {
+			b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 0.5, 1}, Solver: solver, Mode: mode}
+			opt := autograd.GradCheckOptions{Step: 1e-6, AbsTol: 1e-6, RelTol: 1e-4} // the adjoint of a 2nd-order fixed step
+			if rep, err := autograd.CheckGradients(blockFunc(t, f, b), f.params(), opt); err != nil {
+				t.Fatalf("%s, %v: %v\n%v", m, mode, err, rep)
+			}
 		}
-		bb := &odeblock.Block[float64]{Dynamics: f.dyn, Solver: b.Solver, Mode: odeblock.Checkpoint{}}
+		ip, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 0.5, 1}, Solver: solver, Mode: odeblock.Interpolated{}})
+		ck, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 0.5, 1}, Solver: solver, Mode: odeblock.Checkpoint{}})
+		if d := maxRelDiff(ck, ip); d != 0 {
+			t.Errorf("%s: Checkpoint differs from Interpolated by %.3g", m, d)
+		}
+		bb := &odeblock.Block[float64]{Dynamics: f.dyn, Solver: solver, Mode: odeblock.Recursive{}}
 		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
-		if _, err := bb.Forward(tp, f.state(tp)); err == nil || !strings.Contains(err.Error(), "Adjoint") {
-			t.Errorf("%s with Checkpoint: %v, want an error pointing to the Adjoint mode", m, err)
+		if _, err := bb.Forward(tp, f.state(tp)); err == nil || !strings.Contains(err.Error(), "Interpolated") {
+			t.Errorf("%s with Recursive: %v, want an error pointing to the Interpolated mode", m, err)
 		}
 	}
 }

@@ -7,7 +7,8 @@ import (
 // Checkpoint keeps the state at the start of each accepted step and, in
 // backward, recomputes one step at a time on tapes. Its gradients equal
 // Backprop's; memory grows with steps × state only. Recursive bounds that
-// memory too.
+// memory too. With a method whose steps are not explicit RK stages (the
+// stiff, implicit and Adams methods) it runs as Interpolated.
 type Checkpoint struct{}
 
 func init() { registerMode(Checkpoint{}) }

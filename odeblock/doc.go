@@ -47,21 +47,23 @@
 // bdf is the variable-order (1–5) numerical differentiation formulas of
 // MATLAB's ode15s and SciPy's BDF, with a Jacobian formed only when its
 // Newton iteration stops converging: on Van der Pol μ = 1000 at 1e-6 it
-// takes 4155 evaluations of f in all (85 Jacobians), where rodas4 takes
+// takes 4095 evaluations of f in all (84 Jacobians), where rodas4 takes
 // 8843 — the choice for long stiff solves at moderate accuracy; it takes
-// no fixed Step, Jumps, StepTo or Event. In a Block the three stiff
-// methods work with the Adjoint mode only (Tableau.Stiff; Stats counts
-// their Jacobians and LU factorisations), and the reverse-time
-// reconstruction of a very stiff state may fail: that is an error, never
-// a wrong gradient. The Adams methods start with three rk38 steps and then
+// no fixed Step, Jumps, StepTo or Event. In a Block the stiff, implicit
+// and Adams methods, whose steps are not explicit RK stages, work with the
+// Adjoint and Interpolated modes, and Backprop and Checkpoint run as
+// Interpolated with them (Recursive refuses them). With very stiff
+// dynamics use Interpolated: Adjoint's reverse-time reconstruction of the
+// state then fails (with an error, never a wrong gradient). Stats counts
+// the stiff methods' Jacobians and LU factorisations (Tableau.Stiff). The Adams methods start with three rk38 steps and then
 // use the f of past steps, the order growing with the history up to
 // Options.MaxOrder (12 by default, as torchdiffeq's max_order: the same
 // y(1) as torchdiffeq's to 1e-13; high explicit orders are unstable at
 // large steps there as here, and MaxOrder 5 keeps them at orders 4 and
-// 5); in a Block they too work with the Adjoint mode only.
+// 5).
 // The implicit methods from implicit_euler to trbdf2 solve their stages by
 // simplified Newton iterations (Jacobian by finite differences, one LU of
-// I − h·(A ⊗ J) per step): fixed steps, small systems, the Adjoint mode.
+// I − h·(A ⊗ J) per step): fixed steps, small systems.
 // adaptive_heun and fehlberg2 evaluate f at the step's end, where
 // torchdiffeq reuses a last stage taken elsewhere: their steps differ from
 // torchdiffeq's. dopri8's quartic is torchdiffeq's; between long 8th-order
@@ -144,6 +146,14 @@
 //     by binomial checkpointing (revolve): Backprop's gradients again, in
 //     memory that does not grow with the steps, for a number of recomputed
 //     steps that grows slowly with them.
+//   - Interpolated{…} keeps the forward's dense output (every step's
+//     interpolant) and solves the adjoint system [a, g_θ] backward with z
+//     read from it (the interpolating adjoint): no reconstruction of z, so
+//     none of the failures below on dissipative or stiff dynamics, at the
+//     memory of the forward's steps; accurate to the tolerances and to the
+//     method's dense output (dop853 rather than dopri8, whose quartic is
+//     poor). Backprop and Checkpoint run as Interpolated for the methods
+//     whose steps are not explicit RK stages.
 //
 // A failed backward solve (a NaN, a step size underflow) is returned by
 // the tape's Backward as a *SolveError of the "backward" phase; gradients

@@ -9,8 +9,8 @@ import (
 )
 
 // GradMode is how a Block computes its gradients: Adjoint{…} (the
-// default, when Block.Mode is nil), Backprop{}, Checkpoint{} or
-// Recursive{…}. The model code is the same in every mode, and every mode
+// default, when Block.Mode is nil), Backprop{}, Checkpoint{},
+// Recursive{…} or Interpolated{…}. The model code is the same in every mode, and every mode
 // returns the parameters' gradients the same way: through the block's node
 // on the tape, so a block inside an autograd.Pullback, or inside another
 // block's dynamics, puts them where the outer pass asks.
@@ -63,7 +63,7 @@ var modeByName = map[string]GradMode{}
 func registerMode(m GradMode) { modeByName[m.String()] = m }
 
 // ParseGradMode returns the mode of that name with its default options:
-// "adjoint", "backprop", "checkpoint" or "recursive".
+// "adjoint", "backprop", "checkpoint", "interpolated" or "recursive".
 func ParseGradMode(s string) (GradMode, error) {
 	if m, ok := modeByName[s]; ok {
 		return m, nil

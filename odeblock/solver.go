@@ -170,6 +170,7 @@ type Solver[T tensor.Float] struct {
 	adams      adamsWork[T]   // an Adams method's history
 	irk        irkWork        // an implicit method's Newton iteration
 	bdf        bdfWork        // the BDF method's differences
+	keep       *denseLog[T]   // if set, every accepted step's dense output is kept here
 }
 
 // evalKind is the purpose of one evaluation of f, which the solver passes
@@ -550,7 +551,7 @@ func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
 	// f at the step end: the last stage (FSAL), else evaluated now when it
 	// is needed next (another step, or dense output).
 	f0, f1 := s.k[0], s.k[len(s.k)-1]
-	needInterp := r.nextOut < len(r.ts) && (r.ts[r.nextOut]-g.end)*r.dir < 0 || s.Event != nil
+	needInterp := r.nextOut < len(r.ts) && (r.ts[r.nextOut]-g.end)*r.dir < 0 || s.Event != nil || s.keep != nil
 	if !s.tb.FSAL {
 		f1 = s.fnext
 		if g.end != r.tEnd || needInterp {
@@ -570,6 +571,9 @@ func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
 		}
 	}
 	r.nextOut = s.emit(r.out, r.ts, r.nextOut, g.t, g.h, g.end, r.dir, f0, f1)
+	if s.keep != nil {
+		s.keep.add(s.tb, g, s.y, s.y1, s.kall, f0, f1)
+	}
 	r.t, r.t0 = g.end, g.end
 	s.ros.jacValid = false // the next step starts elsewhere
 	s.y, s.y1 = s.y1, s.y
@@ -1062,19 +1066,25 @@ func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T)
 // interpolate writes the dense output at time tq in the step [t, t+h] into
 // dst.
 func (s *Solver[T]) interpolate(dst []T, t, h, tq float64, f0, f1 []T) {
+	interpolateStep(s.tb, dst, s.y, s.y1, s.kall, t, h, tq, f0, f1)
+}
+
+// interpolateStep writes into dst the dense output of method tb at time tq
+// in the step [t, t+h] from y0 to y1 with stages ks (the dense-output
+// stages after the step's) and f at its ends f0, f1.
+func interpolateStep[T tensor.Float](tb *Tableau, dst, y0, y1 []T, ks [][]T, t, h, tq float64, f0, f1 []T) {
 	x := (tq - t) / h
-	y0, y1 := s.y, s.y1
-	if s.tb.Dense != nil {
+	if tb.Dense != nil {
 		var w [16]float64
-		m := len(s.kall)
-		s.tb.Dense(x, w[:m])
-		linComb(dst, y0, h, w[:m], s.kall)
+		m := len(ks)
+		tb.Dense(x, w[:m])
+		linComb(dst, y0, h, w[:m], ks)
 		return
 	}
-	if s.tb.Mid != nil {
+	if tb.Mid != nil {
 		// Quartic p(x) with p(0)=y0, p(1)=y1, p(½)=ymid, p'(0)=h·f0, p'(1)=h·f1;
 		// ymid is formed in dst, each element read before it is replaced.
-		linComb(dst, y0, h, s.tb.Mid, s.k)
+		linComb(dst, y0, h, tb.Mid, ks[:tb.Stages()])
 		for i := range dst {
 			a0, a1, m := float64(y0[i]), float64(y1[i]), float64(dst[i])
 			g0, g1 := h*float64(f0[i]), h*float64(f1[i])

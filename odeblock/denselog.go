@@ -1,0 +1,88 @@
+package odeblock
+
+import (
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// denseLog keeps the dense output of every accepted step of a solve, so
+// that the solution can be evaluated anywhere in its span afterwards (the
+// Interpolated gradient mode reads the state from it).
+type denseLog[T tensor.Float] struct {
+	tb    *Tableau
+	steps []denseStep[T]
+	last  int // the step the last lookup found
+}
+
+// denseStep is what one step's interpolant needs: its start, size and
+// end, the states and f at its ends, the stages its interpolant weighs
+// (none for a cubic Hermite), or, for bdf, the differences and order.
+type denseStep[T tensor.Float] struct {
+	t, h, end      float64
+	y0, y1, f0, f1 []T
+	ks             [][]T
+	d              [][]float64
+	order          int
+}
+
+// add keeps the step g of method tb (copies of what its interpolant reads).
+func (l *denseLog[T]) add(tb *Tableau, g stepGeom, y0, y1 []T, ks [][]T, f0, f1 []T) {
+	l.tb = tb
+	st := denseStep[T]{t: g.t, h: g.h, end: g.end, y0: slices.Clone(y0), y1: slices.Clone(y1), f0: slices.Clone(f0), f1: slices.Clone(f1)}
+	if tb.Dense != nil || tb.Mid != nil {
+		st.ks = make([][]T, len(ks))
+		for i, k := range ks {
+			st.ks[i] = slices.Clone(k)
+		}
+	}
+	l.steps = append(l.steps, st)
+}
+
+// addBDF keeps a bdf step ending at end of size h and order k, whose
+// differences D[0…k] define its interpolant.
+func (l *denseLog[T]) addBDF(tb *Tableau, t, h, end float64, k int, D [][]float64, y1 []T) {
+	l.tb = tb
+	st := denseStep[T]{t: t, h: h, end: end, order: k, y1: slices.Clone(y1), d: make([][]float64, k+1)}
+	for j := range k + 1 {
+		st.d[j] = slices.Clone(D[j])
+	}
+	l.steps = append(l.steps, st)
+}
+
+// at writes the solution at time tq into dst; tq must lie in the span the
+// steps cover.
+func (l *denseLog[T]) at(tq float64, dst []T) {
+	st := &l.steps[l.find(tq)]
+	switch {
+	case tq == st.end:
+		copy(dst, st.y1)
+	case st.d != nil:
+		bdfInterpolate(dst, st.d, st.order, st.end, st.h, tq)
+	default:
+		interpolateStep(l.tb, dst, st.y0, st.y1, st.ks, st.t, st.h, tq, st.f0, st.f1)
+	}
+}
+
+// find returns the index of the step whose span holds tq (the nearest
+// at the ends): first the last one found and its neighbours, as the
+// backward solve moves steadily, then by bisection.
+func (l *denseLog[T]) find(tq float64) int {
+	inside := func(i int) bool {
+		st := &l.steps[i]
+		return (tq-st.t)*st.h >= 0 && (st.end-tq)*st.h >= 0
+	}
+	for _, i := range []int{l.last, l.last - 1, l.last + 1} {
+		if i >= 0 && i < len(l.steps) && inside(i) {
+			l.last = i
+			return i
+		}
+	}
+	n := len(l.steps)
+	dir := math.Copysign(1, l.steps[0].h)
+	i := sort.Search(n, func(i int) bool { return (l.steps[i].end-tq)*dir >= 0 })
+	l.last = min(i, n-1)
+	return l.last
+}
