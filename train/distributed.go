@@ -38,9 +38,15 @@ type Distributed interface {
 // at that step — with the error, or interrupted — and none is left
 // waiting. The test loader is evaluated whole on every rank.
 
-// errRemote is the error of a rank whose own step succeeded when another
-// rank's failed.
-var errRemote = errors.New("train: another rank's step failed (its error is in its output)")
+// errRemote is wrapped by the error of a rank that stops because another
+// rank failed (remote says where).
+var errRemote = errors.New("another rank failed")
+
+// remote returns the error of a rank that stops because another failed
+// at the point where.
+func remote(where string) error {
+	return fmt.Errorf("train: %w %s (its error is in its output)", errRemote, where)
+}
 
 // writer reports whether this rank writes the run's files.
 func (r *run[T]) writer() bool {
@@ -123,7 +129,7 @@ func (r *run[T]) distributedStep(b *data.Batch) (stepStats, bool, error) {
 	case err != nil:
 		return st, false, fmt.Errorf("rank %d: %w", d.Rank(), err)
 	case tail[0] > 0:
-		return st, false, errRemote
+		return st, false, remote("in its step")
 	}
 	size := float64(d.Size())
 	for _, p := range ps {
@@ -196,7 +202,7 @@ func (r *run[T]) agreeStart(start int, p progressSums, err error) error {
 	case err != nil:
 		return fmt.Errorf("rank %d: %w", d.Rank(), err)
 	case flags[0] > 0:
-		return errors.New("train: another rank failed to begin (its error is in its output)")
+		return remote("to begin")
 	case mismatch:
 		return fmt.Errorf("train %s: rank %d starts at epoch %g, batch %g, with %g batches per epoch and %g parameters; rank 0 at epoch %g, batch %g, with %g and %g (each rank's checkpoint, loader shard and model must agree)",
 			r.cfg.Name, d.Rank(), mine[0], mine[1], mine[2], mine[3], root[0], root[1], root[2], root[3])
@@ -217,7 +223,7 @@ func (r *run[T]) reduceEvaluation(e evalSums, err error) (evalSums, error) {
 	case err != nil:
 		return e, fmt.Errorf("rank %d: %w", d.Rank(), err)
 	case buf[0] > 0:
-		return e, errors.New("train: another rank's evaluation failed (its error is in its output)")
+		return e, remote("in its evaluation")
 	}
 	return evalSums{loss: buf[1], correct: int(buf[2]), seen: int(buf[3]), nfe: int(buf[4]), nb: int(buf[5])}, nil
 }
@@ -239,7 +245,7 @@ func (r *run[T]) endEpoch(epoch int, trainRow, ev Row, err error) (bool, error) 
 	case err != nil:
 		return false, err
 	case flags[0] > 0:
-		return false, errors.New("train: another rank failed at the end of the epoch (its error is in its output)")
+		return false, remote("at the end of the epoch")
 	case flags[1] > 0:
 		return true, nil
 	case flags[2] > 0 && epoch+1 < r.cfg.Epochs:
