@@ -111,6 +111,20 @@ func NewLoader(d *Images, opts LoaderOptions) (*Loader, error) {
 	return l, nil
 }
 
+// WithShard returns a loader over the same images with the same options
+// but the shard: the Shard-th of Shards (data-parallel replicas make
+// theirs from one loader this way). Its BatchSize is the same.
+func (l *Loader) WithShard(shard, shards int) (*Loader, error) {
+	o := l.opts
+	o.Shard, o.Shards = shard, shards
+	if shards < 0 || shard < 0 || (shards > 1 && shard >= shards) {
+		return nil, fmt.Errorf("data: WithShard: shard %d of %d, want 0 ≤ shard < shards", shard, shards)
+	}
+	c := *l
+	c.opts = o
+	return &c, nil
+}
+
 // Len returns the number of images the loader draws from (after Subset).
 func (l *Loader) Len() int { return l.data.Len() }
 

@@ -441,8 +441,8 @@ func TestFakeImages(t *testing.T) {
 	}
 }
 
-// TestShards: the shards of an epoch are disjoint, cover every full global
-// batch, and shard r's batch k is the r-th slice of the unsharded
+// TestShards: the shards of an epoch (made by NewLoader or WithShard) are
+// disjoint, cover every full global batch, and shard r's batch k is the r-th slice of the unsharded
 // loader's batch k at Shards × BatchSize; every shard takes as many steps.
 func TestShards(t *testing.T) {
 	d := FakeImages(70, 1, 2, 2, 3, 1)
@@ -459,6 +459,13 @@ func TestShards(t *testing.T) {
 		l, err := NewLoader(d, LoaderOptions{BatchSize: 4, Shuffle: true, Seed: 5, Shard: r, Shards: 3})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if r > 0 && r%2 == 0 {
+			// The same shard made from another shard's loader.
+			first, _ := NewLoader(d, LoaderOptions{BatchSize: 4, Shuffle: true, Seed: 5, Shard: 0, Shards: 3})
+			if l, err = first.WithShard(r, 3); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if l.NumBatches() != len(wholeIdx) {
 			t.Fatalf("shard %d: %d batches, want %d", r, l.NumBatches(), len(wholeIdx))
@@ -482,5 +489,8 @@ func TestShards(t *testing.T) {
 	}
 	if _, err := NewLoader(d, LoaderOptions{BatchSize: 4, Shard: 3, Shards: 3}); err == nil {
 		t.Error("shard 3 of 3 accepted")
+	}
+	if _, err := whole.WithShard(3, 3); err == nil {
+		t.Error("WithShard(3, 3) accepted")
 	}
 }

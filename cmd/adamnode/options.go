@@ -37,6 +37,7 @@ type trainFlags struct {
 	device           string
 	resume, quiet    bool
 	distributed      bool // train only: one of mpirun's ranks
+	replicas         int  // data-parallel replicas in this process
 }
 
 // addTrainFlags defines the shared flags on fs, with defaultOut as --out's
@@ -62,6 +63,7 @@ func addTrainFlags(fs *flag.FlagSet, f *trainFlags, defaultOut string) {
 	fs.BoolVar(&f.resume, "resume", false, "continue from the checkpoint in --out (a finished run is not repeated)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no per-epoch lines")
 	fs.StringVar(&f.device, "device", "cpu", "where to compute: cpu, or cuda (cuda:N for device N; GEMM on cuBLAS)")
+	fs.IntVar(&f.replicas, "replicas", 1, "data-parallel replicas in this process, each on one core and its share of --batch (the global batch); 1: one model whose kernels use every core")
 }
 
 // runSettings are trainFlags checked and resolved against the dataset.
@@ -151,6 +153,12 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 		return s, bad("--nhid-scale must be positive, got %g", f.nhidScale)
 	case f.out == "":
 		return s, bad("--out must name a directory")
+	case f.replicas < 1 || f.replicas > 64:
+		return s, bad("--replicas must be from 1 to 64, got %d", f.replicas)
+	case s.batch%f.replicas != 0:
+		return s, bad("--batch %d is the global batch and must be a multiple of the %d replicas", s.batch, f.replicas)
+	case f.replicas > 1 && f.distributed:
+		return s, bad("--replicas and --distributed cannot be combined: run more MPI ranks instead")
 	}
 	s.solver = odeblock.Options{Method: f.method, RTol: s.tol, ATol: s.tol, MaxSteps: f.maxSteps}
 	if _, ok := s.mode.(odeblock.Adjoint); ok {
@@ -258,9 +266,13 @@ func loadDatasets(s runSettings) (train, test *data.Images, err error) {
 // set's statistics; MNIST shapes stay in [0, 1].
 func newLoaders(s runSettings, train, test *data.Images) (tr, te *data.Loader, err error) {
 	opts := data.LoaderOptions{BatchSize: s.batch, Shuffle: true, Seed: s.seed, Subset: s.subset, Prefetch: 1}
-	if s.comm != nil && s.comm.Size() > 1 {
+	switch {
+	case s.comm != nil && s.comm.Size() > 1:
 		// --batch is the global batch; each rank takes its share.
 		opts.BatchSize, opts.Shard, opts.Shards = s.batch/s.comm.Size(), s.comm.Rank(), s.comm.Size()
+	case s.replicas > 1:
+		// Replica 0's; trainModel makes the others' (WithShard).
+		opts.BatchSize, opts.Shards = s.batch/s.replicas, s.replicas
 	}
 	if s.table == models.CIFAR10 {
 		opts.Mean, opts.Std = train.ChannelStats()

@@ -126,11 +126,18 @@ type trainResult struct {
 // Ctrl-C). A checkpoint this run cannot continue (another model, more
 // epochs than --epochs) is a usage error.
 func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *data.Loader, out io.Writer, command string) (*trainResult, error) {
-	m, err := models.New[float32](rand.New(rand.NewPCG(s.seed, 0)), s.modelConfig(kind))
-	if err != nil {
-		return nil, usagef("train %v: %v", kind, err)
+	// The model and its optimizer (one per replica: identical, from the seed).
+	build := func() (*models.Classifier[float32], optim.Optimizer[float32], error) {
+		m, err := models.New[float32](rand.New(rand.NewPCG(s.seed, 0)), s.modelConfig(kind))
+		if err != nil {
+			return nil, nil, usagef("train %v: %v", kind, err)
+		}
+		return m, optim.NewAdam(m.Params(), optim.AdamConfig{LR: s.lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}), nil
 	}
-	opt := optim.NewAdam(m.Params(), optim.AdamConfig{LR: s.lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
+	m, opt, err := build()
+	if err != nil {
+		return nil, err
+	}
 	meta := map[string]string{"command": command}
 	for _, st := range s.identity() {
 		meta[st.key] = st.value
@@ -140,7 +147,22 @@ func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *da
 	if s.comm != nil {
 		cfg.Distributed = s.comm
 	}
-	r, err := train.Run[float32](ctx, cfg, m, opt, tr, te)
+	var r *train.Result
+	if s.replicas > 1 {
+		r, err = train.RunReplicas[float32](ctx, cfg, s.replicas, func(i int) (train.Replica[float32], error) {
+			if i == 0 {
+				return train.Replica[float32]{Model: m, Optimizer: opt, Train: tr, Test: te}, nil
+			}
+			mi, opti, err := build()
+			if err != nil {
+				return train.Replica[float32]{}, err
+			}
+			tri, err := tr.WithShard(i, s.replicas)
+			return train.Replica[float32]{Model: mi, Optimizer: opti, Train: tri, Test: te}, err
+		})
+	} else {
+		r, err = train.Run[float32](ctx, cfg, m, opt, tr, te)
+	}
 	var me *train.MismatchError
 	var ie *train.InterruptedError
 	switch {

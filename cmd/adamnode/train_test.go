@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"image/png"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -384,6 +385,53 @@ func TestRecursiveTrainsAsCheckpoint(t *testing.T) {
 	for n, d := range ck {
 		if !bytes.Equal(d, rc[n]) {
 			t.Errorf("tensor %s differs", n)
+		}
+	}
+}
+
+// TestTrainReplicas: train --replicas 2 trains as one process does (the
+// CSV's losses and accuracies within the solver's tolerance: each
+// replica's adaptive solve takes its own steps), writes the files once,
+// resumes; bad --replicas values are usage errors.
+func TestTrainReplicas(t *testing.T) {
+	dir, one, two := t.TempDir(), t.TempDir(), t.TempDir()
+	writeIDX(t, dir, 48, 16)
+	args := func(out string, extra ...string) []string {
+		return append([]string{"train", "--model", "node", "--subset", "48", "--test-subset", "16", "--batch", "16", "--test-batch", "8",
+			"--dataset", "mnist", "--data", dir, "--out", out, "--nhid", "4", "--lr", "1e-3", "--quiet"}, extra...)
+	}
+	if code, _, stderr := runCmd(args(one, "--epochs", "2")...); code != 0 {
+		t.Fatalf("one process: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := runCmd(args(two, "--epochs", "1", "--replicas", "2")...)
+	if code != 0 {
+		t.Fatalf("2 replicas: exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(stdout, "wrote "); n != 1 {
+		t.Errorf("the files were reported %d times, want once:\n%s", n, stdout)
+	}
+	if code, _, stderr := runCmd(args(two, "--epochs", "2", "--replicas", "2", "--resume")...); code != 0 {
+		t.Fatalf("2 replicas, resumed: exit %d: %s", code, stderr)
+	}
+	want, got := readCSV(t, filepath.Join(one, "node.csv")), readCSV(t, filepath.Join(two, "node.csv"))
+	if len(got) != len(want) {
+		t.Fatalf("%d CSV lines with 2 replicas, %d in one process", len(got), len(want))
+	}
+	for i := 1; i < len(want); i++ {
+		for _, col := range []int{3, 4} {
+			g, _ := strconv.ParseFloat(got[i][col], 64)
+			w, _ := strconv.ParseFloat(want[i][col], 64)
+			if math.Abs(g-w) > 1e-4*(1+math.Abs(w)) {
+				t.Errorf("row %d column %d: %g with 2 replicas, %g in one process", i, col, g, w)
+			}
+		}
+	}
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{{[]string{"--replicas", "0"}, "--replicas must be"}, {[]string{"--replicas", "3"}, "multiple of the 3 replicas"}} {
+		if code, _, stderr := runCmd(args(t.TempDir(), c.extra...)...); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.extra, code, stderr, c.want)
 		}
 	}
 }
