@@ -7,13 +7,16 @@
 #   TORCHDIFFEQ=/path/to/torchdiffeq-source bench/compare_mnist.sh
 #
 # Settings (environment): ROUNDS (5), ITERS (3), THREADS (2), MODES
-# ("adjoint backprop"), PYTHON (/usr/bin/python3). Run it on a quiet
-# machine: both sides use THREADS threads.
+# ("adjoint backprop"), PYTHON (/usr/bin/python3), REPLICAS (1: adamnode's
+# data-parallel replicas, each with one worker, splitting the batch — as
+# adamnode train --replicas). Run it on a quiet machine: both sides use
+# THREADS threads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
 ITERS=${ITERS:-3}
 THREADS=${THREADS:-2}
+REPLICAS=${REPLICAS:-1}
 MODES=${MODES:-adjoint backprop}
 PYTHON=${PYTHON:-/usr/bin/python3}
 : "${TORCHDIFFEQ:?set TORCHDIFFEQ to the directory holding the torchdiffeq source tree}"
@@ -27,7 +30,7 @@ weights="$work/mnist.safetensors"
 for mode in $MODES; do
   GOMAXPROCS=$THREADS OPENBLAS_NUM_THREADS=1 "$work/mnistbench" -out "$weights" -iters 1 -mode "$mode" >/dev/null
   for r in $(seq "$ROUNDS"); do
-    GOMAXPROCS=$THREADS OPENBLAS_NUM_THREADS=1 "$work/mnistbench" -iters "$ITERS" -mode "$mode" | tee -a "$work/go-$mode.jsonl"
+    GOMAXPROCS=$THREADS OPENBLAS_NUM_THREADS=1 "$work/mnistbench" -iters "$ITERS" -mode "$mode" -replicas "$REPLICAS" | tee -a "$work/go-$mode.jsonl"
     OMP_NUM_THREADS=$THREADS "$PYTHON" bench/torch_mnist.py --weights "$weights" --iters "$ITERS" --threads "$THREADS" --mode "$mode" | tee -a "$work/py-$mode.jsonl"
   done
 done
@@ -49,5 +52,5 @@ for mode in modes:
     pm = max(r["peak_rss_mb"] for r in p)
     print("| %s | %.3f | %.3f | %.2fx | %g / %g | %.0f / %.0f |" % (mode, gs, ps, ps / gs, gn, pn, gm, pm))
 print()
-print("%d threads each side; medians over %d runs per side, alternating." % (int(threads), len(g)))
+print("%d threads each side (adamnode: %d replicas); medians over %d runs per side, alternating." % (int(threads), g[0].get("replicas", 1), len(g)))
 EOF

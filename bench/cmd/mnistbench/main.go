@@ -19,7 +19,11 @@
 //
 // Threads: set GOMAXPROCS (and, in the OpenBLAS build,
 // OPENBLAS_NUM_THREADS=1: the backend parallelises over GOMAXPROCS
-// workers itself).
+// workers itself). With -replicas k the batch is split over k replicas of
+// the model in goroutines, each with a one-worker backend, and their
+// gradients are averaged before every Adam step (data-parallel, as
+// train.RunReplicas and adamnode train --replicas): the NFE are then the
+// mean of the replicas'.
 package main
 
 import (
@@ -31,11 +35,13 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/bench/mnistnode"
+	"github.com/adamnode/adamnode/distributed"
 	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/optim"
 	"github.com/adamnode/adamnode/tensor"
@@ -56,6 +62,7 @@ type Result struct {
 	T1          float64 `json:"t1"`
 	Stored      int     `json:"stored"`
 	Recovered   int     `json:"recovered"`
+	Replicas    int     `json:"replicas"`
 }
 
 func main() {
@@ -67,9 +74,10 @@ func main() {
 		seed   = flag.Uint64("seed", 1, "seed of the weights and the batch")
 		t1     = flag.Float64("t1", 1, "end of the integration interval [0, t1] (the paper's: 1)")
 		budget = flag.Int("budget", 0, "states kept by -mode recursive (0: odeblock.DefaultBudget)")
+		reps   = flag.Int("replicas", 1, "data-parallel replicas of the model, each with one worker (the batch of 32 split over them)")
 	)
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: mnistbench [-out FILE] [-iters N] [-warmup N] [-mode M] [-budget K] [-t1 T] [-seed S]\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: mnistbench [-out FILE] [-iters N] [-warmup N] [-mode M] [-budget K] [-t1 T] [-seed S] [-replicas K]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -77,43 +85,59 @@ func main() {
 	if _, ok := gm.(odeblock.Recursive); ok {
 		gm = odeblock.Recursive{Budget: *budget}
 	}
-	if flag.NArg() > 0 || *iters < 1 || *warmup < 1 || err != nil || *budget < 0 || !(*t1 > 0) || math.IsInf(*t1, 0) {
+	if flag.NArg() > 0 || *iters < 1 || *warmup < 1 || err != nil || *budget < 0 || !(*t1 > 0) || math.IsInf(*t1, 0) || *reps < 1 || 32%*reps != 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*seed, gm, *mode, *out, *iters, *warmup, *t1); err != nil {
+	if err := run(*seed, gm, *mode, *out, *iters, *warmup, *t1, *reps); err != nil {
 		fmt.Fprintln(os.Stderr, "mnistbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int, t1 float64) error {
-	m := mnistnode.New(seed, gm)
-	m.Block.Times = []float64{0, t1}
+func run(seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int, t1 float64, k int) error {
 	x, labels := mnistnode.Batch(seed, 32)
-	if out != "" {
-		if err := m.Save(out, x, labels); err != nil {
-			return err
+	reps := make([]*replica, k)
+	for i := range reps {
+		r := &replica{m: mnistnode.New(seed, gm)}
+		r.m.Block.Times = []float64{0, t1}
+		if i == 0 && out != "" {
+			if err := r.m.Save(out, x, labels); err != nil {
+				return err
+			}
 		}
+		r.params = r.m.Params()
+		r.opt = optim.NewAdam(r.params, optim.AdamDefaults())
+		be := tensor.Default()
+		if k > 1 {
+			be = oneWorker(be)
+		}
+		r.tp = autograd.NewTape(tensor.EngineFor[float32](be))
+		defer r.tp.Release()
+		b := 32 / k
+		r.x = tensor.FromSlice(x.Data()[i*b*side*side:(i+1)*b*side*side], b, 1, side, side)
+		r.labels = labels[i*b : (i+1)*b]
+		reps[i] = r
 	}
-	params := m.Params()
-	opt := optim.NewAdam(params, optim.AdamDefaults())
-	tp := autograd.NewTape(tensor.EngineFor[float32](tensor.Default()))
-	defer tp.Release()
+	comms := distributed.NewLocal(k)
 	step := func() (float64, error) {
-		tp.Reset()
-		autograd.ZeroGrads(params)
-		l, err := m.Loss(tp, x, labels)
-		if err != nil {
-			return 0, err
+		losses := make([]float64, k)
+		errs := make([]error, k)
+		var wg sync.WaitGroup
+		for i, r := range reps {
+			wg.Go(func() { losses[i], errs[i] = r.step(comms[i], k) })
 		}
-		if err := tp.Backward(l); err != nil {
-			return 0, err
+		wg.Wait()
+		var loss float64
+		for i := range k {
+			if errs[i] != nil {
+				return 0, errs[i]
+			}
+			loss += losses[i] / float64(k)
 		}
-		opt.Step()
-		return float64(l.Item()), nil
+		return loss, nil
 	}
-	res := Result{Side: "adamnode", Iters: iters, Warmup: warmup, Threads: runtime.GOMAXPROCS(0), GradMode: mode, T1: t1}
+	res := Result{Side: "adamnode", Iters: iters, Warmup: warmup, Threads: runtime.GOMAXPROCS(0), GradMode: mode, T1: t1, Replicas: k}
 	var secs []float64
 	for i := range warmup + iters {
 		t0 := time.Now()
@@ -126,11 +150,13 @@ func run(seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int,
 		}
 		if i >= warmup {
 			secs = append(secs, time.Since(t0).Seconds())
-			st := m.Block.Stats()
-			res.FwdNFE += float64(st.Forward.NFE) / float64(iters)
-			res.BwdNFE += float64(st.Backward.NFE) / float64(iters)
-			res.Stored = max(res.Stored, st.Stored)
-			res.Recovered = max(res.Recovered, st.Recovered)
+			for _, r := range reps {
+				st := r.m.Block.Stats()
+				res.FwdNFE += float64(st.Forward.NFE) / float64(iters*k)
+				res.BwdNFE += float64(st.Backward.NFE) / float64(iters*k)
+				res.Stored = max(res.Stored, st.Stored)
+				res.Recovered = max(res.Recovered, st.Recovered)
+			}
 		}
 	}
 	slices.Sort(secs)
@@ -143,4 +169,74 @@ func run(seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int,
 		res.PeakRSSMB = float64(ru.Maxrss) / 1024
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+const side = 28
+
+// replica is one data-parallel copy of the model with its share of the
+// batch.
+type replica struct {
+	m      *mnistnode.Model
+	params []*autograd.Param[float32]
+	opt    optim.Optimizer[float32]
+	tp     *autograd.Tape[float32]
+	x      *tensor.Tensor[float32]
+	labels []int
+}
+
+// step records the loss of the replica's share, its gradients, averages
+// them with the other replicas' (c, one all-reduce) and takes the Adam
+// step; it returns the share's loss.
+func (r *replica) step(c *distributed.Local, k int) (float64, error) {
+	r.tp.Reset()
+	autograd.ZeroGrads(r.params)
+	l, err := r.m.Loss(r.tp, r.x, r.labels)
+	if err == nil {
+		err = r.tp.Backward(l)
+	}
+	if k > 1 {
+		var buf []float64
+		for _, p := range r.params {
+			if p.Grad == nil {
+				p.ZeroGrad()
+			}
+			for _, v := range p.Grad.Data() {
+				buf = append(buf, float64(v))
+			}
+		}
+		failed := 0.0
+		if err != nil {
+			failed = 1
+		}
+		buf = append(buf, failed)
+		if rerr := c.AllReduce(buf); rerr != nil {
+			return 0, rerr
+		}
+		if err == nil && buf[len(buf)-1] > 0 {
+			err = fmt.Errorf("another replica failed")
+		}
+		off := 0
+		for _, p := range r.params {
+			d := p.Grad.Data()
+			for i := range d {
+				d[i] = float32(buf[off+i] / float64(k))
+			}
+			off += len(d)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	r.opt.Step()
+	return float64(l.Item()), nil
+}
+
+// oneWorker returns a backend of be's kind with one worker.
+func oneWorker(be tensor.Backend) tensor.Backend {
+	if be.Name() == "openblas" {
+		if b, err := tensor.OpenBLAS(1); err == nil {
+			return b
+		}
+	}
+	return tensor.Gonum(1)
 }
