@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Data-parallel scaling of one training epoch on this machine: the paper's
 # MNIST AdamNODE (dopri5 1e-4, adjoint, global batch 32) on a Fashion-MNIST
-# subset, as one process with one worker, one process with two, and
-# mpirun's 1 and 2 ranks of one worker each (GOMAXPROCS=1, one OpenBLAS
+# subset, as one process with one worker, one process with two, one
+# process with two replicas of one worker (--replicas 2), and mpirun's 1
+# and 2 ranks of one worker each (GOMAXPROCS=1, one OpenBLAS
 # thread); then MPI_Allreduce alone on 2 ranks. Needs Open MPI
 # (libopenmpi-dev openmpi-bin) and dataset-fashion-mnist.
 #
@@ -28,6 +29,8 @@ GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1 "$TMP/adamnode" "${ARGS[@]}" --out "$TMP/p1"
 row "one process" "1 × 1" "$TMP/p1"
 GOMAXPROCS=2 OPENBLAS_NUM_THREADS=2 "$TMP/adamnode" "${ARGS[@]}" --out "$TMP/p2" >/dev/null
 row "one process" "1 × 2" "$TMP/p2"
+GOMAXPROCS=2 OPENBLAS_NUM_THREADS=1 "$TMP/adamnode" "${ARGS[@]}" --replicas 2 --out "$TMP/r2" >/dev/null
+row "one process, --replicas 2" "2 × 1" "$TMP/r2"
 for np in 1 2; do
   mpirun --oversubscribe --bind-to none -np "$np" -x GOMAXPROCS=1 -x OPENBLAS_NUM_THREADS=1 \
     "$TMP/adamnode" "${ARGS[@]}" --distributed --out "$TMP/m$np" >"$TMP/m$np.log"
