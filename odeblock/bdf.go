@@ -1,6 +1,7 @@
 package odeblock
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -60,6 +61,21 @@ type bdfWork struct {
 	next                        [][]float64
 	order                       int
 	luValid, jacCurrent, jacSet bool
+	nonFinite                   bool // the last Newton iteration met a non-finite f
+}
+
+// errNonFiniteJacobian: the finite-difference Jacobian has NaN or Inf in
+// it (the step is rejected as for a NaN state).
+var errNonFiniteJacobian = errors.New("the Jacobian is not finite")
+
+// allFiniteF reports whether every element of x is finite.
+func allFiniteF(x []float64) bool {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 func (w *bdfWork) ensure(n int) {
@@ -191,15 +207,23 @@ func (r *solveRun[T]) bdfSolve() error {
 			w.scale[i] = s.opt.ATol + s.opt.RTol*math.Abs(p)
 		}
 		c := h / bdfAlpha[k]
+		// A Jacobian or an LU that is not finite (f turned NaN or Inf near
+		// the prediction) rejects the step, as a NaN in the state does.
+		converged, iters, bad := false, 0, false
 		if !w.jacSet {
-			if err := r.bdfJacobian(tNew); err != nil {
+			if err := r.bdfJacobian(tNew); errors.Is(err, errNonFiniteJacobian) {
+				bad = true
+			} else if err != nil {
 				return r.fail(r.t, h, err)
 			}
 		}
-		converged, iters := false, 0
-		for {
+		for !bad {
 			if !w.luValid {
 				if err := s.ros.factor(c); err != nil {
+					if !allFiniteF(s.ros.jac) {
+						bad = true
+						break
+					}
 					return r.fail(r.t, h, fmt.Errorf("%w: the BDF matrix I − c·J is singular at t=%g", ErrStepUnderflow, tNew))
 				}
 				s.run.st.LUs++
@@ -214,12 +238,26 @@ func (r *solveRun[T]) bdfSolve() error {
 			}
 			// Not converged with an old Jacobian: a fresh one at the
 			// prediction, then try again.
-			if err := r.bdfJacobian(tNew); err != nil {
+			if err := r.bdfJacobian(tNew); errors.Is(err, errNonFiniteJacobian) {
+				bad = true
+			} else if err != nil {
 				return r.fail(r.t, h, err)
 			}
 		}
 		reject := func(factor float64, ratio float64) error {
 			r.st.Rejected++
+			if math.IsNaN(ratio) {
+				if r.nonFinite++; r.nonFinite > maxNonFiniteRejections {
+					return r.fail(r.t, h, fmt.Errorf("%w: %d steps rejected for NaN or Inf", ErrNonFinite, r.nonFinite-1))
+				}
+			}
+			if s.opt.MinStep > 0 && math.Abs(h) <= s.opt.MinStep {
+				err := ErrStepUnderflow
+				if math.IsNaN(ratio) {
+					err = ErrNonFinite
+				}
+				return r.fail(r.t, h, fmt.Errorf("%w: rejected at the minimum step", err))
+			}
 			for i := range n {
 				s.y1[i] = T(w.y[i]) // the rejected solution, for the hook
 			}
@@ -227,13 +265,20 @@ func (r *solveRun[T]) bdfSolve() error {
 			if err := r.bdfHook(h, tNew, false, ratio); err != nil {
 				return err
 			}
+			if mn := s.opt.MinStep; mn > 0 && math.Abs(h*factor) < mn {
+				factor = mn / math.Abs(h)
+			}
 			h *= factor
 			w.rescale(factor)
 			nEqual = 0
 			return nil
 		}
 		if !converged {
-			if err := reject(0.5, math.NaN()); err != nil {
+			ratio := math.Inf(1) // Newton did not converge: a smaller step
+			if bad || w.nonFinite {
+				ratio = math.NaN()
+			}
+			if err := reject(0.5, ratio); err != nil {
 				return err
 			}
 			continue
@@ -324,6 +369,7 @@ func (r *solveRun[T]) bdfNewton(tNew, c float64, maxIter int, tol float64) (bool
 	n := s.n
 	clear(w.d)
 	copy(w.y, w.pred)
+	w.nonFinite = false
 	old := -1.0
 	k := 0
 	for ; k < maxIter; k++ {
@@ -336,6 +382,7 @@ func (r *solveRun[T]) bdfNewton(tNew, c float64, maxIter int, tol float64) (bool
 		for i := range n {
 			v := float64(s.y1[i])
 			if math.IsNaN(v) || math.IsInf(v, 0) {
+				w.nonFinite = true
 				return false, k + 1, nil
 			}
 			s.ros.rhs[i] = c*v - w.psi[i] - w.d[i]
@@ -405,6 +452,10 @@ func (r *solveRun[T]) bdfJacobian(tNew float64) error {
 		s.tmp[j] = T(yj)
 	}
 	r.st.Jacobians++
+	if !allFiniteF(ros.jac[:n*n]) {
+		w.jacSet = false
+		return errNonFiniteJacobian
+	}
 	w.jacSet, w.jacCurrent, w.luValid = true, true, false
 	return nil
 }

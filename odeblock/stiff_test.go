@@ -1,6 +1,7 @@
 package odeblock
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -255,5 +256,25 @@ func TestLU(t *testing.T) {
 		if err := luFactor(slices.Clone(m), 2, make([]int, 2)); err == nil {
 			t.Errorf("%v: no error", m)
 		}
+	}
+}
+
+// TestBDFFailures: bdf on dynamics that turn NaN stops with ErrNonFinite,
+// and on a problem it cannot meet within MinStep with ErrStepUnderflow —
+// errors, not hangs.
+func TestBDFFailures(t *testing.T) {
+	nan := func(tt float64, y, dy []float64) error {
+		dy[0] = -y[0]
+		if tt > 0.5 {
+			dy[0] = math.NaN()
+		}
+		return nil
+	}
+	if _, _, err := Solve(nan, []float64{1}, []float64{0, 1}, Options{Method: "bdf"}); !errors.Is(err, ErrNonFinite) {
+		t.Errorf("NaN dynamics: %v, want ErrNonFinite", err)
+	}
+	fast := func(tt float64, y, dy []float64) error { dy[0] = math.Cos(1e4 * tt); return nil }
+	if _, _, err := Solve(fast, []float64{0}, []float64{0, 1}, Options{Method: "bdf", MinStep: 1e-2, RTol: 1e-10, ATol: 1e-10}); !errors.Is(err, ErrStepUnderflow) {
+		t.Errorf("MinStep too large for the tolerance: %v, want ErrStepUnderflow", err)
 	}
 }
