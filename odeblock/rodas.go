@@ -1,6 +1,9 @@
 package odeblock
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // rodasCoeffs are the coefficients of a six-stage stiffly accurate
 // Rosenbrock method in Hairer and Wanner's form (their code RODAS): with
@@ -85,6 +88,9 @@ func (s *Solver[T]) rodasStep(eval evalFunc[T], g stepGeom) error {
 			return err
 		}
 	}
+	if !allFiniteF(w.jac) || !allFiniteF(w.dt) {
+		return s.rejectNonFinite() // f is NaN or Inf near y: a smaller step
+	}
 	if err := w.factor(r.gamma * h); err != nil {
 		return fmt.Errorf("%w: the Rosenbrock matrix I − h·γ·J is singular at t=%g", ErrStepUnderflow, g.t)
 	}
@@ -122,5 +128,16 @@ func (s *Solver[T]) rodasStep(eval evalFunc[T], g stepGeom) error {
 		}
 		s.y1[l] = s.y[l] + T(h*acc)
 	}
+	return nil
+}
+
+// rejectNonFinite makes the step under way one the engine rejects for a
+// non-finite state (and retries smaller), forgetting the Jacobian.
+func (s *Solver[T]) rejectNonFinite() error {
+	nan := T(math.NaN())
+	for i := range s.y1 {
+		s.y1[i] = nan
+	}
+	s.ros.jacValid = false
 	return nil
 }

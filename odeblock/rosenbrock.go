@@ -80,6 +80,9 @@ func (s *Solver[T]) rosenbrockStep(eval evalFunc[T], g stepGeom) error {
 			return err
 		}
 	}
+	if !allFiniteF(w.jac) || !allFiniteF(w.dt) {
+		return s.rejectNonFinite() // f is NaN or Inf near y: a smaller step
+	}
 	if err := w.factor(h * d); err != nil {
 		return fmt.Errorf("%w: the Rosenbrock matrix I − h·d·J is singular at t=%g", ErrStepUnderflow, g.t)
 	}

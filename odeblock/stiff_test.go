@@ -259,9 +259,9 @@ func TestLU(t *testing.T) {
 	}
 }
 
-// TestBDFFailures: bdf on dynamics that turn NaN stops with ErrNonFinite,
-// and on a problem it cannot meet within MinStep with ErrStepUnderflow —
-// errors, not hangs.
+// TestBDFFailures: the stiff methods on dynamics that turn NaN stop with
+// ErrNonFinite (after retrying smaller steps), and bdf on a problem it
+// cannot meet within MinStep with ErrStepUnderflow — errors, not hangs.
 func TestBDFFailures(t *testing.T) {
 	nan := func(tt float64, y, dy []float64) error {
 		dy[0] = -y[0]
@@ -270,8 +270,10 @@ func TestBDFFailures(t *testing.T) {
 		}
 		return nil
 	}
-	if _, _, err := Solve(nan, []float64{1}, []float64{0, 1}, Options{Method: "bdf"}); !errors.Is(err, ErrNonFinite) {
-		t.Errorf("NaN dynamics: %v, want ErrNonFinite", err)
+	for _, m := range []string{"bdf", "rodas4", "rosenbrock23"} {
+		if _, _, err := Solve(nan, []float64{1}, []float64{0, 1}, Options{Method: m}); !errors.Is(err, ErrNonFinite) {
+			t.Errorf("%s, NaN dynamics: %v, want ErrNonFinite", m, err)
+		}
 	}
 	fast := func(tt float64, y, dy []float64) error { dy[0] = math.Cos(1e4 * tt); return nil }
 	if _, _, err := Solve(fast, []float64{0}, []float64{0, 1}, Options{Method: "bdf", MinStep: 1e-2, RTol: 1e-10, ATol: 1e-10}); !errors.Is(err, ErrStepUnderflow) {
