@@ -8,6 +8,8 @@
 #
 # Defaults: 3 rounds, 10 timed iterations after 2 warm-up ones, threads
 # "1 2", DIR out/mlp-compare, every configuration (mlpbench -list).
+# REPLICAS=k (environment) has the Go side split each batch over k
+# data-parallel replicas of one worker each (mlpbench -replicas).
 #
 # 1. Builds bench/cmd/mlpbench with -tags openblas into DIR.
 # 2. Writes every configuration's weights file into DIR/weights and has the
@@ -103,7 +105,7 @@ failed() { echo "compare_mlp.sh: $1 run of $3 ($2 threads, round $4) failed or r
 go_run() {
 	local l
 	l=$(load1)
-	GOMAXPROCS=$1 OPENBLAS_NUM_THREADS=1 timeout "$tmo" "$bin" -config "$2" -iters "$iters" -warmup "$warmup" |
+	GOMAXPROCS=$1 OPENBLAS_NUM_THREADS=1 timeout "$tmo" "$bin" -config "$2" -iters "$iters" -warmup "$warmup" -replicas "${REPLICAS:-1}" |
 		tag "$3" "$l" >>"$res" || failed go "$@"
 }
 torch_run() ( # a subshell: OMP_WAIT_POLICY stays out of the Go runs

@@ -61,15 +61,7 @@ func New(c Config) (*Problem, error) {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, 0))
-	mods := []layers.Module[float32]{layers.TimeConcat[float32]{}}
-	in := c.D + 1
-	for range c.Layers {
-		mods = append(mods, layers.NewLinear[float32](rng, in, c.Width), activation(c.Act))
-		in = c.Width
-	}
-	mods = append(mods, layers.NewLinear[float32](rng, in, c.D))
-	seq := layers.NewSequential(mods...)
-	layers.Prefix("f", seq)
+	seq := newField(c, rng)
 	p := &Problem{
 		Config: c,
 		Field:  seq,
@@ -81,6 +73,20 @@ func New(c Config) (*Problem, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// newField returns f for c, its weights drawn from rng.
+func newField(c Config, rng *rand.Rand) *layers.Sequential[float32] {
+	mods := []layers.Module[float32]{layers.TimeConcat[float32]{}}
+	in := c.D + 1
+	for range c.Layers {
+		mods = append(mods, layers.NewLinear[float32](rng, in, c.Width), activation(c.Act))
+		in = c.Width
+	}
+	mods = append(mods, layers.NewLinear[float32](rng, in, c.D))
+	seq := layers.NewSequential(mods...)
+	layers.Prefix("f", seq)
+	return seq
 }
 
 // build makes the dynamics, block, tape and optimizer around p.Field.
@@ -110,9 +116,11 @@ func (p *Problem) build() error {
 	cfg.LR = c.LR
 	p.Opt = optim.NewAdam(p.Params, cfg)
 	p.eng = engine()
-	p.tp = autograd.NewTape(p.eng)
+	p.tp = newTape(p.eng)
 	return nil
 }
+
+func newTape(e tensor.Engine[float32]) *autograd.Tape[float32] { return autograd.NewTape(e) }
 
 // engine returns the engine a new problem runs on: the default backend's
 // kind (OpenBLAS when built with the tag openblas) with as many workers as
@@ -167,6 +175,17 @@ func (p *Problem) z0(tp *autograd.Tape[float32]) autograd.Var[float32] {
 // Step runs one training iteration: the forward solve, the loss, the
 // backward pass and an Adam step.
 func (p *Problem) Step() (IterStats, error) {
+	st, err := p.gradients()
+	if err != nil {
+		return st, err
+	}
+	p.Opt.Step()
+	return st, nil
+}
+
+// gradients records the forward solve and the loss, and runs the backward
+// pass into the parameters' gradients.
+func (p *Problem) gradients() (IterStats, error) {
 	tp := p.tp
 	tp.Reset()
 	p.Opt.ZeroGrad()
@@ -181,7 +200,6 @@ func (p *Problem) Step() (IterStats, error) {
 	}
 	bs := p.Block.Stats()
 	st.FwdNFE, st.BwdNFE = bs.Forward.NFE, bs.Backward.NFE
-	p.Opt.Step()
 	return st, nil
 }
 

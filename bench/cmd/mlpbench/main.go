@@ -58,6 +58,7 @@ type Result struct {
 	Threads     int     `json:"threads"`
 	Backend     string  `json:"backend"`
 	GradMode    string  `json:"grad_mode"`
+	Replicas    int     `json:"replicas"`
 }
 
 func main() {
@@ -69,6 +70,7 @@ func main() {
 		out    = flag.String("out", "", "directory for the weights files NAME.safetensors (empty: write none)")
 		save   = flag.Bool("save-only", false, "write the weights file into -out, time nothing")
 		load   = flag.String("load", "", "run the problem of this weights file instead of -config")
+		reps   = flag.Int("replicas", 1, "data-parallel replicas, each with one worker and a share of the batch (mlpfamily.Replicas)")
 	)
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: mlpbench -config NAME|all [-iters N] [-warmup N] [-out DIR] [-save-only] | -load FILE | -list\n")
@@ -81,6 +83,8 @@ func main() {
 		bad = fmt.Sprintf("unexpected arguments %q", flag.Args())
 	case *iters < 1 || *warmup < 1:
 		bad = "-iters and -warmup must be at least 1"
+	case *reps < 1:
+		bad = "-replicas must be at least 1"
 	case *list:
 	case (*name == "") == (*load == ""):
 		bad = "give one of -config and -load"
@@ -127,7 +131,7 @@ func main() {
 	if *save {
 		return
 	}
-	r, err := run(p, *warmup, *iters)
+	r, err := run(p, *warmup, *iters, *reps)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mlpbench:", err)
 		os.Exit(1)
@@ -160,11 +164,21 @@ func runAll() error {
 }
 
 // run does warmup untimed and iters timed training iterations.
-func run(p *mlpfamily.Problem, warmup, iters int) (Result, error) {
+func run(p *mlpfamily.Problem, warmup, iters, k int) (Result, error) {
 	r := Result{Config: p.Config.Name, Side: "adamnode", Iters: iters, Warmup: warmup,
-		Threads: runtime.GOMAXPROCS(0), Backend: tensor.Default().Name(), GradMode: p.Config.Mode}
+		Threads: runtime.GOMAXPROCS(0), Backend: tensor.Default().Name(), GradMode: p.Config.Mode, Replicas: k}
+	var stepper interface {
+		Step() (mlpfamily.IterStats, error)
+	} = p
+	if k > 1 {
+		reps, err := mlpfamily.NewReplicas(p, k)
+		if err != nil {
+			return r, err
+		}
+		stepper = reps
+	}
 	for i := range warmup {
-		st, err := p.Step()
+		st, err := stepper.Step()
 		if err != nil {
 			return r, err
 		}
@@ -175,7 +189,7 @@ func run(p *mlpfamily.Problem, warmup, iters int) (Result, error) {
 	secs := make([]float64, iters)
 	for i := range secs {
 		start := time.Now()
-		st, err := p.Step()
+		st, err := stepper.Step()
 		secs[i] = time.Since(start).Seconds()
 		if err != nil {
 			return r, err
