@@ -59,8 +59,8 @@ func mpirun(t *testing.T, np int, test string, env ...string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "mpirun", "--oversubscribe", "-np", strconv.Itoa(np), os.Args[0], "-test.run", "^"+test+"$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "ADAMNODE_MPI_CHILD=1", "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+	cmd := exec.CommandContext(ctx, "mpirun", "--oversubscribe", "--bind-to", "none", "-np", strconv.Itoa(np), os.Args[0], "-test.run", "^"+test+"$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "ADAMNODE_MPI_CHILD=1", "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
 		"OMPI_MCA_btl=self,tcp,vader", "OMPI_MCA_rmaps_base_oversubscribe=1")
 	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()

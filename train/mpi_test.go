@@ -30,9 +30,9 @@ func mpirun(t *testing.T, np int, which, dir string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "mpirun", "--oversubscribe", "-np", strconv.Itoa(np), os.Args[0], "-test.run", "^TestMPIRank$", "-test.v", "-test.count=1")
+	cmd := exec.CommandContext(ctx, "mpirun", "--oversubscribe", "--bind-to", "none", "-np", strconv.Itoa(np), os.Args[0], "-test.run", "^TestMPIRank$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), "ADAMNODE_MPI_CASE="+which, "ADAMNODE_MPI_DIR="+dir,
-		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1")
+		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_btl_vader_single_copy_mechanism=none", "OMPI_MCA_rmaps_base_oversubscribe=1")
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("mpirun -np %d (%s): still running after two minutes (a hang):\n%s", np, which, out)
