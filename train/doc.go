@@ -35,6 +35,11 @@
 // writes the files, every rank reads the checkpoint to resume. An error or
 // a cancelled context on any rank stops all of them at the same step.
 //
+// RunReplicas does the same within one process: k replicas of the model
+// in goroutines, each with a one-worker backend and its shard, their
+// gradients averaged after every step (distributed.NewLocal) — faster than
+// one model on several cores, whose workers share only the large products.
+//
 // Config.OnEpoch may end the run early (return ErrStop): early stopping
 // on a validation loss, say.
 package train
