@@ -31,7 +31,10 @@ type denseStep[T tensor.Float] struct {
 // add keeps the step g of method tb (copies of what its interpolant reads).
 func (l *denseLog[T]) add(tb *Tableau, g stepGeom, y0, y1 []T, ks [][]T, f0, f1 []T) {
 	l.tb = tb
-	st := denseStep[T]{t: g.t, h: g.h, end: g.end, y0: slices.Clone(y0), y1: slices.Clone(y1), f0: slices.Clone(f0), f1: slices.Clone(f1)}
+	st := denseStep[T]{t: g.t, h: g.h, end: g.end, y0: slices.Clone(y0), y1: slices.Clone(y1)}
+	if tb.Dense == nil { // the quartic and the Hermite use f at the ends
+		st.f0, st.f1 = slices.Clone(f0), slices.Clone(f1)
+	}
 	if tb.Dense != nil || tb.Mid != nil {
 		st.ks = make([][]T, len(ks))
 		for i, k := range ks {
