@@ -40,6 +40,7 @@ else
 	@echo "Open MPI not found: skipped the MPI tests (apt-get install libopenmpi-dev openmpi-bin)"
 endif
 	$(GO) test -count=1 -race $(RACE_PKGS)
+	$(GO) test -count=1 -race -run 'TestTrainReplicas' ./cmd/adamnode
 
 vet:
 	$(GO) vet ./...
