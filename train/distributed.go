@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"time"
 
@@ -33,7 +34,8 @@ type Distributed interface {
 // the step's numbers and flags), so every rank takes the same optimizer
 // step; the rows' numbers are
 // summed over the ranks; only rank 0 writes the CSV and the checkpoint
-// (the others read it to resume). A rank whose step fails, or whose
+// (resuming, it sends the checkpoint to the others: no shared file
+// system is needed). A rank whose step fails, or whose
 // context is done, says so in the same all-reduce: every rank then stops
 // at that step — with the error, or interrupted — and none is left
 // waiting. The test loader is evaluated whole on every rank.
@@ -252,4 +254,80 @@ func (r *run[T]) endEpoch(epoch int, trainRow, ev Row, err error) (bool, error) 
 		return false, &InterruptedError{Name: r.cfg.Name, Epoch: epoch + 1, Batch: 0, Batches: r.nb, Checkpoint: r.res.CheckpointPath}
 	}
 	return false, nil
+}
+
+// shareCheckpoint sends rank 0's checkpoint file to the other ranks, which
+// keep it in a temporary file they resume from (r.resumeFrom), so that a
+// resumed run needs no file system the ranks share. err is this rank's
+// failure so far: a failing rank still takes part, and one that cannot
+// read or write the file reports it as its error. The cleanup removes the
+// temporary file.
+func (r *run[T]) shareCheckpoint(err error) (cleanup func(), _ error) {
+	cleanup = func() {}
+	d := r.cfg.Distributed
+	// The file's length (−1: none, −2: rank 0 cannot read it), then its
+	// bytes, six to a float64 (exact below 2⁵³).
+	var data []byte
+	head := []float64{-1}
+	if d.Rank() == 0 && err == nil {
+		b, rerr := os.ReadFile(r.res.CheckpointPath)
+		switch {
+		case rerr == nil:
+			data, head[0] = b, float64(len(b))
+		case !errors.Is(rerr, os.ErrNotExist):
+			head[0], err = -2, rerr
+		}
+	}
+	if berr := d.Broadcast(head, 0); berr != nil {
+		return cleanup, berr
+	}
+	n := int(head[0])
+	if n == -2 && err == nil {
+		err = errors.New("train: rank 0 cannot read its checkpoint (its error is in its output)")
+	}
+	if n < 0 {
+		r.noCheckpoint = d.Rank() != 0 // not a stale file of this rank's own
+		return cleanup, err
+	}
+	buf := make([]float64, (n+5)/6)
+	if d.Rank() == 0 {
+		for i := range buf {
+			var v uint64
+			for j := range 6 {
+				if k := 6*i + j; k < n {
+					v |= uint64(data[k]) << (8 * j)
+				}
+			}
+			buf[i] = float64(v)
+		}
+	}
+	if berr := d.Broadcast(buf, 0); berr != nil {
+		return cleanup, berr
+	}
+	if d.Rank() == 0 || err != nil {
+		return cleanup, err
+	}
+	data = make([]byte, n)
+	for i, f := range buf {
+		v := uint64(f)
+		for j := range 6 {
+			if k := 6*i + j; k < n {
+				data[k] = byte(v >> (8 * j))
+			}
+		}
+	}
+	f, ferr := os.CreateTemp("", "adamnode-resume-*.safetensors")
+	if ferr != nil {
+		return cleanup, fmt.Errorf("train: rank %d: keeping rank 0's checkpoint: %w", d.Rank(), ferr)
+	}
+	cleanup = func() { os.Remove(f.Name()) }
+	if _, werr := f.Write(data); werr != nil {
+		f.Close()
+		return cleanup, fmt.Errorf("train: rank %d: keeping rank 0's checkpoint: %w", d.Rank(), werr)
+	}
+	if cerr := f.Close(); cerr != nil {
+		return cleanup, fmt.Errorf("train: rank %d: keeping rank 0's checkpoint: %w", d.Rank(), cerr)
+	}
+	r.resumeFrom = f.Name()
+	return cleanup, nil
 }

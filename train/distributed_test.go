@@ -305,3 +305,49 @@ func TestDistributedBadRank(t *testing.T) {
 		}
 	}
 }
+
+// TestDistributedResumeWithoutSharedFiles: ranks whose directories differ
+// (no shared file system: rank 1's holds nothing, or a stale checkpoint of
+// another run) resume from rank 0's checkpoint, which it sends them, and
+// end where a straight run does.
+func TestDistributedResumeWithoutSharedFiles(t *testing.T) {
+	cfg := train.Config{Name: "ode", Epochs: 3, Quiet: true}
+	straight := runRanks(t, context.Background(), 2, cfg, nil)
+	dirs := []string{t.TempDir(), t.TempDir()}
+	// A stale checkpoint in rank 1's directory, from a one-epoch run.
+	if r := runRanks(t, context.Background(), 0, train.Config{Name: "ode", Epochs: 1, Quiet: true, Dir: dirs[1]}, nil); r[0].err != nil {
+		t.Fatal(r[0].err)
+	}
+	cfg.Resume = true
+	setup := func(cancelAt int) func(int, *odeNet, *train.Config, *context.Context) {
+		return func(rank int, _ *odeNet, c *train.Config, rctx *context.Context) {
+			c.Dir = dirs[rank]
+			if rank == 0 && cancelAt > 0 {
+				ctx, cancel := context.WithCancel(*rctx)
+				*rctx = ctx
+				steps := 0
+				c.OnBatch = func(int, int) {
+					if steps++; steps == cancelAt {
+						cancel()
+					}
+				}
+			}
+		}
+	}
+	for rank, r := range runRanks(t, context.Background(), 2, cfg, setup(4)) {
+		if !errors.As(r.err, new(*train.InterruptedError)) {
+			t.Fatalf("rank %d: %v, want an InterruptedError", rank, r.err)
+		}
+	}
+	for rank, r := range runRanks(t, context.Background(), 2, cfg, setup(0)) {
+		if r.err != nil {
+			t.Fatalf("rank %d resumed: %v", rank, r.err)
+		}
+		for i := range r.params {
+			if r.params[i] != straight[rank].params[i] {
+				t.Fatalf("rank %d resumed: parameter %d is %g, a straight run's %g", rank, i, r.params[i], straight[rank].params[i])
+			}
+		}
+		closeRows(t, "resumed rows", r.rows, straight[rank].rows, 0)
+	}
+}

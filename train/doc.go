@@ -32,7 +32,8 @@
 // rank 0's; each step's gradients, rank 0's buffers and the step's numbers
 // travel in one all-reduce, so every rank takes the same step; the test
 // batches are split across the ranks and their sums reduced; rank 0 alone
-// writes the files, every rank reads the checkpoint to resume. An error or
+// writes the files and, resuming, sends its checkpoint to the other ranks
+// (no shared file system needed). An error or
 // a cancelled context on any rank stops all of them at the same step.
 //
 // RunReplicas does the same within one process: k replicas of the model

@@ -30,6 +30,12 @@ type resumeState struct {
 // every check passes; the errors name the file and the field or tensor.
 func (r *run[T]) load() (state resumeState, found bool, err error) {
 	path := r.res.CheckpointPath
+	if r.resumeFrom != "" {
+		path = r.resumeFrom // rank 0's checkpoint, received (see shareCheckpoint)
+	}
+	if r.noCheckpoint {
+		return resumeState{}, false, nil
+	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return resumeState{}, false, nil
 	}

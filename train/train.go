@@ -162,16 +162,20 @@ const checkpointFormat = "adamnode-train-1"
 
 // run is one call of Run.
 type run[T tensor.Float] struct {
-	ctx       context.Context
-	loopCtx   context.Context // the loaders' context: ctx, or none when distributed
-	cfg       Config
-	m         Model[T]
-	opt       optim.Optimizer[T]
-	tr, te    *data.Loader
-	res       *Result
-	nb        int // training batches per epoch
-	tp, evalT *autograd.Tape[T]
-	bar       *progress
+	ctx     context.Context
+	loopCtx context.Context // the loaders' context: ctx, or none when distributed
+	// resumeFrom, if set, is the file a rank other than 0 resumes from: a
+	// copy of rank 0's checkpoint (shareCheckpoint).
+	resumeFrom   string
+	noCheckpoint bool // rank 0 has none: nor has this rank
+	cfg          Config
+	m            Model[T]
+	opt          optim.Optimizer[T]
+	tr, te       *data.Loader
+	res          *Result
+	nb           int // training batches per epoch
+	tp, evalT    *autograd.Tape[T]
+	bar          *progress
 }
 
 // Run trains m with opt on tr, evaluating on te after every epoch, as cfg
@@ -209,6 +213,13 @@ func Run[T tensor.Float](ctx context.Context, cfg Config, m Model[T], opt optim.
 	// to start, so that the others learn of it and stop too.
 	var start int
 	var p progressSums
+	if r.distributed() && cfg.Resume && cfg.Dir != "" {
+		// Every rank resumes from rank 0's checkpoint, whether or not
+		// the ranks share a file system.
+		var cleanup func()
+		cleanup, err = r.shareCheckpoint(err)
+		defer cleanup()
+	}
 	if err == nil {
 		start, p, err = r.begin()
 	}
