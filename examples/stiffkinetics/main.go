@@ -43,7 +43,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "stiffkinetics:", err)
 		os.Exit(2)
 	}
-	if err := run(*iters, *method, mode); err != nil {
+	if _, err := run(*iters, *method, mode); err != nil {
 		fmt.Fprintln(os.Stderr, "stiffkinetics:", err)
 		os.Exit(1)
 	}
@@ -62,7 +62,9 @@ func robertson(logk *autograd.Param[float64]) odeblock.Field[float64] {
 	})
 }
 
-func run(iters int, method string, mode odeblock.GradMode) error {
+// run trains for iters Adam steps, printing progress, and returns the
+// losses at the start and the end.
+func run(iters int, method string, mode odeblock.GradMode) (losses [2]float64, err error) {
 	times := []float64{0, 1e-4, 1e-3, 1e-2, 0.04, 0.1, 0.4, 1, 2, 4, 10, 20, 40}
 	solver := odeblock.Options{Method: method, RTol: 1e-6, ATol: 1e-10, MaxSteps: 100000}
 	eng := tensor.EngineFor[float64](tensor.Default())
@@ -74,7 +76,7 @@ func run(iters int, method string, mode odeblock.GradMode) error {
 	tp.SetNoGrad(true)
 	obs, err := (&odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: robertson(truth)}, Times: times, Solver: solver}).Trajectory(tp, tp.Const(y0))
 	if err != nil {
-		return err
+		return losses, err
 	}
 	target := obs.Value().Clone() // [len(times), 1, 3]
 	// Each species' error relative to its largest value.
@@ -88,11 +90,15 @@ func run(iters int, method string, mode odeblock.GradMode) error {
 		tp := autograd.NewTape(eng)
 		z, err := block.Trajectory(tp, tp.Const(y0))
 		if err != nil {
-			return fmt.Errorf("iteration %d: %w", it, err)
+			return losses, fmt.Errorf("iteration %d: %w", it, err)
 		}
 		d := autograd.Mul(autograd.Sub(z, tp.Const(target)), tp.Const(scale))
 		loss := autograd.Mean(autograd.Square(d))
 		k := logk.Value.Data()
+		if it == 0 {
+			losses[0] = loss.Item()
+		}
+		losses[1] = loss.Item()
 		report := it%25 == 0 || it == iters
 		if report {
 			fmt.Printf("iter %3d  loss %.3e  k = %.4g, %.4g, %.4g", it, loss.Item(), math.Exp(k[0]), math.Exp(k[1]), math.Exp(k[2]))
@@ -106,7 +112,7 @@ func run(iters int, method string, mode odeblock.GradMode) error {
 			if report {
 				fmt.Println()
 			}
-			return fmt.Errorf("iteration %d: %w", it, err)
+			return losses, fmt.Errorf("iteration %d: %w", it, err)
 		}
 		if report {
 			st := block.Stats()
@@ -114,5 +120,5 @@ func run(iters int, method string, mode odeblock.GradMode) error {
 		}
 		opt.Step()
 	}
-	return nil
+	return losses, nil
 }
