@@ -11,6 +11,7 @@ import (
 
 	"github.com/adamnode/adamnode/data"
 	"github.com/adamnode/adamnode/models"
+	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/optim"
 	"github.com/adamnode/adamnode/train"
 )
@@ -170,6 +171,8 @@ func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *da
 		return nil, usagef("%s (--epochs sets the epochs)", me.Msg)
 	case errors.As(err, &ie):
 		return nil, fmt.Errorf("%w; to continue, run the same command with --resume", err)
+	case errors.Is(err, odeblock.ErrAdjointDrift):
+		return nil, fmt.Errorf("%w (--grad interpolated or --grad checkpoint do not reconstruct the state backward)", err)
 	}
 	if err != nil {
 		return nil, err
