@@ -1,6 +1,7 @@
-// Package odeblock solves ODEs with explicit Runge–Kutta methods and wraps
-// the solve as an autograd op whose gradient comes from an adjoint solve,
-// backpropagation through the solver's steps, or checkpointed recomputation.
+// Package odeblock solves ODEs — explicit and implicit Runge–Kutta,
+// Rosenbrock, Adams and BDF methods — and wraps the solve as an autograd op
+// whose gradient comes from an adjoint solve, backpropagation through the
+// solver's steps, checkpointed recomputation, or the interpolating adjoint.
 //
 // # Solvers
 //
