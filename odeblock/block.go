@@ -186,16 +186,9 @@ func (b *Block[T]) mode() GradMode {
 // (the stiff, implicit and Adams methods); Recursive, whose point is to
 // keep few states, refuses them.
 func stepsOnlyMode(mode GradMode, opt Options) (GradMode, error) {
-	tb := opt.Tableau
-	if tb == nil {
-		name := opt.Method
-		if name == "" {
-			name = "dopri5"
-		}
-		var err error
-		if tb, err = Method(name); err != nil {
-			return nil, err
-		}
+	tb, err := opt.method()
+	if err != nil {
+		return nil, err
 	}
 	if !tb.stepsOnly() {
 		return mode, nil

@@ -1,9 +1,6 @@
 package odeblock
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
 // rodasCoeffs are the coefficients of a six-stage stiffly accurate
 // Rosenbrock method in Hairer and Wanner's form (their code RODAS): with
@@ -82,19 +79,9 @@ var rodas4 = &Tableau{
 func (s *Solver[T]) rodasStep(eval evalFunc[T], g stepGeom) error {
 	r, n, h := s.tb.rodas, s.n, g.h
 	w := &s.ros
-	w.ensure(n)
-	if !w.jacValid || w.jacAt != g.t0 {
-		if err := s.jacobian(eval, g); err != nil {
-			return err
-		}
+	if ok, err := s.rosenbrockMatrix(eval, g, r.gamma*h); !ok || err != nil {
+		return err
 	}
-	if !allFiniteF(w.jac) || !allFiniteF(w.dt) {
-		return s.rejectNonFinite() // f is NaN or Inf near y: a smaller step
-	}
-	if err := w.factor(r.gamma * h); err != nil {
-		return fmt.Errorf("%w: the Rosenbrock matrix I − h·γ·J is singular at t=%g", ErrStepUnderflow, g.t)
-	}
-	s.run.st.LUs++
 	K := s.k[1:7]
 	fi := s.fnext // f_i (f at the step's end once it is accepted)
 	for i := range 6 {

@@ -74,19 +74,9 @@ func (s *Solver[T]) rosenbrockStep(eval evalFunc[T], g stepGeom) error {
 	}
 	n, h, d := s.n, g.h, ros23d
 	w := &s.ros
-	w.ensure(n)
-	if !w.jacValid || w.jacAt != g.t0 {
-		if err := s.jacobian(eval, g); err != nil {
-			return err
-		}
+	if ok, err := s.rosenbrockMatrix(eval, g, h*d); !ok || err != nil {
+		return err
 	}
-	if !allFiniteF(w.jac) || !allFiniteF(w.dt) {
-		return s.rejectNonFinite() // f is NaN or Inf near y: a smaller step
-	}
-	if err := w.factor(h * d); err != nil {
-		return fmt.Errorf("%w: the Rosenbrock matrix I − h·d·J is singular at t=%g", ErrStepUnderflow, g.t)
-	}
-	s.run.st.LUs++
 	f0, k1, k2, k3, f2 := s.k[0], s.k[1], s.k[2], s.k[3], s.k[4]
 	// k1 = W⁻¹(F0 + h·d·T)
 	for i := range n {
@@ -120,6 +110,27 @@ func (s *Solver[T]) rosenbrockStep(eval evalFunc[T], g stepGeom) error {
 	rosSolve(w, k3)
 	copy(s.y1, s.tmp)
 	return nil
+}
+
+// rosenbrockMatrix forms (or reuses) J and T at the step's start and
+// factorises I − c·J. ok is false, with no error, when J or T is not
+// finite: the step is then one the engine rejects (rejectNonFinite).
+func (s *Solver[T]) rosenbrockMatrix(eval evalFunc[T], g stepGeom, c float64) (ok bool, err error) {
+	w := &s.ros
+	w.ensure(s.n)
+	if !w.jacValid || w.jacAt != g.t0 {
+		if err := s.jacobian(eval, g); err != nil {
+			return false, err
+		}
+	}
+	if !allFiniteF(w.jac) || !allFiniteF(w.dt) {
+		return false, s.rejectNonFinite() // f is NaN or Inf near y: a smaller step
+	}
+	if err := w.factor(c); err != nil {
+		return false, fmt.Errorf("%w: the Rosenbrock matrix I − c·J is singular at t=%g", ErrStepUnderflow, g.t)
+	}
+	s.run.st.LUs++
+	return true, nil
 }
 
 // jacobian forms J = ∂f/∂y and T = ∂f/∂t at the step's start by forward

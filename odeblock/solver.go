@@ -199,19 +199,24 @@ func NewSolver[T tensor.Float](opt Options) (*Solver[T], error) {
 	return s, nil
 }
 
+// method returns the tableau opt names: Tableau, else Method's ("" is
+// dopri5).
+func (opt Options) method() (*Tableau, error) {
+	if opt.Tableau != nil {
+		return opt.Tableau, nil
+	}
+	if opt.Method == "" {
+		return Method("dopri5")
+	}
+	return Method(opt.Method)
+}
+
 // configure validates opt, fills in its defaults and makes it the solver's,
 // keeping the work buffers (they are remade when the method's stages change).
 func (s *Solver[T]) configure(opt Options) error {
-	tb := opt.Tableau
-	if tb == nil {
-		name := opt.Method
-		if name == "" {
-			name = "dopri5"
-		}
-		var err error
-		if tb, err = Method(name); err != nil {
-			return err
-		}
+	tb, err := opt.method()
+	if err != nil {
+		return err
 	}
 	if err := tb.validate(); err != nil {
 		return err
