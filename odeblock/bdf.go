@@ -317,6 +317,12 @@ func (r *solveRun[T]) bdfSolve() error {
 		if err := r.bdfHook(h, tNew, true, errNorm); err != nil {
 			return err
 		}
+		if s.Event != nil {
+			g := stepGeom{t: r.t, h: h, end: tNew}
+			if err := r.eventIn(g, func(dst []T, tq float64) { bdfInterpolate(dst, w.D, k, tNew, h, tq) }); err != nil || r.hit {
+				return err
+			}
+		}
 		r.bdfEmit(tNew, h, k)
 		if s.keep != nil {
 			s.keep.addBDF(s.tb, r.t, h, tNew, k, w.D, s.y1)

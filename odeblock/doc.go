@@ -50,7 +50,7 @@
 // Newton iteration stops converging: on Van der Pol μ = 1000 at 1e-6 it
 // takes 4095 evaluations of f in all (84 Jacobians), where rodas4 takes
 // 8843 — the choice for long stiff solves at moderate accuracy; it takes
-// no fixed Step, Jumps, StepTo or Event. In a Block the stiff, implicit
+// no fixed Step, Jumps or StepTo (events it finds on its interpolant). In a Block the stiff, implicit
 // and Adams methods, whose steps are not explicit RK stages, work with the
 // Adjoint and Interpolated modes, and Backprop and Checkpoint run as
 // Interpolated with them (Recursive refuses them). With very stiff

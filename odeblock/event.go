@@ -59,6 +59,12 @@ func (s *Solver[T]) Events() ([]float64, [][]T) { return s.run.eventTs, s.run.ev
 // the time by the Illinois variant of regula falsi on the dense output,
 // writes the state there into the last output and ends the solve.
 func (r *solveRun[T]) event(g stepGeom, f0, f1 []T) error {
+	return r.eventIn(g, func(dst []T, tq float64) { r.s.interpolate(dst, g.t, g.h, tq, f0, f1) })
+}
+
+// eventIn is event for the accepted step g whose dense output interp
+// writes the state at a time inside it.
+func (r *solveRun[T]) eventIn(g stepGeom, interp func(dst []T, tq float64)) error {
 	s := r.s
 	ev := s.Event
 	g1, err := ev.at(g.end, s.y1)
@@ -78,7 +84,7 @@ func (r *solveRun[T]) event(g stepGeom, f0, f1 []T) error {
 			return g1, nil
 		}
 		tq := g.t + x*g.h
-		s.interpolate(out, g.t, g.h, tq, f0, f1)
+		interp(out, tq)
 		return ev.at(tq, out)
 	}
 	// The bracket [lo, hi] in step fractions, the function's sign at lo
@@ -119,7 +125,7 @@ func (r *solveRun[T]) event(g stepGeom, f0, f1 []T) error {
 		te = g.end
 		copy(out, s.y1)
 	} else {
-		s.interpolate(out, g.t, g.h, te, f0, f1)
+		interp(out, te)
 	}
 	if ev.NonTerminal {
 		r.eventTs, r.eventYs = append(r.eventTs, te), append(r.eventYs, out)

