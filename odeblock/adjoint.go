@@ -127,6 +127,12 @@ type adjoint[T tensor.Float] struct {
 	// the backward solve reads the state from it instead of
 	// reconstructing it.
 	log *denseLog[T]
+	// budget, with log, bounds the forward states kept: the forward keeps
+	// at most budget of them (thinned by halves as the steps grow) instead
+	// of every step's dense output, and the backward re-solves each
+	// stretch between two of them, logging its dense output, before
+	// solving the adjoint over it. maxLog is the most steps logged at once.
+	budget, maxLog int
 
 	// The backward pass's: its options, buffers and function, the next
 	// anchor to pass, the pieces of the current stretch, the work done.
@@ -159,9 +165,10 @@ func (a *adjoint[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
 	a.seen = make([]stretchSeen, len(ts)-1)
 	dir := math.Copysign(1, ts[1]-ts[0])
 	count, cur := 0, 0
-	if a.log != nil {
+	if a.log != nil && a.budget == 0 {
 		a.p.solver.keep = a.log
 	}
+	every := 1 // with budget: the steps between kept states
 	return a.p.evaluator(), func(si StepInfo[T]) error {
 		if !si.Accepted {
 			return nil
@@ -173,6 +180,20 @@ func (a *adjoint[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
 		a.seen[cur].norm2 = math.Max(a.seen[cur].norm2, norm2(si.Y1))
 		if count++; a.opt.AnchorEvery > 0 && count%a.opt.AnchorEvery == 0 {
 			a.anchors = append(a.anchors, anchor[T]{t: si.End, z: slices.Clone(si.Y1)})
+		}
+		if a.budget > 0 && count%every == 0 {
+			a.anchors = append(a.anchors, anchor[T]{t: si.End, z: slices.Clone(si.Y1)})
+			if len(a.anchors) > a.budget {
+				// Keep the states every 2·every steps: those at odd
+				// positions (the first is at step every).
+				kept := a.anchors[:0]
+				for i := 1; i < len(a.anchors); i += 2 {
+					kept = append(kept, a.anchors[i])
+				}
+				clear(a.anchors[len(kept):])
+				a.anchors = kept
+				every *= 2
+			}
 		}
 		return nil
 	}
@@ -224,9 +245,14 @@ func (a *adjoint[T]) guard(seen stretchSeen, hi, lo anchor[T]) func(StepInfo[T])
 func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
 	p := a.p
 	p.b.stats.Stored = len(a.anchors)
-	if a.log != nil {
+	if a.log != nil && a.budget == 0 {
 		p.b.stats.Stored = len(a.log.steps)
 	}
+	defer func() {
+		if a.budget > 0 {
+			p.b.stats.Stored = len(a.anchors) + a.maxLog // states, and steps logged at once
+		}
+	}()
 	n := p.n
 	sizes := make([]int, len(p.params))
 	for j, prm := range p.params {
@@ -298,6 +324,11 @@ func (a *adjoint[T]) stretch(k int) []anchor[T] {
 // (recover).
 func (a *adjoint[T]) piece(hi, lo anchor[T], k int) error {
 	n, w := a.p.n, a.w
+	if a.budget > 0 {
+		if err := a.relog(hi, lo); err != nil {
+			return err
+		}
+	}
 	recovery := k > 0 && !a.opt.FailOnDrift
 	copy(w.y[:n], hi.z)
 	w.out[0], w.out[1] = w.y, w.other // out[0] is y0 itself: no copy
@@ -322,6 +353,24 @@ func (a *adjoint[T]) piece(hi, lo anchor[T], k int) error {
 		return nil
 	}
 	return err
+}
+
+// relog re-solves the forward from lo to hi (kept states of the forward
+// solution) into the dense log the backward piece over them reads.
+func (a *adjoint[T]) relog(hi, lo anchor[T]) error {
+	p := a.p
+	s := p.solver // the forward's, idle during backward
+	a.log.steps, a.log.last = a.log.steps[:0], 0
+	s.keep = a.log
+	outs := [][]T{p.tp.Scratch(p.n).Data(), p.tp.Scratch(p.n).Data()}
+	st, err := s.solve(p.evaluator(), lo.z, []float64{lo.t, hi.t}, outs)
+	s.keep = nil
+	a.stats = a.stats.Add(st)
+	if err != nil {
+		return fmt.Errorf("odeblock: re-solving the forward from t=%g to t=%g for its dense output: %w", lo.t, hi.t, err)
+	}
+	a.maxLog = max(a.maxLog, len(a.log.steps))
+	return nil
 }
 
 // recover re-solves the forward from lo to hi with the forward's options,

@@ -183,8 +183,8 @@ func (b *Block[T]) mode() GradMode {
 // stepsOnlyMode returns the mode a block with solver options opt runs in:
 // mode itself, except that Backprop and Checkpoint, which differentiate
 // explicit RK steps, run as Interpolated for a method whose steps are not
-// (the stiff, implicit and Adams methods); Recursive, whose point is to
-// keep few states, refuses them.
+// (the stiff, implicit and Adams methods), and Recursive as Interpolated
+// with its Budget (few states kept, stretches re-solved).
 func stepsOnlyMode(mode GradMode, opt Options) (GradMode, error) {
 	tb, err := opt.method()
 	if err != nil {
@@ -193,11 +193,15 @@ func stepsOnlyMode(mode GradMode, opt Options) (GradMode, error) {
 	if !tb.stepsOnly() {
 		return mode, nil
 	}
-	switch mode.(type) {
+	switch m := mode.(type) {
 	case Backprop, Checkpoint:
 		return Interpolated{}, nil
 	case Recursive:
-		return nil, fmt.Errorf("odeblock: method %s is not an explicit Runge–Kutta method, whose steps the %v mode recomputes from few states: use Interpolated{} (or Checkpoint{}, which runs as Interpolated with it), or Adjoint{}", tb.Name, mode)
+		b := m.Budget
+		if b == 0 {
+			b = DefaultBudget
+		}
+		return Interpolated{Budget: b}, nil
 	}
 	return mode, nil
 }

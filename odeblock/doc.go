@@ -53,7 +53,8 @@
 // no fixed Step, Jumps or StepTo (events it finds on its interpolant). In a Block the stiff, implicit
 // and Adams methods, whose steps are not explicit RK stages, work with the
 // Adjoint and Interpolated modes, and Backprop and Checkpoint run as
-// Interpolated with them (Recursive refuses them). With very stiff
+// Interpolated with them, and Recursive as Interpolated with its Budget
+// (few states kept, each stretch re-solved for its dense output). With very stiff
 // dynamics use Interpolated: Adjoint's reverse-time reconstruction of the
 // state then fails (with an error, never a wrong gradient). Stats counts
 // the stiff methods' Jacobians and LU factorisations (Tableau.Stiff). The Adams methods start with three rk38 steps and then

@@ -22,10 +22,18 @@ import (
 // solve uses the forward's method); the Backprop and Checkpoint modes use
 // it for those methods, whose steps are not explicit RK stages.
 //
-// Zero options mean the forward solve's.
+// Zero options mean the forward solve's. With Budget k > 0 the forward
+// keeps at most k of its states instead of every step's dense output (the
+// states every s steps, s doubling whenever more than k would be kept),
+// and the backward re-solves each stretch between two of them, logging its
+// dense output, before solving the adjoint over it: memory of k states and
+// one stretch's steps (at most about 2·steps/k), for one more forward
+// solve. Recursive runs as Interpolated with its Budget for the methods
+// whose steps are not explicit RK stages.
 type Interpolated struct {
 	RTol, ATol float64 // of the backward solve
 	MaxSteps   int     // of the backward solve
+	Budget     int     // states kept (0: every step's dense output)
 }
 
 func init() { registerMode(Interpolated{}) }
@@ -40,6 +48,8 @@ func (m Interpolated) validate() error {
 		return fmt.Errorf("odeblock: Interpolated.ATol must be positive and finite (or 0: the forward's), got %g", m.ATol)
 	case m.MaxSteps < 0:
 		return fmt.Errorf("odeblock: Interpolated.MaxSteps must not be negative (0: the forward's), got %d", m.MaxSteps)
+	case m.Budget < 0:
+		return fmt.Errorf("odeblock: Interpolated.Budget must not be negative (0: every step's dense output), got %d", m.Budget)
 	}
 	return nil
 }
@@ -51,9 +61,9 @@ func (m Interpolated) adjoint() Adjoint {
 }
 
 func (m Interpolated) strategy32(p *pass[float32]) strategy[float32] {
-	return &adjoint[float32]{p: p, opt: m.adjoint(), log: &denseLog[float32]{}}
+	return &adjoint[float32]{p: p, opt: m.adjoint(), log: &denseLog[float32]{}, budget: m.Budget}
 }
 
 func (m Interpolated) strategy64(p *pass[float64]) strategy[float64] {
-	return &adjoint[float64]{p: p, opt: m.adjoint(), log: &denseLog[float64]{}}
+	return &adjoint[float64]{p: p, opt: m.adjoint(), log: &denseLog[float64]{}, budget: m.Budget}
 }

@@ -56,7 +56,8 @@ func TestInterpolatedDissipative(t *testing.T) {
 // the Adjoint mode's reverse-time reconstruction explodes for rodas4 and
 // bdf, the interpolating adjoint's gradients match central differences for
 // every stiff method; and the Backprop and Checkpoint modes, which use it
-// for these methods, give the same numbers; Recursive refuses them.
+// for these methods, give the same numbers; Recursive, which runs as
+// Interpolated with its Budget, the same to the tolerance.
 func TestInterpolatedStiff(t *testing.T) {
 	for _, method := range []string{"rosenbrock23", "rodas4", "bdf"} {
 		w := autograd.NewParam("w", tensor.FromSlice([]float64{-1000, 1, 0.5, -1}, 2, 2))
@@ -91,10 +92,19 @@ func TestInterpolatedStiff(t *testing.T) {
 				t.Errorf("%s: %s differs from interpolated by %.3g: it should use it", method, m, d)
 			}
 		}
-		b := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: field}, Solver: solver, Mode: odeblock.Recursive{}}
+		b := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: field}, Times: []float64{0, 0.5, 2}, Solver: solver, Mode: odeblock.Recursive{Budget: 4}}
+		autograd.ZeroGrads([]*autograd.Param[float64]{w, x})
 		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
-		if _, err := b.Forward(tp, tp.Param(x)); err == nil {
-			t.Errorf("%s: Recursive accepted a method whose steps it cannot recompute", method)
+		z, err := b.Trajectory(tp, tp.Param(x))
+		if err == nil {
+			err = tp.Backward(autograd.Sum(z))
+		}
+		if err != nil {
+			t.Fatalf("%s, recursive: %v", method, err)
+		}
+		rc := append(append([]float64(nil), w.Grad.Data()...), x.Grad.Data()...)
+		if d := maxRelDiff(rc, grads["interpolated"]); d > 1e-6 {
+			t.Errorf("%s: Recursive{Budget: 4} differs from Interpolated by %.3g", method, d)
 		}
 	}
 }
@@ -148,6 +158,29 @@ func TestInterpolatedReverseTime(t *testing.T) {
 			ip, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Interpolated{}})
 			if d := maxRelDiff(ip, ref); d > 1e-7 {
 				t.Errorf("%s, %s: interpolated over decreasing times vs backprop: relative difference %.3g", f.name, method, d)
+			}
+		}
+	}
+}
+
+// TestInterpolatedBudget: with a Budget the interpolating adjoint keeps at
+// most that many states (and one stretch's steps) and re-solves each
+// stretch between them: on every family, and with rodas4 and bdf, it gives
+// the gradients of the unbudgeted mode to the tolerance of the re-solves.
+func TestInterpolatedBudget(t *testing.T) {
+	for _, method := range []string{"dopri5", "rodas4", "bdf"} {
+		for _, f := range families(2) {
+			times := []float64{0, 0.6, 3}
+			solver := odeblock.Options{Method: method, RTol: 1e-10, ATol: 1e-10}
+			ip, full := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Interpolated{}})
+			for _, budget := range []int{1, 4} {
+				bg, st := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Interpolated{Budget: budget}})
+				if d := maxRelDiff(bg, ip); d > 1e-6 {
+					t.Errorf("%s, %s, budget %d: differs from the unbudgeted mode by %.3g", method, f.name, budget, d)
+				}
+				if st.Stored >= full.Stored || st.Backward.NFE <= full.Backward.NFE {
+					t.Errorf("%s, %s, budget %d: %d states kept, backward NFE %d; unbudgeted %d, %d", method, f.name, budget, st.Stored, st.Backward.NFE, full.Stored, full.Backward.NFE)
+				}
 			}
 		}
 	}
