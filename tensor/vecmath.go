@@ -9,10 +9,15 @@ import "math"
 // of one "path": AVX-512 or AVX2+FMA assembly on amd64
 // (vecmath_amd64.s), chosen once from the CPU's features, or the portable
 // pure-Go kernels of this file (other architectures, the build tag
-// "purego", and tests, which run every path the CPU can run). All paths
-// compute the same float32 algorithms with the same constants; they differ
-// in whether the multiply-adds are fused (and the pure-Go sigmoid in one
-// formula, below), so their results agree to an ulp or two.
+// "purego", and tests, which run every path the CPU can run). The
+// assembly paths compute the algorithms below; the pure-Go path computes
+// log and the backward maps with the same algorithms and constants, exp in
+// float64 from a table of 2^(j/32) (expGo), and tanh, sigmoid and
+// softplus from piecewise cubic tables (vecmath_table.go: a table lookup
+// and one cubic cost a third of exp's reduction, polynomial and a division
+// in scalar code). Every path is within 2 ulps of the math package for
+// these maps over every float32 input (TestVecExhaustive; the pure-Go exp
+// within 1).
 //
 // # Algorithms
 //
@@ -31,8 +36,7 @@ import "math"
 //
 // sigmoid: e = exp(−|x|) (never overflows), σ = 1/(1 + e) for x ≥ 0 and
 // e/(1 + e) for x < 0, selected without a branch. Results for very
-// negative x are eˣ down to float32's smallest denormal. (The pure-Go
-// path takes 1/(1 + e⁻ˣ) for |x| ≤ 87.5, which is faster there.)
+// negative x are eˣ down to float32's smallest denormal.
 //
 // softplus: max(x, 0) + log1p(e) with e = exp(−|x|) ∈ [0, 1]; log1p(e) =
 // L(e) for e ≤ √2 − 1 and ln2 + L((e − 1)/2) above, with L(f) = f + f²·Q(f)
@@ -187,155 +191,116 @@ func expCore(x float32) float32 {
 	return (1 + expm1Poly(r)) * s1 * s2
 }
 
-// The pure-Go kernels take one well-predicted branch per element: inputs
-// whose k is in [−126, 127] (|x| ≤ 87.5 or so) take the short path, with
-// 2ᵏ made in one step; the rest (the ends of the range, ±Inf and NaN)
-// take a slow path. Everything else is branch-free.
-
+// expGo computes in float64, where scalar operations cost what float32's
+// do: with y = x·32/ln2, k = round(y) and r = y − k ∈ [−½, ½],
+// eˣ = 2^⌊k/32⌋ · 2^((k mod 32)/32) · 2^(r/32), the middle factor from a
+// table of 32 float64 powers, the last a cubic in r (its error is below
+// 6e-10 relative), and the float64 product is rounded once to float32 —
+// denormal results and overflow included, so every x in [expMin, expMax]
+// takes the same path, within an ulp.
 func expGo(z, x []float32) {
 	x = x[:len(z)]
-	for len(x) >= 4 && len(z) >= 4 {
-		v0, v1, v2, v3 := x[0], x[1], x[2], x[3]
-		if !(v0 >= -87.5 && v0 <= 88.3 && v1 >= -87.5 && v1 <= 88.3 && v2 >= -87.5 && v2 <= 88.3 && v3 >= -87.5 && v3 <= 88.3) {
-			expSlow(z[:4], x[:4])
-		} else {
-			t0, r0 := expReduce(v0)
-			t1, r1 := expReduce(v1)
-			t2, r2 := expReduce(v2)
-			t3, r3 := expReduce(v3)
-			z[0] = (1 + expm1Poly(r0)) * pow2(t0)
-			z[1] = (1 + expm1Poly(r1)) * pow2(t1)
-			z[2] = (1 + expm1Poly(r2)) * pow2(t2)
-			z[3] = (1 + expm1Poly(r3)) * pow2(t3)
-		}
-		x, z = x[4:], z[4:]
-	}
-	expSlow(z, x)
-}
-
-func expSlow(z, x []float32) {
-	x = x[:len(z)]
 	for i, v := range x {
-		z[i] = expCore(min(max(v, expMin), expMax))
+		if !(v >= expMin && v <= expMax) { // NaN stays NaN
+			z[i] = expCore(min(max(v, expMin), expMax))
+			continue
+		}
+		y := float64(v) * (32 / math.Ln2)
+		t := y + 0x1.8p52 // the low bits of t hold k = round(y)
+		r := y - (t - 0x1.8p52)
+		k := int64(math.Float64bits(t))
+		s := math.Float64frombits(exp2Table[k&31] + uint64(k>>5)<<52)
+		z[i] = float32(s * (1 + r*(exp2C1+r*(exp2C2+r*exp2C3))))
 	}
 }
 
-// tanh1 returns tanh x for |x| ≤ 9.5; b holds the bits of x and a = |x|.
-func tanh1(b uint32, a float32) float32 {
-	t, r := expReduce(a + a)
-	s := pow2(t)
-	e := s*expm1Poly(r) + (s - 1) // e^2a − 1
-	return math.Float32frombits(math.Float32bits(e/(e+2)) | b&signBit)
-}
+// exp2Table holds the bits of 2^(j/32), j = 0…31; exp2C1…3 are the
+// Taylor coefficients of 2^(r/32) = e^(r·ln2/32).
+var exp2Table = func() (t [32]uint64) {
+	for j := range t {
+		t[j] = math.Float64bits(math.Exp2(float64(j) / 32))
+	}
+	return t
+}()
+
+const (
+	exp2C1 = math.Ln2 / 32
+	exp2C2 = exp2C1 * exp2C1 / 2
+	exp2C3 = exp2C2 * exp2C1 / 3
+)
+
+// The table kernels (vecmath_table.go) take one well-predicted branch
+// per element, to the slow path for inputs beyond their tables; their
+// bodies are written out in the loops, which the inliner would not do.
 
 func tanhGo(z, x []float32) {
 	x = x[:len(z)]
-	for len(x) >= 4 && len(z) >= 4 {
-		b0, b1, b2, b3 := math.Float32bits(x[0]), math.Float32bits(x[1]), math.Float32bits(x[2]), math.Float32bits(x[3])
-		a0, a1, a2, a3 := math.Float32frombits(b0&^signBit), math.Float32frombits(b1&^signBit), math.Float32frombits(b2&^signBit), math.Float32frombits(b3&^signBit)
-		if !(a0 <= 9.5 && a1 <= 9.5 && a2 <= 9.5 && a3 <= 9.5) {
-			tanhSlow(z[:4], x[:4])
-		} else {
-			z[0], z[1], z[2], z[3] = tanh1(b0, a0), tanh1(b1, a1), tanh1(b2, a2), tanh1(b3, a3)
-		}
-		x, z = x[4:], z[4:]
-	}
-	tanhSlow(z, x)
-}
-
-func tanhSlow(z, x []float32) {
-	x = x[:len(z)]
 	for i, v := range x {
 		b := math.Float32bits(v)
-		a := math.Float32frombits(b &^ signBit)
-		if a <= 9.5 {
-			z[i] = tanh1(b, a)
-		} else { // tanh rounds to ±1 beyond 9.02; NaN stays NaN
-			z[i] = min(a, 1) * math.Float32frombits(b&signBit|math.Float32bits(1))
+		u := math.Float32frombits(b&^signBit) * tanhScale
+		if !(u <= 9.5*tanhScale) { // tanh rounds to ±1 beyond 9.02; NaN stays NaN
+			z[i] = min(u, 1) * math.Float32frombits(b&signBit|math.Float32bits(1))
+			continue
 		}
+		k := int32(u)
+		d := u - float32(k)
+		c := &tanhTable[uint32(k)&(tanhTableLen-1)]
+		r := c[0] + d*(c[1]+d*(c[2]+d*c[3]))
+		z[i] = math.Float32frombits(math.Float32bits(r) | b&signBit)
 	}
-}
-
-// sigmoid1 returns σ(x) = 1/(1 + e⁻ˣ) for |x| ≤ 87.5, where e⁻ˣ is a
-// normal number. (The assembly's e/(1 + e), e = e^−|x|, for x < 0 is as
-// accurate; choosing the numerator by the sign bit made this loop 25%
-// slower.)
-func sigmoid1(x float32) float32 {
-	t, r := expReduce(-x)
-	return 1 / (1 + (1+expm1Poly(r))*pow2(t))
 }
 
 func sigmoidGo(z, x []float32) {
 	x = x[:len(z)]
-	for len(x) >= 4 && len(z) >= 4 {
-		v0, v1, v2, v3 := x[0], x[1], x[2], x[3]
-		if !(v0 >= -87.5 && v0 <= 87.5 && v1 >= -87.5 && v1 <= 87.5 && v2 >= -87.5 && v2 <= 87.5 && v3 >= -87.5 && v3 <= 87.5) {
-			sigmoidSlow(z[:4], x[:4])
-		} else {
-			z[0], z[1], z[2], z[3] = sigmoid1(v0), sigmoid1(v1), sigmoid1(v2), sigmoid1(v3)
-		}
-		x, z = x[4:], z[4:]
-	}
-	sigmoidSlow(z, x)
-}
-
-func sigmoidSlow(z, x []float32) {
-	x = x[:len(z)]
 	for i, v := range x {
-		switch {
-		case v >= -87.5 && v <= 87.5:
-			z[i] = sigmoid1(v)
-		case v > 0 || v != v:
-			z[i] = min(v, 1) // 1, or NaN
-		default: // e/(1+e) with e = eˣ, down to the smallest denormal
-			e := expCore(max(v, expMin))
-			z[i] = e / (1 + e)
+		if math.Float32bits(v)&^signBit >= logitMaxBits {
+			z[i] = sigmoidBig(v)
+			continue
 		}
+		u := v * logitScale
+		k := int32(u)
+		d := u - float32(k)
+		c := &sigmoidTable[uint32(k+logitTableLen/2)&(logitTableLen-1)]
+		z[i] = c[0] + d*(c[1]+d*(c[2]+d*c[3]))
 	}
 }
 
-// softplus1 returns softplus(x) for a = |x| ≤ 87.5: max(x, 0) + log1p(u)
-// with u = e^−|x|, where log1p(u) = L(u), or ln2 + L((u − 1)/2) above √2 − 1.
-func softplus1(v, a float32) float32 {
-	t, r := expReduce(-a)
-	u := (1 + expm1Poly(r)) * pow2(t)
-	var big int32
-	if u > log1pSplit { // compiled to a conditional move
-		big = 1
+// sigmoidBig returns σ(x) for |x| ≥ 16, ±Inf and NaN: 1/(1 + e⁻ˣ) for
+// x > 0 (1 beyond 17), e/(1 + e) with e = eˣ for x < 0 (down to the
+// smallest denormal).
+func sigmoidBig(v float32) float32 {
+	switch {
+	case v != v:
+		return v
+	case v > 0:
+		return 1 / (1 + expCore(max(-v, expMin)))
 	}
-	h := float32(big)
-	f := (u - h) * (1 - 0.5*h)
-	return (v+a)*0.5 + (h*ln2f + log1pPoly(f))
+	e := expCore(max(v, expMin))
+	return e / (1 + e)
 }
 
 func softplusGo(z, x []float32) {
 	x = x[:len(z)]
-	for len(x) >= 4 && len(z) >= 4 {
-		v0, v1, v2, v3 := x[0], x[1], x[2], x[3]
-		a0, a1, a2, a3 := math.Float32frombits(math.Float32bits(v0)&^signBit), math.Float32frombits(math.Float32bits(v1)&^signBit), math.Float32frombits(math.Float32bits(v2)&^signBit), math.Float32frombits(math.Float32bits(v3)&^signBit)
-		if !(a0 <= 87.5 && a1 <= 87.5 && a2 <= 87.5 && a3 <= 87.5) {
-			softplusSlow(z[:4], x[:4])
-		} else {
-			z[0], z[1], z[2], z[3] = softplus1(v0, a0), softplus1(v1, a1), softplus1(v2, a2), softplus1(v3, a3)
+	for i, v := range x {
+		if math.Float32bits(v)&^signBit >= logitMaxBits {
+			z[i] = softplusBig(v)
+			continue
 		}
-		x, z = x[4:], z[4:]
+		u := v * logitScale
+		k := int32(u)
+		d := u - float32(k)
+		c := &softplusTable[uint32(k+logitTableLen/2)&(logitTableLen-1)]
+		z[i] = c[0] + d*(c[1]+d*(c[2]+d*c[3]))
 	}
-	softplusSlow(z, x)
 }
 
-func softplusSlow(z, x []float32) {
-	x = x[:len(z)]
-	for i, v := range x {
-		a := math.Float32frombits(math.Float32bits(v) &^ signBit)
-		switch {
-		case a <= 87.5:
-			z[i] = softplus1(v, a)
-		case v > 0 || v != v:
-			z[i] = v
-		default:
-			z[i] = expCore(max(v, expMin))
-		}
+// softplusBig returns softplus(v) for |v| ≥ 16, ±Inf and NaN: v beyond
+// 16 (e⁻¹⁶ is below half an ulp of 16), eᵛ below −16.
+func softplusBig(v float32) float32 {
+	if v > 0 || v != v {
+		return v
 	}
+	return expCore(max(v, expMin))
 }
 
 // log1 returns ln x for the bits b of a positive normal x.

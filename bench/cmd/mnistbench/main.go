@@ -33,6 +33,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -75,9 +76,10 @@ func main() {
 		t1     = flag.Float64("t1", 1, "end of the integration interval [0, t1] (the paper's: 1)")
 		budget = flag.Int("budget", 0, "states kept by -mode recursive (0: odeblock.DefaultBudget)")
 		reps   = flag.Int("replicas", 1, "data-parallel replicas of the model, each with one worker (the batch of 32 split over them)")
+		prof   = flag.String("cpuprofile", "", "write a CPU profile of the timed iterations here (empty: none)")
 	)
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: mnistbench [-out FILE] [-iters N] [-warmup N] [-mode M] [-budget K] [-t1 T] [-seed S] [-replicas K]\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: mnistbench [-out FILE] [-iters N] [-warmup N] [-mode M] [-budget K] [-t1 T] [-seed S] [-replicas K] [-cpuprofile FILE]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -89,11 +91,15 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	cpuProfile = *prof
 	if err := run(*seed, gm, *mode, *out, *iters, *warmup, *t1, *reps); err != nil {
 		fmt.Fprintln(os.Stderr, "mnistbench:", err)
 		os.Exit(1)
 	}
 }
+
+// cpuProfile is the -cpuprofile file.
+var cpuProfile string
 
 func run(seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int, t1 float64, k int) error {
 	x, labels := mnistnode.Batch(seed, 32)
@@ -140,6 +146,17 @@ func run(seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int,
 	res := Result{Side: "adamnode", Iters: iters, Warmup: warmup, Threads: runtime.GOMAXPROCS(0), GradMode: mode, T1: t1, Replicas: k}
 	var secs []float64
 	for i := range warmup + iters {
+		if i == warmup && cpuProfile != "" {
+			f, err := os.Create(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
+		}
 		t0 := time.Now()
 		loss, err := step()
 		if err != nil {
