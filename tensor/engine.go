@@ -284,13 +284,22 @@ type convJob[T Float] struct {
 	wt         []T       // passDataDirect: the flipped, transposed filter
 	dw         [][]T     // per part ≥ 1: a partial filter gradient
 	db         [][]T     // per part ≥ 1: a partial bias gradient
+
+	// Winograd F(2×2, 3×3) (winograd.go): the transformed filter, and per
+	// part the transformed input, the products (or the transformed output
+	// gradient), the padded rows and the transformed filter gradient.
+	wino         bool
+	wu           []T
+	wv, wm, wrow [][]T
+	wdu          [][]T
 }
 
 func (e *cpuEngine[T]) getConvJob() *convJob[T] {
 	if j, ok := e.convJobs.Get().(*convJob[T]); ok {
 		return j
 	}
-	return &convJob[T]{col: make([][]T, e.workers), dw: make([][]T, e.workers), db: make([][]T, e.workers)}
+	n := e.workers
+	return &convJob[T]{col: make([][]T, n), dw: make([][]T, n), db: make([][]T, n), wv: make([][]T, n), wm: make([][]T, n), wrow: make([][]T, n), wdu: make([][]T, n)}
 }
 
 // runConv runs one pass, in parallel over the batch (each worker a band of
@@ -308,7 +317,25 @@ func (e *cpuEngine[T]) runConv(pass convPass, s convShape, x, w, y, b []T, accum
 			s = s2 // the im2col buffers below are sized for it
 		}
 	}
-	if !s.pointwise() {
+	j.wino = s.winograd()
+	switch {
+	case j.wino:
+		nv, nm, nr := winoSizes(s)
+		for i := 0; i < j.parts; i++ {
+			j.wv[i], j.wm[i], j.wrow[i] = grow(j.wv[i], nv), grow(j.wm[i], nm), grow(j.wrow[i], nr)
+			if pass == passFilter {
+				j.wdu[i] = grow(j.wdu[i], 16*s.co*s.c)
+			}
+		}
+		switch j.pass {
+		case passForward:
+			j.wu = grow(j.wu, 16*s.co*s.c)
+			winoFilter(j.wu, w, s.co, s.c)
+		case passDataDirect:
+			j.wu = grow(j.wu, 16*s.co*s.c)
+			winoFilter(j.wu, j.wt, s.co, s.c)
+		}
+	case !s.pointwise():
 		for i := 0; i < j.parts; i++ {
 			j.col[i] = grow(j.col[i], s.k*s.p)
 		}
@@ -393,6 +420,12 @@ func (j *convJob[T]) run(p int) {
 	xsz, ysz := s.c*s.h*s.w, s.co*s.p
 	switch j.pass {
 	case passForward: // y_b[Co,P] = W[Co,K] · col_b[K,P]
+		if j.wino {
+			for b := lo; b < hi; b++ {
+				j.winoConv(p, s, j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz], j.b, false)
+			}
+			return
+		}
 		for b := lo; b < hi; b++ {
 			xb, yb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
 			col := xb
@@ -415,6 +448,12 @@ func (j *convJob[T]) run(p int) {
 		}
 	case passDataDirect: // dx_b[C,H·W] (+)= W'[C, Co·K·K] · im2col(dy_b)
 		s2 := j.s2
+		if j.wino {
+			for b := lo; b < hi; b++ {
+				j.winoConv(p, s2, j.y[b*ysz:(b+1)*ysz], j.x[b*xsz:(b+1)*xsz], nil, j.accumulate)
+			}
+			return
+		}
 		beta := T(0)
 		if j.accumulate {
 			beta = 1
@@ -455,6 +494,10 @@ func (j *convJob[T]) run(p int) {
 		}
 		if db != nil && beta == 0 {
 			clear(db)
+		}
+		if j.wino {
+			j.winoFilterPass(p, lo, hi, dw, db, beta != 0)
+			return
 		}
 		for b := lo; b < hi; b++ {
 			xb, dyb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]

@@ -77,9 +77,10 @@ func main() {
 		budget = flag.Int("budget", 0, "states kept by -mode recursive (0: odeblock.DefaultBudget)")
 		reps   = flag.Int("replicas", 1, "data-parallel replicas of the model, each with one worker (the batch of 32 split over them)")
 		prof   = flag.String("cpuprofile", "", "write a CPU profile of the timed iterations here (empty: none)")
+		mprof  = flag.String("memprofile", "", "write a heap profile after the timed iterations here (empty: none)")
 	)
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: mnistbench [-out FILE] [-iters N] [-warmup N] [-mode M] [-budget K] [-t1 T] [-seed S] [-replicas K] [-cpuprofile FILE]\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: mnistbench [-out FILE] [-iters N] [-warmup N] [-mode M] [-budget K] [-t1 T] [-seed S] [-replicas K] [-cpuprofile FILE] [-memprofile FILE]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -91,15 +92,15 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	cpuProfile = *prof
+	cpuProfile, memProfile = *prof, *mprof
 	if err := run(*seed, gm, *mode, *out, *iters, *warmup, *t1, *reps); err != nil {
 		fmt.Fprintln(os.Stderr, "mnistbench:", err)
 		os.Exit(1)
 	}
 }
 
-// cpuProfile is the -cpuprofile file.
-var cpuProfile string
+// cpuProfile and memProfile are the -cpuprofile and -memprofile files.
+var cpuProfile, memProfile string
 
 func run(seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int, t1 float64, k int) error {
 	x, labels := mnistnode.Batch(seed, 32)
@@ -174,6 +175,16 @@ func run(seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int,
 				res.Stored = max(res.Stored, st.Stored)
 				res.Recovered = max(res.Recovered, st.Recovered)
 			}
+		}
+	}
+	if memProfile != "" {
+		f, err := os.Create(memProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			return err
 		}
 	}
 	slices.Sort(secs)
