@@ -168,6 +168,16 @@ func (a *adjoint[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
 	if a.log != nil && a.budget == 0 {
 		a.p.solver.keep = a.log
 	}
+	// The backward solve of [z, a, g_θ] takes the forward's slab in turn:
+	// sized for it now, the forward's own is not dropped at the first
+	// backward pass (garbage as large as the forward's buffers).
+	m := 0
+	for _, prm := range a.p.params {
+		m += prm.Value.Len()
+	}
+	if need := a.p.solver.slabLen(2*a.p.n + m); len(a.p.b.slab) < need {
+		a.p.b.slab = make([]T, need)
+	}
 	every := 1 // with budget: the steps between kept states
 	return a.p.evaluator(), func(si StepInfo[T]) error {
 		if !si.Accepted {

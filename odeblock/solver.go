@@ -336,10 +336,7 @@ func (s *Solver[T]) Options() Options { return s.opt }
 func (s *Solver[T]) ensure(n int) {
 	stages := s.tb.Stages()
 	dense := len(s.tb.DenseC)
-	bufs := stages + 3 + dense
-	if !s.tb.FSAL || stages == 1 {
-		bufs++
-	}
+	bufs := s.slabLen(1)
 	need := bufs * n
 	mem := s.own
 	if s.shared != nil {
@@ -382,6 +379,19 @@ func (s *Solver[T]) ensure(n int) {
 	if bufs > stages+3+dense {
 		s.fnext = next()
 	}
+}
+
+// slabLen returns the length of the memory ensure takes for states of n
+// elements with the configured method: its stages, dense-output stages,
+// y, y1 and a scratch state, and f at the step's end for a method that does
+// not reuse its last stage.
+func (s *Solver[T]) slabLen(n int) int {
+	stages := s.tb.Stages()
+	bufs := stages + 3 + len(s.tb.DenseC)
+	if !s.tb.FSAL || stages == 1 {
+		bufs++
+	}
+	return bufs * n
 }
 
 // Solve integrates from ts[0] to ts[len−1] starting at y0 and writes the

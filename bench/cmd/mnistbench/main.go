@@ -183,6 +183,7 @@ func run(seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int,
 			return err
 		}
 		defer f.Close()
+		runtime.GC() // the profile shows the heap as of the last collection
 		if err := pprof.WriteHeapProfile(f); err != nil {
 			return err
 		}
@@ -210,6 +211,7 @@ type replica struct {
 	tp     *autograd.Tape[float32]
 	x      *tensor.Tensor[float32]
 	labels []int
+	buf    []float64 // the gradients as all-reduced, kept across steps
 }
 
 // step records the loss of the replica's share, its gradients, averages
@@ -223,7 +225,7 @@ func (r *replica) step(c *distributed.Local, k int) (float64, error) {
 		err = r.tp.Backward(l)
 	}
 	if k > 1 {
-		var buf []float64
+		buf := r.buf[:0]
 		for _, p := range r.params {
 			if p.Grad == nil {
 				p.ZeroGrad()
@@ -237,6 +239,7 @@ func (r *replica) step(c *distributed.Local, k int) (float64, error) {
 			failed = 1
 		}
 		buf = append(buf, failed)
+		r.buf = buf
 		if rerr := c.AllReduce(buf); rerr != nil {
 			return 0, rerr
 		}
