@@ -32,6 +32,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"syscall"
 	"time"
@@ -71,6 +72,7 @@ func main() {
 		save   = flag.Bool("save-only", false, "write the weights file into -out, time nothing")
 		load   = flag.String("load", "", "run the problem of this weights file instead of -config")
 		reps   = flag.Int("replicas", 1, "data-parallel replicas, each with one worker and a share of the batch (mlpfamily.Replicas)")
+		prof   = flag.String("cpuprofile", "", "write a CPU profile of the whole run here (empty: none)")
 	)
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: mlpbench -config NAME|all [-iters N] [-warmup N] [-out DIR] [-save-only] | -load FILE | -list\n")
@@ -95,6 +97,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mlpbench:", bad)
 		flag.Usage()
 		os.Exit(2)
+	}
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mlpbench:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
 	}
 	if *list {
 		for _, c := range mlpfamily.Configs() {
