@@ -26,7 +26,7 @@ var convTimeCases = []struct {
 	{"2x3 pad2", 1, 2, 2, 4, 5, 2, 3, tensor.ConvParams{Pad: 2}},
 	{"3x3 no pad", 3, 1, 2, 5, 5, 3, 3, tensor.ConvParams{}},
 	{"5x5 pad2 one channel", 2, 1, 1, 6, 6, 5, 5, tensor.ConvParams{Pad: 2}},
-	{"3x3 pad1 winograd", 2, 8, 8, 5, 4, 3, 3, tensor.ConvParams{Pad: 1}}, // the CPU engines' F(2×2, 3×3) path
+	{"3x3 pad1 8 channels", 2, 8, 8, 5, 4, 3, 3, tensor.ConvParams{Pad: 1}},
 }
 
 // TestConv2DTimeMatchesConcat: Conv2DTime equals Conv2D of ConcatTime, in

@@ -24,11 +24,19 @@ package tensor
 // are 0, ±½ and ±1): a few ulps of the largest products summed.
 
 // winograd reports whether s is computed with F(2×2, 3×3): a 3×3 kernel
-// at stride 1 with enough channels that the GEMMs dominate the
-// transforms (below 8, im2col's single GEMM is as fast).
+// at stride 1 with enough channels that the GEMMs' savings outweigh the
+// transforms. The GEMMs save in proportion to C·Co, the transforms cost in
+// proportion to C + Co: on one core (BenchmarkWinogradChannels, 28×28,
+// C = Co) Winograd takes 2.6× im2col's time at 8 channels, 1.3× at 16, as
+// much at 32 and 0.77× at 64 (the paper's 51 → 50: 0.8×), so it is used
+// from C·Co/(C + Co) ≥ 20 (C = Co = 40).
 func (s convShape) winograd() bool {
-	return s.kh == 3 && s.kw == 3 && s.stride == 1 && s.c >= 8 && s.co >= 8
+	return s.kh == 3 && s.kw == 3 && s.stride == 1 && s.c*s.co >= winogradMinHarmonic*(s.c+s.co)
 }
+
+// winogradMinHarmonic is the least C·Co/(C + Co) that takes the Winograd
+// path; tests lower it.
+var winogradMinHarmonic = 20
 
 // tiles returns the numbers of 2×2 output tiles down and across s's output.
 func (s convShape) tiles() (th, tw int) { return (s.oh + 1) / 2, (s.ow + 1) / 2 }
@@ -225,48 +233,54 @@ func winoAcross[T Float](y, c0, c1, c2, c3 []T, bias T) {
 
 // winoOutputGrad sets m [16, Co, tiles] to A dy Aᵀ for each 2×2 tile of
 // the output gradient dy [Co, OH, OW] (zero beyond its edge): the
-// transpose of winoOutput.
-func winoOutputGrad[T Float](m, dy []T, s convShape) {
+// transpose of winoOutput. scratch is of winoSizes' length.
+func winoOutputGrad[T Float](m, dy, scratch []T, s convShape) {
 	th, tw := s.tiles()
 	nt := th * tw
 	plane := s.co * nt
+	w2 := 2 * tw
+	top, bot := scratch[:w2], scratch[w2:2*w2]
+	ag := scratch[2*w2 : 6*w2] // A's four rows applied to (top, bot)
+	clear(top)
+	clear(bot)
 	for o := range s.co {
 		dyo := dy[o*s.oh*s.ow : (o+1)*s.oh*s.ow]
 		for ti := range th {
-			base := o*nt + ti*tw
-			var mm [16][]T
-			for xi := range 16 {
-				mm[xi] = m[xi*plane+base : xi*plane+base+tw]
-			}
-			top := dyo[2*ti*s.ow : (2*ti+1)*s.ow]
-			var bot []T
+			copy(top, dyo[2*ti*s.ow:(2*ti+1)*s.ow])
 			if 2*ti+1 < s.oh {
-				bot = dyo[(2*ti+1)*s.ow : (2*ti+2)*s.ow]
+				copy(bot, dyo[(2*ti+1)*s.ow:(2*ti+2)*s.ow])
+			} else {
+				clear(bot)
 			}
-			for tj := range tw {
-				x := 2 * tj
-				var g00, g01, g10, g11 T
-				g00 = top[x]
-				if x+1 < s.ow {
-					g01 = top[x+1]
-				}
-				if bot != nil {
-					g10 = bot[x]
-					if x+1 < s.ow {
-						g11 = bot[x+1]
-					}
-				}
-				// Rows of A·g (A = [1 0; 1 1; 1 −1; 0 −1]), then columns.
-				r := [4][2]T{{g00, g01}, {g00 + g10, g01 + g11}, {g00 - g10, g01 - g11}, {-g10, -g11}}
-				for i := range 4 {
-					p, q := r[i][0], r[i][1]
-					mm[4*i+0][tj] = p
-					mm[4*i+1][tj] = p + q
-					mm[4*i+2][tj] = p - q
-					mm[4*i+3][tj] = -q
-				}
+			winoRowsA(ag[:w2], ag[w2:2*w2], ag[2*w2:3*w2], ag[3*w2:], top, bot)
+			at := o*nt + ti*tw
+			for i := range 4 {
+				d := func(k int) []T { return m[(4*i+k)*plane+at : (4*i+k)*plane+at+tw] }
+				winoSplit(d(0), d(1), d(2), d(3), ag[i*w2:(i+1)*w2])
 			}
 		}
+	}
+}
+
+// winoRowsA sets (r0, r1, r2, r3) = (g0, g0 + g1, g0 − g1, −g1)
+// elementwise: A = [1 0; 1 1; 1 −1; 0 −1] applied to the rows g0, g1.
+func winoRowsA[T Float](r0, r1, r2, r3, g0, g1 []T) {
+	n := len(r0)
+	r1, r2, r3, g0, g1 = r1[:n], r2[:n], r3[:n], g0[:n], g1[:n]
+	for k := range n {
+		p, q := g0[k], g1[k]
+		r0[k], r1[k], r2[k], r3[k] = p, p+q, p-q, -q
+	}
+}
+
+// winoSplit sets (d0, d1, d2, d3)[t] = A applied to (r[2t], r[2t+1]).
+func winoSplit[T Float](d0, d1, d2, d3, r []T) {
+	n := len(d0)
+	d1, d2, d3 = d1[:n], d2[:n], d3[:n]
+	for t := range n {
+		q := r[2*t : 2*t+2]
+		a, b := q[0], q[1]
+		d0[t], d1[t], d2[t], d3[t] = a, a+b, a-b, -b
 	}
 }
 
@@ -297,7 +311,7 @@ func (j *convJob[T]) winoFilterPass(p, lo, hi int, dw, db []T, add bool) {
 	for b := lo; b < hi; b++ {
 		xb, dyb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
 		winoInput(v, xb, j.wrow[p], s)
-		winoOutputGrad(m, dyb, s)
+		winoOutputGrad(m, dyb, j.wrow[p], s)
 		for xi := range 16 {
 			j.gemm(false, true, s.co, s.c, nt, 1, m[xi*s.co*nt:], nt, v[xi*s.c*nt:], nt, 1, du[xi*s.co*s.c:], s.c)
 		}
