@@ -43,11 +43,12 @@ func (s convShape) tiles() (th, tw int) { return (s.oh + 1) / 2, (s.ow + 1) / 2 
 
 // winoSizes returns the lengths of a part's buffers for s: the
 // transformed input V [16, C, tiles], the products M [16, Co, tiles] and
-// the scratch of the transforms (winoScratch).
+// the scratch the transforms share: winoInput's zero row and four padded
+// rows, winoOutput's and winoOutputGrad's twelve half-rows.
 func winoSizes(s convShape) (v, m, scratch int) {
 	th, tw := s.tiles()
 	wp := 2*tw + 2
-	return 16 * s.c * th * tw, 16 * s.co * th * tw, (2*th+2)*wp + 4*wp + 8*tw + 4*tw
+	return 16 * s.c * th * tw, 16 * s.co * th * tw, max(s.w+4*wp, 12*tw)
 }
 
 // winoFilter sets u [16, Co, C] to G g Gᵀ for each filter g [3, 3] of
@@ -116,24 +117,27 @@ func winoFilterGrad[T Float](dw, du []T, co, c int, add bool) {
 func winoInput[T Float](v, x, scratch []T, s convShape) {
 	th, tw := s.tiles()
 	nt := th * tw
-	wp := 2*tw + 2 // padded width: column x' holds x's column x' − pad
-	hp := 2*th + 2
-	pb := scratch[:hp*wp] // the padded channel: zero where no row or column of x falls
-	comb := scratch[hp*wp : hp*wp+4*wp]
-	clear(pb)
-	rows := min(s.h, hp-s.pad)         // rows of x inside pb
-	cols := min(s.w, max(wp-s.pad, 0)) // columns of x inside pb
+	wp := 2*tw + 2                     // padded width: column x' holds x's column x' − pad
+	cols := min(s.w, max(wp-s.pad, 0)) // columns of x that tiles read
+	zero := scratch[:s.w]              // a row above or below x
+	comb := scratch[s.w : s.w+4*wp]    // Bᵀ's rows applied to four padded rows
+	clear(zero)
+	clear(comb) // its padding columns stay zero
 	plane := s.c * nt
 	for c := range s.c {
 		xc := x[c*s.h*s.w : (c+1)*s.h*s.w]
-		for y := 0; y < rows; y++ {
-			copy(pb[(y+s.pad)*wp+s.pad:(y+s.pad)*wp+s.pad+cols], xc[y*s.w:y*s.w+cols])
+		row := func(y int) []T {
+			if y < 0 || y >= s.h {
+				return zero[:cols]
+			}
+			return xc[y*s.w : y*s.w+cols]
 		}
 		for ti := range th {
 			// The four input rows under tile row ti, combined as Bᵀ's rows,
 			// then each combined row's columns as B's.
-			r := pb[2*ti*wp : (2*ti+4)*wp]
-			winoCombine(comb[:wp], comb[wp:2*wp], comb[2*wp:3*wp], comb[3*wp:4*wp], r[:wp], r[wp:2*wp], r[2*wp:3*wp], r[3*wp:4*wp])
+			y := 2*ti - s.pad
+			p := s.pad
+			winoCombine(comb[p:p+cols], comb[wp+p:wp+p+cols], comb[2*wp+p:2*wp+p+cols], comb[3*wp+p:3*wp+p+cols], row(y), row(y+1), row(y+2), row(y+3))
 			at := c*nt + ti*tw
 			for i := range 4 {
 				o := 4 * i * plane
