@@ -1,5 +1,7 @@
 package tensor
 
+import "unsafe"
+
 // Winograd's minimal filtering F(2×2, 3×3) for stride-1 3×3
 // convolutions (Lavin and Gray, 2016).
 //
@@ -38,17 +40,24 @@ func (s convShape) winograd() bool {
 // path; tests lower it.
 var winogradMinHarmonic = 20
 
-// tiles returns the numbers of 2×2 output tiles down and across s's output.
-func (s convShape) tiles() (th, tw int) { return (s.oh + 1) / 2, (s.ow + 1) / 2 }
+// tiles returns the numbers of 2×2 output tiles down and across s's
+// output, and the length of a channel's plane in V and M: th rows of
+// tw + 1 tiles, the last of each row unused (it lets the transforms run on
+// whole planes, winoInput).
+func (s convShape) tiles() (th, tw, n int) {
+	th, tw = (s.oh+1)/2, (s.ow+1)/2
+	return th, tw, th * (tw + 1)
+}
 
 // winoSizes returns the lengths of a part's buffers for s: the
-// transformed input V [16, C, tiles], the products M [16, Co, tiles] and
-// the scratch the transforms share: winoInput's zero row and four padded
-// rows, winoOutput's and winoOutputGrad's twelve half-rows.
+// transformed input V [16, C, n], the products M [16, Co, n] (n from
+// tiles) and the scratch the transforms share: winoInput's four parity
+// planes of the padded channel and their row combinations, winoOutput's
+// twelve planes, winoOutputGrad's twelve half-rows.
 func winoSizes(s convShape) (v, m, scratch int) {
-	th, tw := s.tiles()
-	wp := 2*tw + 2
-	return 16 * s.c * th * tw, 16 * s.co * th * tw, max(s.w+4*wp, 12*tw)
+	th, tw, n := s.tiles()
+	pl := (th + 1) * (tw + 1)
+	return 16 * s.c * n, 16 * s.co * n, max(4*pl+8*n+2, 12*n, 12*tw)
 }
 
 // winoFilter sets u [16, Co, C] to G g Gᵀ for each filter g [3, 3] of
@@ -111,137 +120,182 @@ func winoFilterGrad[T Float](dw, du []T, co, c int, add bool) {
 	}
 }
 
-// winoInput sets v [16, C, tiles] to Bᵀ d B for every 4×4 input patch d
-// of the sample x [C, H, W] under a 2×2 output tile (zero outside x).
-// scratch is of winoSizes' length.
+// winoInput sets v [16, C, n] to Bᵀ d B for every 4×4 input patch d
+// of the sample x [C, H, W] under a 2×2 output tile (zero outside x);
+// tile (ti, tj) is at ti·(tw + 1) + tj. scratch is of winoSizes' length.
+//
+// Each channel, zero-padded, is first split by the parity of its rows and
+// columns into four planes of (th + 1) × (tw + 1): the patch of tile
+// (ti, tj) covers rows ti and ti + 1 and columns tj and tj + 1 of each.
+// Bᵀ applied down the patches' rows, then across their columns, is then
+// two and four elementwise combinations of whole planes (winoCombine),
+// one shifted by a row or a column; the extra tile of each row takes what
+// the shift brings in and is never read.
 func winoInput[T Float](v, x, scratch []T, s convShape) {
-	th, tw := s.tiles()
-	nt := th * tw
-	wp := 2*tw + 2                     // padded width: column x' holds x's column x' − pad
-	cols := min(s.w, max(wp-s.pad, 0)) // columns of x that tiles read
-	zero := scratch[:s.w]              // a row above or below x
-	comb := scratch[s.w : s.w+4*wp]    // Bᵀ's rows applied to four padded rows
-	clear(zero)
-	clear(comb) // its padding columns stay zero
-	plane := s.c * nt
+	th, tw, n := s.tiles()
+	we := tw + 1
+	pl := (th + 1) * we
+	par := scratch[: 4*pl+1 : 4*pl+1]   // plane (rp, cp) at (2·rp + cp)·pl
+	cmb := scratch[4*pl+1 : 4*pl+8*n+2] // Bᵀ's row i on columns of parity cp at (2·i + cp)·n
+	clear(par)                          // the padding stays zero: every channel writes the same places
+	rows := min(s.h, 2*th+2-s.pad)
+	cols := min(s.w, 2*we-s.pad)
+	plane := s.c * n
 	for c := range s.c {
 		xc := x[c*s.h*s.w : (c+1)*s.h*s.w]
-		row := func(y int) []T {
-			if y < 0 || y >= s.h {
-				return zero[:cols]
-			}
-			return xc[y*s.w : y*s.w+cols]
+		for y := range rows {
+			yp := y + s.pad
+			at := (yp>>1)*we + 2*(yp&1)*pl
+			splitColumns(par[at:at+we], par[pl+at:pl+at+we], xc[y*s.w:y*s.w+cols], s.pad)
 		}
-		for ti := range th {
-			// The four input rows under tile row ti, combined as Bᵀ's rows,
-			// then each combined row's columns as B's.
-			y := 2*ti - s.pad
-			p := s.pad
-			winoCombine(comb[p:p+cols], comb[wp+p:wp+p+cols], comb[2*wp+p:2*wp+p+cols], comb[3*wp+p:3*wp+p+cols], row(y), row(y+1), row(y+2), row(y+3))
-			at := c*nt + ti*tw
-			for i := range 4 {
-				o := 4 * i * plane
-				winoCols(v[o+at:o+at+tw], v[o+plane+at:o+plane+at+tw], v[o+2*plane+at:o+2*plane+at+tw], v[o+3*plane+at:o+3*plane+at+tw], comb[i*wp:(i+1)*wp])
-			}
+		for cp := range 2 {
+			r0, r1 := par[cp*pl:], par[(2+cp)*pl:] // even and odd rows
+			winoCombine(cmb[cp*n:cp*n+n], cmb[(2+cp)*n:(2+cp)*n+n], cmb[(4+cp)*n:(4+cp)*n+n], cmb[(6+cp)*n:(6+cp)*n+n], r0[:n], r1[:n], r0[we:we+n], r1[we:we+n])
+		}
+		for i := range 4 {
+			e, o := cmb[2*i*n:], cmb[(2*i+1)*n:] // even and odd columns
+			b := 4*i*plane + c*n
+			winoCombine(v[b:b+n], v[b+plane:b+plane+n], v[b+2*plane:b+2*plane+n], v[b+3*plane:b+3*plane+n], e[:n], o[:n], e[1:n+1], o[1:n+1])
 		}
 	}
 }
 
+// splitColumns writes row, shifted right by pad, into the even and odd
+// columns ev and od of a padded row: column x′ = x + pad of it goes to
+// ev[x′/2] or od[x′/2].
+func splitColumns[T Float](ev, od, row []T, pad int) {
+	a, b := ev[pad/2:], od[pad/2:] // row[2k] and row[2k+1] for even pad
+	if pad&1 == 1 {
+		a, b = od[pad/2:], ev[pad/2+1:]
+	}
+	n := len(row) / 2
+	a, b = a[:n+len(row)&1], b[:n]
+	for k := range n {
+		p := row[2*k : 2*k+2 : 2*k+2]
+		a[k], b[k] = p[0], p[1]
+	}
+	if len(row)&1 == 1 {
+		a[n] = row[2*n]
+	}
+}
+
 // winoCombine sets (c0, c1, c2, c3) = (r0 − r2, r1 + r2, r2 − r1, r1 − r3)
-// elementwise: Bᵀ applied to four rows (or, in winoCols, to four columns).
+// elementwise: Bᵀ applied to four rows, or across the columns of tiles.
 func winoCombine[T Float](c0, c1, c2, c3, r0, r1, r2, r3 []T) {
 	n := len(c0)
 	c1, c2, c3, r0, r1, r2, r3 = c1[:n], c2[:n], c3[:n], r0[:n], r1[:n], r2[:n], r3[:n]
+	if n == 0 {
+		return
+	}
+	if winoAVX512 && isFloat32[T]() {
+		winoCombineAVX512(f32(c0), f32(c1), f32(c2), f32(c3), f32(r0), f32(r1), f32(r2), f32(r3), n)
+		return
+	}
 	for k := range n {
 		a, b, c, d := r0[k], r1[k], r2[k], r3[k]
 		c0[k], c1[k], c2[k], c3[k] = a-c, b+c, c-b, b-d
 	}
 }
 
-// winoCols sets d0…d3[t] to Bᵀ applied to r[2t : 2t+4], for the len(d0)
-// tiles along the row r.
-func winoCols[T Float](d0, d1, d2, d3, r []T) {
-	n := len(d0)
-	d1, d2, d3 = d1[:n], d2[:n], d3[:n]
+// winoDown sets a = m0 + m1 + m2 + bias and b = m1 − m2 − m3 + bias
+// elementwise (summed left to right): Aᵀ applied to four rows.
+func winoDown[T Float](a, b, m0, m1, m2, m3 []T, bias T) {
+	n := len(a)
+	b, m0, m1, m2, m3 = b[:n], m0[:n], m1[:n], m2[:n], m3[:n]
+	if n == 0 {
+		return
+	}
+	if winoAVX512 && isFloat32[T]() {
+		winoDownAVX512(f32(a), f32(b), f32(m0), f32(m1), f32(m2), f32(m3), n, float32(bias))
+		return
+	}
 	for t := range n {
-		q := r[2*t : 2*t+4]
-		a, b, c, d := q[0], q[1], q[2], q[3]
-		d0[t], d1[t], d2[t], d3[t] = a-c, b+c, c-b, b-d
+		p, q := m1[t], m2[t]
+		a[t] = m0[t] + p + q + bias
+		b[t] = p - q - m3[t] + bias
 	}
 }
 
+// isFloat32 reports whether T is float32.
+func isFloat32[T Float]() bool {
+	var z T
+	_, ok := any(z).(float32)
+	return ok
+}
+
+// f32 returns the first element of x, a []float32, as a *float32.
+func f32[T Float](x []T) *float32 { return (*float32)(unsafe.Pointer(&x[0])) }
+
 // winoOutput sets (or adds to, with add) the sample y [Co, OH, OW] from the
-// products m [16, Co, tiles]: Aᵀ m A per tile, plus bias[o] when bias is
-// not nil. scratch is of winoSizes' length.
+// products m [16, Co, n]: Aᵀ m A per tile, plus bias[o] when bias is not
+// nil: Aᵀ down the tiles' columns, then across, each on whole planes, and
+// the even and odd output columns joined. scratch is of winoSizes' length.
 func winoOutput[T Float](y, m, bias, scratch []T, s convShape, add bool) {
-	th, tw := s.tiles()
-	nt := th * tw
-	plane := s.co * nt
-	rows := scratch[:8*tw]       // Aᵀ's two rows applied down each of the 4 columns
-	out := scratch[8*tw : 12*tw] // the two output rows of a tile row
-	top, bot := out[:2*tw], out[2*tw:]
+	th, tw, n := s.tiles()
+	we := tw + 1
+	plane := s.co * n
+	st := scratch[:12*n]
+	p := func(k int) []T { return st[k*n : (k+1)*n] }
 	for o := range s.co {
 		var bo T
 		if bias != nil {
 			bo = bias[o]
 		}
+		at := o * n
+		for j := range 4 { // column j of the tiles: rows 0 and 1 of Aᵀ m into planes 2j, 2j + 1
+			mj := func(i int) []T { return m[(4*i+j)*plane+at : (4*i+j)*plane+at+n] }
+			winoDown(p(2*j), p(2*j+1), mj(0), mj(1), mj(2), mj(3), 0)
+		}
+		// Planes 8–11: the top rows' even and odd columns, the bottom rows'.
+		winoDown(p(8), p(9), p(0), p(2), p(4), p(6), bo)
+		winoDown(p(10), p(11), p(1), p(3), p(5), p(7), bo)
 		yo := y[o*s.oh*s.ow : (o+1)*s.oh*s.ow]
 		for ti := range th {
-			at := o*nt + ti*tw
-			for j := range 4 {
-				mj := func(i int) []T { return m[(4*i+j)*plane+at : (4*i+j)*plane+at+tw] }
-				winoDown(rows[2*j*tw:(2*j+1)*tw], rows[(2*j+1)*tw:(2*j+2)*tw], mj(0), mj(1), mj(2), mj(3))
-			}
-			winoAcross(top, rows[0:tw], rows[2*tw:3*tw], rows[4*tw:5*tw], rows[6*tw:7*tw], bo)
-			winoAcross(bot, rows[tw:2*tw], rows[3*tw:4*tw], rows[5*tw:6*tw], rows[7*tw:8*tw], bo)
-			for k, r := range [2][]T{top, bot} {
+			for k := range 2 {
 				yr := 2*ti + k
 				if yr >= s.oh {
 					break
 				}
-				dst := yo[yr*s.ow : (yr+1)*s.ow]
-				if add {
-					AxpySlice(1, r[:s.ow], dst)
-				} else {
-					copy(dst, r[:s.ow])
-				}
+				r := ti * we
+				joinColumns(yo[yr*s.ow:(yr+1)*s.ow], p(8 + 2*k)[r:r+tw], p(9 + 2*k)[r:r+tw], add)
 			}
 		}
 	}
 }
 
-// winoDown sets a = m0 + m1 + m2 and b = m1 − m2 − m3 elementwise: Aᵀ
-// applied down one column of the 4×4 products of each tile.
-func winoDown[T Float](a, b, m0, m1, m2, m3 []T) {
-	n := len(a)
-	b, m0, m1, m2, m3 = b[:n], m0[:n], m1[:n], m2[:n], m3[:n]
+// joinColumns sets (or adds to, with add) dst's even columns from even
+// and its odd ones from odd.
+func joinColumns[T Float](dst, even, odd []T, add bool) {
+	n := len(dst) / 2
+	even, odd = even[:n+len(dst)&1], odd[:n]
+	if add {
+		for t := range n {
+			p := dst[2*t : 2*t+2 : 2*t+2]
+			p[0] += even[t]
+			p[1] += odd[t]
+		}
+		if len(dst)&1 == 1 {
+			dst[2*n] += even[n]
+		}
+		return
+	}
 	for t := range n {
-		p, q, r := m1[t], m2[t], m3[t]
-		a[t] = m0[t] + p + q
-		b[t] = p - q - r
+		p := dst[2*t : 2*t+2 : 2*t+2]
+		p[0], p[1] = even[t], odd[t]
+	}
+	if len(dst)&1 == 1 {
+		dst[2*n] = even[n]
 	}
 }
 
-// winoAcross sets y[2t] = c0 + c1 + c2 + bias and y[2t+1] = c1 − c2 − c3 +
-// bias for each tile t: Aᵀ applied across one row of Aᵀ m.
-func winoAcross[T Float](y, c0, c1, c2, c3 []T, bias T) {
-	n := len(c0)
-	c1, c2, c3 = c1[:n], c2[:n], c3[:n]
-	y = y[:2*n]
-	for t := range n {
-		p, q := c1[t], c2[t]
-		y[2*t] = c0[t] + p + q + bias
-		y[2*t+1] = p - q - c3[t] + bias
-	}
-}
-
-// winoOutputGrad sets m [16, Co, tiles] to A dy Aᵀ for each 2×2 tile of
-// the output gradient dy [Co, OH, OW] (zero beyond its edge): the
-// transpose of winoOutput. scratch is of winoSizes' length.
+// winoOutputGrad sets m [16, Co, n] to A dy Aᵀ for each 2×2 tile of
+// the output gradient dy [Co, OH, OW] (zero beyond its edge), and to zero
+// in the unused tile of each row: the transpose of winoOutput. scratch is
+// of winoSizes' length.
 func winoOutputGrad[T Float](m, dy, scratch []T, s convShape) {
-	th, tw := s.tiles()
-	nt := th * tw
-	plane := s.co * nt
+	th, tw, n := s.tiles()
+	we := tw + 1
+	plane := s.co * n
 	w2 := 2 * tw
 	top, bot := scratch[:w2], scratch[w2:2*w2]
 	ag := scratch[2*w2 : 6*w2] // A's four rows applied to (top, bot)
@@ -257,10 +311,13 @@ func winoOutputGrad[T Float](m, dy, scratch []T, s convShape) {
 				clear(bot)
 			}
 			winoRowsA(ag[:w2], ag[w2:2*w2], ag[2*w2:3*w2], ag[3*w2:], top, bot)
-			at := o*nt + ti*tw
+			at := o*n + ti*we
 			for i := range 4 {
 				d := func(k int) []T { return m[(4*i+k)*plane+at : (4*i+k)*plane+at+tw] }
 				winoSplit(d(0), d(1), d(2), d(3), ag[i*w2:(i+1)*w2])
+			}
+			for xi := range 16 {
+				m[xi*plane+at+tw] = 0
 			}
 		}
 	}
@@ -293,8 +350,7 @@ func winoSplit[T Float](d0, d1, d2, d3, r []T) {
 // bias when not nil.
 func (j *convJob[T]) winoConv(p int, s convShape, x, y, bias []T, add bool) {
 	v, m := j.wv[p], j.wm[p]
-	th, tw := s.tiles()
-	nt := th * tw
+	_, _, nt := s.tiles()
 	winoInput(v, x, j.wrow[p], s)
 	for xi := range 16 {
 		j.gemm(false, false, s.co, nt, s.c, 1, j.wu[xi*s.co*s.c:], s.c, v[xi*s.c*nt:], nt, 0, m[xi*s.co*nt:], nt)
@@ -308,8 +364,7 @@ func (j *convJob[T]) winoConv(p int, s convShape, x, y, bias []T, add bool) {
 func (j *convJob[T]) winoFilterPass(p, lo, hi int, dw, db []T, add bool) {
 	s := j.s
 	v, m, du := j.wv[p], j.wm[p], j.wdu[p]
-	th, tw := s.tiles()
-	nt := th * tw
+	_, _, nt := s.tiles()
 	xsz, ysz := s.c*s.h*s.w, s.co*s.p
 	clear(du)
 	for b := lo; b < hi; b++ {

@@ -39,3 +39,49 @@ func BenchmarkWinogradChannels(b *testing.B) {
 		}
 	}
 }
+
+// TestWinoKernels: winoCombine and winoDown (the assembly ones where the
+// CPU has AVX-512) equal their definitions bit for bit, at every length
+// 0–70 (full vectors and masked tails), in float32 and float64.
+func TestWinoKernels(t *testing.T) {
+	testWinoKernels[float32](t)
+	testWinoKernels[float64](t)
+}
+
+func testWinoKernels[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := range 71 {
+		in := make([][]T, 4)
+		for i := range in {
+			in[i] = make([]T, n+3) // longer than n: only n are read
+			for k := range in[i] {
+				in[i][k] = T(rng.NormFloat64())
+			}
+		}
+		out := make([][]T, 4)
+		for i := range out {
+			out[i] = make([]T, n+1)
+			out[i][n] = 42 // must stay
+		}
+		winoCombine(out[0][:n], out[1][:n], out[2][:n], out[3][:n], in[0], in[1], in[2], in[3])
+		for k := range n {
+			a, b, c, d := in[0][k], in[1][k], in[2][k], in[3][k]
+			if want := [4]T{a - c, b + c, c - b, b - d}; [4]T{out[0][k], out[1][k], out[2][k], out[3][k]} != want {
+				t.Fatalf("%T winoCombine n=%d: element %d = %v, want %v", a, n, k, [4]T{out[0][k], out[1][k], out[2][k], out[3][k]}, want)
+			}
+		}
+		bias := T(rng.NormFloat64())
+		winoDown(out[0][:n], out[1][:n], in[0], in[1], in[2], in[3], bias)
+		for k := range n {
+			m0, m1, m2, m3 := in[0][k], in[1][k], in[2][k], in[3][k]
+			if a, b := m0+m1+m2+bias, m1-m2-m3+bias; out[0][k] != a || out[1][k] != b {
+				t.Fatalf("%T winoDown n=%d: element %d = %v, %v, want %v, %v", a, n, k, out[0][k], out[1][k], a, b)
+			}
+		}
+		for i := range out {
+			if out[i][n] != 42 {
+				t.Fatalf("n=%d: wrote past the end of output %d", n, i)
+			}
+		}
+	}
+}

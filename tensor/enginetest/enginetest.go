@@ -143,6 +143,7 @@ func ConvCases() []ConvCase {
 	cs = append(cs,
 		ConvCase{B: 1, C: 41, H: 3, W: 3, Co: 40, KH: 3, KW: 3, P: tensor.ConvParams{Stride: 1}},
 		ConvCase{B: 2, C: 40, H: 1, W: 2, Co: 40, KH: 3, KW: 3, P: tensor.ConvParams{Stride: 1, Pad: 1}},
+		ConvCase{B: 1, C: 40, H: 4, W: 37, Co: 40, KH: 3, KW: 3, P: tensor.ConvParams{Stride: 1, Pad: 1}}, // rows of more than 16 tiles
 	)
 	return cs
 }

@@ -1,0 +1,14 @@
+//go:build !amd64 || purego
+
+package tensor
+
+// winoAVX512 is false: the transforms run as Go loops.
+const winoAVX512 = false
+
+func winoCombineAVX512(c0, c1, c2, c3, r0, r1, r2, r3 *float32, n int) {
+	panic("tensor: no assembly transforms in this build")
+}
+
+func winoDownAVX512(a, b, m0, m1, m2, m3 *float32, n int, bias float32) {
+	panic("tensor: no assembly transforms in this build")
+}
