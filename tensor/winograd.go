@@ -57,7 +57,7 @@ func (s convShape) tiles() (th, tw, n int) {
 func winoSizes(s convShape) (v, m, scratch int) {
 	th, tw, n := s.tiles()
 	pl := (th + 1) * (tw + 1)
-	return 16 * s.c * n, 16 * s.co * n, max(4*pl+8*n+2, 12*n, 12*tw)
+	return 16 * s.c * n, 16 * s.co * n, max(4*pl+8*n+2, 13*n)
 }
 
 // winoFilter sets u [16, Co, C] to G g Gᵀ for each filter g [3, 3] of
@@ -92,10 +92,20 @@ func winoFilter[T Float](u, w []T, co, c int) {
 // dw [Co, C, 3, 3] (or sets it, without add).
 func winoFilterGrad[T Float](dw, du []T, co, c int, add bool) {
 	plane := co * c
+	var sign [16]T // winoOutputGrad stores positions (2, k) and (i, 2) negated
+	for xi := range sign {
+		sign[xi] = 1
+		if xi/4 == 2 {
+			sign[xi] = -sign[xi]
+		}
+		if xi%4 == 2 {
+			sign[xi] = -sign[xi]
+		}
+	}
 	for at := range plane {
 		var m [16]T
 		for xi := range 16 {
-			m[xi] = du[xi*plane+at]
+			m[xi] = sign[xi] * du[xi*plane+at]
 		}
 		// t = Gᵀ m (3×4), then g = t G (3×3).
 		var t [12]T
@@ -288,60 +298,41 @@ func joinColumns[T Float](dst, even, odd []T, add bool) {
 	}
 }
 
-// winoOutputGrad sets m [16, Co, n] to A dy Aᵀ for each 2×2 tile of
-// the output gradient dy [Co, OH, OW] (zero beyond its edge), and to zero
-// in the unused tile of each row: the transpose of winoOutput. scratch is
-// of winoSizes' length.
+// winoOutputGrad sets m [16, Co, n] to A dy Aᵀ for each 2×2 tile of the
+// output gradient dy [Co, OH, OW] (zero beyond its edge and in the unused
+// tile of each row): the transpose of winoOutput, with the positions
+// (2, k) and (i, 2) of each 4×4 result negated (winoFilterGrad undoes it).
+// Each channel of dy is split by the parity of its rows and columns; A's
+// rows (1, 1 + 1, 1 − 1, −1 applied to a tile's two rows) and then its
+// columns are each one winoCombine of whole planes with a zero plane:
+// combine(0, a, b, 0) = (−b, a + b, b − a, a). scratch is of winoSizes'
+// length.
 func winoOutputGrad[T Float](m, dy, scratch []T, s convShape) {
-	th, tw, n := s.tiles()
+	_, tw, n := s.tiles()
 	we := tw + 1
 	plane := s.co * n
-	w2 := 2 * tw
-	top, bot := scratch[:w2], scratch[w2:2*w2]
-	ag := scratch[2*w2 : 6*w2] // A's four rows applied to (top, bot)
-	clear(top)
-	clear(bot)
+	st := scratch[:13*n]
+	p := func(k int) []T { return st[k*n : (k+1)*n] }
+	// Planes 0–3: dy's even rows' even and odd columns, its odd rows';
+	// 4: zero; 5–12: A's rows on the even columns (5–8), the odd (9–12).
+	clear(st[:5*n])
 	for o := range s.co {
 		dyo := dy[o*s.oh*s.ow : (o+1)*s.oh*s.ow]
-		for ti := range th {
-			copy(top, dyo[2*ti*s.ow:(2*ti+1)*s.ow])
-			if 2*ti+1 < s.oh {
-				copy(bot, dyo[(2*ti+1)*s.ow:(2*ti+2)*s.ow])
-			} else {
-				clear(bot)
-			}
-			winoRowsA(ag[:w2], ag[w2:2*w2], ag[2*w2:3*w2], ag[3*w2:], top, bot)
-			at := o*n + ti*we
-			for i := range 4 {
-				d := func(k int) []T { return m[(4*i+k)*plane+at : (4*i+k)*plane+at+tw] }
-				winoSplit(d(0), d(1), d(2), d(3), ag[i*w2:(i+1)*w2])
-			}
-			for xi := range 16 {
-				m[xi*plane+at+tw] = 0
-			}
+		for yr := range s.oh {
+			r := (yr>>1)*we + 2*(yr&1)*n
+			splitColumns(st[r:r+we], st[n+r:n+r+we], dyo[yr*s.ow:(yr+1)*s.ow], 0)
 		}
-	}
-}
-
-// winoRowsA sets (r0, r1, r2, r3) = (g0, g0 + g1, g0 − g1, −g1)
-// elementwise: A = [1 0; 1 1; 1 −1; 0 −1] applied to the rows g0, g1.
-func winoRowsA[T Float](r0, r1, r2, r3, g0, g1 []T) {
-	n := len(r0)
-	r1, r2, r3, g0, g1 = r1[:n], r2[:n], r3[:n], g0[:n], g1[:n]
-	for k := range n {
-		p, q := g0[k], g1[k]
-		r0[k], r1[k], r2[k], r3[k] = p, p+q, p-q, -q
-	}
-}
-
-// winoSplit sets (d0, d1, d2, d3)[t] = A applied to (r[2t], r[2t+1]).
-func winoSplit[T Float](d0, d1, d2, d3, r []T) {
-	n := len(d0)
-	d1, d2, d3 = d1[:n], d2[:n], d3[:n]
-	for t := range n {
-		q := r[2*t : 2*t+2]
-		a, b := q[0], q[1]
-		d0[t], d1[t], d2[t], d3[t] = a, a+b, a-b, -b
+		z := p(4)
+		for cp := range 2 { // rows: (−b, a + b, −(a − b), a) for a, b the top and bottom rows
+			winoCombine(p(5+4*cp), p(6+4*cp), p(7+4*cp), p(8+4*cp), z, p(cp), p(2+cp), z)
+		}
+		// p(5+i), p(9+i) hold A's row i' = (3, 1, 2, 0)[i] (even, odd columns).
+		rowOf := [4]int{3, 1, 2, 0}
+		for i := range 4 {
+			e, od := p(5+i), p(9+i)
+			at := func(k int) []T { return m[(4*rowOf[i]+k)*plane+o*n : (4*rowOf[i]+k)*plane+o*n+n] }
+			winoCombine(at(3), at(1), at(2), at(0), z, e, od, z)
+		}
 	}
 }
 
