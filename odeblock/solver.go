@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -845,9 +846,7 @@ func (s *Solver[T]) errorRatioRange(h float64, lo, hi int) float64 {
 		e := buf[:min(errBlock, hi-b)]
 		s.errorEstimate(e, h, b)
 		y0, y1 := s.y[b:b+len(e)], s.y1[b:b+len(e)]
-		for i, ei := range e {
-			e[i] = ei / (atol + rtol*max(absT(y0[i]), absT(y1[i])))
-		}
+		scaleError(e, y0, y1, atol, rtol)
 		acc := sumSquares(e)
 		if acc == 0 && slices.ContainsFunc(e, func(x T) bool { return x != 0 }) {
 			scaled = true // the squares underflowed
@@ -917,6 +916,24 @@ func sumSquares[T tensor.Float](x []T) T {
 		s0 += x[i] * x[i]
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// scaleError sets e[i] = e[i] / (atol + rtol·max(|y0[i]|, |y1[i]|)), in
+// assembly for float32 where the CPU has AVX-512 (the same operations,
+// rounded alike: TestScaleError).
+func scaleError[T tensor.Float](e, y0, y1 []T, atol, rtol T) {
+	y0, y1 = y0[:len(e)], y1[:len(e)]
+	if len(e) == 0 {
+		return
+	}
+	var z T
+	if _, ok := any(z).(float32); ok && errScaleAVX {
+		errScaleAVX512((*float32)(unsafe.Pointer(&e[0])), (*float32)(unsafe.Pointer(&y0[0])), (*float32)(unsafe.Pointer(&y1[0])), len(e), float32(atol), float32(rtol))
+		return
+	}
+	for i, ei := range e {
+		e[i] = ei / (atol + rtol*max(absT(y0[i]), absT(y1[i])))
+	}
 }
 
 // absT returns |x|.

@@ -85,3 +85,35 @@ func testWinoKernels[T Float](t *testing.T) {
 		}
 	}
 }
+
+// TestAxpySlice: AxpySlice (in assembly for float32 where the CPU has
+// AVX-512) equals y + a·x, the product rounded first, bit for bit at every
+// length 0–100, and writes nothing past len(y).
+func TestAxpySlice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for n := range 101 {
+		x, y := make([]float32, n+2), make([]float32, n+1)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		for i := range y {
+			y[i] = float32(rng.NormFloat64())
+		}
+		a := float32(rng.NormFloat64())
+		want := make([]float32, n)
+		for i := range want {
+			p := a * x[i]
+			want[i] = y[i] + p
+		}
+		last := y[n]
+		AxpySlice(a, x, y[:n])
+		for i := range want {
+			if y[i] != want[i] {
+				t.Fatalf("n=%d: y[%d] = %v, want %v", n, i, y[i], want[i])
+			}
+		}
+		if y[n] != last {
+			t.Fatalf("n=%d: wrote past the end", n)
+		}
+	}
+}

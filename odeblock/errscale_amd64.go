@@ -1,0 +1,13 @@
+//go:build !purego
+
+package odeblock
+
+import "golang.org/x/sys/cpu"
+
+// errScaleAVX reports whether errScaleAVX512 can run.
+var errScaleAVX = cpu.X86.HasAVX512F
+
+// errScaleAVX512 is errorRatioRange's scaling loop on n float32 elements.
+//
+//go:noescape
+func errScaleAVX512(e, y0, y1 *float32, n int, atol, rtol float32)

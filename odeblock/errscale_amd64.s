@@ -1,0 +1,58 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func errScaleAVX512(e, y0, y1 *float32, n int, atol, rtol float32)
+// e[i] = e[i] / (atol + rtol·max(|y0[i]|, |y1[i]|)), 16 lanes at a time,
+// the last under a mask: the operations of the Go loop, rounded alike (a
+// NaN in y1 propagates: it is VMAXPS's second source).
+TEXT ·errScaleAVX512(SB), NOSPLIT, $0-40
+	MOVQ e+0(FP), DI
+	MOVQ y0+8(FP), SI
+	MOVQ y1+16(FP), DX
+	MOVQ n+24(FP), BX
+	VBROADCASTSS atol+32(FP), Z8
+	VBROADCASTSS rtol+36(FP), Z9
+	MOVL $0x7fffffff, AX
+	VPBROADCASTD AX, Z10
+	XORQ R8, R8
+
+loop:
+	CMPQ BX, $16
+	JB   tail
+	VMOVUPS (SI)(R8*1), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VPANDD  Z10, Z0, Z0
+	VPANDD  Z10, Z1, Z1
+	VMAXPS  Z1, Z0, Z2
+	VMULPS  Z9, Z2, Z2
+	VADDPS  Z8, Z2, Z2
+	VMOVUPS (DI)(R8*1), Z3
+	VDIVPS  Z2, Z3, Z3
+	VMOVUPS Z3, (DI)(R8*1)
+	ADDQ    $64, R8
+	SUBQ    $16, BX
+	JMP     loop
+
+tail:
+	TESTQ BX, BX
+	JZ    done
+	MOVL  $1, AX
+	MOVQ  BX, CX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z (SI)(R8*1), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VPANDD  Z10, Z0, Z0
+	VPANDD  Z10, Z1, Z1
+	VMAXPS  Z1, Z0, Z2
+	VMULPS  Z9, Z2, Z2
+	VADDPS  Z8, Z2, Z2
+	VMOVUPS.Z (DI)(R8*1), K1, Z3
+	VDIVPS  Z2, Z3, Z3
+	VMOVUPS Z3, K1, (DI)(R8*1)
+
+done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,8 @@
+//go:build !amd64 || purego
+
+package tensor
+
+// axpyAVX is false: AxpySlice goes through gonum.
+const axpyAVX = false
+
+func axpyAVX512(a float32, x, y *float32, n int) { panic("tensor: no assembly in this build") }
