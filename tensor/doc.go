@@ -1,9 +1,10 @@
 // Package tensor provides dense, contiguous, row-major tensors over float32 and
 // float64 and the kernels that continuous-depth models need: elementwise maps,
 // reductions, GEMM through a BLAS, and NCHW convolution through im2col + GEMM
-// (stride-1 3×3 convolutions with many channels, C·Co/(C + Co) ≥ 20,
-// through Winograd's F(2×2, 3×3): 16 GEMMs of 4/9 the multiplications,
-// winograd.go; the results differ from im2col's by rounding).
+// (stride-1 3×3 convolutions with enough channels — C·Co/(C + Co) ≥ 6
+// for float32 with AVX-512, 16 otherwise — through Winograd's F(2×2, 3×3):
+// 16 GEMMs of 4/9 the multiplications, winograd.go; the results differ
+// from im2col's by rounding).
 //
 // # Element types
 //

@@ -28,17 +28,27 @@ import "unsafe"
 // winograd reports whether s is computed with F(2×2, 3×3): a 3×3 kernel
 // at stride 1 with enough channels that the GEMMs' savings outweigh the
 // transforms. The GEMMs save in proportion to C·Co, the transforms cost in
-// proportion to C + Co: on one core (BenchmarkWinogradChannels, 28×28,
-// C = Co) Winograd takes 2.6× im2col's time at 8 channels, 1.3× at 16, as
-// much at 32 and 0.77× at 64 (the paper's 51 → 50: 0.8×), so it is used
-// from C·Co/(C + Co) ≥ 20 (C = Co = 40).
-func (s convShape) winograd() bool {
-	return s.kh == 3 && s.kw == 3 && s.stride == 1 && s.c*s.co >= winogradMinHarmonic*(s.c+s.co)
+// proportion to C + Co. On one core (BenchmarkWinogradChannels: 28×28,
+// batch 32, C = Co) Winograd takes, of im2col's time, 1.6× at 4 channels,
+// 1.2× at 8, 0.87× at 12, 0.77× at 16, 0.69× at 32 and 0.60× at 64 with
+// the AVX-512 transforms (fast: float32 on a CPU with AVX-512), so those
+// take it from C·Co/(C + Co) ≥ 6 (C = Co = 12); with the transforms in Go
+// it measured 2.6× at 8, 1.3× at 16, even at 32 and 0.77× at 64, so the
+// others from C·Co/(C + Co) ≥ 16.
+func (s convShape) winograd(fast bool) bool {
+	least := winogradMinHarmonic
+	if least == 0 {
+		least = 16
+		if fast {
+			least = 6
+		}
+	}
+	return s.kh == 3 && s.kw == 3 && s.stride == 1 && s.c*s.co >= least*(s.c+s.co)
 }
 
-// winogradMinHarmonic is the least C·Co/(C + Co) that takes the Winograd
-// path; tests lower it.
-var winogradMinHarmonic = 20
+// winogradMinHarmonic, when not 0, replaces winograd's thresholds (tests
+// and benchmarks set it).
+var winogradMinHarmonic = 0
 
 // tiles returns the numbers of 2×2 output tiles down and across s's
 // output, and the length of a channel's plane in V and M: th rows of

@@ -17,7 +17,7 @@ func BenchmarkWinogradChannels(b *testing.B) {
 		be = Gonum(1)
 	}
 	one := EngineFor[float32](be)
-	for _, c := range []int{4, 8, 16, 32, 64} {
+	for _, c := range []int{4, 8, 12, 16, 32, 64} {
 		x := RandN[float32](rng, 0, 1, 32, c, 28, 28)
 		w := RandN[float32](rng, 0, 1, c, c, 3, 3)
 		y := New[float32](32, c, 28, 28)

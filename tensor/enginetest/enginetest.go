@@ -134,9 +134,9 @@ func ConvCases() []ConvCase {
 		ConvCase{B: 2, C: 3, H: 2, W: 2, Co: 2, KH: 5, KW: 5, P: tensor.ConvParams{Pad: 2}}, // kernel wider than input
 		ConvCase{B: 4, C: 6, H: 28, W: 28, Co: 5, KH: 1, KW: 1},                             // the paper's pointwise shape, small
 	)
-	// 3×3 at stride 1 with many channels (the CPU engines' Winograd path
-	// from C·Co/(C + Co) ≥ 20): odd and even output sizes, pads 0 to 2, an
-	// output of one pixel.
+	// 3×3 at stride 1 with many channels (the CPU engines' Winograd path,
+	// from C·Co/(C + Co) ≥ 6 or 16): odd and even output sizes, pads 0 to
+	// 2, an output of one pixel.
 	for _, pad := range []int{0, 1, 2} {
 		cs = append(cs, ConvCase{B: 2, C: 40, H: 7, W: 6, Co: 41, KH: 3, KW: 3, P: tensor.ConvParams{Stride: 1, Pad: pad}})
 	}
