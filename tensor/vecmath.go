@@ -250,17 +250,21 @@ func tanhGo(z, x []float32) {
 	}
 }
 
-func sigmoidGo(z, x []float32) {
+func sigmoidGo(z, x []float32) { logitTableMap(z, x, &sigmoidTable, sigmoidBig) }
+
+// logitTableMap sets z[i] to the cubic of tab's interval of x[i] for
+// |x[i]| < 16 (vecmath_table.go), else to big(x[i]).
+func logitTableMap(z, x []float32, tab *[logitTableLen][4]float32, big func(float32) float32) {
 	x = x[:len(z)]
 	for i, v := range x {
 		if math.Float32bits(v)&^signBit >= logitMaxBits {
-			z[i] = sigmoidBig(v)
+			z[i] = big(v)
 			continue
 		}
 		u := v * logitScale
 		k := int32(u)
 		d := u - float32(k)
-		c := &sigmoidTable[uint32(k+logitTableLen/2)&(logitTableLen-1)]
+		c := &tab[uint32(k+logitTableLen/2)&(logitTableLen-1)]
 		z[i] = c[0] + d*(c[1]+d*(c[2]+d*c[3]))
 	}
 }
@@ -279,20 +283,7 @@ func sigmoidBig(v float32) float32 {
 	return e / (1 + e)
 }
 
-func softplusGo(z, x []float32) {
-	x = x[:len(z)]
-	for i, v := range x {
-		if math.Float32bits(v)&^signBit >= logitMaxBits {
-			z[i] = softplusBig(v)
-			continue
-		}
-		u := v * logitScale
-		k := int32(u)
-		d := u - float32(k)
-		c := &softplusTable[uint32(k+logitTableLen/2)&(logitTableLen-1)]
-		z[i] = c[0] + d*(c[1]+d*(c[2]+d*c[3]))
-	}
-}
+func softplusGo(z, x []float32) { logitTableMap(z, x, &softplusTable, softplusBig) }
 
 // softplusBig returns softplus(v) for |v| ≥ 16, ±Inf and NaN: v beyond
 // 16 (e⁻¹⁶ is below half an ulp of 16), eᵛ below −16.
