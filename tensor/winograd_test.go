@@ -88,7 +88,8 @@ func testWinoKernels[T Float](t *testing.T) {
 
 // TestAxpySlice: AxpySlice (in assembly for float32 where the CPU has
 // AVX-512) equals y + a·x, the product rounded first, bit for bit at every
-// length 0–100, and writes nothing past len(y).
+// length 0–100 (within an ulp where gonum's loop runs), and writes nothing
+// past len(y).
 func TestAxpySlice(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	for n := range 101 {
@@ -102,13 +103,14 @@ func TestAxpySlice(t *testing.T) {
 		a := float32(rng.NormFloat64())
 		want := make([]float32, n)
 		for i := range want {
-			p := a * x[i]
-			want[i] = y[i] + p
+			want[i] = y[i] + float32(a*x[i]) // the conversion rounds the product
 		}
 		last := y[n]
 		AxpySlice(a, x, y[:n])
 		for i := range want {
-			if y[i] != want[i] {
+			// Exact where the assembly runs; gonum's Go loop may be fused
+			// into a multiply-add by the compiler on some architectures.
+			if d := ulpDist(y[i], want[i]); d != 0 && (axpyAVX || d > 1) {
 				t.Fatalf("n=%d: y[%d] = %v, want %v", n, i, y[i], want[i])
 			}
 		}
