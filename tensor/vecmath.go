@@ -11,13 +11,13 @@ import "math"
 // pure-Go kernels of this file (other architectures, the build tag
 // "purego", and tests, which run every path the CPU can run). The
 // assembly paths compute the algorithms below; the pure-Go path computes
-// log and the backward maps with the same algorithms and constants, exp in
-// float64 from a table of 2^(j/32) (expGo), and tanh, sigmoid and
-// softplus from piecewise cubic tables (vecmath_table.go: a table lookup
-// and one cubic cost a third of exp's reduction, polynomial and a division
-// in scalar code). Every path is within 2 ulps of the math package for
-// these maps over every float32 input (TestVecExhaustive; the pure-Go exp
-// within 1).
+// the backward maps with the same algorithms and constants, exp and log in
+// float64 from tables of 2^(j/32) and of ln(1 + j/32) (expGo, logGo), and
+// tanh, sigmoid and softplus from piecewise cubic tables
+// (vecmath_table.go: a table lookup and one cubic cost a third of exp's
+// reduction, polynomial and a division in scalar code). Every path is
+// within 2 ulps of the math package for these maps over every float32
+// input (TestVecExhaustive; the pure-Go exp and log within 1).
 //
 // # Algorithms
 //
@@ -302,20 +302,37 @@ func log1(b uint32) float32 {
 	return e*ln2hi + (e*ln2lo + log1pPoly(f))
 }
 
+// logGo computes in float64, as expGo: x = 2ᵉ·m with m ∈ [1, 2), c = 1 +
+// j/32 the nearest of 33 points to m, r = m/c − 1 (|r| ≤ 1/64), and
+// ln x = e·ln2 + ln c + ln(1 + r) with a degree-5 Taylor polynomial for
+// the last (its error is below 1e-12), rounded once to float32: within an
+// ulp, and ln 1 = 0 exactly (c = 1, r = 0). Zero, negative and denormal
+// inputs, +Inf and NaN take logSlow.
 func logGo(z, x []float32) {
 	x = x[:len(z)]
 	const lo, span = 0x00800000, 0x7f800000 - 0x00800000 // b − lo < span: a positive normal number
-	for len(x) >= 4 && len(z) >= 4 {
-		b0, b1, b2, b3 := math.Float32bits(x[0]), math.Float32bits(x[1]), math.Float32bits(x[2]), math.Float32bits(x[3])
-		if !(b0-lo < span && b1-lo < span && b2-lo < span && b3-lo < span) {
-			logSlow(z[:4], x[:4])
-		} else {
-			z[0], z[1], z[2], z[3] = log1(b0), log1(b1), log1(b2), log1(b3)
+	for i, v := range x {
+		b := math.Float32bits(v)
+		if b-lo >= span {
+			logSlow(z[i:i+1], x[i:i+1])
+			continue
 		}
-		x, z = x[4:], z[4:]
+		j := (b&0x7fffff + 1<<17) >> 18 // round((m − 1)·32), 0…32
+		m := float64(math.Float32frombits(b&0x7fffff | 0x3f800000))
+		r := m*logTable[j].inv - 1
+		p := r * (1 + r*(-0.5+r*(1.0/3+r*(-0.25+r*0.2))))
+		z[i] = float32(float64(int32(b>>23)-127)*math.Ln2 + logTable[j].log + p)
 	}
-	logSlow(z, x)
 }
+
+// logTable holds 1/c and ln c for c = 1 + j/32, j = 0…32.
+var logTable = func() (t [33]struct{ inv, log float64 }) {
+	for j := range t {
+		c := 1 + float64(j)/32
+		t[j].inv, t[j].log = 1/c, math.Log(c)
+	}
+	return t
+}()
 
 func logSlow(z, x []float32) {
 	x = x[:len(z)]
