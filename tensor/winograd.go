@@ -23,10 +23,11 @@ import "unsafe"
 // additions only. The filter gradient is the transpose of the same maps:
 // dU[ξ] = Σ_tiles (A dY Aᵀ)[ξ] · V[ξ]ᵀ and dg = Gᵀ dU G. Results differ
 // from the direct convolution's by rounding only (the transforms' entries
-// are 0, ±½ and ±1): a few ulps of the largest products summed. With an
-// infinite or NaN input, every output of a tile whose 4×4 patch holds it
-// is NaN (the transforms cancel finite terms only), where the direct
-// convolution keeps finite the outputs that do not read it.
+// are 0, ±½ and ±1): a few ulps of the largest products summed. The
+// transforms add only the terms with nonzero entries, so an infinite input
+// reaches the outputs that read it and no others, as in the direct
+// convolution, but mostly as NaN where the direct one gives ±Inf (opposite
+// infinities meet in the transformed sums).
 
 // winograd reports whether s is computed with F(2×2, 3×3): a 3×3 kernel
 // at stride 1 with enough channels that the GEMMs' savings outweigh the
