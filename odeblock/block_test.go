@@ -755,7 +755,7 @@ func TestForwardEvent(t *testing.T) {
 	height := func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
 		return autograd.Narrow(autograd.Reshape(z, 2), 0, 0, 1)
 	}
-	for _, mode := range modes {
+	for _, mode := range append(modes, odeblock.Interpolated{}, odeblock.Interpolated{Budget: 2}) {
 		t.Run(mode.String(), func(t *testing.T) {
 			b := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: field}, Times: []float64{0, 10}, Mode: mode,
 				Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10}}
