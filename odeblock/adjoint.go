@@ -192,13 +192,18 @@ func (a *adjoint[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
 			a.anchors = append(a.anchors, anchor[T]{t: si.End, z: slices.Clone(si.Y1)})
 		}
 		if a.budget > 0 && count%every == 0 {
-			a.anchors = append(a.anchors, anchor[T]{t: si.End, z: slices.Clone(si.Y1)})
+			a.anchors = append(a.anchors, anchor[T]{t: si.End, z: a.p.takeState(si.Y1)})
 			if len(a.anchors) > a.budget {
 				// Keep the states every 2·every steps: those at odd
-				// positions (the first is at step every).
+				// positions (the first is at step every); the others'
+				// memory goes back to the block's pool.
 				kept := a.anchors[:0]
-				for i := 1; i < len(a.anchors); i += 2 {
-					kept = append(kept, a.anchors[i])
+				for i, an := range a.anchors {
+					if i%2 == 1 {
+						kept = append(kept, an)
+					} else {
+						a.p.b.statePool = append(a.p.b.statePool, an.z)
+					}
 				}
 				clear(a.anchors[len(kept):])
 				a.anchors = kept
@@ -261,6 +266,10 @@ func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) 
 	defer func() {
 		if a.budget > 0 {
 			p.b.stats.Stored = len(a.anchors) + a.maxLog // states, and steps logged at once
+			for _, an := range a.anchors {
+				p.b.statePool = append(p.b.statePool, an.z)
+			}
+			a.anchors = nil
 		}
 	}()
 	n := p.n
@@ -278,6 +287,9 @@ func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) 
 	a.f = a.augmented(a.w)
 	a.stats = Stats{}
 	defer func() { p.b.stats.Backward = a.stats }()
+	if a.log != nil {
+		defer p.b.giveLog(a.log) // read by the backward solve only
+	}
 	y := a.w.y // the augmented state [z, a, g_θ] at the time reached
 	clear(y)   // a and g_θ start at zero
 	N := len(p.ts) - 1

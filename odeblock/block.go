@@ -54,6 +54,11 @@ type Block[T tensor.Float] struct {
 	// the states Checkpoint and Recursive keep.
 	stagePool []*stageTape[T]
 	statePool [][]T
+	// spareSteps holds the dense log's steps (and their buffers) between
+	// Interpolated passes: a pass takes them (takeLog) and gives them back
+	// when its backward is done, so that steady-state passes allocate no
+	// log; a second pass recorded before the first's backward makes its own.
+	spareSteps []denseStep[T]
 }
 
 // viewCache holds tensor views of the few buffers a solver evaluates its
@@ -366,4 +371,19 @@ func (p *pass[T]) evaluator() evalFunc[T] {
 		copy(dy, out.Data())
 		return nil
 	}
+}
+
+// takeLog returns an empty dense log with the block's spare steps.
+func (b *Block[T]) takeLog() *denseLog[T] {
+	l := &denseLog[T]{steps: b.spareSteps[:0]}
+	b.spareSteps = nil
+	return l
+}
+
+// giveLog keeps l's steps, and their buffers, for the next pass.
+func (b *Block[T]) giveLog(l *denseLog[T]) {
+	if cap(l.steps) > cap(b.spareSteps) {
+		b.spareSteps = l.steps[:0]
+	}
+	l.steps = nil
 }

@@ -461,6 +461,7 @@ func TestPassesReuseMemory(t *testing.T) {
 		first := pass()
 		pass()
 		steady := pass()
+		t.Logf("%v: first %d, steady %d", mode, first, steady)
 		if steady*10 > first {
 			t.Errorf("%v: %d bytes allocated by a steady-state pass, %d by the first: want under a tenth", mode, steady, first)
 		}

@@ -26,33 +26,70 @@ type denseStep[T tensor.Float] struct {
 	ks             [][]T
 	d              [][]float64
 	order          int
+	bdf            bool // d and order, not y0, f0, f1 and ks, define the interpolant
+}
+
+// next returns the log's next step, reusing the buffers of a step kept
+// earlier in the slice's capacity (the steps of an earlier pass, see
+// Block.takeLog).
+func (l *denseLog[T]) next() *denseStep[T] {
+	n := len(l.steps)
+	if n < cap(l.steps) {
+		l.steps = l.steps[:n+1]
+	} else {
+		l.steps = append(l.steps, denseStep[T]{})
+	}
+	return &l.steps[n]
+}
+
+// keep returns a copy of src in dst's memory when it is large enough.
+func keep[E any](dst, src []E) []E {
+	if cap(dst) < len(src) {
+		return slices.Clone(src)
+	}
+	dst = dst[:len(src)]
+	copy(dst, src)
+	return dst
 }
 
 // add keeps the step g of method tb (copies of what its interpolant reads).
 func (l *denseLog[T]) add(tb *Tableau, g stepGeom, y0, y1 []T, ks [][]T, f0, f1 []T) {
 	l.tb = tb
-	st := denseStep[T]{t: g.t, h: g.h, end: g.end, y0: slices.Clone(y0), y1: slices.Clone(y1)}
+	st := l.next()
+	st.t, st.h, st.end, st.bdf = g.t, g.h, g.end, false
+	st.y0, st.y1 = keep(st.y0, y0), keep(st.y1, y1)
+	st.f0, st.f1 = st.f0[:0], st.f1[:0]
 	if tb.Dense == nil { // the quartic and the Hermite use f at the ends
-		st.f0, st.f1 = slices.Clone(f0), slices.Clone(f1)
+		st.f0, st.f1 = keep(st.f0, f0), keep(st.f1, f1)
 	}
+	st.ks = st.ks[:0]
 	if tb.Dense != nil || tb.Mid != nil {
-		st.ks = make([][]T, len(ks))
+		st.ks = st.ks[:cap(st.ks)]
+		for len(st.ks) < len(ks) {
+			st.ks = append(st.ks, nil)
+		}
+		st.ks = st.ks[:len(ks)]
 		for i, k := range ks {
-			st.ks[i] = slices.Clone(k)
+			st.ks[i] = keep(st.ks[i], k)
 		}
 	}
-	l.steps = append(l.steps, st)
 }
 
 // addBDF keeps a bdf step ending at end of size h and order k, whose
 // differences D[0…k] define its interpolant.
 func (l *denseLog[T]) addBDF(tb *Tableau, t, h, end float64, k int, D [][]float64, y1 []T) {
 	l.tb = tb
-	st := denseStep[T]{t: t, h: h, end: end, order: k, y1: slices.Clone(y1), d: make([][]float64, k+1)}
-	for j := range k + 1 {
-		st.d[j] = slices.Clone(D[j])
+	st := l.next()
+	st.t, st.h, st.end, st.order, st.bdf = t, h, end, k, true
+	st.y1 = keep(st.y1, y1)
+	st.d = st.d[:cap(st.d)]
+	for len(st.d) < k+1 {
+		st.d = append(st.d, nil)
 	}
-	l.steps = append(l.steps, st)
+	st.d = st.d[:k+1]
+	for j := range k + 1 {
+		st.d[j] = keep(st.d[j], D[j])
+	}
 }
 
 // at writes the solution at time tq into dst; tq must lie in the span the
@@ -62,7 +99,7 @@ func (l *denseLog[T]) at(tq float64, dst []T) {
 	switch {
 	case tq == st.end:
 		copy(dst, st.y1)
-	case st.d != nil:
+	case st.bdf:
 		bdfInterpolate(dst, st.d, st.order, st.end, st.h, tq)
 	default:
 		interpolateStep(l.tb, dst, st.y0, st.y1, st.ks, st.t, st.h, tq, st.f0, st.f1)
