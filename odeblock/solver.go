@@ -172,6 +172,9 @@ type Solver[T tensor.Float] struct {
 	irk        irkWork        // an implicit method's Newton iteration
 	bdf        bdfWork        // the BDF method's differences
 	keep       *denseLog[T]   // if set, every accepted step's dense output is kept here
+	// errBuf is the error norm's block of terms (a local array would
+	// escape to the heap through the generic calls that fill it).
+	errBuf [errBlock]T
 }
 
 // evalKind is the purpose of one evaluation of f, which the solver passes
@@ -838,7 +841,7 @@ func (s *Solver[T]) errorRatioRange(h float64, lo, hi int) float64 {
 	// the rest of a step of a small MLP field.
 	// A block whose squares overflow or underflow in T, or tolerances
 	// that underflow in T, take the scaled float64 norm below.
-	var buf [errBlock]T
+	buf := &s.errBuf
 	var sum float64
 	atol, rtol := T(s.opt.ATol), T(s.opt.RTol)
 	scaled := atol == 0 || rtol == 0 && s.opt.RTol != 0
@@ -880,7 +883,7 @@ func (s *Solver[T]) scaledRMS(from, to int, fill func(dst []T, lo int)) (norm fl
 	if m <= 0 {
 		return 0, true
 	}
-	var buf [errBlock]T
+	buf := &s.errBuf
 	var sum float64
 	for lo := from; lo < to; lo += errBlock {
 		x := buf[:min(errBlock, to-lo)]
