@@ -3,13 +3,11 @@
 package distributed_test
 
 import (
-	"context"
 	"flag"
+	"github.com/adamnode/adamnode/internal/mpitest"
 	"os"
-	"os/exec"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/adamnode/adamnode/distributed"
 )
@@ -49,37 +47,13 @@ func initMPI(tb testing.TB) *distributed.Comm {
 	return world
 }
 
-// mpirun runs this test binary's test named test on np ranks (with
-// ADAMNODE_MPI_CHILD=1) under mpirun on this machine, and returns its
-// output; it fails the test if the run fails or takes over a minute.
-func mpirun(t *testing.T, np int, test string, env ...string) string {
-	t.Helper()
-	if _, err := exec.LookPath("mpirun"); err != nil {
-		t.Fatalf("mpirun not found (install openmpi-bin): %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "mpirun", "--oversubscribe", "--bind-to", "none", "-np", strconv.Itoa(np), os.Args[0], "-test.run", "^"+test+"$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "ADAMNODE_MPI_CHILD=1", "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
-		"OMPI_MCA_btl=self,tcp,vader", "OMPI_MCA_rmaps_base_oversubscribe=1")
-	cmd.Env = append(cmd.Env, env...)
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("mpirun -np %d %s: still running after a minute (a hang):\n%s", np, test, out)
-	}
-	if err != nil {
-		t.Fatalf("mpirun -np %d %s: %v\n%s", np, test, err, out)
-	}
-	return string(out)
-}
-
 // TestMPICollectives runs TestMPIChild on 1, 2 and 3 ranks.
 func TestMPICollectives(t *testing.T) {
 	if os.Getenv("ADAMNODE_MPI_CHILD") != "" {
 		t.Skip("a rank")
 	}
 	for _, np := range []int{1, 2, 3} {
-		mpirun(t, np, "TestMPIChild")
+		mpitest.Run(t, np, "TestMPIChild", "ADAMNODE_MPI_CHILD=1")
 	}
 }
 

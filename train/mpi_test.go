@@ -5,41 +5,24 @@ package train_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/adamnode/adamnode/internal/mpitest"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/adamnode/adamnode/distributed"
 	"github.com/adamnode/adamnode/optim"
 	"github.com/adamnode/adamnode/train"
 )
 
-// mpirun runs this test binary's TestMPIRank on np ranks under mpirun on
-// this machine with ADAMNODE_MPI_CASE=which, each rank writing its result
-// into dir; it fails the test if mpirun fails or takes over two minutes
-// (a hang).
+// mpirun runs TestMPIRank on np ranks with ADAMNODE_MPI_CASE=which, each
+// rank writing its result into dir.
 func mpirun(t *testing.T, np int, which, dir string) {
 	t.Helper()
-	if _, err := exec.LookPath("mpirun"); err != nil {
-		t.Fatalf("mpirun not found (install openmpi-bin): %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "mpirun", "--oversubscribe", "--bind-to", "none", "-np", strconv.Itoa(np), os.Args[0], "-test.run", "^TestMPIRank$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "ADAMNODE_MPI_CASE="+which, "ADAMNODE_MPI_DIR="+dir,
-		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_btl_vader_single_copy_mechanism=none", "OMPI_MCA_rmaps_base_oversubscribe=1")
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("mpirun -np %d (%s): still running after two minutes (a hang):\n%s", np, which, out)
-	}
-	if err != nil {
-		t.Fatalf("mpirun -np %d (%s): %v\n%s", np, which, err, out)
-	}
+	mpitest.Run(t, np, "TestMPIRank", "ADAMNODE_MPI_CASE="+which, "ADAMNODE_MPI_DIR="+dir)
 }
 
 // mpiResult is what a rank of TestMPIRank writes.

@@ -3,15 +3,13 @@
 package main
 
 import (
-	"context"
+	"github.com/adamnode/adamnode/internal/mpitest"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestMPICommandRank is one rank of TestMPITrain: it runs the command line
@@ -28,19 +26,7 @@ func TestMPICommandRank(t *testing.T) {
 // returns its output; it fails the test if mpirun fails or hangs.
 func mpirunCommand(t *testing.T, np int, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "mpirun", "--oversubscribe", "--bind-to", "none", "-np", strconv.Itoa(np), os.Args[0], "-test.run", "^TestMPICommandRank$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "ADAMNODE_MPI_ARGS="+strings.Join(args, "\x1f"),
-		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_btl_vader_single_copy_mechanism=none")
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("mpirun -np %d %v: still running after two minutes:\n%s", np, args, out)
-	}
-	if err != nil {
-		t.Fatalf("mpirun -np %d %v: %v\n%s", np, args, err, out)
-	}
-	return string(out)
+	return mpitest.Run(t, np, "TestMPICommandRank", "ADAMNODE_MPI_ARGS="+strings.Join(args, "\x1f"))
 }
 
 // TestMPITrain: mpirun -np 2 adamnode train --distributed trains as one
