@@ -92,6 +92,23 @@ type rankResult struct {
 	err    error
 }
 
+// resumedLikeStraight fails t unless every rank of a resumed run ended
+// without error with a straight run's parameters, bit for bit, and rows.
+func resumedLikeStraight(t *testing.T, resumed, straight []rankResult) {
+	t.Helper()
+	for rank, r := range resumed {
+		if r.err != nil {
+			t.Fatalf("rank %d resumed: %v", rank, r.err)
+		}
+		for i := range r.params {
+			if r.params[i] != straight[rank].params[i] {
+				t.Fatalf("rank %d resumed: parameter %d is %g, a straight run's %g", rank, i, r.params[i], straight[rank].params[i])
+			}
+		}
+		closeRows(t, "resumed rows", r.rows, straight[rank].rows, 0)
+	}
+}
+
 // runRanks trains newODENet(5) on size ranks of an in-process group (size
 // 0: one process, no communicator) and returns each rank's result.
 // setup, if set, adjusts rank's model, configuration and context first.
@@ -253,18 +270,7 @@ func TestDistributedInterrupted(t *testing.T) {
 			t.Fatalf("rank %d: error %v, want an InterruptedError", rank, r.err)
 		}
 	}
-	resumed := runRanks(t, context.Background(), 2, cfg, nil)
-	for rank, r := range resumed {
-		if r.err != nil {
-			t.Fatalf("rank %d resumed: %v", rank, r.err)
-		}
-		for i := range r.params {
-			if r.params[i] != straight[rank].params[i] {
-				t.Fatalf("rank %d resumed: parameter %d is %g, a straight run's %g", rank, i, r.params[i], straight[rank].params[i])
-			}
-		}
-		closeRows(t, "resumed rows", r.rows, straight[rank].rows, 0)
-	}
+	resumedLikeStraight(t, runRanks(t, context.Background(), 2, cfg, nil), straight)
 }
 
 // TestDistributedBadRank: a rank whose configuration is wrong (a loader
@@ -339,15 +345,5 @@ func TestDistributedResumeWithoutSharedFiles(t *testing.T) {
 			t.Fatalf("rank %d: %v, want an InterruptedError", rank, r.err)
 		}
 	}
-	for rank, r := range runRanks(t, context.Background(), 2, cfg, setup(0)) {
-		if r.err != nil {
-			t.Fatalf("rank %d resumed: %v", rank, r.err)
-		}
-		for i := range r.params {
-			if r.params[i] != straight[rank].params[i] {
-				t.Fatalf("rank %d resumed: parameter %d is %g, a straight run's %g", rank, i, r.params[i], straight[rank].params[i])
-			}
-		}
-		closeRows(t, "resumed rows", r.rows, straight[rank].rows, 0)
-	}
+	resumedLikeStraight(t, runRanks(t, context.Background(), 2, cfg, setup(0)), straight)
 }
