@@ -36,9 +36,10 @@ import "unsafe"
 // batch 32, C = Co) Winograd takes, of im2col's time, 1.6× at 4 channels,
 // 1.2× at 8, 0.87× at 12, 0.77× at 16, 0.69× at 32 and 0.60× at 64 with
 // the AVX-512 transforms (fast: float32 on a CPU with AVX-512), so those
-// take it from C·Co/(C + Co) ≥ 6 (C = Co = 12); with the transforms in Go
-// it measured 2.6× at 8, 1.3× at 16, even at 32 and 0.77× at 64, so the
-// others from C·Co/(C + Co) ≥ 16.
+// take it from C·Co/(C + Co) ≥ 6 (C = Co = 12). With the transforms in Go
+// (float64, or no AVX-512) it measured 1.25× at 16 channels, even at 32
+// and 0.64× at 64 (float32, -tags purego), so the others take it from
+// C·Co/(C + Co) ≥ 16.
 func (s convShape) winograd(fast bool) bool {
 	least := winogradMinHarmonic
 	if least == 0 {
@@ -67,7 +68,7 @@ func (s convShape) tiles() (th, tw, n int) {
 // transformed input V [16, C, n], the products M [16, Co, n] (n from
 // tiles) and the scratch the transforms share: winoInput's four parity
 // planes of the padded channel and their row combinations, winoOutput's
-// twelve planes, winoOutputGrad's twelve half-rows.
+// twelve planes, winoOutputGrad's thirteen.
 func winoSizes(s convShape) (v, m, scratch int) {
 	th, tw, n := s.tiles()
 	pl := (th + 1) * (tw + 1)
