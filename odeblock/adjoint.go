@@ -380,19 +380,27 @@ func (a *adjoint[T]) piece(hi, lo anchor[T], k int) error {
 // relog re-solves the forward from lo to hi (kept states of the forward
 // solution) into the dense log the backward piece over them reads.
 func (a *adjoint[T]) relog(hi, lo anchor[T]) error {
-	p := a.p
-	s := p.solver // the forward's, idle during backward
 	a.log.steps, a.log.last = a.log.steps[:0], 0
-	s.keep = a.log
-	outs := [][]T{p.tp.Scratch(p.n).Data(), p.tp.Scratch(p.n).Data()}
-	st, err := s.solve(p.evaluator(), lo.z, []float64{lo.t, hi.t}, outs)
-	s.keep = nil
-	a.stats = a.stats.Add(st)
-	if err != nil {
+	if err := a.resolve(hi, lo, a.log, nil); err != nil {
 		return fmt.Errorf("odeblock: re-solving the forward from t=%g to t=%g for its dense output: %w", lo.t, hi.t, err)
 	}
 	a.maxLog = max(a.maxLog, len(a.log.steps))
 	return nil
+}
+
+// resolve re-solves the forward from lo to hi on the forward's solver
+// (idle during backward), keeping its dense output in keep and calling
+// onStep after each step when they are not nil. Its evaluations count in
+// the backward pass's.
+func (a *adjoint[T]) resolve(hi, lo anchor[T], keep *denseLog[T], onStep func(StepInfo[T]) error) error {
+	p := a.p
+	s := p.solver
+	s.keep, s.OnStep = keep, onStep
+	outs := [][]T{p.tp.Scratch(p.n).Data(), p.tp.Scratch(p.n).Data()}
+	st, err := s.solve(p.evaluator(), lo.z, []float64{lo.t, hi.t}, outs)
+	s.keep, s.OnStep = nil, nil
+	a.stats = a.stats.Add(st)
+	return err
 }
 
 // recover re-solves the forward from lo to hi with the forward's options,
@@ -401,19 +409,13 @@ func (a *adjoint[T]) relog(hi, lo anchor[T]) error {
 // checkpoints, for this piece only, in memory for its steps. Its
 // evaluations count in the backward pass's.
 func (a *adjoint[T]) recover(hi, lo anchor[T]) error {
-	p := a.p
-	s := p.solver // the forward's, idle during backward
 	var states []anchor[T]
-	s.OnStep = func(si StepInfo[T]) error {
+	err := a.resolve(hi, lo, nil, func(si StepInfo[T]) error {
 		if si.Accepted && si.End != hi.t {
 			states = append(states, anchor[T]{t: si.End, z: slices.Clone(si.Y1)})
 		}
 		return nil
-	}
-	outs := [][]T{a.p.tp.Scratch(p.n).Data(), a.p.tp.Scratch(p.n).Data()}
-	st, err := s.solve(p.evaluator(), lo.z, []float64{lo.t, hi.t}, outs)
-	s.OnStep = nil
-	a.stats = a.stats.Add(st)
+	})
 	if err != nil {
 		return fmt.Errorf("odeblock: re-solving the forward from t=%g to t=%g to re-anchor the adjoint: %w", lo.t, hi.t, err)
 	}
