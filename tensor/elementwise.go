@@ -13,6 +13,7 @@ func (z *Tensor[T]) binaryCheck(op string, x, y *Tensor[T]) {
 
 // Add sets z = x + y elementwise and returns z.
 func (z *Tensor[T]) Add(x, y *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	z.binaryCheck("Add", x, y)
 	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
 	for i := range zd {
@@ -23,6 +24,7 @@ func (z *Tensor[T]) Add(x, y *Tensor[T]) *Tensor[T] {
 
 // Sub sets z = x − y elementwise and returns z.
 func (z *Tensor[T]) Sub(x, y *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	z.binaryCheck("Sub", x, y)
 	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
 	for i := range zd {
@@ -33,6 +35,7 @@ func (z *Tensor[T]) Sub(x, y *Tensor[T]) *Tensor[T] {
 
 // Mul sets z = x ⊙ y (elementwise product) and returns z.
 func (z *Tensor[T]) Mul(x, y *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	z.binaryCheck("Mul", x, y)
 	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
 	for i := range zd {
@@ -43,6 +46,7 @@ func (z *Tensor[T]) Mul(x, y *Tensor[T]) *Tensor[T] {
 
 // Div sets z = x ⊘ y (elementwise quotient) and returns z.
 func (z *Tensor[T]) Div(x, y *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	z.binaryCheck("Div", x, y)
 	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
 	for i := range zd {
@@ -53,6 +57,7 @@ func (z *Tensor[T]) Div(x, y *Tensor[T]) *Tensor[T] {
 
 // Scale sets z = a·x and returns z.
 func (z *Tensor[T]) Scale(a T, x *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	mustSameShape("Scale", z.shape, x.shape)
 	zd, xd := z.data, x.data[:len(z.data)]
 	for i := range zd {
@@ -63,6 +68,7 @@ func (z *Tensor[T]) Scale(a T, x *Tensor[T]) *Tensor[T] {
 
 // AddScalar sets z = x + a and returns z.
 func (z *Tensor[T]) AddScalar(x *Tensor[T], a T) *Tensor[T] {
+	z.wrote()
 	mustSameShape("AddScalar", z.shape, x.shape)
 	zd, xd := z.data, x.data[:len(z.data)]
 	for i := range zd {
@@ -73,6 +79,7 @@ func (z *Tensor[T]) AddScalar(x *Tensor[T], a T) *Tensor[T] {
 
 // Axpy sets z = z + a·x (BLAS axpy) and returns z.
 func (z *Tensor[T]) Axpy(a T, x *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	mustSameShape("Axpy", z.shape, x.shape)
 	AxpySlice(a, x.data, z.data)
 	return z
@@ -103,6 +110,7 @@ func AxpySlice[T Float](a T, x, y []T) {
 
 // AddScaled sets z = x + a·y and returns z.
 func (z *Tensor[T]) AddScaled(x *Tensor[T], a T, y *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	z.binaryCheck("AddScaled", x, y)
 	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
 	for i := range zd {
@@ -165,35 +173,44 @@ func vecMap[T Float](op string, z, x *Tensor[T], k func(z, x []float32), f64 fun
 }
 
 // Map sets z[i] = f(x[i]) for every element and returns z.
-func (z *Tensor[T]) Map(x *Tensor[T], f func(T) T) *Tensor[T] { return unary("Map", z, x, f) }
+func (z *Tensor[T]) Map(x *Tensor[T], f func(T) T) *Tensor[T] {
+	z.wrote()
+	return unary("Map", z, x, f)
+}
 
 // Exp sets z = exp(x) elementwise and returns z.
 func (z *Tensor[T]) Exp(x *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	return vecMap("Exp", z, x, vec.exp, math.Exp)
 }
 
 // Log sets z = ln(x) elementwise and returns z.
 func (z *Tensor[T]) Log(x *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	return vecMap("Log", z, x, vec.log, math.Log)
 }
 
 // Sqrt sets z = √x elementwise and returns z.
 func (z *Tensor[T]) Sqrt(x *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	return vecMap("Sqrt", z, x, vec.sqrt, math.Sqrt)
 }
 
 // Square sets z = x² elementwise and returns z.
 func (z *Tensor[T]) Square(x *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	return unary("Square", z, x, func(v T) T { return v * v })
 }
 
 // Neg sets z = −x and returns z.
 func (z *Tensor[T]) Neg(x *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	return unary("Neg", z, x, func(v T) T { return -v })
 }
 
 // Tanh sets z = tanh(x) elementwise and returns z.
 func (z *Tensor[T]) Tanh(x *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	return vecMap("Tanh", z, x, vec.tanh, math.Tanh)
 }
 
@@ -217,17 +234,20 @@ func SoftplusOf(v float64) float64 {
 
 // Sigmoid sets z = σ(x) = 1/(1+e^−x) elementwise and returns z.
 func (z *Tensor[T]) Sigmoid(x *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	return vecMap("Sigmoid", z, x, vec.sigmoid, SigmoidOf)
 }
 
 // Softplus sets z = ln(1+eˣ) elementwise and returns z.
 func (z *Tensor[T]) Softplus(x *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	return vecMap("Softplus", z, x, vec.softplus, SoftplusOf)
 }
 
 // ReLU sets z = max(x, 0) elementwise and returns z. NaN stays NaN, and
 // −0 gives +0.
 func (z *Tensor[T]) ReLU(x *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	mustSameShape("ReLU", z.shape, x.shape)
 	if z32, ok := any(z.data).([]float32); ok {
 		vec.relu(z32, any(x.data).([]float32))
@@ -245,6 +265,7 @@ func (z *Tensor[T]) ReLU(x *Tensor[T]) *Tensor[T] {
 // not positive or is NaN, z gets +0 whatever g is (NaN and ±Inf included).
 // It returns z.
 func (z *Tensor[T]) ReLUBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
+	z.wrote()
 	mustSameShape("ReLUBackward", z.shape, g.shape)
 	mustSameShape("ReLUBackward", z.shape, y.shape)
 	switch zd := any(z.data).(type) {
@@ -283,6 +304,7 @@ func bwdMap32[T Float](z, g, y *Tensor[T], accumulate bool, k func(z, g, y []flo
 // tensors round 1 − y² once (so that it keeps its relative accuracy as |y|
 // nears 1) and are within an ulp of the exact product. It returns z.
 func (z *Tensor[T]) TanhBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
+	z.wrote()
 	mustSameShape("TanhBackward", z.shape, g.shape)
 	mustSameShape("TanhBackward", z.shape, y.shape)
 	if bwdMap32(z, g, y, accumulate, vec.tanhBwd) {
@@ -306,6 +328,7 @@ func (z *Tensor[T]) TanhBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 // float32 tensors compute y(1 − y) as y − y², rounded once, and are within
 // an ulp of the exact product. It returns z.
 func (z *Tensor[T]) SigmoidBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
+	z.wrote()
 	mustSameShape("SigmoidBackward", z.shape, g.shape)
 	mustSameShape("SigmoidBackward", z.shape, y.shape)
 	if bwdMap32(z, g, y, accumulate, vec.sigmoidBwd) {
@@ -330,6 +353,7 @@ func (z *Tensor[T]) SigmoidBackward(g, y *Tensor[T], accumulate bool) *Tensor[T]
 // float32 tensors compute it from the vector exp's reduction (within 2 ulps
 // with the product), float64 ones with math.Expm1. It returns z.
 func (z *Tensor[T]) SoftplusBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
+	z.wrote()
 	mustSameShape("SoftplusBackward", z.shape, g.shape)
 	mustSameShape("SoftplusBackward", z.shape, y.shape)
 	if bwdMap32(z, g, y, accumulate, vec.softplusBwd) {
@@ -365,6 +389,7 @@ func reluMask64(z, g, y []float64, acc bool) {
 
 // LeakyReLU sets z = x for x > 0 and slope·x otherwise, and returns z.
 func (z *Tensor[T]) LeakyReLU(x *Tensor[T], slope T) *Tensor[T] {
+	z.wrote()
 	mustSameShape("LeakyReLU", z.shape, x.shape)
 	if z32, ok := any(z.data).([]float32); ok {
 		vec.leaky(z32, any(x.data).([]float32), float32(slope))
@@ -386,6 +411,7 @@ func (z *Tensor[T]) LeakyReLU(x *Tensor[T], slope T) *Tensor[T] {
 // its output where slope > 0 (which keeps the sign), and output gradient g.
 // It returns z.
 func (z *Tensor[T]) LeakyReLUBackward(g, y *Tensor[T], slope T, accumulate bool) *Tensor[T] {
+	z.wrote()
 	mustSameShape("LeakyReLUBackward", z.shape, g.shape)
 	mustSameShape("LeakyReLUBackward", z.shape, y.shape)
 	if z32, ok := any(z.data).([]float32); ok {
@@ -409,6 +435,7 @@ func (z *Tensor[T]) LeakyReLUBackward(g, y *Tensor[T], slope T, accumulate bool)
 
 // Hardtanh sets z = min(max(x, lo), hi) elementwise and returns z.
 func (z *Tensor[T]) Hardtanh(x *Tensor[T], lo, hi T) *Tensor[T] {
+	z.wrote()
 	if lo > hi {
 		panic(&ShapeError{Op: "Hardtanh", Msg: fmt.Sprintf("lower bound %v above upper bound %v", lo, hi)})
 	}
@@ -436,6 +463,7 @@ func channelLayout(op string, xshape []int, c int) (batch, inner int) {
 // AddBias sets z[b, c, ...] = x[b, c, ...] + bias[c] for x of shape [B, C]
 // or [B, C, H, W] (any rank ≥ 2) and bias of shape [C], and returns z.
 func (z *Tensor[T]) AddBias(x, bias *Tensor[T]) *Tensor[T] {
+	z.wrote()
 	mustSameShape("AddBias", z.shape, x.shape)
 	if len(bias.shape) != 1 {
 		panic(newShapeError("AddBias", x.shape, bias.shape))
@@ -458,6 +486,7 @@ func (z *Tensor[T]) AddBias(x, bias *Tensor[T]) *Tensor[T] {
 // SumPerChannel sets dst[c] = Σ_{b, ...} x[b, c, ...] for x of rank ≥ 2 and
 // dst of shape [C], and returns dst. It is the adjoint of AddBias.
 func (dst *Tensor[T]) SumPerChannel(x *Tensor[T]) *Tensor[T] {
+	dst.wrote()
 	if len(dst.shape) != 1 {
 		panic(newShapeError("SumPerChannel", dst.shape, x.shape))
 	}

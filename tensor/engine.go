@@ -530,6 +530,7 @@ func (j *convJob[T]) gemm(tA, tB bool, m, n, k int, alpha T, a []T, lda int, b [
 // Conv2D implements Engine.
 func (e *cpuEngine[T]) Conv2D(y, x, w, b *Tensor[T], p ConvParams) {
 	s := checkConv("Conv2D", x.shape, w.shape, y.shape, p)
+	y.wrote()
 	e.runConv(passForward, s, x.data, w.data, y.data, biasData("Conv2D", b, s.co), false)
 }
 
@@ -548,11 +549,16 @@ func biasData[T Float](op string, b *Tensor[T], co int) []T {
 // Conv2DBackwardData implements Engine.
 func (e *cpuEngine[T]) Conv2DBackwardData(dx, dy, w *Tensor[T], p ConvParams, accumulate bool) {
 	s := checkConv("Conv2DBackwardData", dx.shape, w.shape, dy.shape, p)
+	dx.wrote()
 	e.runConv(passData, s, dx.data, w.data, dy.data, nil, accumulate)
 }
 
 // Conv2DBackwardFilter implements Engine.
 func (e *cpuEngine[T]) Conv2DBackwardFilter(dw, db, dy, x *Tensor[T], p ConvParams, accumulate bool) {
 	s := checkConv("Conv2DBackwardFilter", x.shape, dw.shape, dy.shape, p)
+	dw.wrote()
+	if db != nil {
+		db.wrote()
+	}
 	e.runConv(passFilter, s, x.data, dw.data, dy.data, biasData("Conv2DBackwardFilter", db, s.co), accumulate)
 }

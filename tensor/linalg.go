@@ -6,6 +6,7 @@ import "fmt"
 // where op transposes when its flag is set, computed by e. It returns z. z
 // must not overlap a or b.
 func (z *Tensor[T]) Gemm(e Engine[T], alpha T, a *Tensor[T], transA bool, b *Tensor[T], transB bool, beta T) *Tensor[T] {
+	z.wrote()
 	if len(a.shape) != 2 || len(b.shape) != 2 || len(z.shape) != 2 {
 		panic(&ShapeError{Op: "Gemm", Msg: fmt.Sprintf("want matrices, got shapes %v, %v and destination %v", a.shape, b.shape, z.shape)})
 	}

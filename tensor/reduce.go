@@ -105,6 +105,7 @@ func reducedShape(shape []int, axis int) []int {
 // SumAxis sets dst to the sum of x along axis (dst has x's shape with that
 // axis removed) and returns dst.
 func (dst *Tensor[T]) SumAxis(x *Tensor[T], axis int) *Tensor[T] {
+	dst.wrote()
 	outer, n, inner, ax := axisLayout("SumAxis", x.shape, axis)
 	if !slices.Equal(dst.shape, reducedShape(x.shape, ax)) {
 		panic(&ShapeError{Op: "SumAxis", Msg: fmt.Sprintf("destination shape %v does not fit the sum of shape %v over axis %d", dst.shape, x.shape, ax)})
@@ -148,6 +149,7 @@ func ArgMax[T Float](x *Tensor[T], axis int) []int {
 // MaxAxis sets dst to the maximum of x along axis (dst has x's shape with
 // that axis removed) and returns dst.
 func (dst *Tensor[T]) MaxAxis(x *Tensor[T], axis int) *Tensor[T] {
+	dst.wrote()
 	outer, n, inner, ax := axisLayout("MaxAxis", x.shape, axis)
 	if !slices.Equal(dst.shape, reducedShape(x.shape, ax)) || n == 0 {
 		panic(&ShapeError{Op: "MaxAxis", Msg: fmt.Sprintf("destination shape %v does not fit the max of shape %v over axis %d", dst.shape, x.shape, ax)})
@@ -170,6 +172,7 @@ func (dst *Tensor[T]) MaxAxis(x *Tensor[T], axis int) *Tensor[T] {
 // sources must match dst's shape except along axis, where their sizes add up
 // to dst's.
 func (dst *Tensor[T]) Concat(axis int, srcs ...*Tensor[T]) *Tensor[T] {
+	dst.wrote()
 	outer, n, inner, ax := axisLayout("Concat", dst.shape, axis)
 	total := 0
 	for _, s := range srcs {
@@ -215,6 +218,9 @@ func SplitInto[T Float](x *Tensor[T], axis int, dsts ...*Tensor[T]) {
 	}
 	if total != n {
 		panic(&ShapeError{Op: "Split", Msg: fmt.Sprintf("pieces add up to %d along axis %d, shape %v has %d", total, ax, x.shape, n)})
+	}
+	for _, d := range dsts {
+		d.wrote()
 	}
 	for o := 0; o < outer; o++ {
 		at := o * n * inner

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 )
 
 // Float is the set of element types a Tensor can hold.
@@ -15,10 +16,70 @@ type Float interface {
 //
 // The zero value is an empty rank-0 tensor of no elements; use New, Full,
 // FromSlice or the random constructors to make one.
+//
+// Every tensor has a Storage shared with its views (Reshape, Slice), whose
+// version counts the writes to the elements; engines that keep copies of
+// tensors in their own memory (package cuda) use it to know when a copy is
+// out of date. See Storage for what counts as a write.
 type Tensor[T Float] struct {
 	shape []int
 	data  []T
+	st    *Storage // shared with the views; own's address for a new tensor
+	own   Storage
 }
+
+// Storage identifies the elements a tensor shares with its views and
+// counts the writes to them: its version changes on every write by a
+// method of this package (the destination of Add, Gemm, Copy, Set, Fill,
+// an engine's convolution pass and every other method that stores into a
+// tensor) and on every call of Data, which hands out writable memory.
+// Writes through a slice that Data returned earlier are not seen: call
+// MarkChanged after them (or call Data again before writing). ReadData
+// returns the elements for reading without counting as a write.
+//
+// A tensor made by FromSlice gets a new Storage even when its slice is
+// another tensor's memory; writes through one are then not seen by the
+// other's version.
+type Storage struct {
+	version atomic.Uint64
+}
+
+// Version returns the storage's write count: equal values mean no write
+// (that this package saw) happened in between.
+func (s *Storage) Version() uint64 { return s.version.Load() }
+
+// makeTensor returns a tensor with its own new storage.
+func makeTensor[T Float](shape []int, data []T) *Tensor[T] {
+	t := &Tensor[T]{shape: shape, data: data}
+	t.st = &t.own
+	return t
+}
+
+// view returns a tensor sharing t's storage.
+func (t *Tensor[T]) view(shape []int, data []T) *Tensor[T] {
+	return &Tensor[T]{shape: shape, data: data, st: t.storage()}
+}
+
+// storage returns t's storage, which the zero Tensor gets on first use.
+func (t *Tensor[T]) storage() *Storage {
+	if t.st == nil {
+		t.st = &t.own
+	}
+	return t.st
+}
+
+// wrote records a write to t's elements.
+func (t *Tensor[T]) wrote() { t.storage().version.Add(1) }
+
+// Storage returns the storage t shares with its views.
+func (t *Tensor[T]) Storage() *Storage { return t.storage() }
+
+// Version returns the version of t's storage (see Storage).
+func (t *Tensor[T]) Version() uint64 { return t.storage().Version() }
+
+// MarkChanged records that t's elements were written through a slice that
+// Data returned earlier (see Storage).
+func (t *Tensor[T]) MarkChanged() { t.wrote() }
 
 // numel returns the product of the dimensions of shape, panicking on a
 // negative dimension.
@@ -36,7 +97,7 @@ func numel(op string, shape []int) int {
 // New returns a tensor of the given shape filled with zeros.
 func New[T Float](shape ...int) *Tensor[T] {
 	n := numel("New", shape)
-	return &Tensor[T]{shape: cloneInts(shape), data: make([]T, n)}
+	return makeTensor(cloneInts(shape), make([]T, n))
 }
 
 // Full returns a tensor of the given shape with every element set to v.
@@ -56,7 +117,7 @@ func FromSlice[T Float](data []T, shape ...int) *Tensor[T] {
 	if n := numel("FromSlice", shape); n != len(data) {
 		panic(&ShapeError{Op: "FromSlice", Msg: fmt.Sprintf("%d elements do not fill shape %v (%d elements)", len(data), shape, n)})
 	}
-	return &Tensor[T]{shape: cloneInts(shape), data: data}
+	return makeTensor(cloneInts(shape), data)
 }
 
 // RandN returns a tensor of independent standard normal samples scaled by std
@@ -99,8 +160,16 @@ func (t *Tensor[T]) Dim(i int) int {
 // Len returns the number of elements.
 func (t *Tensor[T]) Len() int { return len(t.data) }
 
-// Data returns the tensor's storage in row-major order. It is not a copy.
-func (t *Tensor[T]) Data() []T { return t.data }
+// Data returns the tensor's elements in row-major order: its storage, not
+// a copy. The call counts as a write (see Storage).
+func (t *Tensor[T]) Data() []T {
+	t.wrote()
+	return t.data
+}
+
+// ReadData returns the tensor's elements like Data, for reading only: it
+// does not count as a write, so the caller must not write through it.
+func (t *Tensor[T]) ReadData() []T { return t.data }
 
 // SameShape reports whether t and u have identical shapes.
 func (t *Tensor[T]) SameShape(u *Tensor[T]) bool { return slices.Equal(t.shape, u.shape) }
@@ -127,10 +196,14 @@ func (t *Tensor[T]) offset(op string, idx []int) int {
 func (t *Tensor[T]) At(idx ...int) T { return t.data[t.offset("At", idx)] }
 
 // Set sets the element at the given coordinates to v.
-func (t *Tensor[T]) Set(v T, idx ...int) { t.data[t.offset("Set", idx)] = v }
+func (t *Tensor[T]) Set(v T, idx ...int) {
+	t.wrote()
+	t.data[t.offset("Set", idx)] = v
+}
 
 // Fill sets every element to v and returns t.
 func (t *Tensor[T]) Fill(v T) *Tensor[T] {
+	t.wrote()
 	for i := range t.data {
 		t.data[i] = v
 	}
@@ -139,13 +212,14 @@ func (t *Tensor[T]) Fill(v T) *Tensor[T] {
 
 // Zero sets every element to 0 and returns t.
 func (t *Tensor[T]) Zero() *Tensor[T] {
+	t.wrote()
 	clear(t.data)
 	return t
 }
 
 // Clone returns a deep copy of t.
 func (t *Tensor[T]) Clone() *Tensor[T] {
-	return &Tensor[T]{shape: cloneInts(t.shape), data: append([]T(nil), t.data...)}
+	return makeTensor(cloneInts(t.shape), append([]T(nil), t.data...))
 }
 
 // Copy copies src into t (same number of elements; shapes may differ) and
@@ -154,6 +228,7 @@ func (t *Tensor[T]) Copy(src *Tensor[T]) *Tensor[T] {
 	if len(t.data) != len(src.data) {
 		panic(newShapeError("Copy", t.shape, src.shape))
 	}
+	t.wrote()
 	copy(t.data, src.data)
 	return t
 }
@@ -184,7 +259,7 @@ func (t *Tensor[T]) Reshape(shape ...int) *Tensor[T] {
 	if n != len(t.data) {
 		panic(&ShapeError{Op: "Reshape", Msg: fmt.Sprintf("shape %v (%d elements) does not match shape %v (%d elements)", shape, n, t.shape, len(t.data))})
 	}
-	return &Tensor[T]{shape: s, data: t.data}
+	return t.view(s, t.data)
 }
 
 // Slice returns the view t[i:j] along the leading axis, sharing storage.
@@ -198,7 +273,7 @@ func (t *Tensor[T]) Slice(i, j int) *Tensor[T] {
 	}
 	s := cloneInts(t.shape)
 	s[0] = j - i
-	return &Tensor[T]{shape: s, data: t.data[i*inner : j*inner : j*inner]}
+	return t.view(s, t.data[i*inner:j*inner:j*inner])
 }
 
 // String formats the tensor's shape and, for small tensors, its elements.
