@@ -58,13 +58,12 @@ func (b *backend) plan(k convKey) *convPlan {
 	return p
 }
 
-// Device buffers of the convolution passes (after GEMM's three).
+// The backend's scratch device buffers after Gemm's three (the tensors
+// themselves live in the cache): the convolutions' workspace, and a byte
+// that stands for an empty tensor.
 const (
-	bufX = 3 + iota
-	bufW
-	bufY
-	bufBias
-	bufWS
+	bufWS = 3 + iota
+	bufEmpty
 )
 
 // key returns the convKey of the convolution from x [B, C, H, W] by
@@ -77,32 +76,6 @@ func key[T tensor.Float](x, w, y *tensor.Tensor[T], p tensor.ConvParams) convKey
 	}
 	return convKey{dtype: dtype, b: xs[0], c: xs[1], h: xs[2], w: xs[3], co: ws[0], kh: ws[2], kw: ws[3],
 		oh: ys[2], ow: ys[3], stride: max(p.Stride, 1), pad: p.Pad}
-}
-
-// toDevice copies t into device buffer i and returns its address.
-func toDevice[T tensor.Float](b *backend, i int, t *tensor.Tensor[T]) uintptr {
-	n := uintptr(t.Len()) * unsafe.Sizeof(T(0))
-	d := b.ensure(i, max(n, 1))
-	if n > 0 {
-		must(b.l.rtCheck("cudaMemcpy", b.l.cudaMemcpy(d, addr(t.Data()), n, hostToDevice)))
-	}
-	return d
-}
-
-// outDevice returns device buffer i for the result t: holding t's values
-// when the kernel accumulates into it, else only sized for it.
-func outDevice[T tensor.Float](b *backend, i int, t *tensor.Tensor[T], accumulate bool) uintptr {
-	if accumulate {
-		return toDevice(b, i, t)
-	}
-	return b.ensure(i, max(uintptr(t.Len())*unsafe.Sizeof(T(0)), 1))
-}
-
-// toHost copies device buffer d back into t.
-func toHost[T tensor.Float](b *backend, d uintptr, t *tensor.Tensor[T]) {
-	if n := uintptr(t.Len()) * unsafe.Sizeof(T(0)); n > 0 {
-		must(b.l.rtCheck("cudaMemcpy", b.l.cudaMemcpy(addr(t.Data()), d, n, deviceToHost)))
-	}
 }
 
 // scalars returns pointers to alpha = 1 and beta (1 to accumulate, else 0)
@@ -121,19 +94,20 @@ func (e *engine[T]) Conv2D(y, x, w, bias *tensor.Tensor[T], p tensor.ConvParams)
 	b := e.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.tick()
 	pl := b.plan(key(x, w, y, p))
 	l := b.l
-	dx, dw := toDevice(b, bufX, x), toDevice(b, bufW, w)
-	dy := b.ensure(bufY, uintptr(y.Len())*unsafe.Sizeof(T(0)))
+	dx, dw := in(b, x), in(b, w)
+	dy := out(b, y, false)
 	ws := b.ensure(bufWS, max(pl.wsFwd, 1))
 	one, zero := scalars[T](false)
 	must(l.dnnCheck("cudnnConvolutionForward", l.cudnnConvolutionForward(b.dnn, one, pl.x, dx, pl.w, dw, pl.conv, algoFwd, ws, pl.wsFwd, zero, pl.y, dy)))
 	if bias != nil {
-		db := toDevice(b, bufBias, bias)
+		db := in(b, bias)
 		one1, _ := scalars[T](true)
 		must(l.dnnCheck("cudnnAddTensor", l.cudnnAddTensor(b.dnn, one, pl.bias, db, one1, pl.y, dy)))
 	}
-	toHost(b, dy, y)
+	download(b, y)
 }
 
 // Conv2DBackwardData computes dx (+)= ∂L/∂x on cuDNN.
@@ -141,14 +115,15 @@ func (e *engine[T]) Conv2DBackwardData(dx, dy, w *tensor.Tensor[T], p tensor.Con
 	b := e.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.tick()
 	pl := b.plan(key(dx, w, dy, p))
 	l := b.l
-	ddy, dw := toDevice(b, bufY, dy), toDevice(b, bufW, w)
-	ddx := outDevice(b, bufX, dx, accumulate)
+	ddy, dw := in(b, dy), in(b, w)
+	ddx := out(b, dx, accumulate)
 	ws := b.ensure(bufWS, max(pl.wsData, 1))
 	one, beta := scalars[T](accumulate)
 	must(l.dnnCheck("cudnnConvolutionBackwardData", l.cudnnConvolutionBackwardData(b.dnn, one, pl.w, dw, pl.y, ddy, pl.conv, algoBwdData, ws, pl.wsData, beta, pl.x, ddx)))
-	toHost(b, ddx, dx)
+	download(b, dx)
 }
 
 // Conv2DBackwardFilter computes dw (+)= ∂L/∂w and, unless db is nil,
@@ -157,17 +132,18 @@ func (e *engine[T]) Conv2DBackwardFilter(dw, db, dy, x *tensor.Tensor[T], p tens
 	b := e.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.tick()
 	pl := b.plan(key(x, dw, dy, p))
 	l := b.l
-	dx, ddy := toDevice(b, bufX, x), toDevice(b, bufY, dy)
-	ddw := outDevice(b, bufW, dw, accumulate)
+	dx, ddy := in(b, x), in(b, dy)
+	ddw := out(b, dw, accumulate)
 	ws := b.ensure(bufWS, max(pl.wsFilt, 1))
 	one, beta := scalars[T](accumulate)
 	must(l.dnnCheck("cudnnConvolutionBackwardFilter", l.cudnnConvolutionBackwardFilter(b.dnn, one, pl.x, dx, pl.y, ddy, pl.conv, algoBwdFilter, ws, pl.wsFilt, beta, pl.w, ddw)))
-	toHost(b, ddw, dw)
+	download(b, dw)
 	if db != nil {
-		ddb := outDevice(b, bufBias, db, accumulate)
+		ddb := out(b, db, accumulate)
 		must(l.dnnCheck("cudnnConvolutionBackwardBias", l.cudnnConvolutionBackwardBias(b.dnn, one, pl.y, ddy, beta, pl.bias, ddb)))
-		toHost(b, ddb, db)
+		download(b, db)
 	}
 }

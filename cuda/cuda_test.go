@@ -3,7 +3,6 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,9 +10,6 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/adamnode/adamnode/autograd"
-	"github.com/adamnode/adamnode/bench/mnistnode"
-	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/tensor"
 	"github.com/adamnode/adamnode/tensor/enginetest"
 )
@@ -27,6 +23,9 @@ var standinDir string
 // DirEnv is already set (a machine with the real libraries).
 func TestMain(m *testing.M) {
 	code := func() int {
+		// Every reuse of a device copy is checked against the host values:
+		// a write the storage version missed fails the test that made it.
+		os.Setenv(VerifyEnv, "1")
 		if os.Getenv(DirEnv) == "" {
 			dir, err := os.MkdirTemp("", "cuda-standin")
 			if err != nil {
@@ -39,6 +38,8 @@ func TestMain(m *testing.M) {
 			} else {
 				standinDir = dir
 				os.Setenv(DirEnv, dir)
+				// The stand-in's device memory is the host's.
+				os.Setenv(CacheEnv, "256")
 			}
 		}
 		return m.Run()
@@ -155,41 +156,5 @@ func TestHostDereferenceCrashes(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "unexpected fault address") {
 		t.Fatalf("the dereference of a device pointer did not fault (%v):\n%s", err, out)
-	}
-}
-
-// TestMNISTGradients: the paper's MNIST AdamNODE, one forward and backward
-// pass in float32, gives the same loss and gradients on the GPU engine as
-// on the CPU engine, to 1e-4 relative.
-func TestMNISTGradients(t *testing.T) {
-	b := gpu(t)
-	grads := func(be tensor.Backend) (float32, []float32) {
-		m := mnistnode.New(5, odeblock.Adjoint{})
-		x, labels := mnistnode.Batch(5, 2)
-		tp := autograd.NewTape(tensor.EngineFor[float32](be))
-		l, err := m.Loss(tp, x, labels)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tp.Backward(l); err != nil {
-			t.Fatal(err)
-		}
-		var g []float32
-		for _, p := range m.Params() {
-			g = append(g, p.Grad.Data()...)
-		}
-		return l.Item(), g
-	}
-	lc, gc := grads(tensor.Gonum(0))
-	lg, gg := grads(b)
-	var d, scale float64
-	for i := range gc {
-		d = math.Max(d, math.Abs(float64(gg[i]-gc[i])))
-		scale = math.Max(scale, math.Abs(float64(gc[i])))
-	}
-	if rel := d / scale; rel > 1e-4 || math.Abs(float64(lg-lc)) > 1e-5*math.Abs(float64(lc)) {
-		t.Errorf("GPU vs CPU: loss %v vs %v, gradients differ by %.3g (relative)", lg, lc, rel)
-	} else {
-		t.Logf("loss %v vs %v; gradients within %.2g relative", lg, lc, rel)
 	}
 }

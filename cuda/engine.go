@@ -17,9 +17,18 @@ import (
 // (see Available), the device does not exist, or cuBLAS or cuDNN does not
 // start.
 //
-// Where the data lives: tensors stay in host memory; each kernel copies
-// its operands into device buffers the backend keeps (grown as needed,
-// reused, freed never), runs there and copies its result back. A CUDA
+// Where the data lives: tensors live in host memory, and every kernel's
+// result is copied back to it (the elementwise work that follows runs
+// there). The backend also keeps a device copy of every tensor a kernel
+// read or wrote, found by the tensor's storage and view and tagged with
+// the storage version it holds (see tensor.Storage): a kernel uploads an
+// operand only when its version changed since, so the parameters stay on
+// the device from one evaluation to the next until the optimizer writes
+// them, and a pass's result, or an operand shared by two passes (dy by the
+// data and filter passes), is not uploaded again. The copies take at most
+// CacheEnv's limit (2 GiB by default), the least recently used dropped
+// first, and go when their tensors are garbage collected. Tensor.Gemm
+// goes through GemmTensors; Gemm on bare slices copies every call. A CUDA
 // error inside an engine call panics with the *Error naming the call
 // (tensor.Engine's methods return no error).
 func Backend(device int) (tensor.Backend, error) {
@@ -46,7 +55,7 @@ func Backend(device int) (tensor.Backend, error) {
 		return nil, err
 	}
 	cpu := tensor.Gonum(0)
-	b := &backend{device: device, l: l, handle: h, dnn: dnn, cpu: cpu, plans: map[convKey]*convPlan{}}
+	b := &backend{device: device, l: l, handle: h, dnn: dnn, cpu: cpu, plans: map[convKey]*convPlan{}, cache: newCache()}
 	b.f32 = &engine[float32]{b: b, cpu: cpu.Float32()}
 	b.f64 = &engine[float64]{b: b, cpu: cpu.Float64()}
 	return b, nil
@@ -62,8 +71,9 @@ type backend struct {
 	f64    *engine[float64]
 	dnn    uintptr      // the cuDNN handle
 	mu     sync.Mutex   // one kernel at a time: the device buffers are shared
-	bufs   [8]deviceBuf // GEMM's A, B, C; the convolutions' x, w, y, bias, workspace
+	bufs   [5]deviceBuf // Gemm's A, B, C (of slices); the workspace; a byte for empty tensors
 	plans  map[convKey]*convPlan
+	cache  cache // the device copies of tensors
 }
 
 func (b *backend) Name() string                    { return "cuda" }
@@ -120,9 +130,10 @@ func extent(rows, cols, ld int) int {
 	return (rows-1)*ld + cols
 }
 
-// Gemm computes C = alpha·op(A)·op(B) + beta·C on cuBLAS. Row-major C is
-// column-major Cᵀ, so it asks cuBLAS for Cᵀ = op(B)ᵀ·op(A)ᵀ: the operands
-// swapped, each with its own transpose flag.
+// Gemm computes C = alpha·op(A)·op(B) + beta·C on cuBLAS from slices:
+// they carry no version, so it copies A, B (and C when beta ≠ 0) to the
+// device and C back on every call. Tensor.Gemm calls GemmTensors instead,
+// which keeps device copies.
 func (e *engine[T]) Gemm(transA, transB bool, m, n, k int, alpha T, a []T, lda int, bm []T, ldb int, beta T, c []T, ldc int) {
 	if m == 0 || n == 0 {
 		return
@@ -151,6 +162,15 @@ func (e *engine[T]) Gemm(transA, transB bool, m, n, k int, alpha T, a []T, lda i
 	if beta != 0 {
 		must(l.rtCheck("cudaMemcpy", l.cudaMemcpy(dc, addr(c[:nc]), uintptr(nc)*size, hostToDevice)))
 	}
+	gemmDevice(b, transA, transB, m, n, k, alpha, da, lda, db, ldb, beta, dc, ldc)
+	must(l.rtCheck("cudaMemcpy", l.cudaMemcpy(addr(c[:nc]), dc, uintptr(nc)*size, deviceToHost)))
+}
+
+// gemmDevice runs the GEMM on device operands (under b.mu). Row-major C
+// is column-major Cᵀ, so it asks cuBLAS for Cᵀ = op(B)ᵀ·op(A)ᵀ: the
+// operands swapped, each with its own transpose flag.
+func gemmDevice[T tensor.Float](b *backend, transA, transB bool, m, n, k int, alpha T, da uintptr, lda int, db uintptr, ldb int, beta T, dc uintptr, ldc int) {
+	l := b.l
 	op := func(t bool) int32 {
 		if t {
 			return 1 // CUBLAS_OP_T
@@ -165,5 +185,24 @@ func (e *engine[T]) Gemm(transA, transB bool, m, n, k int, alpha T, a []T, lda i
 		al, be := float64(alpha), float64(beta)
 		must(blasCheck("cublasDgemm_v2", l.cublasDgemm(b.handle, op(transB), op(transA), int32(n), int32(m), int32(k), &al, db, int32(ldb), da, int32(lda), &be, dc, int32(ldc))))
 	}
-	must(l.rtCheck("cudaMemcpy", l.cudaMemcpy(addr(c[:nc]), dc, uintptr(nc)*size, deviceToHost)))
+}
+
+// GemmTensors computes z = alpha·op(a)·op(b) + beta·z on cuBLAS with the
+// tensors' device copies (see tensor.TensorGemmer): a and b are uploaded
+// only when their storage changed since their last upload, and z's
+// device copy stays current after the result is copied back.
+func (e *engine[T]) GemmTensors(z *tensor.Tensor[T], alpha T, a *tensor.Tensor[T], transA bool, bm *tensor.Tensor[T], transB bool, beta T) {
+	m, n := z.Dim(0), z.Dim(1)
+	k := a.Dim(1)
+	if transA {
+		k = a.Dim(0)
+	}
+	b := e.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.tick()
+	da, db := in(b, a), in(b, bm)
+	dc := out(b, z, beta != 0)
+	gemmDevice(b, transA, transB, m, n, k, alpha, da, a.Dim(1), db, bm.Dim(1), beta, dc, n)
+	download(b, z)
 }

@@ -27,8 +27,22 @@ func (z *Tensor[T]) Gemm(e Engine[T], alpha T, a *Tensor[T], transA bool, b *Ten
 	if k == 0 {
 		return z.Scale(beta, z)
 	}
+	if g, ok := e.(TensorGemmer[T]); ok {
+		g.GemmTensors(z, alpha, a, transA, b, transB, beta)
+		return z
+	}
 	e.Gemm(transA, transB, m, n, k, alpha, a.data, a.shape[1], b.data, b.shape[1], beta, z.data, n)
 	return z
+}
+
+// TensorGemmer is implemented by engines that take a GEMM's tensors rather
+// than their elements, to keep copies of them in their own memory (package
+// cuda's engine does, checked by the storage version): z.Gemm calls
+// GemmTensors instead of Engine.Gemm when the engine has it, with the
+// shapes checked and m, n and k positive.
+type TensorGemmer[T Float] interface {
+	// GemmTensors sets z = alpha·op(a)·op(b) + beta·z (see Tensor.Gemm).
+	GemmTensors(z *Tensor[T], alpha T, a *Tensor[T], transA bool, b *Tensor[T], transB bool, beta T)
 }
 
 // MatMul sets z = op(a)·op(b) and returns z (see Gemm).

@@ -74,7 +74,9 @@ func TestVersionCountsWrites(t *testing.T) {
 		{"Conv2DBackwardFilter", func() *tensor.Tensor[float64] { return tensor.New[float64](3, 2, 3, 3) },
 			func(z *tensor.Tensor[float64]) { e.Conv2DBackwardFilter(z, nil, out, img, p, false) }},
 		{"Conv2DBackwardFilter bias", func() *tensor.Tensor[float64] { return tensor.New[float64](3) },
-			func(z *tensor.Tensor[float64]) { e.Conv2DBackwardFilter(tensor.New[float64](3, 2, 3, 3), z, out, img, p, true) }},
+			func(z *tensor.Tensor[float64]) {
+				e.Conv2DBackwardFilter(tensor.New[float64](3, 2, 3, 3), z, out, img, p, true)
+			}},
 	}
 	operands := []*tensor.Tensor[float64]{x, y, bias, img, w, out}
 	for _, c := range writes {

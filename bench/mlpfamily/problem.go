@@ -122,6 +122,13 @@ func (p *Problem) build() error {
 
 func newTape(e tensor.Engine[float32]) *autograd.Tape[float32] { return autograd.NewTape(e) }
 
+// UseEngine makes p run on e from its next step (a new problem runs on
+// the default backend's kind; package cuda's tests run one on the GPU).
+func (p *Problem) UseEngine(e tensor.Engine[float32]) {
+	p.eng = e
+	p.tp = newTape(e)
+}
+
 // engine returns the engine a new problem runs on: the default backend's
 // kind (OpenBLAS when built with the tag openblas) with as many workers as
 // GOMAXPROCS is now. (tensor.Default's worker count is fixed at its first

@@ -1,0 +1,373 @@
+package cuda
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"unsafe"
+	"weak"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// CacheEnv names the environment variable holding the most device memory,
+// in MiB, that a backend keeps for the copies of tensors (default 2048).
+const CacheEnv = "ADAMNODE_CUDA_CACHE_MB"
+
+// VerifyEnv names the environment variable that, set to 1, makes a backend
+// check every reuse of a device copy against the tensor's host values and
+// panic when they differ: a write that the tensor's version did not count
+// (see tensor.Storage). It keeps a host copy of every device copy; it is
+// for tests.
+const VerifyEnv = "ADAMNODE_CUDA_VERIFY"
+
+// defaultCacheMB is the cache limit without CacheEnv.
+const defaultCacheMB = 2048
+
+// Stats counts a backend's copies between host and device memory.
+type Stats struct {
+	Uploads, UploadBytes     int64 // host-to-device copies of operands
+	Downloads, DownloadBytes int64 // device-to-host copies of results
+	Reuses, ReuseBytes       int64 // operands found current on the device
+	ResidentBytes            int64 // bytes of the tensors copied on the device now
+	PoolBytes                int64 // device memory the copies' pool holds now
+}
+
+// StatsOf returns the copy counts of a backend made by Backend, and false
+// for any other backend.
+func StatsOf(b tensor.Backend) (Stats, bool) {
+	g, ok := b.(*backend)
+	if !ok {
+		return Stats{}, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.cache.stats
+	s.ResidentBytes = int64(g.cache.bytes)
+	s.PoolBytes = int64(g.cache.pool.bytes)
+	return s, true
+}
+
+// residentKey identifies a tensor's elements: its storage, and the host
+// address and byte length of the view.
+type residentKey struct {
+	st   weak.Pointer[tensor.Storage]
+	addr uintptr
+	size uintptr
+}
+
+// resident is the device copy of a tensor's elements.
+type resident struct {
+	ptr    uintptr // a block of device memory of at least key.size bytes
+	ver    uint64  // the storage version the copy holds
+	valid  bool    // false: allocated, its values not yet those of ver
+	used   uint64  // the cache's clock at the last use
+	shadow []byte  // in verify mode, the host bytes the copy holds
+}
+
+// cache is the backend's device copies of tensors, found by storage and
+// view and checked by the storage version, in blocks of a pool of device
+// memory, with the least recently used dropped when the pool would grow
+// beyond the limit. Used under the backend's mutex.
+type cache struct {
+	entries map[residentKey]*resident
+	pool    pool    // the device memory the entries' blocks come from
+	bytes   uintptr // bytes of the entries' tensors
+	limit   uintptr // on the pool's device memory
+	clock   uint64  // one tick per kernel: entries used in it are kept
+	verify  bool
+	stats   Stats
+}
+
+func newCache() cache {
+	mb := defaultCacheMB
+	if v, err := strconv.Atoi(os.Getenv(CacheEnv)); err == nil && v > 0 {
+		mb = v
+	}
+	return cache{
+		entries: map[residentKey]*resident{},
+		limit:   uintptr(mb) << 20,
+		verify:  os.Getenv(VerifyEnv) == "1",
+	}
+}
+
+// tick starts a kernel: the entries it uses from now on are not dropped
+// until the next tick.
+func (b *backend) tick() { b.cache.clock++ }
+
+// bytesOf returns the host address and byte length of t's elements.
+func bytesOf[T tensor.Float](t *tensor.Tensor[T]) (uintptr, uintptr) {
+	d := t.ReadData()
+	return addr(d), uintptr(len(d)) * unsafe.Sizeof(T(0))
+}
+
+// hostBytes returns t's elements as bytes.
+func hostBytes[T tensor.Float](t *tensor.Tensor[T]) []byte {
+	d := t.ReadData()
+	if len(d) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&d[0])), uintptr(len(d))*unsafe.Sizeof(T(0)))
+}
+
+// entry returns t's cache entry, making one (with device memory, invalid)
+// the first time.
+func entry[T tensor.Float](b *backend, t *tensor.Tensor[T]) *resident {
+	c := &b.cache
+	a, n := bytesOf(t)
+	st := t.Storage()
+	k := residentKey{st: weak.Make(st), addr: a, size: n}
+	r, ok := c.entries[k]
+	if !ok {
+		r = &resident{ptr: b.alloc(n)}
+		c.entries[k] = r
+		c.bytes += n
+		// The copy goes when the storage does.
+		runtime.AddCleanup(st, b.forget, k)
+	}
+	r.used = c.clock
+	return r
+}
+
+// in returns device memory holding t's current values: its copy when the
+// storage version matches, else a fresh upload.
+func in[T tensor.Float](b *backend, t *tensor.Tensor[T]) uintptr {
+	if t.Len() == 0 {
+		return b.ensure(bufEmpty, 1)
+	}
+	r := entry(b, t)
+	c := &b.cache
+	v := t.Version()
+	if r.valid && r.ver == v {
+		if c.verify && !bytes.Equal(r.shadow, hostBytes(t)) {
+			panic(fmt.Errorf("cuda: a tensor of shape %v changed on the host but not its version: written through a slice that Data returned earlier, without MarkChanged", t.Shape()))
+		}
+		c.stats.Reuses++
+		c.stats.ReuseBytes += int64(len(hostBytes(t)))
+		return r.ptr
+	}
+	h := hostBytes(t)
+	must(b.l.rtCheck("cudaMemcpy", b.l.cudaMemcpy(r.ptr, addr(h), uintptr(len(h)), hostToDevice)))
+	c.stats.Uploads++
+	c.stats.UploadBytes += int64(len(h))
+	r.ver, r.valid = v, true
+	if c.verify {
+		r.shadow = append(r.shadow[:0], h...)
+	}
+	return r.ptr
+}
+
+// out returns device memory for the result t: holding t's current values
+// when the kernel accumulates into it, else only allocated.
+func out[T tensor.Float](b *backend, t *tensor.Tensor[T], accumulate bool) uintptr {
+	if accumulate {
+		return in(b, t)
+	}
+	if t.Len() == 0 {
+		return b.ensure(bufEmpty, 1)
+	}
+	r := entry(b, t)
+	r.valid = false
+	return r.ptr
+}
+
+// download copies the result t from its device copy (made by out) to the
+// host, counts the write in t's version, and keeps the device copy as
+// current for that version.
+func download[T tensor.Float](b *backend, t *tensor.Tensor[T]) {
+	if t.Len() == 0 {
+		return
+	}
+	r := entry(b, t)
+	h := hostBytes(t)
+	t.MarkChanged()
+	must(b.l.rtCheck("cudaMemcpy", b.l.cudaMemcpy(addr(h), r.ptr, uintptr(len(h)), deviceToHost)))
+	c := &b.cache
+	c.stats.Downloads++
+	c.stats.DownloadBytes += int64(len(h))
+	r.ver, r.valid = t.Version(), true
+	if c.verify {
+		r.shadow = append(r.shadow[:0], h...)
+	}
+}
+
+// alloc returns a block of at least n bytes of device memory from the
+// pool, making room under the limit first when the pool must grow.
+func (b *backend) alloc(n uintptr) uintptr {
+	c := &b.cache
+	if p, ok := c.pool.get(n); ok {
+		return p
+	}
+	b.shrink(chunkSize(blockSize(n)))
+	ch := new(chunk)
+	ch.class = blockSize(n)
+	size := chunkSize(ch.class)
+	must(b.l.rtCheck("cudaMalloc", b.l.cudaMalloc(&ch.ptr, size)))
+	c.pool.add(ch, size)
+	p, _ := c.pool.get(n)
+	return p
+}
+
+// shrink makes room for n more bytes of pool under the limit: it frees
+// the pool's unused chunks, then drops the copies whose storage is gone
+// and the least recently used ones, except those of the current kernel,
+// freeing each chunk they empty.
+func (b *backend) shrink(n uintptr) {
+	c := &b.cache
+	if c.pool.bytes+n <= c.limit {
+		return
+	}
+	b.releaseEmpty()
+	for c.pool.bytes+n > c.limit {
+		var victim residentKey
+		var oldest *resident
+		for k, r := range c.entries {
+			if r.used == c.clock {
+				continue
+			}
+			if k.st.Value() == nil {
+				victim, oldest = k, r
+				break
+			}
+			if oldest == nil || r.used < oldest.used {
+				victim, oldest = k, r
+			}
+		}
+		if oldest == nil {
+			return // everything is in use by this kernel: go over the limit
+		}
+		b.drop(victim, oldest)
+		b.releaseEmpty()
+	}
+}
+
+// releaseEmpty frees the pool's chunks that hold no copy.
+func (b *backend) releaseEmpty() {
+	for _, ch := range b.cache.pool.takeEmpty() {
+		must(b.l.rtCheck("cudaFree", b.l.cudaFree(ch.ptr)))
+	}
+}
+
+// drop removes an entry and returns its block to the pool.
+func (b *backend) drop(k residentKey, r *resident) {
+	c := &b.cache
+	delete(c.entries, k)
+	c.bytes -= k.size
+	c.pool.put(r.ptr)
+}
+
+// forget drops the entry of a storage that is gone (a cleanup).
+func (b *backend) forget(k residentKey) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r, ok := b.cache.entries[k]; ok {
+		b.drop(k, r)
+	}
+}
+
+// The pool carves device memory into blocks of a few sizes: each chunk
+// (one cudaMalloc, of at least minChunk bytes) holds blocks of one size,
+// the request rounded up to a quarter of its power of two (at most 25%
+// unused). This keeps cudaMalloc and cudaFree, which are slow and
+// synchronise the device, out of the steady state, and the number of
+// allocations small.
+const (
+	minBlock = 256
+	minChunk = 2 << 20
+)
+
+// blockSize returns the block size that serves n bytes.
+func blockSize(n uintptr) uintptr {
+	if n <= minBlock {
+		return minBlock
+	}
+	p := uintptr(1)
+	for p*2 <= n {
+		p *= 2
+	}
+	step := p / 4
+	return (n + step - 1) / step * step
+}
+
+// chunkSize returns the size of a chunk of blocks of size class.
+func chunkSize(class uintptr) uintptr {
+	if class >= minChunk {
+		return class
+	}
+	return minChunk / class * class
+}
+
+// chunk is one device allocation cut into blocks of one size.
+type chunk struct {
+	ptr   uintptr
+	class uintptr   // the block size
+	n     int       // number of blocks
+	free  []uintptr // the free blocks
+}
+
+// pool is the device memory of the copies, by block size.
+type pool struct {
+	byClass map[uintptr][]*chunk
+	owner   map[uintptr]*chunk // block → its chunk
+	bytes   uintptr            // device bytes in chunks
+}
+
+// get returns a free block of n bytes' size class, if there is one.
+func (p *pool) get(n uintptr) (uintptr, bool) {
+	for _, ch := range p.byClass[blockSize(n)] {
+		if k := len(ch.free); k > 0 {
+			b := ch.free[k-1]
+			ch.free = ch.free[:k-1]
+			return b, true
+		}
+	}
+	return 0, false
+}
+
+// add puts a new chunk of size bytes into the pool, all its blocks free.
+func (p *pool) add(ch *chunk, size uintptr) {
+	if p.byClass == nil {
+		p.byClass, p.owner = map[uintptr][]*chunk{}, map[uintptr]*chunk{}
+	}
+	ch.n = int(size / ch.class)
+	for i := ch.n - 1; i >= 0; i-- {
+		b := ch.ptr + uintptr(i)*ch.class
+		ch.free = append(ch.free, b)
+		p.owner[b] = ch
+	}
+	p.byClass[ch.class] = append(p.byClass[ch.class], ch)
+	p.bytes += size
+}
+
+// put returns a block to its chunk.
+func (p *pool) put(b uintptr) {
+	ch := p.owner[b]
+	ch.free = append(ch.free, b)
+}
+
+// takeEmpty removes the chunks whose blocks are all free and returns them.
+func (p *pool) takeEmpty() []*chunk {
+	var out []*chunk
+	for class, l := range p.byClass {
+		kept := l[:0]
+		for _, ch := range l {
+			if len(ch.free) < ch.n {
+				kept = append(kept, ch)
+				continue
+			}
+			out = append(out, ch)
+			for _, b := range ch.free {
+				delete(p.owner, b)
+			}
+			p.bytes -= uintptr(ch.n) * ch.class
+		}
+		if len(kept) == 0 {
+			delete(p.byClass, class)
+		} else {
+			p.byClass[class] = kept
+		}
+	}
+	return out
+}
