@@ -18,6 +18,13 @@
 // the receiver's storage; writes through a view are seen by the original.
 // Clone copies. FromSlice uses the caller's slice as storage without copying.
 //
+// A storage counts its writes (Storage.Version): every method that stores
+// into a tensor changes it, and so does Data, which hands out writable
+// memory; ReadData reads without counting, and MarkChanged records a write
+// through a slice kept from an earlier Data. Engines that keep copies of
+// tensors elsewhere (package cuda's device memory) re-copy a tensor only
+// when its version changed — the rule PyTorch's version counter follows.
+//
 // # Where results go
 //
 // As in math/big, kernels are methods whose receiver is the result:
