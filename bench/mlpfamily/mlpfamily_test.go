@@ -70,11 +70,11 @@ func small(c Config) Config {
 	return c
 }
 
-// oneWorker runs the problems built until the returned function is called
-// on the default backend with one worker. (With several, tensor's split
-// GEMM panics on a transposed A with fewer rows than the start of its last
-// band — the weight gradient of a batch below half the width, so in small's
-// problems — in the OpenBLAS build.)
+// oneWorker runs the problems built during the test on the default
+// backend with one worker, so that their numbers do not depend on the
+// machine's core count. (It was once a workaround for a split GEMM that
+// panicked on a transposed A in the OpenBLAS build; with two workers these
+// tests now pass there too.)
 func oneWorker(t *testing.T) {
 	t.Helper()
 	for _, b := range tensor.Backends(1) {
