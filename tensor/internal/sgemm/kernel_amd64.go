@@ -23,6 +23,11 @@ func kernS32(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc in
 //go:noescape
 func kernS16(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
 
+// fmaPeak runs n rounds of 12 independent 16-wide FMAs on registers (384
+// float32 flops a round; peak_amd64.s): the core's FMA throughput, the
+// ceiling BenchmarkFMAPeak measures the kernels against.
+func fmaPeak(n int)
+
 // hasKernel reports whether this CPU runs the AVX-512 kernels
 // (GODEBUG=cpu.avx512f=off takes them away).
 var hasKernel = cpu.X86.HasAVX512F

@@ -1,0 +1,45 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func fmaPeak(n int)
+// n rounds of 12 independent 16-wide float32 FMAs on registers: the core's
+// FMA throughput with no memory traffic, for BenchmarkFMAPeak.
+TEXT ·fmaPeak(SB), NOSPLIT, $0-8
+	MOVQ n+0(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z30, Z30, Z30
+	VXORPS Z31, Z31, Z31
+	TESTQ CX, CX
+	JLE done
+
+loop:
+	VFMADD231PS Z30, Z31, Z0
+	VFMADD231PS Z30, Z31, Z1
+	VFMADD231PS Z30, Z31, Z2
+	VFMADD231PS Z30, Z31, Z3
+	VFMADD231PS Z30, Z31, Z4
+	VFMADD231PS Z30, Z31, Z5
+	VFMADD231PS Z30, Z31, Z6
+	VFMADD231PS Z30, Z31, Z7
+	VFMADD231PS Z30, Z31, Z8
+	VFMADD231PS Z30, Z31, Z9
+	VFMADD231PS Z30, Z31, Z10
+	VFMADD231PS Z30, Z31, Z11
+	DECQ CX
+	JNZ  loop
+
+done:
+	VZEROUPPER
+	RET
