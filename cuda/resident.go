@@ -73,10 +73,11 @@ type resident struct {
 // beyond the limit. Used under the backend's mutex.
 type cache struct {
 	entries map[residentKey]*resident
-	pool    pool    // the device memory the entries' blocks come from
-	bytes   uintptr // bytes of the entries' tensors
-	limit   uintptr // on the pool's device memory
-	clock   uint64  // one tick per kernel: entries used in it are kept
+	watched map[residentKey]bool // keys with a cleanup registered on their storage
+	pool    pool                 // the device memory the entries' blocks come from
+	bytes   uintptr              // bytes of the entries' tensors
+	limit   uintptr              // on the pool's device memory
+	clock   uint64               // one tick per kernel: entries used in it are kept
 	verify  bool
 	stats   Stats
 }
@@ -88,6 +89,7 @@ func newCache() cache {
 	}
 	return cache{
 		entries: map[residentKey]*resident{},
+		watched: map[residentKey]bool{},
 		limit:   uintptr(mb) << 20,
 		verify:  os.Getenv(VerifyEnv) == "1",
 	}
@@ -124,8 +126,12 @@ func entry[T tensor.Float](b *backend, t *tensor.Tensor[T]) *resident {
 		r = &resident{ptr: b.alloc(n)}
 		c.entries[k] = r
 		c.bytes += n
-		// The copy goes when the storage does.
-		runtime.AddCleanup(st, b.forget, k)
+		// The copy goes when the storage does: one cleanup per key, however
+		// often its copy is dropped and made again.
+		if !c.watched[k] {
+			c.watched[k] = true
+			runtime.AddCleanup(st, b.forget, k)
+		}
 	}
 	r.used = c.clock
 	return r
@@ -262,6 +268,7 @@ func (b *backend) drop(k residentKey, r *resident) {
 func (b *backend) forget(k residentKey) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	delete(b.cache.watched, k)
 	if r, ok := b.cache.entries[k]; ok {
 		b.drop(k, r)
 	}

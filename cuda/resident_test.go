@@ -136,14 +136,22 @@ func TestCacheLimit(t *testing.T) {
 		}
 	}
 	// Tensors that are gone take their copies with them.
+	watched := func() int {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return len(g.cache.watched)
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for stats(t, g).ResidentBytes > 1<<20 && time.Now().Before(deadline) {
+	for (stats(t, g).ResidentBytes > 1<<20 || watched() > 1) && time.Now().Before(deadline) {
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
 	}
 	runtime.KeepAlive(w)
 	if s := stats(t, g).ResidentBytes; s > 1<<20 {
 		t.Errorf("%d bytes resident after the operands were collected, want at most w's 1 MiB", s)
+	}
+	if n := watched(); n > 1 {
+		t.Errorf("%d keys still watched for their storage's end, want w's alone", n)
 	}
 }
 
@@ -276,7 +284,11 @@ func TestMLPFamiliesEveryMode(t *testing.T) {
 					return losses, params
 				}
 				lc, pc := run(tensor.EngineFor[float32](tensor.Gonum(1)))
+				before := stats(t, g)
 				lg, pg := run(tensor.EngineFor[float32](g))
+				if stats(t, g).Reuses == before.Reuses {
+					t.Error("no operand was reused on the device (the weights should be)")
+				}
 				for i := range lc {
 					if math.Abs(lg[i]-lc[i]) > 1e-4*math.Abs(lc[i]) {
 						t.Errorf("step %d: loss %v on the GPU, %v on the CPU", i, lg[i], lc[i])
