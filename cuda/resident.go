@@ -378,3 +378,26 @@ func (p *pool) takeEmpty() []*chunk {
 	}
 	return out
 }
+
+// FreeCache drops every device copy of a backend made by Backend and frees
+// the device memory of its pool and its scratch buffers (the next kernels
+// upload their operands and allocate again); it does nothing to other
+// backends.
+func FreeCache(b tensor.Backend) {
+	g, ok := b.(*backend)
+	if !ok {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for k, r := range g.cache.entries {
+		g.drop(k, r)
+	}
+	g.releaseEmpty()
+	for i := range g.bufs {
+		if d := &g.bufs[i]; d.ptr != 0 {
+			must(g.l.rtCheck("cudaFree", g.l.cudaFree(d.ptr)))
+			*d = deviceBuf{}
+		}
+	}
+}

@@ -153,6 +153,10 @@ func TestCacheLimit(t *testing.T) {
 	if n := watched(); n > 1 {
 		t.Errorf("%d keys still watched for their storage's end, want w's alone", n)
 	}
+	FreeCache(g)
+	if s := stats(t, g); s.ResidentBytes != 0 || s.PoolBytes != 0 {
+		t.Errorf("after FreeCache: %d bytes resident, %d in the pool", s.ResidentBytes, s.PoolBytes)
+	}
 }
 
 // TestBlockSize: blocks serve their request with at most 25% unused, and
