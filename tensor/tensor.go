@@ -60,10 +60,11 @@ func (t *Tensor[T]) view(shape []int, data []T) *Tensor[T] {
 	return &Tensor[T]{shape: shape, data: data, st: t.storage()}
 }
 
-// storage returns t's storage, which the zero Tensor gets on first use.
+// storage returns t's storage: its own for the zero Tensor (not stored,
+// so concurrent readers do not race).
 func (t *Tensor[T]) storage() *Storage {
 	if t.st == nil {
-		t.st = &t.own
+		return &t.own
 	}
 	return t.st
 }
