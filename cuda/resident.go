@@ -99,12 +99,6 @@ func newCache() cache {
 // until the next tick.
 func (b *backend) tick() { b.cache.clock++ }
 
-// bytesOf returns the host address and byte length of t's elements.
-func bytesOf[T tensor.Float](t *tensor.Tensor[T]) (uintptr, uintptr) {
-	d := t.ReadData()
-	return addr(d), uintptr(len(d)) * unsafe.Sizeof(T(0))
-}
-
 // hostBytes returns t's elements as bytes.
 func hostBytes[T tensor.Float](t *tensor.Tensor[T]) []byte {
 	d := t.ReadData()
@@ -118,7 +112,8 @@ func hostBytes[T tensor.Float](t *tensor.Tensor[T]) []byte {
 // the first time.
 func entry[T tensor.Float](b *backend, t *tensor.Tensor[T]) *resident {
 	c := &b.cache
-	a, n := bytesOf(t)
+	h := hostBytes(t)
+	a, n := addr(h), uintptr(len(h))
 	st := t.Storage()
 	k := residentKey{st: weak.Make(st), addr: a, size: n}
 	r, ok := c.entries[k]
@@ -145,16 +140,15 @@ func in[T tensor.Float](b *backend, t *tensor.Tensor[T]) uintptr {
 	}
 	r := entry(b, t)
 	c := &b.cache
-	v := t.Version()
+	v, h := t.Version(), hostBytes(t)
 	if r.valid && r.ver == v {
-		if c.verify && !bytes.Equal(r.shadow, hostBytes(t)) {
+		if c.verify && !bytes.Equal(r.shadow, h) {
 			panic(fmt.Errorf("cuda: a tensor of shape %v changed on the host but not its version: written through a slice that Data returned earlier, without MarkChanged", t.Shape()))
 		}
 		c.stats.Reuses++
-		c.stats.ReuseBytes += int64(len(hostBytes(t)))
+		c.stats.ReuseBytes += int64(len(h))
 		return r.ptr
 	}
-	h := hostBytes(t)
 	must(b.l.rtCheck("cudaMemcpy", b.l.cudaMemcpy(r.ptr, addr(h), uintptr(len(h)), hostToDevice)))
 	c.stats.Uploads++
 	c.stats.UploadBytes += int64(len(h))

@@ -24,7 +24,7 @@ type Float interface {
 type Tensor[T Float] struct {
 	shape []int
 	data  []T
-	st    *Storage // shared with the views; own's address for a new tensor
+	st    *Storage // a view's: the storage it shares; nil when it is own
 	own   Storage
 }
 
@@ -48,20 +48,12 @@ type Storage struct {
 // (that this package saw) happened in between.
 func (s *Storage) Version() uint64 { return s.version.Load() }
 
-// makeTensor returns a tensor with its own new storage.
-func makeTensor[T Float](shape []int, data []T) *Tensor[T] {
-	t := &Tensor[T]{shape: shape, data: data}
-	t.st = &t.own
-	return t
-}
-
 // view returns a tensor sharing t's storage.
 func (t *Tensor[T]) view(shape []int, data []T) *Tensor[T] {
 	return &Tensor[T]{shape: shape, data: data, st: t.storage()}
 }
 
-// storage returns t's storage: its own for the zero Tensor (not stored,
-// so concurrent readers do not race).
+// storage returns t's storage: the one it views, else its own.
 func (t *Tensor[T]) storage() *Storage {
 	if t.st == nil {
 		return &t.own
@@ -98,7 +90,7 @@ func numel(op string, shape []int) int {
 // New returns a tensor of the given shape filled with zeros.
 func New[T Float](shape ...int) *Tensor[T] {
 	n := numel("New", shape)
-	return makeTensor(cloneInts(shape), make([]T, n))
+	return &Tensor[T]{shape: cloneInts(shape), data: make([]T, n)}
 }
 
 // Full returns a tensor of the given shape with every element set to v.
@@ -118,7 +110,7 @@ func FromSlice[T Float](data []T, shape ...int) *Tensor[T] {
 	if n := numel("FromSlice", shape); n != len(data) {
 		panic(&ShapeError{Op: "FromSlice", Msg: fmt.Sprintf("%d elements do not fill shape %v (%d elements)", len(data), shape, n)})
 	}
-	return makeTensor(cloneInts(shape), data)
+	return &Tensor[T]{shape: cloneInts(shape), data: data}
 }
 
 // RandN returns a tensor of independent standard normal samples scaled by std
@@ -220,7 +212,7 @@ func (t *Tensor[T]) Zero() *Tensor[T] {
 
 // Clone returns a deep copy of t.
 func (t *Tensor[T]) Clone() *Tensor[T] {
-	return makeTensor(cloneInts(t.shape), append([]T(nil), t.data...))
+	return &Tensor[T]{shape: cloneInts(t.shape), data: append([]T(nil), t.data...)}
 }
 
 // Copy copies src into t (same number of elements; shapes may differ) and
