@@ -74,10 +74,13 @@ func (c *viewCache[T]) reset() {
 	c.views = c.views[:0]
 }
 
-// of returns y viewed with the given shape.
+// of returns y viewed with the given shape. A cached view's version is
+// moved on (tensor.Storage): the solver writes y through the slice between
+// evaluations, which the tensor cannot see.
 func (c *viewCache[T]) of(y []T, shape []int) *tensor.Tensor[T] {
 	for _, v := range c.views {
-		if d := v.Data(); len(d) == len(y) && len(y) > 0 && &d[0] == &y[0] && v.HasShape(shape...) {
+		if d := v.ReadData(); len(d) == len(y) && len(y) > 0 && &d[0] == &y[0] && v.HasShape(shape...) {
+			v.MarkChanged()
 			return v
 		}
 	}
