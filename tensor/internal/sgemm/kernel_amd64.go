@@ -9,19 +9,20 @@ import "golang.org/x/sys/cpu"
 // c to the tile's first element, with row stride ldc. kernP reads A(i, p) at a[p·ka + i], kernS at
 // a[i·lda + p], for i < 12: all 12 rows must lie in the slice. Only the
 // first rows rows and the columns set in mask are stored; C is not read when
-// beta is 0. k must be at least 1.
+// beta is 0; then bias, if not nil, points to the
+// tile's first column of a vector added to every row. k must be at least 1.
 
 //go:noescape
-func kernP32(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+func kernP32(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 
 //go:noescape
-func kernP16(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+func kernP16(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 
 //go:noescape
-func kernS32(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+func kernS32(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 
 //go:noescape
-func kernS16(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+func kernS16(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 
 // fmaPeak runs n rounds of 12 independent 16-wide FMAs on registers (384
 // float32 flops a round; peak_amd64.s): the core's FMA throughput, the
@@ -31,3 +32,18 @@ func fmaPeak(n int)
 // hasKernel reports whether this CPU runs the AVX-512 kernels
 // (GODEBUG=cpu.avx512f=off takes them away).
 var hasKernel = cpu.X86.HasAVX512F
+
+// packRows copies kb steps of a panel that lie row by row in src, ld apart,
+// into d, s apart: the lanes set in lmask are loaded (the rest read as 0)
+// and the lanes set in smask stored (s ≤ 32). kb must be at least 1.
+//
+//go:noescape
+func packRows(d *float32, s int, src *float32, ld int, kb int, lmask, smask uint32)
+
+// trans16 transposes a block of up to 16 rows of up to 16 values (rows of
+// src, ss apart; the values set in lmask, whose count is cols) into cols
+// rows of d, ds apart: d[c·ds + r] = src[r·ss + c], rows past rows written
+// as 0, only the lanes set in smask stored. rows and cols must be 1 to 16.
+//
+//go:noescape
+func trans16(d *float32, ds int, src *float32, ss int, rows, cols int, lmask, smask uint32)

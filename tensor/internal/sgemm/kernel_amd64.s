@@ -11,7 +11,9 @@
 //	C[i, j] = alpha·Σ_p A(i, p)·b[p·ldb + j] + beta·C[i, j]
 //
 // for the first rows rows (1 to 12) and the columns j whose bit is set in
-// mask (B is loaded through the same mask); C is not read when beta is 0. The kernP kernels read A(i, p) at
+// mask (B is loaded through the same mask); C is not read when beta is 0,
+// and then bias, when not nil, points to values added to each row
+// (C[i, j] = alpha·Σ + bias[j]). The kernP kernels read A(i, p) at
 // a[p·ka + i] (a packed panel, ka = 12, or a column block of a transposed A,
 // ka = lda); the kernS kernels at a[i·lda + p] (rows of A in place). The
 // accumulators are Z0–Z23 (row i in Z(2i), Z(2i+1)) or Z0–Z11; each A value
@@ -19,8 +21,8 @@
 // Z16–Z31 and the upper halves of the rest (VZEROUPPER): dirty upper ZMM
 // state slows later SSE code on Zen 5.
 
-// func kernP32(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
-TEXT ·kernP32(SB), NOSPLIT, $0-76
+// func kernP32(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
+TEXT ·kernP32(SB), NOSPLIT, $0-88
 	MOVQ k+0(FP), CX
 	MOVQ b+24(FP), BX
 	MOVQ ldb+32(FP), DX
@@ -351,6 +353,9 @@ store:
 	VMOVUPS Z29, K2, 64(DI)
 	JMP done
 store0:
+	MOVQ bias+80(FP), R12
+	TESTQ R12, R12
+	JNZ storeb
 	VMULPS Z26, Z0, Z0
 	VMOVUPS Z0, K1, 0(DI)
 	VMULPS Z26, Z1, Z1
@@ -432,6 +437,91 @@ store0:
 	VMOVUPS Z22, K1, 0(DI)
 	VMULPS Z26, Z23, Z23
 	VMOVUPS Z23, K2, 64(DI)
+	JMP done
+storeb:
+	VMOVUPS.Z 0(R12), K1, Z28
+	VMOVUPS.Z 64(R12), K2, Z29
+	VFMADD213PS Z28, Z26, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z1
+	VMOVUPS Z1, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z2
+	VMOVUPS Z2, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z3
+	VMOVUPS Z3, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z4
+	VMOVUPS Z4, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z5
+	VMOVUPS Z5, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z6
+	VMOVUPS Z6, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z7
+	VMOVUPS Z7, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z8
+	VMOVUPS Z8, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z9
+	VMOVUPS Z9, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z10
+	VMOVUPS Z10, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z11
+	VMOVUPS Z11, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z12
+	VMOVUPS Z12, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z13
+	VMOVUPS Z13, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z14
+	VMOVUPS Z14, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z15
+	VMOVUPS Z15, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z16
+	VMOVUPS Z16, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z17
+	VMOVUPS Z17, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z18
+	VMOVUPS Z18, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z19
+	VMOVUPS Z19, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z20
+	VMOVUPS Z20, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z21
+	VMOVUPS Z21, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z22
+	VMOVUPS Z22, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z23
+	VMOVUPS Z23, K2, 64(DI)
 done:
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
@@ -452,8 +542,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func kernP16(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
-TEXT ·kernP16(SB), NOSPLIT, $0-76
+// func kernP16(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
+TEXT ·kernP16(SB), NOSPLIT, $0-88
 	MOVQ k+0(FP), CX
 	MOVQ b+24(FP), BX
 	MOVQ ldb+32(FP), DX
@@ -657,6 +747,9 @@ store:
 	VMOVUPS Z28, K1, 0(DI)
 	JMP done
 store0:
+	MOVQ bias+80(FP), R12
+	TESTQ R12, R12
+	JNZ storeb
 	VMULPS Z26, Z0, Z0
 	VMOVUPS Z0, K1, 0(DI)
 	DECQ SI
@@ -714,6 +807,66 @@ store0:
 	ADDQ DX, DI
 	VMULPS Z26, Z11, Z11
 	VMOVUPS Z11, K1, 0(DI)
+	JMP done
+storeb:
+	VMOVUPS.Z 0(R12), K1, Z28
+	VFMADD213PS Z28, Z26, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z1
+	VMOVUPS Z1, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z2
+	VMOVUPS Z2, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z3
+	VMOVUPS Z3, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z4
+	VMOVUPS Z4, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z5
+	VMOVUPS Z5, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z6
+	VMOVUPS Z6, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z7
+	VMOVUPS Z7, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z8
+	VMOVUPS Z8, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z9
+	VMOVUPS Z9, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z10
+	VMOVUPS Z10, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z11
+	VMOVUPS Z11, K1, 0(DI)
 done:
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
@@ -734,8 +887,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func kernS32(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
-TEXT ·kernS32(SB), NOSPLIT, $0-76
+// func kernS32(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
+TEXT ·kernS32(SB), NOSPLIT, $0-88
 	MOVQ k+0(FP), CX
 	MOVQ b+24(FP), BX
 	MOVQ ldb+32(FP), DX
@@ -1073,6 +1226,9 @@ store:
 	VMOVUPS Z29, K2, 64(DI)
 	JMP done
 store0:
+	MOVQ bias+80(FP), R12
+	TESTQ R12, R12
+	JNZ storeb
 	VMULPS Z26, Z0, Z0
 	VMOVUPS Z0, K1, 0(DI)
 	VMULPS Z26, Z1, Z1
@@ -1154,6 +1310,91 @@ store0:
 	VMOVUPS Z22, K1, 0(DI)
 	VMULPS Z26, Z23, Z23
 	VMOVUPS Z23, K2, 64(DI)
+	JMP done
+storeb:
+	VMOVUPS.Z 0(R12), K1, Z28
+	VMOVUPS.Z 64(R12), K2, Z29
+	VFMADD213PS Z28, Z26, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z1
+	VMOVUPS Z1, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z2
+	VMOVUPS Z2, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z3
+	VMOVUPS Z3, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z4
+	VMOVUPS Z4, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z5
+	VMOVUPS Z5, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z6
+	VMOVUPS Z6, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z7
+	VMOVUPS Z7, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z8
+	VMOVUPS Z8, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z9
+	VMOVUPS Z9, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z10
+	VMOVUPS Z10, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z11
+	VMOVUPS Z11, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z12
+	VMOVUPS Z12, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z13
+	VMOVUPS Z13, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z14
+	VMOVUPS Z14, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z15
+	VMOVUPS Z15, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z16
+	VMOVUPS Z16, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z17
+	VMOVUPS Z17, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z18
+	VMOVUPS Z18, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z19
+	VMOVUPS Z19, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z20
+	VMOVUPS Z20, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z21
+	VMOVUPS Z21, K2, 64(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z22
+	VMOVUPS Z22, K1, 0(DI)
+	VFMADD213PS Z29, Z26, Z23
+	VMOVUPS Z23, K2, 64(DI)
 done:
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
@@ -1174,8 +1415,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func kernS16(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
-TEXT ·kernS16(SB), NOSPLIT, $0-76
+// func kernS16(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
+TEXT ·kernS16(SB), NOSPLIT, $0-88
 	MOVQ k+0(FP), CX
 	MOVQ b+24(FP), BX
 	MOVQ ldb+32(FP), DX
@@ -1386,6 +1627,9 @@ store:
 	VMOVUPS Z28, K1, 0(DI)
 	JMP done
 store0:
+	MOVQ bias+80(FP), R12
+	TESTQ R12, R12
+	JNZ storeb
 	VMULPS Z26, Z0, Z0
 	VMOVUPS Z0, K1, 0(DI)
 	DECQ SI
@@ -1442,6 +1686,66 @@ store0:
 	JZ done
 	ADDQ DX, DI
 	VMULPS Z26, Z11, Z11
+	VMOVUPS Z11, K1, 0(DI)
+	JMP done
+storeb:
+	VMOVUPS.Z 0(R12), K1, Z28
+	VFMADD213PS Z28, Z26, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z1
+	VMOVUPS Z1, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z2
+	VMOVUPS Z2, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z3
+	VMOVUPS Z3, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z4
+	VMOVUPS Z4, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z5
+	VMOVUPS Z5, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z6
+	VMOVUPS Z6, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z7
+	VMOVUPS Z7, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z8
+	VMOVUPS Z8, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z9
+	VMOVUPS Z9, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z10
+	VMOVUPS Z10, K1, 0(DI)
+	DECQ SI
+	JZ done
+	ADDQ DX, DI
+	VFMADD213PS Z28, Z26, Z11
 	VMOVUPS Z11, K1, 0(DI)
 done:
 	VPXORD Z16, Z16, Z16

@@ -58,6 +58,16 @@ func tr(t bool) blas.Transpose {
 // and offset into the slices, and compares it with refGemm.
 func check(t *testing.T, rng *rand.Rand, tA, tB bool, m, n, k int, alpha, beta float32, pad, off int) {
 	t.Helper()
+	checkBias(t, rng, tA, tB, m, n, k, alpha, beta, pad, off, false)
+}
+
+// checkBias is check, or with withBias SgemmBias's product plus a random
+// bias (beta ignored: C is not read).
+func checkBias(t *testing.T, rng *rand.Rand, tA, tB bool, m, n, k int, alpha, beta float32, pad, off int, withBias bool) {
+	t.Helper()
+	if withBias {
+		beta = 0
+	}
 	ar, ac := m, k
 	if tA {
 		ar, ac = k, m
@@ -78,7 +88,17 @@ func check(t *testing.T, rng *rand.Rand, tA, tB bool, m, n, k int, alpha, beta f
 	}
 	c0 := append([]float32(nil), c...)
 	want := refGemm(tA, tB, m, n, k, alpha, a[off:], lda, b[off:], ldb, beta, c[off:], ldc)
-	Sgemm(tr(tA), tr(tB), m, n, k, alpha, a[off:], lda, b[off:], ldb, beta, c[off:], ldc)
+	if withBias {
+		bias := randSlice(rng, n+1) // one past n, not to be read as a column
+		for i := range m {
+			for j := range n {
+				want[i*n+j] += float64(bias[j])
+			}
+		}
+		SgemmBias(tr(tA), tr(tB), m, n, k, alpha, a[off:], lda, b[off:], ldb, bias, c[off:], ldc)
+	} else {
+		Sgemm(tr(tA), tr(tB), m, n, k, alpha, a[off:], lda, b[off:], ldb, beta, c[off:], ldc)
+	}
 	tol := 1e-5 * float64(k+2)
 	for i := range m {
 		for j := range n {
@@ -135,6 +155,36 @@ func TestSgemmAlphaBeta(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSgemmBias checks the bias added as the kernels store C: every edge
+// of the register tile, the packed and in-place paths, more than one block
+// of k (the bias added once), alpha 0 and k 0 (C is the bias).
+func TestSgemmBias(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	dims := []int{0, 1, 12, 13, 16, 17, 31, 33, 97, 131}
+	for _, tA := range []bool{false, true} {
+		for _, tB := range []bool{false, true} {
+			for _, m := range dims {
+				for _, n := range append(dims, 600) {
+					for _, k := range []int{0, 1, 37, 300} {
+						if m*n*k > 2e6 {
+							continue
+						}
+						alpha := float32(1)
+						if (m+n)%7 == 3 {
+							alpha = -0.5
+						}
+						checkBias(t, rng, tA, tB, m, n, k, alpha, 0, (m+n+k)%3, (m*n)%5, true)
+					}
+				}
+			}
+		}
+	}
+	checkBias(t, rng, false, true, 7, 9, 5, 0, 0, 1, 0, true)
+	if !testing.Short() {
+		checkBias(t, rng, false, true, 397, nc+45, kc+13, 1, 0, 1, 1, true)
 	}
 }
 
