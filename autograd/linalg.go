@@ -119,23 +119,11 @@ func Linear[T tensor.Float](x, w, b Var[T]) Var[T] {
 	z := t.arena.get(xt.Dim(0), out)
 	if be != nil {
 		mustBias("Linear", we, be, out)
-		zd, bd := z.Data(), be.value.Data()
-		broadcastRows(zd, bd[:out])
+		z.GemmBias(t.eng, 1, xt, false, wt, true, be.value)
+	} else {
+		gemmInto(t.eng, z, false, xt, false, wt, true)
 	}
-	gemmInto(t.eng, z, be != nil, xt, false, wt, true)
 	return t.varOf(t.record("Linear", z, linearRule[T]{}, xe, we, be))
-}
-
-// broadcastRows fills z, rows of len(row), with copies of row, in copies
-// that double in length (a few long copies rather than one per row).
-func broadcastRows[T tensor.Float](z, row []T) {
-	if len(z) == 0 {
-		return
-	}
-	n := copy(z, row)
-	for n < len(z) {
-		n += copy(z[n:], z[:n])
-	}
 }
 
 type linearRule[T tensor.Float] struct{}

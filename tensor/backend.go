@@ -158,20 +158,32 @@ func newBackend(name string, workers int, s blas.Float32, d blas.Float64) *cpuBa
 	// thread and parallelised here, as is package sgemm's.
 	splitGemm := name != "gonum"
 	f32, split32 := s.Sgemm, splitGemm
+	bias32 := broadcastGemm(f32)
 	if sgemm.Enabled() {
 		// The AVX-512 SGEMM is faster than gonum's everywhere and than
 		// OpenBLAS's at most of this package's shapes (see the package
 		// documentation); the OpenBLAS backend keeps OpenBLAS for the rest.
-		f32, split32 = sgemm.Sgemm, true
+		f32, bias32, split32 = sgemm.Sgemm, sgemm.SgemmBias, true
 		if name != "gonum" {
-			f32 = hybridSgemm(s.Sgemm)
+			f32, bias32 = hybridSgemm(s.Sgemm), hybridSgemmBias(s.Sgemm)
 		}
 	}
 	return &cpuBackend{
 		name:    name,
 		workers: workers,
-		f32:     newCPUEngine(name, workers, split32, f32),
-		f64:     newCPUEngine(name, workers, splitGemm, d.Dgemm),
+		f32:     newCPUEngine(name, workers, split32, f32, bias32),
+		f64:     newCPUEngine(name, workers, splitGemm, d.Dgemm, broadcastGemm(d.Dgemm)),
+	}
+}
+
+// broadcastGemm is a biasGemmFunc from a gemm: the bias copied into each
+// row of C, then the product added.
+func broadcastGemm[T Float](gemm gemmFunc[T]) biasGemmFunc[T] {
+	return func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, bias, c []T, ldc int) {
+		for i := range m {
+			copy(c[i*ldc:i*ldc+n], bias[:n])
+		}
+		gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, 1, c, ldc)
 	}
 }
 
@@ -183,10 +195,28 @@ func newBackend(name string, workers int, s blas.Float32, d blas.Float64) *cpuBa
 // under 2²⁰ multiply-adds.
 func hybridSgemm(blasGemm gemmFunc[float32]) gemmFunc[float32] {
 	return func(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-		if (n > 16 && n < 32) || m < 24 || (tB != blas.NoTrans && m <= 96) || (m <= 128 && m*n*k < 1<<20) {
+		if blasFaster(tB, m, n, k) {
 			blasGemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 			return
 		}
 		sgemm.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	}
+}
+
+// hybridSgemmBias is hybridSgemm's choice for sgemm.SgemmBias.
+func hybridSgemmBias(blasGemm gemmFunc[float32]) biasGemmFunc[float32] {
+	viaBLAS := broadcastGemm(blasGemm)
+	return func(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, bias, c []float32, ldc int) {
+		if blasFaster(tB, m, n, k) {
+			viaBLAS(tA, tB, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc)
+			return
+		}
+		sgemm.SgemmBias(tA, tB, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc)
+	}
+}
+
+// blasFaster reports whether OpenBLAS's Sgemm was measured faster than
+// package sgemm's at this shape (see hybridSgemm).
+func blasFaster(tB blas.Transpose, m, n, k int) bool {
+	return (n > 16 && n < 32) || m < 24 || (tB != blas.NoTrans && m <= 96) || (m <= 128 && m*n*k < 1<<20)
 }

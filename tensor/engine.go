@@ -11,6 +11,10 @@ import (
 // gemmFunc is a BLAS ?gemm: row-major C = alpha·op(A)·op(B) + beta·C.
 type gemmFunc[T Float] func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
 
+// biasGemmFunc computes C = alpha·op(A)·op(B) + 1·biasᵀ (bias[:n] added to
+// each row), not reading C.
+type biasGemmFunc[T Float] func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, bias, c []T, ldc int)
+
 // cpuEngine runs GEMM and convolution on the CPU through a BLAS gemm and a
 // pool of worker goroutines.
 type cpuEngine[T Float] struct {
@@ -18,14 +22,15 @@ type cpuEngine[T Float] struct {
 	workers   int
 	splitGemm bool // split large GEMMs across workers (single-threaded BLAS)
 	gemm      gemmFunc[T]
+	gemmBias  biasGemmFunc[T]
 	pool      *workerPool
 	gemmJobs  sync.Pool // *gemmJob[T]
 	convJobs  sync.Pool // *convJob[T]
 	parJobs   sync.Pool // *parJob
 }
 
-func newCPUEngine[T Float](name string, workers int, splitGemm bool, gemm gemmFunc[T]) *cpuEngine[T] {
-	e := &cpuEngine[T]{name: name, workers: workers, splitGemm: splitGemm, gemm: gemm}
+func newCPUEngine[T Float](name string, workers int, splitGemm bool, gemm gemmFunc[T], gemmBias biasGemmFunc[T]) *cpuEngine[T] {
+	e := &cpuEngine[T]{name: name, workers: workers, splitGemm: splitGemm, gemm: gemm, gemmBias: gemmBias}
 	e.pool = newWorkerPool(workers - 1)
 	// The workers hold only the task channel, so the engine can become
 	// unreachable; then the channel is closed and the workers exit.
@@ -47,17 +52,32 @@ func trans(t bool) blas.Transpose {
 
 // Gemm implements Engine.
 func (e *cpuEngine[T]) Gemm(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	e.runGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc)
+}
+
+// GemmBias implements BiasGemmer.
+func (e *cpuEngine[T]) GemmBias(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, bias, c []T, ldc int) {
+	e.runGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, 0, bias[:n], c, ldc)
+}
+
+// runGemm is Gemm, or GemmBias when bias is not nil (beta is then 0),
+// split across the workers when large.
+func (e *cpuEngine[T]) runGemm(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, bias, c []T, ldc int) {
 	parts := e.workers
 	if !e.splitGemm || 2*m*n*k < minSplitFlops {
 		parts = 1
 	}
 	if parts == 1 {
+		if bias != nil {
+			e.gemmBias(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, bias, c, ldc)
+			return
+		}
 		e.gemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	j := e.getGemmJob()
-	*j = gemmJob[T]{gemm: e.gemm, transA: transA, transB: transB, m: m, n: n, k: k,
-		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, parts: parts}
+	*j = gemmJob[T]{gemm: e.gemm, gemmBias: e.gemmBias, transA: transA, transB: transB, m: m, n: n, k: k,
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, bias: bias, c: c, ldc: ldc, parts: parts}
 	e.pool.run(j, parts, &j.wg)
 	*j = gemmJob[T]{}
 	e.gemmJobs.Put(j)
@@ -74,10 +94,12 @@ func (e *cpuEngine[T]) getGemmJob() *gemmJob[T] {
 type gemmJob[T Float] struct {
 	wg             sync.WaitGroup
 	gemm           gemmFunc[T]
+	gemmBias       biasGemmFunc[T]
 	transA, transB bool
 	m, n, k        int
 	alpha, beta    T
 	a, b, c        []T
+	bias           []T // nil for none
 	lda, ldb, ldc  int
 	parts          int
 }
@@ -96,7 +118,7 @@ func (j *gemmJob[T]) run(p int) {
 		} else {
 			a = j.a[lo*j.lda:] // rows lo.. of A
 		}
-		j.gemm(trans(j.transA), trans(j.transB), hi-lo, j.n, j.k, j.alpha, a, j.lda, j.b, j.ldb, j.beta, j.c[lo*j.ldc:], j.ldc)
+		j.part(hi-lo, j.n, a, j.b, j.bias, j.c[lo*j.ldc:])
 		return
 	}
 	lo, hi := band(j.n, j.parts, p)
@@ -109,7 +131,21 @@ func (j *gemmJob[T]) run(p int) {
 	} else {
 		b = j.b[lo:] // columns lo.. of B
 	}
-	j.gemm(trans(j.transA), trans(j.transB), j.m, hi-lo, j.k, j.alpha, j.a, j.lda, b, j.ldb, j.beta, j.c[lo:], j.ldc)
+	bias := j.bias
+	if bias != nil {
+		bias = bias[lo:]
+	}
+	j.part(j.m, hi-lo, j.a, b, bias, j.c[lo:])
+}
+
+// part computes the m×n block of C at c from a and b, with the bias when
+// not nil.
+func (j *gemmJob[T]) part(m, n int, a, b, bias, c []T) {
+	if bias != nil {
+		j.gemmBias(trans(j.transA), trans(j.transB), m, n, j.k, j.alpha, a, j.lda, b, j.ldb, bias, c, j.ldc)
+		return
+	}
+	j.gemm(trans(j.transA), trans(j.transB), m, n, j.k, j.alpha, a, j.lda, b, j.ldb, j.beta, c, j.ldc)
 }
 
 // Parallel implements Engine.

@@ -45,6 +45,68 @@ type TensorGemmer[T Float] interface {
 	GemmTensors(z *Tensor[T], alpha T, a *Tensor[T], transA bool, b *Tensor[T], transB bool, beta T)
 }
 
+// GemmBias sets z = alpha·op(a)·op(b) + 1·biasᵀ, the vector bias (of
+// length n, z's width) added to every row of the product, computed by e,
+// and returns z; z is not read. (PyTorch's addmm with a broadcast bias, the
+// affine map of a linear layer.) Engines that implement BiasGemmer add the
+// bias as they store the product; for the rest the bias is copied into z's
+// rows and the product added (beta = 1).
+func (z *Tensor[T]) GemmBias(e Engine[T], alpha T, a *Tensor[T], transA bool, b *Tensor[T], transB bool, bias *Tensor[T]) *Tensor[T] {
+	if len(z.shape) != 2 || len(bias.shape) != 1 || bias.shape[0] != z.shape[1] {
+		panic(&ShapeError{Op: "GemmBias", Msg: fmt.Sprintf("bias of shape %v does not fit destination %v (want [%d])", bias.shape, z.shape, z.Dim(1))})
+	}
+	g, fused := e.(BiasGemmer[T])
+	if _, ok := e.(TensorGemmer[T]); ok {
+		fused = false // the engine keeps the tensors: hand it them whole
+	}
+	if !fused || len(a.shape) != 2 || len(b.shape) != 2 {
+		broadcastRows(z.Data(), bias.data[:z.shape[1]])
+		return z.Gemm(e, alpha, a, transA, b, transB, 1)
+	}
+	m, k := a.shape[0], a.shape[1]
+	if transA {
+		m, k = k, m
+	}
+	kb, n := b.shape[0], b.shape[1]
+	if transB {
+		kb, n = n, kb
+	}
+	if k != kb || z.shape[0] != m || z.shape[1] != n {
+		panic(&ShapeError{Op: "GemmBias", Msg: fmt.Sprintf("op(a) of shape %v (%dx%d) times op(b) of shape %v (%dx%d) does not fit destination %v", a.shape, m, k, b.shape, kb, n, z.shape)})
+	}
+	z.wrote()
+	if m == 0 || n == 0 {
+		return z
+	}
+	if k == 0 {
+		broadcastRows(z.data, bias.data[:n])
+		return z
+	}
+	g.GemmBias(transA, transB, m, n, k, alpha, a.data, a.shape[1], b.data, b.shape[1], bias.data, z.data, n)
+	return z
+}
+
+// broadcastRows fills z, rows of len(row), with copies of row, in copies
+// that double in length (a few long copies rather than one per row).
+func broadcastRows[T Float](z, row []T) {
+	if len(z) == 0 || len(row) == 0 {
+		return
+	}
+	n := copy(z, row)
+	for n < len(z) {
+		n += copy(z[n:], z[:n])
+	}
+}
+
+// BiasGemmer is implemented by engines that add a bias to every row of a
+// product as they store it (the CPU engines do): z.GemmBias calls it with
+// the shapes checked and m, n and k positive.
+type BiasGemmer[T Float] interface {
+	// GemmBias sets C = alpha·op(A)·op(B) + 1·biasᵀ, bias[:n] added to
+	// each row, without reading C (see Engine.Gemm for the layout).
+	GemmBias(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, bias []T, c []T, ldc int)
+}
+
 // MatMul sets z = op(a)·op(b) and returns z (see Gemm).
 func (z *Tensor[T]) MatMul(e Engine[T], a *Tensor[T], transA bool, b *Tensor[T], transB bool) *Tensor[T] {
 	return z.Gemm(e, 1, a, transA, b, transB, 0)

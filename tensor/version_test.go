@@ -57,6 +57,8 @@ func TestVersionCountsWrites(t *testing.T) {
 		{"AddBias", nil, func(z *tensor.Tensor[float64]) { z.AddBias(x, bias) }},
 		{"Gemm", func() *tensor.Tensor[float64] { return tensor.New[float64](2, 2) },
 			func(z *tensor.Tensor[float64]) { z.Gemm(e, 1, x, false, y, true, 0) }},
+		{"GemmBias", func() *tensor.Tensor[float64] { return tensor.New[float64](2, 2) },
+			func(z *tensor.Tensor[float64]) { z.GemmBias(e, 1, x, false, y, true, bias.Slice(0, 2)) }},
 		{"SumAxis", func() *tensor.Tensor[float64] { return tensor.New[float64](3) },
 			func(z *tensor.Tensor[float64]) { z.SumAxis(x, 0) }},
 		{"MaxAxis", func() *tensor.Tensor[float64] { return tensor.New[float64](2) },

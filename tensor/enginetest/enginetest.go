@@ -16,6 +16,7 @@ import (
 // Run runs the whole suite on e.
 func Run[T tensor.Float](t *testing.T, e tensor.Engine[T]) {
 	t.Run("Gemm", func(t *testing.T) { Gemm(t, e) })
+	t.Run("GemmBias", func(t *testing.T) { GemmBias(t, e) })
 	t.Run("Conv2D", func(t *testing.T) { Conv2D(t, e) })
 }
 
@@ -104,6 +105,43 @@ func Gemm[T tensor.Float](t *testing.T, e tensor.Engine[T]) {
 				e.Gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 				RefGemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, want, ldc)
 				assertClose(t, fmt.Sprintf("%s gemm m=%d n=%d k=%d tA=%v tB=%v", e.Name(), m, n, k, ta, tb), c, want, tol[T]()*math.Sqrt(float64(k)))
+			}
+		}
+	}
+}
+
+// GemmBias checks Tensor.GemmBias on e (the engine's BiasGemmer, or the
+// copy of the bias followed by Gemm) against RefGemm plus the bias, on
+// shapes that the engines split by rows and by columns, with the
+// destination filled with NaN beforehand (it must not be read).
+func GemmBias[T tensor.Float](t *testing.T, e tensor.Engine[T]) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	shapes := [][3]int{{1, 1, 1}, {5, 1, 4}, {3, 4, 0}, {17, 13, 11}, {64, 33, 70}, {130, 129, 131}, {100, 20, 300}, {2048, 64, 64}, {64, 2048, 64}}
+	for _, sh := range shapes {
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				m, n, k := sh[0], sh[1], sh[2]
+				as, bs := []int{m, k}, []int{k, n}
+				if ta {
+					as = []int{k, m}
+				}
+				if tb {
+					bs = []int{n, k}
+				}
+				a := tensor.FromSlice(randSlice[T](rng, m*k), as...)
+				b := tensor.FromSlice(randSlice[T](rng, k*n), bs...)
+				bias := tensor.FromSlice(randSlice[T](rng, n), n)
+				z := tensor.New[T](m, n)
+				z.Fill(T(math.NaN()))
+				z.GemmBias(e, 1.5, a, ta, b, tb, bias)
+				want := make([]T, m*n)
+				RefGemm(ta, tb, m, n, k, 1.5, a.ReadData(), as[1], b.ReadData(), bs[1], 0, want, n)
+				for i := range m {
+					for j := range n {
+						want[i*n+j] += bias.ReadData()[j]
+					}
+				}
+				assertClose(t, fmt.Sprintf("%s GemmBias m=%d n=%d k=%d tA=%v tB=%v", e.Name(), m, n, k, ta, tb), z.ReadData(), want, tol[T]()*math.Sqrt(float64(k+1)))
 			}
 		}
 	}
