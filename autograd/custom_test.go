@@ -225,6 +225,31 @@ func TestVJP(t *testing.T) {
 		t.Fatalf("accumulated parameter cotangent is off by %v", d)
 	}
 
+	// SkipParams: the same input cotangent, no parameter gradient anywhere;
+	// an unlisted parameter still panics.
+	gradBefore := w.Grad.Clone()
+	dxSkip := []*tensor.Tensor[float64]{tensor.Full[float64](7, 3), nil}
+	pb.MustVJP(f, []*tensor.Tensor[float64]{x, u}, cot, ag.VJPDest[float64]{Inputs: dxSkip, Params: []*ag.Param[float64]{w}, SkipParams: true})
+	if d, _ := maxAbsDiff(dxSkip[0], dx[0]); d > 1e-14 {
+		t.Fatalf("input cotangent with SkipParams differs by %v", d)
+	}
+	if d, _ := maxAbsDiff(w.Grad, gradBefore); d != 0 {
+		t.Fatal("a VJP with SkipParams touched Param.Grad")
+	}
+	msg := mustPanic(t, func() {
+		pb.MustVJP(f, []*tensor.Tensor[float64]{x, u}, cot, ag.VJPDest[float64]{Params: []*ag.Param[float64]{}, SkipParams: true})
+	})
+	if !strings.Contains(msg, "not listed") {
+		t.Fatalf("unlisted parameter with SkipParams: %q", msg)
+	}
+	// The next VJP on the same Pullback computes the gradients again.
+	set := dst
+	set.Accumulate = false
+	pb.MustVJP(f, []*tensor.Tensor[float64]{x, u}, cot, set)
+	if d, _ := maxAbsDiff(gw, before); d > 1e-14 {
+		t.Fatalf("parameter cotangent after a SkipParams VJP is off by %v", d)
+	}
+
 	// A function that ignores its input has a zero cotangent.
 	_, dz, _ := ag.VJP(eng64(), func(tp *ag.Tape[float64], in []ag.Var[float64]) ag.Var[float64] {
 		return tp.Const(cot)
@@ -234,7 +259,7 @@ func TestVJP(t *testing.T) {
 	}
 
 	// Unlisted parameters and nested use of one Pullback are refused.
-	msg := mustPanic(t, func() {
+	msg = mustPanic(t, func() {
 		pb.MustVJP(f, []*tensor.Tensor[float64]{x, u}, cot, ag.VJPDest[float64]{Params: []*ag.Param[float64]{}})
 	})
 	if !strings.Contains(msg, `"w"`) || !strings.Contains(msg, "not listed") {

@@ -187,6 +187,7 @@ type Tape[T tensor.Float] struct {
 	// Gradient redirection for Pullback: Tape.Param(p) accumulates into
 	// redirGrads[i] for p == redirParams[i].
 	redirOn     bool
+	redirSkip   bool // the redirected parameters are constants (VJPDest.SkipParams)
 	redirParams []*Param[T]
 	redirGrads  []*tensor.Tensor[T]
 	redirNext   int
@@ -258,7 +259,7 @@ func (t *Tape[T]) Release() {
 }
 
 func (t *Tape[T]) clearRedirect() {
-	t.redirOn = false
+	t.redirOn, t.redirSkip = false, false
 	clear(t.redirParams)
 	clear(t.redirGrads)
 	t.redirParams, t.redirGrads = t.redirParams[:0], t.redirGrads[:0]
@@ -356,6 +357,7 @@ func (t *Tape[T]) Param(p *Param[T]) Var[T] {
 	e.requires = true
 	if t.redirOn {
 		e.grad = t.redirected(p)
+		e.requires = !t.redirSkip
 		return t.varOf(e)
 	}
 	if p.Grad == nil {
@@ -401,6 +403,9 @@ func (t *Tape[T]) redirected(p *Param[T]) *tensor.Tensor[T] {
 		i := (t.redirNext + k) % n
 		if t.redirParams[i] == p {
 			t.redirNext = i + 1
+			if t.redirSkip {
+				return nil
+			}
 			return t.redirGrads[i]
 		}
 	}

@@ -25,6 +25,13 @@ type VJPDest[T tensor.Float] struct {
 	Params     []*Param[T]
 	ParamGrads []*tensor.Tensor[T]
 
+	// SkipParams leaves the gradients of Params out: f reads them as
+	// constants and ParamGrads must be nil (a parameter f reads that is not
+	// in Params still panics). What a caller that needs only the input
+	// cotangents at this point asks for: the weight-gradient products are
+	// not computed.
+	SkipParams bool
+
 	// Accumulate adds into Inputs and ParamGrads. Without it they are set
 	// (zeroed first). Param.Grad is always accumulated into.
 	Accumulate bool
@@ -73,7 +80,11 @@ func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor
 	if dst.Inputs != nil && len(dst.Inputs) != len(at) {
 		panic(usage("VJP: %d input destinations for %d inputs", len(dst.Inputs), len(at)))
 	}
-	if len(dst.Params) != len(dst.ParamGrads) {
+	if dst.SkipParams {
+		if dst.ParamGrads != nil {
+			panic(usage("VJP: SkipParams with parameter destinations"))
+		}
+	} else if len(dst.Params) != len(dst.ParamGrads) {
 		panic(usage("VJP: %d parameters but %d parameter destinations", len(dst.Params), len(dst.ParamGrads)))
 	}
 	for i, g := range dst.Inputs {
@@ -85,6 +96,12 @@ func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor
 		}
 	}
 	for j, p := range dst.Params {
+		if dst.SkipParams {
+			if p == nil {
+				panic(usage("VJP: parameter %d is nil", j))
+			}
+			continue
+		}
 		g := dst.ParamGrads[j]
 		if p == nil || g == nil || !g.SameShape(p.Value) {
 			panic(usage("VJP: parameter %d (%v) has no destination shaped like its value", j, paramName(p)))
@@ -96,7 +113,13 @@ func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor
 
 	t := pb.tape
 	t.Reset()
-	if dst.Params != nil {
+	switch {
+	case dst.SkipParams:
+		t.redirOn, t.redirSkip = true, true
+		t.redirParams = append(t.redirParams[:0], dst.Params...)
+		t.redirGrads = t.redirGrads[:0]
+		t.redirNext = 0
+	case dst.Params != nil:
 		t.RedirectParams(dst.Params, dst.ParamGrads)
 	}
 	pb.in = pb.in[:0]

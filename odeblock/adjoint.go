@@ -466,6 +466,13 @@ func (a *adjoint[T]) options(sizes []int) Options {
 		}
 	}
 	p.b.errParts = opt.ErrorParts
+	// The parameters' gradients are quadratures: nothing reads them, so
+	// the steps form no stage inputs for them and skip the weight-gradient
+	// products at the stages nothing weights (dopri5's second).
+	opt.Quadrature = 0
+	for _, l := range sizes {
+		opt.Quadrature += l
+	}
 	return opt
 }
 
@@ -525,37 +532,78 @@ func (a *adjoint[T]) augmented(w *adjointWork[T]) Func[T] {
 			log.at(t, zbuf)
 			zsrc = zbuf
 		}
-		// The parts of y and dy as tensors: views, no copies.
+		// The parts of y and dy as tensors: views, no copies. dy stops
+		// at 2n where the solver wants no parameter gradients
+		// (Options.Quadrature).
 		z, a := w.views.of(zsrc, p.shape), w.views.of(y[n:2*n], p.shape)
 		dz, da := w.views.of(dy[:n], p.shape), w.views.of(dy[n:2*n], p.shape)
+		grads := len(dy) > 2*n
 		off := 2 * n
 		for j := range dg {
-			dg[j] = w.views.of(dy[off:off+sizes[j]], p.params[j].Value.Shape())
+			if grads {
+				dg[j] = w.views.of(dy[off:off+sizes[j]], p.params[j].Value.Shape())
+			} else {
+				dg[j] = w.spare(j, p.params[j].Value)
+			}
 			off += sizes[j]
 		}
 		if ok {
+			if !grads && takesNilGrads(dyn) {
+				return special.EvalAdjoint(pb, t, z, a, dz, da, nil)
+			}
 			return special.EvalAdjoint(pb, t, z, a, dz, da, dg)
 		}
 		// One VJP of the whole dynamics: F(z) and aᵀ·∂F/∂(z, θ), negated.
 		at[0], dst.Inputs[0] = z, da
+		d := dst
+		if !grads {
+			d.ParamGrads, d.SkipParams = nil, true
+		}
 		val, err := pb.VJP(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 			return dyn.Eval(tp, t, in[0])
-		}, at, a, dst)
+		}, at, a, d)
 		if err != nil {
 			return err
 		}
 		dz.Copy(val)
 		da.Neg(da)
-		for _, g := range dg {
-			g.Neg(g)
+		if grads {
+			for _, g := range dg {
+				g.Neg(g)
+			}
 		}
 		return nil
 	}
 }
 
+// takesNilGrads reports whether dyn is one of the package's Adjointers,
+// whose EvalAdjoint takes a nil dg where the parameters' gradients are not
+// wanted (a stage the solver weights by zero) and skips them. Any other,
+// a type embedding one of them included, gets spare buffers to fill.
+func takesNilGrads[T tensor.Float](dyn Dynamics[T]) bool {
+	switch dyn.(type) {
+	case *HBNODE[T], *AdamNODE[T]:
+		return true
+	}
+	return false
+}
+
+// spare returns a buffer shaped like parameter j's value v, for an
+// Adjointer's gradient that nothing reads.
+func (w *adjointWork[T]) spare(j int, v *tensor.Tensor[T]) *tensor.Tensor[T] {
+	if len(w.spares) != len(w.shapes) {
+		w.spares = make([]*tensor.Tensor[T], len(w.shapes))
+	}
+	if w.spares[j] == nil {
+		w.spares[j] = tensor.New[T](v.Shape()...)
+	}
+	return w.spares[j]
+}
+
 // adjointWork holds the buffers of the adjoint solve, kept in the Block
 // from pass to pass while the shapes stay the same.
 type adjointWork[T tensor.Float] struct {
+	spares   []*tensor.Tensor[T] // see spare
 	solver   *Solver[T]
 	pb       *autograd.Pullback[T]
 	dg       []*tensor.Tensor[T] // views of the parameter parts of dy

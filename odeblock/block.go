@@ -240,6 +240,9 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		opt.StepTo = append(slices.Clone(opt.StepTo), ts[1:len(ts)-1]...)
 	}
 	opt.Phase = "forward"
+	if opt.Quadrature != 0 {
+		return autograd.Var[T]{}, fmt.Errorf("odeblock: Block.Solver.Quadrature must be 0, got %d: a block's state has no quadratures (its adjoint solve sets its own)", opt.Quadrature)
+	}
 	if b.fwd == nil {
 		b.fwd = &Solver[T]{shared: &b.slab}
 	}

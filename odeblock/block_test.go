@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -857,5 +858,71 @@ func TestStepsOnlyBlockAdjoint(t *testing.T) {
 		if d := maxRelDiff(rc, ip); d > 1e-9 || st.Stored >= st.Forward.Accepted {
 			t.Errorf("%s: Recursive{Budget: 3} differs from Interpolated by %.3g, keeping %d states for %d steps", m, d, st.Stored, st.Forward.Accepted)
 		}
+	}
+}
+
+// ownAdjointer is a user's Adjointer: AdamNODE's, delegated, refusing a
+// nil dg (the package hands nil only to its own families).
+type ownAdjointer struct {
+	*odeblock.AdamNODE[float64]
+	calls int
+}
+
+func (o *ownAdjointer) EvalAdjoint(pb *autograd.Pullback[float64], t float64, z, a, dz, da *tensor.Tensor[float64], dg []*tensor.Tensor[float64]) error {
+	if dg == nil {
+		panic("EvalAdjoint of a user's Adjointer got a nil dg")
+	}
+	o.calls++
+	return o.AdamNODE.EvalAdjoint(pb, t, z, a, dz, da, dg)
+}
+
+// TestAdjointSkipsUnweightedGradients: the adjoint's backward solve skips
+// the parameters' gradients at dopri5's second stage (Options.Quadrature)
+// for the package's families and the generic VJP; a user's Adjointer gets
+// every buffer. All three give the same gradients, the first two to the bit.
+func TestAdjointSkipsUnweightedGradients(t *testing.T) {
+	var f family
+	for _, g := range families(5) {
+		if g.name == "adamnode" {
+			f = g
+		}
+	}
+	adam := f.dyn.(*odeblock.AdamNODE[float64])
+	grads := func(dyn odeblock.Dynamics[float64], mode odeblock.GradMode) [][]float64 {
+		b := &odeblock.Block[float64]{Dynamics: dyn, Times: []float64{0, 1}, Mode: mode, Solver: odeblock.Options{RTol: 1e-8, ATol: 1e-8}}
+		for _, p := range f.params() {
+			p.ZeroGrad()
+		}
+		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		z, err := b.Forward(tp, f.state(tp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tp.Backward(autograd.Sum(autograd.Square(z))); err != nil {
+			t.Fatal(err)
+		}
+		var out [][]float64
+		for _, p := range f.params() {
+			out = append(out, slices.Clone(p.Grad.Data()))
+		}
+		return out
+	}
+	own := &ownAdjointer{AdamNODE: adam}
+	ref := grads(adam, odeblock.Adjoint{})
+	for name, got := range map[string][][]float64{
+		"own Adjointer": grads(own, odeblock.Adjoint{}),
+		"generic":       grads(adam, odeblock.Adjoint{Generic: true}),
+	} {
+		for i := range ref {
+			for j, v := range ref[i] {
+				d := math.Abs(got[i][j] - v)
+				if (name == "own Adjointer" && d != 0) || d > 1e-9*(1+math.Abs(v)) {
+					t.Fatalf("%s: gradient %d[%d] = %v, the family's %v", name, i, j, got[i][j], v)
+				}
+			}
+		}
+	}
+	if own.calls == 0 {
+		t.Fatal("the user's Adjointer was not called")
 	}
 }

@@ -104,15 +104,27 @@ func (d *HBNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz, d
 	fp := listed(d.F.Params())
 	g, err := pb.VJP(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 		return d.F.ForwardT(tp, t, in[0])
-	}, []*tensor.Tensor[T]{h}, negAm, autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{dap[0]}, Params: fp, ParamGrads: dg[:len(fp)]})
+	}, []*tensor.Tensor[T]{h}, negAm, paramDest(dap[0], fp, dg))
 	if err != nil {
 		return err
 	}
 	dzp[0].Neg(m)
 	dzp[1].AddScaled(g, -gamma, m)
 	dap[1].AddScaled(ah, gamma, am)
-	dg[len(fp)].Data()[0] = T(float64(gamma) * (1 - float64(gamma)) * float64(tensor.Dot(am, m)))
+	if dg != nil {
+		dg[len(fp)].Data()[0] = T(float64(gamma) * (1 - float64(gamma)) * float64(tensor.Dot(am, m)))
+	}
 	return nil
+}
+
+// paramDest is the VJP destination of a family's EvalAdjoint: the input
+// cotangent into dx, the field's parameters' into the first of dg, or
+// none when dg is nil (not wanted at this evaluation).
+func paramDest[T tensor.Float](dx *tensor.Tensor[T], fp []*autograd.Param[T], dg []*tensor.Tensor[T]) autograd.VJPDest[T] {
+	if dg == nil {
+		return autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{dx}, Params: fp, SkipParams: true}
+	}
+	return autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{dx}, Params: fp, ParamGrads: dg[:len(fp)]}
 }
 
 // Phi is GHBNODE's bounded function on −m.
@@ -250,7 +262,7 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 			cd[i] = ta1*amd[i] - ta2*gd[i]*avd[i]
 		}
 		return autograd.Mul(g, tp.Const(d.c))
-	}, []*tensor.Tensor[T]{h}, d.ones, autograd.VJPDest[T]{Inputs: []*tensor.Tensor[T]{dap[0]}, Params: fp, ParamGrads: dg[:len(fp)]})
+	}, []*tensor.Tensor[T]{h}, d.ones, paramDest(dap[0], fp, dg))
 	if err != nil {
 		return err
 	}
@@ -269,6 +281,9 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 		pb.Engine().Parallel(n, func(lo, hi int) { wp.band(lo, hi) }) // large maps: over the engine's workers
 	} else {
 		w.band(0, n)
+	}
+	if dg == nil {
+		return nil
 	}
 	// The sums for r1 and r2 in float64, over blocks summed in T.
 	var sr1, sr2 float64

@@ -82,6 +82,20 @@ type Options struct {
 	// parameter's gradient.
 	ErrorParts []int
 
+	// Quadrature, if positive, says the state's last Quadrature elements
+	// are quadratures: f never reads them, and their derivative depends on
+	// the rest of the state only (as the parameters' gradients in an
+	// adjoint state). The explicit Runge–Kutta steps then leave them out of
+	// the stage inputs (f gets a y that many elements shorter, but at the
+	// stage whose input is the step's solution), and at stages whose
+	// weights in the solution and in the error estimate are both zero
+	// (dopri5's second) hand f a dy that many elements shorter: f must
+	// write what it is given and skip the rest. Not with an Event, nor
+	// with output times between the first and the last (dense output
+	// reads every stage): then f gets whole states. The results are the
+	// same to the bit.
+	Quadrature int
+
 	// Phase names the solve in errors ("forward", "backward"); "" means
 	// "forward".
 	Phase string
@@ -286,6 +300,8 @@ func (opt *Options) validate(tb *Tableau) error {
 		return fmt.Errorf("odeblock: MaxSteps must not be negative, got %d", opt.MaxSteps)
 	case opt.ErrorLen < 0:
 		return fmt.Errorf("odeblock: ErrorLen must not be negative, got %d", opt.ErrorLen)
+	case opt.Quadrature < 0:
+		return fmt.Errorf("odeblock: Quadrature must not be negative, got %d", opt.Quadrature)
 	case len(opt.ErrorParts) > 0 && opt.ErrorLen != 0:
 		return fmt.Errorf("odeblock: ErrorLen %d and ErrorParts both set; ErrorParts alone says which elements count", opt.ErrorLen)
 	case !(opt.MaxStep >= 0): // +Inf is allowed: no bound, as 0
@@ -711,6 +727,9 @@ func (s *Solver[T]) checkSolve(y0 []T, ts []float64, out [][]T) (dir float64, er
 	if sum := partsLen(s.opt.ErrorParts); sum > len(y0) {
 		return 0, fmt.Errorf("odeblock: ErrorParts cover %d elements, the state has %d", sum, len(y0))
 	}
+	if s.opt.Quadrature > len(y0) {
+		return 0, fmt.Errorf("odeblock: Quadrature is %d elements, the state has %d", s.opt.Quadrature, len(y0))
+	}
 	return dir, nil
 }
 
@@ -771,15 +790,40 @@ func (s *Solver[T]) step(eval evalFunc[T], g stepGeom) error {
 
 // rkStep is step for an explicit Runge–Kutta method.
 func (s *Solver[T]) rkStep(eval evalFunc[T], g stepGeom) error {
-	in := func(int) []T { return s.tmp }
-	err := rkStages(s.tb, g, s.y, s.k, 1, len(s.k), in, func(i int, t float64, y []T) error {
-		return eval(evalStage, i, t, y, s.k[i])
+	n, q := len(s.tmp), s.quadrature()
+	tb, last := s.tb, len(s.k)-1
+	// With quadratures, the stage inputs stop short of them but for an
+	// FSAL method's last (the solution), and the stages nothing weights
+	// leave them out of their derivative.
+	in := func(i int) []T {
+		if q > 0 && !(tb.FSAL && i == last) {
+			return s.tmp[:n-q]
+		}
+		return s.tmp
+	}
+	err := rkStages(tb, g, s.y, s.k, 1, len(s.k), in, func(i int, t float64, y []T) error {
+		dy := s.k[i]
+		if q > 0 && tb.B[i] == 0 && (tb.E == nil || tb.E[i] == 0) && !(tb.FSAL && i == last) {
+			dy = dy[:n-q]
+		}
+		return eval(evalStage, i, t, y, dy)
 	})
 	if err != nil {
 		return err
 	}
 	rkSolution(s.tb, g.h, s.y, s.y1, s.tmp, s.k)
 	return nil
+}
+
+// quadrature returns how many trailing elements rkStep may leave out
+// (Options.Quadrature), or 0 when this solve reads whole stages: dense
+// output for an output time inside it or an event, kept steps, the
+// second error estimate of dop853 and methods with dense stages.
+func (s *Solver[T]) quadrature() int {
+	if s.opt.Quadrature == 0 || s.Event != nil || s.keep != nil || len(s.run.ts) > 2 || s.tb.E3 != nil || len(s.tb.DenseC) > 0 {
+		return 0
+	}
+	return s.opt.Quadrature
 }
 
 // errorRatio returns the norm of err / (atol + rtol·max(|y0|, |y1|)): its

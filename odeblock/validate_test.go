@@ -551,14 +551,14 @@ func TestAdjointCarriesOptions(t *testing.T) {
 	}
 	fwd := Options{Method: "bosh3", Tableau: tb, RTol: 1e-5, ATol: 1e-6, Step: 0.1, FirstStep: 0.01,
 		MinStep: 1e-8, MaxStep: 0.5, MaxSteps: 77, Safety: 0.8, IFactor: 5, DFactor: 0.3, PCoeff: 0.2, MaxOrder: 6,
-		StepTo: []float64{0.5}, Jumps: []float64{0.25}, ErrorLen: 3, ErrorParts: []int{1}, Phase: "forward"}
+		StepTo: []float64{0.5}, Jumps: []float64{0.25}, ErrorLen: 3, ErrorParts: []int{1}, Quadrature: 4, Phase: "forward"}
 	v := reflect.ValueOf(fwd)
 	for i := 0; i < v.NumField(); i++ {
 		if v.Field(i).IsZero() {
 			t.Fatalf("Options.%s has no value in this test: give it one", v.Type().Field(i).Name)
 		}
 	}
-	own := map[string]bool{"Method": true, "Tableau": true, "Phase": true, "ErrorLen": true, "ErrorParts": true}
+	own := map[string]bool{"Method": true, "Tableau": true, "Phase": true, "ErrorLen": true, "ErrorParts": true, "Quadrature": true}
 	p := &pass[float64]{b: &Block[float64]{}, n: 2, solver: &Solver[float64]{opt: fwd, tb: tb}}
 	a := &adjoint[float64]{p: p}
 	got := reflect.ValueOf(a.options([]int{3}))
@@ -572,6 +572,9 @@ func TestAdjointCarriesOptions(t *testing.T) {
 	o := a.options([]int{3})
 	if o.RTol != 1e-3 || o.ATol != 1e-4 || o.MaxSteps != 9 || o.Tableau != tb || o.Phase != "backward" || o.ErrorLen != 0 {
 		t.Errorf("the Adjoint's own settings not applied: %+v", o)
+	}
+	if o.Quadrature != 3 {
+		t.Errorf("Quadrature %d, want the parameters' 3 elements", o.Quadrature)
 	}
 	if want := []int{2, 2, 3}; !reflect.DeepEqual(o.ErrorParts, want) {
 		t.Errorf("ErrorParts %v, want the mixed norm's %v", o.ErrorParts, want)

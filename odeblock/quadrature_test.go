@@ -1,0 +1,98 @@
+package odeblock
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+)
+
+// TestQuadrature solves a system with quadrature elements (x' = A·x
+// rotated and damped, q' = x ⊙ x and a sum of x) with Options.Quadrature
+// and without: the results must agree to the bit, f must never see the
+// quadratures' stage inputs but at an FSAL method's last stage, and at
+// dopri5's second stage (weights zero) it must be handed a dy without
+// them, once per step tried. Output times inside the solve turn it off.
+func TestQuadrature(t *testing.T) {
+	const nx, nq = 4, 3
+	f := func(short, shortDy *int) Func[float64] {
+		return func(_ float64, y, dy []float64) error {
+			x := y[:nx]
+			if len(y) < nx+nq {
+				*short++
+			}
+			dy[0] = -0.1*x[0] + 2*x[1]
+			dy[1] = -2*x[0] - 0.1*x[1]
+			dy[2] = -0.3*x[2] + x[3]
+			dy[3] = -x[2] - 0.3*x[3]
+			if len(dy) < nx+nq {
+				*shortDy++
+				return nil
+			}
+			dy[4] = x[0] * x[0]
+			dy[5] = x[1]*x[2] + x[3]
+			dy[6] = math.Sin(x[0])
+			return nil
+		}
+	}
+	y0 := []float64{1, -0.5, 0.25, 2, 0, 0, 0}
+	for _, c := range []struct {
+		method string
+		step   float64
+		ts     []float64
+		// want: stage inputs without quadratures, and dys without them,
+		// per step tried (of the stages after the first).
+		shortIn, shortDy int
+	}{
+		{"dopri5", 0, []float64{0, 3}, 5, 1},
+		{"tsit5", 0, []float64{0, 3}, 5, 0},
+		{"bosh3", 0, []float64{0, 3}, 2, 0},
+		{"rk4", 0.1, []float64{0, 3}, 3, 0},
+		{"dopri5", 0, []float64{0, 1.3, 3}, 0, 0},
+		{"dopri5", 0, []float64{3, 0}, 5, 1},
+	} {
+		t.Run(fmt.Sprintf("%s%v", c.method, c.ts), func(t *testing.T) {
+			var outs [2][][]float64
+			var stats [2]Stats
+			var short, shortDy int
+			for i, q := range []int{0, nq} {
+				s, err := NewSolver[float64](Options{Method: c.method, Step: c.step, RTol: 1e-7, ATol: 1e-9, Quadrature: q})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := make([][]float64, len(c.ts))
+				for j := range out {
+					out[j] = make([]float64, len(y0))
+				}
+				short, shortDy = 0, 0
+				st, err := s.Solve(f(&short, &shortDy), y0, c.ts, out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs[i], stats[i] = out, st
+				if q == 0 && (short != 0 || shortDy != 0) {
+					t.Fatalf("without Quadrature f got %d short states and %d short dys", short, shortDy)
+				}
+			}
+			for j := range outs[0] {
+				if !slices.Equal(outs[0][j], outs[1][j]) {
+					t.Fatalf("output %d: %v with Quadrature, %v without", j, outs[1][j], outs[0][j])
+				}
+			}
+			if stats[0] != stats[1] {
+				t.Fatalf("stats %+v with Quadrature, %+v without", stats[1], stats[0])
+			}
+			tried := stats[1].Accepted + stats[1].Rejected
+			if short != c.shortIn*tried || shortDy != c.shortDy*tried {
+				t.Errorf("%d steps tried: f got %d short states (want %d) and %d short dys (want %d)", tried, short, c.shortIn*tried, shortDy, c.shortDy*tried)
+			}
+		})
+	}
+	if _, err := NewSolver[float64](Options{Quadrature: -1}); err == nil {
+		t.Error("a negative Quadrature was accepted")
+	}
+	s, _ := NewSolver[float64](Options{Quadrature: 8})
+	if _, err := s.Solve(f(new(int), new(int)), y0, []float64{0, 1}, [][]float64{make([]float64, 7), make([]float64, 7)}); err == nil {
+		t.Error("a Quadrature longer than the state was accepted")
+	}
+}
