@@ -96,3 +96,32 @@ func TestQuadrature(t *testing.T) {
 		t.Error("a Quadrature longer than the state was accepted")
 	}
 }
+
+// TestAllFinite: every length and position of a NaN or an infinity.
+func TestAllFinite(t *testing.T) {
+	for _, n := range []int{0, 1, 3, 4, 5, 1023, 1024, 1025, 3000} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i%7) * 1e30
+		}
+		if !allFinite(x) {
+			t.Fatalf("n=%d: finite values reported non-finite", n)
+		}
+		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+			for _, at := range []int{0, n / 2, n - 1} {
+				if n == 0 {
+					continue
+				}
+				old := x[at]
+				x[at] = bad
+				if allFinite(x) {
+					t.Fatalf("n=%d: %v at %d not found", n, bad, at)
+				}
+				x[at] = old
+			}
+		}
+	}
+	if allFinite([]float64{1, math.Inf(1)}) || !allFinite([]float64{math.MaxFloat64, -math.MaxFloat64}) {
+		t.Fatal("float64")
+	}
+}

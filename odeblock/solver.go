@@ -933,9 +933,7 @@ func (s *Solver[T]) scaledRMS(from, to int, fill func(dst []T, lo int)) (norm fl
 		x := buf[:min(errBlock, to-lo)]
 		fill(x, lo)
 		y := s.y[lo : lo+len(x)]
-		for i, xi := range x {
-			x[i] = xi / (atol + rtol*absT(y[i]))
-		}
+		scaleError(x, y, y, atol, rtol) // x / (atol + rtol·|y|)
 		acc := sumSquares(x)
 		if acc == 0 && slices.ContainsFunc(x, func(v T) bool { return v != 0 }) {
 			return 0, false
@@ -1185,8 +1183,24 @@ func interpolateStep[T tensor.Float](tb *Tableau, dst, y0, y1 []T, ks [][]T, t, 
 func axpy[T tensor.Float](dst []T, a T, x []T) { tensor.AxpySlice(a, x, dst) }
 
 func allFinite[T tensor.Float](x []T) bool {
-	for _, v := range x {
-		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+	// v − v is 0 for a finite v and NaN for ±Inf and NaN, so a block is
+	// finite when the sum of its v − v is 0: four independent sums, no
+	// branch per element.
+	const block = 1024
+	for lo := 0; lo < len(x); lo += block {
+		b := x[lo:min(lo+block, len(x))]
+		var s0, s1, s2, s3 T
+		i := 0
+		for ; i+4 <= len(b); i += 4 {
+			s0 += b[i] - b[i]
+			s1 += b[i+1] - b[i+1]
+			s2 += b[i+2] - b[i+2]
+			s3 += b[i+3] - b[i+3]
+		}
+		for ; i < len(b); i++ {
+			s0 += b[i] - b[i]
+		}
+		if s0+s1+s2+s3 != 0 {
 			return false
 		}
 	}
