@@ -99,6 +99,10 @@ func build[T tensor.Float](name string, x []ag.Var[T]) ag.Var[T] {
 		return ag.Linear(x[0], x[1], x[2])
 	case "LinearNoBias":
 		return ag.Linear(x[0], x[1], ag.Var[T]{})
+	case "LinearTime":
+		return ag.LinearTime(x[0], T(0.7), x[1], x[2])
+	case "LinearTimeNoBias":
+		return ag.LinearTime(x[0], T(-1.3), x[1], ag.Var[T]{})
 	case "Conv3x3":
 		return ag.Conv2D(x[0], x[1], x[2], conv3)
 	case "Conv1x1":
@@ -235,6 +239,9 @@ var opCases = []opCase{
 	{"Linear", []inSpec{in(anyIn, 3, 4), in(anyIn, 5, 4), in(anyIn, 5)}},
 	{"Linear", []inSpec{in(constIn, 3, 4), in(anyIn, 5, 4), in(anyIn, 5)}},
 	{"LinearNoBias", []inSpec{in(anyIn, 2, 4), in(anyIn, 3, 4)}},
+	{"LinearTime", []inSpec{in(anyIn, 3, 4), in(anyIn, 5, 5), in(anyIn, 5)}},
+	{"LinearTime", []inSpec{in(constIn, 3, 4), in(anyIn, 5, 5), in(anyIn, 5)}},
+	{"LinearTimeNoBias", []inSpec{in(anyIn, 2, 4), in(anyIn, 3, 5)}},
 	{"Conv3x3", []inSpec{in(anyIn, 2, 3, 5, 4), in(anyIn, 4, 3, 3, 3), in(anyIn, 4)}},
 	{"Conv1x1", []inSpec{in(anyIn, 2, 3, 3, 3), in(anyIn, 2, 3, 1, 1), in(anyIn, 2)}},
 	{"ConvStride2", []inSpec{in(anyIn, 2, 2, 5, 5), in(anyIn, 3, 2, 3, 3)}},

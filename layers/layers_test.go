@@ -438,7 +438,7 @@ func TestModuleCheckpoint(t *testing.T) {
 }
 
 // TestSequentialFusion: a Sequential records Linear/Conv2D + activation
-// and TimeConcat + Conv2D (+ activation) as fused ops; values and gradients
+// and TimeConcat + Conv2D or Linear (+ activation) as fused ops; values and gradients
 // equal those of the children run one at a time.
 func TestSequentialFusion(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -450,6 +450,9 @@ func TestSequentialFusion(t *testing.T) {
 		layers.NewLinear[float64](rng, 8, 2), layers.Sigmoid[float64]{})
 	conv := paperField[float64](rng, 2, 4)
 	conv.Add("relu3", layers.ReLU[float64]{})
+	timed := layers.NewSequential[float64](
+		layers.TimeConcat[float64]{}, layers.NewLinear[float64](rng, 4, 8), layers.Tanh[float64]{},
+		layers.TimeConcat[float64]{}, layers.NewLinear[float64](rng, 9, 3))
 	for _, c := range []struct {
 		name  string
 		m     *layers.Sequential[float64]
@@ -457,6 +460,7 @@ func TestSequentialFusion(t *testing.T) {
 	}{
 		{"mlp", mlp, []int{5, 3}},
 		{"paper field", conv, []int{2, 2, 5, 5}},
+		{"timed mlp", timed, []int{5, 3}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			x := tensor.RandN[float64](rng, 0, 1, c.shape...)

@@ -166,7 +166,8 @@ func (s *Sequential[T]) Forward(tp *autograd.Tape[T], x autograd.Var[T]) autogra
 
 // ForwardT records mₙ(…m₁(x)) at time t: each child that is a TimeModule
 // gets t. A TimeConcat followed by a Conv2D is recorded as one
-// autograd.Conv2DTime, which gives the same result without building the
+// autograd.Conv2DTime, and followed by a Linear (on [B, C]) as one
+// autograd.LinearTime, which give the same result without building the
 // concatenated input; activations are fused as in Forward.
 func (s *Sequential[T]) ForwardT(tp *autograd.Tape[T], t float64, x autograd.Var[T]) autograd.Var[T] {
 	return s.record(tp, t, true, x)
@@ -191,6 +192,10 @@ func (s *Sequential[T]) record(tp *autograd.Tape[T], t float64, timed bool, x au
 		case TimeConcat[T]:
 			if c, ok := s.next(i).(*Conv2D[T]); ok && timed {
 				x = autograd.Conv2DTimeAct(x, T(t), tp.Param(c.Weight), optParam(tp, c.Bias), c.Conv, act(i+1))
+				continue
+			}
+			if l, ok := s.next(i).(*Linear[T]); ok && timed && len(x.Shape()) == 2 {
+				x = autograd.LinearTimeAct(x, T(t), tp.Param(l.Weight), optParam(tp, l.Bias), act(i+1))
 				continue
 			}
 		case *Conv2D[T]:

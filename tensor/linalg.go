@@ -86,6 +86,26 @@ func (z *Tensor[T]) GemmBias(e Engine[T], alpha T, a *Tensor[T], transA bool, b 
 	return z
 }
 
+// GemmBiasSlices is GemmBias on row-major slices with leading dimensions
+// (as Engine.Gemm): C = alpha·op(A)·op(B) + 1·biasᵀ, bias[:n] added to
+// each of C's m rows, by e's BiasGemmer when it has one, else the bias
+// copied into C's rows and e.Gemm with beta = 1. C is not read.
+func GemmBiasSlices[T Float](e Engine[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, bias, c []T, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if g, ok := e.(BiasGemmer[T]); ok && k > 0 {
+		g.GemmBias(transA, transB, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc)
+		return
+	}
+	for i := range m {
+		copy(c[i*ldc:i*ldc+n], bias[:n])
+	}
+	if k > 0 {
+		e.Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, 1, c, ldc)
+	}
+}
+
 // broadcastRows fills z, rows of len(row), with copies of row, in copies
 // that double in length (a few long copies rather than one per row).
 func broadcastRows[T Float](z, row []T) {

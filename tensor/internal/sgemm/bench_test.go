@@ -31,7 +31,7 @@ type shape struct {
 func benchShapes() []shape {
 	var out []shape
 	for _, s := range []struct{ batch, in, out int }{
-		{512, 17, 64}, {512, 64, 64}, {512, 64, 16}, {512, 256, 256}, {2048, 64, 64}, {128, 64, 64},
+		{512, 17, 64}, {512, 64, 64}, {512, 64, 16}, {512, 256, 256}, {512, 17, 256}, {512, 256, 16}, {211, 127, 127}, {256, 256, 256}, {2048, 64, 64}, {128, 64, 64},
 	} {
 		name := fmt.Sprintf("%dx%dto%d", s.batch, s.in, s.out)
 		out = append(out,
