@@ -36,7 +36,9 @@ var fusedOps = []struct {
 	{"Linear/large", [][]int{{300, 8}, {70, 8}, {70}},
 		ag.LinearAct[float64], ag.Linear[float64]},
 	{"LinearTime", [][]int{{5, 3}, {4, 4}, {4}},
-		func(x, w, b ag.Var[float64], act ag.Activation) ag.Var[float64] { return ag.LinearTimeAct(x, 0.6, w, b, act) },
+		func(x, w, b ag.Var[float64], act ag.Activation) ag.Var[float64] {
+			return ag.LinearTimeAct(x, 0.6, w, b, act)
+		},
 		func(x, w, b ag.Var[float64]) ag.Var[float64] { return ag.LinearTime(x, 0.6, w, b) }},
 	{"Conv2D", [][]int{{2, 2, 5, 5}, {3, 2, 3, 3}, {3}},
 		func(x, w, b ag.Var[float64], act ag.Activation) ag.Var[float64] {
