@@ -180,9 +180,7 @@ func newBackend(name string, workers int, s blas.Float32, d blas.Float64) *cpuBa
 // row of C, then the product added.
 func broadcastGemm[T Float](gemm gemmFunc[T]) biasGemmFunc[T] {
 	return func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, bias, c []T, ldc int) {
-		for i := range m {
-			copy(c[i*ldc:i*ldc+n], bias[:n])
-		}
+		copyRows(m, n, bias, c, ldc)
 		gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, 1, c, ldc)
 	}
 }

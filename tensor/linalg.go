@@ -7,20 +7,7 @@ import "fmt"
 // must not overlap a or b.
 func (z *Tensor[T]) Gemm(e Engine[T], alpha T, a *Tensor[T], transA bool, b *Tensor[T], transB bool, beta T) *Tensor[T] {
 	z.wrote()
-	if len(a.shape) != 2 || len(b.shape) != 2 || len(z.shape) != 2 {
-		panic(&ShapeError{Op: "Gemm", Msg: fmt.Sprintf("want matrices, got shapes %v, %v and destination %v", a.shape, b.shape, z.shape)})
-	}
-	m, k := a.shape[0], a.shape[1]
-	if transA {
-		m, k = k, m
-	}
-	kb, n := b.shape[0], b.shape[1]
-	if transB {
-		kb, n = n, kb
-	}
-	if k != kb || z.shape[0] != m || z.shape[1] != n {
-		panic(&ShapeError{Op: "Gemm", Msg: fmt.Sprintf("op(a) of shape %v (%dx%d) times op(b) of shape %v (%dx%d) does not fit destination %v", a.shape, m, k, b.shape, kb, n, z.shape)})
-	}
+	m, n, k := gemmDims("Gemm", z, a, transA, b, transB)
 	if m == 0 || n == 0 {
 		return z
 	}
@@ -52,27 +39,17 @@ type TensorGemmer[T Float] interface {
 // bias as they store the product; for the rest the bias is copied into z's
 // rows and the product added (beta = 1).
 func (z *Tensor[T]) GemmBias(e Engine[T], alpha T, a *Tensor[T], transA bool, b *Tensor[T], transB bool, bias *Tensor[T]) *Tensor[T] {
-	if len(z.shape) != 2 || len(bias.shape) != 1 || bias.shape[0] != z.shape[1] {
-		panic(&ShapeError{Op: "GemmBias", Msg: fmt.Sprintf("bias of shape %v does not fit destination %v (want [%d])", bias.shape, z.shape, z.Dim(1))})
+	m, n, k := gemmDims("GemmBias", z, a, transA, b, transB)
+	if len(bias.shape) != 1 || bias.shape[0] != n {
+		panic(&ShapeError{Op: "GemmBias", Msg: fmt.Sprintf("bias of shape %v does not fit destination %v (want [%d])", bias.shape, z.shape, n)})
 	}
 	g, fused := e.(BiasGemmer[T])
 	if _, ok := e.(TensorGemmer[T]); ok {
 		fused = false // the engine keeps the tensors: hand it them whole
 	}
-	if !fused || len(a.shape) != 2 || len(b.shape) != 2 {
-		broadcastRows(z.Data(), bias.data[:z.shape[1]])
+	if !fused {
+		broadcastRows(z.Data(), bias.data[:n])
 		return z.Gemm(e, alpha, a, transA, b, transB, 1)
-	}
-	m, k := a.shape[0], a.shape[1]
-	if transA {
-		m, k = k, m
-	}
-	kb, n := b.shape[0], b.shape[1]
-	if transB {
-		kb, n = n, kb
-	}
-	if k != kb || z.shape[0] != m || z.shape[1] != n {
-		panic(&ShapeError{Op: "GemmBias", Msg: fmt.Sprintf("op(a) of shape %v (%dx%d) times op(b) of shape %v (%dx%d) does not fit destination %v", a.shape, m, k, b.shape, kb, n, z.shape)})
 	}
 	z.wrote()
 	if m == 0 || n == 0 {
@@ -98,12 +75,38 @@ func GemmBiasSlices[T Float](e Engine[T], transA, transB bool, m, n, k int, alph
 		g.GemmBias(transA, transB, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc)
 		return
 	}
-	for i := range m {
-		copy(c[i*ldc:i*ldc+n], bias[:n])
-	}
+	copyRows(m, n, bias, c, ldc)
 	if k > 0 {
 		e.Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, 1, c, ldc)
 	}
+}
+
+// copyRows sets the first n elements of each of the m rows of c (ldc
+// apart) to bias[:n].
+func copyRows[T Float](m, n int, bias, c []T, ldc int) {
+	for i := range m {
+		copy(c[i*ldc:i*ldc+n], bias[:n])
+	}
+}
+
+// gemmDims returns the m, n and k of z = op(a)·op(b), panicking with a
+// ShapeError for op when the shapes are not matrices that fit.
+func gemmDims[T Float](op string, z, a *Tensor[T], transA bool, b *Tensor[T], transB bool) (m, n, k int) {
+	if len(a.shape) != 2 || len(b.shape) != 2 || len(z.shape) != 2 {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("want matrices, got shapes %v, %v and destination %v", a.shape, b.shape, z.shape)})
+	}
+	m, k = a.shape[0], a.shape[1]
+	if transA {
+		m, k = k, m
+	}
+	kb, n := b.shape[0], b.shape[1]
+	if transB {
+		kb, n = n, kb
+	}
+	if k != kb || z.shape[0] != m || z.shape[1] != n {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("op(a) of shape %v (%dx%d) times op(b) of shape %v (%dx%d) does not fit destination %v", a.shape, m, k, b.shape, kb, n, z.shape)})
+	}
+	return m, n, k
 }
 
 // broadcastRows fills z, rows of len(row), with copies of row, in copies

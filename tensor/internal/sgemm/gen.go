@@ -119,32 +119,22 @@ func kernel(name string, strided bool, nv int) {
 	w("\tMOVL beta+60(FP), R8")
 	w("\tANDL $0x7fffffff, R8")
 	w("\tJZ store0")
-	for i := range mr {
-		for v := range nv {
-			w("\tVMOVUPS.Z %d(DI), K%d, Z%d", 64*v, v+1, 28+v)
-			w("\tVMULPS Z27, Z%d, Z%d", 28+v, 28+v)
-			w("\tVFMADD231PS Z26, Z%d, Z%d", i*nv+v, 28+v)
-			w("\tVMOVUPS Z%d, K%d, %d(DI)", 28+v, v+1, 64*v)
-		}
-		if i < mr-1 {
-			w("\tDECQ SI\n\tJZ done\n\tADDQ DX, DI")
-		}
-	}
+	storeRows(nv, func(i, v int) {
+		w("\tVMOVUPS.Z %d(DI), K%d, Z%d", 64*v, v+1, 28+v)
+		w("\tVMULPS Z27, Z%d, Z%d", 28+v, 28+v)
+		w("\tVFMADD231PS Z26, Z%d, Z%d", i*nv+v, 28+v)
+		w("\tVMOVUPS Z%d, K%d, %d(DI)", 28+v, v+1, 64*v)
+	})
 	w("\tJMP done")
 	w("store0:")
 	w("\tMOVQ bias+80(FP), R12")
 	w("\tTESTQ R12, R12")
 	w("\tJNZ storeb")
-	for i := range mr {
-		for v := range nv {
-			z := i*nv + v
-			w("\tVMULPS Z26, Z%d, Z%d", z, z)
-			w("\tVMOVUPS Z%d, K%d, %d(DI)", z, v+1, 64*v)
-		}
-		if i < mr-1 {
-			w("\tDECQ SI\n\tJZ done\n\tADDQ DX, DI")
-		}
-	}
+	storeRows(nv, func(i, v int) {
+		z := i*nv + v
+		w("\tVMULPS Z26, Z%d, Z%d", z, z)
+		w("\tVMOVUPS Z%d, K%d, %d(DI)", z, v+1, 64*v)
+	})
 	w("\tJMP done")
 	// With a bias: C[i, j] = alpha·acc + bias[j], the bias loaded once
 	// through the column mask.
@@ -152,16 +142,11 @@ func kernel(name string, strided bool, nv int) {
 	for v := range nv {
 		w("\tVMOVUPS.Z %d(R12), K%d, Z%d", 64*v, v+1, 28+v)
 	}
-	for i := range mr {
-		for v := range nv {
-			z := i*nv + v
-			w("\tVFMADD213PS Z%d, Z26, Z%d", 28+v, z)
-			w("\tVMOVUPS Z%d, K%d, %d(DI)", z, v+1, 64*v)
-		}
-		if i < mr-1 {
-			w("\tDECQ SI\n\tJZ done\n\tADDQ DX, DI")
-		}
-	}
+	storeRows(nv, func(i, v int) {
+		z := i*nv + v
+		w("\tVFMADD213PS Z%d, Z26, Z%d", 28+v, z)
+		w("\tVMOVUPS Z%d, K%d, %d(DI)", z, v+1, 64*v)
+	})
 	w("done:")
 	for z := 16; z < 32; z++ {
 		w("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
@@ -169,6 +154,20 @@ func kernel(name string, strided bool, nv int) {
 	w("\tVZEROUPPER")
 	w("\tRET")
 	w("")
+}
+
+// storeRows writes the store of each of the tile's rows i and vectors v by
+// store(i, v), moving DI to the next row and leaving when the rows (SI)
+// run out.
+func storeRows(nv int, store func(i, v int)) {
+	for i := range mr {
+		for v := range nv {
+			store(i, v)
+		}
+		if i < mr-1 {
+			w("\tDECQ SI\n\tJZ done\n\tADDQ DX, DI")
+		}
+	}
 }
 
 func main() {
