@@ -183,6 +183,22 @@ func TestAdjointValidated(t *testing.T) {
 	}
 }
 
+// TestBlockRefusesQuadrature: a block's state has no quadratures; a
+// Solver.Quadrature set on a Block is an error before any evaluation.
+func TestBlockRefusesQuadrature(t *testing.T) {
+	tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+	evals := 0
+	neg := FieldFunc[float64](nil, func(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
+		evals++
+		return autograd.Neg(h)
+	})
+	b := &Block[float64]{Dynamics: &NODE[float64]{F: neg}, Solver: Options{Quadrature: 1}}
+	_, err := b.Forward(tp, tp.Input(tensor.FromSlice([]float64{1, 2}, 1, 2)))
+	if err == nil || !strings.Contains(err.Error(), "Quadrature") || evals != 0 {
+		t.Errorf("got %v after %d evaluations, want an error naming Quadrature and none", err, evals)
+	}
+}
+
 // squareWave is y' = ±1: +1 before knots[0], switching sign at each knot
 // (right-continuous: at a knot the new sign holds).
 func squareWave(knots []float64) Func[float64] {
