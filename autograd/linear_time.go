@@ -15,7 +15,7 @@ import (
 //
 // The result equals the unfused pair up to rounding, and saves the
 // concatenated copy of x, its gradient, and the GEMMs' 17th column of a
-// 16-wide state (which ran at half the rate of the rest).
+// 16-wide state (which ran at about 60% of the rate of the rest).
 //
 // Backward: ∂L/∂x += g·w[:, :C], ∂L/∂w[:, :C] += gᵀ·x, ∂L/∂w[o, C] +=
 // tv·Σ_n g[n, o], ∂L/∂b[o] += Σ_n g[n, o]. tv is a constant (no gradient).
