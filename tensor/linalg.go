@@ -43,23 +43,16 @@ func (z *Tensor[T]) GemmBias(e Engine[T], alpha T, a *Tensor[T], transA bool, b 
 	if len(bias.shape) != 1 || bias.shape[0] != n {
 		panic(&ShapeError{Op: "GemmBias", Msg: fmt.Sprintf("bias of shape %v does not fit destination %v (want [%d])", bias.shape, z.shape, n)})
 	}
-	g, fused := e.(BiasGemmer[T])
+	_, fused := e.(BiasGemmer[T])
 	if _, ok := e.(TensorGemmer[T]); ok {
 		fused = false // the engine keeps the tensors: hand it them whole
 	}
 	if !fused {
-		broadcastRows(z.Data(), bias.data[:n])
+		copyRows(m, n, bias.data, z.Data(), n)
 		return z.Gemm(e, alpha, a, transA, b, transB, 1)
 	}
 	z.wrote()
-	if m == 0 || n == 0 {
-		return z
-	}
-	if k == 0 {
-		broadcastRows(z.data, bias.data[:n])
-		return z
-	}
-	g.GemmBias(transA, transB, m, n, k, alpha, a.data, a.shape[1], b.data, b.shape[1], bias.data, z.data, n)
+	GemmBiasSlices(e, transA, transB, m, n, k, alpha, a.data, a.shape[1], b.data, b.shape[1], bias.data, z.data, n)
 	return z
 }
 
@@ -107,18 +100,6 @@ func gemmDims[T Float](op string, z, a *Tensor[T], transA bool, b *Tensor[T], tr
 		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("op(a) of shape %v (%dx%d) times op(b) of shape %v (%dx%d) does not fit destination %v", a.shape, m, k, b.shape, kb, n, z.shape)})
 	}
 	return m, n, k
-}
-
-// broadcastRows fills z, rows of len(row), with copies of row, in copies
-// that double in length (a few long copies rather than one per row).
-func broadcastRows[T Float](z, row []T) {
-	if len(z) == 0 || len(row) == 0 {
-		return
-	}
-	n := copy(z, row)
-	for n < len(z) {
-		n += copy(z[n:], z[:n])
-	}
 }
 
 // BiasGemmer is implemented by engines that add a bias to every row of a

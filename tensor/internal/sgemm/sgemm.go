@@ -90,7 +90,7 @@ func SgemmBias(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, l
 		return
 	}
 	if !hasKernel || k == 0 || alpha == 0 {
-		BroadcastRows(m, n, bias, c, ldc)
+		broadcastRows(m, n, bias, c, ldc)
 		if k > 0 && alpha != 0 {
 			gonum.Implementation{}.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, 1, c, ldc)
 		}
@@ -99,9 +99,9 @@ func SgemmBias(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, l
 	blocked(tA, tB, m, n, k, alpha, a, lda, b, ldb, 0, bias[:n], c, ldc)
 }
 
-// BroadcastRows sets the first n elements of each of the m rows of c (ldc
+// broadcastRows sets the first n elements of each of the m rows of c (ldc
 // apart) to bias[:n].
-func BroadcastRows(m, n int, bias, c []float32, ldc int) {
+func broadcastRows(m, n int, bias, c []float32, ldc int) {
 	for i := range m {
 		copy(c[i*ldc:i*ldc+n], bias[:n])
 	}
