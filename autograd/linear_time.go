@@ -60,16 +60,12 @@ func (linearTimeRule[T]) backward(t *Tape[T], e *entry[T]) {
 	tv := e.f[0]
 	out, c, batch := w.value.Dim(0), x.value.Dim(1), x.value.Dim(0)
 	gd := g.ReadData()
-	beta := func(acc bool) T {
+	if dst, acc := t.gradDst(x); dst != nil && c > 0 && batch > 0 {
+		var beta T
 		if acc {
-			return 1
+			beta = 1
 		}
-		return 0
-	}
-	if dst, acc := t.gradDst(x); dst != nil {
-		if c > 0 && batch > 0 {
-			t.eng.Gemm(false, false, batch, c, out, 1, gd, out, w.value.ReadData(), c+1, beta(acc), dst.Data(), c)
-		}
+		t.eng.Gemm(false, false, batch, c, out, 1, gd, out, w.value.ReadData(), c+1, beta, dst.Data(), c)
 	}
 	dw, accW := t.gradDst(w)
 	db, accB := t.gradDst(b)
@@ -81,31 +77,25 @@ func (linearTimeRule[T]) backward(t *Tape[T], e *entry[T]) {
 	sumPerChannelInto(sum, false, g)
 	sd := sum.ReadData()
 	if dw != nil {
+		// Set (not accumulated) is cleared first: the GEMM writes only
+		// the first C columns.
 		dwd := dw.Data()
 		if !accW {
-			for o := range out {
-				dwd[o*(c+1)+c] = 0
-			}
+			clear(dwd)
 		}
-		if c > 0 {
-			if batch > 0 {
-				t.eng.Gemm(true, false, out, c, batch, 1, gd, out, x.value.ReadData(), c, beta(accW), dwd, c+1)
-			} else if !accW {
-				for o := range out {
-					clear(dwd[o*(c+1) : o*(c+1)+c])
-				}
-			}
+		if c > 0 && batch > 0 {
+			t.eng.Gemm(true, false, out, c, batch, 1, gd, out, x.value.ReadData(), c, 1, dwd, c+1)
 		}
 		for o, s := range sd {
 			dwd[o*(c+1)+c] += tv * s
 		}
 	}
 	if db != nil {
-		if accB {
-			tensor.AxpySlice(1, sd, db.Data())
-		} else {
-			copy(db.Data(), sd)
+		dbd := db.Data()
+		if !accB {
+			clear(dbd)
 		}
+		tensor.AxpySlice(1, sd, dbd)
 	}
 	t.arena.put(sum, -1)
 }

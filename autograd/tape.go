@@ -390,7 +390,13 @@ func (t *Tape[T]) RedirectParams(params []*Param[T], grads []*tensor.Tensor[T]) 
 			panic(usage("RedirectParams: parameter %d (%v) has no gradient buffer shaped like its value", i, paramName(p)))
 		}
 	}
-	t.redirOn = true
+	t.redirect(params, grads, false)
+}
+
+// redirect turns redirection on for params: their gradients go into grads,
+// or nowhere with skip (they are read as constants).
+func (t *Tape[T]) redirect(params []*Param[T], grads []*tensor.Tensor[T], skip bool) {
+	t.redirOn, t.redirSkip = true, skip
 	t.redirParams = append(t.redirParams[:0], params...)
 	t.redirGrads = append(t.redirGrads[:0], grads...)
 	t.redirNext = 0

@@ -115,10 +115,7 @@ func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor
 	t.Reset()
 	switch {
 	case dst.SkipParams:
-		t.redirOn, t.redirSkip = true, true
-		t.redirParams = append(t.redirParams[:0], dst.Params...)
-		t.redirGrads = t.redirGrads[:0]
-		t.redirNext = 0
+		t.redirect(dst.Params, nil, true)
 	case dst.Params != nil:
 		t.RedirectParams(dst.Params, dst.ParamGrads)
 	}
