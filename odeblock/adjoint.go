@@ -515,6 +515,7 @@ func (a *adjoint[T]) augmented(w *adjointWork[T]) Func[T] {
 		ok = false
 	}
 	dyn := p.b.Dynamics
+	family := takesNilGrads(dyn)
 	at := make([]*tensor.Tensor[T], 1)
 	dst := autograd.VJPDest[T]{Inputs: make([]*tensor.Tensor[T], 1), Params: p.params, ParamGrads: dg}
 	log := a.log
@@ -540,15 +541,16 @@ func (a *adjoint[T]) augmented(w *adjointWork[T]) Func[T] {
 		grads := len(dy) > 2*n
 		off := 2 * n
 		for j := range dg {
-			if grads {
+			switch {
+			case grads:
 				dg[j] = w.views.of(dy[off:off+sizes[j]], p.params[j].Value.Shape())
-			} else {
+			case ok && !family: // a user's Adjointer fills every buffer
 				dg[j] = w.spare(j, p.params[j].Value)
 			}
 			off += sizes[j]
 		}
 		if ok {
-			if !grads && takesNilGrads(dyn) {
+			if !grads && family {
 				return special.EvalAdjoint(pb, t, z, a, dz, da, nil)
 			}
 			return special.EvalAdjoint(pb, t, z, a, dz, da, dg)

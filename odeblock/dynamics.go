@@ -54,8 +54,9 @@ type Dynamics[T tensor.Float] interface {
 //
 // for θ_j = Params()[j], writing into the given buffers (dg[j] shaped like
 // θ_j; the package's own families also take a nil dg, at the stages whose
-// parameter gradients nothing reads, and skip them). pb is a Pullback for the VJPs it needs. The generic adjoint computes
-// the same quantities with one VJP of the whole of F.
+// parameter gradients nothing reads, and skip them). pb is a Pullback for
+// the VJPs it needs. The generic adjoint computes the same quantities with
+// one VJP of the whole of F.
 type Adjointer[T tensor.Float] interface {
 	EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a *tensor.Tensor[T], dz, da *tensor.Tensor[T], dg []*tensor.Tensor[T]) error
 }
