@@ -9,8 +9,8 @@ import "golang.org/x/sys/cpu"
 // c to the tile's first element, with row stride ldc. kernP reads A(i, p) at a[p·ka + i], kernS at
 // a[i·lda + p], for i < 12: all 12 rows must lie in the slice. Only the
 // first rows rows and the columns set in mask are stored; C is not read when
-// beta is 0; then bias, if not nil, points to the
-// tile's first column of a vector added to every row. k must be at least 1.
+// beta is 0, and then bias, if not nil, points to the tile's first column
+// of a vector added to every row. k must be at least 1.
 
 //go:noescape
 func kernP32(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
