@@ -25,6 +25,7 @@ type group struct {
 	bufs   [][]float64 // this round's contributions, by rank
 	kind   []string    // this round's call, by rank
 	result []float64   // the last round's result
+	spare  []float64   // storage for results, reused
 	err    error       // the last round's failure
 }
 
@@ -52,14 +53,25 @@ func (l *Local) Size() int { return l.g.size }
 // AllReduce replaces buf with the elementwise sum of every rank's buf.
 func (l *Local) AllReduce(buf []float64) error {
 	return l.collective("AllReduce", buf, func(bufs [][]float64) []float64 {
-		sum := make([]float64, len(buf))
-		for _, b := range bufs {
+		sum := l.g.resultBuf(len(buf))
+		copy(sum, bufs[0])
+		for _, b := range bufs[1:] {
 			for i, v := range b {
 				sum[i] += v
 			}
 		}
 		return sum
 	})
+}
+
+// resultBuf returns the group's result storage, of length n, reused from
+// round to round (every rank has copied the last result out before the
+// next round can complete).
+func (g *group) resultBuf(n int) []float64 {
+	if cap(g.spare) < n {
+		g.spare = make([]float64, n)
+	}
+	return g.spare[:n]
 }
 
 // AllReduceFloat32 replaces buf with the elementwise sum, in float32 and
@@ -76,7 +88,7 @@ func (l *Local) AllReduceFloat32(buf []float32) error {
 				sum[i] += float32(v)
 			}
 		}
-		out := make([]float64, len(sum))
+		out := l.g.resultBuf(len(sum))
 		for i, v := range sum {
 			out[i] = float64(v)
 		}
@@ -94,7 +106,11 @@ func (l *Local) Broadcast(buf []float64, root int) error {
 		return fmt.Errorf("distributed: Broadcast from rank %d of a group of %d", root, l.g.size)
 	}
 	return l.collective(fmt.Sprintf("Broadcast from %d", root), buf, func(bufs [][]float64) []float64 {
-		return bufs[root]
+		// A copy: the ranks' buffers are reused by the next round, which a
+		// rank may begin before the others have read this one's result.
+		out := l.g.resultBuf(len(bufs[root]))
+		copy(out, bufs[root])
+		return out
 	})
 }
 
@@ -110,7 +126,7 @@ func (l *Local) collective(kind string, buf []float64, combine func([][]float64)
 	g := l.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.bufs[l.rank] = append([]float64(nil), buf...)
+	g.bufs[l.rank] = append(g.bufs[l.rank][:0], buf...) // the rank's storage, reused
 	g.kind[l.rank] = kind
 	arrived := 0
 	for _, k := range g.kind {
@@ -135,7 +151,7 @@ func (l *Local) collective(kind string, buf []float64, combine func([][]float64)
 			g.result = combine(g.bufs)
 		}
 		for r := range g.size {
-			g.kind[r], g.bufs[r] = "", nil
+			g.kind[r], g.bufs[r] = "", g.bufs[r][:0]
 		}
 		g.round++
 		g.cond.Broadcast()

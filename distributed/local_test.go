@@ -1,6 +1,7 @@
 package distributed_test
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,13 @@ func TestLocalCollectives(t *testing.T) {
 	for _, c := range ranks {
 		wg.Go(func() {
 			r := float64(c.Rank())
+			// A wrong value is recorded and the rank goes on making the same
+			// calls, so that the others are not left waiting for it.
+			mismatchAt := func(m *mismatch) {
+				if errs[c.Rank()] == nil {
+					errs[c.Rank()] = m
+				}
+			}
 			for round := range 200 {
 				buf := []float64{r, float64(round), r * r}
 				if err := c.AllReduce(buf); err != nil {
@@ -25,8 +33,7 @@ func TestLocalCollectives(t *testing.T) {
 					return
 				}
 				if want := []float64{0 + 1 + 2, n * float64(round), 0 + 1 + 4}; buf[0] != want[0] || buf[1] != want[1] || buf[2] != want[2] {
-					errs[c.Rank()] = &mismatch{round, buf, want}
-					return
+					mismatchAt(&mismatch{round, buf, want})
 				}
 				f := []float32{float32(r) + 0.5, 1e-8}
 				if err := c.AllReduceFloat32(f); err != nil {
@@ -34,8 +41,7 @@ func TestLocalCollectives(t *testing.T) {
 					return
 				}
 				if f[0] != 0.5+1.5+2.5 || f[1] != float32(1e-8)+float32(1e-8)+float32(1e-8) {
-					errs[c.Rank()] = &mismatch{round, []float64{float64(f[0]), float64(f[1])}, []float64{4.5, 3e-8}}
-					return
+					mismatchAt(&mismatch{round, []float64{float64(f[0]), float64(f[1])}, []float64{4.5, 3e-8}})
 				}
 				root := round % n
 				b := []float64{r + float64(round)}
@@ -44,12 +50,23 @@ func TestLocalCollectives(t *testing.T) {
 					return
 				}
 				if b[0] != float64(root+round) {
-					errs[c.Rank()] = &mismatch{round, b, []float64{float64(root + round)}}
-					return
+					mismatchAt(&mismatch{round, b, []float64{float64(root + round)}})
 				}
 				if err := c.Barrier(); err != nil {
 					errs[c.Rank()] = err
 					return
+				}
+				// Back to back, so that a rank's next contribution may be
+				// made before the others have read this result.
+				for k := range 3 {
+					b := []float64{r*10 + float64(k), float64(round)}
+					if err := c.Broadcast(b, root); err != nil {
+						errs[c.Rank()] = err
+						return
+					}
+					if want := []float64{float64(root*10 + k), float64(round)}; b[0] != want[0] || b[1] != want[1] {
+						mismatchAt(&mismatch{round, b, want})
+					}
 				}
 			}
 		})
@@ -67,7 +84,9 @@ type mismatch struct {
 	got, want []float64
 }
 
-func (m *mismatch) Error() string { return "wrong result" }
+func (m *mismatch) Error() string {
+	return fmt.Sprintf("round %d: got %v, want %v", m.round, m.got, m.want)
+}
 
 // TestLocalMismatchedCalls: ranks calling different collectives, or with
 // buffers of different lengths, all get an error naming both calls.

@@ -32,8 +32,9 @@ type Problem struct {
 	Params []*autograd.Param[float32]
 	Opt    *optim.Adam[float32]
 
-	eng tensor.Engine[float32]
-	tp  *autograd.Tape[float32]
+	eng   tensor.Engine[float32]
+	tp    *autograd.Tape[float32]
+	share []float64 // stepShared's buffer of weighted gradients, reused
 }
 
 // IterStats describes one training iteration.

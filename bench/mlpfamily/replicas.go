@@ -83,7 +83,8 @@ func (r *Replicas) Step() (IterStats, error) {
 // the replicas through c before the Adam step.
 func (p *Problem) stepShared(c *distributed.Local, share float64) (IterStats, error) {
 	st, err := p.gradients()
-	var buf []float64
+	buf := p.share[:0]
+	defer func() { p.share = buf }()
 	for _, prm := range p.Params {
 		if prm.Grad == nil {
 			prm.ZeroGrad()
