@@ -18,7 +18,8 @@ func gemmInto[T tensor.Float](eng tensor.Engine[T], dst *tensor.Tensor[T], acc b
 }
 
 // sumPerChannelInto sets dst[c] = Σ_{b,...} g[b, c, ...], or adds it when
-// acc, for g of rank ≥ 2 and dst of shape [C]; sums run in float64.
+// acc, for g of rank ≥ 2 and dst of shape [C]. A matrix's columns are
+// summed in T by tensor.AddColumnSums; sums over positions run in float64.
 func sumPerChannelInto[T tensor.Float](dst *tensor.Tensor[T], acc bool, g *tensor.Tensor[T]) {
 	c := dst.Len()
 	batch, inner := g.Dim(0), 1
@@ -30,9 +31,7 @@ func sumPerChannelInto[T tensor.Float](dst *tensor.Tensor[T], acc bool, g *tenso
 		clear(d)
 	}
 	if inner == 1 {
-		for b := 0; b < batch; b++ {
-			tensor.AxpySlice(1, gs[b*c:(b+1)*c], d)
-		}
+		tensor.AddColumnSums(d, gs[:batch*c])
 		return
 	}
 	for ch := 0; ch < c; ch++ {

@@ -11,3 +11,8 @@ var axpyAVX = cpu.X86.HasAVX512F
 //
 //go:noescape
 func axpyAVX512(a float32, x, y *float32, n int)
+
+// colSumsAVX512 sets dst[j] += Σ_i x[i·cols+j] for j < cols, i < rows.
+//
+//go:noescape
+func colSumsAVX512(dst, x *float32, rows, cols int)

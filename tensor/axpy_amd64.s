@@ -54,3 +54,119 @@ tail:
 done:
 	VZEROUPPER
 	RET
+
+// func colSumsAVX512(dst, x *float32, rows, cols int)
+// dst[j] += Σ_i x[i·cols + j] for j < cols, i < rows: the column sums of a
+// row-major [rows, cols] block, kept in registers while the rows stream by.
+// Blocks of 64 columns take 8 accumulators (even rows in Z0–Z3, odd rows in
+// Z4–Z7, so that no add waits on the one before it); the last 1 to 63
+// columns go 16 at a time, the last 1 to 15 under a mask. Each column's sum
+// is (Σ even rows + Σ odd rows), each in row order, then added to dst.
+TEXT ·colSumsAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ rows+16(FP), BX
+	MOVQ cols+24(FP), R10
+	MOVQ R10, R9
+	SHLQ $2, R9 // row stride in bytes
+
+wide:
+	CMPQ   R10, $64
+	JB     narrow
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   SI, R11
+	MOVQ   BX, CX
+
+wpair:
+	CMPQ   CX, $2
+	JB     wlast
+	VADDPS (R11), Z0, Z0
+	VADDPS 64(R11), Z1, Z1
+	VADDPS 128(R11), Z2, Z2
+	VADDPS 192(R11), Z3, Z3
+	VADDPS (R11)(R9*1), Z4, Z4
+	VADDPS 64(R11)(R9*1), Z5, Z5
+	VADDPS 128(R11)(R9*1), Z6, Z6
+	VADDPS 192(R11)(R9*1), Z7, Z7
+	LEAQ   (R11)(R9*2), R11
+	SUBQ   $2, CX
+	JMP    wpair
+
+wlast:
+	TESTQ  CX, CX
+	JZ     wstore
+	VADDPS (R11), Z0, Z0
+	VADDPS 64(R11), Z1, Z1
+	VADDPS 128(R11), Z2, Z2
+	VADDPS 192(R11), Z3, Z3
+
+wstore:
+	VADDPS  Z4, Z0, Z0
+	VADDPS  Z5, Z1, Z1
+	VADDPS  Z6, Z2, Z2
+	VADDPS  Z7, Z3, Z3
+	VADDPS  (DI), Z0, Z0
+	VADDPS  64(DI), Z1, Z1
+	VADDPS  128(DI), Z2, Z2
+	VADDPS  192(DI), Z3, Z3
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $256, SI
+	ADDQ    $256, DI
+	SUBQ    $64, R10
+	JMP     wide
+
+narrow:
+	TESTQ R10, R10
+	JZ    done
+	MOVL  $-1, AX
+	CMPQ  R10, $16
+	JAE   nmask
+	MOVL  $1, AX
+	MOVQ  R10, CX
+	SHLL  CX, AX
+	DECL  AX
+
+nmask:
+	KMOVW  AX, K1
+	VPXORD Z0, Z0, Z0
+	VPXORD Z4, Z4, Z4
+	MOVQ   SI, R11
+	MOVQ   BX, CX
+
+npair:
+	CMPQ   CX, $2
+	JB     nlast
+	VADDPS (R11), Z0, K1, Z0
+	VADDPS (R11)(R9*1), Z4, K1, Z4
+	LEAQ   (R11)(R9*2), R11
+	SUBQ   $2, CX
+	JMP    npair
+
+nlast:
+	TESTQ  CX, CX
+	JZ     nstore
+	VADDPS (R11), Z0, K1, Z0
+
+nstore:
+	VADDPS    Z4, Z0, Z0
+	VMOVUPS.Z (DI), K1, Z4
+	VADDPS    Z4, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	SUBQ      $16, R10
+	JA        narrow
+
+done:
+	VZEROUPPER
+	RET

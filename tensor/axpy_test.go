@@ -1,0 +1,84 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestAddColumnSums: AddColumnSums adds each column's sum to dst, for
+// every row count 0–5 and some larger, and column counts around the
+// assembly's blocks of 16 and 64; within float32's rounding of the sum
+// (float64: its own) of the exact sum, bit for bit equal to (Σ even rows +
+// Σ odd rows) + dst where the assembly runs, writing nothing past dst and
+// reading nothing past x (NaNs there would show).
+func TestAddColumnSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, rows := range []int{0, 1, 2, 3, 4, 5, 17, 589} {
+		for _, cols := range []int{1, 2, 15, 16, 17, 31, 48, 63, 64, 65, 79, 80, 127, 128, 129, 159, 200} {
+			x := make([]float32, rows*cols+16)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			for i := rows * cols; i < len(x); i++ {
+				x[i] = float32(math.NaN())
+			}
+			dst := make([]float32, cols+16)
+			for i := range dst {
+				dst[i] = float32(rng.NormFloat64())
+			}
+			orig := append([]float32(nil), dst...)
+			x64, dst64 := make([]float64, rows*cols), make([]float64, cols)
+			for i := range x64 {
+				x64[i] = float64(x[i])
+			}
+			for j := range dst64 {
+				dst64[j] = float64(dst[j])
+			}
+			AddColumnSums(dst[:cols], x[:rows*cols])
+			AddColumnSums(dst64, x64)
+			for j := range cols {
+				exact, abs := float64(orig[j]), math.Abs(float64(orig[j]))
+				var even, odd float32
+				for i := range rows {
+					v := x[i*cols+j]
+					exact += float64(v)
+					abs += math.Abs(float64(v))
+					if i%2 == 0 {
+						even += v
+					} else {
+						odd += v
+					}
+				}
+				tol := float64(rows+2) * abs
+				if d := math.Abs(float64(dst[j]) - exact); d > tol*0x1p-24 || math.IsNaN(d) {
+					t.Fatalf("float32 rows=%d cols=%d: column %d sums to %v, want %v", rows, cols, j, dst[j], exact)
+				}
+				if d := math.Abs(dst64[j] - exact); d > tol*0x1p-53 {
+					t.Fatalf("float64 rows=%d cols=%d: column %d sums to %v, want %v", rows, cols, j, dst64[j], exact)
+				}
+				if want := (even + odd) + orig[j]; axpyAVX && rows > 0 && dst[j] != want {
+					t.Fatalf("float32 rows=%d cols=%d: column %d sums to %v, want %v bit for bit", rows, cols, j, dst[j], want)
+				}
+			}
+			for j := cols; j < len(dst); j++ {
+				if dst[j] != orig[j] {
+					t.Fatalf("rows=%d cols=%d: wrote dst[%d], past the end", rows, cols, j)
+				}
+			}
+		}
+	}
+}
+
+// TestAddColumnSumsMisuse: a length that is not whole rows panics, naming
+// both; empty operands do nothing.
+func TestAddColumnSumsMisuse(t *testing.T) {
+	AddColumnSums([]float32{}, nil)
+	AddColumnSums([]float32{1, 2}, nil)
+	defer func() {
+		if r := recover(); r == nil {
+			t.Fatal("7 values as rows of 2 columns did not panic")
+		}
+	}()
+	AddColumnSums(make([]float32, 2), make([]float32, 7))
+}
