@@ -168,10 +168,14 @@ func winoInput[T Float](v, x, scratch []T, s convShape) {
 	plane := s.c * n
 	for c := range s.c {
 		xc := x[c*s.h*s.w : (c+1)*s.h*s.w]
-		for y := range rows {
-			yp := y + s.pad
-			at := (yp>>1)*we + 2*(yp&1)*pl
-			splitColumns(par[at:at+we], par[pl+at:pl+at+we], xc[y*s.w:y*s.w+cols], s.pad)
+		for q := range 2 { // the rows y with y + pad of parity q, one call
+			y0 := (q - s.pad) & 1
+			if y0 >= rows {
+				continue
+			}
+			at := ((y0+s.pad)>>1)*we + 2*q*pl
+			end := (2*q + 1) * pl // of the even-column plane of these rows
+			splitColumnRows(par[at:end], par[pl+at:pl+end], xc[y0*s.w:], cols, (rows-y0+1)/2, 2*s.w, we, s.pad)
 		}
 		for cp := range 2 {
 			r0, r1 := par[cp*pl:], par[(2+cp)*pl:] // even and odd rows
@@ -189,18 +193,36 @@ func winoInput[T Float](v, x, scratch []T, s convShape) {
 // columns ev and od of a padded row: column x′ = x + pad of it goes to
 // ev[x′/2] or od[x′/2].
 func splitColumns[T Float](ev, od, row []T, pad int) {
-	a, b := ev[pad/2:], od[pad/2:] // row[2k] and row[2k+1] for even pad
+	splitColumnRows(ev, od, row, len(row), 1, 0, 0, pad)
+}
+
+// splitColumnRows is splitColumns on rows rows of cols elements: row r of
+// x at r·xStride into ev and od at r·dStride.
+func splitColumnRows[T Float](ev, od, x []T, cols, rows, xStride, dStride, pad int) {
+	if rows <= 0 || cols <= 0 {
+		return
+	}
+	a, b := ev[pad/2:], od[pad/2:] // x[2k] and x[2k+1] for even pad
 	if pad&1 == 1 {
 		a, b = od[pad/2:], ev[pad/2+1:]
 	}
-	n := len(row) / 2
-	a, b = a[:n+len(row)&1], b[:n]
-	for k := range n {
-		p := row[2*k : 2*k+2 : 2*k+2]
-		a[k], b[k] = p[0], p[1]
+	n := cols / 2
+	last := (rows - 1) * dStride
+	a, b, x = a[:last+n+cols&1], b[:last+n], x[:(rows-1)*xStride+cols] // the extents, checked here
+	if winoAVX512 && isFloat32[T]() && cols > 1 {
+		splitAVX512(f32(a), f32(b), f32(x), cols, rows, xStride, dStride)
+		return
 	}
-	if len(row)&1 == 1 {
-		a[n] = row[2*n]
+	for r := range rows {
+		row, ar, br := x[r*xStride:r*xStride+cols], a[r*dStride:], b[r*dStride:]
+		ar, br = ar[:n+cols&1], br[:n]
+		for k := range n {
+			p := row[2*k : 2*k+2 : 2*k+2]
+			ar[k], br[k] = p[0], p[1]
+		}
+		if cols&1 == 1 {
+			ar[n] = row[2*n]
+		}
 	}
 }
 
@@ -293,6 +315,10 @@ func winoOutput[T Float](y, m, bias, scratch []T, s convShape, add bool) {
 func joinColumns[T Float](dst, even, odd []T, add bool) {
 	n := len(dst) / 2
 	even, odd = even[:n+len(dst)&1], odd[:n]
+	if winoAVX512 && isFloat32[T]() && len(dst) > 1 {
+		joinAVX512(f32(dst), f32(even), f32(odd), len(dst), add)
+		return
+	}
 	if add {
 		for t := range n {
 			p := dst[2*t : 2*t+2 : 2*t+2]

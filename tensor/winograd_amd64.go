@@ -17,3 +17,16 @@ func winoCombineAVX512(c0, c1, c2, c3, r0, r1, r2, r3 *float32, n int)
 //
 //go:noescape
 func winoDownAVX512(a, b, m0, m1, m2, m3 *float32, n int, bias float32)
+
+// splitAVX512 sets ev[r·dstStride+k] = src[r·srcStride+2k] for
+// k < ⌈m/2⌉ and od[r·dstStride+k] = src[r·srcStride+2k+1] for k < ⌊m/2⌋,
+// for each row r < rows.
+//
+//go:noescape
+func splitAVX512(ev, od, src *float32, m, rows, srcStride, dstStride int)
+
+// joinAVX512 sets, or with add adds to, dst[2k] = ev[k] and
+// dst[2k+1] = od[k] for the indices of dst below m.
+//
+//go:noescape
+func joinAVX512(dst, ev, od *float32, m int, add bool)

@@ -112,3 +112,231 @@ TEXT ·winoDownAVX512(SB), NOSPLIT, $0-60
 	MOVQ n+48(FP), BX
 	VBROADCASTSS bias+56(FP), Z8
 	WINOLOOP(LOAD4, DOWN, STOREDOWN, MLOAD4, MSTOREDOWN)
+
+// The even/odd column kernels of splitColumns and joinColumns: VPERMT2PS
+// picks 16 lanes from the 32 of two registers (index bit 4 chooses the
+// register), 32 row elements per step, the last 1 to 31 under masks.
+// winoPermIdx holds the four index vectors: even lanes 0, 2, …, 30; odd
+// lanes 1, 3, …, 31; interleaved low 0, 16, 1, 17, …, 7, 23; interleaved
+// high 8, 24, …, 15, 31.
+DATA ·winoPermIdx+0(SB)/4, $0
+DATA ·winoPermIdx+4(SB)/4, $2
+DATA ·winoPermIdx+8(SB)/4, $4
+DATA ·winoPermIdx+12(SB)/4, $6
+DATA ·winoPermIdx+16(SB)/4, $8
+DATA ·winoPermIdx+20(SB)/4, $10
+DATA ·winoPermIdx+24(SB)/4, $12
+DATA ·winoPermIdx+28(SB)/4, $14
+DATA ·winoPermIdx+32(SB)/4, $16
+DATA ·winoPermIdx+36(SB)/4, $18
+DATA ·winoPermIdx+40(SB)/4, $20
+DATA ·winoPermIdx+44(SB)/4, $22
+DATA ·winoPermIdx+48(SB)/4, $24
+DATA ·winoPermIdx+52(SB)/4, $26
+DATA ·winoPermIdx+56(SB)/4, $28
+DATA ·winoPermIdx+60(SB)/4, $30
+DATA ·winoPermIdx+64(SB)/4, $1
+DATA ·winoPermIdx+68(SB)/4, $3
+DATA ·winoPermIdx+72(SB)/4, $5
+DATA ·winoPermIdx+76(SB)/4, $7
+DATA ·winoPermIdx+80(SB)/4, $9
+DATA ·winoPermIdx+84(SB)/4, $11
+DATA ·winoPermIdx+88(SB)/4, $13
+DATA ·winoPermIdx+92(SB)/4, $15
+DATA ·winoPermIdx+96(SB)/4, $17
+DATA ·winoPermIdx+100(SB)/4, $19
+DATA ·winoPermIdx+104(SB)/4, $21
+DATA ·winoPermIdx+108(SB)/4, $23
+DATA ·winoPermIdx+112(SB)/4, $25
+DATA ·winoPermIdx+116(SB)/4, $27
+DATA ·winoPermIdx+120(SB)/4, $29
+DATA ·winoPermIdx+124(SB)/4, $31
+DATA ·winoPermIdx+128(SB)/4, $0
+DATA ·winoPermIdx+132(SB)/4, $16
+DATA ·winoPermIdx+136(SB)/4, $1
+DATA ·winoPermIdx+140(SB)/4, $17
+DATA ·winoPermIdx+144(SB)/4, $2
+DATA ·winoPermIdx+148(SB)/4, $18
+DATA ·winoPermIdx+152(SB)/4, $3
+DATA ·winoPermIdx+156(SB)/4, $19
+DATA ·winoPermIdx+160(SB)/4, $4
+DATA ·winoPermIdx+164(SB)/4, $20
+DATA ·winoPermIdx+168(SB)/4, $5
+DATA ·winoPermIdx+172(SB)/4, $21
+DATA ·winoPermIdx+176(SB)/4, $6
+DATA ·winoPermIdx+180(SB)/4, $22
+DATA ·winoPermIdx+184(SB)/4, $7
+DATA ·winoPermIdx+188(SB)/4, $23
+DATA ·winoPermIdx+192(SB)/4, $8
+DATA ·winoPermIdx+196(SB)/4, $24
+DATA ·winoPermIdx+200(SB)/4, $9
+DATA ·winoPermIdx+204(SB)/4, $25
+DATA ·winoPermIdx+208(SB)/4, $10
+DATA ·winoPermIdx+212(SB)/4, $26
+DATA ·winoPermIdx+216(SB)/4, $11
+DATA ·winoPermIdx+220(SB)/4, $27
+DATA ·winoPermIdx+224(SB)/4, $12
+DATA ·winoPermIdx+228(SB)/4, $28
+DATA ·winoPermIdx+232(SB)/4, $13
+DATA ·winoPermIdx+236(SB)/4, $29
+DATA ·winoPermIdx+240(SB)/4, $14
+DATA ·winoPermIdx+244(SB)/4, $30
+DATA ·winoPermIdx+248(SB)/4, $15
+DATA ·winoPermIdx+252(SB)/4, $31
+GLOBL ·winoPermIdx(SB), RODATA|NOPTR, $256
+
+// MASKW sets K to the low CX bits (CX ≤ 16), using AX.
+#define MASKW(K) \
+	MOVL  $1, AX; \
+	SHLL  CX, AX; \
+	DECL  AX; \
+	KMOVW AX, K
+
+// ROWMASKS sets K1 to the first min(BX, 16) and K2 to the next
+// max(BX − 16, 0) of 32 row elements, K3 to the first ⌈BX/2⌉ and K4 to the
+// first ⌊BX/2⌋ of 16 column elements (BX < 32).
+#define ROWMASKS \
+	MOVQ BX, CX; \
+	CMPQ CX, $16; \
+	JBE  m1; \
+	MOVQ $16, CX; \
+m1: \
+	MASKW(K1); \
+	MOVQ BX, CX; \
+	SUBQ $16, CX; \
+	JAE  m2; \
+	XORQ CX, CX; \
+m2: \
+	MASKW(K2); \
+	MOVQ BX, CX; \
+	INCQ CX; \
+	SHRQ $1, CX; \
+	MASKW(K3); \
+	MOVQ BX, CX; \
+	SHRQ $1, CX; \
+	MASKW(K4)
+
+// func splitAVX512(ev, od, src *float32, m, rows, srcStride, dstStride int)
+// For each row r < rows: ev[r·dstStride + k] = src[r·srcStride + 2k] for
+// k < ⌈m/2⌉ and od[r·dstStride + k] = src[r·srcStride + 2k + 1] for
+// k < ⌊m/2⌋ (strides in elements). The tail's masks are made once.
+TEXT ·splitAVX512(SB), NOSPLIT, $0-56
+	MOVQ      ev+0(FP), DI
+	MOVQ      od+8(FP), DX
+	MOVQ      src+16(FP), SI
+	MOVQ      m+24(FP), BX
+	MOVQ      rows+32(FP), R9
+	MOVQ      srcStride+40(FP), R10
+	MOVQ      dstStride+48(FP), R11
+	SHLQ      $2, R10
+	SHLQ      $2, R11
+	VMOVDQU32 ·winoPermIdx+0(SB), Z30
+	VMOVDQU32 ·winoPermIdx+64(SB), Z31
+	MOVQ      BX, R12
+	ANDQ      $-32, R12 // elements in whole steps
+	ANDQ      $31, BX   // the tail's
+	ROWMASKS
+
+srow:
+	TESTQ R9, R9
+	JZ    sdone
+	MOVQ  SI, R13
+	MOVQ  DI, R14
+	MOVQ  DX, R8
+	MOVQ  R12, CX
+
+sloop:
+	TESTQ     CX, CX
+	JZ        stail
+	VMOVUPS   (R13), Z0
+	VMOVUPS   64(R13), Z1
+	VMOVAPS   Z0, Z2
+	VPERMT2PS Z1, Z30, Z0
+	VPERMT2PS Z1, Z31, Z2
+	VMOVUPS   Z0, (R14)
+	VMOVUPS   Z2, (R8)
+	ADDQ      $128, R13
+	ADDQ      $64, R14
+	ADDQ      $64, R8
+	SUBQ      $32, CX
+	JMP       sloop
+
+stail:
+	TESTQ     BX, BX
+	JZ        snext
+	VMOVUPS.Z (R13), K1, Z0
+	VMOVUPS.Z 64(R13), K2, Z1
+	VMOVAPS   Z0, Z2
+	VPERMT2PS Z1, Z30, Z0
+	VPERMT2PS Z1, Z31, Z2
+	VMOVUPS   Z0, K3, (R14)
+	VMOVUPS   Z2, K4, (R8)
+
+snext:
+	ADDQ R10, SI
+	ADDQ R11, DI
+	ADDQ R11, DX
+	DECQ R9
+	JMP  srow
+
+sdone:
+	VZEROUPPER
+	RET
+
+// func joinAVX512(dst, ev, od *float32, m int, add bool)
+// dst[2k] = ev[k] and dst[2k+1] = od[k] for indices below m; with add,
+// dst[i] + (the value) instead.
+TEXT ·joinAVX512(SB), NOSPLIT, $0-33
+	MOVQ      dst+0(FP), DI
+	MOVQ      ev+8(FP), SI
+	MOVQ      od+16(FP), DX
+	MOVQ      m+24(FP), BX
+	MOVBLZX   add+32(FP), R8
+	VMOVDQU32 ·winoPermIdx+128(SB), Z30
+	VMOVDQU32 ·winoPermIdx+192(SB), Z31
+
+jloop:
+	CMPQ      BX, $32
+	JB        jtail
+	VMOVUPS   (SI), Z0
+	VMOVUPS   (DX), Z1
+	VMOVAPS   Z0, Z2
+	VPERMT2PS Z1, Z30, Z0
+	VPERMT2PS Z1, Z31, Z2
+	TESTQ     R8, R8
+	JZ        jstore
+	VADDPS    (DI), Z0, Z0
+	VADDPS    64(DI), Z2, Z2
+
+jstore:
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z2, 64(DI)
+	ADDQ    $128, DI
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	SUBQ    $32, BX
+	JMP     jloop
+
+jtail:
+	TESTQ     BX, BX
+	JZ        jdone
+	ROWMASKS
+	VMOVUPS.Z (SI), K3, Z0
+	VMOVUPS.Z (DX), K4, Z1
+	VMOVAPS   Z0, Z2
+	VPERMT2PS Z1, Z30, Z0
+	VPERMT2PS Z1, Z31, Z2
+	TESTQ     R8, R8
+	JZ        jmstore
+	VMOVUPS.Z (DI), K1, Z3
+	VMOVUPS.Z 64(DI), K2, Z4
+	VADDPS    Z3, Z0, Z0
+	VADDPS    Z4, Z2, Z2
+
+jmstore:
+	VMOVUPS Z0, K1, (DI)
+	VMOVUPS Z2, K2, 64(DI)
+
+jdone:
+	VZEROUPPER
+	RET

@@ -86,6 +86,81 @@ func testWinoKernels[T Float](t *testing.T) {
 	}
 }
 
+// TestWinoColumns: splitColumns and joinColumns (the assembly ones where
+// the CPU has AVX-512) move each element where their definitions say, for
+// row lengths 0–100 (whole steps of 32 and masked tails), both paddings'
+// parities, set and added, float32 and float64, and write nothing else.
+func TestWinoColumns(t *testing.T) {
+	testWinoColumns[float32](t)
+	testWinoColumns[float64](t)
+}
+
+func testWinoColumns[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	const guard = 42
+	for m := range 101 {
+		row := make([]T, m+5) // longer than m: only m are read
+		for i := range row {
+			row[i] = T(rng.NormFloat64())
+		}
+		for _, pad := range []int{0, 1, 2, 3} {
+			w := (m + pad + 2) / 2 // ev and od hold the padded row's halves
+			ev, od := make([]T, w+4), make([]T, w+4)
+			for i := range ev {
+				ev[i], od[i] = guard, guard
+			}
+			splitColumns(ev[:w+1], od[:w+1], row[:m], pad)
+			wantEv, wantOd := make([]T, len(ev)), make([]T, len(od))
+			for i := range wantEv {
+				wantEv[i], wantOd[i] = guard, guard
+			}
+			for x := range m {
+				if c := x + pad; c%2 == 0 {
+					wantEv[c/2] = row[x]
+				} else {
+					wantOd[c/2] = row[x]
+				}
+			}
+			for i := range ev {
+				if ev[i] != wantEv[i] || od[i] != wantOd[i] {
+					t.Fatalf("%T splitColumns m=%d pad=%d: column pair %d = (%v, %v), want (%v, %v)", row[0:0], m, pad, i, ev[i], od[i], wantEv[i], wantOd[i])
+				}
+			}
+		}
+		for _, add := range []bool{false, true} {
+			even, odd := make([]T, (m+1)/2+2), make([]T, m/2+2) // longer than needed: only the halves are read
+			for i := range even {
+				even[i] = T(rng.NormFloat64())
+			}
+			for i := range odd {
+				odd[i] = T(rng.NormFloat64())
+			}
+			dst := make([]T, m+3)
+			for i := range dst {
+				dst[i] = T(rng.NormFloat64())
+			}
+			want := append([]T(nil), dst...)
+			for x := range m {
+				v := even[x/2]
+				if x%2 == 1 {
+					v = odd[x/2]
+				}
+				if add {
+					want[x] += v
+				} else {
+					want[x] = v
+				}
+			}
+			joinColumns(dst[:m], even, odd, add)
+			for i := range dst {
+				if dst[i] != want[i] {
+					t.Fatalf("%T joinColumns m=%d add=%v: dst[%d] = %v, want %v", row[0:0], m, add, i, dst[i], want[i])
+				}
+			}
+		}
+	}
+}
+
 // TestAxpySlice: AxpySlice (in assembly for float32 where the CPU has
 // AVX-512) equals y + a·x, the product rounded first, bit for bit at every
 // length 0–100 (within an ulp where gonum's loop runs), and writes nothing
