@@ -13,7 +13,9 @@ func winoDownAVX512(a, b, m0, m1, m2, m3 *float32, n int, bias float32) {
 	panic("tensor: no assembly transforms in this build")
 }
 
-func splitAVX512(ev, od, src *float32, m, rows, srcStride, dstStride int) { panic("tensor: no assembly transforms in this build") }
+func splitAVX512(ev, od, src *float32, m, rows, srcStride, dstStride int) {
+	panic("tensor: no assembly transforms in this build")
+}
 
 func joinAVX512(dst, ev, od *float32, m int, add bool) {
 	panic("tensor: no assembly transforms in this build")
