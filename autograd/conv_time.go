@@ -133,22 +133,36 @@ func tapRange(i, n, kn int, p tensor.ConvParams) (lo, hi int) {
 
 // timeBias sets tb[o, i, j] = tv·Σ_{(k,l) inside} w[o, c, k, l]: the time
 // channel's contribution at each output position, for the filter w
-// [co, c+1, kh, kw] and an input of h × wd.
+// [co, c+1, kh, kw] and an input of h × wd. The sum depends on the
+// position only through its taps' ranges, which change only near the
+// borders: a row whose range is its predecessor's is a copy of it, and
+// within a row a sum is formed again only where the column range changes.
 func timeBias[T tensor.Float](tb, w []T, tv T, co, c, h, wd, kh, kw, oh, ow int, p tensor.ConvParams) {
 	taps := kh * kw
 	for o := 0; o < co; o++ {
 		wt := w[(o*(c+1)+c)*taps : (o*(c+1)+c+1)*taps]
+		to := tb[o*oh*ow : (o+1)*oh*ow]
+		plo, phi := -1, -1 // the previous row's tap range
 		for i := 0; i < oh; i++ {
+			row := to[i*ow : (i+1)*ow]
 			klo, khi := tapRange(i, h, kh, p)
-			for j := 0; j < ow; j++ {
-				llo, lhi := tapRange(j, wd, kw, p)
-				var s T
-				for k := klo; k < khi; k++ {
-					for l := llo; l < lhi; l++ {
-						s += wt[k*kw+l]
+			if klo == plo && khi == phi {
+				copy(row, to[(i-1)*ow:i*ow])
+				continue
+			}
+			plo, phi = klo, khi
+			var s T
+			llo, lhi := -1, -1
+			for j := range row {
+				if lo, hi := tapRange(j, wd, kw, p); lo != llo || hi != lhi {
+					llo, lhi, s = lo, hi, 0
+					for k := klo; k < khi; k++ {
+						for l := llo; l < lhi; l++ {
+							s += wt[k*kw+l]
+						}
 					}
 				}
-				tb[(o*oh+i)*ow+j] = tv * s
+				row[j] = tv * s
 			}
 		}
 	}
