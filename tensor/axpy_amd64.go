@@ -16,3 +16,8 @@ func axpyAVX512(a float32, x, y *float32, n int)
 //
 //go:noescape
 func colSumsAVX512(dst, x *float32, rows, cols int)
+
+// sumAVX512 returns Σ x[i] for i < n, summed in float64.
+//
+//go:noescape
+func sumAVX512(x *float32, n int) float64

@@ -170,3 +170,64 @@ nstore:
 done:
 	VZEROUPPER
 	RET
+
+// func sumAVX512(x *float32, n int) float64
+// Σ x[i] for i < n in float64: each float32 converted exactly, 32 at a time
+// into four sums of 8 lanes, then 8 at a time into the first, the last 1
+// to 7 under a mask into the second, and the lanes added in a tree.
+TEXT ·sumAVX512(SB), NOSPLIT, $0-24
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+sum32:
+	CMPQ      BX, $32
+	JB        sum8
+	VCVTPS2PD (SI), Z4
+	VCVTPS2PD 32(SI), Z5
+	VCVTPS2PD 64(SI), Z6
+	VCVTPS2PD 96(SI), Z7
+	VADDPD    Z4, Z0, Z0
+	VADDPD    Z5, Z1, Z1
+	VADDPD    Z6, Z2, Z2
+	VADDPD    Z7, Z3, Z3
+	ADDQ      $128, SI
+	SUBQ      $32, BX
+	JMP       sum32
+
+sum8:
+	CMPQ      BX, $8
+	JB        sumtail
+	VCVTPS2PD (SI), Z4
+	VADDPD    Z4, Z0, Z0
+	ADDQ      $32, SI
+	SUBQ      $8, BX
+	JMP       sum8
+
+sumtail:
+	TESTQ       BX, BX
+	JZ          sumtree
+	MOVQ        BX, CX
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VCVTPS2PD.Z (SI), K1, Z4
+	VADDPD      Z4, Z1, Z1
+
+sumtree:
+	VADDPD        Z1, Z0, Z0
+	VADDPD        Z3, Z2, Z2
+	VADDPD        Z2, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPD        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $1, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, ret+16(FP)
+	VZEROUPPER
+	RET
