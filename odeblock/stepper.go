@@ -68,9 +68,9 @@ func rkSolution[T tensor.Float](tb *Tableau, h float64, y0, y1, lastIn []T, k []
 }
 
 // linComb sets dst = base + h·Σ_j c[j]·ks[j] (base nil: zero), skipping zero
-// coefficients, in blocks that stay in the first-level cache: each operand
-// is read from memory once, where a chain of axpys would stream dst through
-// memory once per term. The sums are formed in the same order as the chain.
+// coefficients, in one pass (tensor.LinearCombination): each operand is read
+// from memory once, where a chain of axpys would stream dst through memory
+// once per term. The sums are formed in the same order as the chain.
 func linComb[T tensor.Float](dst, base []T, h float64, c []float64, ks [][]T) {
 	var coef [16]T
 	var src [16][]T
@@ -84,17 +84,5 @@ func linComb[T tensor.Float](dst, base []T, h float64, c []float64, ks [][]T) {
 			n++
 		}
 	}
-	const block = 512
-	for lo := 0; lo < len(dst); lo += block {
-		hi := min(lo+block, len(dst))
-		d := dst[lo:hi]
-		if base != nil {
-			copy(d, base[lo:hi])
-		} else {
-			clear(d)
-		}
-		for j := 0; j < n; j++ {
-			axpy(d, coef[j], src[j][lo:hi])
-		}
-	}
+	tensor.LinearCombination(dst, base, coef[:n], src[:n])
 }

@@ -21,3 +21,9 @@ func colSumsAVX512(dst, x *float32, rows, cols int)
 //
 //go:noescape
 func sumAVX512(x *float32, n int) float64
+
+// linCombAVX512 sets dst[i] = base[i] + Σ_{j<m} coef[j]·src[j][i] for i < n
+// (base nil: 0 + …), each product rounded, the terms added in order.
+//
+//go:noescape
+func linCombAVX512(dst, base *float32, n int, coef *float32, src **float32, m int)

@@ -231,3 +231,101 @@ sumtree:
 	VMOVSD        X0, ret+16(FP)
 	VZEROUPPER
 	RET
+
+// func linCombAVX512(dst, base *float32, n int, coef *float32, src **float32, m int)
+// dst[i] = base[i] + coef[0]·src[0][i] + … + coef[m−1]·src[m−1][i] for
+// i < n (base nil: 0 + …), each product rounded before it is added, the
+// terms added in order: what a copy of base and m axpys give, in one pass
+// with the sums in registers, 64 elements at a time, then 16, then the
+// last under a mask.
+TEXT ·linCombAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ base+8(FP), SI
+	MOVQ n+16(FP), BX
+	MOVQ coef+24(FP), R8
+	MOVQ src+32(FP), R9
+	MOVQ m+40(FP), R10
+	XORQ AX, AX // byte offset
+
+lc64:
+	CMPQ    BX, $64
+	JB      lc16
+	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
+	TESTQ   SI, SI
+	JZ      lc64terms
+	VMOVUPS (SI)(AX*1), Z0
+	VMOVUPS 64(SI)(AX*1), Z1
+	VMOVUPS 128(SI)(AX*1), Z2
+	VMOVUPS 192(SI)(AX*1), Z3
+
+lc64terms:
+	XORQ CX, CX
+
+lc64j:
+	CMPQ         CX, R10
+	JAE          lc64store
+	VBROADCASTSS (R8)(CX*4), Z8
+	MOVQ         (R9)(CX*8), R11
+	VMULPS       (R11)(AX*1), Z8, Z4
+	VMULPS       64(R11)(AX*1), Z8, Z5
+	VMULPS       128(R11)(AX*1), Z8, Z6
+	VMULPS       192(R11)(AX*1), Z8, Z7
+	VADDPS       Z4, Z0, Z0
+	VADDPS       Z5, Z1, Z1
+	VADDPS       Z6, Z2, Z2
+	VADDPS       Z7, Z3, Z3
+	INCQ         CX
+	JMP          lc64j
+
+lc64store:
+	VMOVUPS Z0, (DI)(AX*1)
+	VMOVUPS Z1, 64(DI)(AX*1)
+	VMOVUPS Z2, 128(DI)(AX*1)
+	VMOVUPS Z3, 192(DI)(AX*1)
+	ADDQ    $256, AX
+	SUBQ    $64, BX
+	JMP     lc64
+
+lc16:
+	TESTQ BX, BX
+	JZ    lcdone
+	MOVL  $-1, DX
+	CMPQ  BX, $16
+	JAE   lcmask
+	MOVQ  BX, CX
+	MOVL  $1, DX
+	SHLL  CX, DX
+	DECL  DX
+
+lcmask:
+	KMOVW     DX, K1
+	VPXORD    Z0, Z0, Z0
+	TESTQ     SI, SI
+	JZ        lc16terms
+	VMOVUPS.Z (SI)(AX*1), K1, Z0
+
+lc16terms:
+	XORQ CX, CX
+
+lc16j:
+	CMPQ         CX, R10
+	JAE          lc16store
+	VBROADCASTSS (R8)(CX*4), Z8
+	MOVQ         (R9)(CX*8), R11
+	VMULPS.Z     (R11)(AX*1), Z8, K1, Z4
+	VADDPS       Z4, Z0, Z0
+	INCQ         CX
+	JMP          lc16j
+
+lc16store:
+	VMOVUPS Z0, K1, (DI)(AX*1)
+	ADDQ    $64, AX
+	SUBQ    $16, BX
+	JA      lc16
+
+lcdone:
+	VZEROUPPER
+	RET

@@ -10,3 +10,7 @@ func axpyAVX512(a float32, x, y *float32, n int) { panic("tensor: no assembly in
 func colSumsAVX512(dst, x *float32, rows, cols int) { panic("tensor: no assembly in this build") }
 
 func sumAVX512(x *float32, n int) float64 { panic("tensor: no assembly in this build") }
+
+func linCombAVX512(dst, base *float32, n int, coef *float32, src **float32, m int) {
+	panic("tensor: no assembly in this build")
+}

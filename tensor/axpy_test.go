@@ -123,3 +123,91 @@ func TestSumSlice(t *testing.T) {
 		}
 	}
 }
+
+// TestLinearCombination: LinearCombination equals a copy of base (or
+// zeros) followed by one AxpySlice per term, bit for bit, for lengths 0–150
+// (blocks of 64 and 16 and masked tails), 0–7 and 17 terms (more than the
+// assembly's 16), with and without base, zero coefficients included; it
+// reads nothing past the operands (NaNs there would show) and writes nothing
+// past dst.
+func TestLinearCombination(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	for n := range 151 {
+		for _, m := range []int{0, 1, 2, 5, 7, 17} {
+			for _, withBase := range []bool{false, true} {
+				src := make([][]float32, m)
+				coef := make([]float32, m)
+				for j := range src {
+					src[j] = make([]float32, n+17)
+					for i := range src[j] {
+						src[j][i] = float32(rng.NormFloat64())
+					}
+					for i := n; i < len(src[j]); i++ {
+						src[j][i] = float32(math.NaN())
+					}
+					if rng.IntN(4) > 0 {
+						coef[j] = float32(rng.NormFloat64())
+					}
+				}
+				var base []float32
+				if withBase {
+					base = make([]float32, n+3)
+					for i := range base {
+						base[i] = float32(rng.NormFloat64())
+					}
+					base[n] = float32(math.NaN())
+				}
+				want, mag := make([]float32, n), make([]float64, n)
+				if withBase {
+					copy(want, base)
+				}
+				for j := range src {
+					for i := range want {
+						want[i] += float32(coef[j] * src[j][i]) // the conversion rounds the product
+						mag[i] += math.Abs(float64(want[i]))
+					}
+				}
+				dst := make([]float32, n+5)
+				for i := range dst {
+					dst[i] = 7
+				}
+				var b []float32
+				if withBase {
+					b = base[:n]
+				}
+				LinearCombination(dst[:n], b, coef, src)
+				for i := range want {
+					// Bit for bit where the assembly runs; gonum's axpy loop
+					// may be fused into multiply-adds on other architectures.
+					if d := math.Abs(float64(dst[i] - want[i])); math.Float32bits(dst[i]) != math.Float32bits(want[i]) && (axpyAVX || !(d <= 0x1p-22*mag[i])) {
+						t.Fatalf("n=%d m=%d base=%v: dst[%d] = %v, want %v", n, m, withBase, i, dst[i], want[i])
+					}
+				}
+				for i := n; i < len(dst); i++ {
+					if dst[i] != 7 {
+						t.Fatalf("n=%d m=%d: wrote dst[%d], past the end", n, m, i)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLinearCombinationMisuse: mismatched coefficients and sources, and a
+// short base or source, panic.
+func TestLinearCombinationMisuse(t *testing.T) {
+	for name, f := range map[string]func(){
+		"coefficients": func() { LinearCombination(make([]float32, 4), nil, []float32{1}, nil) },
+		"base":         func() { LinearCombination(make([]float32, 4), make([]float32, 3), nil, nil) },
+		"source":       func() { LinearCombination(make([]float32, 4), nil, []float32{1}, [][]float32{make([]float32, 3)}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}

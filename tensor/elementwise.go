@@ -138,6 +138,60 @@ func AddColumnSums[T Float](dst, x []T) {
 	}
 }
 
+// LinearCombination sets
+//
+//	dst[i] = base[i] + coef[0]·src[0][i] + … + coef[m−1]·src[m−1][i]
+//
+// for i < len(dst) (base nil: 0 + …), each product rounded before it is
+// added and the terms added in order: bit for bit a copy of base followed
+// by AxpySlice(coef[j], src[j], dst) for each j (float32 on amd64 with
+// AVX-512: in one pass, the sums in registers, for up to 16 terms). It
+// panics if coef and src differ in length or base or a source is shorter
+// than dst.
+func LinearCombination[T Float](dst, base, coef []T, src [][]T) {
+	n := len(dst)
+	if len(coef) != len(src) {
+		panic(fmt.Sprintf("tensor.LinearCombination: %d coefficients for %d sources", len(coef), len(src)))
+	}
+	if base != nil && len(base) < n {
+		panic(fmt.Sprintf("tensor.LinearCombination: base of %d elements for %d", len(base), n))
+	}
+	for j, s := range src {
+		if len(s) < n {
+			panic(fmt.Sprintf("tensor.LinearCombination: source %d of %d elements for %d", j, len(s), n))
+		}
+	}
+	if n == 0 {
+		return
+	}
+	if d, ok := any(dst).([]float32); ok && axpyAVX && len(src) <= 16 {
+		var ptrs [16]*float32
+		var cs [16]float32
+		for j, s := range src {
+			ptrs[j], cs[j] = &any(s).([]float32)[0], float32(coef[j])
+		}
+		var bp *float32
+		if base != nil {
+			bp = &any(base).([]float32)[0]
+		}
+		linCombAVX512(&d[0], bp, n, &cs[0], &ptrs[0], len(src))
+		return
+	}
+	const block = 512 // a block of dst stays in the first-level cache across the terms
+	for lo := 0; lo < n; lo += block {
+		hi := min(lo+block, n)
+		d := dst[lo:hi]
+		if base != nil {
+			copy(d, base[lo:hi])
+		} else {
+			clear(d)
+		}
+		for j, s := range src {
+			AxpySlice(coef[j], s[lo:hi], d)
+		}
+	}
+}
+
 // AddScaled sets z = x + a·y and returns z.
 func (z *Tensor[T]) AddScaled(x *Tensor[T], a T, y *Tensor[T]) *Tensor[T] {
 	z.wrote()
