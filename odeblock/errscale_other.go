@@ -8,3 +8,5 @@ const errScaleAVX = false
 func errScaleAVX512(e, y0, y1 *float32, n int, atol, rtol float32) {
 	panic("odeblock: no assembly in this build")
 }
+
+func adamBandAVX512(a *adamBandArgs) { panic("odeblock: no assembly in this build") }

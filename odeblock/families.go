@@ -1,6 +1,8 @@
 package odeblock
 
 import (
+	"unsafe"
+
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -311,6 +313,16 @@ type adamWork[T tensor.Float] struct {
 	dam, dav                        []T
 }
 
+// adamBandArgs are adamBandAVX512's operands: the 13 arrays of band's
+// loop (n elements each) and the two rates. The assembly reads the fields at
+// fixed offsets: the pointers at 0–96, n at 104, a1 at 112, a2 at 116.
+type adamBandArgs struct {
+	g, m, v, ah, am, av, s, ds *float32
+	dh, dm, dv, dam, dav       *float32
+	n                          int
+	a1, a2                     float32
+}
+
 // band computes elements [lo, hi) of dz = (h', m', v') and of a_m', a_v'.
 func (w *adamWork[T]) band(lo, hi int) {
 	d, a1, a2 := w.d, w.a1, w.a2
@@ -321,6 +333,15 @@ func (w *adamWork[T]) band(lo, hi int) {
 	dh, dm, dv, dam, dav := w.dh[lo:hi], w.dm[lo:hi], w.dv[lo:hi], w.dam[lo:hi], w.dav[lo:hi]
 	g, m, v, ah, am, av = g[:n], m[:n], v[:n], ah[:n], am[:n], av[:n]
 	dh, dm, dv, dam, dav = dh[:n], dm[:n], dv[:n], dam[:n], dav[:n]
+	if _, ok := any(a1).(float32); ok && errScaleAVX && n > 0 {
+		p := func(x []T) *float32 { return (*float32)(unsafe.Pointer(&x[0])) }
+		adamBandAVX512(&adamBandArgs{
+			g: p(g), m: p(m), v: p(v), ah: p(ah), am: p(am), av: p(av), s: p(s), ds: p(ds),
+			dh: p(dh), dm: p(dm), dv: p(dv), dam: p(dam), dav: p(dav),
+			n: n, a1: float32(a1), a2: float32(a2),
+		})
+		return
+	}
 	for i := range n {
 		gi, mi, ahi := g[i], m[i], ah[i]
 		inv := 1 / s[i]
