@@ -7,3 +7,10 @@ package odeblock
 //
 //go:noescape
 func adamBandAVX512(a *adamBandArgs)
+
+// adamBandPostAVX512 is adamBandAVX512 with scaleDerivInto's last loop
+// first: s holds √softplus(v) and ds holds σ(v) on entry (they are not
+// written).
+//
+//go:noescape
+func adamBandPostAVX512(a *adamBandArgs)

@@ -10,17 +10,35 @@
 //	inv = 1/s, dh = (−m)·inv, dm = a1·((−g) − m), dv = a2·(g·g − v),
 //	dam = ah·inv + a1·am, dav = ((((−ah)·m)·ds)·inv)·inv + a2·av.
 //
+// func adamBandPostAVX512(a *adamBandArgs) is the same where s holds
+// r = √softplus(v) and ds holds σ(v) on entry: it first forms, as
+// scaleDerivInto's loop does, ds = σ(v)·(0.5/r) where r > 0 (else 0) and
+// s = r + eps, in registers (s and ds are left as they were).
+//
 // adamBandArgs: 13 pointers (g, m, v, ah, am, av, s, ds, dh, dm, dv, dam,
-// dav) at 0–96, n at 104, a1 at 112, a2 at 116.
-#define LOADS(MASKED) \
-	MASKED (R8)(AX*1), K1, Z0; \
-	MASKED (R9)(AX*1), K1, Z1; \
-	MASKED (R10)(AX*1), K1, Z2; \
-	MASKED (R11)(AX*1), K1, Z3; \
-	MASKED (R12)(AX*1), K1, Z12; \
-	MASKED (R13)(AX*1), K1, Z13; \
-	MASKED (R14)(AX*1), K1, Z14; \
-	MASKED (DX)(AX*1), K1, Z15
+// dav) at 0–96, n at 104, a1 at 112, a2 at 116, eps at 120.
+
+#define LOADS \
+	VMOVUPS.Z (R8)(AX*1), K1, Z0; \
+	VMOVUPS.Z (R9)(AX*1), K1, Z1; \
+	VMOVUPS.Z (R10)(AX*1), K1, Z2; \
+	VMOVUPS.Z (R11)(AX*1), K1, Z3; \
+	VMOVUPS.Z (R12)(AX*1), K1, Z12; \
+	VMOVUPS.Z (R13)(AX*1), K1, Z13; \
+	VMOVUPS.Z (R14)(AX*1), K1, Z14; \
+	VMOVUPS.Z (DX)(AX*1), K1, Z15
+
+// NOPOST leaves s and s′ in Z14 and Z15 as loaded.
+#define NOPOST \
+	NOP
+
+// POST turns r and σ(v) in Z14 and Z15 into s and s′.
+#define POST \
+	VCMPPS    $0x1e, Z24, Z14, K2; \
+	VDIVPS    Z14, Z25, Z16; \
+	VMULPS    Z16, Z15, Z15; \
+	VMOVAPS.Z Z15, K2, Z15; \
+	VADDPS    Z26, Z14, Z14
 
 // BODY: Z0 g, Z1 m, Z2 v, Z3 ah, Z12 am, Z13 av, Z14 s, Z15 ds in;
 // Z5 dh, Z6 dm, Z7 dv, Z8 dam, Z10 dav out.
@@ -45,66 +63,71 @@
 	VMULPS Z13, Z21, Z11; \
 	VADDPS Z11, Z10, Z10
 
-TEXT ·adamBandAVX512(SB), NOSPLIT, $0-8
-	MOVQ         a+0(FP), DI
-	MOVQ         0(DI), R8      // g
-	MOVQ         8(DI), R9      // m
-	MOVQ         16(DI), R10    // v
-	MOVQ         24(DI), R11    // ah
-	MOVQ         32(DI), R12    // am
-	MOVQ         40(DI), R13    // av
-	MOVQ         48(DI), R14    // s
-	MOVQ         56(DI), DX     // ds
-	MOVQ         104(DI), BX    // n
-	VBROADCASTSS 112(DI), Z20   // a1
-	VBROADCASTSS 116(DI), Z21   // a2
-	MOVL         $0x3f800000, CX
-	VPBROADCASTD CX, Z22        // 1
-	MOVL         $0x80000000, CX
-	VPBROADCASTD CX, Z23        // the sign bit
-	KXNORW       K1, K1, K1
-	XORQ         AX, AX         // byte offset
-
-loop:
-	CMPQ BX, $16
-	JB   tail
-	LOADS(VMOVUPS.Z)
-	BODY
-	MOVQ    64(DI), CX
-	VMOVUPS Z5, (CX)(AX*1)
-	MOVQ    72(DI), CX
-	VMOVUPS Z6, (CX)(AX*1)
-	MOVQ    80(DI), CX
-	VMOVUPS Z7, (CX)(AX*1)
-	MOVQ    88(DI), CX
-	VMOVUPS Z8, (CX)(AX*1)
-	MOVQ    96(DI), CX
-	VMOVUPS Z10, (CX)(AX*1)
-	ADDQ    $64, AX
-	SUBQ    $16, BX
-	JMP     loop
-
-tail:
-	TESTQ BX, BX
-	JZ    done
-	MOVQ  BX, CX
-	MOVL  $1, SI
-	SHLL  CX, SI
-	DECL  SI
-	KMOVW SI, K1
-	LOADS(VMOVUPS.Z)
-	BODY
-	MOVQ    64(DI), CX
-	VMOVUPS Z5, K1, (CX)(AX*1)
-	MOVQ    72(DI), CX
-	VMOVUPS Z6, K1, (CX)(AX*1)
-	MOVQ    80(DI), CX
-	VMOVUPS Z7, K1, (CX)(AX*1)
-	MOVQ    88(DI), CX
-	VMOVUPS Z8, K1, (CX)(AX*1)
-	MOVQ    96(DI), CX
+// STORES writes Z5, Z6, Z7, Z8, Z10 through K1.
+#define STORES \
+	MOVQ    64(DI), CX; \
+	VMOVUPS Z5, K1, (CX)(AX*1); \
+	MOVQ    72(DI), CX; \
+	VMOVUPS Z6, K1, (CX)(AX*1); \
+	MOVQ    80(DI), CX; \
+	VMOVUPS Z7, K1, (CX)(AX*1); \
+	MOVQ    88(DI), CX; \
+	VMOVUPS Z8, K1, (CX)(AX*1); \
+	MOVQ    96(DI), CX; \
 	VMOVUPS Z10, K1, (CX)(AX*1)
 
-done:
-	VZEROUPPER
+// BAND is a whole kernel, with PRE between the loads and BODY.
+#define BAND(PRE) \
+	MOVQ         a+0(FP), DI; \
+	MOVQ         0(DI), R8; \
+	MOVQ         8(DI), R9; \
+	MOVQ         16(DI), R10; \
+	MOVQ         24(DI), R11; \
+	MOVQ         32(DI), R12; \
+	MOVQ         40(DI), R13; \
+	MOVQ         48(DI), R14; \
+	MOVQ         56(DI), DX; \
+	MOVQ         104(DI), BX; \
+	VBROADCASTSS 112(DI), Z20; \
+	VBROADCASTSS 116(DI), Z21; \
+	VBROADCASTSS 120(DI), Z26; \
+	MOVL         $0x3f800000, CX; \
+	VPBROADCASTD CX, Z22; \
+	MOVL         $0x80000000, CX; \
+	VPBROADCASTD CX, Z23; \
+	VPXORD       Z24, Z24, Z24; \
+	MOVL         $0x3f000000, CX; \
+	VPBROADCASTD CX, Z25; \
+	KXNORW       K1, K1, K1; \
+	XORQ         AX, AX; \
+loop: \
+	CMPQ BX, $16; \
+	JB   tail; \
+	LOADS; \
+	PRE; \
+	BODY; \
+	STORES; \
+	ADDQ $64, AX; \
+	SUBQ $16, BX; \
+	JMP  loop; \
+tail: \
+	TESTQ BX, BX; \
+	JZ    done; \
+	MOVQ  BX, CX; \
+	MOVL  $1, SI; \
+	SHLL  CX, SI; \
+	DECL  SI; \
+	KMOVW SI, K1; \
+	LOADS; \
+	PRE; \
+	BODY; \
+	STORES; \
+done: \
+	VZEROUPPER; \
 	RET
+
+TEXT ·adamBandAVX512(SB), NOSPLIT, $0-8
+	BAND(NOPOST)
+
+TEXT ·adamBandPostAVX512(SB), NOSPLIT, $0-8
+	BAND(POST)

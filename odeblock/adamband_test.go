@@ -7,19 +7,27 @@ import (
 	"unsafe"
 )
 
-// TestAdamBandKernel: adamBandAVX512 reads adamBandArgs at the offsets it
-// assumes and equals band's Go loop bit for bit at every length 0–70 (whole
-// vectors and masked tails), with signed zeros, NaN and ±Inf among the
-// operands, writing nothing past n.
+// TestAdamBandKernel: adamBandAVX512 and adamBandPostAVX512 read
+// adamBandArgs at the offsets they assume and equal band's Go loops bit for
+// bit (the second after scaleDerivInto's last loop) at every length 0–70
+// (whole vectors and masked tails), with signed zeros, NaN and ±Inf among
+// the operands, writing nothing past n.
 func TestAdamBandKernel(t *testing.T) {
 	var a adamBandArgs
-	if o := [3]uintptr{unsafe.Offsetof(a.n), unsafe.Offsetof(a.a1), unsafe.Offsetof(a.a2)}; o != [3]uintptr{104, 112, 116} || unsafe.Offsetof(a.dav) != 96 {
-		t.Fatalf("adamBandArgs: n, a1, a2 at %v, dav at %d; the assembly reads 104, 112, 116 and 96", o, unsafe.Offsetof(a.dav))
+	if o := [4]uintptr{unsafe.Offsetof(a.n), unsafe.Offsetof(a.a1), unsafe.Offsetof(a.a2), unsafe.Offsetof(a.eps)}; o != [4]uintptr{104, 112, 116, 120} || unsafe.Offsetof(a.dav) != 96 {
+		t.Fatalf("adamBandArgs: n, a1, a2, eps at %v, dav at %d; the assembly reads 104, 112, 116, 120 and 96", o, unsafe.Offsetof(a.dav))
 	}
 	if !errScaleAVX {
 		t.Skip("no AVX-512 kernel in this build or on this CPU")
 	}
+	for _, post := range []bool{false, true} {
+		testAdamBandKernel(t, post)
+	}
+}
+
+func testAdamBandKernel(t *testing.T, post bool) {
 	rng := rand.New(rand.NewPCG(3, 4))
+	const eps = float32(1e-3)
 	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-30}
 	const a1, a2 = float32(0.3), float32(0.9)
 	for n := range 71 {
@@ -39,18 +47,31 @@ func TestAdamBandKernel(t *testing.T) {
 			out[k][n] = 42
 		}
 		if n > 0 {
-			adamBandAVX512(&adamBandArgs{
+			args := &adamBandArgs{
 				g: &in[0][0], m: &in[1][0], v: &in[2][0], ah: &in[3][0], am: &in[4][0], av: &in[5][0], s: &in[6][0], ds: &in[7][0],
-				dh: &out[0][0], dm: &out[1][0], dv: &out[2][0], dam: &out[3][0], dav: &out[4][0], n: n, a1: a1, a2: a2,
-			})
+				dh: &out[0][0], dm: &out[1][0], dv: &out[2][0], dam: &out[3][0], dav: &out[4][0], n: n, a1: a1, a2: a2, eps: eps,
+			}
+			if post {
+				adamBandPostAVX512(args)
+			} else {
+				adamBandAVX512(args)
+			}
 		}
 		for i := range n {
 			g, m, v, ah, am, av, s, ds := in[0][i], in[1][i], in[2][i], in[3][i], in[4][i], in[5][i], in[6][i], in[7][i]
+			if post { // s holds r = √softplus(v), ds σ(v): scaleDerivInto's loop
+				if r := s; r > 0 {
+					ds *= 0.5 / r
+				} else {
+					ds = 0
+				}
+				s += eps
+			}
 			inv := 1 / s
 			want := [5]float32{-m * inv, a1 * (-g - m), a2 * (g*g - v), ah*inv + a1*am, -ah*m*ds*inv*inv + a2*av}
 			for k := range want {
 				if got := out[k][i]; math.Float32bits(got) != math.Float32bits(want[k]) && !(got != got && want[k] != want[k]) {
-					t.Fatalf("n=%d: output %d element %d = %v, want %v", n, k, i, got, want[k])
+					t.Fatalf("post=%v n=%d: output %d element %d = %v, want %v", post, n, k, i, got, want[k])
 				}
 			}
 		}

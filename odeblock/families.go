@@ -315,31 +315,44 @@ type adamWork[T tensor.Float] struct {
 
 // adamBandArgs are adamBandAVX512's operands: the 13 arrays of band's
 // loop (n elements each) and the two rates. The assembly reads the fields at
-// fixed offsets: the pointers at 0–96, n at 104, a1 at 112, a2 at 116.
+// fixed offsets: the pointers at 0–96, n at 104, a1 at 112, a2 at 116, eps
+// (adamBandPostAVX512's) at 120.
 type adamBandArgs struct {
 	g, m, v, ah, am, av, s, ds *float32
 	dh, dm, dv, dam, dav       *float32
 	n                          int
-	a1, a2                     float32
+	a1, a2, eps                float32
 }
 
 // band computes elements [lo, hi) of dz = (h', m', v') and of a_m', a_v'.
 func (w *adamWork[T]) band(lo, hi int) {
 	d, a1, a2 := w.d, w.a1, w.a2
 	s, ds := d.s[lo:hi], d.ds[lo:hi]
-	d.scaleDerivInto(s, ds, w.v[lo:hi])
 	n := hi - lo
+	_, asm := any(a1).(float32)
+	asm = asm && errScaleAVX && n > 0
+	post := asm && d.S == ScaleSoftplus // s′'s last loop in the kernel's registers
+	if post {
+		d.softplusScaleParts(s, ds, w.v[lo:hi])
+	} else {
+		d.scaleDerivInto(s, ds, w.v[lo:hi])
+	}
 	g, m, v, ah, am, av := w.g[lo:hi], w.m[lo:hi], w.v[lo:hi], w.ah[lo:hi], w.am[lo:hi], w.av[lo:hi]
 	dh, dm, dv, dam, dav := w.dh[lo:hi], w.dm[lo:hi], w.dv[lo:hi], w.dam[lo:hi], w.dav[lo:hi]
 	g, m, v, ah, am, av = g[:n], m[:n], v[:n], ah[:n], am[:n], av[:n]
 	dh, dm, dv, dam, dav = dh[:n], dm[:n], dv[:n], dam[:n], dav[:n]
-	if _, ok := any(a1).(float32); ok && errScaleAVX && n > 0 {
+	if asm {
 		p := func(x []T) *float32 { return (*float32)(unsafe.Pointer(&x[0])) }
-		adamBandAVX512(&adamBandArgs{
+		args := &adamBandArgs{
 			g: p(g), m: p(m), v: p(v), ah: p(ah), am: p(am), av: p(av), s: p(s), ds: p(ds),
 			dh: p(dh), dm: p(dm), dv: p(dv), dam: p(dam), dav: p(dav),
-			n: n, a1: float32(a1), a2: float32(a2),
-		})
+			n: n, a1: float32(a1), a2: float32(a2), eps: float32(d.eps()),
+		}
+		if post {
+			adamBandPostAVX512(args)
+		} else {
+			adamBandAVX512(args)
+		}
 		return
 	}
 	for i := range n {

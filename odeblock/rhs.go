@@ -106,12 +106,9 @@ func (d *AdamNODE[T]) scaleInto(s, v []T) {
 // underflows to 0, the limit e^{v/2}/2 there being below the smallest
 // number); for s = √(v + ε), s' = 1 / (2s).
 func (d *AdamNODE[T]) scaleDerivInto(s, ds, v []T) {
-	st, dt, vt := tensor.FromSlice(s), tensor.FromSlice(ds), tensor.FromSlice(v[:len(s)])
 	eps := d.eps()
 	if d.S == ScaleSoftplus {
-		st.Softplus(vt)
-		st.Sqrt(st) // r = √softplus(v)
-		dt.Sigmoid(vt)
+		d.softplusScaleParts(s, ds, v)
 		ds = ds[:len(s)]
 		for i, r := range s {
 			if r > 0 {
@@ -123,11 +120,22 @@ func (d *AdamNODE[T]) scaleDerivInto(s, ds, v []T) {
 		}
 		return
 	}
+	st, vt := tensor.FromSlice(s), tensor.FromSlice(v[:len(s)])
 	st.AddScalar(vt, eps)
 	st.Sqrt(st)
 	for i, si := range s {
 		ds[i] = 1 / (2 * si)
 	}
+}
+
+// softplusScaleParts sets s[i] = √softplus(v[i]) and ds[i] = σ(v[i]), the
+// parts of ScaleSoftplus's s and s′ that the vector kernels of package
+// tensor compute (scaleDerivInto finishes them).
+func (d *AdamNODE[T]) softplusScaleParts(s, ds, v []T) {
+	st, dt, vt := tensor.FromSlice(s), tensor.FromSlice(ds[:len(s)]), tensor.FromSlice(v[:len(s)])
+	st.Softplus(vt)
+	st.Sqrt(st)
+	dt.Sigmoid(vt)
 }
 
 // hbRHS records HBNODE's right-hand side (−m, g − γ·m) from the state
