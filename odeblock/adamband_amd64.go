@@ -14,3 +14,15 @@ func adamBandAVX512(a *adamBandArgs)
 //
 //go:noescape
 func adamBandPostAVX512(a *adamBandArgs)
+
+// adamRHSBwdAVX512 is adamRHS's backward loop on float32 (after s and s′),
+// with its operands and the sums in a.
+//
+//go:noescape
+func adamRHSBwdAVX512(a *adamBwdArgs)
+
+// adamRHSBwdPostAVX512 is adamRHSBwdAVX512 with scaleDerivInto's last loop
+// first, as adamBandPostAVX512.
+//
+//go:noescape
+func adamRHSBwdPostAVX512(a *adamBwdArgs)

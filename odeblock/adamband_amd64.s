@@ -131,3 +131,145 @@ TEXT ·adamBandAVX512(SB), NOSPLIT, $0-8
 
 TEXT ·adamBandPostAVX512(SB), NOSPLIT, $0-8
 	BAND(POST)
+
+// func adamRHSBwdAVX512(a *adamBwdArgs), func adamRHSBwdPostAVX512(...)
+// The loop of adamRHS's backward: with inv = 1/s,
+//
+//	gg = (−a1)·cm + ((2·a2)·g)·cv
+//	gm = (−ch)·inv − a1·cm            (into s's array)
+//	gv = (((ch·m)·ds)·inv)·inv − a2·cv (into ds's array)
+//
+// rounded as the Go loop rounds them, and sr1 = Σ cm·((−g) − m),
+// sr2 = Σ cv·(g·g − v): each term in float32 as the Go loop forms it, the
+// sums in float64 (in 16 lanes, then added up), where the Go loop sums
+// blocks of 64 in float32 first. The Post kernel first turns r and σ(v)
+// into s and s′ as adamBandPostAVX512 does.
+//
+// adamBwdArgs: 9 pointers (g, m, v, ch, cm, cv, s, ds, gg) at 0–64, n at
+// 72, a1 at 80, a2 at 84, eps at 88, sr1 at 96, sr2 at 104 (written).
+
+#define BWDLOADS \
+	VMOVUPS.Z (R8)(AX*1), K1, Z0; \
+	VMOVUPS.Z (R9)(AX*1), K1, Z1; \
+	VMOVUPS.Z (R10)(AX*1), K1, Z2; \
+	VMOVUPS.Z (R11)(AX*1), K1, Z3; \
+	VMOVUPS.Z (R12)(AX*1), K1, Z12; \
+	VMOVUPS.Z (R13)(AX*1), K1, Z13; \
+	VMOVUPS.Z (R14)(AX*1), K1, Z14; \
+	VMOVUPS.Z (DX)(AX*1), K1, Z15
+
+// BWDBODY: Z0 g, Z1 m, Z2 v, Z3 ch, Z12 cm, Z13 cv, Z14 s, Z15 ds in;
+// Z5 gg, Z7 gm, Z9 gv out; the terms of the sums into Z28–Z31.
+#define BWDBODY \
+	VDIVPS        Z14, Z22, Z4; \
+	VMULPS        Z12, Z17, Z5; \
+	VMULPS        Z0, Z27, Z6; \
+	VMULPS        Z13, Z6, Z6; \
+	VADDPS        Z6, Z5, Z5; \
+	VXORPS        Z23, Z3, Z7; \
+	VMULPS        Z4, Z7, Z7; \
+	VMULPS        Z12, Z20, Z8; \
+	VSUBPS        Z8, Z7, Z7; \
+	VMULPS        Z1, Z3, Z9; \
+	VMULPS        Z15, Z9, Z9; \
+	VMULPS        Z4, Z9, Z9; \
+	VMULPS        Z4, Z9, Z9; \
+	VMULPS        Z13, Z21, Z10; \
+	VSUBPS        Z10, Z9, Z9; \
+	VXORPS        Z23, Z0, Z11; \
+	VSUBPS        Z1, Z11, Z11; \
+	VMULPS        Z11, Z12, Z11; \
+	VMULPS        Z0, Z0, Z16; \
+	VSUBPS        Z2, Z16, Z16; \
+	VMULPS        Z16, Z13, Z16; \
+	VCVTPS2PD     Y11, Z18; \
+	VADDPD        Z18, Z28, Z28; \
+	VEXTRACTF32X8 $1, Z11, Y11; \
+	VCVTPS2PD     Y11, Z18; \
+	VADDPD        Z18, Z29, Z29; \
+	VCVTPS2PD     Y16, Z18; \
+	VADDPD        Z18, Z30, Z30; \
+	VEXTRACTF32X8 $1, Z16, Y16; \
+	VCVTPS2PD     Y16, Z18; \
+	VADDPD        Z18, Z31, Z31
+
+#define BWDSTORES \
+	MOVQ    64(DI), CX; \
+	VMOVUPS Z5, K1, (CX)(AX*1); \
+	VMOVUPS Z7, K1, (R14)(AX*1); \
+	VMOVUPS Z9, K1, (DX)(AX*1)
+
+// HSUM sets X0 to the sum of the eight float64 lanes of A + B.
+#define HSUM(A, B) \
+	VADDPD        B, A, Z0; \
+	VEXTRACTF64X4 $1, Z0, Y1; \
+	VADDPD        Y1, Y0, Y0; \
+	VEXTRACTF128  $1, Y0, X1; \
+	VADDPD        X1, X0, X0; \
+	VPERMILPD     $1, X0, X1; \
+	VADDSD        X1, X0, X0
+
+#define BWD(PRE) \
+	MOVQ         a+0(FP), DI; \
+	MOVQ         0(DI), R8; \
+	MOVQ         8(DI), R9; \
+	MOVQ         16(DI), R10; \
+	MOVQ         24(DI), R11; \
+	MOVQ         32(DI), R12; \
+	MOVQ         40(DI), R13; \
+	MOVQ         48(DI), R14; \
+	MOVQ         56(DI), DX; \
+	MOVQ         72(DI), BX; \
+	VBROADCASTSS 80(DI), Z20; \
+	VBROADCASTSS 84(DI), Z21; \
+	VBROADCASTSS 88(DI), Z26; \
+	VADDPS       Z21, Z21, Z27; \
+	MOVL         $0x3f800000, CX; \
+	VPBROADCASTD CX, Z22; \
+	MOVL         $0x80000000, CX; \
+	VPBROADCASTD CX, Z23; \
+	VXORPS       Z23, Z20, Z17; \
+	VPXORD       Z24, Z24, Z24; \
+	MOVL         $0x3f000000, CX; \
+	VPBROADCASTD CX, Z25; \
+	VXORPD       Z28, Z28, Z28; \
+	VXORPD       Z29, Z29, Z29; \
+	VXORPD       Z30, Z30, Z30; \
+	VXORPD       Z31, Z31, Z31; \
+	KXNORW       K1, K1, K1; \
+	XORQ         AX, AX; \
+loop: \
+	CMPQ BX, $16; \
+	JB   tail; \
+	BWDLOADS; \
+	PRE; \
+	BWDBODY; \
+	BWDSTORES; \
+	ADDQ $64, AX; \
+	SUBQ $16, BX; \
+	JMP  loop; \
+tail: \
+	TESTQ BX, BX; \
+	JZ    sums; \
+	MOVQ  BX, CX; \
+	MOVL  $1, SI; \
+	SHLL  CX, SI; \
+	DECL  SI; \
+	KMOVW SI, K1; \
+	BWDLOADS; \
+	PRE; \
+	BWDBODY; \
+	BWDSTORES; \
+sums: \
+	HSUM(Z28, Z29); \
+	VMOVSD X0, 96(DI); \
+	HSUM(Z30, Z31); \
+	VMOVSD X0, 104(DI); \
+	VZEROUPPER; \
+	RET
+
+TEXT ·adamRHSBwdAVX512(SB), NOSPLIT, $0-8
+	BWD(NOPOST)
+
+TEXT ·adamRHSBwdPostAVX512(SB), NOSPLIT, $0-8
+	BWD(POST)

@@ -82,3 +82,80 @@ func testAdamBandKernel(t *testing.T, post bool) {
 		}
 	}
 }
+
+// TestAdamRHSBwdKernel: adamRHSBwdAVX512 and adamRHSBwdPostAVX512 read
+// adamBwdArgs at the offsets they assume and equal adamRHSBwdLoop (the
+// second after scaleDerivInto's last loop): the gradients bit for bit, the
+// sums for r1 and r2 to within float32's rounding of their terms, at every
+// length 0–150, with special values among the operands, writing nothing
+// past n.
+func TestAdamRHSBwdKernel(t *testing.T) {
+	var a adamBwdArgs
+	if o := [6]uintptr{unsafe.Offsetof(a.n), unsafe.Offsetof(a.a1), unsafe.Offsetof(a.a2), unsafe.Offsetof(a.eps), unsafe.Offsetof(a.sr1), unsafe.Offsetof(a.sr2)}; o != [6]uintptr{72, 80, 84, 88, 96, 104} || unsafe.Offsetof(a.gg) != 64 {
+		t.Fatalf("adamBwdArgs: n, a1, a2, eps, sr1, sr2 at %v, gg at %d; the assembly reads 72, 80, 84, 88, 96, 104 and 64", o, unsafe.Offsetof(a.gg))
+	}
+	if !errScaleAVX {
+		t.Skip("no AVX-512 kernel in this build or on this CPU")
+	}
+	const a1, a2, eps = float32(0.3), float32(0.9), float32(1e-3)
+	for _, post := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(5, 6))
+		for n := range 151 {
+			in := make([][]float32, 8) // g, m, v, ch, cm, cv, s, ds
+			for k := range in {
+				in[k] = make([]float32, n+1)
+				for i := range in[k] {
+					in[k][i] = float32(rng.NormFloat64())
+					if k >= 6 && rng.IntN(10) == 0 {
+						in[k][i] = [...]float32{0, -1, 1e-30}[rng.IntN(3)]
+					}
+				}
+			}
+			s, ds := append([]float32(nil), in[6]...), append([]float32(nil), in[7]...)
+			gg := make([]float32, n+1)
+			gg[n] = 42
+			s[n], ds[n] = 42, 42
+			var sr1, sr2 float64
+			if n > 0 {
+				args := &adamBwdArgs{g: &in[0][0], m: &in[1][0], v: &in[2][0], ch: &in[3][0], cm: &in[4][0], cv: &in[5][0], s: &s[0], ds: &ds[0], gg: &gg[0], n: n, a1: a1, a2: a2, eps: eps}
+				if post {
+					adamRHSBwdPostAVX512(args)
+				} else {
+					adamRHSBwdAVX512(args)
+				}
+				sr1, sr2 = args.sr1, args.sr2
+			}
+			ws, wds, wgg := append([]float32(nil), in[6][:n]...), append([]float32(nil), in[7][:n]...), make([]float32, n)
+			if post {
+				for i, r := range ws {
+					if r > 0 {
+						wds[i] *= 0.5 / r
+					} else {
+						wds[i] = 0
+					}
+					ws[i] = r + eps
+				}
+			}
+			w1, w2 := adamRHSBwdLoop(in[0], in[1], in[2], in[3], in[4], in[5], ws, wds, wgg, a1, a2)
+			for i := range n {
+				for k, pair := range [][2]float32{{gg[i], wgg[i]}, {s[i], ws[i]}, {ds[i], wds[i]}} {
+					if math.Float32bits(pair[0]) != math.Float32bits(pair[1]) {
+						t.Fatalf("post=%v n=%d: output %d element %d = %v, want %v", post, n, k, i, pair[0], pair[1])
+					}
+				}
+			}
+			var abs1, abs2 float64
+			for i := range n {
+				g, m, v, cm, cv := in[0][i], in[1][i], in[2][i], in[4][i], in[5][i]
+				abs1 += math.Abs(float64(cm * (-g - m)))
+				abs2 += math.Abs(float64(cv * (g*g - v)))
+			}
+			if d1, d2 := math.Abs(sr1-w1), math.Abs(sr2-w2); d1 > 0x1p-22*abs1 || d2 > 0x1p-22*abs2 {
+				t.Fatalf("post=%v n=%d: sums %v, %v, want %v, %v", post, n, sr1, sr2, w1, w2)
+			}
+			if gg[n] != 42 || s[n] != 42 || ds[n] != 42 {
+				t.Fatalf("post=%v n=%d: wrote past the end", post, n)
+			}
+		}
+	}
+}

@@ -12,3 +12,7 @@ func errScaleAVX512(e, y0, y1 *float32, n int, atol, rtol float32) {
 func adamBandAVX512(a *adamBandArgs) { panic("odeblock: no assembly in this build") }
 
 func adamBandPostAVX512(a *adamBandArgs) { panic("odeblock: no assembly in this build") }
+
+func adamRHSBwdAVX512(a *adamBwdArgs) { panic("odeblock: no assembly in this build") }
+
+func adamRHSBwdPostAVX512(a *adamBwdArgs) { panic("odeblock: no assembly in this build") }

@@ -2,6 +2,7 @@ package odeblock
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
@@ -56,30 +57,71 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 		clear(gzd[:n])
 		gm, gvv := gzd[n:2*n], gzd[2*n:3*n]
 		// s(v) into gm, s'(v) into gvv, then the gradients over them.
-		d.scaleDerivInto(gm, gvv, v)
 		ggd = ggd[:n]
-		// The sums for r1 and r2 in float64, over blocks summed in T.
 		var sr1, sr2 float64
-		for lo := 0; lo < n; lo += rhsBlock {
-			hi := min(lo+rhsBlock, n)
-			var b1, b2 T
-			for i := lo; i < hi; i++ {
-				gi, mi, chi, cmi, cvi := gd[i], m[i], ch[i], cm[i], cv[i]
-				inv := 1 / gm[i]
-				ggd[i] = -ta1*cmi + 2*ta2*gi*cvi
-				gm[i] = -chi*inv - ta1*cmi
-				gvv[i] = chi*mi*gvv[i]*inv*inv - ta2*cvi
-				b1 += cmi * (-gi - mi)
-				b2 += cvi * (gi*gi - v[i])
+		if _, ok := any(ta1).(float32); ok && errScaleAVX && n > 0 {
+			// In assembly: the same gradients to the bit, the sums in float64
+			// lanes (see adamRHSBwdAVX512).
+			post := d.S == ScaleSoftplus // s′'s last loop in the kernel's registers
+			if post {
+				d.softplusScaleParts(gm, gvv, v)
+			} else {
+				d.scaleDerivInto(gm, gvv, v)
 			}
-			sr1 += float64(b1)
-			sr2 += float64(b2)
+			p := func(x []T) *float32 { return (*float32)(unsafe.Pointer(&x[0])) }
+			args := &adamBwdArgs{g: p(gd), m: p(m), v: p(v), ch: p(ch), cm: p(cm), cv: p(cv), s: p(gm), ds: p(gvv), gg: p(ggd),
+				n: n, a1: float32(ta1), a2: float32(ta2), eps: float32(d.eps())}
+			if post {
+				adamRHSBwdPostAVX512(args)
+			} else {
+				adamRHSBwdAVX512(args)
+			}
+			sr1, sr2 = args.sr1, args.sr2
+		} else {
+			d.scaleDerivInto(gm, gvv, v)
+			sr1, sr2 = adamRHSBwdLoop(gd, m, v, ch, cm, cv, gm, gvv, ggd, ta1, ta2)
 		}
 		gr1, gr2 := tp.Scratch(1), tp.Scratch(1)
 		gr1.Data()[0] = T(a1 * (1 - a1) * sr1)
 		gr2.Data()[0] = T(a2 * (1 - a2) * sr2)
 		return []*tensor.Tensor[T]{gz, gg, gr1, gr2}, nil
 	}, z, g, r1, r2)
+}
+
+// adamBwdArgs are adamRHSBwdAVX512's operands: the 9 arrays of
+// adamRHSBwdLoop (n elements each), the rates, ε, and the two sums it
+// returns. The assembly reads the fields at fixed offsets: the pointers at
+// 0–64, n at 72, a1 at 80, a2 at 84, eps at 88, sr1 at 96, sr2 at 104.
+type adamBwdArgs struct {
+	g, m, v, ch, cm, cv, s, ds, gg *float32
+	n                              int
+	a1, a2, eps                    float32
+	sr1, sr2                       float64
+}
+
+// adamRHSBwdLoop is adamRHS's backward loop: from g, the state's m and v,
+// the cotangent (ch, cm, cv) and s, s′ in gm and gv, it sets gg = ∂/∂g and
+// overwrites gm with ∂/∂m and gv with ∂/∂v, and returns the sums for r1
+// and r2 (in float64, over blocks of rhsBlock summed in T).
+func adamRHSBwdLoop[T tensor.Float](gd, m, v, ch, cm, cv, gm, gvv, ggd []T, ta1, ta2 T) (sr1, sr2 float64) {
+	n := len(ggd)
+	gd, m, v, ch, cm, cv, gm, gvv = gd[:n], m[:n], v[:n], ch[:n], cm[:n], cv[:n], gm[:n], gvv[:n]
+	for lo := 0; lo < n; lo += rhsBlock {
+		hi := min(lo+rhsBlock, n)
+		var b1, b2 T
+		for i := lo; i < hi; i++ {
+			gi, mi, chi, cmi, cvi := gd[i], m[i], ch[i], cm[i], cv[i]
+			inv := 1 / gm[i]
+			ggd[i] = -ta1*cmi + 2*ta2*gi*cvi
+			gm[i] = -chi*inv - ta1*cmi
+			gvv[i] = chi*mi*gvv[i]*inv*inv - ta2*cvi
+			b1 += cmi * (-gi - mi)
+			b2 += cvi * (gi*gi - v[i])
+		}
+		sr1 += float64(b1)
+		sr2 += float64(b2)
+	}
+	return sr1, sr2
 }
 
 // rhsBlock is the length of the blocks whose sums are formed in T before
