@@ -26,3 +26,13 @@ func adamRHSBwdAVX512(a *adamBwdArgs)
 //
 //go:noescape
 func adamRHSBwdPostAVX512(a *adamBwdArgs)
+
+// adamRHSFwdAVX512 is adamRHS's forward loop on float32, s read from dh.
+//
+//go:noescape
+func adamRHSFwdAVX512(a *adamFwdArgs)
+
+// adamRHSFwdEpsAVX512 is adamRHSFwdAVX512 with eps added to s first.
+//
+//go:noescape
+func adamRHSFwdEpsAVX512(a *adamFwdArgs)

@@ -273,3 +273,86 @@ TEXT ·adamRHSBwdAVX512(SB), NOSPLIT, $0-8
 
 TEXT ·adamRHSBwdPostAVX512(SB), NOSPLIT, $0-8
 	BWD(POST)
+
+// func adamRHSFwdAVX512(a *adamFwdArgs), func adamRHSFwdEpsAVX512(...)
+// The loop of adamRHS: dh = (−m)/s, dm = a1·((−g) − m), dv = a2·(g·g − v),
+// rounded as the Go loop rounds them, with s read from dh's array (the Eps
+// kernel first adds eps to it, as scaleInto's last step does).
+//
+// adamFwdArgs: 6 pointers (g, m, v, dh, dm, dv) at 0–40, n at 48, a1 at 56,
+// a2 at 60, eps at 64.
+
+#define FWDLOADS \
+	VMOVUPS.Z (R8)(AX*1), K1, Z0; \
+	VMOVUPS.Z (R9)(AX*1), K1, Z1; \
+	VMOVUPS.Z (R10)(AX*1), K1, Z2; \
+	VMOVUPS.Z (R11)(AX*1), K1, Z14
+
+#define NOEPS \
+	NOP
+
+#define ADDEPS \
+	VADDPS Z26, Z14, Z14
+
+#define FWDBODY \
+	VXORPS Z23, Z1, Z5; \
+	VDIVPS Z14, Z5, Z5; \
+	VXORPS Z23, Z0, Z6; \
+	VSUBPS Z1, Z6, Z6; \
+	VMULPS Z6, Z20, Z6; \
+	VMULPS Z0, Z0, Z7; \
+	VSUBPS Z2, Z7, Z7; \
+	VMULPS Z7, Z21, Z7
+
+#define FWDSTORES \
+	VMOVUPS Z5, K1, (R11)(AX*1); \
+	VMOVUPS Z6, K1, (R12)(AX*1); \
+	VMOVUPS Z7, K1, (R13)(AX*1)
+
+#define FWD(PRE) \
+	MOVQ         a+0(FP), DI; \
+	MOVQ         0(DI), R8; \
+	MOVQ         8(DI), R9; \
+	MOVQ         16(DI), R10; \
+	MOVQ         24(DI), R11; \
+	MOVQ         32(DI), R12; \
+	MOVQ         40(DI), R13; \
+	MOVQ         48(DI), BX; \
+	VBROADCASTSS 56(DI), Z20; \
+	VBROADCASTSS 60(DI), Z21; \
+	VBROADCASTSS 64(DI), Z26; \
+	MOVL         $0x80000000, CX; \
+	VPBROADCASTD CX, Z23; \
+	KXNORW       K1, K1, K1; \
+	XORQ         AX, AX; \
+loop: \
+	CMPQ BX, $16; \
+	JB   tail; \
+	FWDLOADS; \
+	PRE; \
+	FWDBODY; \
+	FWDSTORES; \
+	ADDQ $64, AX; \
+	SUBQ $16, BX; \
+	JMP  loop; \
+tail: \
+	TESTQ BX, BX; \
+	JZ    done; \
+	MOVQ  BX, CX; \
+	MOVL  $1, SI; \
+	SHLL  CX, SI; \
+	DECL  SI; \
+	KMOVW SI, K1; \
+	FWDLOADS; \
+	PRE; \
+	FWDBODY; \
+	FWDSTORES; \
+done: \
+	VZEROUPPER; \
+	RET
+
+TEXT ·adamRHSFwdAVX512(SB), NOSPLIT, $0-8
+	FWD(NOEPS)
+
+TEXT ·adamRHSFwdEpsAVX512(SB), NOSPLIT, $0-8
+	FWD(ADDEPS)

@@ -159,3 +159,59 @@ func TestAdamRHSBwdKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestAdamRHSFwdKernel: adamRHSFwdAVX512 and adamRHSFwdEpsAVX512 read
+// adamFwdArgs at the offsets they assume and equal adamRHS's Go loop (the
+// second after adding ε to s) bit for bit at every length 0–70, with
+// special values among the operands, writing nothing past n.
+func TestAdamRHSFwdKernel(t *testing.T) {
+	var a adamFwdArgs
+	if o := [4]uintptr{unsafe.Offsetof(a.n), unsafe.Offsetof(a.a1), unsafe.Offsetof(a.a2), unsafe.Offsetof(a.eps)}; o != [4]uintptr{48, 56, 60, 64} || unsafe.Offsetof(a.dv) != 40 {
+		t.Fatalf("adamFwdArgs: n, a1, a2, eps at %v, dv at %d; the assembly reads 48, 56, 60, 64 and 40", o, unsafe.Offsetof(a.dv))
+	}
+	if !errScaleAVX {
+		t.Skip("no AVX-512 kernel in this build or on this CPU")
+	}
+	const a1, a2, eps = float32(0.3), float32(0.9), float32(1e-3)
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), 1e-30}
+	for _, withEps := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(7, 8))
+		for n := range 71 {
+			in := make([][]float32, 4) // g, m, v, s
+			for k := range in {
+				in[k] = make([]float32, n+1)
+				for i := range in[k] {
+					in[k][i] = float32(rng.NormFloat64())
+					if rng.IntN(12) == 0 {
+						in[k][i] = specials[rng.IntN(len(specials))]
+					}
+				}
+			}
+			dh, dm, dv := append([]float32(nil), in[3]...), make([]float32, n+1), make([]float32, n+1)
+			dh[n], dm[n], dv[n] = 42, 42, 42
+			if n > 0 {
+				args := &adamFwdArgs{g: &in[0][0], m: &in[1][0], v: &in[2][0], dh: &dh[0], dm: &dm[0], dv: &dv[0], n: n, a1: a1, a2: a2, eps: eps}
+				if withEps {
+					adamRHSFwdEpsAVX512(args)
+				} else {
+					adamRHSFwdAVX512(args)
+				}
+			}
+			for i := range n {
+				g, m, v, s := in[0][i], in[1][i], in[2][i], in[3][i]
+				if withEps {
+					s += eps
+				}
+				want := [3]float32{-m / s, a1 * (-g - m), a2 * (g*g - v)}
+				for k, got := range [3]float32{dh[i], dm[i], dv[i]} {
+					if math.Float32bits(got) != math.Float32bits(want[k]) && !(got != got && want[k] != want[k]) {
+						t.Fatalf("eps=%v n=%d: output %d element %d = %v, want %v", withEps, n, k, i, got, want[k])
+					}
+				}
+			}
+			if dh[n] != 42 || dm[n] != 42 || dv[n] != 42 {
+				t.Fatalf("eps=%v n=%d: wrote past the end", withEps, n)
+			}
+		}
+	}
+}

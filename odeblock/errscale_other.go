@@ -16,3 +16,7 @@ func adamBandPostAVX512(a *adamBandArgs) { panic("odeblock: no assembly in this 
 func adamRHSBwdAVX512(a *adamBwdArgs) { panic("odeblock: no assembly in this build") }
 
 func adamRHSBwdPostAVX512(a *adamBwdArgs) { panic("odeblock: no assembly in this build") }
+
+func adamRHSFwdAVX512(a *adamFwdArgs) { panic("odeblock: no assembly in this build") }
+
+func adamRHSFwdEpsAVX512(a *adamFwdArgs) { panic("odeblock: no assembly in this build") }

@@ -38,15 +38,32 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 	m, v := zd[n:2*n], zd[2*n:]
 	// s(v) into the h part of out first, then h' = −m/s over it.
 	dh := od[:n]
-	d.scaleInto(dh, v)
 	ta1, ta2 := T(a1), T(a2)
 	dm, dv := od[n:2*n], od[2*n:3*n]
 	gd, m, v = gd[:n], m[:n], v[:n]
-	for i, gi := range gd {
-		mi := m[i]
-		dh[i] = -mi / dh[i]
-		dm[i] = ta1 * (-gi - mi)
-		dv[i] = ta2 * (gi*gi - v[i])
+	if _, ok := any(ta1).(float32); ok && errScaleAVX && n > 0 {
+		// In assembly, to the bit; ScaleSoftplus's +ε in the kernel's registers.
+		eps := d.S == ScaleSoftplus
+		if eps {
+			d.softplusScaleParts(dh, nil, v)
+		} else {
+			d.scaleInto(dh, v)
+		}
+		p := func(x []T) *float32 { return (*float32)(unsafe.Pointer(&x[0])) }
+		args := &adamFwdArgs{g: p(gd), m: p(m), v: p(v), dh: p(dh), dm: p(dm), dv: p(dv), n: n, a1: float32(ta1), a2: float32(ta2), eps: float32(d.eps())}
+		if eps {
+			adamRHSFwdEpsAVX512(args)
+		} else {
+			adamRHSFwdAVX512(args)
+		}
+	} else {
+		d.scaleInto(dh, v)
+		for i, gi := range gd {
+			mi := m[i]
+			dh[i] = -mi / dh[i]
+			dm[i] = ta1 * (-gi - mi)
+			dv[i] = ta2 * (gi*gi - v[i])
+		}
 	}
 	return autograd.Custom("AdamNODE.F", out, func(c *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
 		cd := c.Data()
@@ -86,6 +103,16 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 		gr2.Data()[0] = T(a2 * (1 - a2) * sr2)
 		return []*tensor.Tensor[T]{gz, gg, gr1, gr2}, nil
 	}, z, g, r1, r2)
+}
+
+// adamFwdArgs are adamRHSFwdAVX512's operands: g, m, v, then dh (holding
+// s on entry), dm and dv, n elements each, the rates and ε, at the offsets
+// the assembly reads: the pointers at 0–40, n at 48, a1 at 56, a2 at 60,
+// eps at 64.
+type adamFwdArgs struct {
+	g, m, v, dh, dm, dv *float32
+	n                   int
+	a1, a2, eps         float32
 }
 
 // adamBwdArgs are adamRHSBwdAVX512's operands: the 9 arrays of
@@ -170,14 +197,17 @@ func (d *AdamNODE[T]) scaleDerivInto(s, ds, v []T) {
 	}
 }
 
-// softplusScaleParts sets s[i] = √softplus(v[i]) and ds[i] = σ(v[i]), the
-// parts of ScaleSoftplus's s and s′ that the vector kernels of package
-// tensor compute (scaleDerivInto finishes them).
+// softplusScaleParts sets s[i] = √softplus(v[i]) and, unless ds is nil,
+// ds[i] = σ(v[i]): the parts of ScaleSoftplus's s and s′ that the vector
+// kernels of package tensor compute (scaleInto and scaleDerivInto finish
+// them).
 func (d *AdamNODE[T]) softplusScaleParts(s, ds, v []T) {
-	st, dt, vt := tensor.FromSlice(s), tensor.FromSlice(ds[:len(s)]), tensor.FromSlice(v[:len(s)])
+	st, vt := tensor.FromSlice(s), tensor.FromSlice(v[:len(s)])
 	st.Softplus(vt)
 	st.Sqrt(st)
-	dt.Sigmoid(vt)
+	if ds != nil {
+		tensor.FromSlice(ds[:len(s)]).Sigmoid(vt)
+	}
 }
 
 // hbRHS records HBNODE's right-hand side (−m, g − γ·m) from the state
