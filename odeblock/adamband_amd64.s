@@ -2,6 +2,33 @@
 
 #include "textflag.h"
 
+// LOOP16 runs STEP on the BX elements at byte offset AX of every array, 16
+// at a time, then once under the mask K1 for the last 1 to 15 (K1 all ones
+// before), then END; it uses CX and SI and returns.
+#define LOOP16(STEP, END) \
+	KXNORW K1, K1, K1; \
+	XORQ   AX, AX; \
+loop: \
+	CMPQ BX, $16; \
+	JB   tail; \
+	STEP; \
+	ADDQ $64, AX; \
+	SUBQ $16, BX; \
+	JMP  loop; \
+tail: \
+	TESTQ BX, BX; \
+	JZ    end; \
+	MOVQ  BX, CX; \
+	MOVL  $1, SI; \
+	SHLL  CX, SI; \
+	DECL  SI; \
+	KMOVW SI, K1; \
+	STEP; \
+end: \
+	END; \
+	VZEROUPPER; \
+	RET
+
 // func adamBandAVX512(a *adamBandArgs)
 // The elementwise part of AdamNODE's adjoint (adamWork.band, after s and
 // s′), 16 lanes at a time, the last under a mask, with the operations of
@@ -18,6 +45,31 @@
 // adamBandArgs: 13 pointers (g, m, v, ah, am, av, s, ds, dh, dm, dv, dam,
 // dav) at 0–96, n at 104, a1 at 112, a2 at 116, eps at 120.
 
+// PTRS8 loads the argument block's address into DI and its first eight
+// pointers into R8–R14 and DX.
+#define PTRS8 \
+	MOVQ         a+0(FP), DI; \
+	MOVQ         0(DI), R8; \
+	MOVQ         8(DI), R9; \
+	MOVQ         16(DI), R10; \
+	MOVQ         24(DI), R11; \
+	MOVQ         32(DI), R12; \
+	MOVQ         40(DI), R13; \
+	MOVQ         48(DI), R14; \
+	MOVQ         56(DI), DX
+
+// CONSTS sets Z22 = 1, Z23 = the sign bit, Z24 = 0 and Z25 = ½ in every
+// lane, using CX.
+#define CONSTS \
+	MOVL         $0x3f800000, CX; \
+	VPBROADCASTD CX, Z22; \
+	MOVL         $0x80000000, CX; \
+	VPBROADCASTD CX, Z23; \
+	VPXORD       Z24, Z24, Z24; \
+	MOVL         $0x3f000000, CX; \
+	VPBROADCASTD CX, Z25
+
+
 #define LOADS \
 	VMOVUPS.Z (R8)(AX*1), K1, Z0; \
 	VMOVUPS.Z (R9)(AX*1), K1, Z1; \
@@ -27,10 +79,6 @@
 	VMOVUPS.Z (R13)(AX*1), K1, Z13; \
 	VMOVUPS.Z (R14)(AX*1), K1, Z14; \
 	VMOVUPS.Z (DX)(AX*1), K1, Z15
-
-// NOPOST leaves s and s′ in Z14 and Z15 as loaded.
-#define NOPOST \
-	NOP
 
 // POST turns r and σ(v) in Z14 and Z15 into s and s′.
 #define POST \
@@ -76,61 +124,25 @@
 	MOVQ    96(DI), CX; \
 	VMOVUPS Z10, K1, (CX)(AX*1)
 
-// BAND is a whole kernel, with PRE between the loads and BODY.
-#define BAND(PRE) \
-	MOVQ         a+0(FP), DI; \
-	MOVQ         0(DI), R8; \
-	MOVQ         8(DI), R9; \
-	MOVQ         16(DI), R10; \
-	MOVQ         24(DI), R11; \
-	MOVQ         32(DI), R12; \
-	MOVQ         40(DI), R13; \
-	MOVQ         48(DI), R14; \
-	MOVQ         56(DI), DX; \
+// BANDPROLOGUE loads the operands' addresses, n and the constants.
+#define BANDPROLOGUE \
+	PTRS8; \
 	MOVQ         104(DI), BX; \
 	VBROADCASTSS 112(DI), Z20; \
 	VBROADCASTSS 116(DI), Z21; \
 	VBROADCASTSS 120(DI), Z26; \
-	MOVL         $0x3f800000, CX; \
-	VPBROADCASTD CX, Z22; \
-	MOVL         $0x80000000, CX; \
-	VPBROADCASTD CX, Z23; \
-	VPXORD       Z24, Z24, Z24; \
-	MOVL         $0x3f000000, CX; \
-	VPBROADCASTD CX, Z25; \
-	KXNORW       K1, K1, K1; \
-	XORQ         AX, AX; \
-loop: \
-	CMPQ BX, $16; \
-	JB   tail; \
-	LOADS; \
-	PRE; \
-	BODY; \
-	STORES; \
-	ADDQ $64, AX; \
-	SUBQ $16, BX; \
-	JMP  loop; \
-tail: \
-	TESTQ BX, BX; \
-	JZ    done; \
-	MOVQ  BX, CX; \
-	MOVL  $1, SI; \
-	SHLL  CX, SI; \
-	DECL  SI; \
-	KMOVW SI, K1; \
-	LOADS; \
-	PRE; \
-	BODY; \
-	STORES; \
-done: \
-	VZEROUPPER; \
-	RET
+	CONSTS
+
+#define BANDSTEP LOADS; BODY; STORES
+#define BANDPOSTSTEP LOADS; POST; BODY; STORES
 
 TEXT ·adamBandAVX512(SB), NOSPLIT, $0-8
-	BAND(NOPOST)
+	BANDPROLOGUE
+	LOOP16(BANDSTEP, NOP)
 
 TEXT ·adamBandPostAVX512(SB), NOSPLIT, $0-8
-	BAND(POST)
+	BANDPROLOGUE
+	LOOP16(BANDPOSTSTEP, NOP)
 
 // func adamRHSBwdAVX512(a *adamBwdArgs), func adamRHSBwdPostAVX512(...)
 // The loop of adamRHS's backward: with inv = 1/s,
@@ -209,70 +221,31 @@ TEXT ·adamBandPostAVX512(SB), NOSPLIT, $0-8
 	VPERMILPD     $1, X0, X1; \
 	VADDSD        X1, X0, X0
 
-#define BWD(PRE) \
-	MOVQ         a+0(FP), DI; \
-	MOVQ         0(DI), R8; \
-	MOVQ         8(DI), R9; \
-	MOVQ         16(DI), R10; \
-	MOVQ         24(DI), R11; \
-	MOVQ         32(DI), R12; \
-	MOVQ         40(DI), R13; \
-	MOVQ         48(DI), R14; \
-	MOVQ         56(DI), DX; \
+#define BWDPROLOGUE \
+	PTRS8; \
 	MOVQ         72(DI), BX; \
 	VBROADCASTSS 80(DI), Z20; \
 	VBROADCASTSS 84(DI), Z21; \
 	VBROADCASTSS 88(DI), Z26; \
 	VADDPS       Z21, Z21, Z27; \
-	MOVL         $0x3f800000, CX; \
-	VPBROADCASTD CX, Z22; \
-	MOVL         $0x80000000, CX; \
-	VPBROADCASTD CX, Z23; \
+	CONSTS; \
 	VXORPS       Z23, Z20, Z17; \
-	VPXORD       Z24, Z24, Z24; \
-	MOVL         $0x3f000000, CX; \
-	VPBROADCASTD CX, Z25; \
 	VXORPD       Z28, Z28, Z28; \
 	VXORPD       Z29, Z29, Z29; \
 	VXORPD       Z30, Z30, Z30; \
-	VXORPD       Z31, Z31, Z31; \
-	KXNORW       K1, K1, K1; \
-	XORQ         AX, AX; \
-loop: \
-	CMPQ BX, $16; \
-	JB   tail; \
-	BWDLOADS; \
-	PRE; \
-	BWDBODY; \
-	BWDSTORES; \
-	ADDQ $64, AX; \
-	SUBQ $16, BX; \
-	JMP  loop; \
-tail: \
-	TESTQ BX, BX; \
-	JZ    sums; \
-	MOVQ  BX, CX; \
-	MOVL  $1, SI; \
-	SHLL  CX, SI; \
-	DECL  SI; \
-	KMOVW SI, K1; \
-	BWDLOADS; \
-	PRE; \
-	BWDBODY; \
-	BWDSTORES; \
-sums: \
-	HSUM(Z28, Z29); \
-	VMOVSD X0, 96(DI); \
-	HSUM(Z30, Z31); \
-	VMOVSD X0, 104(DI); \
-	VZEROUPPER; \
-	RET
+	VXORPD       Z31, Z31, Z31
+
+#define BWDSTEP BWDLOADS; BWDBODY; BWDSTORES
+#define BWDPOSTSTEP BWDLOADS; POST; BWDBODY; BWDSTORES
+#define BWDSUMS HSUM(Z28, Z29); VMOVSD X0, 96(DI); HSUM(Z30, Z31); VMOVSD X0, 104(DI)
 
 TEXT ·adamRHSBwdAVX512(SB), NOSPLIT, $0-8
-	BWD(NOPOST)
+	BWDPROLOGUE
+	LOOP16(BWDSTEP, BWDSUMS)
 
 TEXT ·adamRHSBwdPostAVX512(SB), NOSPLIT, $0-8
-	BWD(POST)
+	BWDPROLOGUE
+	LOOP16(BWDPOSTSTEP, BWDSUMS)
 
 // func adamRHSFwdAVX512(a *adamFwdArgs), func adamRHSFwdEpsAVX512(...)
 // The loop of adamRHS: dh = (−m)/s, dm = a1·((−g) − m), dv = a2·(g·g − v),
@@ -287,9 +260,6 @@ TEXT ·adamRHSBwdPostAVX512(SB), NOSPLIT, $0-8
 	VMOVUPS.Z (R9)(AX*1), K1, Z1; \
 	VMOVUPS.Z (R10)(AX*1), K1, Z2; \
 	VMOVUPS.Z (R11)(AX*1), K1, Z14
-
-#define NOEPS \
-	NOP
 
 #define ADDEPS \
 	VADDPS Z26, Z14, Z14
@@ -309,7 +279,7 @@ TEXT ·adamRHSBwdPostAVX512(SB), NOSPLIT, $0-8
 	VMOVUPS Z6, K1, (R12)(AX*1); \
 	VMOVUPS Z7, K1, (R13)(AX*1)
 
-#define FWD(PRE) \
+#define FWDPROLOGUE \
 	MOVQ         a+0(FP), DI; \
 	MOVQ         0(DI), R8; \
 	MOVQ         8(DI), R9; \
@@ -322,37 +292,15 @@ TEXT ·adamRHSBwdPostAVX512(SB), NOSPLIT, $0-8
 	VBROADCASTSS 60(DI), Z21; \
 	VBROADCASTSS 64(DI), Z26; \
 	MOVL         $0x80000000, CX; \
-	VPBROADCASTD CX, Z23; \
-	KXNORW       K1, K1, K1; \
-	XORQ         AX, AX; \
-loop: \
-	CMPQ BX, $16; \
-	JB   tail; \
-	FWDLOADS; \
-	PRE; \
-	FWDBODY; \
-	FWDSTORES; \
-	ADDQ $64, AX; \
-	SUBQ $16, BX; \
-	JMP  loop; \
-tail: \
-	TESTQ BX, BX; \
-	JZ    done; \
-	MOVQ  BX, CX; \
-	MOVL  $1, SI; \
-	SHLL  CX, SI; \
-	DECL  SI; \
-	KMOVW SI, K1; \
-	FWDLOADS; \
-	PRE; \
-	FWDBODY; \
-	FWDSTORES; \
-done: \
-	VZEROUPPER; \
-	RET
+	VPBROADCASTD CX, Z23
+
+#define FWDSTEP FWDLOADS; FWDBODY; FWDSTORES
+#define FWDEPSSTEP FWDLOADS; ADDEPS; FWDBODY; FWDSTORES
 
 TEXT ·adamRHSFwdAVX512(SB), NOSPLIT, $0-8
-	FWD(NOEPS)
+	FWDPROLOGUE
+	LOOP16(FWDSTEP, NOP)
 
 TEXT ·adamRHSFwdEpsAVX512(SB), NOSPLIT, $0-8
-	FWD(ADDEPS)
+	FWDPROLOGUE
+	LOOP16(FWDEPSSTEP, NOP)
