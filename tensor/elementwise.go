@@ -145,9 +145,9 @@ func AddColumnSums[T Float](dst, x []T) {
 // for i < len(dst) (base nil: 0 + …), each product rounded before it is
 // added and the terms added in order: bit for bit a copy of base followed
 // by AxpySlice(coef[j], src[j], dst) for each j (float32 on amd64 with
-// AVX-512: in one pass, the sums in registers, for up to 16 terms). It
-// panics if coef and src differ in length or base or a source is shorter
-// than dst.
+// AVX-512: in one pass, the sums in registers, for up to 16 terms). dst
+// may be base but must not overlap a source. It panics if coef and src
+// differ in length or base or a source is shorter than dst.
 func LinearCombination[T Float](dst, base, coef []T, src [][]T) {
 	n := len(dst)
 	if len(coef) != len(src) {
