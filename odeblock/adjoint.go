@@ -223,6 +223,9 @@ type stretchSeen struct {
 
 // norm2 returns ‖x‖₂², summed in float64.
 func norm2[T tensor.Float](x []T) float64 {
+	if f, ok := any(x).([]float32); ok && errScaleAVX && len(f) > 0 {
+		return norm2AVX512(&f[0], len(f))
+	}
 	var s float64
 	for _, v := range x {
 		s += float64(v) * float64(v)

@@ -11,3 +11,13 @@ var errScaleAVX = cpu.X86.HasAVX512F
 //
 //go:noescape
 func errScaleAVX512(e, y0, y1 *float32, n int, atol, rtol float32)
+
+// allFiniteAVX512 reports whether x[:n] has no NaN or ±Inf.
+//
+//go:noescape
+func allFiniteAVX512(x *float32, n int) bool
+
+// norm2AVX512 returns Σ x[i]² for i < n, in float64.
+//
+//go:noescape
+func norm2AVX512(x *float32, n int) float64

@@ -20,3 +20,7 @@ func adamRHSBwdPostAVX512(a *adamBwdArgs) { panic("odeblock: no assembly in this
 func adamRHSFwdAVX512(a *adamFwdArgs) { panic("odeblock: no assembly in this build") }
 
 func adamRHSFwdEpsAVX512(a *adamFwdArgs) { panic("odeblock: no assembly in this build") }
+
+func allFiniteAVX512(x *float32, n int) bool { panic("odeblock: no assembly in this build") }
+
+func norm2AVX512(x *float32, n int) float64 { panic("odeblock: no assembly in this build") }

@@ -3,6 +3,7 @@ package odeblock
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -99,8 +100,16 @@ func TestQuadrature(t *testing.T) {
 
 // TestAllFinite: every length and position of a NaN or an infinity.
 func TestAllFinite(t *testing.T) {
-	for _, n := range []int{0, 1, 3, 4, 5, 1023, 1024, 1025, 3000} {
-		x := make([]float32, n)
+	ns := []int{1023, 1024, 1025, 3000}
+	for n := range 71 { // whole steps of 32 and 16 and masked tails
+		ns = append(ns, n)
+	}
+	for _, n := range ns {
+		buf := make([]float32, n+17)
+		for i := n; i < len(buf); i++ {
+			buf[i] = float32(math.NaN()) // past the end: must not be read
+		}
+		x := buf[:n]
 		for i := range x {
 			x[i] = float32(i%7) * 1e30
 		}
@@ -123,5 +132,41 @@ func TestAllFinite(t *testing.T) {
 	}
 	if allFinite([]float64{1, math.Inf(1)}) || !allFinite([]float64{math.MaxFloat64, -math.MaxFloat64}) {
 		t.Fatal("float64")
+	}
+}
+
+// TestNorm2: norm2 (in assembly for float32 where the CPU has AVX-512) is
+// Σ x² in float64 to within its rounding, at every length 0–70 and a long
+// one, reading nothing past the slice, and NaN where an element is.
+func TestNorm2(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, n := range append([]int{1000}, func() []int {
+		var ns []int
+		for n := range 71 {
+			ns = append(ns, n)
+		}
+		return ns
+	}()...) {
+		buf := make([]float32, n+17)
+		for i := range buf {
+			buf[i] = float32(rng.NormFloat64() * 1e3)
+		}
+		for i := n; i < len(buf); i++ {
+			buf[i] = float32(math.NaN())
+		}
+		x := buf[:n]
+		var want float64
+		for _, v := range x {
+			want += float64(v) * float64(v)
+		}
+		if got := norm2(x); math.Abs(got-want) > float64(n+1)*0x1p-52*want || math.IsNaN(got) {
+			t.Fatalf("n=%d: norm2 = %v, want %v", n, got, want)
+		}
+		if n > 0 {
+			x[rng.IntN(n)] = float32(math.NaN())
+			if got := norm2(x); !math.IsNaN(got) {
+				t.Fatalf("n=%d with a NaN: norm2 = %v", n, got)
+			}
+		}
 	}
 }

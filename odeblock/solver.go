@@ -1183,6 +1183,9 @@ func interpolateStep[T tensor.Float](tb *Tableau, dst, y0, y1 []T, ks [][]T, t, 
 func axpy[T tensor.Float](dst []T, a T, x []T) { tensor.AxpySlice(a, x, dst) }
 
 func allFinite[T tensor.Float](x []T) bool {
+	if f, ok := any(x).([]float32); ok && errScaleAVX && len(f) > 0 {
+		return allFiniteAVX512(&f[0], len(f))
+	}
 	// v − v is 0 for a finite v and NaN for ±Inf and NaN, so a block is
 	// finite when the sum of its v − v is 0: four independent sums, no
 	// branch per element.
