@@ -127,4 +127,15 @@
 //	avx512  0.08   0.07   0.11   0.11   0.21       0.11   0.15
 //	avx2    0.10   0.10   0.12   0.11   0.31       0.11   0.11
 //	go      0.65   0.76   0.55   0.55   4.1        0.97   0.91
+//
+// # Slice kernels
+//
+// AxpySlice, LinearCombination (a Runge–Kutta stage sum, y0 + Σ c_j·k_j in
+// one pass), AddColumnSums (a bias gradient) and SumSlice run in AVX-512
+// assembly for float32 where the CPU has it, and as Go loops otherwise
+// (float64, the purego build, other CPUs). AxpySlice and LinearCombination
+// round as the Go loops do (each product rounded, then added, in the same
+// order), so the two agree bit for bit; AddColumnSums sums even and odd
+// rows apart and SumSlice sums in 32 float64 lanes, within float64's
+// rounding of the Go loops' sums.
 package tensor
