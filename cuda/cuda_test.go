@@ -89,6 +89,24 @@ func TestUnavailable(t *testing.T) {
 	}
 }
 
+// TestDirList: DirEnv may list several directories, as PATH does; the
+// libraries load from whichever holds them.
+func TestDirList(t *testing.T) {
+	if standinDir == "" {
+		t.Skip("no stand-in libraries")
+	}
+	empty := t.TempDir()
+	list := strings.Join([]string{empty, "", standinDir}, string(os.PathListSeparator))
+	if _, err := load(list); err != nil {
+		t.Errorf("load(%q): %v", list, err)
+	}
+	if _, err := load(empty); err == nil {
+		t.Skip("the real CUDA runtime is on the loader's path")
+	} else if !strings.Contains(err.Error(), empty+string(filepath.Separator)+"lib") {
+		t.Errorf("error %q does not name the directory tried", err)
+	}
+}
+
 // TestConformance runs the CPU engines' conformance suite on the GPU
 // engines: GEMM with every transpose, stride and scaling; the three
 // convolution passes with and without bias and accumulation, on cuDNN.

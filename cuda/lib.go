@@ -12,15 +12,17 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// DirEnv names the environment variable holding a directory to load the
-// CUDA libraries from before the loader's own search path.
+// DirEnv names the environment variable holding the directories to load
+// the CUDA libraries from before the loader's own search path: one
+// directory, or several separated as in PATH (the PyTorch wheels' nvidia
+// packages put the runtime, cuBLAS and cuDNN in directories of their own).
 const DirEnv = "ADAMNODE_CUDA_DIR"
 
-// The shared libraries, by the names a CUDA 12 or 11 installation (or the
-// PyTorch wheels' nvidia packages) gives them.
+// The shared libraries, by the names a CUDA 13, 12 or 11 installation (or
+// the PyTorch wheels' nvidia packages) gives them, newest first.
 var (
-	cudartNames = []string{"libcudart.so.12", "libcudart.so.11.0", "libcudart.so"}
-	cublasNames = []string{"libcublas.so.12", "libcublas.so.11", "libcublas.so"}
+	cudartNames = []string{"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"}
+	cublasNames = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
 	cudnnNames  = []string{"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"}
 )
 
@@ -46,6 +48,7 @@ type lib struct {
 	cudnnSetFilter4dDescriptor       func(d uintptr, dtype, format, k, c, h, w int32) int32
 	cudnnCreateConvolutionDescriptor func(d *uintptr) int32
 	cudnnSetConvolution2dDescriptor  func(d uintptr, ph, pw, u, v, dh, dw, mode, dtype int32) int32
+	cudnnSetConvolutionMathType      func(d uintptr, mathType int32) int32
 	cudnnGetConvFwdWorkspace         func(h, x, w, conv, y uintptr, algo int32, size *uintptr) int32
 	cudnnGetConvBwdDataWorkspace     func(h, w, dy, conv, dx uintptr, algo int32, size *uintptr) int32
 	cudnnGetConvBwdFilterWorkspace   func(h, x, dy, conv, dw uintptr, algo int32, size *uintptr) int32
@@ -66,15 +69,19 @@ func Available() (bool, error) {
 	return err == nil, err
 }
 
-// open returns a handle of the first of names that loads, from dir first
-// (when set), then from the loader's search path.
-func open(dir string, names []string) (uintptr, error) {
+// open returns a handle of the first of names that loads, from the
+// directories of dirs (a list as in PATH; empty: none) first, then from the
+// loader's search path.
+func open(dirs string, names []string) (uintptr, error) {
 	var msgs []string
 	for _, n := range names {
-		paths := []string{n}
-		if dir != "" {
-			paths = []string{filepath.Join(dir, n), n}
+		var paths []string
+		for _, d := range filepath.SplitList(dirs) {
+			if d != "" {
+				paths = append(paths, filepath.Join(d, n))
+			}
 		}
+		paths = append(paths, n)
 		for _, p := range paths {
 			h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 			if err == nil {
@@ -96,18 +103,18 @@ func bind(h uintptr, lib string, fptr any, name string) error {
 	return nil
 }
 
-// load opens the runtime and cuBLAS from dir (or the search path) and
-// binds the functions the engine calls.
-func load(dir string) (*lib, error) {
-	rt, err := open(dir, cudartNames)
+// load opens the runtime, cuBLAS and cuDNN from dirs (a list as in PATH)
+// or the search path and binds the functions the engine calls.
+func load(dirs string) (*lib, error) {
+	rt, err := open(dirs, cudartNames)
 	if err != nil {
 		return nil, err
 	}
-	bl, err := open(dir, cublasNames)
+	bl, err := open(dirs, cublasNames)
 	if err != nil {
 		return nil, err
 	}
-	dn, err := open(dir, cudnnNames)
+	dn, err := open(dirs, cudnnNames)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +143,7 @@ func load(dir string) (*lib, error) {
 		{dn, "libcudnn", &l.cudnnSetFilter4dDescriptor, "cudnnSetFilter4dDescriptor"},
 		{dn, "libcudnn", &l.cudnnCreateConvolutionDescriptor, "cudnnCreateConvolutionDescriptor"},
 		{dn, "libcudnn", &l.cudnnSetConvolution2dDescriptor, "cudnnSetConvolution2dDescriptor"},
+		{dn, "libcudnn", &l.cudnnSetConvolutionMathType, "cudnnSetConvolutionMathType"},
 		{dn, "libcudnn", &l.cudnnGetConvFwdWorkspace, "cudnnGetConvolutionForwardWorkspaceSize"},
 		{dn, "libcudnn", &l.cudnnGetConvBwdDataWorkspace, "cudnnGetConvolutionBackwardDataWorkspaceSize"},
 		{dn, "libcudnn", &l.cudnnGetConvBwdFilterWorkspace, "cudnnGetConvolutionBackwardFilterWorkspaceSize"},

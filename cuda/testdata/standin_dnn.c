@@ -57,6 +57,13 @@ int cudnnSetConvolution2dDescriptor(obj *d, int ph, int pw, int u, int v, int dh
 	return ok;
 }
 
+// The engine asks for CUDNN_FMA_MATH (3): float32 in float32, no TF32.
+int cudnnSetConvolutionMathType(obj *d, int math) {
+	if (!d || d->kind != kConv || math < 0 || math > 3) return badParam;
+	if (math != 3) return notSupported;
+	return ok;
+}
+
 static size_t bytes(const obj *d) { return (size_t)d->n * d->c * d->h * d->w * (d->dtype ? 8 : 4); }
 
 // geometry checks that x, w, y and the convolution agree; 0 if they do.

@@ -23,7 +23,9 @@
 // the model in goroutines, each with a one-worker backend, and their
 // gradients are averaged before every Adam step (data-parallel, as
 // train.RunReplicas and adamnode train --replicas): the NFE are then the
-// mean of the replicas'.
+// mean of the replicas'. With -device cuda the model's GEMMs and
+// convolutions run on the first GPU (package cuda: cuBLAS and cuDNN, the
+// elementwise work on the CPU), one replica only.
 package main
 
 import (
@@ -42,6 +44,7 @@ import (
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/bench/mnistnode"
+	"github.com/adamnode/adamnode/cuda"
 	"github.com/adamnode/adamnode/distributed"
 	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/optim"
@@ -64,6 +67,7 @@ type Result struct {
 	Stored      int     `json:"stored"`
 	Recovered   int     `json:"recovered"`
 	Replicas    int     `json:"replicas"`
+	Device      string  `json:"device"`
 }
 
 func main() {
@@ -76,11 +80,12 @@ func main() {
 		t1     = flag.Float64("t1", 1, "end of the integration interval [0, t1] (the paper's: 1)")
 		budget = flag.Int("budget", 0, "states kept by -mode recursive (0: odeblock.DefaultBudget)")
 		reps   = flag.Int("replicas", 1, "data-parallel replicas of the model, each with one worker (the batch of 32 split over them)")
+		device = flag.String("device", "cpu", "where the GEMMs and convolutions run: cpu, or cuda (the first GPU; one replica)")
 		prof   = flag.String("cpuprofile", "", "write a CPU profile of the timed iterations here (empty: none)")
 		mprof  = flag.String("memprofile", "", "write a heap profile after the timed iterations here (empty: none)")
 	)
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: mnistbench [-out FILE] [-iters N] [-warmup N] [-mode M] [-budget K] [-t1 T] [-seed S] [-replicas K] [-cpuprofile FILE] [-memprofile FILE]\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: mnistbench [-out FILE] [-iters N] [-warmup N] [-mode M] [-budget K] [-t1 T] [-seed S] [-replicas K] [-device cpu|cuda] [-cpuprofile FILE] [-memprofile FILE]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -88,12 +93,19 @@ func main() {
 	if _, ok := gm.(odeblock.Recursive); ok {
 		gm = odeblock.Recursive{Budget: *budget}
 	}
-	if flag.NArg() > 0 || *iters < 1 || *warmup < 1 || err != nil || *budget < 0 || !(*t1 > 0) || math.IsInf(*t1, 0) || *reps < 1 || 32%*reps != 0 {
+	if flag.NArg() > 0 || *iters < 1 || *warmup < 1 || err != nil || *budget < 0 || !(*t1 > 0) || math.IsInf(*t1, 0) || *reps < 1 || 32%*reps != 0 || (*device != "cpu" && *device != "cuda") || (*device == "cuda" && *reps != 1) {
 		flag.Usage()
 		os.Exit(2)
 	}
 	cpuProfile, memProfile = *prof, *mprof
-	if err := run(*seed, gm, *mode, *out, *iters, *warmup, *t1, *reps); err != nil {
+	be := tensor.Default()
+	if *device == "cuda" {
+		if be, err = cuda.Backend(0); err != nil {
+			fmt.Fprintln(os.Stderr, "mnistbench:", err)
+			os.Exit(1)
+		}
+	}
+	if err := run(be, *seed, gm, *mode, *out, *iters, *warmup, *t1, *reps); err != nil {
 		fmt.Fprintln(os.Stderr, "mnistbench:", err)
 		os.Exit(1)
 	}
@@ -102,7 +114,7 @@ func main() {
 // cpuProfile and memProfile are the -cpuprofile and -memprofile files.
 var cpuProfile, memProfile string
 
-func run(seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int, t1 float64, k int) error {
+func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int, t1 float64, k int) error {
 	x, labels := mnistnode.Batch(seed, 32)
 	reps := make([]*replica, k)
 	for i := range reps {
@@ -115,11 +127,11 @@ func run(seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int,
 		}
 		r.params = r.m.Params()
 		r.opt = optim.NewAdam(r.params, optim.AdamDefaults())
-		be := tensor.Default()
+		rb := be
 		if k > 1 {
-			be = oneWorker(be)
+			rb = oneWorker(be)
 		}
-		r.tp = autograd.NewTape(tensor.EngineFor[float32](be))
+		r.tp = autograd.NewTape(tensor.EngineFor[float32](rb))
 		defer r.tp.Release()
 		b := 32 / k
 		r.x = tensor.FromSlice(x.Data()[i*b*side*side:(i+1)*b*side*side], b, 1, side, side)
@@ -144,7 +156,7 @@ func run(seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int,
 		}
 		return loss, nil
 	}
-	res := Result{Side: "adamnode", Iters: iters, Warmup: warmup, Threads: runtime.GOMAXPROCS(0), GradMode: mode, T1: t1, Replicas: k}
+	res := Result{Side: "adamnode", Iters: iters, Warmup: warmup, Threads: runtime.GOMAXPROCS(0), GradMode: mode, T1: t1, Replicas: k, Device: be.Name()}
 	var secs []float64
 	for i := range warmup + iters {
 		if i == warmup && cpuProfile != "" {
