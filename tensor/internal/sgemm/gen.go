@@ -66,6 +66,27 @@ func kernel(name string, strided bool, nv int) {
 		w("\tSHRL $16, R8")
 		w("\tKMOVW R8, K2")
 	}
+	// Prefetch the tile of C while the k steps run: C is often memory no
+	// cache holds (a tape's fresh buffer), and its lines would otherwise
+	// arrive only as the stores wait for them. With a short k the steps
+	// give too little lead: then also the two tiles below it (the
+	// macro-kernel's next calls, mr and 2·mr rows down).
+	w("\tMOVQ ldc+48(FP), SI")
+	w("\tSHLQ $2, SI")
+	w("\tMOVQ DI, R9")
+	prefetchRows := func(n int) {
+		for range n {
+			for _, off := range cLineOffsets(nv) {
+				w("\tPREFETCHT0 %d(R9)", off)
+			}
+			w("\tADDQ SI, R9")
+		}
+	}
+	prefetchRows(mr)
+	w("\tCMPQ CX, $%d", shortK)
+	w("\tJAE prefetched")
+	prefetchRows(2 * mr)
+	w("prefetched:")
 	if strided {
 		w("\tMOVQ a+8(FP), R10")
 		w("\tMOVQ lda+16(FP), AX")
@@ -154,6 +175,20 @@ func kernel(name string, strided bool, nv int) {
 	w("\tVZEROUPPER")
 	w("\tRET")
 	w("")
+}
+
+// shortK is the k below which a kernel prefetches the two tiles of C
+// below its own as well.
+const shortK = 64
+
+// cLineOffsets are the byte offsets, from a row's start, that touch each
+// cache line of a row of the tile (nv vectors of 64 bytes, at any
+// alignment).
+func cLineOffsets(nv int) []int {
+	if nv == 2 {
+		return []int{0, 64, 127}
+	}
+	return []int{0, 63}
 }
 
 // storeRows writes the store of each of the tile's rows i and vectors v by

@@ -6,7 +6,10 @@
 // last one 16 when at most 16 remain) and A, an MC×KC block at a time, into
 // panels of 12 rows, both zero-padded; a 12×32 (or 12×16) kernel with the
 // accumulators in ZMM registers then computes each tile of C, storing
-// partial tiles at the edges through masks. Pack buffers come from a
+// partial tiles at the edges through masks. Each kernel prefetches its
+// tile of C on entry (and, when k is under 64, the two tiles below it):
+// C is often a fresh tape buffer no cache holds, and a short k gives the
+// stores too little lead to fetch it otherwise. Pack buffers come from a
 // free list, so a call allocates nothing in the steady state.
 package sgemm
 
