@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/adamnode/adamnode/tensor/internal/sgemm"
@@ -164,7 +165,7 @@ func newBackend(name string, workers int, s blas.Float32, d blas.Float64) *cpuBa
 		// OpenBLAS's at most of this package's shapes (see the package
 		// documentation); the OpenBLAS backend keeps OpenBLAS for the rest.
 		f32, bias32, split32 = sgemm.Sgemm, sgemm.SgemmBias, true
-		if name != "gonum" {
+		if name != "gonum" && vectorCore(OpenBLASCore()) {
 			f32, bias32 = hybridSgemm(s.Sgemm), hybridSgemmBias(s.Sgemm)
 		}
 	}
@@ -174,6 +175,34 @@ func newBackend(name string, workers int, s blas.Float32, d blas.Float64) *cpuBa
 		f32:     newCPUEngine(name, workers, split32, f32, bias32),
 		f64:     newCPUEngine(name, workers, splitGemm, d.Dgemm, broadcastGemm(d.Dgemm)),
 	}
+}
+
+// genericCores are the CPUs, as OpenBLAS names them, whose kernels are
+// older than AVX2 with FMA: what a build of OpenBLAS for several CPUs runs
+// on a CPU newer than itself (Debian's 0.3.21 runs Prescott's SSE3 kernels
+// on an Intel Xeon of 2023, family 6 model 207, at 13–28 GFLOP/s where
+// package sgemm runs 40–120).
+var genericCores = []string{
+	"Prescott", "Katmai", "Coppermine", "Northwood", "Banias", "Core2", "Penryn",
+	"Dunnington", "Nehalem", "Atom", "Sandybridge", "Nano", "Athlon", "Opteron",
+	"Opteron_SSE3", "Barcelona", "Bobcat", "Bulldozer", "Piledriver", "Steamroller",
+	"Excavator", "Generic", "unknown",
+}
+
+// vectorCore reports whether OpenBLAS, running the named CPU's kernels, is
+// one that hybridSgemm's table was measured against (AVX2 with FMA or
+// AVX-512). If not, package sgemm takes every float32 shape: its AVX-512
+// kernels beat OpenBLAS's generic ones at all of them.
+func vectorCore(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, g := range genericCores {
+		if strings.EqualFold(name, g) {
+			return false
+		}
+	}
+	return true
 }
 
 // broadcastGemm is a biasGemmFunc from a gemm: the bias copied into each

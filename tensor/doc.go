@@ -67,7 +67,13 @@
 // assembly, A read in place where the packing would not pay. The OpenBLAS
 // backend keeps OpenBLAS for the shapes where it measured faster (C 17 to
 // 31 wide or under 24 rows, a transposed B under 97 rows, small products:
-// see hybridSgemm); float64 stays on the BLAS. GFLOP/s on one core of the
+// see hybridSgemm) — when OpenBLAS runs AVX2 or AVX-512 kernels: on a CPU
+// newer than itself a build of OpenBLAS for several CPUs falls back to
+// generic SSE3 ones (Debian's 0.3.21 on an Intel Xeon of 2023: 13–28
+// GFLOP/s; OpenBLASCore names them, OPENBLAS_CORETYPE=SkylakeX or Haswell
+// overrides the choice), and then sgemm takes every float32 shape. float64
+// stays on the BLAS (even generic OpenBLAS beats gonum's Dgemm, 10.6
+// against 4.1 GFLOP/s at n = 256 there). GFLOP/s on one core of the
 // Zen 5 (BenchmarkSgemm, sgemm / OpenBLAS 0.3.21; the kernel alone peaks at
 // 117; gonum's Sgemm, on two cores, 5–27):
 //

@@ -14,3 +14,9 @@ func openBLAS() (blas.Float32, blas.Float64, bool) {
 	openblas.SingleThreaded()
 	return netlib.Implementation{}, netlib.Implementation{}, true
 }
+
+// OpenBLASCore names the CPU whose kernels the compiled-in OpenBLAS runs
+// ("SkylakeX", "Haswell", "Zen", "Prescott", …; set by the library when it
+// loads, or by the environment variable OPENBLAS_CORETYPE), or is "" in a
+// build without OpenBLAS.
+func OpenBLASCore() string { return openblas.CoreName() }
