@@ -54,6 +54,7 @@ shift $((OPTIND - 1))
 
 cd "$(dirname "$0")/.."
 python=${PYTHON:-/usr/bin/python3}
+. bench/openblas_core.sh
 if [ -z "${TORCHDIFFEQ:-}" ]; then
 	echo "compare_mlp.sh: set TORCHDIFFEQ to a directory holding the torchdiffeq package:" >&2
 	echo "  git clone https://github.com/rtqichen/torchdiffeq /tmp/torchdiffeq   # or any copy of its source" >&2
@@ -74,6 +75,7 @@ fi
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 	echo "cpu: $(lscpu | sed -n 's/^Model name: *//p')"
+	echo "openblas: $(openblas_core) kernels (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset})"
 	echo "cores: $(nproc)"
 	echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (working tree differs from it)')"
 	echo "go: $(go version) (mlpbench built with -tags openblas)"

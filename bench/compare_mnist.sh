@@ -19,6 +19,8 @@ THREADS=${THREADS:-2}
 REPLICAS=${REPLICAS:-1}
 MODES=${MODES:-adjoint backprop}
 PYTHON=${PYTHON:-/usr/bin/python3}
+python=$PYTHON
+. bench/openblas_core.sh
 : "${TORCHDIFFEQ:?set TORCHDIFFEQ to the directory holding the torchdiffeq source tree}"
 export TORCHDIFFEQ
 
@@ -35,6 +37,8 @@ for mode in $MODES; do
   done
 done
 
+echo
+echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; OpenBLAS: $(openblas_core) kernels (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 "$PYTHON" - "$work" "$MODES" "$THREADS" <<'EOF'
 import json, statistics, sys
 work, modes, threads = sys.argv[1], sys.argv[2].split(), sys.argv[3]
