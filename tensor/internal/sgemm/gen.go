@@ -30,13 +30,13 @@ func aAddr(strided bool, i, p int) string {
 	return fmt.Sprintf("%s(AX*%d)", base, r)
 }
 
-// step is one k step: load nv vectors of B, one FMA per accumulator with
-// the A value broadcast from memory.
-func step(strided bool, nv, p int) {
+// step is one k step: load nv vectors of B, one FMA per accumulator (rk
+// rows) with the A value broadcast from memory.
+func step(strided bool, nv, rk, p int) {
 	for v := range nv {
 		w("\tVMOVUPS.Z %d(BX), K%d, Z%d", v*64, v+1, 24+v)
 	}
-	for i := range mr {
+	for i := range rk {
 		for v := range nv {
 			w("\tVFMADD231PS.BCST %s, Z%d, Z%d", aAddr(strided, i, p), 24+v, i*nv+v)
 		}
@@ -47,8 +47,10 @@ func step(strided bool, nv, p int) {
 	w("\tADDQ DX, BX")
 }
 
-func kernel(name string, strided bool, nv int) {
-	nacc := mr * nv
+// kernel writes a micro-kernel computing rk rows (mr, or fewer for the
+// last panel of a block: see edgeRows) of nv vectors.
+func kernel(name string, strided bool, nv, rk int) {
+	nacc := rk * nv
 	arg := "ka"
 	if strided {
 		arg = "lda"
@@ -82,11 +84,13 @@ func kernel(name string, strided bool, nv int) {
 			w("\tADDQ SI, R9")
 		}
 	}
-	prefetchRows(mr)
-	w("\tCMPQ CX, $%d", shortK)
-	w("\tJAE prefetched")
-	prefetchRows(2 * mr)
-	w("prefetched:")
+	prefetchRows(rk)
+	if rk == mr { // an edge kernel has no tiles below
+		w("\tCMPQ CX, $%d", shortK)
+		w("\tJAE prefetched")
+		prefetchRows(2 * mr)
+		w("prefetched:")
+	}
 	if strided {
 		w("\tMOVQ a+8(FP), R10")
 		w("\tMOVQ lda+16(FP), AX")
@@ -110,7 +114,7 @@ func kernel(name string, strided bool, nv int) {
 	w("\tJZ tail")
 	w("loop4:")
 	for p := range 4 {
-		step(strided, nv, p)
+		step(strided, nv, rk, p)
 	}
 	if strided {
 		for q := range 4 {
@@ -123,7 +127,7 @@ func kernel(name string, strided bool, nv int) {
 	w("\tTESTQ CX, CX")
 	w("\tJZ store")
 	w("loop1:")
-	step(strided, nv, 0)
+	step(strided, nv, rk, 0)
 	if strided {
 		for q := range 4 {
 			w("\tADDQ $4, R%d", 10+q)
@@ -140,7 +144,7 @@ func kernel(name string, strided bool, nv int) {
 	w("\tMOVL beta+60(FP), R8")
 	w("\tANDL $0x7fffffff, R8")
 	w("\tJZ store0")
-	storeRows(nv, func(i, v int) {
+	storeRows(nv, rk, func(i, v int) {
 		w("\tVMOVUPS.Z %d(DI), K%d, Z%d", 64*v, v+1, 28+v)
 		w("\tVMULPS Z27, Z%d, Z%d", 28+v, 28+v)
 		w("\tVFMADD231PS Z26, Z%d, Z%d", i*nv+v, 28+v)
@@ -151,7 +155,7 @@ func kernel(name string, strided bool, nv int) {
 	w("\tMOVQ bias+80(FP), R12")
 	w("\tTESTQ R12, R12")
 	w("\tJNZ storeb")
-	storeRows(nv, func(i, v int) {
+	storeRows(nv, rk, func(i, v int) {
 		z := i*nv + v
 		w("\tVMULPS Z26, Z%d, Z%d", z, z)
 		w("\tVMOVUPS Z%d, K%d, %d(DI)", z, v+1, 64*v)
@@ -163,7 +167,7 @@ func kernel(name string, strided bool, nv int) {
 	for v := range nv {
 		w("\tVMOVUPS.Z %d(R12), K%d, Z%d", 64*v, v+1, 28+v)
 	}
-	storeRows(nv, func(i, v int) {
+	storeRows(nv, rk, func(i, v int) {
 		z := i*nv + v
 		w("\tVFMADD213PS Z%d, Z26, Z%d", 28+v, z)
 		w("\tVMOVUPS Z%d, K%d, %d(DI)", z, v+1, 64*v)
@@ -176,6 +180,12 @@ func kernel(name string, strided bool, nv int) {
 	w("\tRET")
 	w("")
 }
+
+// edgeRows are the row counts of the edge kernels: the last panel of a
+// block, of fewer than mr rows, runs the smallest kernel that covers it
+// instead of computing all mr rows (a 50-row product: 52 rows computed,
+// not 60).
+var edgeRows = []int{4, 8}
 
 // shortK is the k below which a kernel prefetches the two tiles of C
 // below its own as well.
@@ -191,15 +201,15 @@ func cLineOffsets(nv int) []int {
 	return []int{0, 63}
 }
 
-// storeRows writes the store of each of the tile's rows i and vectors v by
-// store(i, v), moving DI to the next row and leaving when the rows (SI)
+// storeRows writes the store of each of the tile's rk rows i and vectors v
+// by store(i, v), moving DI to the next row and leaving when the rows (SI)
 // run out.
-func storeRows(nv int, store func(i, v int)) {
-	for i := range mr {
+func storeRows(nv, rk int, store func(i, v int)) {
+	for i := range rk {
 		for v := range nv {
 			store(i, v)
 		}
-		if i < mr-1 {
+		if i < rk-1 {
 			w("\tDECQ SI\n\tJZ done\n\tADDQ DX, DI")
 		}
 	}
@@ -224,15 +234,21 @@ func main() {
 // (C[i, j] = alpha·Σ + bias[j]). The kernP kernels read A(i, p) at
 // a[p·ka + i] (a packed panel, ka = 12, or a column block of a transposed A,
 // ka = lda); the kernS kernels at a[i·lda + p] (rows of A in place). The
-// accumulators are Z0–Z23 (row i in Z(2i), Z(2i+1)) or Z0–Z11; each A value
+// accumulators are Z0–Z23 (row i in Z(2i), Z(2i+1)) or Z0–Z11; the
+// kernP32rR and kernP16rR kernels are kernP32 and kernP16 computing only
+// the first R rows (rows at most R), for the last panel of a block. Each A value
 // is broadcast from memory into its FMA. Before returning, the kernels zero
 // Z16–Z31 and the upper halves of the rest (VZEROUPPER): dirty upper ZMM
 // state slows later SSE code on Zen 5.
 `)
-	kernel("kernP32", false, 2)
-	kernel("kernP16", false, 1)
-	kernel("kernS32", true, 2)
-	kernel("kernS16", true, 1)
+	kernel("kernP32", false, 2, mr)
+	kernel("kernP16", false, 1, mr)
+	kernel("kernS32", true, 2, mr)
+	kernel("kernS16", true, 1, mr)
+	for _, rk := range edgeRows {
+		kernel(fmt.Sprintf("kernP32r%d", rk), false, 2, rk)
+		kernel(fmt.Sprintf("kernP16r%d", rk), false, 1, rk)
+	}
 	if err := os.WriteFile("kernel_amd64.s", []byte(out.String()), 0o644); err != nil {
 		panic(err)
 	}

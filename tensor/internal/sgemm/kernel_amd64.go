@@ -24,6 +24,21 @@ func kernS32(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc in
 //go:noescape
 func kernS16(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 
+// The edge kernels: kernP32 and kernP16 computing only the first 4 or 8
+// rows (rows at most that), for the last panel of a block.
+
+//go:noescape
+func kernP32r4(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
+
+//go:noescape
+func kernP16r4(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
+
+//go:noescape
+func kernP32r8(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
+
+//go:noescape
+func kernP16r8(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
+
 // fmaPeak runs n rounds of 12 independent 16-wide FMAs on registers (384
 // float32 flops a round; peak_amd64.s): the core's FMA throughput, the
 // ceiling BenchmarkFMAPeak measures the kernels against.

@@ -21,6 +21,22 @@ func kernS16(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc in
 	panic("sgemm: no kernel")
 }
 
+func kernP32r4(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32) {
+	panic("sgemm: no kernel")
+}
+
+func kernP16r4(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32) {
+	panic("sgemm: no kernel")
+}
+
+func kernP32r8(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32) {
+	panic("sgemm: no kernel")
+}
+
+func kernP16r8(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32) {
+	panic("sgemm: no kernel")
+}
+
 // fmaPeak is the amd64 FMA loop; elsewhere there is none to measure.
 func fmaPeak(n int) {}
 

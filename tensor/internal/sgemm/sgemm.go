@@ -239,15 +239,33 @@ func macroKernel(blk *aBlock, pa []float32, bm *bMatrix, c []float32, ldc, nb in
 		}
 		for ; i0 < blk.mb; i0 += mr {
 			rows := min(mr, blk.mb-i0)
-			ap := &pa[(i0-blk.edge)*kb]
-			cp := &c[i0*ldc+j0]
-			if w > 16 {
-				kernP32(kb, ap, mr, bp, ldb, cp, ldc, alpha, beta, rows, mask, bi)
-			} else {
-				kernP16(kb, ap, mr, bp, ldb, cp, ldc, alpha, beta, rows, mask, bi)
-			}
+			edgeKernel(rows, w)(kb, &pa[(i0-blk.edge)*kb], mr, bp, ldb, &c[i0*ldc+j0], ldc, alpha, beta, rows, mask, bi)
 		}
 	}
+}
+
+// kernelFunc is a packed-A micro-kernel (kernP32 and the like).
+type kernelFunc func(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
+
+// edgeKernel returns the packed-A kernel for a panel of rows rows (at most
+// mr) and w columns: the one computing the fewest rows that covers them
+// (4, 8 or mr), so that a last panel of a few rows does not cost a full
+// one.
+func edgeKernel(rows, w int) kernelFunc {
+	wide := w > 16
+	switch {
+	case rows <= 4 && wide:
+		return kernP32r4
+	case rows <= 4:
+		return kernP16r4
+	case rows <= 8 && wide:
+		return kernP32r8
+	case rows <= 8:
+		return kernP16r8
+	case wide:
+		return kernP32
+	}
+	return kernP16
 }
 
 // packA packs the mb×kb block of op(A) at (ic, pc) into panels of mr rows:
