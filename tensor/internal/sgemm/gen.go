@@ -37,8 +37,18 @@ func step(strided bool, nv, rk, p int) {
 		w("\tVMOVUPS.Z %d(BX), K%d, Z%d", v*64, v+1, 24+v)
 	}
 	for i := range rk {
+		if nv == 1 {
+			w("\tVFMADD231PS.BCST %s, Z24, Z%d", aAddr(strided, i, p), i)
+			continue
+		}
+		// Broadcast once into a register for both vectors: an FMA with a
+		// broadcast operand loads it again, and 24 loads a step, besides
+		// B's two, are more than Intel's cores issue in the 12 cycles of
+		// 24 FMAs.
+		bz := 26 + i%6
+		w("\tVBROADCASTSS %s, Z%d", aAddr(strided, i, p), bz)
 		for v := range nv {
-			w("\tVFMADD231PS.BCST %s, Z%d, Z%d", aAddr(strided, i, p), 24+v, i*nv+v)
+			w("\tVFMADD231PS Z%d, Z%d, Z%d", bz, 24+v, i*nv+v)
 		}
 	}
 	if !strided {
