@@ -31,7 +31,7 @@ func aAddr(strided bool, i, p int) string {
 }
 
 // step is one k step: load nv vectors of B, one FMA per accumulator (rk
-// rows) with the A value broadcast from memory.
+// rows) with the row's A value broadcast.
 func step(strided bool, nv, rk, p int) {
 	for v := range nv {
 		w("\tVMOVUPS.Z %d(BX), K%d, Z%d", v*64, v+1, 24+v)
@@ -247,7 +247,8 @@ func main() {
 // accumulators are Z0–Z23 (row i in Z(2i), Z(2i+1)) or Z0–Z11; the
 // kernP32rR and kernP16rR kernels are kernP32 and kernP16 computing only
 // the first R rows (rows at most R), for the last panel of a block. Each A value
-// is broadcast from memory into its FMA. Before returning, the kernels zero
+// is broadcast into one of Z26–Z31 for the two FMAs of its row (32 wide),
+// or from memory into its FMA (16 wide). Before returning, the kernels zero
 // Z16–Z31 and the upper halves of the rest (VZEROUPPER): dirty upper ZMM
 // state slows later SSE code on Zen 5.
 `)
