@@ -177,6 +177,11 @@ func winoInput[T Float](v, x, scratch []T, s convShape) {
 			end := (2*q + 1) * pl // of the even-column plane of these rows
 			splitColumnRows(par[at:end], par[pl+at:pl+end], xc[y0*s.w:], cols, (rows-y0+1)/2, 2*s.w, we, s.pad)
 		}
+		if winoAVX512 && winoFused && isFloat32[T]() && n > 0 {
+			_, _ = par[4*pl], v[15*plane+c*n+n-1] // what the kernel reads and writes
+			winoInputChannelAVX512(f32(v[c*n:]), plane, f32(par), pl, we, n)
+			continue
+		}
 		for cp := range 2 {
 			r0, r1 := par[cp*pl:], par[(2+cp)*pl:] // even and odd rows
 			winoCombine(cmb[cp*n:cp*n+n], cmb[(2+cp)*n:(2+cp)*n+n], cmb[(4+cp)*n:(4+cp)*n+n], cmb[(6+cp)*n:(6+cp)*n+n], r0[:n], r1[:n], r0[we:we+n], r1[we:we+n])
@@ -188,6 +193,10 @@ func winoInput[T Float](v, x, scratch []T, s convShape) {
 		}
 	}
 }
+
+// winoFused has winoInput run its two combination passes as one kernel
+// where it has one (float32 with AVX-512); tests turn it off to compare.
+var winoFused = true
 
 // splitColumns writes row, shifted right by pad, into the even and odd
 // columns ev and od of a padded row: column x′ = x + pad of it goes to

@@ -30,3 +30,11 @@ func splitAVX512(ev, od, src *float32, m, rows, srcStride, dstStride int)
 //
 //go:noescape
 func joinAVX512(dst, ev, od *float32, m int, add bool)
+
+// winoInputChannelAVX512 is winoInput's two winoCombine passes for one
+// channel in one (see winograd_amd64.s): from the parity planes at par
+// (pl apart, rows we long) to the n positions of the 16 planes of v
+// (plane apart).
+//
+//go:noescape
+func winoInputChannelAVX512(v *float32, plane int, par *float32, pl, we, n int)

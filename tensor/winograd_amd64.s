@@ -340,3 +340,119 @@ jmstore:
 jdone:
 	VZEROUPPER
 	RET
+
+// CHANCOL stores (e − e′, o + e′, e′ − o, o − o′) through K1 to the four
+// planes at R12, DX bytes apart (CX = 3·DX).
+#define CHANCOL(E, E1, O, O1) \
+	VSUBPS E1, E, Z4; \
+	VADDPS E1, O, Z5; \
+	VSUBPS O, E1, Z6; \
+	VSUBPS O1, O, Z7; \
+	VMOVUPS Z4, K1, (R12); \
+	VMOVUPS Z5, K1, (R12)(DX*1); \
+	VMOVUPS Z6, K1, (R12)(DX*2); \
+	VMOVUPS Z7, K1, (R12)(CX*1)
+
+// func winoInputChannelAVX512(v *float32, plane int, par *float32, pl, we, n int)
+//
+// Bᵀ d B for one channel: winoInput's two winoCombine passes (down the
+// rows, then across the columns) in one pass over the four parity planes
+// par (plane (rp, cp) at (2·rp + cp)·pl), without the row combinations'
+// planes in between. Output ξ = 4i + j goes to v[ξ·plane + t] for the
+// positions t < n. The same operations in the same order as the two
+// passes, so the same bits at every position but a row's extra tile
+// (t = ti·we + we − 1, never read), which the two passes fill from the
+// scratch beyond the row combinations and this from the next plane row.
+//
+// Registers: R8 = &par[t], R9 = R8 + 4·we, R10 = 4·pl, R11 = 12·pl,
+// DI = &v[t], DX = 4·plane, CX = 12·plane, R13 = 16·plane, BX the
+// positions left; K1 the lanes of the last, partial vector.
+TEXT ·winoInputChannelAVX512(SB), NOSPLIT, $0-48
+	MOVQ v+0(FP), DI
+	MOVQ plane+8(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), CX
+	MOVQ DX, R13
+	SHLQ $2, R13
+	MOVQ par+16(FP), R8
+	MOVQ pl+24(FP), R10
+	SHLQ $2, R10
+	LEAQ (R10)(R10*2), R11
+	MOVQ we+32(FP), R9
+	LEAQ (R8)(R9*4), R9
+	MOVQ n+40(FP), BX
+	MOVL $0xffff, AX
+	KMOVW AX, K1
+
+chanLoop:
+	CMPQ BX, $0
+	JLE  chanDone
+	CMPQ BX, $16
+	JAE  chanFull
+	MOVL $1, AX
+	MOVQ BX, R12
+	XCHGQ R12, CX
+	SHLL CX, AX
+	XCHGQ R12, CX
+	DECL AX
+	KMOVW AX, K1
+
+chanFull:
+	// Row combinations (r0 − r2, r1 + r2, r2 − r1, r1 − r3) with r0, r1
+	// the even and odd rows of a column parity at t, r2, r3 a plane row
+	// further: E(t) in Z16–Z19, E(t+1) in Z20–Z23 (even columns), O(t)
+	// in Z24–Z27, O(t+1) in Z28–Z31 (odd columns).
+	VMOVUPS.Z (R8), K1, Z0
+	VMOVUPS.Z (R8)(R10*2), K1, Z1
+	VMOVUPS.Z (R9), K1, Z2
+	VMOVUPS.Z (R9)(R10*2), K1, Z3
+	VSUBPS Z2, Z0, Z16
+	VADDPS Z2, Z1, Z17
+	VSUBPS Z1, Z2, Z18
+	VSUBPS Z3, Z1, Z19
+	VMOVUPS.Z 4(R8), K1, Z0
+	VMOVUPS.Z 4(R8)(R10*2), K1, Z1
+	VMOVUPS.Z 4(R9), K1, Z2
+	VMOVUPS.Z 4(R9)(R10*2), K1, Z3
+	VSUBPS Z2, Z0, Z20
+	VADDPS Z2, Z1, Z21
+	VSUBPS Z1, Z2, Z22
+	VSUBPS Z3, Z1, Z23
+	VMOVUPS.Z (R8)(R10*1), K1, Z0
+	VMOVUPS.Z (R8)(R11*1), K1, Z1
+	VMOVUPS.Z (R9)(R10*1), K1, Z2
+	VMOVUPS.Z (R9)(R11*1), K1, Z3
+	VSUBPS Z2, Z0, Z24
+	VADDPS Z2, Z1, Z25
+	VSUBPS Z1, Z2, Z26
+	VSUBPS Z3, Z1, Z27
+	VMOVUPS.Z 4(R8)(R10*1), K1, Z0
+	VMOVUPS.Z 4(R8)(R11*1), K1, Z1
+	VMOVUPS.Z 4(R9)(R10*1), K1, Z2
+	VMOVUPS.Z 4(R9)(R11*1), K1, Z3
+	VSUBPS Z2, Z0, Z28
+	VADDPS Z2, Z1, Z29
+	VSUBPS Z1, Z2, Z30
+	VSUBPS Z3, Z1, Z31
+
+	// Across the columns, for each row combination i: (e − e′, o + e′,
+	// e′ − o, o − o′) with e = E_i(t), e′ = E_i(t+1), o = O_i(t),
+	// o′ = O_i(t+1), into v's planes 4i … 4i + 3.
+	MOVQ DI, R12
+	CHANCOL(Z16, Z20, Z24, Z28)
+	ADDQ R13, R12
+	CHANCOL(Z17, Z21, Z25, Z29)
+	ADDQ R13, R12
+	CHANCOL(Z18, Z22, Z26, Z30)
+	ADDQ R13, R12
+	CHANCOL(Z19, Z23, Z27, Z31)
+
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, DI
+	SUBQ $16, BX
+	JMP  chanLoop
+
+chanDone:
+	VZEROUPPER
+	RET

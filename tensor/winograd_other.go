@@ -20,3 +20,7 @@ func splitAVX512(ev, od, src *float32, m, rows, srcStride, dstStride int) {
 func joinAVX512(dst, ev, od *float32, m int, add bool) {
 	panic("tensor: no assembly transforms in this build")
 }
+
+func winoInputChannelAVX512(v *float32, plane int, par *float32, pl, we, n int) {
+	panic("tensor: no assembly transforms in this build")
+}

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -191,6 +192,50 @@ func TestAxpySlice(t *testing.T) {
 		}
 		if y[n] != last {
 			t.Fatalf("n=%d: wrote past the end", n)
+		}
+	}
+}
+
+// TestWinoInputFused: winoInput with its two combination passes fused into
+// one kernel (float32, AVX-512) writes the bits of the two passes at every
+// position of every plane but each tile row's extra tile, which no one
+// reads; over odd and even sizes, paddings 0–2 and channel counts whose
+// planes end inside a vector.
+func TestWinoInputFused(t *testing.T) {
+	if !winoAVX512 {
+		t.Skip("no AVX-512 transforms")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, c := range []struct{ c, h, w, pad int }{
+		{1, 3, 3, 0}, {1, 4, 4, 1}, {2, 5, 7, 1}, {3, 28, 28, 1}, {5, 9, 31, 2}, {4, 32, 33, 1}, {2, 17, 2, 1}, {51, 28, 28, 1},
+	} {
+		p := ConvParams{Pad: c.pad}
+		s := convShape{b: 1, c: c.c, h: c.h, w: c.w, co: 1, kh: 3, kw: 3, stride: 1, pad: c.pad}
+		s.oh, s.ow = ConvOutputSize(s.h, 3, p), ConvOutputSize(s.w, 3, p)
+		s.k, s.p = s.c*9, s.oh*s.ow
+		x := make([]float32, c.c*c.h*c.w)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		vs, _, scr := winoSizes(s)
+		got, want := make([]float32, vs), make([]float32, vs)
+		scratch := make([]float32, scr)
+		winoInput(got, x, scratch, s)
+		winoFused = false
+		for i := range scratch {
+			scratch[i] = float32(math.NaN()) // what the two passes read must be theirs
+		}
+		winoInput(want, x, scratch, s)
+		winoFused = true
+		_, tw, n := s.tiles()
+		for i := range got {
+			if pos := i % n; pos%(tw+1) == tw {
+				continue // a row's extra tile
+			}
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%+v: V[%d] (plane %d, channel %d, position %d) = %v fused, %v in two passes",
+					c, i, i/(s.c*n), i/n%s.c, i%n, got[i], want[i])
+			}
 		}
 	}
 }
