@@ -194,8 +194,9 @@ func winoInput[T Float](v, x, scratch []T, s convShape) {
 	}
 }
 
-// winoFused has winoInput run its two combination passes as one kernel
-// where it has one (float32 with AVX-512); tests turn it off to compare.
+// winoFused has winoInput and winoOutput run their two passes as one
+// kernel where they have one (float32 with AVX-512); tests turn it off to
+// compare.
 var winoFused = true
 
 // splitColumns writes row, shifted right by pad, into the even and odd
@@ -298,13 +299,18 @@ func winoOutput[T Float](y, m, bias, scratch []T, s convShape, add bool) {
 			bo = bias[o]
 		}
 		at := o * n
-		for j := range 4 { // column j of the tiles: rows 0 and 1 of Aᵀ m into planes 2j, 2j + 1
-			mj := func(i int) []T { return m[(4*i+j)*plane+at : (4*i+j)*plane+at+n] }
-			winoDown(p(2*j), p(2*j+1), mj(0), mj(1), mj(2), mj(3), 0)
+		if winoAVX512 && winoFused && isFloat32[T]() && n > 0 {
+			_, _ = st[12*n-1], m[15*plane+at+n-1] // what the kernel writes and reads
+			winoOutputChannelAVX512(f32(st[8*n:]), n, f32(m[at:]), plane, float32(bo))
+		} else {
+			for j := range 4 { // column j of the tiles: rows 0 and 1 of Aᵀ m into planes 2j, 2j + 1
+				mj := func(i int) []T { return m[(4*i+j)*plane+at : (4*i+j)*plane+at+n] }
+				winoDown(p(2*j), p(2*j+1), mj(0), mj(1), mj(2), mj(3), 0)
+			}
+			// Planes 8–11: the top rows' even and odd columns, the bottom rows'.
+			winoDown(p(8), p(9), p(0), p(2), p(4), p(6), bo)
+			winoDown(p(10), p(11), p(1), p(3), p(5), p(7), bo)
 		}
-		// Planes 8–11: the top rows' even and odd columns, the bottom rows'.
-		winoDown(p(8), p(9), p(0), p(2), p(4), p(6), bo)
-		winoDown(p(10), p(11), p(1), p(3), p(5), p(7), bo)
 		yo := y[o*s.oh*s.ow : (o+1)*s.oh*s.ow]
 		for ti := range th {
 			for k := range 2 {

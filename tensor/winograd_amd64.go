@@ -38,3 +38,10 @@ func joinAVX512(dst, ev, od *float32, m int, add bool)
 //
 //go:noescape
 func winoInputChannelAVX512(v *float32, plane int, par *float32, pl, we, n int)
+
+// winoOutputChannelAVX512 is winoOutput's six winoDown calls for one
+// output channel in one (see winograd_amd64.s): from the products m
+// (plane apart) to the four planes of st (n apart).
+//
+//go:noescape
+func winoOutputChannelAVX512(st *float32, n int, m *float32, plane int, bias float32)

@@ -456,3 +456,91 @@ chanFull:
 chanDone:
 	VZEROUPPER
 	RET
+
+// DOWNZ is winoDown's pair on Z0–Z3 with the bias in Z8, into (A, B):
+// A = ((m0 + m1) + m2) + bias, B = ((m1 − m2) − m3) + bias.
+#define DOWNZ(M0, M1, M2, M3, A, B) \
+	VADDPS M1, M0, A; \
+	VADDPS M2, A, A; \
+	VADDPS Z8, A, A; \
+	VSUBPS M2, M1, B; \
+	VSUBPS M3, B, B; \
+	VADDPS Z8, B, B
+
+// OUTCOL loads m_{ij} for i < 4 from R12, R13 bytes apart (R11 = 3·R13),
+// through K1, and applies DOWNZ into (A, B).
+#define OUTCOL(A, B) \
+	VMOVUPS.Z (R12), K1, Z0; \
+	VMOVUPS.Z (R12)(R13*1), K1, Z1; \
+	VMOVUPS.Z (R12)(R13*2), K1, Z2; \
+	VMOVUPS.Z (R12)(R11*1), K1, Z3; \
+	DOWNZ(Z0, Z1, Z2, Z3, A, B)
+
+// func winoOutputChannelAVX512(st *float32, n int, m *float32, plane int, bias float32)
+//
+// Aᵀ m A's two winoDown passes for one output channel in one: from the
+// products m[ξ·plane + t] (ξ = 4i + j) to the four planes st[k·n + t],
+// k < 4, at the positions t < n: the top rows' even and odd columns, the
+// bottom rows' (winoOutput's planes 8–11). The same operations in the same
+// order as the six winoDown calls (the first pass adds a zero bias), so
+// the same bits, without the eight planes between the passes.
+//
+// Registers: R8 = &m[t], DX = 4·plane, R13 = 16·plane, R11 = 48·plane,
+// DI = &st[t], SI = 4·n, R9 = 12·n; Z8 the bias, then 0 for the first
+// pass; BX the positions left, K1 the last vector's lanes.
+TEXT ·winoOutputChannelAVX512(SB), NOSPLIT, $0-36
+	MOVQ st+0(FP), DI
+	MOVQ n+8(FP), BX
+	MOVQ BX, SI
+	SHLQ $2, SI
+	LEAQ (SI)(SI*2), R9
+	MOVQ m+16(FP), R8
+	MOVQ plane+24(FP), DX
+	SHLQ $2, DX
+	MOVQ DX, R13
+	SHLQ $2, R13
+	LEAQ (R13)(R13*2), R11
+	VBROADCASTSS bias+32(FP), Z10
+	VPXORD Z9, Z9, Z9
+	MOVL $0xffff, AX
+	KMOVW AX, K1
+
+outLoop:
+	CMPQ BX, $0
+	JLE  outDone
+	CMPQ BX, $16
+	JAE  outFull
+	MOVL $1, AX
+	MOVQ BX, CX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+
+outFull:
+	// Down the tiles' column j: (A_j, B_j) into (Z16+j, Z20+j).
+	VMOVAPS Z9, Z8
+	MOVQ R8, R12
+	OUTCOL(Z16, Z20)
+	ADDQ DX, R12
+	OUTCOL(Z17, Z21)
+	ADDQ DX, R12
+	OUTCOL(Z18, Z22)
+	ADDQ DX, R12
+	OUTCOL(Z19, Z23)
+	// Across: (A0 … A3) and (B0 … B3) with the bias.
+	VMOVAPS Z10, Z8
+	DOWNZ(Z16, Z17, Z18, Z19, Z4, Z5)
+	DOWNZ(Z20, Z21, Z22, Z23, Z6, Z7)
+	VMOVUPS Z4, K1, (DI)
+	VMOVUPS Z5, K1, (DI)(SI*1)
+	VMOVUPS Z6, K1, (DI)(SI*2)
+	VMOVUPS Z7, K1, (DI)(R9*1)
+
+	ADDQ $64, R8
+	ADDQ $64, DI
+	SUBQ $16, BX
+	JMP  outLoop
+
+outDone:
+	VZEROUPPER
+	RET

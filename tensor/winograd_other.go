@@ -24,3 +24,7 @@ func joinAVX512(dst, ev, od *float32, m int, add bool) {
 func winoInputChannelAVX512(v *float32, plane int, par *float32, pl, we, n int) {
 	panic("tensor: no assembly transforms in this build")
 }
+
+func winoOutputChannelAVX512(st *float32, n int, m *float32, plane int, bias float32) {
+	panic("tensor: no assembly transforms in this build")
+}

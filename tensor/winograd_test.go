@@ -239,3 +239,52 @@ func TestWinoInputFused(t *testing.T) {
 		}
 	}
 }
+
+// TestWinoOutputFused: winoOutput with its two passes fused into one
+// kernel (float32, AVX-512) writes the bits of the six winoDown calls,
+// setting and adding, with and without a bias, and negative zeros among the
+// products (the first pass's zero bias turns −0 into +0 in both).
+func TestWinoOutputFused(t *testing.T) {
+	if !winoAVX512 {
+		t.Skip("no AVX-512 transforms")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, c := range []struct{ co, h, w, pad int }{
+		{1, 3, 3, 0}, {1, 4, 4, 1}, {2, 5, 7, 1}, {3, 28, 28, 1}, {5, 9, 31, 2}, {4, 32, 33, 1}, {50, 28, 28, 1},
+	} {
+		p := ConvParams{Pad: c.pad}
+		s := convShape{b: 1, c: 1, h: c.h, w: c.w, co: c.co, kh: 3, kw: 3, stride: 1, pad: c.pad}
+		s.oh, s.ow = ConvOutputSize(s.h, 3, p), ConvOutputSize(s.w, 3, p)
+		s.k, s.p = s.c*9, s.oh*s.ow
+		_, ms, scr := winoSizes(s)
+		m := make([]float32, ms)
+		for i := range m {
+			m[i] = float32(rng.NormFloat64())
+			if i%7 == 0 {
+				m[i] = float32(math.Copysign(0, -1))
+			}
+		}
+		bias := make([]float32, c.co)
+		for i := range bias {
+			bias[i] = float32(rng.NormFloat64())
+		}
+		for _, b := range [][]float32{nil, bias} {
+			for _, add := range []bool{false, true} {
+				got, want := make([]float32, c.co*s.oh*s.ow), make([]float32, c.co*s.oh*s.ow)
+				for i := range got {
+					got[i] = float32(i % 5)
+					want[i] = got[i]
+				}
+				winoOutput(got, m, b, make([]float32, scr), s, add)
+				winoFused = false
+				winoOutput(want, m, b, make([]float32, scr), s, add)
+				winoFused = true
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%+v bias %v add %v: y[%d] = %v fused, %v in two passes", c, b != nil, add, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
