@@ -155,7 +155,9 @@ func winoFilterGrad[T Float](dw, du []T, co, c int, add bool) {
 // Bᵀ applied down the patches' rows, then across their columns, is then
 // two and four elementwise combinations of whole planes (winoCombine),
 // one shifted by a row or a column; the extra tile of each row takes what
-// the shift brings in and is never read.
+// the shift brings in and is never read. In float32 with AVX-512 one
+// kernel per channel does both combinations (winoInputChannelAVX512),
+// without the planes between them.
 func winoInput[T Float](v, x, scratch []T, s convShape) {
 	th, tw, n := s.tiles()
 	we := tw + 1
@@ -285,8 +287,9 @@ func f32[T Float](x []T) *float32 { return (*float32)(unsafe.Pointer(&x[0])) }
 
 // winoOutput sets (or adds to, with add) the sample y [Co, OH, OW] from the
 // products m [16, Co, n]: Aᵀ m A per tile, plus bias[o] when bias is not
-// nil: Aᵀ down the tiles' columns, then across, each on whole planes, and
-// the even and odd output columns joined. scratch is of winoSizes' length.
+// nil: Aᵀ down the tiles' columns, then across, each on whole planes (in
+// one kernel per channel in float32 with AVX-512), and the even and odd
+// output columns joined. scratch is of winoSizes' length.
 func winoOutput[T Float](y, m, bias, scratch []T, s convShape, add bool) {
 	th, tw, n := s.tiles()
 	we := tw + 1
