@@ -56,17 +56,23 @@ func benchShapes() []shape {
 	)
 }
 
+// lds returns the leading dimensions of A and B for s, stored densely.
+func (s shape) lds() (lda, ldb int) {
+	lda, ldb = s.k, s.n
+	if s.tA {
+		lda = s.m
+	}
+	if s.tB {
+		ldb = s.k
+	}
+	return lda, ldb
+}
+
 func BenchmarkSgemm(b *testing.B) {
 	impls := append([]impl{{"asm", Sgemm}}, others...)
 	for _, s := range benchShapes() {
 		rng := rand.New(rand.NewPCG(1, 1))
-		lda, ldb := s.k, s.n
-		if s.tA {
-			lda = s.m
-		}
-		if s.tB {
-			ldb = s.k
-		}
+		lda, ldb := s.lds()
 		a, bb, c := randSlice(rng, s.m*s.k), randSlice(rng, s.k*s.n), make([]float32, s.m*s.n)
 		for _, im := range impls {
 			b.Run(s.name+"/"+im.name, func(b *testing.B) {
@@ -105,13 +111,7 @@ func BenchmarkSgemmFreshC(b *testing.B) {
 			continue
 		}
 		rng := rand.New(rand.NewPCG(1, 1))
-		lda, ldb := s.k, s.n
-		if s.tA {
-			lda = s.m
-		}
-		if s.tB {
-			ldb = s.k
-		}
+		lda, ldb := s.lds()
 		a, bb := randSlice(rng, s.m*s.k), randSlice(rng, s.k*s.n)
 		cs := make([][]float32, max(2, (64<<20)/(4*s.m*s.n)))
 		for i := range cs {
