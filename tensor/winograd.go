@@ -196,9 +196,9 @@ func winoInput[T Float](v, x, scratch []T, s convShape) {
 	}
 }
 
-// winoFused has winoInput and winoOutput run their two passes as one
-// kernel where they have one (float32 with AVX-512); tests turn it off to
-// compare.
+// winoFused has winoInput, winoOutput and winoOutputGrad run their two
+// passes as one kernel where they have one (float32 with AVX-512); tests
+// turn it off to compare.
 var winoFused = true
 
 // splitColumns writes row, shifted right by pad, into the even and odd
@@ -364,8 +364,8 @@ func joinColumns[T Float](dst, even, odd []T, add bool) {
 // Each channel of dy is split by the parity of its rows and columns; A's
 // rows (1, 1 + 1, 1 − 1, −1 applied to a tile's two rows) and then its
 // columns are each one winoCombine of whole planes with a zero plane:
-// combine(0, a, b, 0) = (−b, a + b, b − a, a). scratch is of winoSizes'
-// length.
+// combine(0, a, b, 0) = (−b, a + b, b − a, a); in float32 with AVX-512,
+// one kernel per channel does both. scratch is of winoSizes' length.
 func winoOutputGrad[T Float](m, dy, scratch []T, s convShape) {
 	_, tw, n := s.tiles()
 	we := tw + 1
@@ -380,6 +380,11 @@ func winoOutputGrad[T Float](m, dy, scratch []T, s convShape) {
 		for yr := range s.oh {
 			r := (yr>>1)*we + 2*(yr&1)*n
 			splitColumns(st[r:r+we], st[n+r:n+r+we], dyo[yr*s.ow:(yr+1)*s.ow], 0)
+		}
+		if winoAVX512 && winoFused && isFloat32[T]() && n > 0 {
+			_, _ = st[4*n-1], m[15*plane+o*n+n-1] // what the kernel reads and writes
+			winoOutputGradChannelAVX512(f32(m[o*n:]), plane, f32(st), n)
+			continue
 		}
 		z := p(4)
 		for cp := range 2 { // rows: (−b, a + b, −(a − b), a) for a, b the top and bottom rows

@@ -45,3 +45,10 @@ func winoInputChannelAVX512(v *float32, plane int, par *float32, pl, we, n int)
 //
 //go:noescape
 func winoOutputChannelAVX512(st *float32, n int, m *float32, plane int, bias float32)
+
+// winoOutputGradChannelAVX512 is winoOutputGrad's six winoCombine calls
+// for one channel in one (see winograd_amd64.s): from dy's parity planes
+// at st (n apart) to the planes of m (plane apart).
+//
+//go:noescape
+func winoOutputGradChannelAVX512(m *float32, plane int, st *float32, n int)

@@ -544,3 +544,92 @@ outFull:
 outDone:
 	VZEROUPPER
 	RET
+
+// GRADCOL stores, for e and o A's row i on the even and odd columns,
+// (0 − o, e + o, o − e, e − 0) to m's planes 3, 1, 2, 0 of that row at R12
+// (planes DX bytes apart, CX = 3·DX), through K1; Z9 is zero.
+#define GRADCOL(E, O) \
+	VSUBPS O, Z9, Z4; \
+	VADDPS O, E, Z5; \
+	VSUBPS E, O, Z6; \
+	VSUBPS Z9, E, Z7; \
+	VMOVUPS Z7, K1, (R12); \
+	VMOVUPS Z5, K1, (R12)(DX*1); \
+	VMOVUPS Z6, K1, (R12)(DX*2); \
+	VMOVUPS Z4, K1, (R12)(CX*1)
+
+// func winoOutputGradChannelAVX512(m *float32, plane int, st *float32, n int)
+//
+// winoOutputGrad's six winoCombine calls for one channel in one: from the
+// parity planes of dy at st (n apart: even rows' even and odd columns, odd
+// rows') to m's planes (4r + k)·plane, at the positions t < n. The same
+// operations in the same order, the zero plane a zero register, so the
+// same bits, without the eight planes of A's rows between the passes.
+//
+// Registers: R8 = &st[t], SI = 4·n, R9 = 12·n; DI = &m[t], DX = 4·plane,
+// CX = 12·plane, R13 = 16·plane, R11 = 48·plane; Z9 zero; BX the positions
+// left, K1 the last vector's lanes.
+TEXT ·winoOutputGradChannelAVX512(SB), NOSPLIT, $0-32
+	MOVQ m+0(FP), DI
+	MOVQ plane+8(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), CX
+	MOVQ DX, R13
+	SHLQ $2, R13
+	LEAQ (R13)(R13*2), R11
+	MOVQ st+16(FP), R8
+	MOVQ n+24(FP), BX
+	MOVQ BX, SI
+	SHLQ $2, SI
+	LEAQ (SI)(SI*2), R9
+	VPXORD Z9, Z9, Z9
+	MOVL $0xffff, AX
+	KMOVW AX, K1
+
+gradLoop:
+	CMPQ BX, $0
+	JLE  gradDone
+	CMPQ BX, $16
+	JAE  gradFull
+	MOVL $1, AX
+	MOVQ BX, R12
+	XCHGQ R12, CX
+	SHLL CX, AX
+	XCHGQ R12, CX
+	DECL AX
+	KMOVW AX, K1
+
+gradFull:
+	// A's rows: (0 − b, a + b, b − a, a − 0) with a, b the even and odd
+	// rows, on the even columns into Z16–Z19, the odd into Z20–Z23.
+	VMOVUPS.Z (R8), K1, Z0
+	VMOVUPS.Z (R8)(SI*1), K1, Z1
+	VMOVUPS.Z (R8)(SI*2), K1, Z2
+	VMOVUPS.Z (R8)(R9*1), K1, Z3
+	VSUBPS Z2, Z9, Z16
+	VADDPS Z2, Z0, Z17
+	VSUBPS Z0, Z2, Z18
+	VSUBPS Z9, Z0, Z19
+	VSUBPS Z3, Z9, Z20
+	VADDPS Z3, Z1, Z21
+	VSUBPS Z1, Z3, Z22
+	VSUBPS Z9, Z1, Z23
+
+	// Row i of the result is A's row (3, 1, 2, 0)[i] across the columns.
+	LEAQ (DI)(R11*1), R12
+	GRADCOL(Z16, Z20)
+	LEAQ (DI)(R13*1), R12
+	GRADCOL(Z17, Z21)
+	LEAQ (DI)(R13*2), R12
+	GRADCOL(Z18, Z22)
+	MOVQ DI, R12
+	GRADCOL(Z19, Z23)
+
+	ADDQ $64, R8
+	ADDQ $64, DI
+	SUBQ $16, BX
+	JMP  gradLoop
+
+gradDone:
+	VZEROUPPER
+	RET

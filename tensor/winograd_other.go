@@ -28,3 +28,7 @@ func winoInputChannelAVX512(v *float32, plane int, par *float32, pl, we, n int) 
 func winoOutputChannelAVX512(st *float32, n int, m *float32, plane int, bias float32) {
 	panic("tensor: no assembly transforms in this build")
 }
+
+func winoOutputGradChannelAVX512(m *float32, plane int, st *float32, n int) {
+	panic("tensor: no assembly transforms in this build")
+}

@@ -288,3 +288,42 @@ func TestWinoOutputFused(t *testing.T) {
 		}
 	}
 }
+
+// TestWinoOutputGradFused: winoOutputGrad with its two passes fused into
+// one kernel (float32, AVX-512) writes the bits of the six winoCombine
+// calls at every position, zeros and negative zeros among dy included.
+func TestWinoOutputGradFused(t *testing.T) {
+	if !winoAVX512 {
+		t.Skip("no AVX-512 transforms")
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, c := range []struct{ co, h, w, pad int }{
+		{1, 3, 3, 0}, {1, 4, 4, 1}, {2, 5, 7, 1}, {3, 28, 28, 1}, {5, 9, 31, 2}, {4, 32, 33, 1}, {50, 28, 28, 1},
+	} {
+		p := ConvParams{Pad: c.pad}
+		s := convShape{b: 1, c: 1, h: c.h, w: c.w, co: c.co, kh: 3, kw: 3, stride: 1, pad: c.pad}
+		s.oh, s.ow = ConvOutputSize(s.h, 3, p), ConvOutputSize(s.w, 3, p)
+		s.k, s.p = s.c*9, s.oh*s.ow
+		dy := make([]float32, c.co*s.oh*s.ow)
+		for i := range dy {
+			dy[i] = float32(rng.NormFloat64())
+			switch i % 7 {
+			case 0:
+				dy[i] = float32(math.Copysign(0, -1))
+			case 3:
+				dy[i] = 0
+			}
+		}
+		_, ms, scr := winoSizes(s)
+		got, want := make([]float32, ms), make([]float32, ms)
+		winoOutputGrad(got, dy, make([]float32, scr), s)
+		winoFused = false
+		winoOutputGrad(want, dy, make([]float32, scr), s)
+		winoFused = true
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%+v: m[%d] = %v fused, %v in two passes", c, i, got[i], want[i])
+			}
+		}
+	}
+}
