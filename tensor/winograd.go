@@ -179,7 +179,7 @@ func winoInput[T Float](v, x, scratch []T, s convShape) {
 			end := (2*q + 1) * pl // of the even-column plane of these rows
 			splitColumnRows(par[at:end], par[pl+at:pl+end], xc[y0*s.w:], cols, (rows-y0+1)/2, 2*s.w, we, s.pad)
 		}
-		if winoAVX512 && winoFused && isFloat32[T]() && n > 0 {
+		if fusedWino[T]() && n > 0 {
 			_, _ = par[4*pl], v[15*plane+c*n+n-1] // what the kernel reads and writes
 			winoInputChannelAVX512(f32(v[c*n:]), plane, f32(par), pl, we, n)
 			continue
@@ -200,6 +200,9 @@ func winoInput[T Float](v, x, scratch []T, s convShape) {
 // passes as one kernel where they have one (float32 with AVX-512); tests
 // turn it off to compare.
 var winoFused = true
+
+// fusedWino reports whether the transforms of T run their fused kernels.
+func fusedWino[T Float]() bool { return winoAVX512 && winoFused && isFloat32[T]() }
 
 // splitColumns writes row, shifted right by pad, into the even and odd
 // columns ev and od of a padded row: column x′ = x + pad of it goes to
@@ -302,7 +305,7 @@ func winoOutput[T Float](y, m, bias, scratch []T, s convShape, add bool) {
 			bo = bias[o]
 		}
 		at := o * n
-		if winoAVX512 && winoFused && isFloat32[T]() && n > 0 {
+		if fusedWino[T]() && n > 0 {
 			_, _ = st[12*n-1], m[15*plane+at+n-1] // what the kernel writes and reads
 			winoOutputChannelAVX512(f32(st[8*n:]), n, f32(m[at:]), plane, float32(bo))
 		} else {
@@ -381,7 +384,7 @@ func winoOutputGrad[T Float](m, dy, scratch []T, s convShape) {
 			r := (yr>>1)*we + 2*(yr&1)*n
 			splitColumns(st[r:r+we], st[n+r:n+r+we], dyo[yr*s.ow:(yr+1)*s.ow], 0)
 		}
-		if winoAVX512 && winoFused && isFloat32[T]() && n > 0 {
+		if fusedWino[T]() && n > 0 {
 			_, _ = st[4*n-1], m[15*plane+o*n+n-1] // what the kernel reads and writes
 			winoOutputGradChannelAVX512(f32(m[o*n:]), plane, f32(st), n)
 			continue

@@ -341,6 +341,17 @@ jdone:
 	VZEROUPPER
 	RET
 
+// TAILMASK sets K1 to the lanes of the last BX (< 16) positions, with AX
+// and R12 as scratch; CX is kept.
+#define TAILMASK \
+	MOVL  $1, AX; \
+	MOVQ  BX, R12; \
+	XCHGQ R12, CX; \
+	SHLL  CX, AX; \
+	XCHGQ R12, CX; \
+	DECL  AX; \
+	KMOVW AX, K1
+
 // CHANCOL stores (e − e′, o + e′, e′ − o, o − o′) through K1 to the four
 // planes at R12, DX bytes apart (CX = 3·DX).
 #define CHANCOL(E, E1, O, O1) \
@@ -389,13 +400,7 @@ chanLoop:
 	JLE  chanDone
 	CMPQ BX, $16
 	JAE  chanFull
-	MOVL $1, AX
-	MOVQ BX, R12
-	XCHGQ R12, CX
-	SHLL CX, AX
-	XCHGQ R12, CX
-	DECL AX
-	KMOVW AX, K1
+	TAILMASK
 
 chanFull:
 	// Row combinations (r0 − r2, r1 + r2, r2 − r1, r1 − r3) with r0, r1
@@ -510,11 +515,7 @@ outLoop:
 	JLE  outDone
 	CMPQ BX, $16
 	JAE  outFull
-	MOVL $1, AX
-	MOVQ BX, CX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1
+	TAILMASK
 
 outFull:
 	// Down the tiles' column j: (A_j, B_j) into (Z16+j, Z20+j).
@@ -591,13 +592,7 @@ gradLoop:
 	JLE  gradDone
 	CMPQ BX, $16
 	JAE  gradFull
-	MOVL $1, AX
-	MOVQ BX, R12
-	XCHGQ R12, CX
-	SHLL CX, AX
-	XCHGQ R12, CX
-	DECL AX
-	KMOVW AX, K1
+	TAILMASK
 
 gradFull:
 	// A's rows: (0 − b, a + b, b − a, a − 0) with a, b the even and odd

@@ -196,6 +196,16 @@ func TestAxpySlice(t *testing.T) {
 	}
 }
 
+// winoShape is the shape of a 3×3, stride-1 convolution of one sample of
+// c channels, h × w, into co channels with padding pad.
+func winoShape(c, co, h, w, pad int) convShape {
+	p := ConvParams{Pad: pad}
+	s := convShape{b: 1, c: c, h: h, w: w, co: co, kh: 3, kw: 3, stride: 1, pad: pad}
+	s.oh, s.ow = ConvOutputSize(h, 3, p), ConvOutputSize(w, 3, p)
+	s.k, s.p = c*9, s.oh*s.ow
+	return s
+}
+
 // TestWinoInputFused: winoInput with its two combination passes fused into
 // one kernel (float32, AVX-512) writes the bits of the two passes at every
 // position of every plane but each tile row's extra tile, which no one
@@ -209,10 +219,7 @@ func TestWinoInputFused(t *testing.T) {
 	for _, c := range []struct{ c, h, w, pad int }{
 		{1, 3, 3, 0}, {1, 4, 4, 1}, {2, 5, 7, 1}, {3, 28, 28, 1}, {5, 9, 31, 2}, {4, 32, 33, 1}, {2, 17, 2, 1}, {51, 28, 28, 1},
 	} {
-		p := ConvParams{Pad: c.pad}
-		s := convShape{b: 1, c: c.c, h: c.h, w: c.w, co: 1, kh: 3, kw: 3, stride: 1, pad: c.pad}
-		s.oh, s.ow = ConvOutputSize(s.h, 3, p), ConvOutputSize(s.w, 3, p)
-		s.k, s.p = s.c*9, s.oh*s.ow
+		s := winoShape(c.c, 1, c.h, c.w, c.pad)
 		x := make([]float32, c.c*c.h*c.w)
 		for i := range x {
 			x[i] = float32(rng.NormFloat64())
@@ -252,10 +259,7 @@ func TestWinoOutputFused(t *testing.T) {
 	for _, c := range []struct{ co, h, w, pad int }{
 		{1, 3, 3, 0}, {1, 4, 4, 1}, {2, 5, 7, 1}, {3, 28, 28, 1}, {5, 9, 31, 2}, {4, 32, 33, 1}, {50, 28, 28, 1},
 	} {
-		p := ConvParams{Pad: c.pad}
-		s := convShape{b: 1, c: 1, h: c.h, w: c.w, co: c.co, kh: 3, kw: 3, stride: 1, pad: c.pad}
-		s.oh, s.ow = ConvOutputSize(s.h, 3, p), ConvOutputSize(s.w, 3, p)
-		s.k, s.p = s.c*9, s.oh*s.ow
+		s := winoShape(1, c.co, c.h, c.w, c.pad)
 		_, ms, scr := winoSizes(s)
 		m := make([]float32, ms)
 		for i := range m {
@@ -300,10 +304,7 @@ func TestWinoOutputGradFused(t *testing.T) {
 	for _, c := range []struct{ co, h, w, pad int }{
 		{1, 3, 3, 0}, {1, 4, 4, 1}, {2, 5, 7, 1}, {3, 28, 28, 1}, {5, 9, 31, 2}, {4, 32, 33, 1}, {50, 28, 28, 1},
 	} {
-		p := ConvParams{Pad: c.pad}
-		s := convShape{b: 1, c: 1, h: c.h, w: c.w, co: c.co, kh: 3, kw: 3, stride: 1, pad: c.pad}
-		s.oh, s.ow = ConvOutputSize(s.h, 3, p), ConvOutputSize(s.w, 3, p)
-		s.k, s.p = s.c*9, s.oh*s.ow
+		s := winoShape(1, c.co, c.h, c.w, c.pad)
 		dy := make([]float32, c.co*s.oh*s.ow)
 		for i := range dy {
 			dy[i] = float32(rng.NormFloat64())

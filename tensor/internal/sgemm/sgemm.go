@@ -7,11 +7,12 @@
 // panels of 12 rows, both zero-padded; a 12×32 (or 12×16) kernel with the
 // accumulators in ZMM registers then computes each tile of C, storing
 // partial tiles at the edges through masks (a block's last panel of A, of
-// fewer than 12 rows, runs a kernel of 4 or 8 rows where that covers it). Each kernel prefetches its
-// tile of C on entry (and, when k is under 64, the two tiles below it):
-// C is often a fresh tape buffer no cache holds, and a short k gives the
-// stores too little lead to fetch it otherwise. Pack buffers come from a
-// free list, so a call allocates nothing in the steady state.
+// fewer than 12 rows, runs a kernel of 4 or 8 rows where that covers it).
+// Each kernel prefetches its tile of C on entry (and, when k is under 64,
+// the two tiles below it): C is often a fresh tape buffer no cache holds,
+// and a short k gives the stores too little lead to fetch it otherwise.
+// Pack buffers come from a free list, so a call allocates nothing in the
+// steady state.
 package sgemm
 
 import (
