@@ -28,6 +28,9 @@ func TestEngines(t *testing.T) {
 // GEMM into given destinations allocate nothing in steady state on backends
 // whose BLAS does not allocate (OpenBLAS; gonum's gemm allocates internally).
 func TestConvAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
 	b, err := tensor.OpenBLAS(2)
 	if err != nil {
 		t.Skip(err)
