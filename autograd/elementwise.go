@@ -658,9 +658,10 @@ func t2v[T tensor.Float](t *Tape[T], e *entry[T]) Var[T] { return t.varOf(e) }
 
 // parallelMin is the number of elements from which elementwise work is
 // split across the engine's workers (tensor.Engine.Parallel); below it, the
-// split costs more than it saves. The split allocates its closure, so small
-// ops, which dominate overhead-bound models, allocate nothing.
-const parallelMin = 1 << 16
+// split costs more than it saves (about a microsecond while the workers
+// poll, see tensor's pool). The split allocates its closure, so small ops,
+// which dominate overhead-bound models, allocate nothing.
+const parallelMin = 1 << 13
 
 // flat returns elements [lo, hi) of x as a one-dimensional view; the whole
 // of x when the range covers it.

@@ -3,7 +3,9 @@ package tensor_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/adamnode/adamnode/tensor"
 	"github.com/adamnode/adamnode/tensor/enginetest"
@@ -71,6 +73,36 @@ func TestParallel(t *testing.T) {
 			for i, h := range hits {
 				if h != 1 {
 					t.Fatalf("%s n=%d: element %d visited %d times", b.Name(), n, i, h)
+				}
+			}
+		}
+	}
+}
+
+// TestParallelWaitsForParts checks that Parallel returns only once every
+// part has finished, whether the parts finish before the caller's own part,
+// while it polls for them, or after it has stopped polling and blocked
+// (parts that sleep for 2 ms), and whether the workers were polling for the
+// call or had blocked (a pause of 2 ms before it).
+func TestParallelWaitsForParts(t *testing.T) {
+	for _, b := range tensor.Backends(3) {
+		e := tensor.EngineFor[float32](b)
+		for _, d := range []time.Duration{0, 50 * time.Microsecond, 2 * time.Millisecond} {
+			for _, pause := range []time.Duration{0, 2 * time.Millisecond} {
+				time.Sleep(pause)
+				var done [3]atomic.Bool
+				e.Parallel(3, func(lo, hi int) {
+					if lo > 0 {
+						time.Sleep(d)
+					}
+					for i := lo; i < hi; i++ {
+						done[i].Store(true)
+					}
+				})
+				for i := range done {
+					if !done[i].Load() {
+						t.Fatalf("%s: part %d (sleeping %v, after a pause of %v) had not finished when Parallel returned", b.Name(), i, d, pause)
+					}
 				}
 			}
 		}

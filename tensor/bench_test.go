@@ -268,3 +268,30 @@ func BenchmarkLinearCombination(b *testing.B) {
 		b.SetBytes(4 * n * (m + 2))
 	})
 }
+
+// BenchmarkParallelDispatch times Engine.Parallel with a body that does
+// nothing but touch its band, on GOMAXPROCS workers: the fixed cost of
+// handing parts to the pool and waiting for them, which decides how small
+// a job is worth splitting. "back-to-back" calls it in a loop (the pool's
+// workers stay awake); "after-idle" first sleeps a millisecond, longer
+// than the workers poll before they block.
+func BenchmarkParallelDispatch(b *testing.B) {
+	e := tensor.Gonum(0).Float32()
+	var sink [64]int
+	body := func(lo, hi int) { sink[lo%64] += hi - lo }
+	b.Run("back-to-back", func(b *testing.B) {
+		for b.Loop() {
+			e.Parallel(2, body)
+		}
+	})
+	b.Run("after-idle", func(b *testing.B) {
+		var busy time.Duration
+		for b.Loop() {
+			time.Sleep(time.Millisecond)
+			t0 := time.Now()
+			e.Parallel(2, body)
+			busy += time.Since(t0)
+		}
+		b.ReportMetric(float64(busy.Nanoseconds())/float64(b.N), "ns/call")
+	})
+}
