@@ -658,10 +658,14 @@ func t2v[T tensor.Float](t *Tape[T], e *entry[T]) Var[T] { return t.varOf(e) }
 
 // parallelMin is the number of elements from which elementwise work is
 // split across the engine's workers (tensor.Engine.Parallel); below it, the
-// split costs more than it saves (about a microsecond while the workers
-// poll, see tensor's pool). The split allocates its closure, so small ops,
-// which dominate overhead-bound models, allocate nothing.
-const parallelMin = 1 << 13
+// split costs more than it saves. The hand-off itself takes about a
+// microsecond while the pool's workers poll, but a map is bound by memory,
+// and the other core has to fetch its half of operands the calling core
+// just wrote: at 2¹⁴, MLP fields of width 32 at batch 512 (16384-element
+// maps) trained 19% slower (mlpbench, 7 alternating runs). The split
+// allocates its closure, so small ops, which dominate overhead-bound
+// models, allocate nothing.
+const parallelMin = 1 << 16
 
 // flat returns elements [lo, hi) of x as a one-dimensional view; the whole
 // of x when the range covers it.

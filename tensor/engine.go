@@ -42,12 +42,13 @@ func newCPUEngine[T Float](name string, workers int, splitGemm bool, gemm gemmFu
 
 func (e *cpuEngine[T]) Name() string { return e.name }
 
-// minSplitFlops is the size below which a GEMM is not worth splitting: a
-// few microseconds of work on one core, against about one to hand half of
-// it to a polling worker. (2¹⁹ against the former 2²¹: [512, 17]·[17, 64]
-// −25 to −33%, [128, 64]·[64, 64] −15 to −28% on 2 workers,
-// BenchmarkGemmMLP.)
-const minSplitFlops = 1 << 19
+// minSplitFlops is the size below which a GEMM is not worth splitting. A
+// polling worker takes a part in about a microsecond, and in a loop of
+// GEMMs alone splitting pays from 2¹⁹ flops (BenchmarkGemmMLP); but in a
+// model the operands were just written by the calling core and have to move
+// to the other, and there splitting below 2²¹ made small MLP fields slower
+// (width 64, batch 128: 2.4 → 2.9 ms per training iteration, mlpbench).
+const minSplitFlops = 1 << 21
 
 func trans(t bool) blas.Transpose {
 	if t {
