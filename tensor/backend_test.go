@@ -109,6 +109,72 @@ func TestParallelWaitsForParts(t *testing.T) {
 	}
 }
 
+// TestSplitGemmShapes runs float32 GEMMs large enough to be split over
+// two workers — along m, along n, and along k (k at least twice m and n,
+// including k not a multiple of the parts) — with every combination of
+// transposes, alpha and beta not 1, C wider than n (ldc > n), and the bias
+// form, against the sums in float64.
+func TestSplitGemmShapes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, be := range tensor.Backends(2) {
+		e := tensor.EngineFor[float32](be)
+		for _, s := range []struct{ m, n, k int }{{2048, 48, 40}, {40, 2048, 40}, {64, 48, 4096}, {37, 23, 3001}} {
+			for _, tA := range []bool{false, true} {
+				for _, tB := range []bool{false, true} {
+					for _, withBias := range []bool{false, true} {
+						lda, ldb, ldc := s.k, s.n, s.n+3
+						if tA {
+							lda = s.m
+						}
+						if tB {
+							ldb = s.k
+						}
+						a := tensor.RandN[float32](rng, 0, 1, s.m*s.k).Data()
+						b := tensor.RandN[float32](rng, 0, 1, s.k*s.n).Data()
+						c := tensor.RandN[float32](rng, 0, 1, s.m*ldc).Data()
+						bias := tensor.RandN[float32](rng, 0, 1, s.n).Data()
+						c0 := append([]float32(nil), c...)
+						const alpha, beta = 1.5, 0.5
+						if withBias {
+							e.(tensor.BiasGemmer[float32]).GemmBias(tA, tB, s.m, s.n, s.k, alpha, a, lda, b, ldb, bias, c, ldc)
+						} else {
+							e.Gemm(tA, tB, s.m, s.n, s.k, alpha, a, lda, b, ldb, beta, c, ldc)
+						}
+						for i := range s.m {
+							for j := range ldc {
+								want := float64(c0[i*ldc+j]) // past n: untouched
+								if j < s.n {
+									var sum float64
+									for p := range s.k {
+										ai, bi := i*lda+p, p*ldb+j
+										if tA {
+											ai = p*lda + i
+										}
+										if tB {
+											bi = j*ldb + p
+										}
+										x, y := a[ai], b[bi]
+										sum += float64(x) * float64(y)
+									}
+									if withBias {
+										want = alpha*sum + float64(bias[j])
+									} else {
+										want = alpha*sum + beta*want
+									}
+								}
+								got := float64(c[i*ldc+j])
+								if d := got - want; d > 2e-3 || d < -2e-3 {
+									t.Fatalf("%s %v tA=%v tB=%v bias=%v: C[%d,%d] = %v, want %v", be.Name(), s, tA, tB, withBias, i, j, got, want)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestSplitGemmTransposes runs GEMMs large enough to be split over two
 // workers with every combination of transposes, on shapes where the split
 // dimension of a transposed operand is far longer than the other (the

@@ -29,6 +29,36 @@ type cpuEngine[T Float] struct {
 	gemmJobs  sync.Pool // *gemmJob[T]
 	convJobs  sync.Pool // *convJob[T]
 	parJobs   sync.Pool // *parJob
+	partials  partialBufs[T]
+}
+
+// partialBufs is a free list of the buffers that hold the partial products
+// of a GEMM split along k (a sync.Pool would drop them at each GC, which
+// then shows as allocation).
+type partialBufs[T Float] struct {
+	sync.Mutex
+	list [][]T
+}
+
+// get returns a buffer of at least n elements.
+func (f *partialBufs[T]) get(n int) []T {
+	f.Lock()
+	defer f.Unlock()
+	for i, b := range f.list {
+		if cap(b) >= n {
+			last := len(f.list) - 1
+			f.list[i] = f.list[last]
+			f.list = f.list[:last]
+			return b[:n]
+		}
+	}
+	return make([]T, n)
+}
+
+func (f *partialBufs[T]) put(b []T) {
+	f.Lock()
+	f.list = append(f.list, b)
+	f.Unlock()
 }
 
 func newCPUEngine[T Float](name string, workers int, splitGemm bool, gemm gemmFunc[T], gemmBias biasGemmFunc[T]) *cpuEngine[T] {
@@ -85,10 +115,31 @@ func (e *cpuEngine[T]) runGemm(transA, transB bool, m, n, k int, alpha T, a []T,
 	j := e.getGemmJob()
 	*j = gemmJob[T]{gemm: e.gemm, gemmBias: e.gemmBias, transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, bias: bias, c: c, ldc: ldc, parts: parts}
+	if splitAlongK(m, n, k) {
+		j.partial = e.partials.get((parts - 1) * m * n)
+	}
 	e.pool.run(j, parts, &j.l)
+	if j.partial != nil {
+		for p := 1; p < parts; p++ {
+			w := j.partial[(p-1)*m*n:]
+			for i := range m {
+				AxpySlice(1, w[i*n:i*n+n], c[i*ldc:i*ldc+n])
+			}
+		}
+		e.partials.put(j.partial)
+	}
 	*j = gemmJob[T]{}
 	e.gemmJobs.Put(j)
 }
+
+// splitAlongK reports whether a GEMM is split along k rather than along m
+// or n: when k is at least twice both, as in the weight gradient of a
+// linear layer (m and n its widths, k the batch). Each part then reads the
+// rows of the batch that its own core wrote in the forward pass (which
+// splits along the batch), where split along m both would read all of them
+// (an AdamNODE of width 118, batch 1290: the kernel of that product took
+// 60% longer split along m than each replica's half-batch product).
+func splitAlongK(m, n, k int) bool { return k >= 2*max(m, n) }
 
 func (e *cpuEngine[T]) getGemmJob() *gemmJob[T] {
 	if j, ok := e.gemmJobs.Get().(*gemmJob[T]); ok {
@@ -109,11 +160,19 @@ type gemmJob[T Float] struct {
 	bias           []T // nil for none
 	lda, ldb, ldc  int
 	parts          int
+	// partial, when not nil, splits the product along k: part p > 0 writes
+	// its m×n partial product (dense) at partial[(p−1)·m·n:], and runGemm
+	// adds them into C.
+	partial []T
 }
 
-// run computes part p of the product: a band of rows of C (when m ≥ n) or a
-// band of columns.
+// run computes part p of the product: a band of the sum over k (when
+// partial is set), of the rows of C (when m ≥ n) or of its columns.
 func (j *gemmJob[T]) run(p int) {
+	if j.partial != nil {
+		j.runK(p)
+		return
+	}
 	if j.m >= j.n {
 		lo, hi := band(j.m, j.parts, p)
 		if lo == hi {
@@ -143,6 +202,38 @@ func (j *gemmJob[T]) run(p int) {
 		bias = bias[lo:]
 	}
 	j.part(j.m, hi-lo, j.a, b, bias, j.c[lo:])
+}
+
+// runK computes part p of a product split along k: the terms lo..hi−1 of
+// the sum, into C (with beta and the bias) for part 0 and into its partial
+// buffer for the others.
+func (j *gemmJob[T]) runK(p int) {
+	lo, hi := band(j.k, j.parts, p)
+	a, b := j.a, j.b
+	if j.transA {
+		a = a[lo*j.lda:] // rows lo.. of Aᵀ as stored
+	} else {
+		a = a[lo:] // columns lo.. of A
+	}
+	if j.transB {
+		b = b[lo:] // columns lo.. of Bᵀ as stored
+	} else {
+		b = b[lo*j.ldb:] // rows lo.. of B
+	}
+	if p == 0 {
+		if j.bias != nil {
+			j.gemmBias(trans(j.transA), trans(j.transB), j.m, j.n, hi-lo, j.alpha, a, j.lda, b, j.ldb, j.bias, j.c, j.ldc)
+			return
+		}
+		j.gemm(trans(j.transA), trans(j.transB), j.m, j.n, hi-lo, j.alpha, a, j.lda, b, j.ldb, j.beta, j.c, j.ldc)
+		return
+	}
+	w := j.partial[(p-1)*j.m*j.n:][:j.m*j.n]
+	if lo == hi {
+		clear(w)
+		return
+	}
+	j.gemm(trans(j.transA), trans(j.transB), j.m, j.n, hi-lo, j.alpha, a, j.lda, b, j.ldb, 0, w, j.n)
 }
 
 // part computes the m×n block of C at c from a and b, with the bias when
