@@ -304,18 +304,27 @@ func (l *latch) add(n int) {
 	l.left.Add(int32(n))
 }
 
-// done marks one part finished. The WaitGroup goes first, so that a waiter
-// that sees left reach 0 finds the WaitGroup at 0 too.
+// done marks one part finished: its last touch of the latch, which may be
+// reused as soon as left reads 0. The WaitGroup goes first, so that a
+// waiter that sees left reach 0 finds the WaitGroup at 0 too.
 func (l *latch) done() {
 	l.wg.Done()
 	l.left.Add(-1)
 }
 
 // wait returns when every part has finished: it polls for up to spinWait,
-// then blocks.
+// then blocks. A waiter woken from the WaitGroup still waits for left to
+// reach 0, which follows within nanoseconds: until then a worker has yet to
+// touch the latch, and the job holding it must not be reused.
 func (l *latch) wait() {
-	spin(func() bool { return l.left.Load() == 0 })
+	if spin(func() bool { return l.left.Load() == 0 }) {
+		l.wg.Wait() // at 0 already
+		return
+	}
 	l.wg.Wait()
+	for l.left.Load() != 0 {
+		runtime.Gosched()
+	}
 }
 
 // spinWait is how long a worker that has run out of tasks, and a caller
