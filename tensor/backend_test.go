@@ -175,6 +175,49 @@ func TestSplitGemmShapes(t *testing.T) {
 	}
 }
 
+// TestEngineConcurrentCallers runs split GEMMs and Parallel calls from four
+// goroutines at once on one engine of two workers (the pool's tasks are
+// shared): each caller must get its own product, and its parts only.
+func TestEngineConcurrentCallers(t *testing.T) {
+	e := tensor.EngineFor[float32](tensor.Gonum(2))
+	const m, n, k = 512, 64, 64 // split: 4.2 Mflop
+	rng := rand.New(rand.NewPCG(8, 8))
+	b := tensor.RandN[float32](rng, 0, 1, k, n).Data()
+	var as, wants [4][]float32
+	for g := range as {
+		as[g] = tensor.RandN[float32](rng, 0, 1, m, k).Data()
+		wants[g] = make([]float32, m*n)
+		tensor.EngineFor[float32](tensor.Gonum(1)).Gemm(false, false, m, n, k, 1, as[g], k, b, n, 0, wants[g], n)
+	}
+	errs := make(chan error, len(as))
+	for g := range as {
+		go func() {
+			c := make([]float32, m*n)
+			for it := range 50 {
+				e.Gemm(false, false, m, n, k, 1, as[g], k, b, n, 0, c, n)
+				for i, v := range c {
+					if d := v - wants[g][i]; d > 1e-3 || d < -1e-3 {
+						errs <- fmt.Errorf("caller %d, call %d: element %d = %v, want %v", g, it, i, v, wants[g][i])
+						return
+					}
+				}
+				var sum atomic.Int64
+				e.Parallel(1000, func(lo, hi int) { sum.Add(int64(hi - lo)) })
+				if sum.Load() != 1000 {
+					errs <- fmt.Errorf("caller %d, call %d: Parallel covered %d of 1000 items", g, it, sum.Load())
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range as {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestSplitGemmTransposes runs GEMMs large enough to be split over two
 // workers with every combination of transposes, on shapes where the split
 // dimension of a transposed operand is far longer than the other (the
