@@ -60,6 +60,18 @@
 // summed, in the same passes); Engine.Parallel lends the workers to other
 // bandwise work, such as autograd's elementwise ops on large tensors. The
 // elementwise methods of Tensor themselves run on the calling goroutine.
+// GEMMs are split by bands of rows or columns, or along k when k is at
+// least twice both (a weight gradient: each part then reads the rows of
+// the batch its core wrote, and the partial products are summed).
+//
+// A worker that runs out of work, and a caller waiting for the other parts
+// of its call, poll for up to 200 µs before they block, as OpenMP runtimes
+// do: the solvers call the engine every few to few hundred microseconds,
+// and waking a blocked thread costs tens of microseconds under a
+// hypervisor (on a 2-core KVM guest a split GEMM ran slower than on one
+// core while the workers blocked). So a process computing on an engine of
+// N workers shows up to N busy cores for 200 µs after its last call; a
+// pool idle for longer costs nothing.
 //
 // On amd64 with AVX-512 (not in the purego build), float32 GEMM runs on
 // tensor/internal/sgemm, in both backends and split over the workers: the
