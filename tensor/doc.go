@@ -71,7 +71,10 @@
 // hypervisor (on a 2-core KVM guest a split GEMM ran slower than on one
 // core while the workers blocked). So a process computing on an engine of
 // N workers shows up to N busy cores for 200 µs after its last call; a
-// pool idle for longer costs nothing.
+// pool idle for longer costs nothing. On Linux the polling stops while the
+// machine has more runnable threads than cores (counted every 2 ms from
+// /proc/loadavg, off for 50 ms after 5 counts above the cores in a row),
+// so that processes sharing the cores do not burn each other's time.
 //
 // On amd64 with AVX-512 (not in the purego build), float32 GEMM runs on
 // tensor/internal/sgemm, in both backends and split over the workers: the
