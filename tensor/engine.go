@@ -382,9 +382,6 @@ const (
 	spinBackoff    = 50 * time.Millisecond
 )
 
-// countRunnable is runnableThreads (a variable for the tests).
-var countRunnable = runnableThreads
-
 // spinNext is when spinAllowed counts the threads next (Unix ns), spinOver
 // how many counts in a row found more threads than cores, and spinOff
 // whether polling is off.
@@ -401,10 +398,13 @@ var (
 // holds a core another thread, often another process's, waits for: two
 // processes of 2 workers each training on 2 cores ran 35% slower with
 // polling workers than with blocking ones.
-func spinAllowed(now time.Time) bool {
+func spinAllowed(now time.Time) bool { return spinAllowedBy(now, runnableThreads) }
+
+// spinAllowedBy is spinAllowed with the threads counted by count.
+func spinAllowedBy(now time.Time, count func() int) bool {
 	t := now.UnixNano()
 	if next := spinNext.Load(); t >= next && spinNext.CompareAndSwap(next, t+int64(spinCheck)) {
-		if countRunnable() <= runtime.NumCPU() {
+		if count() <= runtime.NumCPU() {
 			spinOver.Store(0)
 			spinOff.Store(false)
 		} else if spinOver.Add(1) >= spinOverCounts {

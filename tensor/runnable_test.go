@@ -47,27 +47,26 @@ func TestRunnableThreads(t *testing.T) {
 	}
 }
 
-// TestSpinAllowed drives spinAllowed with made-up counts of runnable threads
+// TestSpinAllowed drives spinAllowedBy with made-up counts of runnable threads
 // at made-up times (far in the future, so that the pools of other tests,
 // which call it with the real time, do not count): polling stays on through
 // spinOverCounts−1 counts above the cores, goes off at the next, stays off
 // for spinBackoff without counting, and comes back on at a count within
 // the cores.
 func TestSpinAllowed(t *testing.T) {
-	defer func(f func() int) {
-		countRunnable = f
+	defer func() {
 		spinNext.Store(0)
 		spinOver.Store(0)
 		spinOff.Store(false)
-	}(countRunnable)
+	}()
 	count, counted := 0, 0
-	countRunnable = func() int { counted++; return count }
+	fake := func() int { counted++; return count }
 	now := time.Now().Add(100 * 365 * 24 * time.Hour)
 	step := func(d time.Duration, runnable int, want bool, what string) {
 		t.Helper()
 		now = now.Add(d)
 		count = runnable
-		if got := spinAllowed(now); got != want {
+		if got := spinAllowedBy(now, fake); got != want {
 			t.Fatalf("%s: spinAllowed = %v, want %v", what, got, want)
 		}
 	}
