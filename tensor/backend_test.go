@@ -26,8 +26,8 @@ func TestEngines(t *testing.T) {
 	}
 }
 
-// TestConvAllocatesNothing checks that the convolution passes and a split
-// GEMM into given destinations allocate nothing in steady state on backends
+// TestConvAllocatesNothing checks that the convolution passes and split
+// GEMMs (by rows, and along k) into given destinations allocate nothing in steady state on backends
 // whose BLAS does not allocate (OpenBLAS; gonum's gemm allocates internally).
 func TestConvAllocatesNothing(t *testing.T) {
 	if raceEnabled {
@@ -46,11 +46,13 @@ func TestConvAllocatesNothing(t *testing.T) {
 	bias := tensor.New[float32](6)
 	m := tensor.New[float32](256, 256)
 	mm := tensor.New[float32](256, 256)
+	g, xs, gw := tensor.New[float32](1024, 64), tensor.New[float32](1024, 64), tensor.New[float32](64, 64)
 	for name, f := range map[string]func(){
 		"forward":         func() { e.Conv2D(y, x, w, bias, p) },
 		"backward-data":   func() { e.Conv2DBackwardData(dx, y, w, p, false) },
 		"backward-filter": func() { e.Conv2DBackwardFilter(dw, bias, y, x, p, true) },
 		"split gemm":      func() { mm.MatMul(e, m, false, m, true) },
+		"gemm split on k": func() { gw.MatMul(e, g, true, xs, false) },
 	} {
 		if n := testing.AllocsPerRun(50, f); n != 0 {
 			t.Errorf("%s: %v allocations per run, want 0", name, n)

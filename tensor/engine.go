@@ -29,36 +29,6 @@ type cpuEngine[T Float] struct {
 	gemmJobs  sync.Pool // *gemmJob[T]
 	convJobs  sync.Pool // *convJob[T]
 	parJobs   sync.Pool // *parJob
-	partials  partialBufs[T]
-}
-
-// partialBufs is a free list of the buffers that hold the partial products
-// of a GEMM split along k (a sync.Pool would drop them at each GC, which
-// then shows as allocation).
-type partialBufs[T Float] struct {
-	sync.Mutex
-	list [][]T
-}
-
-// get returns a buffer of at least n elements.
-func (f *partialBufs[T]) get(n int) []T {
-	f.Lock()
-	defer f.Unlock()
-	for i, b := range f.list {
-		if cap(b) >= n {
-			last := len(f.list) - 1
-			f.list[i] = f.list[last]
-			f.list = f.list[:last]
-			return b[:n]
-		}
-	}
-	return make([]T, n)
-}
-
-func (f *partialBufs[T]) put(b []T) {
-	f.Lock()
-	f.list = append(f.list, b)
-	f.Unlock()
 }
 
 func newCPUEngine[T Float](name string, workers int, splitGemm bool, gemm gemmFunc[T], gemmBias biasGemmFunc[T]) *cpuEngine[T] {
@@ -113,10 +83,14 @@ func (e *cpuEngine[T]) runGemm(transA, transB bool, m, n, k int, alpha T, a []T,
 		return
 	}
 	j := e.getGemmJob()
+	// The job keeps its partial-product buffer from call to call (as
+	// convJob its per-part buffers).
 	*j = gemmJob[T]{gemm: e.gemm, gemmBias: e.gemmBias, transA: transA, transB: transB, m: m, n: n, k: k,
-		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, bias: bias, c: c, ldc: ldc, parts: parts}
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, bias: bias, c: c, ldc: ldc, parts: parts,
+		partialBuf: j.partialBuf}
 	if splitAlongK(m, n, k) {
-		j.partial = e.partials.get((parts - 1) * m * n)
+		j.partialBuf = grow(j.partialBuf, (parts-1)*m*n)
+		j.partial = j.partialBuf
 	}
 	e.pool.run(j, parts, &j.l)
 	if j.partial != nil {
@@ -126,9 +100,8 @@ func (e *cpuEngine[T]) runGemm(transA, transB bool, m, n, k int, alpha T, a []T,
 				AxpySlice(1, w[i*n:i*n+n], c[i*ldc:i*ldc+n])
 			}
 		}
-		e.partials.put(j.partial)
 	}
-	*j = gemmJob[T]{}
+	*j = gemmJob[T]{partialBuf: j.partialBuf}
 	e.gemmJobs.Put(j)
 }
 
@@ -148,7 +121,8 @@ func (e *cpuEngine[T]) getGemmJob() *gemmJob[T] {
 	return new(gemmJob[T])
 }
 
-// gemmJob is one GEMM split into parts along its larger output dimension.
+// gemmJob is one GEMM split into parts: along k (see splitAlongK), else
+// along its larger output dimension.
 type gemmJob[T Float] struct {
 	l              latch
 	gemm           gemmFunc[T]
@@ -163,7 +137,8 @@ type gemmJob[T Float] struct {
 	// partial, when not nil, splits the product along k: part p > 0 writes
 	// its m×n partial product (dense) at partial[(p−1)·m·n:], and runGemm
 	// adds them into C.
-	partial []T
+	partial    []T
+	partialBuf []T // partial's memory, kept while the job is reused
 }
 
 // run computes part p of the product: a band of the sum over k (when
