@@ -247,6 +247,12 @@ func TestWinoInputFused(t *testing.T) {
 	}
 }
 
+// winoOutputShapes are the output sizes the fused output transforms are
+// checked at: odd and even, paddings 0–2, output channels 1–50.
+var winoOutputShapes = []struct{ co, h, w, pad int }{
+	{1, 3, 3, 0}, {1, 4, 4, 1}, {2, 5, 7, 1}, {3, 28, 28, 1}, {5, 9, 31, 2}, {4, 32, 33, 1}, {50, 28, 28, 1},
+}
+
 // TestWinoOutputFused: winoOutput with its two passes fused into one
 // kernel (float32, AVX-512) writes the bits of the six winoDown calls,
 // setting and adding, with and without a bias, and negative zeros among the
@@ -256,9 +262,7 @@ func TestWinoOutputFused(t *testing.T) {
 		t.Skip("no AVX-512 transforms")
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
-	for _, c := range []struct{ co, h, w, pad int }{
-		{1, 3, 3, 0}, {1, 4, 4, 1}, {2, 5, 7, 1}, {3, 28, 28, 1}, {5, 9, 31, 2}, {4, 32, 33, 1}, {50, 28, 28, 1},
-	} {
+	for _, c := range winoOutputShapes {
 		s := winoShape(1, c.co, c.h, c.w, c.pad)
 		_, ms, scr := winoSizes(s)
 		m := make([]float32, ms)
@@ -301,9 +305,7 @@ func TestWinoOutputGradFused(t *testing.T) {
 		t.Skip("no AVX-512 transforms")
 	}
 	rng := rand.New(rand.NewPCG(13, 14))
-	for _, c := range []struct{ co, h, w, pad int }{
-		{1, 3, 3, 0}, {1, 4, 4, 1}, {2, 5, 7, 1}, {3, 28, 28, 1}, {5, 9, 31, 2}, {4, 32, 33, 1}, {50, 28, 28, 1},
-	} {
+	for _, c := range winoOutputShapes {
 		s := winoShape(1, c.co, c.h, c.w, c.pad)
 		dy := make([]float32, c.co*s.oh*s.ow)
 		for i := range dy {
