@@ -30,7 +30,7 @@ func TestEngines(t *testing.T) {
 // GEMMs (by rows, and along k) into given destinations allocate nothing in steady state on backends
 // whose BLAS does not allocate (OpenBLAS; gonum's gemm allocates internally).
 func TestConvAllocatesNothing(t *testing.T) {
-	if raceEnabled {
+	if tensor.RaceEnabled {
 		t.Skip("the race detector allocates")
 	}
 	b, err := tensor.OpenBLAS(2)

@@ -1,7 +1,8 @@
 //go:build race
 
-package tensor_test
+package tensor
 
-// raceEnabled: the race detector's instrumentation allocates, so the
-// allocation tests skip under it.
-const raceEnabled = true
+// RaceEnabled reports whether the race detector is on: its instrumentation
+// allocates where the code does not. (Exported for the package's external
+// tests too.)
+const RaceEnabled = true

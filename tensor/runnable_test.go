@@ -42,7 +42,7 @@ func TestRunnableThreads(t *testing.T) {
 	if n < 1 {
 		t.Fatalf("runnableThreads() = %d, want at least 1 (the caller)", n)
 	}
-	if a := testing.AllocsPerRun(20, func() { runnableThreads() }); a != 0 && !raceOn {
+	if a := testing.AllocsPerRun(20, func() { runnableThreads() }); a != 0 && !RaceEnabled {
 		t.Fatalf("runnableThreads allocates %v times a call", a)
 	}
 }

@@ -1,7 +1,0 @@
-//go:build race
-
-package tensor
-
-// raceOn reports whether the race detector is on: its instrumentation
-// allocates where the code does not.
-const raceOn = true
