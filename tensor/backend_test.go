@@ -211,13 +211,14 @@ func TestEngineConcurrentCallers(t *testing.T) {
 // workers with every combination of transposes, on shapes where the split
 // dimension of a transposed operand is far longer than the other (the
 // split once sliced a transposed A by rows and ran past its end), against
-// a one-worker product.
+// a one-worker product; and one split along k (k far longer than m and n,
+// not a multiple of the parts).
 func TestSplitGemmTransposes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	for _, be := range tensor.Backends(2) {
 		ref := tensor.EngineFor[float64](tensor.Gonum(1))
 		e := tensor.EngineFor[float64](be)
-		for _, s := range []struct{ m, n, k int }{{4096, 64, 8}, {64, 4096, 8}, {512, 512, 16}} {
+		for _, s := range []struct{ m, n, k int }{{4096, 64, 8}, {64, 4096, 8}, {512, 512, 16}, {32, 24, 4097}} {
 			for _, tA := range []bool{false, true} {
 				for _, tB := range []bool{false, true} {
 					as, bs := []int{s.m, s.k}, []int{s.k, s.n}
