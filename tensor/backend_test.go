@@ -26,6 +26,48 @@ func TestEngines(t *testing.T) {
 	}
 }
 
+// TestSerial checks Workers and Serial: a serial engine has one worker,
+// runs Parallel in one band on the calling goroutine, passes the
+// conformance suite, and is the engine itself when it has one worker or is
+// not a CPU engine.
+func TestSerial(t *testing.T) {
+	for _, b := range tensor.Backends(3) {
+		e := tensor.EngineFor[float32](b)
+		if w := tensor.Workers(e); w != 3 {
+			t.Errorf("%s: Workers = %d, want 3", b.Name(), w)
+		}
+		s := tensor.Serial(e)
+		if w := tensor.Workers(s); w != 1 || s == e {
+			t.Errorf("%s: Serial has %d workers (same engine %v), want 1 of its own", b.Name(), w, s == e)
+		}
+		if s2 := tensor.Serial(e); s2 != s {
+			t.Errorf("%s: Serial makes a new engine at each call", b.Name())
+		}
+		if s1 := tensor.Serial(s); s1 != s {
+			t.Errorf("%s: Serial of a serial engine is another engine", b.Name())
+		}
+		bands := 0
+		s.Parallel(1000, func(lo, hi int) {
+			bands++
+			if lo != 0 || hi != 1000 {
+				t.Errorf("%s: serial Parallel band [%d, %d), want [0, 1000)", b.Name(), lo, hi)
+			}
+		})
+		if bands != 1 {
+			t.Errorf("%s: serial Parallel ran %d bands", b.Name(), bands)
+		}
+		t.Run(b.Name(), func(t *testing.T) { enginetest.Run(t, s) })
+	}
+	var other otherEngine
+	if tensor.Serial[float32](other) != tensor.Engine[float32](other) || tensor.Workers[float32](other) != 1 {
+		t.Error("an engine without Workers and Serial methods: want itself and 1 worker")
+	}
+}
+
+// otherEngine is an engine of another package: the conformance reference,
+// without the CPU engine's Workers and Serial methods.
+type otherEngine struct{ tensor.Engine[float32] }
+
 // TestConvAllocatesNothing checks that the convolution passes and split
 // GEMMs (by rows, and along k) into given destinations allocate nothing in steady state on backends
 // whose BLAS does not allocate (OpenBLAS; gonum's gemm allocates internally).

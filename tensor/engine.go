@@ -29,11 +29,16 @@ type cpuEngine[T Float] struct {
 	gemmJobs  sync.Pool // *gemmJob[T]
 	convJobs  sync.Pool // *convJob[T]
 	parJobs   sync.Pool // *parJob
+	serial    *cpuEngine[T] // the same kernels on one worker (itself when workers is 1)
 }
 
 func newCPUEngine[T Float](name string, workers int, splitGemm bool, gemm gemmFunc[T], gemmBias biasGemmFunc[T]) *cpuEngine[T] {
 	e := &cpuEngine[T]{name: name, workers: workers, splitGemm: splitGemm, gemm: gemm, gemmBias: gemmBias}
 	e.pool = newWorkerPool(workers - 1)
+	e.serial = e
+	if workers > 1 {
+		e.serial = newCPUEngine(name, 1, splitGemm, gemm, gemmBias)
+	}
 	// The workers hold only the task channel, so the engine can become
 	// unreachable; then the channel is closed and the workers exit.
 	runtime.AddCleanup(e, func(p *workerPool) { p.close() }, e.pool)
@@ -41,6 +46,37 @@ func newCPUEngine[T Float](name string, workers int, splitGemm bool, gemm gemmFu
 }
 
 func (e *cpuEngine[T]) Name() string { return e.name }
+
+// Workers returns the number of workers the engine splits its work over.
+func (e *cpuEngine[T]) Workers() int { return e.workers }
+
+// Serial returns the engine's kernels on one worker.
+func (e *cpuEngine[T]) Serial() Engine[T] { return e.serial }
+
+// Workers returns the number of workers e splits its kernels and Parallel
+// calls over: what e's Workers method says, or 1 for an engine without
+// one (a GPU engine, whose elementwise work runs on the calling goroutine).
+func Workers[T Float](e Engine[T]) int {
+	if w, ok := e.(interface{ Workers() int }); ok {
+		return max(w.Workers(), 1)
+	}
+	return 1
+}
+
+// Serial returns an engine that computes as e does on the calling
+// goroutine alone, splitting no GEMM and no Parallel call over workers: for
+// code that runs its own parallelism above the kernels (autograd.RowShards
+// evaluates shards of a batch concurrently, each shard's kernels on one
+// core), so that concurrent kernels do not split again over the same
+// workers. It is what e's Serial method returns, or e itself for an engine
+// without one. (The float64 engine of the gonum backend keeps gonum's own
+// threading inside its GEMMs.)
+func Serial[T Float](e Engine[T]) Engine[T] {
+	if s, ok := e.(interface{ Serial() Engine[T] }); ok {
+		return s.Serial()
+	}
+	return e
+}
 
 // minSplitFlops is the size below which a GEMM is not worth splitting. A
 // polling worker takes a part in about a microsecond, and in a loop of
