@@ -191,6 +191,10 @@ type Tape[T tensor.Float] struct {
 	redirParams []*Param[T]
 	redirGrads  []*tensor.Tensor[T]
 	redirNext   int
+
+	// The shard sets of RowShards nodes on the tape, returned to their
+	// RowShards at Reset (or when Backward reaches the node).
+	held []shardHold[T]
 }
 
 // NewTape returns an empty tape that computes with eng and records gradients.
@@ -240,6 +244,7 @@ func (t *Tape[T]) Reset() {
 	t.n, t.ops, t.spent = 0, 0, false
 	t.gen++
 	t.clearRedirect()
+	t.releaseHeld()
 	t.arena.reset()
 }
 
@@ -255,6 +260,8 @@ func (t *Tape[T]) Release() {
 	t.n, t.ops, t.spent = 0, 0, false
 	t.gen++
 	t.clearRedirect()
+	t.releaseHeld()
+	t.held = nil
 	t.arena.release()
 }
 
