@@ -26,9 +26,9 @@ type cpuEngine[T Float] struct {
 	gemm      gemmFunc[T]
 	gemmBias  biasGemmFunc[T]
 	pool      *workerPool
-	gemmJobs  sync.Pool // *gemmJob[T]
-	convJobs  sync.Pool // *convJob[T]
-	parJobs   sync.Pool // *parJob
+	gemmJobs  sync.Pool     // *gemmJob[T]
+	convJobs  sync.Pool     // *convJob[T]
+	parJobs   sync.Pool     // *parJob
 	serial    *cpuEngine[T] // the same kernels on one worker (itself when workers is 1)
 }
 
