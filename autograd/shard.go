@@ -12,16 +12,23 @@ import (
 // is x's: row i of the output depends on row i of x alone.
 type RowFunc[T tensor.Float] func(tp *Tape[T], arg float64, x Var[T]) Var[T]
 
-// MinShardRows is the fewest rows RowShards gives a shard: a batch of fewer
-// than twice as many rows is evaluated whole.
-const MinShardRows = 32
+// The sizes from which RowShards shards a batch by itself (shards ≤ 0):
+// at least autoShardRows rows a shard, and at least autoShardWork
+// parameter reads a call (rows times the parameters' elements: a dense
+// layer's multiply–adds). Measured on MLP fields on 2 cores (bench/README.md):
+// smaller calls, whose products the engine does not split either, ran up
+// to 27% slower sharded (width 78, three layers, batch 149: shards of 74
+// rows), for the synchronisation and the shards' smaller products.
+const (
+	autoShardRows = 128
+	autoShardWork = 1 << 21
+)
 
 // RowShards evaluates a function of a batch whose rows are independent —
 // output row i depends on input row i alone, as for an MLP or a
 // convolution net applied to each sample — on shards of the batch at once.
 // This is PyTorch's DataParallel within one process: the rows are cut into
-// one shard per worker of the tape's engine (at most the given number),
-// each shard is recorded on a tape of its own that computes with
+// one shard per worker of the tape's engine, each shard is recorded on a tape of its own that computes with
 // tensor.Serial of the engine, and the shards run concurrently over the
 // engine's workers (Engine.Parallel). The result is one node on the
 // caller's tape, the shards' outputs stacked in row order; its backward
@@ -31,8 +38,14 @@ const MinShardRows = 32
 // It pays where the engine would otherwise split each product and map of
 // the function over its workers: a single synchronisation per call instead
 // of one per op, and each core keeps its own rows in its cache (an MLP
-// field of width 118, batch 1290, on 2 cores). With one worker, or fewer
-// than 2·MinShardRows rows, Apply records f on the caller's tape as it is.
+// field of width 64, batch 512, on 2 cores: 18% faster a training
+// iteration). Asked for a number of shards, it uses that many (at most one
+// per worker and one per row); asked for 0, it shards only batches of at
+// least 128 rows a shard where rows × parameter elements is at least 2²¹,
+// the size from which that paid on MLP fields (a convolution net does far
+// more work per parameter, and is better given its number of shards).
+// Otherwise, and always with one worker, Apply records f on the caller's
+// tape as it is.
 //
 // f must be safe to call on several tapes at once (the layers package's
 // modules are, but not Dropout, which draws from one generator, nor
@@ -48,17 +61,23 @@ const MinShardRows = 32
 type RowShards[T tensor.Float] struct {
 	shards int
 	params []*Param[T]
+	size   int // the parameters' elements
 
 	mu    sync.Mutex
 	free  []*shardSet[T]
 	token uint64
 }
 
-// NewRowShards returns a RowShards cutting batches into at most shards
-// shards (one per worker of the engine when shards ≤ 0), for functions that
-// read the parameters params.
+// NewRowShards returns a RowShards cutting batches into the given number of
+// shards (at most one per worker of the engine and one per row), or, when
+// shards ≤ 0, into one per worker where the batch is large enough to pay
+// (see RowShards), for functions that read the parameters params.
 func NewRowShards[T tensor.Float](shards int, params []*Param[T]) *RowShards[T] {
-	return &RowShards[T]{shards: shards, params: append([]*Param[T](nil), params...)}
+	s := &RowShards[T]{shards: shards, params: append([]*Param[T](nil), params...)}
+	for _, p := range params {
+		s.size += p.Value.Len()
+	}
+	return s
 }
 
 // Params returns the parameters the functions read.
@@ -66,11 +85,14 @@ func (s *RowShards[T]) Params() []*Param[T] { return s.params }
 
 // count returns the number of shards for a batch of rows on eng.
 func (s *RowShards[T]) count(eng tensor.Engine[T], rows int) int {
-	k := tensor.Workers(eng)
+	w := tensor.Workers(eng)
 	if s.shards > 0 {
-		k = min(k, s.shards)
+		return min(w, s.shards, rows)
 	}
-	return min(k, rows/MinShardRows)
+	if k := min(w, rows/autoShardRows); k >= 2 && rows*s.size >= autoShardWork {
+		return k
+	}
+	return 1
 }
 
 // Apply records y = f(x) on x's tape, f evaluated on shards of x's rows

@@ -85,17 +85,23 @@ func maxDiff(a, b *tensor.Tensor[float64]) float64 {
 func TestRowShardsMatchesWhole(t *testing.T) {
 	names := []string{"y", "x", "w1", "b1", "w2", "b2"}
 	for _, tc := range []struct {
-		workers, shards, rows, wantTapes int
+		workers, shards, rows, hidden, wantTapes int
 	}{
-		{2, 0, 130, 2},
-		{3, 0, 200, 3},
-		{4, 2, 97, 2},  // at most the shards asked for
-		{4, 0, 100, 3}, // at most rows/MinShardRows
-		{2, 0, 63, 1},  // too few rows: evaluated whole on the caller's tape
-		{1, 0, 500, 1}, // one worker
+		{2, 2, 130, 12, 2},
+		{3, 3, 200, 12, 3},
+		{4, 2, 97, 12, 2},  // the shards asked for
+		{4, 9, 3, 12, 3},   // at most one a row
+		{1, 2, 500, 12, 1}, // one worker
+		// Chosen by size: rows·(parameter elements) ≥ 2²¹ and 128 rows a shard.
+		{2, 0, 512, 512, 2},  // 512·4611 elements
+		{3, 0, 512, 512, 3},  // 170 rows a shard
+		{4, 0, 512, 512, 4},  // 128 rows a shard
+		{8, 0, 512, 512, 4},  // not 64
+		{2, 0, 255, 1024, 1}, // 127 rows a shard
+		{2, 0, 400, 12, 1},   // 400·111 elements
 	} {
 		rng := rand.New(rand.NewPCG(uint64(tc.rows), uint64(tc.workers)))
-		m := newShardMLP(rng, 5, 12, 3)
+		m := newShardMLP(rng, 5, tc.hidden, 3)
 		x := tensor.RandN[float64](rng, 0, 1, tc.rows, 5)
 		r := tensor.RandN[float64](rng, 0, 1, tc.rows, 3)
 		eng := tensor.EngineFor[float64](tensor.Gonum(tc.workers))
@@ -134,7 +140,7 @@ func TestRowShardsGradients(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	m := newShardMLP(rng, 4, 9, 2)
 	x := ag.NewParam("x", tensor.RandN[float64](rng, 0, 1, 70, 4))
-	rs := ag.NewRowShards(0, m.params())
+	rs := ag.NewRowShards(2, m.params())
 	eng := tensor.EngineFor[float64](tensor.Gonum(2))
 	f := func(tp *ag.Tape[float64]) (ag.Var[float64], error) {
 		return rs.Apply(tp.Param(x), -0.2, m.eval), nil
@@ -158,7 +164,7 @@ func TestRowShardsPullback(t *testing.T) {
 	x := tensor.RandN[float64](rng, 0, 1, 96, 6)
 	cot := tensor.RandN[float64](rng, 0, 1, 96, 6)
 	eng := tensor.EngineFor[float64](tensor.Gonum(2))
-	rs := ag.NewRowShards(0, m.params())
+	rs := ag.NewRowShards(2, m.params())
 	whole := func(tp *ag.Tape[float64], in []ag.Var[float64]) ag.Var[float64] { return m.eval(tp, 1, in[0]) }
 	sharded := func(tp *ag.Tape[float64], in []ag.Var[float64]) ag.Var[float64] { return rs.Apply(in[0], 1, m.eval) }
 	grads := func() []*tensor.Tensor[float64] {
@@ -223,7 +229,7 @@ func TestRowShardsNoGrad(t *testing.T) {
 	tp.SetNoGrad(true)
 	want := m.eval(tp, 0, tp.Const(x)).Value().Clone()
 	tp.Reset()
-	rs := ag.NewRowShards(0, m.params())
+	rs := ag.NewRowShards(2, m.params())
 	for range 3 {
 		m.reset()
 		got := rs.Apply(tp.Input(x), 0, m.eval)
@@ -260,7 +266,7 @@ func TestRowShardsFailures(t *testing.T) {
 		f()
 		return ""
 	}
-	rs := ag.NewRowShards[float64](0, nil)
+	rs := ag.NewRowShards[float64](2, nil)
 
 	// A shape error in the function, on its tapes.
 	msg := panicMsg(func() {
@@ -323,7 +329,7 @@ func TestRowShardsReuse(t *testing.T) {
 	m := newShardMLP(rng, 8, 16, 8)
 	x := tensor.RandN[float64](rng, 0, 1, 128, 8)
 	eng := tensor.EngineFor[float64](tensor.Gonum(2))
-	rs := ag.NewRowShards(0, m.params())
+	rs := ag.NewRowShards(2, m.params())
 	f := func(tp *ag.Tape[float64], arg float64, x ag.Var[float64]) ag.Var[float64] {
 		h := ag.Tanh(ag.Linear(x, tp.Param(m.w1), tp.Param(m.b1)))
 		return ag.Linear(h, tp.Param(m.w2), tp.Param(m.b2))

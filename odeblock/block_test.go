@@ -50,41 +50,47 @@ type family struct {
 const batch, width = 2, 3
 
 func families(seed uint64) []family {
+	return familiesOf(seed, batch, func(f odeblock.Field[float64]) odeblock.Field[float64] { return f })
+}
+
+// familiesOf is families with a batch of the given rows and each field
+// passed through wrap.
+func familiesOf(seed uint64, rows int, wrap func(odeblock.Field[float64]) odeblock.Field[float64]) []family {
 	var out []family
 	for _, name := range []string{"node", "anode", "sonode", "hbnode", "ghbnode", "adamnode", "adamnode-softplus"} {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		x := autograd.NewParam("x", tensor.RandN[float64](rng, 0, 1, batch, width))
-		m0 := autograd.NewParam("m0", tensor.RandN[float64](rng, 0, 0.5, batch, width))
+		x := autograd.NewParam("x", tensor.RandN[float64](rng, 0, 1, rows, width))
+		m0 := autograd.NewParam("m0", tensor.RandN[float64](rng, 0, 0.5, rows, width))
 		f := family{name: name, inputs: []*autograd.Param[float64]{x, m0}}
 		stack := func(tp *autograd.Tape[float64]) autograd.Var[float64] {
 			return odeblock.Stack(tp.Param(x), tp.Param(m0))
 		}
 		switch name {
 		case "node":
-			f.dyn = &odeblock.NODE[float64]{F: newMLP(rng, "f", width, 5, width, 0.5)}
+			f.dyn = &odeblock.NODE[float64]{F: wrap(newMLP(rng, "f", width, 5, width, 0.5))}
 			f.inputs = f.inputs[:1]
 			f.state = func(tp *autograd.Tape[float64]) autograd.Var[float64] { return tp.Param(x) }
 		case "anode":
-			f.dyn = &odeblock.NODE[float64]{F: newMLP(rng, "f", width+2, 5, width+2, 0.5)}
+			f.dyn = &odeblock.NODE[float64]{F: wrap(newMLP(rng, "f", width+2, 5, width+2, 0.5))}
 			f.inputs = f.inputs[:1]
 			f.state = func(tp *autograd.Tape[float64]) autograd.Var[float64] {
 				return odeblock.AugmentChannels(tp, tp.Param(x), 2)
 			}
 		case "sonode":
-			f.dyn = &odeblock.SONODE[float64]{F: newMLP(rng, "f", 2*width, 5, width, 0.5)}
+			f.dyn = &odeblock.SONODE[float64]{F: wrap(newMLP(rng, "f", 2*width, 5, width, 0.5))}
 			f.state = stack
 		case "hbnode":
-			f.dyn = odeblock.NewHBNODE[float64](newMLP(rng, "f", width, 5, width, 0.5), -1)
+			f.dyn = odeblock.NewHBNODE[float64](wrap(newMLP(rng, "f", width, 5, width, 0.5)), -1)
 			f.state = stack
 		case "ghbnode":
-			f.dyn = odeblock.NewGHBNODE[float64](newMLP(rng, "f", width, 5, width, 0.5), -1, 0.5)
+			f.dyn = odeblock.NewGHBNODE[float64](wrap(newMLP(rng, "f", width, 5, width, 0.5)), -1, 0.5)
 			f.state = stack
 		case "adamnode", "adamnode-softplus":
 			s := odeblock.ScaleSqrt
 			if name == "adamnode-softplus" {
 				s = odeblock.ScaleSoftplus
 			}
-			f.dyn = odeblock.NewAdamNODE[float64](newMLP(rng, "f", width, 5, width, 0.5), -1, 1, s)
+			f.dyn = odeblock.NewAdamNODE[float64](wrap(newMLP(rng, "f", width, 5, width, 0.5)), -1, 1, s)
 			f.state = func(tp *autograd.Tape[float64]) autograd.Var[float64] {
 				m := tp.Param(m0)
 				return odeblock.Stack(tp.Param(x), m, autograd.AddConst(autograd.Square(m), 0.5))
@@ -146,9 +152,15 @@ func TestGradientsFiniteDifferences(t *testing.T) {
 // gradient, flattened in order, with the block's stats.
 func gradients(t *testing.T, f family, b *odeblock.Block[float64]) ([]float64, odeblock.BlockStats) {
 	t.Helper()
+	return gradientsOn(t, tensor.EngineFor[float64](tensor.Default()), f, b)
+}
+
+// gradientsOn is gradients computed with eng.
+func gradientsOn(t *testing.T, eng tensor.Engine[float64], f family, b *odeblock.Block[float64]) ([]float64, odeblock.BlockStats) {
+	t.Helper()
 	params := f.params()
 	autograd.ZeroGrads(params)
-	tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+	tp := autograd.NewTape(eng)
 	z, err := b.Trajectory(tp, f.state(tp))
 	if err != nil {
 		t.Fatal(err)
