@@ -90,10 +90,19 @@ func newField(c Config, rng *rand.Rand) *layers.Sequential[float32] {
 	return seq
 }
 
+// ShardField makes New and Load wrap f in odeblock.ShardedField(f, 0):
+// f evaluated on one shard of the batch per worker where the batch is
+// large enough to pay, what a user of the package would write for an MLP
+// field. False gives the plain field (mlpbench -shard=false).
+var ShardField = true
+
 // build makes the dynamics, block, tape and optimizer around p.Field.
 func (p *Problem) build() error {
 	c := p.Config
-	field := timeField{p.Field}
+	var field odeblock.Field[float32] = timeField{p.Field}
+	if ShardField {
+		field = odeblock.ShardedField(field, 0)
+	}
 	switch c.Family {
 	case "node":
 		p.Dyn = &odeblock.NODE[float32]{F: field}

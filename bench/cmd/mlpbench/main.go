@@ -16,7 +16,11 @@
 //	 "bwd_nfe": mean backward NFE, "peak_rss_mb": the process's peak RSS,
 //	 "fwd_nfe_first", "bwd_nfe_first", "loss_first": the first iteration's
 //	 (at the file's weights), "loss_last", "iters", "warmup", "threads"
-//	 (GOMAXPROCS), "backend", "grad_mode"}
+//	 (GOMAXPROCS), "backend", "grad_mode", "replicas", "shard"}
+//
+// f is wrapped in odeblock.ShardedField(f, 0), as a user would write it for
+// an MLP field: sharded over the workers where the batch is large enough
+// to pay; -shard=false times the plain field.
 //
 // With -config all, each configuration runs in a process of its own (this
 // command, re-executed), so that each peak RSS is its own. Threads: set
@@ -60,6 +64,7 @@ type Result struct {
 	Backend     string  `json:"backend"`
 	GradMode    string  `json:"grad_mode"`
 	Replicas    int     `json:"replicas"`
+	Shard       bool    `json:"shard"` // f sharded where that pays (-shard)
 }
 
 func main() {
@@ -72,6 +77,7 @@ func main() {
 		save   = flag.Bool("save-only", false, "write the weights file into -out, time nothing")
 		load   = flag.String("load", "", "run the problem of this weights file instead of -config")
 		reps   = flag.Int("replicas", 1, "data-parallel replicas, each with one worker and a share of the batch (mlpfamily.Replicas)")
+		shard  = flag.Bool("shard", true, "evaluate f on shards of the batch where that pays (odeblock.ShardedField; mlpfamily.ShardField)")
 		prof   = flag.String("cpuprofile", "", "write a CPU profile of the whole run here (empty: none)")
 	)
 	flag.Usage = func() {
@@ -79,6 +85,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	mlpfamily.ShardField = *shard
 	var bad string
 	switch {
 	case flag.NArg() > 0:
@@ -180,7 +187,7 @@ func runAll() error {
 // run does warmup untimed and iters timed training iterations.
 func run(p *mlpfamily.Problem, warmup, iters, k int) (Result, error) {
 	r := Result{Config: p.Config.Name, Side: "adamnode", Iters: iters, Warmup: warmup,
-		Threads: runtime.GOMAXPROCS(0), Backend: tensor.Default().Name(), GradMode: p.Config.Mode, Replicas: k}
+		Threads: runtime.GOMAXPROCS(0), Backend: tensor.Default().Name(), GradMode: p.Config.Mode, Replicas: k, Shard: mlpfamily.ShardField}
 	var stepper interface {
 		Step() (mlpfamily.IterStats, error)
 	} = p
