@@ -58,6 +58,15 @@
 // cotangents and accumulating parameter gradients into Param.Grad or into
 // destinations the caller gives (as an adjoint solve needs).
 //
+// # Shards of a batch
+//
+// RowShards evaluates a function whose rows are independent (an MLP on a
+// batch) on one shard of the rows per worker of the engine at once, each
+// shard on a tape of its own computing with tensor.Serial of the engine,
+// and records the result as one node: PyTorch's DataParallel within one
+// process. Its backward runs the shards' backward passes at once and sums
+// their parameter gradients. odeblock.ShardedField wraps an ODE field so.
+//
 // # Gradient checking
 //
 // CheckGradients compares Backward with central differences in float64 and

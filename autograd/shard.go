@@ -111,12 +111,12 @@ func (s *RowShards[T]) Apply(x Var[T], arg float64, f RowFunc[T]) Var[T] {
 	c.f, c.arg, c.x = f, arg, xe.value
 	c.grad = !t.noGrad
 	c.xReq, c.pReq = c.grad && xe.requires, false
-	c.pvars = c.pvars[:0]
+	c.pdst = c.pdst[:0]
 	if c.grad {
 		for _, p := range s.params {
-			v := t.Param(p)
-			c.pvars = append(c.pvars, v)
-			c.pReq = c.pReq || t.entryAt(int(v.i)).requires
+			e := t.entryAt(int(t.Param(p).i))
+			c.pReq = c.pReq || e.requires
+			c.pdst = append(c.pdst, e.grad)
 		}
 		c.grad = c.xReq || c.pReq
 	}
@@ -138,13 +138,8 @@ func (s *RowShards[T]) Apply(x Var[T], arg float64, f RowFunc[T]) Var[T] {
 		return t.Const(value)
 	}
 	t.held = append(t.held, shardHold[T]{set: c, token: c.token})
-	c.ins = append(c.ins[:0], x)
-	if c.pReq {
-		c.ins = append(c.ins, c.pvars...)
-	}
-	clear(c.pvars)
 	c.outer = t
-	return Custom("RowShards", value, c.back, c.ins...)
+	return Custom("RowShards", value, c.back, x)
 }
 
 // acquire returns a free set for k shards on eng, or a new one.
@@ -174,7 +169,7 @@ func (s *RowShards[T]) release(c *shardSet[T], token uint64) {
 	}
 	c.idle = true
 	c.outer, c.gx = nil, nil
-	clear(c.ins)
+	clear(c.pdst)
 	s.free = append(s.free, c)
 }
 
@@ -195,6 +190,10 @@ func (t *Tape[T]) releaseHeld() {
 }
 
 // shardSet is one call's shards: their tapes, outputs and gradient buffers.
+// Shard 0 adds its parameter gradients straight into the caller's
+// destinations (Param.Grad, or where the caller's tape redirects them), the
+// others into buffers of their own that the node's backward then adds in:
+// one pass over the parameters, not a sum and an accumulation.
 type shardSet[T tensor.Float] struct {
 	owner *RowShards[T]
 	eng   tensor.Engine[T] // the caller's engine
@@ -203,7 +202,7 @@ type shardSet[T tensor.Float] struct {
 
 	tapes []*Tape[T]
 	outs  []Var[T]
-	pg    [][]*tensor.Tensor[T] // the parameters' gradients, per shard
+	pg    [][]*tensor.Tensor[T] // the parameters' gradients of shards 1, 2, ... (pg[0] unused)
 	lo    []int                 // shard i has rows [lo[i], lo[i+1])
 	fails []any                 // a shard's panic
 	errs  []error               // a shard's backward error
@@ -214,7 +213,7 @@ type shardSet[T tensor.Float] struct {
 	x, gx, gy        *tensor.Tensor[T]
 	grad, xReq, pReq bool
 	outer            *Tape[T]
-	pvars, ins       []Var[T]
+	pdst             []*tensor.Tensor[T] // where the caller's tape takes the parameters' gradients
 
 	fwd, bwd func(lo, hi int)
 	back     func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error)
@@ -227,6 +226,9 @@ func newShardSet[T tensor.Float](s *RowShards[T], eng tensor.Engine[T], k int, t
 	serial := tensor.Serial(eng)
 	for i := range c.tapes {
 		c.tapes[i] = NewTape(serial)
+		if i == 0 {
+			continue
+		}
 		c.pg[i] = make([]*tensor.Tensor[T], len(s.params))
 		for j, p := range s.params {
 			c.pg[i][j] = tensor.New[T](p.Value.Shape()...)
@@ -253,12 +255,15 @@ func (c *shardSet[T]) forward(i int) {
 	tp.Reset()
 	tp.SetNoGrad(!c.grad)
 	if c.grad {
-		if c.pReq {
+		switch {
+		case c.pReq && i == 0:
+			tp.RedirectParams(c.owner.params, c.pdst)
+		case c.pReq:
 			for _, g := range c.pg[i] {
 				g.Zero()
 			}
 			tp.RedirectParams(c.owner.params, c.pg[i])
-		} else {
+		default:
 			tp.redirect(c.owner.params, nil, true)
 		}
 	}
@@ -362,19 +367,15 @@ func (c *shardSet[T]) backwardAll(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], er
 			return nil, fmt.Errorf("shard %d of %d: %w", i, len(c.tapes), err)
 		}
 	}
-	grads := make([]*tensor.Tensor[T], 1, len(c.ins))
-	if c.xReq {
-		grads[0] = c.gx
-	}
 	if c.pReq {
-		for j, p := range c.owner.params {
-			g := t.arena.like(p.Value)
-			g.Add(c.pg[0][j], c.pg[1][j])
-			for i := 2; i < len(c.pg); i++ {
-				g.Add(g, c.pg[i][j])
+		for j, dst := range c.pdst {
+			for i := 1; i < len(c.pg); i++ {
+				tensor.AxpySlice(1, c.pg[i][j].Data(), dst.Data())
 			}
-			grads = append(grads, g)
 		}
 	}
-	return grads, nil
+	if !c.xReq {
+		return []*tensor.Tensor[T]{nil}, nil
+	}
+	return []*tensor.Tensor[T]{c.gx}, nil
 }

@@ -188,4 +188,15 @@
 //	HBNODE    h' = −m, m' = f(h, t) − γm,          γ = σ(γ_raw)
 //	GHBNODE   h' = φ(−m), m' = f(h, t) − γm + ξh,  ξ = softplus(ξ_raw)
 //	AdamNODE  h' = −m/s(v), m' = a1(−f − m), v' = a2(f² − v),  a1 = σ(r1), a2 = σ(r2)
+//
+// # Sharded fields
+//
+// ShardedField(f, 0) evaluates a field whose rows are independent (an MLP
+// on the batch) on one shard of the batch per worker of the engine at
+// once, where the batch is large enough to pay (at least 128 rows a shard
+// and 2²¹ parameter reads an evaluation); the gradients are f's to
+// rounding in every mode. On 2 cores that made MLP fields of width 64 to
+// 250 and batch 400 to 1300 train 3–26% faster a step than with the
+// engine splitting each product (the README). It is not the default: a
+// field that couples the rows (BatchNorm) would be evaluated wrongly.
 package odeblock
