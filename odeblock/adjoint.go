@@ -644,6 +644,7 @@ func (p *pass[T]) adjointWork(sizes []int) *adjointWork[T] {
 		// solver's buffers that f is evaluated at or into.
 		views: viewCache[T]{limit: (4 + len(p.params)) * 16},
 	}
+	w.solver.comb.use(p.eng)
 	for _, prm := range p.params {
 		w.shapes = append(w.shapes, prm.Value.Shape())
 	}

@@ -247,6 +247,7 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		b.fwd = &Solver[T]{shared: &b.slab}
 	}
 	s := b.fwd
+	s.comb.use(p.eng)
 	if err := s.configure(opt); err != nil {
 		return autograd.Var[T]{}, err
 	}

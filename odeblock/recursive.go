@@ -186,14 +186,14 @@ func (r *recursive[T]) advance(from, to int, eval evalFunc[T]) (nfe int, err err
 	in := func(int) []T { return r.tmp }
 	for q := from; q < to; q++ {
 		g := r.p.steps[q].geom
-		err := rkStages(tb, g, r.cur, r.k, 0, tb.Stages(), in, func(i int, t float64, y []T) error {
+		err := rkStages(&r.p.solver.comb, tb, g, r.cur, r.k, 0, tb.Stages(), in, func(i int, t float64, y []T) error {
 			nfe++
 			return eval(evalStage, i, t, y, r.k[i])
 		})
 		if err != nil {
 			return nfe, fmt.Errorf("odeblock: recomputing the step at t=%g: %w", g.t, err)
 		}
-		rkSolution(tb, g.h, r.cur, r.next, r.tmp, r.k)
+		rkSolution(&r.p.solver.comb, tb, g.h, r.cur, r.next, r.tmp, r.k)
 		r.cur, r.next = r.next, r.cur
 	}
 	return nfe, nil

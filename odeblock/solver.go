@@ -183,6 +183,7 @@ type Solver[T tensor.Float] struct {
 	run        solveRun[T]    // the state of the solve under way
 	ros        rosenbrockWork // a Rosenbrock method's Jacobian and LU
 	adams      adamsWork[T]   // an Adams method's history
+	comb       combiner[T]    // the stage sums, over an engine's workers when a block sets one
 	irk        irkWork        // an implicit method's Newton iteration
 	bdf        bdfWork        // the BDF method's differences
 	keep       *denseLog[T]   // if set, every accepted step's dense output is kept here
@@ -801,7 +802,7 @@ func (s *Solver[T]) rkStep(eval evalFunc[T], g stepGeom) error {
 		}
 		return s.tmp
 	}
-	err := rkStages(tb, g, s.y, s.k, 1, len(s.k), in, func(i int, t float64, y []T) error {
+	err := rkStages(&s.comb, tb, g, s.y, s.k, 1, len(s.k), in, func(i int, t float64, y []T) error {
 		dy := s.k[i]
 		if q > 0 && tb.B[i] == 0 && (tb.E == nil || tb.E[i] == 0) && !(tb.FSAL && i == last) {
 			dy = dy[:n-q]
@@ -811,7 +812,7 @@ func (s *Solver[T]) rkStep(eval evalFunc[T], g stepGeom) error {
 	if err != nil {
 		return err
 	}
-	rkSolution(s.tb, g.h, s.y, s.y1, s.tmp, s.k)
+	rkSolution(&s.comb, s.tb, g.h, s.y, s.y1, s.tmp, s.k)
 	return nil
 }
 

@@ -169,7 +169,7 @@ func (p *pass[T]) restage(sp *step[T], y0 []T, tapes []*stageTape[T], need []boo
 	}
 	k := p.stageValues(len(tapes))
 	in := func(i int) []T { return tapes[i].y.Data() }
-	err = rkStages(tb, sp.geom, y0, k, 0, last+1, in, func(i int, t float64, _ []T) error {
+	err = rkStages(&p.solver.comb, tb, sp.geom, y0, k, 0, last+1, in, func(i int, t float64, _ []T) error {
 		x := tapes[i]
 		x.tp.Reset()
 		if p.pgrads != nil {
