@@ -198,6 +198,7 @@ type AdamNODE[T tensor.Float] struct {
 
 	ones, c, gbuf *tensor.Tensor[T]
 	s, ds         []T             // s(v) and s'(v) during EvalAdjoint
+	sums          []float64       // the blocks' sums of EvalAdjoint (adamWork.blocks)
 	views         [4]partViews[T] // of z, a, dz, da in EvalAdjoint
 }
 
@@ -278,27 +279,29 @@ func (d *AdamNODE[T]) EvalAdjoint(pb *autograd.Pullback[T], t float64, z, a, dz,
 		d.s, d.ds = make([]T, len(vd)), make([]T, len(vd))
 	}
 	w := adamWork[T]{d: d, a1: T(a1), a2: T(a2), g: gd, m: md, v: vd, ah: ahd, am: amd, av: avd, dh: dhd, dm: dmd, dv: dvd, dam: damd, dav: davd}
-	if n := len(hd); n >= adamParallel {
-		wp := w                                                       // a copy for the workers' closure, so that w stays on the stack
-		pb.Engine().Parallel(n, func(lo, hi int) { wp.band(lo, hi) }) // large maps: over the engine's workers
+	nblk := (len(hd) + rhsBlock - 1) / rhsBlock
+	if dg != nil {
+		// The sums for r1 and r2: a pair per block of rhsBlock elements,
+		// summed in T, then the blocks added in float64 in order (the same
+		// bits however the blocks are spread over the workers).
+		if len(d.sums) < 2*nblk {
+			d.sums = make([]float64, 2*nblk)
+		}
+		w.sums = d.sums[:2*nblk]
+	}
+	if len(hd) >= adamParallel {
+		wp := w                                                            // a copy for the workers' closure, so that w stays on the stack
+		pb.Engine().Parallel(nblk, func(lo, hi int) { wp.blocks(lo, hi) }) // large maps: over the engine's workers
 	} else {
-		w.band(0, n)
+		w.blocks(0, nblk)
 	}
 	if dg == nil {
 		return nil
 	}
-	// The sums for r1 and r2 in float64, over blocks summed in T.
 	var sr1, sr2 float64
-	for lo := 0; lo < len(hd); lo += rhsBlock {
-		hi := min(lo+rhsBlock, len(hd))
-		var b1, b2 T
-		for i := lo; i < hi; i++ {
-			g, mi := gd[i], md[i]
-			b1 += amd[i] * (g + mi)
-			b2 += avd[i] * (g*g - vd[i])
-		}
-		sr1 += float64(b1)
-		sr2 += float64(b2)
+	for b := range nblk {
+		sr1 += w.sums[2*b]
+		sr2 += w.sums[2*b+1]
 	}
 	dg[len(fp)].Data()[0] = T(a1 * (1 - a1) * sr1)
 	dg[len(fp)+1].Data()[0] = T(-a2 * (1 - a2) * sr2)
@@ -319,6 +322,28 @@ type adamWork[T tensor.Float] struct {
 	a1, a2                          T
 	g, m, v, ah, am, av, dh, dm, dv []T
 	dam, dav                        []T
+	sums                            []float64 // the blocks' sums for r1 and r2, when wanted
+}
+
+// blocks runs band over the blocks [lo, hi) of rhsBlock elements and, when
+// w.sums is set, forms their sums for r1's and r2's gradients:
+// Σ a_m⊙(g + m) and Σ a_v⊙(g² − v), each block's in T.
+func (w *adamWork[T]) blocks(lo, hi int) {
+	n := len(w.g)
+	w.band(lo*rhsBlock, min(hi*rhsBlock, n))
+	if w.sums == nil {
+		return
+	}
+	g, m, v, am, av := w.g, w.m, w.v, w.am, w.av
+	for b := lo; b < hi; b++ {
+		var b1, b2 T
+		for i := b * rhsBlock; i < min((b+1)*rhsBlock, n); i++ {
+			gi := g[i]
+			b1 += am[i] * (gi + m[i])
+			b2 += av[i] * (gi*gi - v[i])
+		}
+		w.sums[2*b], w.sums[2*b+1] = float64(b1), float64(b2)
+	}
 }
 
 // adamBandArgs are adamBandAVX512's operands: the 13 arrays of band's
