@@ -12,16 +12,25 @@ import (
 // is x's: row i of the output depends on row i of x alone.
 type RowFunc[T tensor.Float] func(tp *Tape[T], arg float64, x Var[T]) Var[T]
 
-// The sizes from which RowShards shards a batch by itself (shards ≤ 0):
-// at least autoShardRows rows a shard, and at least autoShardWork
-// parameter reads a call (rows times the parameters' elements: a dense
-// layer's multiply–adds). Measured on MLP fields on 2 cores (bench/README.md):
-// smaller calls, whose products the engine does not split either, ran up
-// to 27% slower sharded (width 78, three layers, batch 149: shards of 74
-// rows), for the synchronisation and the shards' smaller products.
+// The sizes between which RowShards shards a batch by itself (shards ≤ 0),
+// measured on MLP fields on 2 cores (bench/shard-ab.txt):
+//
+//   - at least autoShardRows rows a shard, and at least autoShardWork
+//     parameter reads a call (rows times the parameters' elements: a
+//     dense layer's multiply–adds). Smaller calls, whose products the
+//     engine does not split either, ran up to 27% slower sharded (width
+//     78, three layers, batch 149: shards of 74 rows), for the
+//     synchronisation and the shards' smaller products.
+//   - fewer than autoShardLayer reads of the largest parameter (rows
+//     times its elements: its layer's multiply–adds). From there each
+//     product is large enough for the engine's own split to keep both
+//     cores busy, and sharding gained nothing (widths 128 and 256 at batch
+//     512, width 64 at batch 2048: within ±7%) or cost the shards'
+//     gradient sum (width 159 at batch 1177: 7% slower).
 const (
-	autoShardRows = 128
-	autoShardWork = 1 << 21
+	autoShardRows  = 128
+	autoShardWork  = 1 << 21
+	autoShardLayer = 1 << 23
 )
 
 // RowShards evaluates a function of a batch whose rows are independent —
@@ -41,9 +50,10 @@ const (
 // field of width 64, batch 512, on 2 cores: 18% faster a training
 // iteration). Asked for a number of shards, it uses that many (at most one
 // per worker and one per row); asked for 0, it shards only batches of at
-// least 128 rows a shard where rows × parameter elements is at least 2²¹,
-// the size from which that paid on MLP fields (a convolution net does far
-// more work per parameter, and is better given its number of shards).
+// least 128 rows a shard where rows × parameter elements is at least 2²¹
+// and rows × the largest parameter's elements below 2²³: where that paid
+// on MLP fields (a convolution net does far more work per parameter, and
+// is better given its number of shards).
 // Otherwise, and always with one worker, Apply records f on the caller's
 // tape as it is.
 //
@@ -62,6 +72,7 @@ type RowShards[T tensor.Float] struct {
 	shards int
 	params []*Param[T]
 	size   int // the parameters' elements
+	widest int // the largest parameter's elements
 
 	mu    sync.Mutex
 	free  []*shardSet[T]
@@ -76,6 +87,7 @@ func NewRowShards[T tensor.Float](shards int, params []*Param[T]) *RowShards[T] 
 	s := &RowShards[T]{shards: shards, params: append([]*Param[T](nil), params...)}
 	for _, p := range params {
 		s.size += p.Value.Len()
+		s.widest = max(s.widest, p.Value.Len())
 	}
 	return s
 }
@@ -89,7 +101,7 @@ func (s *RowShards[T]) count(eng tensor.Engine[T], rows int) int {
 	if s.shards > 0 {
 		return min(w, s.shards, rows)
 	}
-	if k := min(w, rows/autoShardRows); k >= 2 && rows*s.size >= autoShardWork {
+	if k := min(w, rows/autoShardRows); k >= 2 && rows*s.size >= autoShardWork && rows*s.widest < autoShardLayer {
 		return k
 	}
 	return 1

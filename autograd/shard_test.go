@@ -92,13 +92,16 @@ func TestRowShardsMatchesWhole(t *testing.T) {
 		{4, 2, 97, 12, 2},  // the shards asked for
 		{4, 9, 3, 12, 3},   // at most one a row
 		{1, 2, 500, 12, 1}, // one worker
-		// Chosen by size: rows·(parameter elements) ≥ 2²¹ and 128 rows a shard.
+		// Chosen by size: rows·(parameter elements) ≥ 2²¹, 128 rows a
+		// shard, and rows·(the largest parameter's elements) < 2²³.
 		{2, 0, 512, 512, 2},  // 512·4611 elements
 		{3, 0, 512, 512, 3},  // 170 rows a shard
 		{4, 0, 512, 512, 4},  // 128 rows a shard
 		{8, 0, 512, 512, 4},  // not 64
 		{2, 0, 255, 1024, 1}, // 127 rows a shard
 		{2, 0, 400, 12, 1},   // 400·111 elements
+		{2, 0, 512, 3200, 2}, // 512·16000 reads of w1: 8 192 000
+		{2, 0, 512, 4096, 1}, // 512·20480: 10 485 760
 	} {
 		rng := rand.New(rand.NewPCG(uint64(tc.rows), uint64(tc.workers)))
 		m := newShardMLP(rng, 5, tc.hidden, 3)

@@ -14,14 +14,16 @@ import (
 // modules are, except Dropout and BatchNorm).
 //
 // shards ≤ 0 lets the batch's size decide: one shard per worker where each
-// gets at least 128 rows and rows × (f's parameter elements) is at least
-// 2²¹, else the whole batch on the caller's tape, f as it is. That is the
-// size from which sharding paid on MLP fields on 2 cores (the README's
-// sharding table): above it each evaluation synchronises the workers once
-// instead of at every product and map, and each core keeps its own rows in
-// its cache. shards > 0 asks for that many (at most one per worker), for a
-// field whose rows cost more than their parameter count says (a
-// convolution net).
+// gets at least 128 rows, rows × (f's parameter elements) is at least 2²¹
+// and rows × (its largest parameter's elements) is below 2²³; else the
+// whole batch on the caller's tape, f as it is. That is where sharding
+// paid on MLP fields on 2 cores (bench/shard-ab.txt: 11–24% faster a
+// training step): each evaluation synchronises the workers once instead
+// of at every product and map, and each core keeps its own rows in its
+// cache. Below it the synchronisation costs more than it saves; above it
+// each product is large enough for the engine's own split. shards > 0
+// asks for that many (at most one per worker), for a field whose rows cost
+// more than their parameter count says (a convolution net).
 func ShardedField[T tensor.Float](f Field[T], shards int) Field[T] {
 	s := &shardedField[T]{f: f, rs: autograd.NewRowShards(shards, f.Params())}
 	s.fn = f.ForwardT
