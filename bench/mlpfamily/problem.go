@@ -96,12 +96,16 @@ func newField(c Config, rng *rand.Rand) *layers.Sequential[float32] {
 // field. False gives the plain field (mlpbench -shard=false).
 var ShardField = true
 
+// ShardCount is the number of shards ShardField asks for: 0 lets the
+// batch's size decide (odeblock.ShardedField).
+var ShardCount = 0
+
 // build makes the dynamics, block, tape and optimizer around p.Field.
 func (p *Problem) build() error {
 	c := p.Config
 	var field odeblock.Field[float32] = timeField{p.Field}
 	if ShardField {
-		field = odeblock.ShardedField(field, 0)
+		field = odeblock.ShardedField(field, ShardCount)
 	}
 	switch c.Family {
 	case "node":

@@ -5,7 +5,7 @@
 // phases of a shared machine fall on both alike. It prints the median
 // seconds per iteration of each and their ratio.
 //
-//	shardab [-rounds 5] [-block 5] CONFIG... | all
+//	shardab [-rounds 5] [-block 5] [-shards 0] CONFIG... | all
 //
 // The first iteration of each block is not timed (the other problem's
 // working set has just left the caches).
@@ -24,11 +24,13 @@ import (
 func main() {
 	rounds := flag.Int("rounds", 5, "blocks of each side")
 	block := flag.Int("block", 5, "timed iterations a block")
+	shards := flag.Int("shards", 0, "shards of the sharded side (0: as odeblock.ShardedField(f, 0) decides)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: shardab [-rounds N] [-block N] CONFIG... | all")
+		fmt.Fprintln(os.Stderr, "usage: shardab [-rounds N] [-block N] [-shards N] CONFIG... | all")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	mlpfamily.ShardCount = *shards
 	names := flag.Args()
 	if len(names) == 1 && names[0] == "all" {
 		names = nil
