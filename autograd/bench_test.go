@@ -1,6 +1,7 @@
 package autograd_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -200,4 +201,56 @@ func BenchmarkConvNetMNIST(b *testing.B) {
 	b.ReportMetric(tTape.Seconds()*1e3/n, "tape-ms/op")
 	b.ReportMetric(tRaw.Seconds()*1e3/n, "raw-ms/op")
 	b.ReportMetric(ratios[len(ratios)/2], "tape/raw-median")
+}
+
+// BenchmarkRowShards times the forward and backward pass of a float32 MLP
+// field (17 → W → W → 16, tanh, the time column left out) on a batch of
+// 512, evaluated whole on the engine's workers (sharded=false) and as
+// RowShards of one shard per worker (sharded=true): `benchstat -col
+// /sharded`.
+func BenchmarkRowShards(b *testing.B) {
+	for _, width := range []int{64, 128} {
+		rng := rand.New(rand.NewPCG(2, 3))
+		dims := []int{17, width, width, 16}
+		var params []*ag.Param[float32]
+		for i := 0; i+1 < len(dims); i++ {
+			params = append(params,
+				ag.NewParam("w", tensor.RandN[float32](rng, 0, 0.2, dims[i+1], dims[i])),
+				ag.NewParam("b", tensor.RandN[float32](rng, 0, 0.2, dims[i+1])))
+		}
+		f := func(tp *ag.Tape[float32], _ float64, x ag.Var[float32]) ag.Var[float32] {
+			for i := 0; i < len(params); i += 2 {
+				x = ag.Linear(x, tp.Param(params[i]), tp.Param(params[i+1]))
+				if i+2 < len(params) {
+					x = ag.Tanh(x)
+				}
+			}
+			return x
+		}
+		x := tensor.RandN[float32](rng, 0, 1, 512, 17)
+		g := tensor.RandN[float32](rng, 0, 1, 512, 16)
+		for _, sharded := range []bool{false, true} {
+			b.Run(fmt.Sprintf("w=%d/sharded=%v", width, sharded), func(b *testing.B) {
+				eng := eng32()
+				if tensor.Workers(eng) < 2 {
+					b.Skip("one worker")
+				}
+				rs := ag.NewRowShards(tensor.Workers(eng), params)
+				tp := ag.NewTape(eng)
+				for b.Loop() {
+					tp.Reset()
+					xv := tp.Input(x)
+					var y ag.Var[float32]
+					if sharded {
+						y = rs.Apply(xv, 0, f)
+					} else {
+						y = f(tp, 0, xv)
+					}
+					if err := tp.BackwardWith(y, g); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
