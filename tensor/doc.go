@@ -63,6 +63,10 @@
 // GEMMs are split by bands of rows or columns, or along k when k is at
 // least twice both (a weight gradient: each part then reads the rows of
 // the batch its core wrote, and the partial products are summed).
+// Workers(e) says how many workers an engine has; Serial(e) is the same
+// kernels on the calling goroutine alone, for code that runs its own
+// parallelism above them (autograd.RowShards runs a shard of a batch on
+// each worker, each shard's kernels serial).
 //
 // A worker that runs out of work, and a caller waiting for the other parts
 // of its call, poll for up to 200 µs before they block, as OpenMP runtimes
