@@ -3,7 +3,8 @@
 #   make test    vet, then the tests in the pure-Go build, (when libopenblas
 #                is installed) the OpenBLAS build and (when Open MPI is) the
 #                MPI tests, then the race detector on the concurrent packages
-#   make bench   the benchmarks, results saved to bench/latest.txt
+#   make bench   the benchmarks, results saved to bench/latest.txt (OpenBLAS
+#                given its vector kernels, as bench/openblas_core.sh does)
 #   make bench-compare
 #                side by side with PyTorch + torchdiffeq (Debian's
 #                python3-torch; TORCHDIFFEQ=the torchdiffeq source tree):
@@ -57,7 +58,7 @@ fmt-check:
 
 bench:
 	@mkdir -p bench
-	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./... | tee bench/latest.txt.tmp
+	bash -c 'python=$${PYTHON:-python3}; . bench/openblas_core.sh; exec $(GO) test -tags "$(TAGS)" -run "^$$" -bench . -benchmem -benchtime $(BENCHTIME) ./...' | tee bench/latest.txt.tmp
 	@mv bench/latest.txt.tmp bench/latest.txt
 	@echo "saved bench/latest.txt"
 
