@@ -104,16 +104,7 @@ func (c *combiner[T]) linComb(dst, base []T, h float64, cs []float64, ks [][]T) 
 		linComb(dst, base, h, cs, ks)
 		return
 	}
-	c.n = 0
-	for j, cj := range cs {
-		if cj != 0 {
-			if c.n == len(c.coef) {
-				panic("odeblock: more than 16 stages")
-			}
-			c.coef[c.n], c.src[c.n] = T(h*cj), ks[j]
-			c.n++
-		}
-	}
+	c.n = terms(&c.coef, &c.src, h, cs, ks)
 	c.dst, c.base = dst, base
 	c.eng.Parallel(len(dst), c.body)
 	c.dst, c.base = nil, nil
@@ -140,6 +131,13 @@ func (c *combiner[T]) band(lo, hi int) {
 func linComb[T tensor.Float](dst, base []T, h float64, c []float64, ks [][]T) {
 	var coef [16]T
 	var src [16][]T
+	n := terms(&coef, &src, h, c, ks)
+	tensor.LinearCombination(dst, base, coef[:n], src[:n])
+}
+
+// terms gathers the terms of h·Σ_j c[j]·ks[j] with non-zero coefficients
+// into coef and src, in order, and returns their number.
+func terms[T tensor.Float](coef *[16]T, src *[16][]T, h float64, c []float64, ks [][]T) int {
 	n := 0
 	for j, cj := range c {
 		if cj != 0 {
@@ -150,5 +148,5 @@ func linComb[T tensor.Float](dst, base []T, h float64, c []float64, ks [][]T) {
 			n++
 		}
 	}
-	tensor.LinearCombination(dst, base, coef[:n], src[:n])
+	return n
 }
