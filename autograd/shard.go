@@ -12,6 +12,11 @@ import (
 // is x's: row i of the output depends on row i of x alone.
 type RowFunc[T tensor.Float] func(tp *Tape[T], arg float64, x Var[T]) Var[T]
 
+// ShardFunc is the function RowShards.ApplyShards evaluates on shard i of a
+// batch, x being that shard's rows, recorded on tp. Its output's leading
+// axis is x's.
+type ShardFunc[T tensor.Float] func(tp *Tape[T], shard int, x Var[T]) Var[T]
+
 // The sizes between which RowShards shards a batch by itself (shards ≤ 0),
 // measured on MLP fields on 2 cores (bench/shard-ab.txt):
 //
@@ -121,7 +126,55 @@ func (s *RowShards[T]) Apply(x Var[T], arg float64, f RowFunc[T]) Var[T] {
 		return f(t, arg, x)
 	}
 	c := s.acquire(t.eng, k)
-	c.f, c.arg, c.x = f, arg, xe.value
+	c.f, c.arg = f, arg
+	for i := range c.lo {
+		c.lo[i] = rows * i / k
+	}
+	return s.run(x, t, xe, c)
+}
+
+// ApplyShards records y = f(x) on x's tape as Apply does, with the shards
+// the caller chose: shard i is rows [cuts[i], cuts[i+1]) of x, evaluated
+// as f(tape_i, i, rows) on a tape of its own, whatever the engine's worker
+// count (shards beyond it take turns). cuts must start at 0, rise
+// strictly and end at x's leading dimension; with one shard f is recorded
+// on x's tape as it is.
+func (s *RowShards[T]) ApplyShards(x Var[T], cuts []int, f ShardFunc[T]) Var[T] {
+	t, xe := use1("RowShards", x)
+	if xe.value.Rank() == 0 {
+		panic(&tensor.ShapeError{Op: "autograd.RowShards", Msg: "input is a scalar; it needs a leading batch axis"})
+	}
+	rows := xe.value.Dim(0)
+	if !risingCuts(cuts, rows) {
+		panic(&tensor.ShapeError{Op: "autograd.RowShards.ApplyShards", Msg: fmt.Sprintf("cuts %v do not split %d rows into shards: they must rise strictly from 0 to %d", cuts, rows, rows)})
+	}
+	k := len(cuts) - 1
+	if k == 1 {
+		return f(t, 0, x)
+	}
+	c := s.acquire(t.eng, k)
+	c.sf = f
+	copy(c.lo, cuts)
+	return s.run(x, t, xe, c)
+}
+
+// risingCuts reports whether cuts rise strictly from 0 to rows.
+func risingCuts(cuts []int, rows int) bool {
+	if len(cuts) < 2 || cuts[0] != 0 || cuts[len(cuts)-1] != rows {
+		return false
+	}
+	for i := 1; i < len(cuts); i++ {
+		if cuts[i] <= cuts[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// run evaluates the call set up in c (its function and row cuts) on x's
+// shards and records the node.
+func (s *RowShards[T]) run(x Var[T], t *Tape[T], xe *entry[T], c *shardSet[T]) Var[T] {
+	c.x = xe.value
 	c.grad = !t.noGrad
 	c.xReq, c.pReq = c.grad && xe.requires, false
 	c.pdst = c.pdst[:0]
@@ -133,14 +186,11 @@ func (s *RowShards[T]) Apply(x Var[T], arg float64, f RowFunc[T]) Var[T] {
 		}
 		c.grad = c.xReq || c.pReq
 	}
-	for i := range c.lo {
-		c.lo[i] = rows * i / k
-	}
 	if c.xReq {
 		c.gx = t.arena.like(xe.value)
 	}
-	t.eng.Parallel(k, c.fwd)
-	c.f, c.x = nil, nil
+	t.eng.Parallel(len(c.tapes), c.fwd)
+	c.f, c.sf, c.x = nil, nil, nil
 	if r := c.failure(); r != nil {
 		s.release(c, c.token)
 		panic(r)
@@ -222,6 +272,7 @@ type shardSet[T tensor.Float] struct {
 
 	// The call.
 	f                RowFunc[T]
+	sf               ShardFunc[T]
 	arg              float64
 	x, gx, gy        *tensor.Tensor[T]
 	grad, xReq, pReq bool
@@ -290,7 +341,12 @@ func (c *shardSet[T]) forward(i int) {
 	} else {
 		in = tp.Const(xs)
 	}
-	out := c.f(tp, c.arg, in)
+	var out Var[T]
+	if c.sf != nil {
+		out = c.sf(tp, i, in)
+	} else {
+		out = c.f(tp, c.arg, in)
+	}
 	if out.t != tp {
 		panic(usage("RowShards: the function must return a Var recorded on the tape it was given"))
 	}

@@ -357,3 +357,57 @@ func TestRowShardsReuse(t *testing.T) {
 		}
 	}
 }
+
+// TestRowShardsApplyShards checks shards the caller cuts: uneven ones, more
+// than the engine has workers, each evaluated with its index on its rows,
+// against the whole batch; cuts that do not split the rows panic with a
+// ShapeError.
+func TestRowShardsApplyShards(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	m := newShardMLP(rng, 3, 6, 2)
+	x := tensor.RandN[float64](rng, 0, 1, 11, 3)
+	r := tensor.RandN[float64](rng, 0, 1, 11, 2)
+	eng := tensor.EngineFor[float64](tensor.Gonum(2))
+	whole := gradsOf(t, eng, m, x, r, func(tp *ag.Tape[float64], x ag.Var[float64]) ag.Var[float64] { return m.eval(tp, 0.3, x) })
+	for _, cuts := range [][]int{{0, 11}, {0, 1, 11}, {0, 4, 5, 11}, {0, 2, 4, 6, 8, 11}} {
+		rs := ag.NewRowShards(0, m.params())
+		var mu sync.Mutex
+		seen := map[int]int{}
+		m.reset()
+		got := gradsOf(t, eng, m, x, r, func(tp *ag.Tape[float64], x ag.Var[float64]) ag.Var[float64] {
+			return rs.ApplyShards(x, cuts, func(tp *ag.Tape[float64], i int, x ag.Var[float64]) ag.Var[float64] {
+				mu.Lock()
+				seen[i] = x.Shape()[0]
+				mu.Unlock()
+				return m.eval(tp, 0.3, x)
+			})
+		})
+		for i := range len(cuts) - 1 {
+			if seen[i] != cuts[i+1]-cuts[i] {
+				t.Errorf("cuts %v: shard %d saw %d rows, want %d", cuts, i, seen[i], cuts[i+1]-cuts[i])
+			}
+		}
+		if len(seen) != len(cuts)-1 || len(m.tapes) != len(cuts)-1 {
+			t.Errorf("cuts %v: %d shards on %d tapes, want %d", cuts, len(seen), len(m.tapes), len(cuts)-1)
+		}
+		for j := range whole {
+			if d := maxDiff(got[j], whole[j]); d > 1e-12 {
+				t.Errorf("cuts %v: result %d differs from the whole batch's by %.3g", cuts, j, d)
+			}
+		}
+	}
+	for _, cuts := range [][]int{nil, {0}, {1, 11}, {0, 12}, {0, 5, 5, 11}, {0, 6, 4, 11}} {
+		func() {
+			defer func() {
+				var se *tensor.ShapeError
+				if e, ok := recover().(error); !ok || !errors.As(e, &se) || !strings.Contains(se.Error(), "cuts") {
+					t.Errorf("cuts %v: panic %v, want a ShapeError naming the cuts", cuts, e)
+				}
+			}()
+			tp := ag.NewTape(eng)
+			ag.NewRowShards(0, m.params()).ApplyShards(tp.Input(x), cuts, func(tp *ag.Tape[float64], i int, x ag.Var[float64]) ag.Var[float64] {
+				return m.eval(tp, 0, x)
+			})
+		}()
+	}
+}
