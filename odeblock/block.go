@@ -27,6 +27,23 @@ type Block[T tensor.Float] struct {
 	// "backward"), so that long solves can report progress or be stopped:
 	// an error from it stops the pass with it.
 	OnStep func(StepInfo[T]) error
+	// Shards, if 2 or more, has Forward solve the batch as that many
+	// separate ODEs at once (at most one per worker of the tape's engine
+	// and one per row), each on a shard of the rows of every part of the
+	// state, on a tape of its own computing with tensor.Serial, each with
+	// its own steps; the parameters' gradients are summed over the shards
+	// (autograd.RowShards.ApplyShards). This is data parallelism below the
+	// solver: each core runs a whole solve with nothing to hand off, where
+	// one solve of the whole batch synchronises the workers at every
+	// product and map. It needs dynamics whose rows evolve independently
+	// (ShardableDynamics: the six families over a field without BatchNorm
+	// or Dropout), which nothing can check. Each shard's solution is as
+	// accurate as the tolerances ask, but not the same bits as the whole
+	// batch's, whose step sizes every row shares (as diffrax's vmap over a
+	// solve, unlike torchdiffeq's one solve of the batch). Stats then counts
+	// the shard that did the most; OnStep is called for each shard's steps,
+	// one call at a time. Trajectory solves the whole batch.
+	Shards int
 
 	stats  BlockStats
 	total  BlockStats // over passes since ResetStats
@@ -59,6 +76,9 @@ type Block[T tensor.Float] struct {
 	// when its backward is done, so that steady-state passes allocate no
 	// log; a second pass recorded before the first's backward makes its own.
 	spareSteps []denseStep[T]
+
+	shards      *shardSolve[T] // the solves of Shards
+	shardedPass bool           // whether the last pass was sharded
 }
 
 // viewCache holds tensor views of the few buffers a solver evaluates its
@@ -113,7 +133,12 @@ type BlockStats struct {
 }
 
 // Stats returns the counts of the last forward and backward passes.
-func (b *Block[T]) Stats() BlockStats { return b.stats }
+func (b *Block[T]) Stats() BlockStats {
+	if b.shardedPass {
+		return b.shards.stats() // the shards' backward passes update theirs
+	}
+	return b.stats
+}
 
 // Params returns the parameters of the block's dynamics (its field's, then
 // its family's scalars): layers.Prefix names them all through the block.
@@ -127,10 +152,22 @@ func (b *Block[T]) Params() []*autograd.Param[T] {
 // TotalStats returns the counts summed over every pass since the block was
 // made or ResetStats was called (Stored: the most of any pass), with the
 // number of forward passes.
-func (b *Block[T]) TotalStats() (BlockStats, int) { return b.total, b.passes }
+func (b *Block[T]) TotalStats() (BlockStats, int) {
+	if b.shards != nil {
+		return b.total.Add(b.shards.totals()), b.passes
+	}
+	return b.total, b.passes
+}
 
 // ResetStats sets TotalStats to zero.
-func (b *Block[T]) ResetStats() { b.total, b.passes = BlockStats{}, 0 }
+func (b *Block[T]) ResetStats() {
+	b.total, b.passes = BlockStats{}, 0
+	if b.shards != nil {
+		for _, sb := range b.shards.blocks {
+			sb.ResetStats()
+		}
+	}
+}
 
 // Add returns the sum of two BlockStats (Stored: the larger).
 func (s BlockStats) Add(o BlockStats) BlockStats {
@@ -221,6 +258,17 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 	mode := b.mode()
 	if err := mode.validate(); err != nil {
 		return autograd.Var[T]{}, err
+	}
+	b.shardedPass = false
+	if !traj && b.Shards > 1 {
+		k, parts, err := b.shardCount(z0, tensor.Workers(tp.Engine()))
+		if err != nil {
+			return autograd.Var[T]{}, err
+		}
+		if k > 1 {
+			b.shardedPass = true
+			return b.recordSharded(tp, z0, k, parts)
+		}
 	}
 	ts := b.times()
 	p := &pass[T]{b: b, tp: tp, eng: tp.Engine(), shape: z0.Shape(), n: z0.Len(), ts: ts, params: listed(b.Dynamics.Params())}
