@@ -96,6 +96,11 @@ func newField(c Config, rng *rand.Rand) *layers.Sequential[float32] {
 // field. False gives the plain field (mlpbench -shard=false).
 var ShardField = true
 
+// ShardSolve is the Block.Shards New and Load set: 2 or more solves the
+// batch as that many separate ODEs at once, one per worker (mlpbench
+// -shard-solve); 0 one solve of the whole batch.
+var ShardSolve = 0
+
 // ShardCount is the number of shards ShardField asks for: 0 lets the
 // batch's size decide (odeblock.ShardedField).
 var ShardCount = 0
@@ -124,6 +129,7 @@ func (p *Problem) build() error {
 	p.Block = &odeblock.Block[float32]{
 		Dynamics: p.Dyn, Times: []float64{0, c.T1}, Mode: mode,
 		Solver: odeblock.Options{Method: "dopri5", RTol: c.RTol, ATol: c.ATol},
+		Shards: ShardSolve,
 	}
 	p.Params = p.Dyn.Params()
 	cfg := optim.AdamDefaults()
