@@ -10,6 +10,9 @@
 # "1 2", DIR out/mlp-compare, every configuration (mlpbench -list).
 # REPLICAS=k (environment) has the Go side split each batch over k
 # data-parallel replicas of one worker each (mlpbench -replicas).
+# SHARD_SOLVE=k has the Go side's block solve each batch as k separate ODEs
+# at once (mlpbench -shard-solve; odeblock.Block.Shards); the default is the
+# thread count, one solve per core, and SHARD_SOLVE=0 one solve of the batch.
 #
 # 1. Builds bench/cmd/mlpbench with -tags openblas into DIR.
 # 2. Writes every configuration's weights file into DIR/weights and has the
@@ -82,6 +85,7 @@ fi
 	echo "python: $($python --version 2>&1)"
 	echo "torch: $($python -c 'import torch; print(torch.__version__)')"
 	echo "torchdiffeq: $TORCHDIFFEQ ($(sed -n 's/^__version__ = //p' "$TORCHDIFFEQ/torchdiffeq/__init__.py"))"
+	echo "go block shards (SHARD_SOLVE): ${SHARD_SOLVE:-the thread count}, replicas: ${REPLICAS:-1}"
 	echo "rounds: $rounds, iters: $iters, warmup: $warmup, threads: $threads, PyTorch OpenBLAS threads: ${TORCH_BLAS_THREADS:-1}, PyTorch OMP_WAIT_POLICY: ${TORCH_OMP_WAIT_POLICY:-unset}"
 	echo "load before the checks: $(uptime)"
 } >"$out/env.txt"
@@ -107,7 +111,7 @@ failed() { echo "compare_mlp.sh: $1 run of $3 ($2 threads, round $4) failed or r
 go_run() {
 	local l
 	l=$(load1)
-	GOMAXPROCS=$1 OPENBLAS_NUM_THREADS=1 timeout "$tmo" "$bin" -config "$2" -iters "$iters" -warmup "$warmup" -replicas "${REPLICAS:-1}" |
+	GOMAXPROCS=$1 OPENBLAS_NUM_THREADS=1 timeout "$tmo" "$bin" -config "$2" -iters "$iters" -warmup "$warmup" -replicas "${REPLICAS:-1}" -shard-solve "${SHARD_SOLVE:-$1}" |
 		tag "$3" "$l" >>"$res" || failed go "$@"
 }
 torch_run() ( # a subshell: OMP_WAIT_POLICY stays out of the Go runs

@@ -16,11 +16,15 @@
 //	 "bwd_nfe": mean backward NFE, "peak_rss_mb": the process's peak RSS,
 //	 "fwd_nfe_first", "bwd_nfe_first", "loss_first": the first iteration's
 //	 (at the file's weights), "loss_last", "iters", "warmup", "threads"
-//	 (GOMAXPROCS), "backend", "grad_mode", "replicas", "shard"}
+//	 (GOMAXPROCS), "backend", "grad_mode", "replicas", "shard",
+//	 "shard_solve"}
 //
-// f is wrapped in odeblock.ShardedField(f, 0), as a user would write it for
-// an MLP field: sharded over the workers where the batch is large enough
-// to pay; -shard=false times the plain field.
+// The block solves the batch as GOMAXPROCS separate ODEs at once, one per
+// worker, each on a shard of the rows (odeblock.Block.Shards), as a user
+// would set it for an MLP field on a multi-core CPU; -shard-solve 0 times
+// one solve of the whole batch. f is wrapped in odeblock.ShardedField(f, 0):
+// within one solve of the whole batch, sharded over the workers where the
+// batch is large enough to pay; -shard=false times the plain field.
 //
 // With -config all, each configuration runs in a process of its own (this
 // command, re-executed), so that each peak RSS is its own. Threads: set
@@ -64,7 +68,8 @@ type Result struct {
 	Backend     string  `json:"backend"`
 	GradMode    string  `json:"grad_mode"`
 	Replicas    int     `json:"replicas"`
-	Shard       bool    `json:"shard"` // f sharded where that pays (-shard)
+	Shard       bool    `json:"shard"`       // f sharded where that pays (-shard)
+	ShardSolve  int     `json:"shard_solve"` // Block.Shards (-shard-solve)
 }
 
 func main() {
@@ -78,6 +83,7 @@ func main() {
 		load   = flag.String("load", "", "run the problem of this weights file instead of -config")
 		reps   = flag.Int("replicas", 1, "data-parallel replicas, each with one worker and a share of the batch (mlpfamily.Replicas)")
 		shard  = flag.Bool("shard", true, "evaluate f on shards of the batch where that pays (odeblock.ShardedField; mlpfamily.ShardField)")
+		solves = flag.Int("shard-solve", runtime.GOMAXPROCS(0), "solve the batch as this many separate ODEs at once (odeblock.Block.Shards; mlpfamily.ShardSolve); 0 or 1: one solve")
 		prof   = flag.String("cpuprofile", "", "write a CPU profile of the whole run here (empty: none)")
 	)
 	flag.Usage = func() {
@@ -86,6 +92,7 @@ func main() {
 	}
 	flag.Parse()
 	mlpfamily.ShardField = *shard
+	mlpfamily.ShardSolve = *solves
 	var bad string
 	switch {
 	case flag.NArg() > 0:
@@ -94,6 +101,8 @@ func main() {
 		bad = "-iters and -warmup must be at least 1"
 	case *reps < 1:
 		bad = "-replicas must be at least 1"
+	case *solves < 0:
+		bad = "-shard-solve must be at least 0"
 	case *list:
 	case (*name == "") == (*load == ""):
 		bad = "give one of -config and -load"
@@ -187,7 +196,7 @@ func runAll() error {
 // run does warmup untimed and iters timed training iterations.
 func run(p *mlpfamily.Problem, warmup, iters, k int) (Result, error) {
 	r := Result{Config: p.Config.Name, Side: "adamnode", Iters: iters, Warmup: warmup,
-		Threads: runtime.GOMAXPROCS(0), Backend: tensor.Default().Name(), GradMode: p.Config.Mode, Replicas: k, Shard: mlpfamily.ShardField}
+		Threads: runtime.GOMAXPROCS(0), Backend: tensor.Default().Name(), GradMode: p.Config.Mode, Replicas: k, Shard: mlpfamily.ShardField, ShardSolve: mlpfamily.ShardSolve}
 	var stepper interface {
 		Step() (mlpfamily.IterStats, error)
 	} = p

@@ -80,12 +80,13 @@ func main() {
 		t1     = flag.Float64("t1", 1, "end of the integration interval [0, t1] (the paper's: 1)")
 		budget = flag.Int("budget", 0, "states kept by -mode recursive (0: odeblock.DefaultBudget)")
 		reps   = flag.Int("replicas", 1, "data-parallel replicas of the model, each with one worker (the batch of 32 split over them)")
+		shards = flag.Int("shards", 0, "solve the batch as this many separate ODEs at once, one per worker (odeblock.Block.Shards); 0 or 1: one solve")
 		device = flag.String("device", "cpu", "where the GEMMs and convolutions run: cpu, or cuda (the first GPU; one replica)")
 		prof   = flag.String("cpuprofile", "", "write a CPU profile of the timed iterations here (empty: none)")
 		mprof  = flag.String("memprofile", "", "write a heap profile after the timed iterations here (empty: none)")
 	)
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: mnistbench [-out FILE] [-iters N] [-warmup N] [-mode M] [-budget K] [-t1 T] [-seed S] [-replicas K] [-device cpu|cuda] [-cpuprofile FILE] [-memprofile FILE]\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: mnistbench [-out FILE] [-iters N] [-warmup N] [-mode M] [-budget K] [-t1 T] [-seed S] [-replicas K] [-shards K] [-device cpu|cuda] [-cpuprofile FILE] [-memprofile FILE]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -93,11 +94,11 @@ func main() {
 	if _, ok := gm.(odeblock.Recursive); ok {
 		gm = odeblock.Recursive{Budget: *budget}
 	}
-	if flag.NArg() > 0 || *iters < 1 || *warmup < 1 || err != nil || *budget < 0 || !(*t1 > 0) || math.IsInf(*t1, 0) || *reps < 1 || 32%*reps != 0 || (*device != "cpu" && *device != "cuda") || (*device == "cuda" && *reps != 1) {
+	if flag.NArg() > 0 || *iters < 1 || *warmup < 1 || err != nil || *budget < 0 || !(*t1 > 0) || math.IsInf(*t1, 0) || *reps < 1 || 32%*reps != 0 || *shards < 0 || (*device != "cpu" && *device != "cuda") || (*device == "cuda" && *reps != 1) {
 		flag.Usage()
 		os.Exit(2)
 	}
-	cpuProfile, memProfile = *prof, *mprof
+	cpuProfile, memProfile, blockShards = *prof, *mprof, *shards
 	be := tensor.Default()
 	if *device == "cuda" {
 		if be, err = cuda.Backend(0); err != nil {
@@ -111,8 +112,12 @@ func main() {
 	}
 }
 
-// cpuProfile and memProfile are the -cpuprofile and -memprofile files.
-var cpuProfile, memProfile string
+// cpuProfile and memProfile are the -cpuprofile and -memprofile files,
+// blockShards the -shards.
+var (
+	cpuProfile, memProfile string
+	blockShards            int
+)
 
 func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int, t1 float64, k int) error {
 	x, labels := mnistnode.Batch(seed, 32)
@@ -120,6 +125,7 @@ func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string,
 	for i := range reps {
 		r := &replica{m: mnistnode.New(seed, gm)}
 		r.m.Block.Times = []float64{0, t1}
+		r.m.Block.Shards = blockShards
 		if i == 0 && out != "" {
 			if err := r.m.Save(out, x, labels); err != nil {
 				return err
