@@ -42,7 +42,7 @@ else
 endif
 	$(GO) test -count=1 -race $(RACE_PKGS)
 	$(GO) test -count=1 -race -run 'TestTrainReplicas' ./cmd/adamnode
-	$(GO) test -count=1 -race -run 'TestShardedField|ExampleShardedField|TestCombinerSplits' ./odeblock
+	$(GO) test -count=1 -race -run 'TestShardedField|ExampleShardedField|TestCombinerSplits|TestShardedSolve|ExampleBlock_shards' ./odeblock
 
 vet:
 	$(GO) vet ./...

@@ -66,6 +66,9 @@
 // and records the result as one node: PyTorch's DataParallel within one
 // process. Its backward runs the shards' backward passes at once and sums
 // their parameter gradients. odeblock.ShardedField wraps an ODE field so.
+// ApplyShards takes the caller's cuts of the rows and passes each shard its
+// index, for a function that keeps state per shard (odeblock.Block.Shards
+// runs a whole ODE solve on each).
 //
 // # Gradient checking
 //

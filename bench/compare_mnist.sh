@@ -9,14 +9,16 @@
 # Settings (environment): ROUNDS (5), ITERS (3), THREADS (2), MODES
 # ("adjoint backprop"), PYTHON (/usr/bin/python3), REPLICAS (1: adamnode's
 # data-parallel replicas, each with one worker, splitting the batch — as
-# adamnode train --replicas). Run it on a quiet machine: both sides use
-# THREADS threads.
+# adamnode train --replicas), SHARDS (0: one solve of the batch; k: the
+# block solves it as k separate ODEs at once, mnistbench -shards). Run it on
+# a quiet machine: both sides use THREADS threads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
 ITERS=${ITERS:-3}
 THREADS=${THREADS:-2}
 REPLICAS=${REPLICAS:-1}
+SHARDS=${SHARDS:-0}
 MODES=${MODES:-adjoint backprop}
 PYTHON=${PYTHON:-/usr/bin/python3}
 python=$PYTHON
@@ -32,7 +34,7 @@ weights="$work/mnist.safetensors"
 for mode in $MODES; do
   GOMAXPROCS=$THREADS OPENBLAS_NUM_THREADS=1 "$work/mnistbench" -out "$weights" -iters 1 -mode "$mode" >/dev/null
   for r in $(seq "$ROUNDS"); do
-    GOMAXPROCS=$THREADS OPENBLAS_NUM_THREADS=1 "$work/mnistbench" -iters "$ITERS" -mode "$mode" -replicas "$REPLICAS" | tee -a "$work/go-$mode.jsonl"
+    GOMAXPROCS=$THREADS OPENBLAS_NUM_THREADS=1 "$work/mnistbench" -iters "$ITERS" -mode "$mode" -replicas "$REPLICAS" -shards "$SHARDS" | tee -a "$work/go-$mode.jsonl"
     OMP_NUM_THREADS=$THREADS "$PYTHON" bench/torch_mnist.py --weights "$weights" --iters "$ITERS" --threads "$THREADS" --mode "$mode" | tee -a "$work/py-$mode.jsonl"
   done
 done

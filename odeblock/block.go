@@ -29,7 +29,7 @@ type Block[T tensor.Float] struct {
 	OnStep func(StepInfo[T]) error
 	// Shards, if 2 or more, has Forward solve the batch as that many
 	// separate ODEs at once (at most one per worker of the tape's engine
-	// and one per row), each on a shard of the rows of every part of the
+	// and one per row: math.MaxInt asks for one per worker), each on a shard of the rows of every part of the
 	// state, on a tape of its own computing with tensor.Serial, each with
 	// its own steps; the parameters' gradients are summed over the shards
 	// (autograd.RowShards.ApplyShards). This is data parallelism below the

@@ -201,4 +201,20 @@
 //
 // The Runge–Kutta stage sums of states of 2¹⁶ values or more are formed
 // over the engine's workers too, with the bits of the serial sums.
+//
+// # Sharded solves
+//
+// Block.Shards = k solves the batch as k separate ODEs at once, one per
+// worker, each on a shard of the rows of every part of the state, on a
+// tape of its own with the kernels on one core, each taking its own steps;
+// the parameters' gradients are summed over the shards. Each core then
+// runs a whole solve — the field, the family's elementwise work, the step
+// control — with nothing to hand off. It needs dynamics whose rows evolve
+// independently (ShardableDynamics: the six families, over a field without
+// BatchNorm or Dropout), and is asked for, as ShardedField is. The result
+// agrees with one solve of the whole batch to the tolerances, not to
+// rounding: there every row shares the step sizes the worst row needs
+// (torchdiffeq's one solve of the batch), here each shard has its own (as
+// vmap over diffrax's solve gives each element its own). Only Forward is
+// sharded; Trajectory solves the whole batch.
 package odeblock

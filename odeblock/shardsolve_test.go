@@ -63,7 +63,7 @@ func TestShardedSolve(t *testing.T) {
 	const rows = 10
 	var fewest atomic.Int64
 	fams := familiesOf(5, rows, func(f odeblock.Field[float64]) odeblock.Field[float64] { return rowCounter{f, &fewest} })
-	modes := []odeblock.GradMode{odeblock.Adjoint{}, odeblock.Adjoint{Generic: true}, odeblock.Backprop{}, odeblock.Checkpoint{}, odeblock.Interpolated{}}
+	modes := []odeblock.GradMode{odeblock.Adjoint{}, odeblock.Adjoint{Generic: true}, odeblock.Backprop{}, odeblock.Checkpoint{}, odeblock.Recursive{Budget: 3}, odeblock.Interpolated{}}
 	solver := odeblock.Options{RTol: 1e-10, ATol: 1e-10}
 	for _, shards := range []int{2, 3} {
 		eng := tensor.EngineFor[float64](tensor.Gonum(shards + 1))
