@@ -288,3 +288,44 @@ func BenchmarkRecursiveBySteps(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkShardedSolve is one training iteration (forward and adjoint
+// backward, float32) of an AdamNODE whose field is a 16 → 128 → 16 tanh
+// MLP, batch 512, dopri5 at 1e-6, solved whole (shards=1) and as one ODE
+// per worker (shards=2, Block.Shards) on the default backend's kind with 2
+// workers: `benchstat -col /shards`.
+func BenchmarkShardedSolve(b *testing.B) {
+	const batch, d, hidden = 512, 16, 128
+	for _, shards := range []int{1, 2} {
+		b.Run(fmt.Sprintf("shards=%d", shards), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(5, 6))
+			bs := tensor.Backends(2) // OpenBLAS last, where it is built in
+			e := tensor.EngineFor[float32](bs[len(bs)-1])
+			dyn := odeblock.NewAdamNODE[float32](newMLP32(rng, d, hidden), -1, 1, odeblock.ScaleSoftplus)
+			h0 := tensor.RandN[float32](rng, 0, 1, batch, d)
+			m0 := tensor.RandN[float32](rng, 0, 0.5, batch, d)
+			block := &odeblock.Block[float32]{Dynamics: dyn, Solver: odeblock.Options{RTol: 1e-6, ATol: 1e-6}, Mode: odeblock.Adjoint{}, Shards: shards}
+			params := dyn.Params()
+			tp := autograd.NewTape(e)
+			iter := func() {
+				tp.Reset()
+				autograd.ZeroGrads(params)
+				z, err := block.Forward(tp, odeblock.AdamInitialState(tp.Input(h0), tp.Input(m0)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := tp.Backward(autograd.Mean(autograd.Square(odeblock.Part(z, 0, 3)))); err != nil {
+					b.Fatal(err)
+				}
+			}
+			iter()
+			b.ReportAllocs()
+			for b.Loop() {
+				iter()
+			}
+			st := block.Stats()
+			b.ReportMetric(float64(st.Forward.NFE), "fwd-NFE")
+			b.ReportMetric(float64(st.Backward.NFE), "bwd-NFE")
+		})
+	}
+}

@@ -168,8 +168,8 @@ type plainDynamics struct{ odeblock.Dynamics[float64] }
 
 // TestShardedSolveFailures: dynamics that cannot be sharded, a state that
 // does not split into the parts, a shard's failed solve and a step hook's
-// error are errors naming what went wrong; one worker, Trajectory and a
-// batch of one row solve the whole batch.
+// error are errors naming what went wrong; without gradients the output is
+// the same; one worker and Trajectory solve the whole batch.
 func TestShardedSolveFailures(t *testing.T) {
 	eng := tensor.EngineFor[float64](tensor.Gonum(2))
 	fams := familiesOf(7, 4, func(f odeblock.Field[float64]) odeblock.Field[float64] { return f })
@@ -227,6 +227,23 @@ func TestShardedSolveFailures(t *testing.T) {
 		}}
 		if err := forward(b, eng, adam.state); !errors.Is(err, stop) {
 			t.Fatalf("got %v, want the hook's error", err)
+		}
+	})
+	t.Run("no grad", func(t *testing.T) {
+		b := &odeblock.Block[float64]{Dynamics: adam.dyn, Shards: 2}
+		tp := autograd.NewTape(eng)
+		want, err := b.Forward(tp, adam.state(tp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ng := autograd.NewTape(eng)
+		ng.SetNoGrad(true)
+		got, err := b.Forward(ng, adam.state(ng))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := maxRelDiff(got.Value().Data(), want.Value().Data()); d != 0 {
+			t.Errorf("without gradients the output differs by %.3g", d)
 		}
 	})
 	var fewest atomic.Int64
