@@ -29,9 +29,10 @@ type Block[T tensor.Float] struct {
 	OnStep func(StepInfo[T]) error
 	// Shards, if 2 or more, has Forward solve the batch as that many
 	// separate ODEs at once (at most one per worker of the tape's engine
-	// and one per row: math.MaxInt asks for one per worker), each on a shard of the rows of every part of the
-	// state, on a tape of its own computing with tensor.Serial, each with
-	// its own steps; the parameters' gradients are summed over the shards
+	// and one per row: math.MaxInt asks for one per worker), each on a
+	// shard of the rows of every part of the state, on a tape of its own
+	// computing with tensor.Serial, each with its own steps; the
+	// parameters' gradients are summed over the shards
 	// (autograd.RowShards.ApplyShards). This is data parallelism below the
 	// solver: each core runs a whole solve with nothing to hand off, where
 	// one solve of the whole batch synchronises the workers at every
