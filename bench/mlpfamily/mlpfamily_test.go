@@ -392,3 +392,65 @@ func TestRHSEquations(t *testing.T) {
 		}
 	}
 }
+
+// TestShardSolve: with ShardSolve = 2 on a two-worker engine, one training
+// step of each family in each mode, from the same weights, has the loss of
+// one solve of the batch to the solver's tolerance and nearly its
+// gradients (each shard takes its own steps).
+func TestShardSolve(t *testing.T) {
+	old, oldSolve := engine, ShardSolve
+	t.Cleanup(func() { engine, ShardSolve = old, oldSolve })
+	for _, b := range tensor.Backends(2) {
+		if b.Name() == tensor.Default().Name() {
+			engine = func() tensor.Engine[float32] { return tensor.EngineFor[float32](b) }
+		}
+	}
+	n := 0
+	for _, c := range Configs() {
+		if c.Width != Base().Width || c.Batch != Base().Batch || c.Layers != Base().Layers || c.Act != Base().Act {
+			continue // the families and modes of the base configuration
+		}
+		n++
+		c.Batch = 64
+		step := func(shards int) (IterStats, []float64) {
+			ShardSolve = shards
+			p, err := New(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Block.Shards != shards {
+				t.Fatalf("%s: the block has Shards %d, want %d", c.Name, p.Block.Shards, shards)
+			}
+			st, err := p.Step()
+			if err != nil {
+				t.Fatalf("%s, %d shards: %v", c.Name, shards, err)
+			}
+			var g []float64
+			for _, q := range p.Params {
+				for _, v := range q.Grad.Data() {
+					g = append(g, float64(v))
+				}
+			}
+			return st, g
+		}
+		whole, gw := step(0)
+		sharded, gs := step(2)
+		if d := math.Abs(sharded.Loss - whole.Loss); !(d <= 1e-5*math.Abs(whole.Loss)) {
+			t.Errorf("%s: loss %g sharded, %g whole", c.Name, sharded.Loss, whole.Loss)
+		}
+		var diff, norm float64
+		for j, v := range gw {
+			diff += (gs[j] - v) * (gs[j] - v)
+			norm += v * v
+		}
+		if r := math.Sqrt(diff / norm); !(r < 1e-3) {
+			t.Errorf("%s: gradients differ by %.3g (relative) sharded", c.Name, r)
+		}
+		if sharded.FwdNFE == 0 || sharded.BwdNFE == 0 {
+			t.Errorf("%s: sharded steps counted %+v", c.Name, sharded)
+		}
+	}
+	if n != 7 {
+		t.Errorf("%d configurations of the base's field, want 7 (3 modes of AdamNODE, 2 each of NODE and HBNODE)", n)
+	}
+}
