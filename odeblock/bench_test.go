@@ -98,6 +98,25 @@ func (r *rawMLP) vjp(t float32) {
 	r.dx.MatMul(r.e, r.da, false, r.m.w1.Value, false)
 }
 
+// adamStep returns one training iteration of an AdamNODE block from
+// (h0, m0) on a tape of e: the forward solve, the mean square of h at the
+// end and the backward pass.
+func adamStep(b *testing.B, e tensor.Engine[float32], block *odeblock.Block[float32], h0, m0 *tensor.Tensor[float32]) func() {
+	params := block.Params()
+	tp := autograd.NewTape(e)
+	return func() {
+		tp.Reset()
+		autograd.ZeroGrads(params)
+		z, err := block.Forward(tp, odeblock.AdamInitialState(tp.Input(h0), tp.Input(m0)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := tp.Backward(autograd.Mean(autograd.Square(odeblock.Part(z, 0, 3)))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkAdamNODEMLP is the overhead-bound case: AdamNODE with a small
 // tanh MLP field, batch 512, dopri5 at 1e-6, one iteration (forward and
 // adjoint backward) in float32. overhead-ratio is the iteration's time over
@@ -112,19 +131,7 @@ func BenchmarkAdamNODEMLP(b *testing.B) {
 	h0 := tensor.RandN[float32](rng, 0, 1, batch, d)
 	m0 := tensor.RandN[float32](rng, 0, 0.5, batch, d)
 	block := &odeblock.Block[float32]{Dynamics: dyn, Solver: odeblock.Options{RTol: 1e-6, ATol: 1e-6}, Mode: odeblock.Adjoint{}}
-	params := dyn.Params()
-	tp := autograd.NewTape(e)
-	iter := func() {
-		tp.Reset()
-		autograd.ZeroGrads(params)
-		z, err := block.Forward(tp, odeblock.AdamInitialState(tp.Input(h0), tp.Input(m0)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := tp.Backward(autograd.Mean(autograd.Square(odeblock.Part(z, 0, 3)))); err != nil {
-			b.Fatal(err)
-		}
-	}
+	iter := adamStep(b, e, block, h0, m0)
 	iter()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -305,19 +312,7 @@ func BenchmarkShardedSolve(b *testing.B) {
 			h0 := tensor.RandN[float32](rng, 0, 1, batch, d)
 			m0 := tensor.RandN[float32](rng, 0, 0.5, batch, d)
 			block := &odeblock.Block[float32]{Dynamics: dyn, Solver: odeblock.Options{RTol: 1e-6, ATol: 1e-6}, Mode: odeblock.Adjoint{}, Shards: shards}
-			params := dyn.Params()
-			tp := autograd.NewTape(e)
-			iter := func() {
-				tp.Reset()
-				autograd.ZeroGrads(params)
-				z, err := block.Forward(tp, odeblock.AdamInitialState(tp.Input(h0), tp.Input(m0)))
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := tp.Backward(autograd.Mean(autograd.Square(odeblock.Part(z, 0, 3)))); err != nil {
-					b.Fatal(err)
-				}
-			}
+			iter := adamStep(b, e, block, h0, m0)
 			iter()
 			b.ReportAllocs()
 			for b.Loop() {
