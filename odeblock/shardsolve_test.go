@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -278,5 +279,51 @@ func TestShardedSolveFailures(t *testing.T) {
 				t.Errorf("the field saw %d rows, want the whole batch of 4", n)
 			}
 		})
+	}
+}
+
+// TestShardedSolveNested: a block solving its batch in shards inside the
+// dynamics of another block (whose VJPs then pull back through the shards'
+// solves) gives central differences' gradients, adjoint and backprop
+// either way.
+func TestShardedSolveNested(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 3))
+	inner := newMLP(rng, "f", 2, 3, 2, 0.7)
+	x := autograd.NewParam("x", tensor.RandN[float64](rng, 0, 1, 3, 2))
+	params := append([]*autograd.Param[float64]{x}, inner.Params()...)
+	solver := odeblock.Options{RTol: 1e-10, ATol: 1e-10}
+	eng := tensor.EngineFor[float64](tensor.Gonum(2))
+	both := []odeblock.GradMode{odeblock.Adjoint{}, odeblock.Backprop{}}
+	for _, outerMode := range both {
+		for _, innerMode := range both {
+			t.Run(fmt.Sprintf("%v/%v", outerMode, innerMode), func(t *testing.T) {
+				var fewest atomic.Int64
+				fewest.Store(1 << 40)
+				counted := rowCounter{inner, &fewest}
+				in := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: counted}, Times: []float64{0, 0.4}, Mode: innerMode, Solver: solver, Shards: 2}
+				field := odeblock.FieldFunc(inner.Params(), func(tp *autograd.Tape[float64], _ float64, h autograd.Var[float64]) autograd.Var[float64] {
+					z, err := in.Forward(tp, h)
+					if err != nil {
+						panic(err)
+					}
+					return autograd.Sub(z, h)
+				})
+				out := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: field}, Times: []float64{0, 0.6}, Mode: outerMode, Solver: solver}
+				loss := func(tp *autograd.Tape[float64]) autograd.Var[float64] {
+					z, err := out.Forward(tp, tp.Param(x))
+					if err != nil {
+						t.Fatal(err)
+					}
+					return z
+				}
+				opt := autograd.GradCheckOptions{Step: 1e-5, AbsTol: 1e-7, RelTol: 1e-5, Engine: eng}
+				if rep, err := autograd.CheckGradients(loss, params, opt); err != nil {
+					t.Fatalf("%v\n%v", err, rep)
+				}
+				if n := fewest.Load(); n != 1 {
+					t.Errorf("the inner field saw at least %d rows, want shards of 1 and 2", n)
+				}
+			})
+		}
 	}
 }
