@@ -2,6 +2,8 @@ package odeblock
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -151,11 +153,12 @@ func (b *Block[T]) recordSharded(tp *autograd.Tape[T], z0 autograd.Var[T], k, pa
 }
 
 // sharded returns the block's shard solves for k shards, made anew when
-// its dynamics changed.
+// its dynamics or their parameters changed.
 func (b *Block[T]) sharded(k int) *shardSolve[T] {
 	ss := b.shards
-	if ss == nil || ss.dyn != b.Dynamics {
-		ss = &shardSolve[T]{dyn: b.Dynamics, rs: autograd.NewRowShards(k, listed(b.Dynamics.Params()))}
+	params := listed(b.Dynamics.Params())
+	if ss == nil || !sameDynamics(ss.dyn, b.Dynamics) || !slices.Equal(ss.rs.Params(), params) {
+		ss = &shardSolve[T]{dyn: b.Dynamics, rs: autograd.NewRowShards(k, params)}
 		ss.run = func(tp *autograd.Tape[T], i int, x autograd.Var[T]) autograd.Var[T] {
 			y, err := ss.blocks[i].record(tp, x, false)
 			if err != nil {
@@ -170,6 +173,23 @@ func (b *Block[T]) sharded(k int) *shardSolve[T] {
 		ss.blocks = append(ss.blocks, &Block[T]{Dynamics: sd.ForShard()})
 	}
 	return ss
+}
+
+// sameDynamics reports whether a and b are the same dynamics: equal
+// values of a comparable type (a pointer to a family, say). Values of a
+// type that cannot be compared never are, so their shards' blocks are
+// made anew at every pass.
+func sameDynamics[T tensor.Float](a, b Dynamics[T]) (same bool) {
+	ta := reflect.TypeOf(a)
+	if ta != reflect.TypeOf(b) || ta == nil || !ta.Comparable() {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			same = false // an interface field holding an uncomparable value
+		}
+	}()
+	return a == b
 }
 
 // onStep returns a hook passing the shards' steps to hook one at a time.
