@@ -137,8 +137,9 @@ func TestRowShardsMatchesWhole(t *testing.T) {
 	}
 }
 
-// TestRowShardsGradients checks the sharded node against central
-// differences in float64, parameters and input.
+// TestRowShardsGradients checks the sharded node, Apply's and
+// ApplyShards', against central differences in float64, parameters and
+// input.
 func TestRowShardsGradients(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	m := newShardMLP(rng, 4, 9, 2)
@@ -156,6 +157,19 @@ func TestRowShardsGradients(t *testing.T) {
 		t.Fatalf("f recorded on %d tapes: not sharded", len(m.tapes))
 	}
 	t.Log(rep)
+	// The caller's cuts: three uneven shards, each told its index.
+	m.reset()
+	g := func(tp *ag.Tape[float64]) (ag.Var[float64], error) {
+		return rs.ApplyShards(tp.Param(x), []int{0, 9, 40, 70}, func(tp *ag.Tape[float64], i int, x ag.Var[float64]) ag.Var[float64] {
+			return m.eval(tp, 0.1*float64(i), x)
+		}), nil
+	}
+	if _, err := ag.CheckGradients(g, append(m.params(), x), ag.GradCheckOptions{Engine: eng, MaxElems: 40}); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.tapes) < 3 {
+		t.Fatalf("ApplyShards recorded on %d tapes, want 3 shards", len(m.tapes))
+	}
 }
 
 // TestRowShardsPullback checks the node inside a Pullback: cotangents of
