@@ -116,11 +116,7 @@ func (s *RowShards[T]) count(eng tensor.Engine[T], rows int) int {
 // Apply records y = f(x) on x's tape, f evaluated on shards of x's rows
 // concurrently (see RowShards). x must have rank 1 or more.
 func (s *RowShards[T]) Apply(x Var[T], arg float64, f RowFunc[T]) Var[T] {
-	t, xe := use1("RowShards", x)
-	if xe.value.Rank() == 0 {
-		panic(&tensor.ShapeError{Op: "autograd.RowShards", Msg: "input is a scalar; it needs a leading batch axis"})
-	}
-	rows := xe.value.Dim(0)
+	t, xe, rows := batchInput(x)
 	k := s.count(t.eng, rows)
 	if k <= 1 {
 		return f(t, arg, x)
@@ -140,11 +136,7 @@ func (s *RowShards[T]) Apply(x Var[T], arg float64, f RowFunc[T]) Var[T] {
 // strictly and end at x's leading dimension; with one shard f is recorded
 // on x's tape as it is.
 func (s *RowShards[T]) ApplyShards(x Var[T], cuts []int, f ShardFunc[T]) Var[T] {
-	t, xe := use1("RowShards", x)
-	if xe.value.Rank() == 0 {
-		panic(&tensor.ShapeError{Op: "autograd.RowShards", Msg: "input is a scalar; it needs a leading batch axis"})
-	}
-	rows := xe.value.Dim(0)
+	t, xe, rows := batchInput(x)
 	if !risingCuts(cuts, rows) {
 		panic(&tensor.ShapeError{Op: "autograd.RowShards.ApplyShards", Msg: fmt.Sprintf("cuts %v do not split %d rows into shards: they must rise strictly from 0 to %d", cuts, rows, rows)})
 	}
@@ -156,6 +148,16 @@ func (s *RowShards[T]) ApplyShards(x Var[T], cuts []int, f ShardFunc[T]) Var[T] 
 	c.sf = f
 	copy(c.lo, cuts)
 	return s.run(x, t, xe, c)
+}
+
+// batchInput returns x's tape, entry and leading dimension, panicking
+// for a scalar, which has no batch axis.
+func batchInput[T tensor.Float](x Var[T]) (*Tape[T], *entry[T], int) {
+	t, xe := use1("RowShards", x)
+	if xe.value.Rank() == 0 {
+		panic(&tensor.ShapeError{Op: "autograd.RowShards", Msg: "input is a scalar; it needs a leading batch axis"})
+	}
+	return t, xe, xe.value.Dim(0)
 }
 
 // risingCuts reports whether cuts rise strictly from 0 to rows.
