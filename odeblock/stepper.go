@@ -74,8 +74,8 @@ func rkSolution[T tensor.Float](c *combiner[T], tb *Tableau, h float64, y0, y1, 
 const parallelCombine = 1 << 16
 
 // combiner forms a solver's stage sums (linComb), split over the workers
-// of eng when they are long; with a nil combiner, a nil engine or one
-// worker, on the calling goroutine. The split changes no element's
+// of eng when they are long; with no engine or one worker, on the calling
+// goroutine. The split changes no element's
 // arithmetic: every path gives the same bits.
 type combiner[T tensor.Float] struct {
 	eng       tensor.Engine[T]
@@ -100,7 +100,7 @@ func (c *combiner[T]) use(eng tensor.Engine[T]) {
 // linComb is the package's linComb, split over c's workers when dst is
 // long.
 func (c *combiner[T]) linComb(dst, base []T, h float64, cs []float64, ks [][]T) {
-	if c == nil || c.eng == nil || len(dst) < parallelCombine {
+	if c.eng == nil || len(dst) < parallelCombine {
 		linComb(dst, base, h, cs, ks)
 		return
 	}
