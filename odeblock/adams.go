@@ -94,21 +94,30 @@ func adamsCoefficients(m int) (ab, am [][]float64) {
 	return ab, am
 }
 
-// adamsWork is the history of f at the past step starts, newest first.
+// adamsWork is the history of f at the past step starts, newest first,
+// and the coefficients of the last uneven history.
 type adamsWork[T any] struct {
 	hist [][]T
 	at   []float64 // their times
+	beta []float64 // Adams–Bashforth coefficients for an uneven history
+	mu   []float64 // Adams–Moulton coefficients for an uneven history
 }
 
 // adamsStep takes the step g: rk38 until three past f are known, then the
-// Adams update (s.k[0] = f(t_n, y_n) is the newest).
+// Adams update (s.k[0] = f(t_n, y_n) is the newest). A step that starts
+// after a jump (g.t0 ≠ g.t: f0 is the right limit) forgets the history
+// from before it, which belongs to other dynamics, and starts again with
+// rk38.
 func (s *Solver[T]) adamsStep(eval evalFunc[T], g stepGeom) error {
 	w := &s.adams
 	maxHist := s.opt.MaxOrder - 1 // torchdiffeq's history length
 	if maxHist < 0 {
 		maxHist = adamsMaxOrder - 1
 	}
-	if len(w.at) == 0 || w.at[0] != g.t {
+	if g.t0 != g.t && len(w.at) > 0 && w.at[0] != g.t0 {
+		w.hist, w.at = w.hist[:0], w.at[:0]
+	}
+	if len(w.at) == 0 || w.at[0] != g.t0 {
 		// Push f_n (copied: s.k[0] is reused).
 		var buf []T
 		if len(w.hist) == maxHist {
@@ -119,14 +128,14 @@ func (s *Solver[T]) adamsStep(eval evalFunc[T], g stepGeom) error {
 		}
 		copy(buf, s.k[0])
 		w.hist = append([][]T{buf}, w.hist...)
-		w.at = append([]float64{g.t}, w.at...)
+		w.at = append([]float64{g.t0}, w.at...)
 	}
 	k := min(len(w.hist), maxHist)
 	if k < 3 {
 		return s.rkStep(eval, g)
 	}
 	h := g.h
-	beta := bashforth[k]
+	beta, mu := w.coefficients(k, h, s.tb.Implicit)
 	for i := range s.y1 {
 		var d float64
 		for j, b := range beta {
@@ -137,7 +146,6 @@ func (s *Solver[T]) adamsStep(eval evalFunc[T], g stepGeom) error {
 	if !s.tb.Implicit {
 		return nil
 	}
-	mu := moulton[k+1]
 	// δ = h·Σ_{j≥1} μ_j·f_{n+1−j}; then y1 = y + h·μ_0·f(t1, y1) + δ.
 	delta := s.tmp
 	for i := range delta {
@@ -148,9 +156,10 @@ func (s *Solver[T]) adamsStep(eval evalFunc[T], g stepGeom) error {
 		delta[i] = T(h * d)
 	}
 	f := s.k[len(s.k)-1]
+	tEnd := stageTime(g.t, g.h, g.end, 1, g.leftLimit) // before a jump at the end: its left limit
 	var last float64
 	for iter := 0; iter < 4; iter++ {
-		if err := eval(evalStage, len(s.k)-1, g.end, s.y1, f); err != nil {
+		if err := eval(evalStage, len(s.k)-1, tEnd, s.y1, f); err != nil {
 			return err
 		}
 		var worst float64
@@ -172,4 +181,86 @@ func (s *Solver[T]) adamsStep(eval evalFunc[T], g stepGeom) error {
 		return nil
 	}
 	return fmt.Errorf("%w: the Adams–Moulton corrector did not converge in 4 iterations at t=%g: take a smaller Step", ErrStepUnderflow, g.t)
+}
+
+// coefficients returns the Adams–Bashforth coefficients of order k (and,
+// if implicit, the Adams–Moulton ones of order k + 1) for the step h from
+// the newest time of the history: the fixed-step ones where the history's
+// times are h apart, else the ones of the uneven history (variable-step
+// Adams), β_j = (1/h)·∫ ℓ_j over the step, ℓ_j the Lagrange polynomial
+// that is 1 at t_{n−j} and 0 at the other history times (for μ, at
+// t_{n+1} and the history's first k times).
+func (w *adamsWork[T]) coefficients(k int, h float64, implicit bool) (beta, mu []float64) {
+	uniform := true
+	for j := 1; j < k && uniform; j++ {
+		x := (w.at[j] - w.at[0]) / h // −j on a uniform grid
+		uniform = math.Abs(x+float64(j)) <= 1e-10*float64(j)
+	}
+	if uniform {
+		if implicit {
+			mu = moulton[k+1]
+		}
+		return bashforth[k], mu
+	}
+	var nodes [adamsMaxOrder + 1]float64
+	for j := range k {
+		nodes[j+1] = (w.at[j] - w.at[0]) / h
+	}
+	nodes[0] = 1 // t_{n+1}, for the corrector
+	w.beta = lagrangeWeights(w.beta[:0], nodes[1:k+1])
+	if implicit {
+		w.mu = lagrangeWeights(w.mu[:0], nodes[:k+1])
+	}
+	return w.beta, w.mu
+}
+
+// lagrangeWeights appends to dst the integrals over [0, 1] of the Lagrange
+// basis polynomials of the distinct nodes x (polynomials of degree
+// len(x) − 1 ≤ 12), by Gauss–Legendre quadrature exact to degree 15.
+func lagrangeWeights(dst, x []float64) []float64 {
+	for j := range x {
+		var sum float64
+		for q, xi := range gaussNodes {
+			l := 1.0
+			for i, xo := range x {
+				if i != j {
+					l *= (xi - xo) / (x[j] - xo)
+				}
+			}
+			sum += gaussWeights[q] * l
+		}
+		dst = append(dst, sum)
+	}
+	return dst
+}
+
+// gaussNodes and gaussWeights are the 8-point Gauss–Legendre rule on
+// [0, 1] (exact for polynomials of degree up to 15).
+var gaussNodes, gaussWeights = gaussLegendre(8)
+
+// gaussLegendre returns the n-point Gauss–Legendre nodes and weights on
+// [0, 1]: the roots of the Legendre polynomial P_n found by Newton's
+// method from Chebyshev guesses, and w = 1/((1 − x²)·P_n'(x)²) on [−1, 1]
+// halved.
+func gaussLegendre(n int) (nodes, weights []float64) {
+	nodes, weights = make([]float64, n), make([]float64, n)
+	for i := range n {
+		x := math.Cos(math.Pi * (float64(i) + 0.75) / (float64(n) + 0.5))
+		var dp float64
+		for range 100 {
+			p0, p1 := 1.0, x // P_0, P_1, then up to P_n by Bonnet's recurrence
+			for m := 2; m <= n; m++ {
+				p0, p1 = p1, ((2*float64(m)-1)*x*p1-(float64(m)-1)*p0)/float64(m)
+			}
+			dp = float64(n) * (x*p1 - p0) / (x*x - 1)
+			dx := p1 / dp
+			x -= dx
+			if math.Abs(dx) < 1e-16 {
+				break
+			}
+		}
+		nodes[i] = (1 - x) / 2
+		weights[i] = 1 / ((1 - x*x) * dp * dp)
+	}
+	return nodes, weights
 }
