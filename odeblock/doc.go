@@ -57,12 +57,21 @@
 // (few states kept, each stretch re-solved for its dense output). With very stiff
 // dynamics use Interpolated: Adjoint's reverse-time reconstruction of the
 // state then fails (with an error, never a wrong gradient). Stats counts
-// the stiff methods' Jacobians and LU factorisations (Tableau.Stiff). The Adams methods start with three rk38 steps and then
+// the stiff methods' Jacobians and LU factorisations (Tableau.Stiff). The Adams methods start with two rk38 steps (as torchdiffeq's) and then
 // use the f of past steps, the order growing with the history up to
-// Options.MaxOrder (12 by default, as torchdiffeq's max_order: the same
-// y(1) as torchdiffeq's to 1e-13; high explicit orders are unstable at
-// large steps there as here, and MaxOrder 5 keeps them at orders 4 and
-// 5).
+// Options.MaxOrder (12 by default, as torchdiffeq's max_order: where the
+// outputs lie on the step grid, the same values as torchdiffeq's, to 1e-12
+// for explicit_adams and to the corrector's tolerance for the others; high
+// explicit orders are unstable at large steps there as here, and MaxOrder 5
+// keeps them at orders 4 and 5). Where the history is unevenly spaced —
+// after a step cut short to land on an output time, StepTo or the end —
+// the next steps use the coefficients of that uneven history (variable-step
+// Adams: the integrals of the Lagrange polynomials through the past times),
+// so output times off the step grid cost no accuracy; torchdiffeq keeps the
+// equal-step coefficients there (it steps on its grid and interpolates the
+// outputs, linearly by default, and its last step, if shorter, uses them
+// too). A step that starts at a jump (Options.Jumps) forgets the history
+// from before it and starts again with rk38.
 // The implicit methods from implicit_euler to trbdf2 solve their stages by
 // simplified Newton iterations (Jacobian by finite differences, one LU of
 // I − h·(A ⊗ J) per step): fixed steps, small systems.
@@ -104,6 +113,25 @@
 // out of range (a negative or NaN tolerance, an infinite MinStep, a NaN in
 // Jumps, ...) are an error from NewSolver naming the option, before f is
 // ever evaluated.
+//
+// # Fixed steps and stops
+//
+// With a fixed Step the solve steps from t0 by Step and lands exactly on
+// every output time, StepTo time, jump and the end: a step that would cross
+// one is cut short to end on it (a step within 1e-9·Step of it is stretched
+// to it), and the steps after it are Step again, counted from there. So the
+// outputs carry the method's own accuracy, not an interpolant's, and the
+// steps depend on the output times. torchdiffeq instead steps on the grid
+// t0 + k·step_size (its last step cut to end at t1) and interpolates the
+// outputs between grid points (linearly unless interp="cubic"); its steps do
+// not depend on the output times.
+//
+// An adaptive solve lands on StepTo times, jumps and the end (never on
+// output times, which come from dense output). A step cut short to land on
+// one does not shrink the next: that one is as long as the step the
+// controller had proposed before the cut (or longer, if the cut step's
+// error allows). torchdiffeq's next step is computed from the cut step's
+// size, so there it shrinks after every grid point of step_t and jump_t.
 //
 // # Discontinuous dynamics
 //

@@ -31,6 +31,8 @@ type Options struct {
 
 	// Step, if positive, is a fixed step size: no error control, for any
 	// method. Fixed-step methods (euler, midpoint, rk4, rk38) require it.
+	// The steps land on every output time, StepTo time and jump (package
+	// doc, "Fixed steps and stops").
 	Step float64
 
 	// MaxOrder is the Adams methods' highest order, as torchdiffeq's
