@@ -2,6 +2,7 @@ package odeblock
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -183,6 +184,27 @@ func (b *Block[T]) times() []float64 {
 	return b.Times
 }
 
+// checkTimes returns the block's times, or an error naming Block.Times if
+// they are not two or more finite, strictly monotone times.
+func (b *Block[T]) checkTimes() ([]float64, error) {
+	ts := b.times()
+	if len(ts) < 2 {
+		return nil, fmt.Errorf("odeblock: Block.Times must hold at least two times (the start and the end), got %d: %v (nil means [0, 1])", len(ts), ts)
+	}
+	for i, t := range ts {
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return nil, fmt.Errorf("odeblock: Block.Times must be finite; Times[%d] = %g", i, t)
+		}
+	}
+	dir := math.Copysign(1, ts[1]-ts[0])
+	for i := 1; i < len(ts); i++ {
+		if !((ts[i]-ts[i-1])*dir > 0) {
+			return nil, fmt.Errorf("odeblock: Block.Times must be strictly monotone; Times[%d] = %g after Times[%d] = %g", i, ts[i], i-1, ts[i-1])
+		}
+	}
+	return ts, nil
+}
+
 // Forward records the block on tp: it solves the dynamics from z0 over
 // Times and returns z at the last time. A failed solve returns the error;
 // so does Backward of the returned Var if the backward solve fails.
@@ -260,6 +282,10 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 	if err := mode.validate(); err != nil {
 		return autograd.Var[T]{}, err
 	}
+	ts, err := b.checkTimes()
+	if err != nil {
+		return autograd.Var[T]{}, err
+	}
 	b.shardedPass = false
 	if !traj && b.Shards > 1 {
 		k, parts, err := b.shardCount(z0, tensor.Workers(tp.Engine()))
@@ -271,9 +297,8 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 			return b.recordSharded(tp, z0, k, parts)
 		}
 	}
-	ts := b.times()
 	p := &pass[T]{b: b, tp: tp, eng: tp.Engine(), shape: z0.Shape(), n: z0.Len(), ts: ts, params: listed(b.Dynamics.Params())}
-	mode, err := stepsOnlyMode(mode, b.Solver)
+	mode, err = stepsOnlyMode(mode, b.Solver)
 	if err != nil {
 		return autograd.Var[T]{}, err
 	}

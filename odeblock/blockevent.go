@@ -36,7 +36,13 @@ func (b *Block[T]) ForwardEvent(tp *autograd.Tape[T], z0 autograd.Var[T], g Even
 	if b.Dynamics == nil {
 		return tstar, zstar, fmt.Errorf("odeblock: Block has no Dynamics")
 	}
-	ts := b.times()
+	ts, err := b.checkTimes()
+	if err != nil {
+		return tstar, zstar, err
+	}
+	if g, err = oneElement(tp.Engine(), g, ts[0], z0); err != nil {
+		return tstar, zstar, err
+	}
 	te, err := b.findEvent(tp.Engine(), z0, g, dir, ts[0], ts[len(ts)-1])
 	if err != nil {
 		return tstar, zstar, err
@@ -51,6 +57,20 @@ func (b *Block[T]) ForwardEvent(tp *autograd.Tape[T], z0 autograd.Var[T], g Even
 		return tstar, zstar, err
 	}
 	return b.eventNode(tp, zfix, g, te)
+}
+
+// oneElement returns g with its value reshaped to [1], after checking that
+// g(t0, z0) has one element (of any shape: [1], [1, 1], ...).
+func oneElement[T tensor.Float](eng tensor.Engine[T], g EventFunc[T], t0 float64, z0 autograd.Var[T]) (EventFunc[T], error) {
+	v := autograd.NewPullback(eng).Value(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+		return g(tp, t0, in[0])
+	}, []*tensor.Tensor[T]{z0.Value()})
+	if v.Len() != 1 {
+		return nil, fmt.Errorf("odeblock: the event function returned shape %v at t=%g: it must have one element", v.Shape(), t0)
+	}
+	return func(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
+		return autograd.Reshape(g(tp, t, z), 1)
+	}, nil
 }
 
 // findEvent solves without gradients from z0 and returns the event time.
