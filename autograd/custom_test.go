@@ -96,7 +96,7 @@ func (m *euler2) apply(tp *ag.Tape[float64], h ag.Var[float64]) ag.Var[float64] 
 		sw, sb := tensor.New[float64](m.w.Value.Shape()...), tensor.New[float64](m.b.Value.Shape()...)
 		for _, hk := range []*tensor.Tensor[float64]{h1, h0} {
 			// a_k = a_{k+1} + dt·a_{k+1}ᵀ ∂f/∂h(h_k); θ gets dt·a_{k+1}ᵀ ∂f/∂θ.
-			dst := ag.VJPDest[float64]{Inputs: []*tensor.Tensor[float64]{da}}
+			dst := ag.VJPDest[float64]{Inputs: []*tensor.Tensor[float64]{da}, ParamGrad: !m.redirect}
 			if m.redirect {
 				dst.Params = []*ag.Param[float64]{m.w, m.b}
 				dst.ParamGrads = []*tensor.Tensor[float64]{gw, gb}
@@ -200,7 +200,15 @@ func TestVJP(t *testing.T) {
 		check("y", y.Data()[i], xi*xi*wi+u.Data()[i])
 		check("dx", dx[0].Data()[i], 2*xi*wi*ci)
 		check("du", dx[1].Data()[i], ci)
-		check("dw", w.Grad.Data()[i], xi*xi*ci)
+		check("dw", w.Grad.Data()[i], 0) // VJP leaves Param.Grad alone
+	}
+	// Asked for, the parameters' gradients go into Param.Grad.
+	ag.NewPullback(eng64()).MustVJP(f, []*tensor.Tensor[float64]{x, u}, cot, ag.VJPDest[float64]{ParamGrad: true})
+	for i := range 3 {
+		xi, ci := x.Data()[i], cot.Data()[i]
+		if got, want := w.Grad.Data()[i], xi*xi*ci; math.Abs(got-want) > 1e-14 {
+			t.Fatalf("dw[%d] with ParamGrad = %v, want %v", i, got, want)
+		}
 	}
 
 	// Redirected, set and accumulated; Param.Grad untouched.
@@ -329,5 +337,61 @@ func TestCustomErrorStopsBackward(t *testing.T) {
 	}
 	if msg := mustPanic(t, func() { pb.MustVJP(f, at, tensor.New[float64](3), ag.VJPDest[float64]{}) }); !strings.Contains(msg, "underflow") {
 		t.Fatalf("VJP panicked with %q", msg)
+	}
+}
+
+// TestVJPOfRecordedValue: a VJP taken at the value of a Var that a tape
+// is recording gradients for returns ErrVJPOfRecorded, and so does that
+// tape's Backward, even when the VJP's error is ignored and its result
+// enters the pass as a constant (its derivative would be dropped). At a
+// copy of the value, on a no-grad tape, or after Backward or Reset, the
+// VJP is an ordinary one.
+func TestVJPOfRecordedValue(t *testing.T) {
+	w := ag.NewParam("w", tensor.FromSlice([]float64{0.5, -1, 2}, 3))
+	f := func(tp *ag.Tape[float64], in []ag.Var[float64]) ag.Var[float64] {
+		return ag.Tanh(ag.Mul(in[0], tp.Param(w)))
+	}
+	x := tensor.FromSlice([]float64{0.1, 0.2, 0.3}, 3)
+	cot := tensor.Full[float64](1, 3)
+	pb := ag.NewPullback(eng64())
+	for _, c := range []struct {
+		name    string
+		at      func(z ag.Var[float64]) *tensor.Tensor[float64]
+		noGrad  bool
+		wantErr bool
+	}{
+		{"recorded value", func(z ag.Var[float64]) *tensor.Tensor[float64] { return z.Value() }, false, true},
+		{"copy", func(z ag.Var[float64]) *tensor.Tensor[float64] { return z.Value().Clone() }, false, false},
+		{"no-grad tape", func(z ag.Var[float64]) *tensor.Tensor[float64] { return z.Value() }, true, false},
+	} {
+		tp := ag.NewTape(eng64())
+		tp.SetNoGrad(c.noGrad)
+		z := ag.Scale(tp.Input(x), 2)
+		dz := tensor.New[float64](3)
+		_, vjpErr := pb.VJP(f, []*tensor.Tensor[float64]{c.at(z)}, cot, ag.VJPDest[float64]{Inputs: []*tensor.Tensor[float64]{dz}})
+		if got := errors.Is(vjpErr, ag.ErrVJPOfRecorded); got != c.wantErr {
+			t.Errorf("%s: VJP error %v, want ErrVJPOfRecorded: %v", c.name, vjpErr, c.wantErr)
+		}
+		if c.noGrad {
+			continue
+		}
+		// The result enters the pass as a constant, the error ignored.
+		loss := ag.Sum(ag.Mul(z, tp.Const(dz)))
+		err := tp.Backward(loss)
+		if got := errors.Is(err, ag.ErrVJPOfRecorded); got != c.wantErr {
+			t.Errorf("%s: Backward error %v, want ErrVJPOfRecorded: %v", c.name, err, c.wantErr)
+		}
+		// After Backward (and after Reset) the value is no longer recorded.
+		if _, err := pb.VJP(f, []*tensor.Tensor[float64]{z.Value()}, cot, ag.VJPDest[float64]{}); err != nil {
+			t.Errorf("%s: VJP after Backward: %v", c.name, err)
+		}
+		v := z.Value()
+		tp.Reset()
+		if _, err := pb.VJP(f, []*tensor.Tensor[float64]{v}, cot, ag.VJPDest[float64]{}); err != nil {
+			t.Errorf("%s: VJP after Reset: %v", c.name, err)
+		}
+	}
+	if w.Grad.Norm2() != 0 {
+		t.Errorf("a VJP without parameter destinations wrote Param.Grad: %v", w.Grad.Data())
 	}
 }

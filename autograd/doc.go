@@ -55,8 +55,19 @@
 // that breaks down), which Backward then returns. Its backward may evaluate and differentiate other functions on
 // other tapes while the outer Backward runs: Pullback.VJP evaluates a Func at
 // a point on an inner tape and pulls a cotangent back, returning the input
-// cotangents and accumulating parameter gradients into Param.Grad or into
-// destinations the caller gives (as an adjoint solve needs).
+// cotangents and, where asked, the parameters' gradients, into destinations
+// the caller gives (as an adjoint solve needs) or into Param.Grad
+// (VJPDest.ParamGrad). Otherwise parameters are constants in a VJP: as
+// torch.autograd.grad, it leaves Param.Grad alone, so a VJP inside a forward
+// pass cannot corrupt that pass's gradients.
+//
+// A VJP's result is a plain tensor: recorded on a tape, it is a constant.
+// So a VJP taken at the value of a Var that a tape is recording gradients
+// for — the trace of ∂f/∂z inside an ODE field, a gradient penalty — would
+// silently drop its own derivative. Such a VJP is an error instead
+// (ErrVJPOfRecorded), returned by the VJP and by that tape's Backward; a
+// VJP at a copy of the value (Tensor.Clone) is taken as a constant on
+// purpose.
 //
 // # Shards of a batch
 //

@@ -67,7 +67,18 @@ func (v Var[T]) IsZero() bool { return v.t == nil }
 // Value returns the Var's value. For a leaf it is the caller's tensor; for an
 // op result it is owned by the tape: read it, do not modify it, and do not
 // keep it past the tape's next Reset.
-func (v Var[T]) Value() *tensor.Tensor[T] { return v.use("Value").value }
+//
+// While the tape records gradients, the value of a Var that requires one is
+// marked as such: a VJP taken at it (Pullback.VJP) is an error
+// (ErrVJPOfRecorded), since its result could only re-enter the computation
+// as a constant.
+func (v Var[T]) Value() *tensor.Tensor[T] {
+	e := v.use("Value")
+	if e.requires && e.param == nil && !v.t.noGrad && !v.t.spent {
+		e.value.Mark(v.t, v.t.gen)
+	}
+	return e.value
+}
 
 // Grad returns ∂L/∂v after Backward for a leaf made by Tape.Input or
 // Tape.Param (for a Param, its gradient accumulator), or nil when no gradient
@@ -182,6 +193,12 @@ type Tape[T tensor.Float] struct {
 	spent   bool  // Backward has run since the last Reset
 	running bool  // Backward is running
 	err     error // the error a custom backward returned, ending Backward
+	// poison is the error Backward returns without running: a VJP was
+	// taken at a value of this pass (ErrVJPOfRecorded).
+	poison error
+	// constParams makes every Param leaf a constant (a VJP that leaves
+	// Param.Grad alone and was given no Params).
+	constParams bool
 	arena   arena[T]
 
 	// Gradient redirection for Pullback: Tape.Param(p) accumulates into
@@ -241,7 +258,7 @@ func (t *Tape[T]) Reset() {
 		clear(e.ins[:cap(e.ins)])
 		*e = entry[T]{ins: ins, fs: fs, view: view}
 	}
-	t.n, t.ops, t.spent = 0, 0, false
+	t.n, t.ops, t.spent, t.poison = 0, 0, false, nil
 	t.gen++
 	t.clearRedirect()
 	t.releaseHeld()
@@ -257,7 +274,7 @@ func (t *Tape[T]) Release() {
 	}
 	clear(t.chunks)
 	t.chunks = nil
-	t.n, t.ops, t.spent = 0, 0, false
+	t.n, t.ops, t.spent, t.poison = 0, 0, false, nil
 	t.gen++
 	t.clearRedirect()
 	t.releaseHeld()
@@ -266,7 +283,7 @@ func (t *Tape[T]) Release() {
 }
 
 func (t *Tape[T]) clearRedirect() {
-	t.redirOn, t.redirSkip = false, false
+	t.redirOn, t.redirSkip, t.constParams = false, false, false
 	clear(t.redirParams)
 	clear(t.redirGrads)
 	t.redirParams, t.redirGrads = t.redirParams[:0], t.redirGrads[:0]
@@ -358,7 +375,7 @@ func (t *Tape[T]) Param(p *Param[T]) Var[T] {
 	e := t.newEntry("Param")
 	e.value = p.Value
 	e.param = p
-	if t.noGrad {
+	if t.noGrad || t.constParams {
 		return t.varOf(e)
 	}
 	e.requires = true
@@ -624,6 +641,13 @@ func (t *Tape[T]) startBackward(op string, out Var[T]) *entry[T] {
 // custom backward fails. When out requires no gradient it only releases the
 // graph.
 func (t *Tape[T]) backward(out *entry[T], g *tensor.Tensor[T]) error {
+	if t.poison != nil {
+		for i := 0; i < t.n; i++ {
+			t.entryAt(i).clearGraph()
+		}
+		t.spent, t.ops = true, 0
+		return t.poison
+	}
 	t.running, t.err = true, nil
 	defer func() {
 		// On a panic in a rule, still leave the tape released and spent.

@@ -1,6 +1,7 @@
 package autograd
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/adamnode/adamnode/tensor"
@@ -17,13 +18,21 @@ type VJPDest[T tensor.Float] struct {
 	// cotangent is not computed).
 	Inputs []*tensor.Tensor[T]
 
-	// When Params is nil, the parameter gradients go into Param.Grad
-	// (accumulating, as Backward does). When Params is non-nil, the
-	// gradient of Params[j] goes into ParamGrads[j] instead (shaped like its
-	// value) and Param.Grad is left alone; a parameter the function uses
-	// that is not listed panics, since silently dropping it would be wrong.
+	// When Params is non-nil, the gradient of Params[j] goes into
+	// ParamGrads[j] (shaped like its value) and Param.Grad is left alone; a
+	// parameter the function uses that is not listed panics, since silently
+	// dropping it would be wrong. When Params is nil, the parameters are
+	// constants and no gradient of theirs is computed — as
+	// torch.autograd.grad leaves .grad alone — unless ParamGrad asks for
+	// them in Param.Grad.
 	Params     []*Param[T]
 	ParamGrads []*tensor.Tensor[T]
+
+	// ParamGrad, with Params nil, adds the gradients of the parameters the
+	// function uses into their Param.Grad (accumulating, as Backward does):
+	// what a custom node that computes its parameters' gradients itself,
+	// outside any tape's redirection, asks for.
+	ParamGrad bool
 
 	// SkipParams leaves the gradients of Params out: f reads them as
 	// constants and ParamGrads must be nil (a parameter f reads that is not
@@ -33,9 +42,21 @@ type VJPDest[T tensor.Float] struct {
 	SkipParams bool
 
 	// Accumulate adds into Inputs and ParamGrads. Without it they are set
-	// (zeroed first). Param.Grad is always accumulated into.
+	// (zeroed first). Param.Grad (ParamGrad) is always accumulated into.
 	Accumulate bool
 }
+
+// ErrVJPOfRecorded is the error of a VJP taken at the value of a Var that
+// a tape is recording gradients for (Var.Value of a Var that requires a
+// gradient, before that tape's Backward): the VJP's result can only enter
+// that pass as a constant, so the pass's gradient would silently miss its
+// derivative (a second derivative: what a continuous normalizing flow's
+// trace of ∂f/∂z needs). Pullback.VJP returns it (wrapped, with the
+// values computed all the same), and the recording tape's Backward returns
+// it too, so the pass cannot yield a wrong gradient even if the VJP's error
+// is ignored. To use such a VJP as a constant on purpose (a diagnostic), take
+// it at a copy of the value (Tensor.Clone).
+var ErrVJPOfRecorded = errors.New("autograd: a VJP was taken at the value of a Var being recorded for gradients: its result would enter the pass as a constant and drop its own derivative (gradients of gradients are not supported)")
 
 // Pullback evaluates functions on an inner tape of its own and pulls
 // cotangents back through them (vector–Jacobian products). It reuses its
@@ -70,7 +91,9 @@ func (pb *Pullback[T]) Engine() tensor.Engine[T] { return pb.tape.eng }
 // read. f's parameters are read through tp.Param as usual.
 //
 // It returns the error of a custom node inside f that failed (Custom); the
-// cotangents are then incomplete. MustVJP panics instead.
+// cotangents are then incomplete. MustVJP panics instead. An input that is
+// the value of a Var another tape is recording gradients for makes it
+// return ErrVJPOfRecorded, and that tape's Backward fail with it.
 func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor[T], dst VJPDest[T]) (*tensor.Tensor[T], error) {
 	if pb.busy {
 		panic(usage("Pullback.VJP called from within its own function; use a separate Pullback for a nested VJP"))
@@ -87,6 +110,10 @@ func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor
 	} else if len(dst.Params) != len(dst.ParamGrads) {
 		panic(usage("VJP: %d parameters but %d parameter destinations", len(dst.Params), len(dst.ParamGrads)))
 	}
+	if dst.ParamGrad && dst.Params != nil {
+		panic(usage("VJP: ParamGrad with a list of Params (their gradients go to ParamGrads)"))
+	}
+	recorded := pb.recordedInput(at)
 	for i, g := range dst.Inputs {
 		if g != nil && !g.SameShape(at[i]) {
 			panic(&tensor.ShapeError{Op: "autograd.VJP", Msg: fmt.Sprintf("destination of shape %v for input %d of shape %v", g.Shape(), i, at[i].Shape())})
@@ -118,6 +145,8 @@ func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor
 		t.redirect(dst.Params, nil, true)
 	case dst.Params != nil:
 		t.RedirectParams(dst.Params, dst.ParamGrads)
+	case !dst.ParamGrad:
+		t.constParams = true
 	}
 	pb.in = pb.in[:0]
 	for i, x := range at {
@@ -144,7 +173,32 @@ func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor
 	}
 	err := t.backward(ye, cot)
 	t.clearRedirect()
+	if err == nil {
+		err = recorded
+	}
 	return ye.value, err
+}
+
+// recordedInput returns nil, or an error wrapping ErrVJPOfRecorded after
+// poisoning the recording tape, if an input is the value of a Var that
+// another tape is recording gradients for (marked by Var.Value).
+func (pb *Pullback[T]) recordedInput(at []*tensor.Tensor[T]) error {
+	for i, x := range at {
+		if x == nil {
+			continue
+		}
+		tag, gen := x.Marked()
+		rt, ok := tag.(*Tape[T])
+		if !ok || rt == pb.tape || rt.gen != gen || rt.noGrad || rt.spent || rt.running {
+			continue
+		}
+		err := fmt.Errorf("%w: input %d of shape %v; take the VJP at a copy (Clone) to use its result as a constant on purpose", ErrVJPOfRecorded, i, x.Shape())
+		if rt.poison == nil {
+			rt.poison = err
+		}
+		return err
+	}
+	return nil
 }
 
 // MustVJP is VJP for functions whose custom nodes cannot fail: it panics
@@ -193,10 +247,11 @@ func paramName[T tensor.Float](p *Param[T]) string {
 
 // VJP evaluates y = f(x) at x = at on a fresh tape computing with eng and
 // returns y's value and the input cotangents dx[i] = cotᵀ·∂y/∂x_i, newly
-// allocated. The gradients of the parameters f uses are added into their
-// Param.Grad. It returns the error of a custom node inside f that failed.
-// For repeated calls without allocation, or to direct parameter gradients
-// elsewhere, use a Pullback.
+// allocated. The parameters f uses are constants: their Param.Grad is left
+// alone, as torch.autograd.grad leaves .grad. It returns the error of a
+// custom node inside f that failed, or ErrVJPOfRecorded (see Pullback.VJP).
+// For repeated calls without allocation, or for the parameters' gradients,
+// use a Pullback.
 func VJP[T tensor.Float](eng tensor.Engine[T], f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor[T]) (y *tensor.Tensor[T], dx []*tensor.Tensor[T], err error) {
 	dx = make([]*tensor.Tensor[T], len(at))
 	for i, x := range at {

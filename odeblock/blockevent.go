@@ -104,7 +104,9 @@ func (b *Block[T]) findEvent(eng tensor.Engine[T], z0 autograd.Var[T], g EventFu
 // implicit-function-theorem backward.
 func (b *Block[T]) eventNode(tp *autograd.Tape[T], zfix autograd.Var[T], g EventFunc[T], te float64) (tstar, zstar autograd.Var[T], err error) {
 	eng, shape, n := tp.Engine(), zfix.Shape(), zfix.Len()
-	zv := zfix.Value()
+	// A copy: the VJP below is this node's own derivative, not one the
+	// tape must record (autograd.ErrVJPOfRecorded).
+	zv := zfix.Value().Clone()
 	// ∂g/∂z at (t*, z*), f(t*, z*) and ∂g/∂t.
 	gz := tensor.New[T](shape...)
 	pb := autograd.NewPullback(eng)

@@ -26,7 +26,20 @@ type Tensor[T Float] struct {
 	data  []T
 	st    *Storage // a view's: the storage it shares; nil when it is own
 	own   Storage
+
+	markTag any // Mark's tag and generation, for a package above this one
+	markGen uint32
 }
+
+// Mark tags t with an opaque value and a generation number, for a package
+// built on this one: autograd marks the value of a Var that it hands out
+// while a tape records gradients, so that a vector–Jacobian product taken
+// at that value can tell that its result would drop a derivative. The tag
+// is the tensor's own, not its views'; this package never reads it.
+func (t *Tensor[T]) Mark(tag any, gen uint32) { t.markTag, t.markGen = tag, gen }
+
+// Marked returns the tag and generation Mark set (nil and 0 if none).
+func (t *Tensor[T]) Marked() (tag any, gen uint32) { return t.markTag, t.markGen }
 
 // Storage identifies the elements a tensor shares with its views and
 // counts the writes to them: its version changes on every write by a
