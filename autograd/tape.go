@@ -199,7 +199,7 @@ type Tape[T tensor.Float] struct {
 	// constParams makes every Param leaf a constant (a VJP that leaves
 	// Param.Grad alone and was given no Params).
 	constParams bool
-	arena   arena[T]
+	arena       arena[T]
 
 	// Gradient redirection for Pullback: Tape.Param(p) accumulates into
 	// redirGrads[i] for p == redirParams[i].
