@@ -12,6 +12,9 @@
 // gradients are averaged with one all-reduce per step (all parameters in
 // one buffer, after the backward pass), and only rank 0 writes the CSV and
 // the checkpoint. A failure on any rank stops every rank at the same step.
+// Every rank must be given the same settings and data: train.Run checks
+// that first (train.Agree) and fails on every rank, naming the setting
+// and two ranks' values, when they differ.
 // Launch with
 //
 //	mpirun -np 4 adamnode train … --distributed

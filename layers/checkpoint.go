@@ -116,17 +116,18 @@ func LoadCheckpointWith[T tensor.Float](path string, params []*autograd.Param[T]
 	if err != nil {
 		return nil, err
 	}
-	byName := make(map[string]RawTensor, len(s.Tensors))
-	for _, t := range s.Tensors {
-		byName[t.Name] = t
+	byName := make(map[string]int, len(s.Tensors)) // indices into s.Tensors: a file of many tensors is not copied again
+	for i, t := range s.Tensors {
+		byName[t.Name] = i
 	}
 	isParam := make(map[string]bool, len(params))
 	for _, p := range params {
 		isParam[p.Name] = true
-		t, ok := byName[p.Name]
+		i, ok := byName[p.Name]
 		if !ok {
 			return nil, &FileError{File: path, Tensor: p.Name, Msg: "missing: the parameter is not in the file"}
 		}
+		t := s.Tensors[i]
 		if err := checkConvertible[T](t.DType, lo); err != nil {
 			return nil, &FileError{File: path, Tensor: p.Name, Msg: err.Error()}
 		}
@@ -168,7 +169,7 @@ func LoadCheckpointWith[T tensor.Float](path string, params []*autograd.Param[T]
 		}
 	}
 	for _, p := range params {
-		t := byName[p.Name]
+		t := s.Tensors[byName[p.Name]]
 		decodeAs(p.Value.Data(), t.DType, t.Data)
 	}
 	return user, nil

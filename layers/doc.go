@@ -83,7 +83,11 @@
 // wider (LoadOptions.NoNarrowing refuses that). A file that cannot be
 // read, a malformed or truncated file, a missing, extra or misshapen tensor:
 // each is a returned *FileError naming the file and, when one is concerned,
-// the tensor. The reader never panics on any input (it is fuzzed).
+// the tensor. The reader never panics on any input (it is fuzzed). An
+// untrusted file costs bounded memory: a header length over MaxHeaderLen
+// (100,000,000 bytes, the reference implementation's limit) is refused from
+// the file's first 8 bytes, and a header of many small entries allocates a
+// small multiple of the file's size (about 4 times).
 //
 // The lower level is Safetensors, the contents of a file as RawTensor values
 // of any of the format's dtypes: ParseSafetensors and ReadSafetensorsFile

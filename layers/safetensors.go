@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -195,24 +196,61 @@ func decodeInto[T tensor.Float](dst []T, b []byte) {
 	}
 }
 
-// ReadSafetensorsFile reads and parses the safetensors file at path. Errors
-// are *FileError values naming path (wrapping the *fs.PathError when the
-// file cannot be read).
+// ReadSafetensorsFile reads and parses the safetensors file at path. A
+// header length over MaxHeaderLen is refused before the file is read.
+// Errors are *FileError values naming path (wrapping the *fs.PathError when
+// the file cannot be read).
 func ReadSafetensorsFile(path string) (*Safetensors, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
+	fail := func(err error) (*Safetensors, error) {
 		return nil, &FileError{File: path, Msg: "cannot read", Err: err}
 	}
-	return ParseSafetensors(path, b)
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if !st.Mode().IsRegular() {
+		b, err := io.ReadAll(f)
+		if err != nil {
+			return fail(&fs.PathError{Op: "read", Path: path, Err: err})
+		}
+		return ParseSafetensors(path, b)
+	}
+	var n8 [8]byte
+	if _, err := f.ReadAt(n8[:], 0); err == nil {
+		if n := binary.LittleEndian.Uint64(n8[:]); n > MaxHeaderLen {
+			return nil, headerTooLong(path, n)
+		}
+	}
+	b := make([]byte, st.Size())
+	k, err := io.ReadFull(f, b)
+	if err != nil && err != io.ErrUnexpectedEOF { // a file that shrank is parsed as it is
+		return fail(err)
+	}
+	return ParseSafetensors(path, b[:k])
 }
+
+func headerTooLong(name string, n uint64) error {
+	return &FileError{File: name, Msg: fmt.Sprintf("header length %d exceeds the limit of %d bytes (that of the reference implementation; a corrupt or hostile file?)", n, MaxHeaderLen)}
+}
+
+// minEntryLen is the length of the shortest tensor entry of a header,
+// with the comma before it: `,"x":{"dtype":"U8","shape":[],"data_offsets":[0,0]}`.
+const minEntryLen = 51
 
 // ParseSafetensors parses the bytes of a safetensors file; name names it in
 // errors. The tensors' Data alias b. It checks the whole format: the header
-// length, the header's JSON (no duplicate keys, no unknown fields, known
-// dtypes, non-negative shapes), that each tensor's byte range fits its shape
-// and dtype, and that the ranges tile the data buffer exactly. Every problem
-// is a *FileError naming the file and, when one is concerned, the tensor;
-// ParseSafetensors never panics.
+// length (at most MaxHeaderLen), the header's JSON (no duplicate keys, no
+// unknown fields, known dtypes, non-negative shapes), that each tensor's
+// byte range fits its shape and dtype, and that the ranges tile the data
+// buffer exactly. Every problem is a *FileError naming the file and, when
+// one is concerned, the tensor; ParseSafetensors never panics. Besides its
+// result (a RawTensor, a name and a shape per tensor), it allocates a
+// small multiple of the header's size however the header is made.
 func ParseSafetensors(name string, b []byte) (*Safetensors, error) {
 	fail := func(tensor, format string, args ...any) (*Safetensors, error) {
 		return nil, &FileError{File: name, Tensor: tensor, Msg: fmt.Sprintf(format, args...)}
@@ -221,6 +259,9 @@ func ParseSafetensors(name string, b []byte) (*Safetensors, error) {
 		return fail("", "file of %d bytes is too short for the 8-byte header length (truncated?)", len(b))
 	}
 	n := binary.LittleEndian.Uint64(b)
+	if n > MaxHeaderLen {
+		return nil, headerTooLong(name, n)
+	}
 	if n > uint64(len(b)-8) {
 		return fail("", "header length %d exceeds the %d bytes after it (truncated or not a safetensors file)", n, len(b)-8)
 	}
@@ -231,79 +272,117 @@ func ParseSafetensors(name string, b []byte) (*Safetensors, error) {
 	if !utf8.Valid(hdr) {
 		return fail("", "header is not valid UTF-8")
 	}
-	type entry struct {
-		raw        RawTensor
-		begin, end uint64
-	}
+	// Sized once for as many entries as the header can hold, so that
+	// neither a slice nor the map grows (a large slice grows by a quarter:
+	// appends would allocate five times what they keep).
+	most := len(hdr)/minEntryLen + 1
 	var (
-		entries []entry
-		meta    map[string]string
+		tensors  = make([]RawTensor, 0, most)
+		offs     = make([][2]uint64, 0, most) // offs[i]: the data offsets of tensors[i]
+		meta     map[string]string
+		haveMeta bool
+		seen     = make(map[string]struct{}, most)
+		sc       = hdrScanner{b: hdr}
 	)
-	err := jsonObject(hdr, func(key string, val []byte) error {
-		if key == metadataKey {
-			m, err := parseMetadata(val)
+	err := sc.object(func(key []byte) error {
+		if string(key) == metadataKey {
+			if haveMeta {
+				return fmt.Errorf("key %q appears twice", key)
+			}
+			haveMeta = true
+			m, err := sc.metadata()
 			if err != nil {
+				if _, ok := err.(*syntaxError); ok {
+					return err
+				}
 				return &FileError{File: name, Msg: "header " + metadataKey + ": " + err.Error()}
 			}
 			meta = m
 			return nil
 		}
-		if key == "" {
+		if len(key) == 0 {
 			return &FileError{File: name, Msg: "header has a tensor with an empty name"}
 		}
-		e, err := parseEntry(val)
-		if err != nil {
-			return &FileError{File: name, Tensor: key, Msg: err.Error()}
+		if _, dup := seen[string(key)]; dup {
+			return fmt.Errorf("key %q appears twice", key)
 		}
-		e.Name = key
+		e := RawTensor{Name: string(key)}
+		seen[e.Name] = struct{}{}
+		begin, end, err := sc.entry(&e)
+		if err != nil {
+			if _, ok := err.(*syntaxError); ok {
+				return err
+			}
+			return &FileError{File: name, Tensor: e.Name, Msg: err.Error()}
+		}
 		size := dtypeSize(e.DType)
 		numel, ok := checkedNumel(e.Shape, math.MaxInt64/uint64(size))
 		if !ok {
-			return &FileError{File: name, Tensor: key, Msg: fmt.Sprintf("shape %v of %s is too large", e.Shape, e.DType)}
+			return &FileError{File: name, Tensor: e.Name, Msg: fmt.Sprintf("shape %v of %s is too large", e.Shape, e.DType)}
 		}
-		begin, end := e.offsets[0], e.offsets[1]
 		switch {
 		case begin > end:
-			return &FileError{File: name, Tensor: key, Msg: fmt.Sprintf("data_offsets [%d, %d] end before they begin", begin, end)}
+			return &FileError{File: name, Tensor: e.Name, Msg: fmt.Sprintf("data_offsets [%d, %d] end before they begin", begin, end)}
 		case end > uint64(len(buf)):
-			return &FileError{File: name, Tensor: key, Msg: fmt.Sprintf("data_offsets [%d, %d] run past the end of the %d-byte data buffer (truncated?)", begin, end, len(buf))}
+			return &FileError{File: name, Tensor: e.Name, Msg: fmt.Sprintf("data_offsets [%d, %d] run past the end of the %d-byte data buffer (truncated?)", begin, end, len(buf))}
 		case end-begin != numel*uint64(size):
-			return &FileError{File: name, Tensor: key, Msg: fmt.Sprintf("data_offsets [%d, %d] hold %d bytes, shape %v of %s needs %d", begin, end, end-begin, e.Shape, e.DType, numel*uint64(size))}
+			return &FileError{File: name, Tensor: e.Name, Msg: fmt.Sprintf("data_offsets [%d, %d] hold %d bytes, shape %v of %s needs %d", begin, end, end-begin, e.Shape, e.DType, numel*uint64(size))}
 		}
 		e.Data = buf[begin:end:end]
-		entries = append(entries, entry{raw: e.RawTensor, begin: begin, end: end})
+		tensors = append(tensors, e)
+		offs = append(offs, [2]uint64{begin, end})
 		return nil
 	})
+	if err == nil && sc.peek() != 0 {
+		err = fmt.Errorf("bytes after the JSON object (offset %d in the header)", sc.i)
+	}
 	if err != nil {
 		if fe, ok := err.(*FileError); ok {
 			return nil, fe
 		}
 		return nil, &FileError{File: name, Msg: "malformed header", Err: err}
 	}
-	slices.SortStableFunc(entries, func(x, y entry) int {
-		if x.begin != y.begin {
-			return cmpU64(x.begin, y.begin)
-		}
-		return cmpU64(x.end, y.end)
-	})
+	seen = nil
+	tensors, offs = sortByOffset(tensors, offs)
 	var at uint64
-	for _, e := range entries {
+	for i, o := range offs {
 		switch {
-		case e.begin > at:
-			return fail(e.raw.Name, "data_offsets [%d, %d] leave a gap: the previous tensor ends at %d", e.begin, e.end, at)
-		case e.begin < at:
-			return fail(e.raw.Name, "data_offsets [%d, %d] overlap the previous tensor, which ends at %d", e.begin, e.end, at)
+		case o[0] > at:
+			return fail(tensors[i].Name, "data_offsets [%d, %d] leave a gap: the previous tensor ends at %d", o[0], o[1], at)
+		case o[0] < at:
+			return fail(tensors[i].Name, "data_offsets [%d, %d] overlap the previous tensor, which ends at %d", o[0], o[1], at)
 		}
-		at = e.end
+		at = o[1]
 	}
 	if at != uint64(len(buf)) {
 		return fail("", "the tensors cover %d bytes of the %d-byte data buffer", at, len(buf))
 	}
-	s := &Safetensors{Metadata: meta, Tensors: make([]RawTensor, len(entries))}
-	for i, e := range entries {
-		s.Tensors[i] = e.raw
+	return &Safetensors{Metadata: meta, Tensors: tensors}, nil
+}
+
+// sortByOffset returns the tensors and their offsets in the order of their
+// data (by begin, then end; header order among equals), leaving them as
+// they are when they already are in that order, as files written here are.
+func sortByOffset(tensors []RawTensor, offs [][2]uint64) ([]RawTensor, [][2]uint64) {
+	less := func(x, y [2]uint64) int {
+		if c := cmpU64(x[0], y[0]); c != 0 {
+			return c
+		}
+		return cmpU64(x[1], y[1])
 	}
-	return s, nil
+	if slices.IsSortedFunc(offs, less) {
+		return tensors, offs
+	}
+	idx := make([]int, len(offs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(i, j int) int { return less(offs[i], offs[j]) })
+	ts, sorted := make([]RawTensor, len(idx)), make([][2]uint64, len(idx))
+	for k, i := range idx {
+		ts[k], sorted[k] = tensors[i], offs[i]
+	}
+	return ts, sorted
 }
 
 func cmpU64(a, b uint64) int {
@@ -331,139 +410,6 @@ func checkedNumel(shape []int, limit uint64) (uint64, bool) {
 		n *= uint64(d)
 	}
 	return n, true
-}
-
-// jsonObject calls f for each member of the JSON object in b, in order, with
-// the member's raw value, and returns an error if b is not one object
-// (followed only by whitespace) or repeats a key.
-func jsonObject(b []byte, f func(key string, val []byte) error) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return fmt.Errorf("want a JSON object, have %v", tok)
-	}
-	seen := make(map[string]bool)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return fmt.Errorf("object key %v is not a string", tok)
-		}
-		if seen[key] {
-			return fmt.Errorf("key %q appears twice", key)
-		}
-		seen[key] = true
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return fmt.Errorf("value of %q: %w", key, err)
-		}
-		if err := f(key, val); err != nil {
-			return err
-		}
-	}
-	if _, err := dec.Token(); err != nil { // the closing '}'
-		return err
-	}
-	for _, c := range b[dec.InputOffset():] {
-		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-			return fmt.Errorf("bytes after the JSON object (offset %d in the header)", dec.InputOffset())
-		}
-	}
-	return nil
-}
-
-// parseMetadata parses the "__metadata__" object: string keys to string
-// values.
-func parseMetadata(val []byte) (map[string]string, error) {
-	m := make(map[string]string)
-	err := jsonObject(val, func(key string, v []byte) error {
-		if len(v) == 0 || v[0] != '"' {
-			return fmt.Errorf("value of %q is not a string", key)
-		}
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			return fmt.Errorf("value of %q: %w", key, err)
-		}
-		m[key] = s
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-type headerEntry struct {
-	RawTensor
-	offsets [2]uint64
-}
-
-// parseEntry parses one tensor's header entry (without its data).
-func parseEntry(val []byte) (headerEntry, error) {
-	var e headerEntry
-	var have [3]bool
-	err := jsonObject(val, func(key string, v []byte) error {
-		switch key {
-		case "dtype":
-			if len(v) == 0 || v[0] != '"' {
-				return fmt.Errorf("dtype is not a string")
-			}
-			if err := json.Unmarshal(v, &e.DType); err != nil {
-				return fmt.Errorf("dtype: %w", err)
-			}
-			if dtypeSize(e.DType) == 0 {
-				return fmt.Errorf("unknown dtype %q", e.DType)
-			}
-			have[0] = true
-		case "shape":
-			var dims []int64
-			if len(v) == 0 || v[0] != '[' {
-				return fmt.Errorf("shape is not an array")
-			}
-			if err := json.Unmarshal(v, &dims); err != nil {
-				return fmt.Errorf("shape: %w", err)
-			}
-			e.Shape = make([]int, len(dims))
-			for i, d := range dims {
-				if d < 0 || int64(int(d)) != d {
-					return fmt.Errorf("bad dimension %d in shape %v", d, dims)
-				}
-				e.Shape[i] = int(d)
-			}
-			have[1] = true
-		case "data_offsets":
-			var offs []uint64
-			if len(v) == 0 || v[0] != '[' {
-				return fmt.Errorf("data_offsets is not an array")
-			}
-			if err := json.Unmarshal(v, &offs); err != nil {
-				return fmt.Errorf("data_offsets: %w", err)
-			}
-			if len(offs) != 2 {
-				return fmt.Errorf("data_offsets has %d entries, want [begin, end]", len(offs))
-			}
-			e.offsets = [2]uint64{offs[0], offs[1]}
-			have[2] = true
-		default:
-			return fmt.Errorf("unknown field %q", key)
-		}
-		return nil
-	})
-	if err != nil {
-		return e, fmt.Errorf("malformed header entry: %w", err)
-	}
-	for i, f := range []string{"dtype", "shape", "data_offsets"} {
-		if !have[i] {
-			return e, fmt.Errorf("header entry has no %q", f)
-		}
-	}
-	return e, nil
 }
 
 // validate checks s before writing: names unique and non-empty, dtypes

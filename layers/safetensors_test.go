@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -509,5 +511,90 @@ func TestHalfToFloat32(t *testing.T) {
 		if got != want && !(math.IsNaN(got) && math.IsNaN(want)) || math.Signbit(got) != math.Signbit(want) && !math.IsNaN(want) {
 			t.Fatalf("half %#04x: %v, want %v", h, got, want)
 		}
+	}
+}
+
+// allocated returns the bytes allocated while f runs (runtime.MemStats'
+// TotalAlloc, after a collection: the tests of this package run one at a
+// time).
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestHeaderLengthLimit checks that a header length over MaxHeaderLen, the
+// reference implementation's limit, is refused with an error naming the
+// file and the length, by ParseSafetensors and by ReadSafetensorsFile
+// before it reads the file.
+func TestHeaderLengthLimit(t *testing.T) {
+	dir := t.TempDir()
+	claim := func(n uint64, rest []byte) []byte { return append(binary.LittleEndian.AppendUint64(nil, n), rest...) }
+	for _, tc := range []struct {
+		name string
+		file []byte
+		want string
+	}{
+		{"one over", claim(MaxHeaderLen+1, []byte(`{}`)), "header length 100000001 exceeds the limit of 100000000 bytes"},
+		{"2^63", claim(1<<63, []byte(`{}`)), "header length 9223372036854775808 exceeds the limit of 100000000 bytes"},
+		{"max uint64", claim(math.MaxUint64, nil), "header length 18446744073709551615 exceeds the limit of 100000000 bytes"},
+		// A longer file: refused from its first 8 bytes, the rest unread.
+		{"header present", claim(MaxHeaderLen+8, append([]byte("{}"), make([]byte, 1<<20)...)), "header length 100000008 exceeds the limit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".safetensors")
+			if err := os.WriteFile(path, tc.file, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, perr := ParseSafetensors(path, tc.file)
+			var rerr error
+			read := allocated(func() { _, rerr = ReadSafetensorsFile(path) })
+			for fn, err := range map[string]error{"ParseSafetensors": perr, "ReadSafetensorsFile": rerr} {
+				var fe *FileError
+				if !errors.As(err, &fe) || fe.File != path || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("%s: error %v, want a *FileError naming %s and saying %q", fn, err, path, tc.want)
+				}
+			}
+			// Refused from the first 8 bytes: not the rest of the file.
+			if limit := uint64(64 << 10); read > limit {
+				t.Errorf("ReadSafetensorsFile allocated %d bytes to refuse a %d-byte file, want at most %d", read, len(tc.file), limit)
+			}
+		})
+	}
+}
+
+// TestManySmallEntriesMemory checks that a header of many small entries
+// (about 3 MB of them here) loads in a small multiple of the file's size:
+// encoding/json's per-entry Decoder and the growth of the slices made it
+// about 40 times.
+func TestManySmallEntriesMemory(t *testing.T) {
+	const n = 40000
+	s := &Safetensors{Metadata: map[string]string{"format": "pt"}}
+	for i := range n {
+		s.Tensors = append(s.Tensors, RawTensor{Name: fmt.Sprintf("t%d", i), DType: F32, Shape: []int{1}, Data: f32bytes(float32(i))})
+	}
+	path := filepath.Join(t.TempDir(), "many.safetensors")
+	if err := s.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *Safetensors
+	used := allocated(func() { got, err = ReadSafetensorsFile(path) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit := 8*uint64(fi.Size()) + 1<<20; used > limit {
+		t.Errorf("loading a %d-byte file of %d tensors allocated %d bytes (%.1f times the file), want at most %d", fi.Size(), n, used, float64(used)/float64(fi.Size()), limit)
+	}
+	t.Logf("%d-byte file of %d tensors: %d bytes allocated (%.1f times the file)", fi.Size(), n, used, float64(used)/float64(fi.Size()))
+	sameContents(t, s, got)
+	if first, last := got.Tensors[0].Name, got.Tensors[n-1].Name; first != "t0" || last != fmt.Sprintf("t%d", n-1) {
+		t.Errorf("tensors from %q to %q, want t0 to t%d in data order", first, last, n-1)
 	}
 }

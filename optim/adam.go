@@ -9,7 +9,10 @@ import (
 )
 
 // AdamConfig holds the hyperparameters of Adam and AdamW, named as
-// torch.optim.Adam's.
+// torch.optim.Adam's. A field left at 0 takes torch's default, as a
+// keyword argument left out does: AdamConfig{LR: 1e-2} is
+// torch.optim.Adam(params, lr=1e-2), with betas (0.9, 0.999), eps 1e-8 and
+// a weight decay of 0 (AdamW: 1e-2). Set a field to Zero for exactly zero.
 type AdamConfig struct {
 	LR          float64 // learning rate η ≥ 0
 	Beta1       float64 // decay β₁ ∈ [0, 1) of the first moment
@@ -32,9 +35,27 @@ func AdamWDefaults() AdamConfig {
 	return c
 }
 
+// resolve returns c with torch's defaults in place of its zero fields
+// (AdamW's if decoupled) and Zero fields set to 0.
+func (c AdamConfig) resolve(decoupled bool) AdamConfig {
+	d := AdamDefaults()
+	if decoupled {
+		d = AdamWDefaults()
+	}
+	return AdamConfig{
+		LR:          orDefault(c.LR, d.LR),
+		Beta1:       orDefault(c.Beta1, d.Beta1),
+		Beta2:       orDefault(c.Beta2, d.Beta2),
+		Eps:         orDefault(c.Eps, d.Eps),
+		WeightDecay: orDefault(c.WeightDecay, d.WeightDecay),
+	}
+}
+
 // Validate reports whether the hyperparameters are valid, with the reasons
-// torch.optim.Adam would refuse them.
+// torch.optim.Adam would refuse them. A field left at 0 stands for torch's
+// default and one set to Zero for 0: both are valid.
 func (c AdamConfig) Validate() error {
+	c = c.resolve(false)
 	switch {
 	case !(c.LR >= 0) || isInf(c.LR):
 		return fmt.Errorf("optim: adam: invalid learning rate %v", c.LR)
@@ -101,6 +122,7 @@ func newAdam[T tensor.Float](params []*autograd.Param[T], cfg AdamConfig, decoup
 	if err := cfg.Validate(); err != nil {
 		panic(err.Error())
 	}
+	cfg = cfg.resolve(decoupled)
 	a := &Adam[T]{core: newCore(kind, params, cfg.LR, "exp_avg", "exp_avg_sq"), cfg: cfg, decoupled: decoupled}
 	a.hyper = [][2]string{
 		{"beta1", formatF(cfg.Beta1)},
@@ -114,11 +136,22 @@ func newAdam[T tensor.Float](params []*autograd.Param[T], cfg AdamConfig, decoup
 // Decoupled reports whether the weight decay is decoupled (AdamW).
 func (a *Adam[T]) Decoupled() bool { return a.decoupled }
 
-// Config returns the hyperparameters, with the current learning rate.
+// Config returns the hyperparameters in effect, with the current learning
+// rate: torch's defaults in place of the fields left at 0, and Zero where
+// one is 0 against a nonzero default, so that the config given back to
+// NewAdam (or NewAdamW) makes the same optimizer.
 func (a *Adam[T]) Config() AdamConfig {
-	c := a.cfg
-	c.LR = a.lr
-	return c
+	d := AdamDefaults()
+	if a.decoupled {
+		d = AdamWDefaults()
+	}
+	return AdamConfig{
+		LR:          asSet(a.lr, d.LR),
+		Beta1:       asSet(a.cfg.Beta1, d.Beta1),
+		Beta2:       asSet(a.cfg.Beta2, d.Beta2),
+		Eps:         asSet(a.cfg.Eps, d.Eps),
+		WeightDecay: asSet(a.cfg.WeightDecay, d.WeightDecay),
+	}
 }
 
 // Step applies one Adam (or AdamW) update to every parameter whose Grad is

@@ -11,6 +11,24 @@
 // float64 and the results (parameters, moment buffers) are stored in the
 // parameter's element type T.
 //
+// # Defaults
+//
+// A hyperparameter left at 0 in a config takes torch.optim's default, as a
+// keyword argument left out of the torch call does, so what a PyTorch user
+// writes means what it means there:
+//
+//	optim.AdamConfig{LR: 1e-3}          torch.optim.Adam(params, lr=1e-3): betas (0.9, 0.999), eps 1e-8
+//	NewAdamW(ps, optim.AdamConfig{})    torch.optim.AdamW(params): lr 1e-3, weight_decay 1e-2
+//	optim.RMSpropConfig{Momentum: 0.9}  torch.optim.RMSprop(params, momentum=0.9): lr 1e-2, alpha 0.99, eps 1e-8
+//	optim.SGDConfig{Momentum: 0.9}      torch.optim.SGD(params, momentum=0.9): lr 1e-3
+//
+// The defaults are those of SGDDefaults, AdamDefaults, AdamWDefaults and
+// RMSpropDefaults. A real zero where the default is not zero (eps=0, an
+// AdamW without weight decay, beta1=0) is asked for with the constant
+// Zero: AdamConfig{LR: 1e-3, Eps: optim.Zero}. Zero is the negative
+// float64 nearest 0, the one negative value a config accepts. An
+// optimizer's Config reports the values in effect, in the same terms.
+//
 // # The contract
 //
 // An optimizer holds the parameters it was given (the *autograd.Param
@@ -39,8 +57,8 @@
 //
 // # Errors and panics
 //
-// Misuse panics: invalid hyperparameters (a negative learning rate, a beta
-// outside [0, 1), Nesterov without momentum), a gradient shaped unlike its
+// Misuse panics: invalid hyperparameters (a negative learning rate other
+// than Zero, a beta outside [0, 1), Nesterov without momentum), a gradient shaped unlike its
 // parameter (a *tensor.ShapeError naming both shapes). Parameter names
 // matter only for the state, which is saved by name: duplicate or empty
 // names are an error of StateDict and LoadStateDict, not of training. A

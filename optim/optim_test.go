@@ -358,7 +358,7 @@ func keys[V any](m map[string]V) []string {
 // (up to ε).
 func TestAdamBiasCorrectionLate(t *testing.T) {
 	p := newParam[float64]("w", []float64{0})
-	opt := NewAdam([]*autograd.Param[float64]{p}, AdamConfig{LR: 0.01, Beta1: 0.9, Beta2: 0.999})
+	opt := NewAdam([]*autograd.Param[float64]{p}, AdamConfig{LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: Zero})
 	for k := 1; k <= 50; k++ {
 		setGrad(p, []float64{-3})
 		opt.Step()

@@ -9,7 +9,10 @@ import (
 )
 
 // RMSpropConfig holds the hyperparameters of RMSprop, named as
-// torch.optim.RMSprop's.
+// torch.optim.RMSprop's. A field left at 0 takes torch's default, as a
+// keyword argument left out does: RMSpropConfig{LR: 1e-3} is
+// torch.optim.RMSprop(params, lr=1e-3), with alpha 0.99, eps 1e-8 and no
+// momentum or weight decay. Set a field to Zero for exactly zero.
 type RMSpropConfig struct {
 	LR          float64 // learning rate η ≥ 0
 	Alpha       float64 // smoothing constant α ≥ 0 of the squared-gradient average
@@ -25,9 +28,25 @@ func RMSpropDefaults() RMSpropConfig {
 	return RMSpropConfig{LR: 1e-2, Alpha: 0.99, Eps: 1e-8}
 }
 
+// resolve returns c with torch's defaults in place of its zero fields and
+// Zero fields set to 0.
+func (c RMSpropConfig) resolve() RMSpropConfig {
+	d := RMSpropDefaults()
+	return RMSpropConfig{
+		LR:          orDefault(c.LR, d.LR),
+		Alpha:       orDefault(c.Alpha, d.Alpha),
+		Eps:         orDefault(c.Eps, d.Eps),
+		Momentum:    orDefault(c.Momentum, d.Momentum),
+		Centered:    c.Centered,
+		WeightDecay: orDefault(c.WeightDecay, d.WeightDecay),
+	}
+}
+
 // Validate reports whether the hyperparameters are valid, with the reasons
-// torch.optim.RMSprop would refuse them.
+// torch.optim.RMSprop would refuse them. A field left at 0 stands for
+// torch's default and one set to Zero for 0: both are valid.
 func (c RMSpropConfig) Validate() error {
+	c = c.resolve()
 	switch {
 	case !(c.LR >= 0) || isInf(c.LR):
 		return fmt.Errorf("optim: rmsprop: invalid learning rate %v", c.LR)
@@ -70,6 +89,7 @@ func NewRMSprop[T tensor.Float](params []*autograd.Param[T], cfg RMSpropConfig) 
 	if err := cfg.Validate(); err != nil {
 		panic(err.Error())
 	}
+	cfg = cfg.resolve()
 	bufs := []string{"square_avg"}
 	kMom, kAvg := -1, -1
 	if cfg.Momentum > 0 {
@@ -91,10 +111,16 @@ func NewRMSprop[T tensor.Float](params []*autograd.Param[T], cfg RMSpropConfig) 
 	return r
 }
 
-// Config returns the hyperparameters, with the current learning rate.
+// Config returns the hyperparameters in effect, with the current learning
+// rate: torch's defaults in place of the fields left at 0, and Zero where
+// one is 0 against a nonzero default, so that the config given back to
+// NewRMSprop makes the same optimizer.
 func (r *RMSprop[T]) Config() RMSpropConfig {
+	d := RMSpropDefaults()
 	c := r.cfg
-	c.LR = r.lr
+	c.LR = asSet(r.lr, d.LR)
+	c.Alpha = asSet(c.Alpha, d.Alpha)
+	c.Eps = asSet(c.Eps, d.Eps)
 	return c
 }
 

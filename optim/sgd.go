@@ -8,6 +8,9 @@ import (
 )
 
 // SGDConfig holds the hyperparameters of SGD, named as torch.optim.SGD's.
+// A field left at 0 takes torch's default, as a keyword argument left out
+// does: lr 1e-3, and no momentum, dampening or weight decay (torch's
+// defaults are 0). Set LR to Zero for a learning rate of exactly zero.
 type SGDConfig struct {
 	LR          float64 // learning rate η ≥ 0
 	Momentum    float64 // momentum factor μ ≥ 0 (0: plain SGD)
@@ -20,9 +23,24 @@ type SGDConfig struct {
 // dampening, no weight decay.
 func SGDDefaults() SGDConfig { return SGDConfig{LR: 1e-3} }
 
+// resolve returns c with torch's defaults in place of its zero fields and
+// Zero fields set to 0.
+func (c SGDConfig) resolve() SGDConfig {
+	d := SGDDefaults()
+	return SGDConfig{
+		LR:          orDefault(c.LR, d.LR),
+		Momentum:    orDefault(c.Momentum, d.Momentum),
+		Dampening:   orDefault(c.Dampening, d.Dampening),
+		Nesterov:    c.Nesterov,
+		WeightDecay: orDefault(c.WeightDecay, d.WeightDecay),
+	}
+}
+
 // Validate reports whether the hyperparameters are valid, with the reasons
-// torch.optim.SGD would refuse them.
+// torch.optim.SGD would refuse them. A field left at 0 stands for torch's
+// default and one set to Zero for 0: both are valid.
 func (c SGDConfig) Validate() error {
+	c = c.resolve()
 	switch {
 	case !(c.LR >= 0) || isInf(c.LR):
 		return fmt.Errorf("optim: sgd: invalid learning rate %v", c.LR)
@@ -62,6 +80,7 @@ func NewSGD[T tensor.Float](params []*autograd.Param[T], cfg SGDConfig) *SGD[T] 
 	if err := cfg.Validate(); err != nil {
 		panic(err.Error())
 	}
+	cfg = cfg.resolve()
 	var bufs []string
 	if cfg.Momentum != 0 {
 		bufs = []string{"momentum_buffer"}
@@ -76,10 +95,13 @@ func NewSGD[T tensor.Float](params []*autograd.Param[T], cfg SGDConfig) *SGD[T] 
 	return s
 }
 
-// Config returns the hyperparameters, with the current learning rate.
+// Config returns the hyperparameters in effect, with the current learning
+// rate: torch's defaults in place of the fields left at 0, and Zero for a
+// learning rate of 0, so that the config given back to NewSGD makes the
+// same optimizer.
 func (s *SGD[T]) Config() SGDConfig {
 	c := s.cfg
-	c.LR = s.lr
+	c.LR = asSet(s.lr, SGDDefaults().LR)
 	return c
 }
 

@@ -291,15 +291,7 @@ func (r *run[T]) shareCheckpoint(err error) (cleanup func(), _ error) {
 	}
 	buf := make([]float64, (n+5)/6)
 	if d.Rank() == 0 {
-		for i := range buf {
-			var v uint64
-			for j := range 6 {
-				if k := 6*i + j; k < n {
-					v |= uint64(data[k]) << (8 * j)
-				}
-			}
-			buf[i] = float64(v)
-		}
+		buf = packBytes(data)
 	}
 	if berr := d.Broadcast(buf, 0); berr != nil {
 		return cleanup, berr
@@ -307,15 +299,7 @@ func (r *run[T]) shareCheckpoint(err error) (cleanup func(), _ error) {
 	if d.Rank() == 0 || err != nil {
 		return cleanup, err
 	}
-	data = make([]byte, n)
-	for i, f := range buf {
-		v := uint64(f)
-		for j := range 6 {
-			if k := 6*i + j; k < n {
-				data[k] = byte(v >> (8 * j))
-			}
-		}
-	}
+	data = unpackBytes(buf, n)
 	f, ferr := os.CreateTemp("", "adamnode-resume-*.safetensors")
 	if ferr != nil {
 		return cleanup, fmt.Errorf("train: rank %d: keeping rank 0's checkpoint: %w", d.Rank(), ferr)

@@ -36,6 +36,16 @@
 // (no shared file system needed). An error or
 // a cancelled context on any rank stops all of them at the same step.
 //
+// Before anything else the ranks agree on their configuration (Agree):
+// Config.Settings (a command line's flags), Config's epochs, clipping,
+// name and resuming, the loaders' sizes, batch sizes and shuffle, the
+// model's size and the optimizer's kind and hyperparameters. Ranks that
+// differ in any of them would wait for each other forever (another number
+// of epochs) or train a model that matches none of them (another learning
+// rate or seed): instead every rank fails at once with the same
+// *SettingsError, naming the setting, rank 0's value and that of the first
+// rank that differs. It costs one all-reduce of a digest per rank.
+//
 // RunReplicas does the same within one process: k replicas of the model
 // in goroutines, each with a one-worker backend and its shard, their
 // gradients averaged after every step (distributed.NewLocal) — faster than

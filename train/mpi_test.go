@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/adamnode/adamnode/distributed"
 	"github.com/adamnode/adamnode/optim"
@@ -36,7 +37,8 @@ type mpiResult struct {
 // mpirun): it trains newODENet(5) for three epochs on its shard of a
 // global batch of 32 and writes its parameters, rows and error to
 // ADAMNODE_MPI_DIR/rankN.json. In the case "fail" rank 1's solve fails
-// at its fourth step.
+// at its fourth step; in "epochs" rank 1 is given two epochs, in "lr" a
+// learning rate of 1e-2.
 func TestMPIRank(t *testing.T) {
 	which, dir := os.Getenv("ADAMNODE_MPI_CASE"), os.Getenv("ADAMNODE_MPI_DIR")
 	if which == "" {
@@ -51,8 +53,16 @@ func TestMPIRank(t *testing.T) {
 	if which == "fail" && c.Rank() == 1 {
 		m.failAt = 4
 	}
-	opt := optim.NewAdam(m.Params(), optim.AdamDefaults())
-	res, err := train.Run[float64](context.Background(), train.Config{Name: "ode", Epochs: 3, Quiet: true, Clip: 1, Distributed: c}, m, opt, tr, te)
+	cfg := train.Config{Name: "ode", Epochs: 3, Quiet: true, Clip: 1, Distributed: c}
+	adam := optim.AdamDefaults()
+	switch {
+	case which == "epochs" && c.Rank() == 1:
+		cfg.Epochs = 2
+	case which == "lr" && c.Rank() == 1:
+		adam.LR = 1e-2
+	}
+	opt := optim.NewAdam(m.Params(), adam)
+	res, err := train.Run[float64](context.Background(), cfg, m, opt, tr, te)
 	var out mpiResult
 	if err != nil {
 		out.Err = err.Error()
@@ -133,5 +143,38 @@ func TestMPIFailure(t *testing.T) {
 		if len(r.Rows) != 2 {
 			t.Errorf("rank %d: %d rows, want the first epoch's two", rank, len(r.Rows))
 		}
+	}
+}
+
+// TestMPISettingsMismatch: two MPI processes given a different number of
+// epochs, or a different learning rate, both stop before training with
+// the same error naming the setting and both values (rather than rank 0
+// finishing while rank 1 waits for it forever, or both training a model
+// that matches neither).
+func TestMPISettingsMismatch(t *testing.T) {
+	if os.Getenv("ADAMNODE_MPI_CASE") != "" {
+		t.Skip("a rank")
+	}
+	for _, tc := range []struct{ which, want string }{
+		{"epochs", `Config.Epochs is "3" on rank 0 but "2" on rank 1`},
+		{"lr", `optimizer adam.lr is "0.001" on rank 0 but "0.01" on rank 1`},
+	} {
+		t.Run(tc.which, func(t *testing.T) {
+			dir := t.TempDir()
+			start := time.Now()
+			mpirun(t, 2, tc.which, dir)
+			if s := time.Since(start); s > time.Minute {
+				t.Errorf("mpirun took %v to report the mismatch", s)
+			}
+			for rank := range 2 {
+				r := readRank(t, dir, rank)
+				if !strings.Contains(r.Err, tc.want) {
+					t.Errorf("rank %d: error %q, want one saying %q", rank, r.Err, tc.want)
+				}
+				if len(r.Rows) != 0 {
+					t.Errorf("rank %d: %d rows, want none: no training", rank, len(r.Rows))
+				}
+			}
+		})
 	}
 }

@@ -71,6 +71,13 @@ type Config struct {
 	// rank runs Run with the same Config and model, its training loader
 	// sharded (data.LoaderOptions.Shard); see distributed.go.
 	Distributed Distributed
+	// Settings, for a distributed run, are the caller's settings that
+	// every rank must have alike (its command-line flags, say). Run
+	// compares them and its own (this Config's, the loaders' sizes and
+	// shuffle, the model's size, the optimizer's hyperparameters) across
+	// the ranks before anything else, and fails on every rank with a
+	// *SettingsError when they differ (see Agree).
+	Settings []Setting
 	// OnBatch, if set, is called after every training batch with the
 	// epoch (from 0) and the batches done in it.
 	OnBatch func(epoch, batches int)
@@ -209,8 +216,22 @@ func Run[T tensor.Float](ctx context.Context, cfg Config, m Model[T], opt optim.
 		r.res.CSVPath = filepath.Join(cfg.Dir, cfg.Name+".csv")
 		r.res.CheckpointPath = filepath.Join(cfg.Dir, cfg.Name+".safetensors")
 	}
-	// A rank whose configuration is wrong still takes part in agreeing
-	// to start, so that the others learn of it and stop too.
+	if r.distributed() {
+		// First, before any call whose shape depends on the settings
+		// (sharing the checkpoint, the number of epochs).
+		// A rank that cannot begin says so here, and every rank stops.
+		anyFailed, aerr := agree(cfg.Distributed, runSettings(cfg, m, opt, tr, te), err != nil)
+		switch {
+		case aerr != nil:
+			return r.res, aerr
+		case err != nil:
+			return r.res, fmt.Errorf("rank %d: %w", cfg.Distributed.Rank(), err)
+		case anyFailed:
+			return r.res, remote("to begin")
+		}
+	}
+	// A rank that fails to resume still takes part in agreeing to start,
+	// so that the others learn of it and stop too.
 	var start int
 	var p progressSums
 	if r.distributed() && cfg.Resume && cfg.Dir != "" {

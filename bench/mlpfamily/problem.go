@@ -134,6 +134,9 @@ func (p *Problem) build() error {
 	p.Params = p.Dyn.Params()
 	cfg := optim.AdamDefaults()
 	cfg.LR = c.LR
+	if c.LR == 0 {
+		cfg.LR = optim.Zero // a zero in the config is a zero, not torch's default
+	}
 	p.Opt = optim.NewAdam(p.Params, cfg)
 	p.eng = engine()
 	p.tp = newTape(p.eng)

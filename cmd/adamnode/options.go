@@ -15,6 +15,7 @@ import (
 	"github.com/adamnode/adamnode/models"
 	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/tensor"
+	"github.com/adamnode/adamnode/train"
 )
 
 // trainFlags are the command-line settings shared by train and compare.
@@ -213,6 +214,27 @@ func (s runSettings) identity() []setting {
 		{"nhid", "--nhid", strconv.Itoa(s.nhid)},
 		{"nhid_scale", "--nhid-scale", g(s.nhidScale)},
 	}
+}
+
+// agreement returns the settings every rank of a distributed run must have
+// alike (train.Config.Settings), by flag: those of identity, the model,
+// and those a resumed run may change but the ranks must share (--epochs,
+// --max-steps, --test-batch, --resume), resolved (--lr 0 and the paper's
+// --lr agree). Left out: --data and --out, paths of each rank's own
+// (train.Run compares the data's sizes itself), --device, which changes
+// only the rounding of a rank's gradients, --quiet, and --replicas,
+// which --distributed excludes.
+func (s runSettings) agreement(kind models.Kind) []train.Setting {
+	out := []train.Setting{{Name: "--model", Value: kind.String()}}
+	for _, st := range s.identity() {
+		out = append(out, train.Setting{Name: st.flag, Value: st.value})
+	}
+	return append(out,
+		train.Setting{Name: "--epochs", Value: strconv.Itoa(s.epochs)},
+		train.Setting{Name: "--max-steps", Value: strconv.Itoa(s.maxSteps)},
+		train.Setting{Name: "--test-batch", Value: strconv.Itoa(s.testBatch)},
+		train.Setting{Name: "--resume", Value: strconv.FormatBool(s.resume)},
+	)
 }
 
 // checkIdentity compares a checkpoint's metadata with the settings of the

@@ -144,7 +144,8 @@ func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *da
 		meta[st.key] = st.value
 	}
 	cfg := train.Config{Name: kind.String(), Dir: s.out, Epochs: s.epochs, Clip: s.clip, Resume: s.resume,
-		Meta: meta, CheckResume: s.checkIdentity, Log: out, Quiet: s.quiet, OnBatch: s.onBatch, Backend: s.backend}
+		Meta: meta, CheckResume: s.checkIdentity, Log: out, Quiet: s.quiet, OnBatch: s.onBatch, Backend: s.backend,
+		Settings: s.agreement(kind)}
 	if s.comm != nil {
 		cfg.Distributed = s.comm
 	}
@@ -166,9 +167,12 @@ func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *da
 	}
 	var me *train.MismatchError
 	var ie *train.InterruptedError
+	var se *train.SettingsError
 	switch {
 	case errors.As(err, &me):
 		return nil, usagef("%s (--epochs sets the epochs)", me.Msg)
+	case errors.As(err, &se):
+		return nil, usagef("%v", se)
 	case errors.As(err, &ie):
 		return nil, fmt.Errorf("%w; to continue, run the same command with --resume", err)
 	case errors.Is(err, odeblock.ErrAdjointDrift):
