@@ -165,6 +165,9 @@ func run(o options, pkgs []string, out io.Writer) error {
 			}
 		}
 	}
+	if o.diff != "" && len(results) == 0 {
+		fmt.Fprintln(out, "mutate: no mutants on the changed lines of these packages")
+	}
 	if o.report != "" {
 		if err := os.WriteFile(o.report, []byte(report(o, results, time.Since(start))), 0o644); err != nil {
 			return err
