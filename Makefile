@@ -9,6 +9,14 @@
 #                side by side with PyTorch + torchdiffeq (Debian's
 #                python3-torch; TORCHDIFFEQ=the torchdiffeq source tree):
 #                the MLP family and the paper's MNIST AdamNODE
+#   make mutate  mutation testing of the library packages (internal/cmd/mutate),
+#                MUTATE_BUDGET per package, a random sample past it; the
+#                figures into bench/mutation.md
+#   make mutate-diff
+#                the mutants of the lines changed since MUTATE_DIFF (auto:
+#                $MUTATE_BASE, origin/main's merge base, else HEAD~1): fails
+#                when one lives that bench/mutation-equivalent.txt does not
+#                accept (CI runs it)
 #   make demo    the paper's experiments, small: a short compare of the six
 #                models on a Fashion-MNIST subset (Figure 2), then the
 #                Silverbox (Figure 3) and trajectory (Figure 1) figures, into
@@ -26,7 +34,7 @@ MPI_PKGS := ./distributed ./train ./cmd/adamnode
 RACE_PKGS := ./tensor/... ./autograd ./data ./distributed ./train
 BENCHTIME ?= 1s
 
-.PHONY: test vet bench bench-compare fmt-check demo demo-data
+.PHONY: test vet bench bench-compare fmt-check demo demo-data mutate mutate-diff
 
 test: fmt-check vet
 	$(GO) test -count=1 ./...
@@ -61,6 +69,18 @@ bench:
 	bash -c 'python=$${PYTHON:-python3}; . bench/openblas_core.sh; exec $(GO) test -tags "$(TAGS)" -run "^$$" -bench . -benchmem -benchtime $(BENCHTIME) ./...' | tee bench/latest.txt.tmp
 	@mv bench/latest.txt.tmp bench/latest.txt
 	@echo "saved bench/latest.txt"
+
+MUTATE_PKGS ?= ./tensor ./autograd ./layers ./optim ./odeblock ./train
+MUTATE_BUDGET ?= 5m
+MUTATE_DIFF ?= auto
+MUTATE_DIFF_BUDGET ?= 3m
+MUTATE_DIFF_TOTAL ?= 10m
+
+mutate:
+	nice $(GO) run ./internal/cmd/mutate -budget $(MUTATE_BUDGET) -report bench/mutation.md $(MUTATE_PKGS)
+
+mutate-diff:
+	$(GO) run ./internal/cmd/mutate -diff $(MUTATE_DIFF) -budget $(MUTATE_DIFF_BUDGET) -total $(MUTATE_DIFF_TOTAL) $(MUTATE_PKGS)
 
 bench-compare:
 	@if [ -z "$$TORCHDIFFEQ" ]; then echo "set TORCHDIFFEQ to the torchdiffeq source tree (git clone https://github.com/rtqichen/torchdiffeq)"; exit 1; fi

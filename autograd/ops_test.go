@@ -195,6 +195,10 @@ func build[T tensor.Float](name string, x []ag.Var[T]) ag.Var[T] {
 	case "ScalarFan":
 		s := x[1]
 		return ag.DivScalar(ag.SubScalar(ag.MulScalar(ag.AddScalar(x[0], s), s), s), ag.AddConst(s, 3))
+	case "DivFan":
+		// Mul's backward writes both gradients first: Div's accumulates
+		// onto them, numerator and denominator.
+		return ag.Add(ag.Div(x[0], x[1]), ag.Mul(x[0], x[1]))
 	case "ActFan":
 		a := ag.Add(ag.Add(ag.ReLU(x[0]), ag.LeakyReLU(x[0], 0.1)), ag.Hardtanh(x[0], -0.5, 0.5))
 		b := ag.Add(ag.Add(ag.Sigmoid(x[0]), ag.Softplus(x[0])), ag.Sqrt(ag.Square(x[0])))
@@ -291,6 +295,7 @@ var opCases = []opCase{
 	{"ReduceFan", []inSpec{in(anyIn, 4, 5)}},
 	{"ScalarFan", []inSpec{in(anyIn, 2, 3), in(posIn)}},
 	{"ActFan", []inSpec{in(anyIn, 3, 4)}},
+	{"DivFan", []inSpec{in(anyIn, 2, 3), in(posIn, 2, 3)}},
 }
 
 // inputs draws the case's input values.

@@ -267,6 +267,7 @@ func TestParseErrors(t *testing.T) {
 		{"negative offset", entry(`{"dtype":"F32","shape":[2],"data_offsets":[-1,8]}`), "a", "data_offsets"},
 		{"offsets reversed", entry(`{"dtype":"F32","shape":[0],"data_offsets":[8,0]}`), "a", "end before they begin"},
 		{"size mismatch", entry(`{"dtype":"F64","shape":[2],"data_offsets":[0,8]}`), "a", "hold 8 bytes, shape [2] of F64 needs 16"},
+		{"more bytes than the shape", entry(`{"dtype":"F32","shape":[1],"data_offsets":[0,8]}`), "a", "hold 8 bytes, shape [1] of F32 needs 4"},
 		{"gap", stFile(strings.Replace(strings.Replace(two, "%s", "0,4", 1), "%s", "8,12", 1), f32bytes(1, 2, 3)), "b", "leave a gap"},
 		{"overlap", stFile(strings.Replace(strings.Replace(two, "%s", "0,4", 1), "%s", "0,4", 1), f32bytes(1)), "b", "overlap"},
 		{"gap at start", stFile(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, f32bytes(1, 2)), "a", "leave a gap"},

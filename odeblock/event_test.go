@@ -45,7 +45,10 @@ func TestEventBouncingBall(t *testing.T) {
 	}
 	// A rising crossing (h from −1 upwards) is not a falling event, and
 	// the solve reaches its end.
-	s, _ := NewSolver[float64](Options{RTol: 1e-8, ATol: 1e-8})
+	s, err := NewSolver[float64](Options{RTol: 1e-8, ATol: 1e-8})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.Event = &Event[float64]{G: func(_ float64, y []float64) float64 { return y[0] }, Direction: -1}
 	out := [][]float64{make([]float64, 2), make([]float64, 2)}
 	if _, err := s.Solve(ball, []float64{-1, 10}, []float64{0, 1}, out); err != nil {

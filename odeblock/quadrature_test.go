@@ -92,7 +92,10 @@ func TestQuadrature(t *testing.T) {
 	if _, err := NewSolver[float64](Options{Quadrature: -1}); err == nil {
 		t.Error("a negative Quadrature was accepted")
 	}
-	s, _ := NewSolver[float64](Options{Quadrature: 8})
+	s, err := NewSolver[float64](Options{Quadrature: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Solve(f(new(int), new(int)), y0, []float64{0, 1}, [][]float64{make([]float64, 7), make([]float64, 7)}); err == nil {
 		t.Error("a Quadrature longer than the state was accepted")
 	}

@@ -384,7 +384,10 @@ func TestController(t *testing.T) {
 	if got := s.nextStep(-1, 0.5, true); got >= 0 {
 		t.Errorf("backward step changed sign: %v", got)
 	}
-	pi, _ := NewSolver[float64](Options{PCoeff: 0.4})
+	pi, err := NewSolver[float64](Options{PCoeff: 0.4})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pi.ctl.accept(0.25) // the last accepted step's error ratio
 	if got, want := pi.nextStep(1, 0.5, false), 0.9*math.Pow(0.5, -0.2)*math.Pow(0.25/0.5, 0.4/5); math.Abs(got-want) > 1e-15 {
 		t.Errorf("PI: %v, want %v", got, want)
@@ -504,7 +507,10 @@ func TestDenseInterpolants(t *testing.T) {
 			dense = math.Max(dense, math.Hypot(out[i][0]-math.Cos(tt), out[i][1]-math.Sin(tt)))
 		}
 		// The step ends alone: the same steps (outputs do not change them).
-		s, _ := NewSolver[float64](opt)
+		s, err := NewSolver[float64](opt)
+		if err != nil {
+			t.Fatal(err)
+		}
 		s.OnStep = func(si StepInfo[float64]) error {
 			if si.Accepted {
 				ends = math.Max(ends, math.Hypot(si.Y1[0]-math.Cos(si.End), si.Y1[1]-math.Sin(si.End)))

@@ -395,7 +395,7 @@ func TestFloat32Maps(t *testing.T) {
 
 // TestActivationBackward checks TanhBackward, SigmoidBackward and
 // SoftplusBackward in float32 (the vector tanh for softplus) against float64,
-// set and accumulated, and in place (z = g).
+// set and accumulated, and in place (z = g), in both precisions.
 func TestActivationBackward(t *testing.T) {
 	var xs []float64
 	for v := -110.0; v <= 110; v += 0.173 {
@@ -465,6 +465,15 @@ func TestActivationBackward(t *testing.T) {
 		for i, v := range z32.Data() {
 			if acc.Data()[i] != 2*v || in.Data()[i] != v {
 				t.Fatalf("float32 %sBackward at x = %g: accumulated %g, in place %g, for %g", c.name, xs[i], acc.Data()[i], in.Data()[i], v)
+			}
+		}
+		acc64 := z64.Clone()
+		c.bwd64(acc64, g64, y64, true)
+		in64 := g64.Clone()
+		c.bwd64(in64, in64, y64, false)
+		for i, v := range z64.Data() {
+			if acc64.Data()[i] != 2*v || in64.Data()[i] != v {
+				t.Fatalf("float64 %sBackward at x = %g: accumulated %g, in place %g, for %g", c.name, xs[i], acc64.Data()[i], in64.Data()[i], v)
 			}
 		}
 	}
