@@ -23,7 +23,7 @@ func TestCheckDriftThreshold(t *testing.T) {
 	const bound, rtol, atol = 0.05, 1e-6, 1e-9
 	check := func(maxDrift float64, zr, z0, z1 []float64) error {
 		a := &adjoint[float64]{opt: Adjoint{MaxDrift: maxDrift}}
-		return a.checkDrift(zr, z0, z1, 1, 0, rtol, atol)
+		return a.checkDrift(zr, z0, z1, 1, 0, rtol, atol, 1, 1)
 	}
 	floor := atol * math.Sqrt2 // ATol·√n for n = 2
 	for _, c := range []struct {
@@ -61,6 +61,39 @@ func TestCheckDriftThreshold(t *testing.T) {
 	}
 	if err := check(0, []float64{6, 8}, []float64{3, 4}, []float64{3, 4}); !errors.Is(err, ErrAdjointDrift) {
 		t.Errorf("the default bound: a difference of 1 relative: %v", err)
+	}
+}
+
+// TestDefaultDriftBound: the default drift check (MaxDrift 0) around its
+// two bounds: the drift weighted by min(1, a0/a1) at most 10·rtol, the
+// drift itself at most max(1e-2, 10·rtol); an infinite rtol (a recovery's
+// one-step pieces) asks for the second only; NaN fails everywhere.
+func TestDefaultDriftBound(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		rel, rtol float64
+		a1, a0    float64
+		drift     bool
+	}{
+		{"just below 10·rtol", 1e-7 * (1 - 1e-9), 1e-8, 1, 1, false},
+		{"just above 10·rtol", 1e-7 * (1 + 1e-9), 1e-8, 1, 1, true},
+		{"a growing adjoint weighs 1", 1e-7 * (1 + 1e-9), 1e-8, 1, 10, true},
+		{"a shrinking adjoint: weighted below", 1e-6 * (1 - 1e-9), 1e-8, 1, 0.1, false},
+		{"a shrinking adjoint: weighted above", 1e-6 * (1 + 1e-9), 1e-8, 1, 0.1, true},
+		{"no adjoint at the start weighs 1", 1e-7 * (1 + 1e-9), 1e-8, 0, 0, true},
+		{"weighted below, but above 1e-2", 1.01e-2, 1e-8, 1, 1e-9, true},
+		{"weighted below, just below 1e-2", 0.99e-2, 1e-8, 1, 1e-9, false},
+		{"loose rtol: 10·rtol above 1e-2", 0.0499, 5e-3, 1, 1, false},
+		{"loose rtol: above 10·rtol", 0.0501, 5e-3, 1, 1, true},
+		{"one-step piece: 1e-2 only", 0.99e-2, math.Inf(1), 1, 1, false},
+		{"one-step piece: above 1e-2", 1.01e-2, math.Inf(1), 1, 1, true},
+		{"NaN", math.NaN(), 1e-8, 1, 1, true},
+		{"NaN, one-step piece", math.NaN(), math.Inf(1), 1, 1, true},
+	} {
+		err := driftVerdict(c.rel, 0, c.rtol, c.a1, c.a0, 1, 0)
+		if c.drift != errors.Is(err, ErrAdjointDrift) || c.drift != (err != nil) {
+			t.Errorf("%s: %v, want a drift: %v", c.name, err, c.drift)
+		}
 	}
 }
 
