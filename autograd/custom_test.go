@@ -394,4 +394,25 @@ func TestVJPOfRecordedValue(t *testing.T) {
 	if w.Grad.Norm2() != 0 {
 		t.Errorf("a VJP without parameter destinations wrote Param.Grad: %v", w.Grad.Data())
 	}
+	// A constant's value, even on a recording tape, has no derivative to
+	// drop: a VJP at it is an ordinary one, and so is the pass.
+	tp := ag.NewTape(eng64())
+	c := tp.Const(x.Clone())
+	z := ag.Mul(tp.Input(x), c)
+	if _, err := pb.VJP(f, []*tensor.Tensor[float64]{c.Value()}, cot, ag.VJPDest[float64]{}); err != nil {
+		t.Errorf("VJP at a constant's value on a recording tape: %v", err)
+	}
+	if err := tp.Backward(ag.Sum(z)); err != nil {
+		t.Errorf("Backward after a VJP at a constant's value: %v", err)
+	}
+	// A poisoned pass is spent: the tape must be Reset before recording again.
+	tp.Reset()
+	z = ag.Scale(tp.Input(x), 2)
+	pb.VJP(f, []*tensor.Tensor[float64]{z.Value()}, cot, ag.VJPDest[float64]{})
+	if err := tp.Backward(ag.Sum(z)); !errors.Is(err, ag.ErrVJPOfRecorded) {
+		t.Fatalf("poisoned Backward: %v", err)
+	}
+	if msg := mustPanic(t, func() { ag.Scale(z, 2) }); !strings.Contains(msg, "already ran Backward") {
+		t.Errorf("recording after a poisoned Backward: %q", msg)
+	}
 }

@@ -641,13 +641,6 @@ func (t *Tape[T]) startBackward(op string, out Var[T]) *entry[T] {
 // custom backward fails. When out requires no gradient it only releases the
 // graph.
 func (t *Tape[T]) backward(out *entry[T], g *tensor.Tensor[T]) error {
-	if t.poison != nil {
-		for i := 0; i < t.n; i++ {
-			t.entryAt(i).clearGraph()
-		}
-		t.spent, t.ops = true, 0
-		return t.poison
-	}
 	t.running, t.err = true, nil
 	defer func() {
 		// On a panic in a rule, still leave the tape released and spent.
@@ -656,6 +649,9 @@ func (t *Tape[T]) backward(out *entry[T], g *tensor.Tensor[T]) error {
 		}
 		t.running, t.spent, t.ops = false, true, 0
 	}()
+	if t.poison != nil {
+		return t.poison
+	}
 	dst, acc := t.gradDst(out)
 	if dst != nil {
 		switch {

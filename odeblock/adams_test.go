@@ -182,6 +182,26 @@ func TestAdamsUnevenCoefficients(t *testing.T) {
 			t.Errorf("Adams–Moulton order %d on a uniform grid (-table +uneven):\n%s", k, d)
 		}
 	}
+	// On a uniform history (times accumulated by adding the step, as a
+	// solve does) the tables themselves are used: torchdiffeq's numbers.
+	for _, h := range []float64{0.03, -0.001} {
+		w := &adamsWork[float64]{}
+		ti := 7.0
+		for range adamsMaxOrder {
+			w.at = append(w.at, ti)
+			ti -= h
+		}
+		for k := 3; k < adamsMaxOrder; k++ {
+			beta, mu := w.coefficients(k, h, true)
+			if &beta[0] != &bashforth[k][0] || &mu[0] != &moulton[k+1][0] {
+				t.Errorf("step %g, order %d: a uniform history did not take the fixed-step tables", h, k)
+			}
+		}
+		w.at[1] -= 0.01 * h // uneven
+		if beta, _ := w.coefficients(5, h, false); &beta[0] == &bashforth[5][0] {
+			t.Errorf("step %g: an uneven history took the fixed-step tables", h)
+		}
+	}
 	for _, x := range [][]float64{
 		{0, -1.0 / 3, -2.0 / 3, -5.0 / 3},
 		{0, -3, -6, -9, -12, -15, -18},

@@ -61,6 +61,18 @@ func TestBlockTimesErrors(t *testing.T) {
 	if evals != 0 {
 		t.Errorf("the dynamics were evaluated %d times before the times were checked", evals)
 	}
+	// The messages name the offending times.
+	for msg, times := range map[string][]float64{
+		"Times[2] = 0.5 after Times[1] = 1": {0, 1, 0.5},
+		"Times[1] = NaN":                    {0, math.NaN()},
+		"got 1: [0.5]":                      {0.5},
+	} {
+		b := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: field}, Times: times}
+		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		if _, err := b.Forward(tp, tp.Const(tensor.FromSlice([]float64{1, 2}, 1, 2))); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("Times %v: got %v, want %q in the error", times, err, msg)
+		}
+	}
 }
 
 // TestForwardEventOneElementShapes: an event function may return its one

@@ -77,6 +77,7 @@ func TestDefaultDriftBound(t *testing.T) {
 	}{
 		{"just below 10·rtol", 1e-7 * (1 - 1e-9), 1e-8, 1, 1, false},
 		{"just above 10·rtol", 1e-7 * (1 + 1e-9), 1e-8, 1, 1, true},
+		{"at 10·rtol", tolDriftFactor * 1e-8, 1e-8, 1, 1, false},
 		{"a growing adjoint weighs 1", 1e-7 * (1 + 1e-9), 1e-8, 1, 10, true},
 		{"a shrinking adjoint: weighted below", 1e-6 * (1 - 1e-9), 1e-8, 1, 0.1, false},
 		{"a shrinking adjoint: weighted above", 1e-6 * (1 + 1e-9), 1e-8, 1, 0.1, true},
