@@ -90,6 +90,15 @@ func TestConfigDefaults(t *testing.T) {
 			meta:   map[string]string{"optim.type": "adam", "optim.adam.lr": "0.001", "optim.adam.beta1": "0", "optim.adam.beta2": "0.999", "optim.adam.eps": "0", "optim.adam.weight_decay": "0"},
 		},
 		{
+			// The smallest positive float64 is itself, not Zero: Zero is negative.
+			name: "adam eps the smallest positive", // torch.optim.Adam(params, eps=5e-324)
+			make: func(ps []*autograd.Param[float64]) Optimizer[float64] {
+				return NewAdam(ps, AdamConfig{Eps: math.SmallestNonzeroFloat64})
+			},
+			config: AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: math.SmallestNonzeroFloat64},
+			meta:   map[string]string{"optim.type": "adam", "optim.adam.lr": "0.001", "optim.adam.beta1": "0.9", "optim.adam.beta2": "0.999", "optim.adam.eps": "5e-324", "optim.adam.weight_decay": "0"},
+		},
+		{
 			name:   "adamw lr only", // torch.optim.AdamW(params, lr=1e-2)
 			make:   func(ps []*autograd.Param[float64]) Optimizer[float64] { return NewAdamW(ps, AdamConfig{LR: 1e-2}) },
 			config: AdamConfig{LR: 1e-2, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 1e-2},
@@ -269,6 +278,8 @@ func TestValidateZero(t *testing.T) {
 		{"adam lr only", AdamConfig{LR: 1e-3}.Validate(), ""},
 		{"adam all zero", AdamConfig{LR: Zero, Beta1: Zero, Beta2: Zero, Eps: Zero, WeightDecay: Zero}.Validate(), ""},
 		{"adam tiny negative eps", AdamConfig{Eps: -1e-300}.Validate(), "invalid eps -1e-300"},
+		{"adam eps spelled as Zero's value", AdamConfig{Eps: -math.SmallestNonzeroFloat64}.Validate(), ""},
+		{"sgd lr the smallest positive", SGDConfig{LR: math.SmallestNonzeroFloat64}.Validate(), ""},
 		{"sgd nothing", SGDConfig{}.Validate(), ""},
 		{"sgd nesterov with zero momentum", SGDConfig{Momentum: Zero, Nesterov: true}.Validate(), "Nesterov momentum requires a momentum > 0"},
 		{"sgd dampening zero", SGDConfig{Momentum: 0.9, Dampening: Zero, Nesterov: true}.Validate(), ""},
@@ -280,6 +291,27 @@ func TestValidateZero(t *testing.T) {
 			t.Errorf("%s: Validate: %v, want nil", tc.name, tc.err)
 		case tc.want != "" && (tc.err == nil || !strings.Contains(tc.err.Error(), tc.want)):
 			t.Errorf("%s: Validate: %v, want an error saying %q", tc.name, tc.err, tc.want)
+		}
+	}
+}
+
+// TestZeroIsNegative checks that Zero is what its documentation says, the
+// negative float64 closest to 0, so that no valid positive value is taken
+// for it: the smallest positive float64 resolves to itself.
+func TestZeroIsNegative(t *testing.T) {
+	if !(Zero < 0) || Zero != -math.SmallestNonzeroFloat64 {
+		t.Errorf("Zero = %v, want %v", Zero, -math.SmallestNonzeroFloat64)
+	}
+	for _, tc := range []struct {
+		v, def, want float64
+	}{
+		{0, 0.9, 0.9},
+		{Zero, 0.9, 0},
+		{math.SmallestNonzeroFloat64, 0.9, math.SmallestNonzeroFloat64},
+		{0.5, 0.9, 0.5},
+	} {
+		if got := orDefault(tc.v, tc.def); got != tc.want {
+			t.Errorf("orDefault(%v, %v) = %v, want %v", tc.v, tc.def, got, tc.want)
 		}
 	}
 }
