@@ -212,3 +212,59 @@ func TestBDFWorkPinned(t *testing.T) {
 		}
 	}
 }
+
+// TestDenseLogFindPastTheEnds: a dense log's lookup of a time past its
+// last step (or before its first) finds the nearest step, forward and
+// backward in time. (Mutant: min(i, n−1) → min(i, n+1).)
+func TestDenseLogFindPastTheEnds(t *testing.T) {
+	for _, h := range []float64{0.5, -0.5} {
+		l := &denseLog[float64]{}
+		for i := range 3 {
+			st := l.next()
+			st.t, st.h = float64(i)*h, h
+			st.end = st.t + h
+		}
+		for _, c := range []struct {
+			tq   float64
+			want int
+		}{
+			{3.5 * h, 2}, {1.25 * h, 1}, {-h, 0}, {2.75 * h, 2},
+		} {
+			l.last = 0
+			if got := l.find(c.tq); got != c.want {
+				t.Errorf("step %g: find(%g) = %d, want %d", h, c.tq, got, c.want)
+			}
+		}
+	}
+}
+
+// TestRosenbrockWorkPinned: rosenbrock23 and rodas4 on Van der Pol
+// (μ = 1000, from (2, 0) over [0, 2000], through its first fast
+// transition; RTol = ATol = 1e-6): the accepted and rejected steps,
+// evaluations, Jacobians and LU factorisations of this code, pinned as
+// BDF's are (TestBDFWorkPinned). A Rosenbrock step forms one Jacobian
+// where it starts and one LU per attempt: a retry reuses the Jacobian.
+// (Mutant: Jacobians++ → Jacobians--.)
+func TestRosenbrockWorkPinned(t *testing.T) {
+	vdp := func(_ float64, y, dy []float64) error {
+		const mu = 1000
+		dy[0] = y[1]
+		dy[1] = mu*(1-y[0]*y[0])*y[1] - y[0]
+		return nil
+	}
+	got := map[string]Stats{}
+	for _, m := range []string{"rosenbrock23", "rodas4"} {
+		_, st, err := Solve(vdp, []float64{2, 0}, []float64{0, 2000}, Options{Method: m, RTol: 1e-6, ATol: 1e-6, MaxSteps: 100000})
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		got[m] = st
+	}
+	want := map[string]Stats{
+		"rodas4":       {NFE: 5918, Accepted: 588, Rejected: 125, Jacobians: 588, LUs: 713},
+		"rosenbrock23": {NFE: 8628, Accepted: 1720, Rejected: 13, Jacobians: 1720, LUs: 1733},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("work (-pinned +got):\n%s", d)
+	}
+}
