@@ -137,6 +137,16 @@ func TestDistributedSettingsMismatch(t *testing.T) {
 				c.cfg.Clip = 0
 			}
 		}, named("Config.Clip", both("1", "0"))},
+		{"clip a quarter", 2, func(rank int, c rankChange) {
+			if rank == 1 {
+				c.cfg.Clip = 0.25
+			}
+		}, named("Config.Clip", both("1", "0.25"))},
+		{"a directory on one rank", 2, func(rank int, c rankChange) {
+			if rank == 1 {
+				c.cfg.Dir = dir
+			}
+		}, named("Config.Dir given", both("false", "true"))},
 		{"learning rate", 2, func(rank int, c rankChange) {
 			if rank == 1 {
 				c.adam.LR = 1e-2
