@@ -34,6 +34,7 @@ func TestHeaderScannerEdges(t *testing.T) {
 		{"integer cut off", stFile(`{"a":{"dtype":"F32","shape":[2`, nil), "", "want ',' or ']' in shape, have the end of the header"},
 		{"fraction cut off", stFile(`{"a":{"dtype":"F32","shape":[2.5`, nil), "a", "shape: 2.5 is not an integer"},
 		{"exponent cut off", stFile(`{"a":{"dtype":"F32","shape":[2e5`, nil), "a", "shape: 2e5 is not an integer"},
+		{"exponent's e cut off", stFile(`{"a":{"dtype":"F32","shape":[2e`, nil), "", "want digits in the exponent"},
 		{"exponent sign cut off", stFile(`{"a":{"dtype":"F32","shape":[2e+`, nil), "", "want digits in the exponent"},
 		{"point cut off", stFile(`{"a":{"dtype":"F32","shape":[2.`, nil), "", "want digits after '.'"},
 		// Not integers: the whole number is named.
