@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // TestHeaderScannerEdges feeds the header scanner numbers and strings at
@@ -97,5 +100,56 @@ func TestHeaderLengthAtLimit(t *testing.T) {
 		if want := "header length 100000000 exceeds the 2 bytes after it"; !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "exceeds the limit") {
 			t.Errorf("%s: error %q, want one saying %q, not the limit's", fn, err, want)
 		}
+	}
+}
+
+// TestHeaderScannerStrings checks the strings of a header: spaces and
+// bytes from 0x20 up taken as they are, escapes decoded (a quote escaped
+// does not end the string), control characters and bad escapes refused.
+func TestHeaderScannerStrings(t *testing.T) {
+	entry := `{"dtype":"U8","shape":[0],"data_offsets":[0,0]}`
+	for _, tc := range []struct {
+		name   string
+		header string
+		want   []string // the tensors' names
+		meta   map[string]string
+	}{
+		{"space", `{"a b":` + entry + `}`, []string{"a b"}, nil},
+		{"printable ASCII", `{" !#~":` + entry + `}`, []string{" !#~"}, nil},
+		{"escaped quote", `{"a\"b":` + entry + `}`, []string{`a"b`}, nil},
+		{"escaped backslash last", `{"a\\":` + entry + `}`, []string{`a\`}, nil},
+		{"escapes", `{"\u00e9\t\/":` + entry + `,"__metadata__":{"k\n":" v\u0001"}}`, []string{"é\t/"}, map[string]string{"k\n": " v\x01"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ParseSafetensors("ok.safetensors", stFile(tc.header, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, e := range s.Tensors {
+				names = append(names, e.Name)
+			}
+			if diff := cmp.Diff(tc.want, names); diff != "" {
+				t.Errorf("names (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.meta, s.Metadata, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("metadata (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name, header, want string
+	}{
+		{"unit separator", "{\"a\x1f\":" + entry + "}", `control character '\x1f' in a string at offset 3`},
+		{"newline", "{\"a\n\":" + entry + "}", `control character '\n' in a string at offset 3`},
+		{"bad escape", `{"a\x":` + entry + `}`, "bad string: "},
+		{"short unicode escape", `{"a\u00":` + entry + `}`, "bad string: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSafetensors("bad.safetensors", stFile(tc.header, nil))
+			if err == nil || !strings.Contains(err.Error(), "malformed header: "+tc.want) {
+				t.Errorf("error %v, want one saying %q", err, "malformed header: "+tc.want)
+			}
+		})
 	}
 }
