@@ -142,8 +142,9 @@ func TestHeaderScannerStrings(t *testing.T) {
 	}{
 		{"unit separator", "{\"a\x1f\":" + entry + "}", `control character '\x1f' in a string at offset 3`},
 		{"newline", "{\"a\n\":" + entry + "}", `control character '\n' in a string at offset 3`},
-		{"bad escape", `{"a\x":` + entry + `}`, "bad string: "},
-		{"short unicode escape", `{"a\u00":` + entry + `}`, "bad string: "},
+		{"bad escape", `{"a\x":` + entry + `}`, "bad string: invalid character 'x' in string escape code at offset 1"},
+		{"short unicode escape", `{"a\u00":` + entry + `}`, "bad string: invalid character '\"' in \\u hexadecimal character escape at offset 1"},
+		{"bad escape after a key", `{"a":{"\q":1}}`, "bad string: invalid character 'q' in string escape code at offset 6"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseSafetensors("bad.safetensors", stFile(tc.header, nil))
