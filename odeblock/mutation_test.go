@@ -81,6 +81,8 @@ func TestDefaultDriftBound(t *testing.T) {
 		{"a growing adjoint weighs 1", 1e-7 * (1 + 1e-9), 1e-8, 1, 10, true},
 		{"a shrinking adjoint: weighted below", 1e-6 * (1 - 1e-9), 1e-8, 1, 0.1, false},
 		{"a shrinking adjoint: weighted above", 1e-6 * (1 + 1e-9), 1e-8, 1, 0.1, true},
+		{"the weight is a ratio: below", 1e-6 * (1 - 1e-9), 1e-8, 20, 2, false},
+		{"the weight is a ratio: above", 1e-6 * (1 + 1e-9), 1e-8, 20, 2, true},
 		{"no adjoint at the start weighs 1", 1e-7 * (1 + 1e-9), 1e-8, 0, 0, true},
 		{"weighted below, but above 1e-2", 1.01e-2, 1e-8, 1, 1e-9, true},
 		{"weighted below, just below 1e-2", 0.99e-2, 1e-8, 1, 1e-9, false},
