@@ -86,6 +86,7 @@ func TestDefaultDriftBound(t *testing.T) {
 		{"no adjoint at the start weighs 1", 1e-7 * (1 + 1e-9), 1e-8, 0, 0, true},
 		{"weighted below, but above 1e-2", 1.01e-2, 1e-8, 1, 1e-9, true},
 		{"weighted below, just below 1e-2", 0.99e-2, 1e-8, 1, 1e-9, false},
+		{"weighted below, at 1e-2", defaultMaxDrift, 1e-8, 1, 1e-9, false},
 		{"loose rtol: 10·rtol above 1e-2", 0.0499, 5e-3, 1, 1, false},
 		{"loose rtol: above 10·rtol", 0.0501, 5e-3, 1, 1, true},
 		{"one-step piece: 1e-2 only", 0.99e-2, math.Inf(1), 1, 1, false},
