@@ -602,3 +602,27 @@ func TestManySmallEntriesMemory(t *testing.T) {
 		t.Errorf("tensors from %q to %q, want t0 to t%d in data order", first, last, n-1)
 	}
 }
+
+// TestReadFileShorterThanItsSize checks that ReadSafetensorsFile parses a
+// file shorter than its size said (one that shrank between the two) as it
+// is, with ParseSafetensors's error rather than a read error. Linux's
+// sysfs files say 4096 bytes and hold a few.
+func TestReadFileShorterThanItsSize(t *testing.T) {
+	for _, path := range []string{"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible", "/sys/kernel/mm/transparent_hugepage/enabled"} {
+		fi, err := os.Stat(path)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || int64(len(b)) >= fi.Size() {
+			continue
+		}
+		_, rerr := ReadSafetensorsFile(path)
+		_, perr := ParseSafetensors(path, b)
+		if rerr == nil || perr == nil || rerr.Error() != perr.Error() {
+			t.Errorf("ReadSafetensorsFile(%s) of %d bytes, %d by its size: %v, want ParseSafetensors's %v", path, len(b), fi.Size(), rerr, perr)
+		}
+		return
+	}
+	t.Skip("no file here is shorter than its size")
+}
