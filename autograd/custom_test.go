@@ -381,14 +381,16 @@ func TestVJPOfRecordedValue(t *testing.T) {
 		if got := errors.Is(err, ag.ErrVJPOfRecorded); got != c.wantErr {
 			t.Errorf("%s: Backward error %v, want ErrVJPOfRecorded: %v", c.name, err, c.wantErr)
 		}
-		// After Backward (and after Reset) the value is no longer recorded.
+		// After Backward the value is no longer recorded.
 		if _, err := pb.VJP(f, []*tensor.Tensor[float64]{z.Value()}, cot, ag.VJPDest[float64]{}); err != nil {
 			t.Errorf("%s: VJP after Backward: %v", c.name, err)
 		}
+		// Nor is it on a tape in no-grad mode.
 		v := z.Value()
 		tp.Reset()
+		tp.SetNoGrad(true)
 		if _, err := pb.VJP(f, []*tensor.Tensor[float64]{v}, cot, ag.VJPDest[float64]{}); err != nil {
-			t.Errorf("%s: VJP after Reset: %v", c.name, err)
+			t.Errorf("%s: VJP while its tape records no gradients: %v", c.name, err)
 		}
 	}
 	if w.Grad.Norm2() != 0 {

@@ -75,7 +75,7 @@ func (v Var[T]) IsZero() bool { return v.t == nil }
 func (v Var[T]) Value() *tensor.Tensor[T] {
 	e := v.use("Value")
 	if e.requires && e.param == nil && !v.t.noGrad && !v.t.spent {
-		e.value.Mark(v.t, v.t.gen)
+		e.value.Mark(v.t)
 	}
 	return e.value
 }

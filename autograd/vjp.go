@@ -181,15 +181,17 @@ func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor
 
 // recordedInput returns nil, or an error wrapping ErrVJPOfRecorded after
 // poisoning the recording tape, if an input is the value of a Var that
-// another tape is recording gradients for (marked by Var.Value).
+// another tape is recording gradients for (marked by Var.Value). The mark
+// names the tape, not its pass: a tensor handed out in an earlier pass of
+// a tape that records again counts as recorded (a tape's values are not to
+// be kept past its Reset; a leaf's tensor is usually its leaf again).
 func (pb *Pullback[T]) recordedInput(at []*tensor.Tensor[T]) error {
 	for i, x := range at {
 		if x == nil {
 			continue
 		}
-		tag, gen := x.Marked()
-		rt, ok := tag.(*Tape[T])
-		if !ok || rt == pb.tape || rt.gen != gen || rt.noGrad || rt.spent || rt.running {
+		rt, ok := x.Marked().(*Tape[T])
+		if !ok || rt == pb.tape || rt.noGrad || rt.spent || rt.running {
 			continue
 		}
 		err := fmt.Errorf("%w: input %d of shape %v; take the VJP at a copy (Clone) to use its result as a constant on purpose", ErrVJPOfRecorded, i, x.Shape())

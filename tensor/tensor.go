@@ -27,19 +27,18 @@ type Tensor[T Float] struct {
 	st    *Storage // a view's: the storage it shares; nil when it is own
 	own   Storage
 
-	markTag any // Mark's tag and generation, for a package above this one
-	markGen uint32
+	mark any // Mark's tag, for a package above this one
 }
 
-// Mark tags t with an opaque value and a generation number, for a package
-// built on this one: autograd marks the value of a Var that it hands out
-// while a tape records gradients, so that a vector–Jacobian product taken
-// at that value can tell that its result would drop a derivative. The tag
-// is the tensor's own, not its views'; this package never reads it.
-func (t *Tensor[T]) Mark(tag any, gen uint32) { t.markTag, t.markGen = tag, gen }
+// Mark tags t with an opaque value, for a package built on this one:
+// autograd marks the value of a Var that it hands out while a tape records
+// gradients with that tape, so that a vector–Jacobian product taken at
+// that value can tell that its result would drop a derivative. The tag is
+// the tensor's own, not its views'; this package never reads it.
+func (t *Tensor[T]) Mark(tag any) { t.mark = tag }
 
-// Marked returns the tag and generation Mark set (nil and 0 if none).
-func (t *Tensor[T]) Marked() (tag any, gen uint32) { return t.markTag, t.markGen }
+// Marked returns the tag Mark set (nil if none).
+func (t *Tensor[T]) Marked() any { return t.mark }
 
 // Storage identifies the elements a tensor shares with its views and
 // counts the writes to them: its version changes on every write by a
