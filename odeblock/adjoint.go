@@ -62,8 +62,9 @@ type Adjoint struct {
 	// gradients without a word.) A positive MaxDrift is the bound; a
 	// negative value turns the check off. 0, the default, scales with the
 	// tolerance asked for: the drift must be at most 10 × RTol (the larger
-	// of the forward's and the backward solve's) once weighted by how much the adjoint shrank over the
-	// segment (min(1, ‖a(t0)‖/‖a(t1)‖): where the dynamics contract, the
+	// of the forward's and the backward solve's) once weighted by how much
+	// the adjoint shrank over the segment (min(1, ‖a(t0)‖/‖a(t1)‖): where
+	// the dynamics contract, the
 	// adjoint fades backward as fast as the reconstruction's error grows,
 	// and that error weighs on the gradient only as much), and at most
 	// max(1e-2, 10 × RTol) unweighted. Measured, a tanh-MLP family's
@@ -549,8 +550,9 @@ func driftVerdict(rel, maxDrift, rtol, a1, a0, t1, t0 float64) error {
 	return nil
 }
 
-// tolDriftFactor × the backward solve's RTol bounds the default drift
-// check's weighted drift (see checkDrift).
+// tolDriftFactor × RTol (the looser of the forward's and the backward
+// solve's) bounds the default drift check's weighted drift (see
+// checkDrift).
 const tolDriftFactor = 10.0
 
 // augmented returns the right-hand side of the adjoint system on the flat
