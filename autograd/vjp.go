@@ -100,43 +100,8 @@ func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor
 	}
 	pb.busy = true
 	defer func() { pb.busy = false }()
-	if dst.Inputs != nil && len(dst.Inputs) != len(at) {
-		panic(usage("VJP: %d input destinations for %d inputs", len(dst.Inputs), len(at)))
-	}
-	if dst.SkipParams {
-		if dst.ParamGrads != nil {
-			panic(usage("VJP: SkipParams with parameter destinations"))
-		}
-	} else if len(dst.Params) != len(dst.ParamGrads) {
-		panic(usage("VJP: %d parameters but %d parameter destinations", len(dst.Params), len(dst.ParamGrads)))
-	}
-	if dst.ParamGrad && dst.Params != nil {
-		panic(usage("VJP: ParamGrad with a list of Params (their gradients go to ParamGrads)"))
-	}
+	dst.prepare(at)
 	recorded := pb.recordedInput(at)
-	for i, g := range dst.Inputs {
-		if g != nil && !g.SameShape(at[i]) {
-			panic(&tensor.ShapeError{Op: "autograd.VJP", Msg: fmt.Sprintf("destination of shape %v for input %d of shape %v", g.Shape(), i, at[i].Shape())})
-		}
-		if g != nil && !dst.Accumulate {
-			g.Zero()
-		}
-	}
-	for j, p := range dst.Params {
-		if dst.SkipParams {
-			if p == nil {
-				panic(usage("VJP: parameter %d is nil", j))
-			}
-			continue
-		}
-		g := dst.ParamGrads[j]
-		if p == nil || g == nil || !g.SameShape(p.Value) {
-			panic(usage("VJP: parameter %d (%v) has no destination shaped like its value", j, paramName(p)))
-		}
-		if !dst.Accumulate {
-			g.Zero()
-		}
-	}
 
 	t := pb.tape
 	t.Reset()
@@ -201,6 +166,47 @@ func (pb *Pullback[T]) recordedInput(at []*tensor.Tensor[T]) error {
 		return err
 	}
 	return nil
+}
+
+// prepare checks the destinations against the inputs at (misuse panics,
+// naming what is wrong) and zeroes them unless Accumulate.
+func (dst VJPDest[T]) prepare(at []*tensor.Tensor[T]) {
+	if dst.Inputs != nil && len(dst.Inputs) != len(at) {
+		panic(usage("VJP: %d input destinations for %d inputs", len(dst.Inputs), len(at)))
+	}
+	if dst.SkipParams {
+		if dst.ParamGrads != nil {
+			panic(usage("VJP: SkipParams with parameter destinations"))
+		}
+	} else if len(dst.Params) != len(dst.ParamGrads) {
+		panic(usage("VJP: %d parameters but %d parameter destinations", len(dst.Params), len(dst.ParamGrads)))
+	}
+	if dst.ParamGrad && dst.Params != nil {
+		panic(usage("VJP: ParamGrad with a list of Params (their gradients go to ParamGrads)"))
+	}
+	for i, g := range dst.Inputs {
+		if g != nil && !g.SameShape(at[i]) {
+			panic(&tensor.ShapeError{Op: "autograd.VJP", Msg: fmt.Sprintf("destination of shape %v for input %d of shape %v", g.Shape(), i, at[i].Shape())})
+		}
+		if g != nil && !dst.Accumulate {
+			g.Zero()
+		}
+	}
+	for j, p := range dst.Params {
+		if dst.SkipParams {
+			if p == nil {
+				panic(usage("VJP: parameter %d is nil", j))
+			}
+			continue
+		}
+		g := dst.ParamGrads[j]
+		if p == nil || g == nil || !g.SameShape(p.Value) {
+			panic(usage("VJP: parameter %d (%v) has no destination shaped like its value", j, paramName(p)))
+		}
+		if !dst.Accumulate {
+			g.Zero()
+		}
+	}
 }
 
 // MustVJP is VJP for functions whose custom nodes cannot fail: it panics
