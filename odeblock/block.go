@@ -349,35 +349,42 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		}
 		return autograd.Var[T]{}, err
 	}
+	return p.node(z0, strat, traj), nil
+}
+
+// node records the pass's ODEBlock node on its tape: its value (z at the
+// last time, or at every time with traj) and the backward that hands the
+// cotangents to strat (nil: recorded without gradients).
+func (p *pass[T]) node(z0 autograd.Var[T], strat strategy[T], traj bool) autograd.Var[T] {
 	var value *tensor.Tensor[T]
 	if traj {
-		value = p.traj.Reshape(append([]int{len(ts)}, p.shape...)...)
+		value = p.traj.Reshape(append([]int{len(p.ts)}, p.shape...)...)
 	} else {
-		value = p.traj.Slice(len(ts)-1, len(ts)).Reshape(p.shape...)
+		value = p.traj.Slice(len(p.ts)-1, len(p.ts)).Reshape(p.shape...)
 	}
 	inputs := []autograd.Var[T]{z0}
 	for _, prm := range p.params {
-		inputs = append(inputs, tp.Param(prm))
+		inputs = append(inputs, p.tp.Param(prm))
 	}
 	backward := func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
 		if strat == nil {
 			return nil, fmt.Errorf("odeblock: the block's forward pass was recorded without gradients (Tape.NoGrad): it kept nothing to differentiate")
 		}
-		g := tp.Scratch(len(ts), p.n)
+		g := p.tp.Scratch(len(p.ts), p.n)
 		if traj {
 			g.Copy(gy)
 		} else {
-			last := (len(ts) - 1) * p.n
+			last := (len(p.ts) - 1) * p.n
 			clear(g.Data()[:last])
 			copy(g.Data()[last:], gy.Data())
 		}
 		grads, err := strat.backward(g)
-		bs := b.stats
+		bs := p.b.stats
 		bs.Forward = Stats{}
-		b.total = b.total.Add(bs)
+		p.b.total = p.b.total.Add(bs)
 		return grads, err
 	}
-	return autograd.Custom("ODEBlock", value, backward, inputs...), nil
+	return autograd.Custom("ODEBlock", value, backward, inputs...)
 }
 
 // chainHooks returns a step hook calling first, then then (either may be
