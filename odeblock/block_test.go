@@ -754,19 +754,27 @@ func TestNestedBlocks(t *testing.T) {
 	}
 }
 
+// thrownBall returns the ball of the event tests: its initial state
+// (h0, v0) = (2, 1.5), a learnable gravity γ = 9.81, and the field
+// h' = v, v' = −γ.
+func thrownBall() (z0, gamma *autograd.Param[float64], field odeblock.Field[float64]) {
+	z0 = autograd.NewParam("z0", tensor.FromSlice([]float64{2, 1.5}, 1, 2))
+	gamma = autograd.NewParam("gamma", tensor.FromSlice([]float64{9.81}, 1))
+	w := tensor.FromSlice([]float64{0, 1, 0, 0}, 2, 2) // (h, v) ↦ (v, 0)
+	field = odeblock.FieldFunc([]*autograd.Param[float64]{gamma}, func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
+		acc := autograd.Concat(0, tp.Const(tensor.New[float64](1)), autograd.Neg(tp.Param(gamma)))
+		return autograd.Linear(z, tp.Const(w), acc)
+	})
+	return z0, gamma, field
+}
+
 // TestForwardEvent: the ball thrown from (h0, v0) under a learnable
 // gravity γ — h' = v, v' = −γ — stopped when h falls through 0: the event
 // time equals the exact impact time (v0 + √(v0² + 2γh0))/γ to 1e-8, and
 // the gradients of a loss of the event time and the impact velocity with
 // respect to h0, v0 and γ match central differences in every mode.
 func TestForwardEvent(t *testing.T) {
-	z0 := autograd.NewParam("z0", tensor.FromSlice([]float64{2, 1.5}, 1, 2))
-	gamma := autograd.NewParam("gamma", tensor.FromSlice([]float64{9.81}, 1))
-	w := tensor.FromSlice([]float64{0, 1, 0, 0}, 2, 2) // (h, v) ↦ (v, 0)
-	field := odeblock.FieldFunc([]*autograd.Param[float64]{gamma}, func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
-		acc := autograd.Concat(0, tp.Const(tensor.New[float64](1)), autograd.Neg(tp.Param(gamma)))
-		return autograd.Linear(z, tp.Const(w), acc)
-	})
+	z0, gamma, field := thrownBall()
 	height := func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
 		return autograd.Narrow(autograd.Reshape(z, 2), 0, 0, 1)
 	}

@@ -82,13 +82,7 @@ func TestBlockTimesErrors(t *testing.T) {
 // error naming its shape. ([1, 1] panicked in every mode: "cotangent of
 // shape [1] does not match output shape [1 1]".)
 func TestForwardEventOneElementShapes(t *testing.T) {
-	z0 := autograd.NewParam("z0", tensor.FromSlice([]float64{2, 1.5}, 1, 2))
-	gamma := autograd.NewParam("gamma", tensor.FromSlice([]float64{9.81}, 1))
-	w := tensor.FromSlice([]float64{0, 1, 0, 0}, 2, 2) // (h, v) ↦ (v, 0)
-	field := odeblock.FieldFunc([]*autograd.Param[float64]{gamma}, func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
-		acc := autograd.Concat(0, tp.Const(tensor.New[float64](1)), autograd.Neg(tp.Param(gamma)))
-		return autograd.Linear(z, tp.Const(w), acc)
-	})
+	z0, gamma, field := thrownBall()
 	heightIn := func(shape ...int) odeblock.EventFunc[float64] {
 		return func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
 			return autograd.Reshape(autograd.Narrow(autograd.Reshape(z, 2), 0, 0, 1), shape...)
