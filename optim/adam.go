@@ -35,13 +35,18 @@ func AdamWDefaults() AdamConfig {
 	return c
 }
 
+// adamDefaults returns AdamW's defaults if decoupled, else Adam's.
+func adamDefaults(decoupled bool) AdamConfig {
+	if decoupled {
+		return AdamWDefaults()
+	}
+	return AdamDefaults()
+}
+
 // resolve returns c with torch's defaults in place of its zero fields
 // (AdamW's if decoupled) and Zero fields set to 0.
 func (c AdamConfig) resolve(decoupled bool) AdamConfig {
-	d := AdamDefaults()
-	if decoupled {
-		d = AdamWDefaults()
-	}
+	d := adamDefaults(decoupled)
 	return AdamConfig{
 		LR:          orDefault(c.LR, d.LR),
 		Beta1:       orDefault(c.Beta1, d.Beta1),
@@ -141,10 +146,7 @@ func (a *Adam[T]) Decoupled() bool { return a.decoupled }
 // one is 0 against a nonzero default, so that the config given back to
 // NewAdam (or NewAdamW) makes the same optimizer.
 func (a *Adam[T]) Config() AdamConfig {
-	d := AdamDefaults()
-	if a.decoupled {
-		d = AdamWDefaults()
-	}
+	d := adamDefaults(a.decoupled)
 	return AdamConfig{
 		LR:          asSet(a.lr, d.LR),
 		Beta1:       asSet(a.cfg.Beta1, d.Beta1),
