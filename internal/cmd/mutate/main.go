@@ -200,38 +200,17 @@ type testRun struct {
 	dur  time.Duration
 }
 
+// goPackage is what mutatePackage reads of go list's description of a
+// package.
+type goPackage struct {
+	ImportPath, Dir string
+	GoFiles         []string
+}
+
 func mutatePackage(o options, pkg, module, root, tmp string, changed map[string]map[int]bool, acc map[string]string, start time.Time, out io.Writer) (*pkgResult, error) {
-	info, err := goList("-json", pkg)
+	lp, r, err := listMutants(pkg, module, root, changed)
 	if err != nil {
 		return nil, err
-	}
-	var lp struct {
-		ImportPath, Dir string
-		GoFiles         []string
-	}
-	if err := json.Unmarshal([]byte(info), &lp); err != nil {
-		return nil, err
-	}
-	rel := func(name string) string {
-		p, _ := filepath.Rel(root, filepath.Join(lp.Dir, name))
-		return filepath.ToSlash(p)
-	}
-	r := &pkgResult{path: strings.TrimPrefix(lp.ImportPath, module+"/")}
-	for _, name := range lp.GoFiles {
-		src, err := os.ReadFile(filepath.Join(lp.Dir, name))
-		if err != nil {
-			return nil, err
-		}
-		ms, err := findMutants(rel(name), src)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range ms {
-			if changed != nil && !changed[m.File][m.Line] {
-				continue
-			}
-			r.mutants = append(r.mutants, m)
-		}
 	}
 	if len(r.mutants) == 0 {
 		if changed == nil {
@@ -241,56 +220,15 @@ func mutatePackage(o options, pkg, module, root, tmp string, changed map[string]
 	}
 	r.state, r.why = make([]string, len(r.mutants)), make([]string, len(r.mutants))
 	pstart := time.Now()
-
-	// The coverage of each test.
 	fmt.Fprintf(out, "%s: %d mutants; the coverage of each test...\n", r.path, len(r.mutants))
-	bin := filepath.Join(tmp, "cover.test")
-	if b, err := exec.Command("go", "test", "-c", "-cover", "-covermode=set", "-coverpkg="+lp.ImportPath, "-o", bin, pkg).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go test -c -cover: %v\n%s", err, b)
-	}
-	listed, err := exec.Command(bin, "-test.list", ".*").Output()
+	tests, covers, err := testCoverage(pkg, lp, module, tmp, r.path, out)
 	if err != nil {
-		return nil, fmt.Errorf("listing the tests: %v", err)
+		return nil, err
 	}
-	var tests []testRun
-	covers := map[string][]block{}
-	for _, name := range strings.Fields(string(listed)) {
-		if strings.HasPrefix(name, "Benchmark") || strings.HasPrefix(name, "ok ") {
-			continue
-		}
-		prof := filepath.Join(tmp, "cover.out")
-		t0 := time.Now()
-		err := runTest(bin, lp.Dir, name, 30*time.Minute, "-test.coverprofile="+prof)
-		d := time.Since(t0)
-		if err != nil {
-			fmt.Fprintf(out, "%s: %s fails without a mutant (%v): left out\n", r.path, name, err)
-			continue
-		}
-		f, err := os.Open(prof)
-		if err != nil {
-			continue // an example without output is not run
-		}
-		bs, err := readProfile(f, module)
-		f.Close()
-		os.Remove(prof)
-		if err != nil {
-			return nil, err
-		}
-		tests = append(tests, testRun{name, d})
-		for _, b := range bs {
-			if b.hits > 0 {
-				covers[name] = append(covers[name], b)
-			}
-		}
-	}
-	sort.SliceStable(tests, func(i, j int) bool { return tests[i].dur < tests[j].dur })
 	fmt.Fprintf(out, "%s: %d tests, %.1fs\n", r.path, len(tests), time.Since(pstart).Seconds())
 
 	// The mutants, in a random order.
-	order := rand.New(rand.NewPCG(o.seed, 38)).Perm(len(r.mutants))
-	overlay := filepath.Join(tmp, "overlay.json")
-	mbin := filepath.Join(tmp, "mutant.test")
-	for _, i := range order {
+	for _, i := range rand.New(rand.NewPCG(o.seed, 38)).Perm(len(r.mutants)) {
 		m := r.mutants[i]
 		if reason, ok := acc[m.Key()]; ok {
 			r.state[i], r.why[i] = accepted, reason
@@ -310,33 +248,8 @@ func mutatePackage(o options, pkg, module, root, tmp string, changed map[string]
 			r.state[i] = notRun
 			continue
 		}
-		src, err := os.ReadFile(filepath.Join(root, m.File))
-		if err != nil {
+		if r.state[i], r.why[i], err = tryMutant(o, m, run, pkg, root, tmp, lp.Dir); err != nil {
 			return nil, err
-		}
-		mfile := filepath.Join(tmp, "mutant_"+filepath.Base(m.File))
-		if err := os.WriteFile(mfile, apply(src, m), 0o644); err != nil {
-			return nil, err
-		}
-		ov, _ := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(root, m.File): mfile}})
-		if err := os.WriteFile(overlay, ov, 0o644); err != nil {
-			return nil, err
-		}
-		if b, err := exec.Command("go", "test", "-c", "-overlay", overlay, "-o", mbin, pkg).CombinedOutput(); err != nil {
-			r.state[i], r.why[i] = notViable, firstLine(string(b))
-		} else {
-			r.state[i] = lived
-			for _, t := range run {
-				err := runTest(mbin, lp.Dir, t.name, time.Duration(o.coef*float64(t.dur))+5*time.Second, "")
-				if errors.Is(err, context.DeadlineExceeded) {
-					r.state[i], r.why[i] = timedOut, t.name
-					break
-				}
-				if err != nil {
-					r.state[i], r.why[i] = killed, t.name
-					break
-				}
-			}
 		}
 		if o.verbose || r.state[i] == lived {
 			fmt.Fprintf(out, "%-11s %s:%d:%d %s  %s  %s\n", r.state[i], m.File, m.Line, m.Col, m.Op(), m.Text, r.why[i])
@@ -345,6 +258,117 @@ func mutatePackage(o options, pkg, module, root, tmp string, changed map[string]
 	r.elapsed = time.Since(pstart)
 	fmt.Fprintf(out, "%s\n", summary(r))
 	return r, nil
+}
+
+// listMutants returns the package pkg as go list describes it and its
+// result with its mutants: all of them, or those of the lines in changed.
+func listMutants(pkg, module, root string, changed map[string]map[int]bool) (goPackage, *pkgResult, error) {
+	var lp goPackage
+	info, err := goList("-json", pkg)
+	if err != nil {
+		return lp, nil, err
+	}
+	if err := json.Unmarshal([]byte(info), &lp); err != nil {
+		return lp, nil, err
+	}
+	r := &pkgResult{path: strings.TrimPrefix(lp.ImportPath, module+"/")}
+	for _, name := range lp.GoFiles {
+		src, err := os.ReadFile(filepath.Join(lp.Dir, name))
+		if err != nil {
+			return lp, nil, err
+		}
+		rel, _ := filepath.Rel(root, filepath.Join(lp.Dir, name))
+		ms, err := findMutants(filepath.ToSlash(rel), src)
+		if err != nil {
+			return lp, nil, err
+		}
+		for _, m := range ms {
+			if changed == nil || changed[m.File][m.Line] {
+				r.mutants = append(r.mutants, m)
+			}
+		}
+	}
+	return lp, r, nil
+}
+
+// testCoverage runs each test of the package once, unmutated, with a
+// coverage profile: the tests that pass, fastest first, and the blocks each
+// covers.
+func testCoverage(pkg string, lp goPackage, module, tmp, path string, out io.Writer) ([]testRun, map[string][]block, error) {
+	bin := filepath.Join(tmp, "cover.test")
+	if b, err := exec.Command("go", "test", "-c", "-cover", "-covermode=set", "-coverpkg="+lp.ImportPath, "-o", bin, pkg).CombinedOutput(); err != nil {
+		return nil, nil, fmt.Errorf("go test -c -cover: %v\n%s", err, b)
+	}
+	listed, err := exec.Command(bin, "-test.list", ".*").Output()
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing the tests: %v", err)
+	}
+	var tests []testRun
+	covers := map[string][]block{}
+	for _, name := range strings.Fields(string(listed)) {
+		if strings.HasPrefix(name, "Benchmark") || strings.HasPrefix(name, "ok ") {
+			continue
+		}
+		prof := filepath.Join(tmp, "cover.out")
+		t0 := time.Now()
+		err := runTest(bin, lp.Dir, name, 30*time.Minute, "-test.coverprofile="+prof)
+		d := time.Since(t0)
+		if err != nil {
+			fmt.Fprintf(out, "%s: %s fails without a mutant (%v): left out\n", path, name, err)
+			continue
+		}
+		f, err := os.Open(prof)
+		if err != nil {
+			continue // an example without output is not run
+		}
+		bs, err := readProfile(f, module)
+		f.Close()
+		os.Remove(prof)
+		if err != nil {
+			return nil, nil, err
+		}
+		tests = append(tests, testRun{name, d})
+		for _, b := range bs {
+			if b.hits > 0 {
+				covers[name] = append(covers[name], b)
+			}
+		}
+	}
+	sort.SliceStable(tests, func(i, j int) bool { return tests[i].dur < tests[j].dur })
+	return tests, covers, nil
+}
+
+// tryMutant builds the test binary with the mutant m planted (through an
+// overlay) and runs the tests run until one fails: the mutant's state and
+// the test that decided it (or, not viable, the compiler's first line).
+func tryMutant(o options, m mutant, run []testRun, pkg, root, tmp, dir string) (state, why string, err error) {
+	src, err := os.ReadFile(filepath.Join(root, m.File))
+	if err != nil {
+		return "", "", err
+	}
+	mfile := filepath.Join(tmp, "mutant_"+filepath.Base(m.File))
+	if err := os.WriteFile(mfile, apply(src, m), 0o644); err != nil {
+		return "", "", err
+	}
+	overlay := filepath.Join(tmp, "overlay.json")
+	ov, _ := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(root, m.File): mfile}})
+	if err := os.WriteFile(overlay, ov, 0o644); err != nil {
+		return "", "", err
+	}
+	mbin := filepath.Join(tmp, "mutant.test")
+	if b, err := exec.Command("go", "test", "-c", "-overlay", overlay, "-o", mbin, pkg).CombinedOutput(); err != nil {
+		return notViable, firstLine(string(b)), nil
+	}
+	for _, t := range run {
+		err := runTest(mbin, dir, t.name, time.Duration(o.coef*float64(t.dur))+5*time.Second, "")
+		if errors.Is(err, context.DeadlineExceeded) {
+			return timedOut, t.name, nil
+		}
+		if err != nil {
+			return killed, t.name, nil
+		}
+	}
+	return lived, "", nil
 }
 
 // coveredBy reports whether one of the blocks holds the mutant.
