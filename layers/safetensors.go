@@ -315,18 +315,8 @@ func ParseSafetensors(name string, b []byte) (*Safetensors, error) {
 			}
 			return &FileError{File: name, Tensor: e.Name, Msg: err.Error()}
 		}
-		size := dtypeSize(e.DType)
-		numel, ok := checkedNumel(e.Shape, math.MaxInt64/uint64(size))
-		if !ok {
-			return &FileError{File: name, Tensor: e.Name, Msg: fmt.Sprintf("shape %v of %s is too large", e.Shape, e.DType)}
-		}
-		switch {
-		case begin > end:
-			return &FileError{File: name, Tensor: e.Name, Msg: fmt.Sprintf("data_offsets [%d, %d] end before they begin", begin, end)}
-		case end > uint64(len(buf)):
-			return &FileError{File: name, Tensor: e.Name, Msg: fmt.Sprintf("data_offsets [%d, %d] run past the end of the %d-byte data buffer (truncated?)", begin, end, len(buf))}
-		case end-begin != numel*uint64(size):
-			return &FileError{File: name, Tensor: e.Name, Msg: fmt.Sprintf("data_offsets [%d, %d] hold %d bytes, shape %v of %s needs %d", begin, end, end-begin, e.Shape, e.DType, numel*uint64(size))}
+		if err := checkExtent(name, &e, begin, end, len(buf)); err != nil {
+			return err
 		}
 		e.Data = buf[begin:end:end]
 		tensors = append(tensors, e)
@@ -344,20 +334,49 @@ func ParseSafetensors(name string, b []byte) (*Safetensors, error) {
 	}
 	seen = nil
 	tensors, offs = sortByOffset(tensors, offs)
+	if err := checkLayout(name, tensors, offs, len(buf)); err != nil {
+		return nil, err
+	}
+	return &Safetensors{Metadata: meta, Tensors: tensors}, nil
+}
+
+// checkExtent checks that the data offsets [begin, end) of tensor e lie in
+// a data buffer of bufLen bytes and hold exactly its shape's bytes.
+func checkExtent(name string, e *RawTensor, begin, end uint64, bufLen int) error {
+	size := dtypeSize(e.DType)
+	numel, ok := checkedNumel(e.Shape, math.MaxInt64/uint64(size))
+	if !ok {
+		return &FileError{File: name, Tensor: e.Name, Msg: fmt.Sprintf("shape %v of %s is too large", e.Shape, e.DType)}
+	}
+	switch {
+	case begin > end:
+		return &FileError{File: name, Tensor: e.Name, Msg: fmt.Sprintf("data_offsets [%d, %d] end before they begin", begin, end)}
+	case end > uint64(bufLen):
+		return &FileError{File: name, Tensor: e.Name, Msg: fmt.Sprintf("data_offsets [%d, %d] run past the end of the %d-byte data buffer (truncated?)", begin, end, bufLen)}
+	case end-begin != numel*uint64(size):
+		return &FileError{File: name, Tensor: e.Name, Msg: fmt.Sprintf("data_offsets [%d, %d] hold %d bytes, shape %v of %s needs %d", begin, end, end-begin, e.Shape, e.DType, numel*uint64(size))}
+	}
+	return nil
+}
+
+// checkLayout checks that the tensors' data, sorted by offset (offs[i]
+// those of tensors[i]), cover the data buffer of bufLen bytes with no gap
+// and no overlap.
+func checkLayout(name string, tensors []RawTensor, offs [][2]uint64, bufLen int) error {
 	var at uint64
 	for i, o := range offs {
 		switch {
 		case o[0] > at:
-			return fail(tensors[i].Name, "data_offsets [%d, %d] leave a gap: the previous tensor ends at %d", o[0], o[1], at)
+			return &FileError{File: name, Tensor: tensors[i].Name, Msg: fmt.Sprintf("data_offsets [%d, %d] leave a gap: the previous tensor ends at %d", o[0], o[1], at)}
 		case o[0] < at:
-			return fail(tensors[i].Name, "data_offsets [%d, %d] overlap the previous tensor, which ends at %d", o[0], o[1], at)
+			return &FileError{File: name, Tensor: tensors[i].Name, Msg: fmt.Sprintf("data_offsets [%d, %d] overlap the previous tensor, which ends at %d", o[0], o[1], at)}
 		}
 		at = o[1]
 	}
-	if at != uint64(len(buf)) {
-		return fail("", "the tensors cover %d bytes of the %d-byte data buffer", at, len(buf))
+	if at != uint64(bufLen) {
+		return &FileError{File: name, Msg: fmt.Sprintf("the tensors cover %d bytes of the %d-byte data buffer", at, bufLen)}
 	}
-	return &Safetensors{Metadata: meta, Tensors: tensors}, nil
+	return nil
 }
 
 // sortByOffset returns the tensors and their offsets in the order of their
