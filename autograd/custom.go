@@ -33,6 +33,26 @@ import (
 // backward runs while the tape's Backward is running: it must not record on
 // this tape, but may evaluate and differentiate on other tapes (Pullback).
 func Custom[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error), inputs ...Var[T]) Var[T] {
+	return custom(name, value, backward, nil, inputs)
+}
+
+// CustomDiff is Custom with its backward also written in ops, so that Grad
+// (gradients of gradients, JVP, traces) can differentiate through the
+// node: backwardOps(gy) records on the tape, from gy and the inputs' Vars
+// (which the caller's closure holds), the same input gradients as backward
+// computes, one per input (the zero Var for none), shaped like it.
+// Backward still calls backward, on tensors, with its own kernels;
+// backwardOps runs only under Grad, with gradients recorded when
+// GradOptions.CreateGraph asks for them. A Custom node without it makes
+// such a Grad return a *CreateGraphError naming the node.
+func CustomDiff[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error), backwardOps func(gy Var[T]) ([]Var[T], error), inputs ...Var[T]) Var[T] {
+	if backwardOps == nil {
+		panic(usage("CustomDiff %q: nil backward in ops", name))
+	}
+	return custom(name, value, backward, backwardOps, inputs)
+}
+
+func custom[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error), backwardOps func(gy Var[T]) ([]Var[T], error), inputs []Var[T]) Var[T] {
 	if len(inputs) == 0 {
 		panic(usage("Custom %q: no inputs (a custom node needs at least one Var to find its tape)", name))
 	}
@@ -58,6 +78,7 @@ func Custom[T tensor.Float](name string, value *tensor.Tensor[T], backward func(
 		e.ins = append(e.ins, t.entryAt(int(x.i)))
 	}
 	e.custom = backward
+	e.customOps = backwardOps
 	t.ops++
 	return t.varOf(e)
 }

@@ -1,6 +1,7 @@
 package autograd
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -113,18 +114,7 @@ func lossOf[F LossFunc](f F) func(tp *Tape[float64]) (Var[float64], error) {
 }
 
 func checkGradients(f func(tp *Tape[float64]) (Var[float64], error), params []*Param[float64], opt GradCheckOptions) (GradCheckReport, error) {
-	if opt.Step <= 0 {
-		opt.Step = 1e-6
-	}
-	if opt.AbsTol <= 0 {
-		opt.AbsTol = 1e-8
-	}
-	if opt.RelTol <= 0 {
-		opt.RelTol = 1e-6
-	}
-	if opt.Engine == nil {
-		opt.Engine = tensor.EngineFor[float64](tensor.Default())
-	}
+	opt = opt.withDefaults()
 	rep := GradCheckReport{AbsTol: opt.AbsTol, RelTol: opt.RelTol}
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))
 
@@ -155,10 +145,16 @@ func checkGradients(f func(tp *Tape[float64]) (Var[float64], error), params []*P
 		return rep, fmt.Errorf("autograd: CheckGradients: f must return a Var recorded on the tape it is given")
 	}
 	var cot *tensor.Tensor[float64]
-	if y.Len() == 1 {
-		err = tp.Backward(y)
-	} else {
+	if y.Len() != 1 {
 		cot = tensor.RandN[float64](rng, 0, 1, y.Shape()...)
+	}
+	switch {
+	case !y.RequiresGrad():
+		// A constant (a derivative of a linear function): every analytic
+		// gradient is zero, which the differences must confirm.
+	case cot == nil:
+		err = tp.Backward(y)
+	default:
 		err = tp.BackwardWith(y, cot)
 	}
 	if err != nil {
@@ -170,8 +166,10 @@ func checkGradients(f func(tp *Tape[float64]) (Var[float64], error), params []*P
 	}
 	tp.Release()
 
+	// The perturbed evaluations record with gradients on (and never run
+	// Backward): f may take gradients inside (Grad), as a gradient penalty
+	// or CheckHigherOrder's levels do.
 	eval := NewTape(opt.Engine)
-	eval.SetNoGrad(true)
 	var evalErr error
 	loss := func() float64 {
 		eval.Reset()
@@ -237,6 +235,156 @@ func checkGradients(f func(tp *Tape[float64]) (Var[float64], error), params []*P
 			rep.Failed, rep.Checked, opt.AbsTol, opt.RelTol, rep.WorstRel.RelErr, rep.WorstRel, rep.WorstAbs.AbsErr, rep.WorstAbs)
 	}
 	return rep, nil
+}
+
+// CheckHigherOrder checks the derivatives of f up to the given order (at
+// least 1) against central differences of the derivatives one order below,
+// in float64: order 1 is CheckGradients(f); order k+1 checks, by
+// CheckGradients, the function θ ↦ Σ_j r_jᵀ·∂(cᵀ·D_k)/∂θ_j built with
+// Grad(…, CreateGraph: true), where D_k is the k-th level (f itself for
+// k = 1) and c and r_j are fixed random projections seeded by opt.Seed. So
+// Backward through the recorded gradients — second derivatives, and third
+// at order 3 — is compared with differences of the recorded gradients'
+// values, which order k has already checked.
+//
+// It returns one report per order, and the error of the first order that
+// fails (naming it). f is as for CheckGradients and may use Grad itself.
+// Tolerances apply at every order; finite differences of a derivative lose
+// accuracy with each order, so check third derivatives of smooth, well
+// scaled functions.
+func CheckHigherOrder[F LossFunc](f F, params []*Param[float64], order int, opt GradCheckOptions) ([]GradCheckReport, error) {
+	if order < 1 {
+		panic(usage("CheckHigherOrder: order %d, want at least 1", order))
+	}
+	opt = opt.withDefaults()
+	level := lossOf(f)
+	var reps []GradCheckReport
+	for k := 1; ; k++ {
+		rep, err := checkGradients(level, params, opt)
+		reps = append(reps, rep)
+		if err != nil {
+			return reps, fmt.Errorf("order %d: %w", k, err)
+		}
+		if k == order {
+			return reps, nil
+		}
+		next, err := gradLevel(level, params, opt, opt.Seed+uint64(k))
+		if err != nil {
+			return reps, fmt.Errorf("order %d: %w", k+1, err)
+		}
+		level = next
+	}
+}
+
+// withDefaults fills in the zero fields of opt.
+func (opt GradCheckOptions) withDefaults() GradCheckOptions {
+	if opt.Step <= 0 {
+		opt.Step = 1e-6
+	}
+	if opt.AbsTol <= 0 {
+		opt.AbsTol = 1e-8
+	}
+	if opt.RelTol <= 0 {
+		opt.RelTol = 1e-6
+	}
+	if opt.Engine == nil {
+		opt.Engine = tensor.EngineFor[float64](tensor.Default())
+	}
+	return opt
+}
+
+// gradLevel returns next(θ) = Σ_j r_jᵀ·∂(cᵀ·f)/∂θ_j with fixed random c
+// and r_j drawn from seed, recorded with CreateGraph, after checking its
+// value at θ — the derivative of cᵀ·f along r — against a central
+// difference of cᵀ·f (Backward through next is then checked against
+// differences of these values).
+func gradLevel(f func(tp *Tape[float64]) (Var[float64], error), params []*Param[float64], opt GradCheckOptions, seed uint64) (func(tp *Tape[float64]) (Var[float64], error), error) {
+	rng := rand.New(rand.NewPCG(seed, 0x2545f4914f6cdd1d))
+	tp := NewTape(opt.Engine)
+	y, err := f(tp)
+	if err != nil {
+		return nil, err
+	}
+	c := tensor.RandN[float64](rng, 0, 1, y.Shape()...)
+	var r []*tensor.Tensor[float64]
+	for _, p := range params {
+		r = append(r, tensor.RandN[float64](rng, 0, 1, p.Value.Shape()...))
+	}
+	next := func(tp *Tape[float64]) (Var[float64], error) {
+		y, err := f(tp)
+		if err != nil {
+			return Var[float64]{}, err
+		}
+		if !y.RequiresGrad() {
+			return tp.Scalar(0), nil // a constant: every derivative is zero
+		}
+		gs, err := Grad([]Var[float64]{y}, nil, GradOptions[float64]{Cotangents: []Var[float64]{tp.Const(c)}, Params: params, CreateGraph: true})
+		if err != nil {
+			return Var[float64]{}, err
+		}
+		var s Var[float64]
+		for j, g := range gs.Params {
+			s = accumulateVar(s, Sum(Mul(g, tp.Const(r[j]))))
+		}
+		return s, nil
+	}
+
+	// The value at θ against (cᵀf(θ + h·r) − cᵀf(θ − h·r)) / 2h.
+	eval := func(fn func(tp *Tape[float64]) (Var[float64], error), proj *tensor.Tensor[float64]) (float64, error) {
+		tp.Reset()
+		v, err := fn(tp)
+		if err != nil {
+			return 0, err
+		}
+		if proj == nil {
+			return float64(v.Item()), nil
+		}
+		return sumProd(v.use("CheckHigherOrder").value, proj), nil
+	}
+	tp.Reset()
+	got, err := eval(next, nil)
+	if err != nil {
+		return nil, err
+	}
+	scale := 1.0
+	for _, p := range params {
+		for _, v := range p.Value.Data() {
+			scale = max(scale, math.Abs(v))
+		}
+	}
+	h := opt.Step * scale
+	shift := func(a float64) {
+		for j, p := range params {
+			p.Value.Data()
+			d, rd := p.Value.Data(), r[j].Data()
+			for i := range d {
+				d[i] += a * rd[i]
+			}
+		}
+	}
+	orig := make([]*tensor.Tensor[float64], len(params))
+	for j, p := range params {
+		orig[j] = p.Value.Clone()
+	}
+	restore := func() {
+		for j, p := range params {
+			p.Value.Copy(orig[j])
+		}
+	}
+	shift(h)
+	up, err1 := eval(f, c)
+	restore()
+	shift(-h)
+	down, err2 := eval(f, c)
+	restore()
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	num := (up - down) / (2 * h)
+	if abs := math.Abs(got - num); abs > opt.AbsTol && abs > opt.RelTol*max(math.Abs(got), math.Abs(num)) {
+		return nil, fmt.Errorf("autograd: the gradient recorded by Grad is wrong: along a random direction it is %.10g, central differences give %.10g", got, num)
+	}
+	return next, nil
 }
 
 // unravel returns the coordinates of flat index k in x's shape.

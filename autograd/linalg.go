@@ -101,6 +101,47 @@ func (matMulRule[T]) backward(t *Tape[T], e *entry[T]) {
 	}
 }
 
+// Transpose returns the transpose xᵀ [N, M] of the matrix x [M, N], as a
+// new tensor.
+//
+// Backward: ∂L/∂x += gᵀ.
+func Transpose[T tensor.Float](x Var[T]) Var[T] {
+	t, xe := use1("Transpose", x)
+	if xe.value.Rank() != 2 {
+		panic(&tensor.ShapeError{Op: "autograd.Transpose", Msg: fmt.Sprintf("input of shape %v is not a matrix", xe.value.Shape())})
+	}
+	z := t.arena.get(xe.value.Dim(1), xe.value.Dim(0))
+	transposeInto(z, xe.value, false)
+	return t.varOf(t.record("Transpose", z, transposeRule[T]{}, xe, nil, nil))
+}
+
+// transposeInto sets (or with acc adds) dst [N, M] = xᵀ for x [M, N].
+func transposeInto[T tensor.Float](dst, x *tensor.Tensor[T], acc bool) {
+	m, n := x.Dim(0), x.Dim(1)
+	d, xd := dst.Data(), x.Data()
+	for i := range m {
+		for j, v := range xd[i*n : (i+1)*n] {
+			if acc {
+				d[j*m+i] += v
+			} else {
+				d[j*m+i] = v
+			}
+		}
+	}
+}
+
+type transposeRule[T tensor.Float] struct{}
+
+func (transposeRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if dst, acc := t.gradDst(e.in[0]); dst != nil {
+		transposeInto(dst, e.grad, acc)
+	}
+}
+
+func (transposeRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
+	return one(Transpose(g))
+}
+
 // Linear returns the affine map z = x·wᵀ + b of x [B, In] by the weight w
 // [Out, In] and the bias b [Out] (the zero Var for none), as PyTorch's nn.Linear:
 //

@@ -140,30 +140,7 @@ func (poolRule[T]) backward(t *Tape[T], e *entry[T]) {
 	if !acc {
 		dst.Zero()
 	}
-	sh, zs := e.in[0].value.Shape(), e.value.Shape()
-	g := poolGeom{kind: poolKind(e.n[0]), k: e.n[1], s: e.n[2], p: e.n[3], h: sh[2], w: sh[3], oh: zs[2], ow: zs[3], planes: sh[0] * sh[1]}
-	xd, zd, gd, d := e.in[0].value.Data(), e.value.Data(), e.grad.Data(), dst.Data()
-	hw, ohw := g.h*g.w, g.oh*g.ow
-	for pl := range g.planes {
-		in, dx := xd[pl*hw:(pl+1)*hw], d[pl*hw:(pl+1)*hw]
-		for i := range g.oh {
-			ylo, yhi := g.span(i, g.h, g.oh)
-			for j := range g.ow {
-				xlo, xhi := g.span(j, g.w, g.ow)
-				o := pl*ohw + i*g.ow + j
-				if g.kind == poolMax {
-					poolMaxBack(g, in, dx, zd[o], gd[o], ylo, yhi, xlo, xhi)
-					continue
-				}
-				share := gd[o] / T(g.divisor(ylo, yhi, xlo, xhi))
-				for y := ylo; y < yhi; y++ {
-					for x := xlo; x < xhi; x++ {
-						dx[y*g.w+x] += share
-					}
-				}
-			}
-		}
-	}
+	poolScatter(geomOf(e.n, e.in[0].value, e.value), e.in[0].value.Data(), e.value.Data(), e.grad.Data(), dst.Data())
 }
 
 // poolMaxBack adds gi to the first element of the window equal to its

@@ -106,6 +106,13 @@ func SoftmaxCrossEntropy[T tensor.Float](logits Var[T], labels []int) Var[T] {
 	}
 	e := t.record("SoftmaxCrossEntropy", t.scalarOut(loss), softmaxCERule[T]{}, le, nil, nil)
 	e.aux = aux
+	if recording {
+		// The labels, for the backward written in ops (Grad).
+		e.fs = e.fs[:0]
+		for _, l := range labels {
+			e.fs = append(e.fs, T(l))
+		}
+	}
 	return t.varOf(e)
 }
 

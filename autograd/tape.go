@@ -156,6 +156,8 @@ type entry[T tensor.Float] struct {
 	f      [2]T              // scalar settings (slope, bounds, constants)
 	n      [4]int            // integer settings (axis, offsets, stride, pad)
 	custom func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error)
+	// customOps is a custom node's backward written in ops (CustomDiff).
+	customOps func(gy Var[T]) ([]Var[T], error)
 }
 
 // clearGraph drops what the entry keeps for its backward rule, keeping its
@@ -167,6 +169,7 @@ func (e *entry[T]) clearGraph() {
 	e.ins = e.ins[:0]
 	e.aux = nil
 	e.custom = nil
+	e.customOps = nil
 }
 
 // chunkSize is the number of entries per block of tape storage. Blocks are

@@ -1,0 +1,283 @@
+package autograd
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// GradOptions configures Grad. The zero value differentiates scalar outputs
+// with respect to the inputs only, returning constants.
+type GradOptions[T tensor.Float] struct {
+	// Cotangents[i] is ∂L/∂outputs[i], recorded on the same tape and shaped
+	// like that output. A nil slice, or a zero Var, stands for ones (the
+	// output's own derivative, for a scalar loss). A cotangent may itself
+	// require a gradient: Grad's result is linear in it, and with
+	// CreateGraph that dependence is recorded (how JVP is built).
+	Cotangents []Var[T]
+
+	// Params asks for the gradients of these parameters too: Grads.Params[j]
+	// sums the gradient over every leaf Tape.Param(Params[j]) of the pass.
+	// Param.Grad is never written.
+	Params []*Param[T]
+
+	// CreateGraph records the gradients as ops on the tape, so that they
+	// can enter further ops and be differentiated again (by Backward, or by
+	// Grad once more), to any order. Without it the gradients are
+	// constants: computed by the same rules, but recording nothing.
+	CreateGraph bool
+}
+
+// Grads holds what Grad computed: Inputs[i] is the gradient with respect to
+// the i-th input, Params[j] that with respect to GradOptions.Params[j].
+// Each is shaped like what it is the gradient of; one that nothing reached
+// is zeros (a constant), as torch.autograd.grad's materialize_grads.
+type Grads[T tensor.Float] struct {
+	Inputs []Var[T]
+	Params []Var[T]
+}
+
+// Grad returns the gradients of outputs with respect to inputs (and to
+// opt.Params) as Vars on the outputs' tape, leaving Param.Grad and the
+// recorded pass alone: what torch.autograd.grad computes.
+//
+//	∂L/∂x = Σ_i cotangent_iᵀ · ∂outputs[i]/∂x
+//
+// The inputs are Vars of the same tape that require gradients: leaves
+// (Tape.Input, Tape.Param) or results of ops. The derivative is partial:
+// with respect to x, whatever x was computed from is held fixed.
+//
+// With opt.CreateGraph the gradients are recorded as ops built from the
+// tape's own ops, so they are differentiable again: a gradient penalty
+// ‖∂D/∂x‖ enters the loss and Backward differentiates through it; Grad of
+// a gradient gives second derivatives (Hessian-vector products), and so on
+// to any order. The first-order path of Backward is untouched: its fused
+// kernels run only when Backward is called, never here. Grad may be called
+// any number of times before Backward, on the same outputs or others.
+//
+// Every built-in op can be differentiated this way. A node that cannot —
+// a Custom node without a backward written in ops (CustomDiff), a RowShards
+// node — makes Grad return a *CreateGraphError naming it, if a gradient
+// reaches it; a gradient is never silently cut.
+//
+// Misuse panics: no outputs, Vars of different tapes or passes, an input
+// that requires no gradient, a cotangent of the wrong shape (both shapes
+// named), a tape in no-grad mode, during its Backward or after it.
+func Grad[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (Grads[T], error) {
+	t, hi := gradTape(outputs, inputs, opt)
+	lo := hi
+	for _, x := range inputs {
+		lo = min(lo, int(x.i))
+	}
+	if len(opt.Params) > 0 {
+		lo = 0
+	}
+	g := make([]Var[T], hi+1)
+	for i, y := range outputs {
+		ye := t.entryAt(int(y.i))
+		var c Var[T]
+		if opt.Cotangents != nil {
+			c = opt.Cotangents[i]
+		}
+		if c.IsZero() {
+			ones := t.arena.like(ye.value)
+			ones.Fill(1)
+			c = t.Const(ones)
+		} else if ce := useOpt("Grad", t, c); !ce.value.SameShape(ye.value) {
+			panic(&tensor.ShapeError{Op: "autograd.Grad", Msg: fmt.Sprintf("cotangent %d of shape %v does not match output %d of shape %v", i, ce.value.Shape(), i, ye.value.Shape())})
+		}
+		if ye.requires {
+			g[y.i] = accumulateVar(g[y.i], c)
+		}
+	}
+
+	defer t.SetNoGrad(t.SetNoGrad(!opt.CreateGraph))
+	for i := hi; i >= lo; i-- {
+		gi := g[i]
+		e := t.entryAt(i)
+		if gi.IsZero() || e.rule == nil {
+			continue
+		}
+		dr, ok := e.rule.(gradRule[T])
+		if !ok {
+			return Grads[T]{}, &CreateGraphError{Op: e.op}
+		}
+		gs, err := dr.gradVars(t, e, gi)
+		if err != nil {
+			return Grads[T]{}, err
+		}
+		for j, in := range e.inputs() {
+			if j >= len(gs) || gs[j].IsZero() || !needs(in) {
+				continue
+			}
+			if gv := t.entryAt(int(gs[j].i)).value; !gv.SameShape(in.value) {
+				panic(&tensor.ShapeError{Op: "autograd." + e.op, Msg: fmt.Sprintf("differentiable backward gave a gradient of shape %v for input %d of shape %v", gv.Shape(), j, in.value.Shape())})
+			}
+			g[in.idx] = accumulateVar(g[in.idx], gs[j])
+		}
+	}
+
+	var res Grads[T]
+	for _, x := range inputs {
+		res.Inputs = append(res.Inputs, t.gradOrZeros(g[x.i], t.entryAt(int(x.i)).value))
+	}
+	for _, p := range opt.Params {
+		var s Var[T]
+		for i := range g {
+			if e := t.entryAt(i); e.param == p && !g[i].IsZero() {
+				s = accumulateVar(s, g[i])
+			}
+		}
+		res.Params = append(res.Params, t.gradOrZeros(s, p.Value))
+	}
+	return res, nil
+}
+
+// gradTape checks Grad's arguments and returns their tape and the highest
+// slot of the outputs.
+func gradTape[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (*Tape[T], int) {
+	if len(outputs) == 0 {
+		panic(usage("Grad: no outputs"))
+	}
+	if opt.Cotangents != nil && len(opt.Cotangents) != len(outputs) {
+		panic(usage("Grad: %d cotangents for %d outputs", len(opt.Cotangents), len(outputs)))
+	}
+	t, _ := use1("Grad", outputs[0])
+	switch {
+	case t.running:
+		panic(usage("Grad: the tape's Backward is running"))
+	case t.noGrad:
+		panic(usage("Grad: the tape is in no-grad mode and recorded nothing (JVP, Trace and HVP record their function with gradients on)"))
+	}
+	hi := 0
+	for _, y := range outputs {
+		hi = max(hi, int(useOpt("Grad", t, y).idx))
+	}
+	for i, x := range inputs {
+		e := useOpt("Grad", t, x)
+		if e == nil {
+			panic(usage("Grad: input %d is the zero Var", i))
+		}
+		if !e.requires {
+			panic(usage("Grad: input %d (%s, shape %v) requires no gradient: use Tape.Input or Tape.Param for a leaf to differentiate with respect to", i, e.op, e.value.Shape()))
+		}
+	}
+	for j, p := range opt.Params {
+		if p == nil {
+			panic(usage("Grad: parameter %d is nil", j))
+		}
+	}
+	return t, hi
+}
+
+// gradOrZeros returns g, or a constant of zeros shaped like v when g is the
+// zero Var.
+func (t *Tape[T]) gradOrZeros(g Var[T], v *tensor.Tensor[T]) Var[T] {
+	if !g.IsZero() {
+		return g
+	}
+	z := t.arena.like(v)
+	z.Zero()
+	return t.Const(z)
+}
+
+// accumulateVar returns a + b, or b when a is the zero Var.
+func accumulateVar[T tensor.Float](a, b Var[T]) Var[T] {
+	if a.IsZero() {
+		return b
+	}
+	return Add(a, b)
+}
+
+// inputs returns the slots of e's inputs in the order its rule sees them:
+// the variadic inputs when there are any, else the fixed ones (with nil for
+// absent optional operands).
+func (e *entry[T]) inputs() []*entry[T] {
+	if len(e.ins) > 0 {
+		return e.ins
+	}
+	n := len(e.in)
+	for n > 0 && e.in[n-1] == nil {
+		n--
+	}
+	return e.in[:n]
+}
+
+// gradRule is implemented by the rules whose backward can be written in
+// the tape's own ops: gradVars records, on t, the gradients of e's inputs
+// (in the order of e.inputs; the zero Var for none) for the output
+// gradient g. Recorded with gradients on, the result is differentiable in
+// g and in e's inputs.
+type gradRule[T tensor.Float] interface {
+	gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error)
+}
+
+// CreateGraphError is the error of Grad (and of JVP, HVP and the traces)
+// when a gradient reaches a node whose backward cannot be recorded as ops:
+// a Custom node without a differentiable backward (see CustomDiff), or a
+// RowShards node.
+type CreateGraphError struct {
+	Op string // the node, as recorded ("Custom(name)", "RowShards")
+}
+
+func (e *CreateGraphError) Error() string {
+	return fmt.Sprintf("autograd: cannot differentiate through %s in ops (a gradient of a gradient, a JVP or a trace): it has no backward written in ops; give a Custom node one with CustomDiff", e.Op)
+}
+
+// vars returns the Vars of the slots es (the zero Var for nil).
+func (t *Tape[T]) vars(es ...*entry[T]) []Var[T] {
+	vs := make([]Var[T], len(es))
+	for i, e := range es {
+		if e != nil {
+			vs[i] = t.varOf(e)
+		}
+	}
+	return vs
+}
+
+// constLike returns a constant leaf holding f(x[i], y[i]) for the values of
+// x and y (y may be nil): the piecewise-constant factors of a derivative
+// (a mask, a sign), whose own derivative is zero almost everywhere.
+func (t *Tape[T]) constMap(x, y *tensor.Tensor[T], f func(x, y T) T) Var[T] {
+	c := t.arena.like(x)
+	cd, xd := c.Data(), x.Data()
+	var yd []T
+	if y != nil {
+		yd = y.Data()
+	}
+	for i, v := range xd {
+		var w T
+		if yd != nil {
+			w = yd[i]
+		}
+		cd[i] = f(v, w)
+	}
+	return t.Const(c)
+}
+
+// sumTo returns g summed over the axes along which a tensor of the given
+// shape was broadcast to g's shape: the gradient of a broadcast operand.
+func sumTo[T tensor.Float](g Var[T], shape []int) Var[T] {
+	gs := g.Shape()
+	if slices.Equal(gs, shape) {
+		return g
+	}
+	lead := len(gs) - len(shape)
+	for a := len(gs) - 1; a >= 0; a-- {
+		if a < lead || shape[a-lead] == 1 && gs[a] != 1 {
+			g = SumAxis(g, a, true)
+		}
+	}
+	return Reshape(g, shape...)
+}
+
+// expandTo returns g broadcast to shape (g's shape broadcasting to it).
+func expandTo[T tensor.Float](g Var[T], shape []int) Var[T] {
+	if slices.Equal(g.Shape(), shape) {
+		return g
+	}
+	z := g.t.arena.get(shape...)
+	z.Zero()
+	return Add(g.t.Const(z), g)
+}
