@@ -22,6 +22,14 @@ type GradOptions[T tensor.Float] struct {
 	// Param.Grad is never written.
 	Params []*Param[T]
 
+	// Stop lists Vars that the gradients do not pass through: each is
+	// treated as a leaf (an input among them still gets its gradient). So
+	// the gradient of a parameter is the partial one, along the paths that
+	// avoid them: how a node's backward written in ops (CustomDiff) that
+	// recomputes its function from its input x keeps what x depends on out
+	// of its parameters' gradients.
+	Stop []Var[T]
+
 	// CreateGraph records the gradients as ops on the tape, so that they
 	// can enter further ops and be differentiated again (by Backward, or by
 	// Grad once more), to any order. Without it the gradients are
@@ -92,11 +100,15 @@ func Grad[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (Grads[T
 		}
 	}
 
+	stop := make(map[int32]bool, len(opt.Stop))
+	for _, v := range opt.Stop {
+		stop[useOpt("Grad", t, v).idx] = true
+	}
 	defer t.SetNoGrad(t.SetNoGrad(!opt.CreateGraph))
 	for i := hi; i >= lo; i-- {
 		gi := g[i]
 		e := t.entryAt(i)
-		if gi.IsZero() || e.rule == nil {
+		if gi.IsZero() || e.rule == nil || stop[int32(i)] {
 			continue
 		}
 		dr, ok := e.rule.(gradRule[T])

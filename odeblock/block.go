@@ -349,13 +349,14 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		}
 		return autograd.Var[T]{}, err
 	}
-	return p.node(z0, strat, traj), nil
+	return p.node(z0, strat, mode, traj), nil
 }
 
 // node records the pass's ODEBlock node on its tape: its value (z at the
-// last time, or at every time with traj) and the backward that hands the
-// cotangents to strat (nil: recorded without gradients).
-func (p *pass[T]) node(z0 autograd.Var[T], strat strategy[T], traj bool) autograd.Var[T] {
+// last time, or at every time with traj), the backward that hands the
+// cotangents to strat (nil: recorded without gradients), and the backward
+// in ops (replay.go).
+func (p *pass[T]) node(z0 autograd.Var[T], strat strategy[T], mode GradMode, traj bool) autograd.Var[T] {
 	var value *tensor.Tensor[T]
 	if traj {
 		value = p.traj.Reshape(append([]int{len(p.ts)}, p.shape...)...)
@@ -384,7 +385,7 @@ func (p *pass[T]) node(z0 autograd.Var[T], strat strategy[T], traj bool) autogra
 		p.b.total = p.b.total.Add(bs)
 		return grads, err
 	}
-	return autograd.Custom("ODEBlock", value, backward, inputs...)
+	return autograd.CustomDiff("ODEBlock", value, backward, p.backwardOps(z0, strat, mode, traj), inputs...)
 }
 
 // chainHooks returns a step hook calling first, then then (either may be
