@@ -71,3 +71,17 @@ func TestGradThroughBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestGradThroughFamilies: second derivatives of every family's trajectory
+// through a Backprop block (the fused right-hand sides of HBNODE and
+// AdamNODE differentiated through their op-by-op recordings), with
+// respect to the initial state's inputs and every parameter, against
+// central differences of the first.
+func TestGradThroughFamilies(t *testing.T) {
+	for _, f := range families(11) {
+		b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 0.4, 1}, Mode: odeblock.Backprop{}, Solver: odeblock.Options{Method: "bosh3", Step: 0.2}}
+		if _, err := autograd.CheckHigherOrder(blockFunc(t, f, b), f.params(), 2, autograd.GradCheckOptions{AbsTol: 1e-6, RelTol: 1e-5}); err != nil {
+			t.Errorf("%s: %v", f.name, err)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 			dv[i] = ta2 * (gi*gi - v[i])
 		}
 	}
-	return autograd.Custom("AdamNODE.F", out, func(c *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
+	return autograd.CustomDiff("AdamNODE.F", out, func(c *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
 		cd := c.Data()
 		ch, cm, cv := cd[:n], cd[n:2*n], cd[2*n:3*n]
 		gz := tp.Scratch(zv.Shape()...)
@@ -102,7 +102,31 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 		gr1.Data()[0] = T(a1 * (1 - a1) * sr1)
 		gr2.Data()[0] = T(a2 * (1 - a2) * sr2)
 		return []*tensor.Tensor[T]{gz, gg, gr1, gr2}, nil
-	}, z, g, r1, r2)
+	}, autograd.OpsBackward(func(in []autograd.Var[T]) autograd.Var[T] { return adamRHSByOps(d, in[0], in[1], in[2], in[3]) }, z, g, r1, r2), z, g, r1, r2)
+}
+
+// adamRHSByOps records AdamNODE's right-hand side op by op, as the
+// equations read: the reference for the fused node, and its backward in ops
+// (autograd.OpsBackward), for gradients of gradients.
+func adamRHSByOps[T tensor.Float](d *AdamNODE[T], z, g, r1, r2 autograd.Var[T]) autograd.Var[T] {
+	p := splitParts(z, 3)
+	m, v := p[1], p[2]
+	a1, a2 := autograd.Sigmoid(r1), autograd.Sigmoid(r2)
+	var s autograd.Var[T]
+	if d.S == ScaleSoftplus {
+		s = autograd.AddConst(autograd.Sqrt(autograd.Softplus(v)), d.eps())
+	} else {
+		s = autograd.Sqrt(autograd.AddConst(v, d.eps()))
+	}
+	return Stack(autograd.Neg(autograd.Div(m, s)),
+		autograd.MulScalar(autograd.Neg(autograd.Add(g, m)), a1),
+		autograd.MulScalar(autograd.Sub(autograd.Square(g), v), a2))
+}
+
+func hbRHSByOps[T tensor.Float](z, g, gammaRaw autograd.Var[T]) autograd.Var[T] {
+	p := splitParts(z, 2)
+	gamma := autograd.Sigmoid(gammaRaw)
+	return Stack(autograd.Neg(p[1]), autograd.Sub(g, autograd.MulScalar(p[1], gamma)))
 }
 
 // adamFwdArgs are adamRHSFwdAVX512's operands: g, m, v, then dh (holding
@@ -231,7 +255,7 @@ func hbRHS[T tensor.Float](tp *autograd.Tape[T], z, g, gammaRaw autograd.Var[T])
 		dh[i] = -mi
 		dm[i] = gd[i] - tg*mi
 	}
-	return autograd.Custom("HBNODE.F", out, func(c *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
+	return autograd.CustomDiff("HBNODE.F", out, func(c *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
 		cd := c.Data()
 		ch, cm := cd[:n], cd[n:2*n]
 		gz := tp.Scratch(zv.Shape()...)
@@ -248,5 +272,5 @@ func hbRHS[T tensor.Float](tp *autograd.Tape[T], z, g, gammaRaw autograd.Var[T])
 		// ∂/∂g is c_m itself: a view of the cotangent is read before
 		// backward's caller reuses it.
 		return []*tensor.Tensor[T]{gz, tensor.FromSlice(cm, gv.Shape()...), gr}, nil
-	}, z, g, gammaRaw)
+	}, autograd.OpsBackward(func(in []autograd.Var[T]) autograd.Var[T] { return hbRHSByOps(in[0], in[1], in[2]) }, z, g, gammaRaw), z, g, gammaRaw)
 }

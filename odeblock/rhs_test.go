@@ -9,29 +9,6 @@ import (
 	"github.com/adamnode/adamnode/tensor"
 )
 
-// adamRHSByOps records AdamNODE's right-hand side op by op, as the
-// equations read: the reference for the fused node.
-func adamRHSByOps[T tensor.Float](d *AdamNODE[T], z, g, r1, r2 autograd.Var[T]) autograd.Var[T] {
-	p := splitParts(z, 3)
-	m, v := p[1], p[2]
-	a1, a2 := autograd.Sigmoid(r1), autograd.Sigmoid(r2)
-	var s autograd.Var[T]
-	if d.S == ScaleSoftplus {
-		s = autograd.AddConst(autograd.Sqrt(autograd.Softplus(v)), d.eps())
-	} else {
-		s = autograd.Sqrt(autograd.AddConst(v, d.eps()))
-	}
-	return Stack(autograd.Neg(autograd.Div(m, s)),
-		autograd.MulScalar(autograd.Neg(autograd.Add(g, m)), a1),
-		autograd.MulScalar(autograd.Sub(autograd.Square(g), v), a2))
-}
-
-func hbRHSByOps[T tensor.Float](z, g, gammaRaw autograd.Var[T]) autograd.Var[T] {
-	p := splitParts(z, 2)
-	gamma := autograd.Sigmoid(gammaRaw)
-	return Stack(autograd.Neg(p[1]), autograd.Sub(g, autograd.MulScalar(p[1], gamma)))
-}
-
 // rhsInputs returns a state z of 3 (or 2) parts [4, 3], g [4, 3] and two
 // scalars as parameters; v (the third part) is kept positive for ScaleSqrt.
 func rhsInputs(rng *rand.Rand, parts int) (z, g, a, b *autograd.Param[float64]) {
