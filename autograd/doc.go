@@ -1,8 +1,9 @@
 // Package autograd is reverse-mode automatic differentiation over the tensor
 // package: an explicit tape that records a define-by-run forward pass, ops
-// with backward rules, custom nodes whose backward the caller supplies (how
-// an ODE block runs its adjoint solve), a vector–Jacobian-product helper,
-// and a gradient checker for tests.
+// with backward rules (differentiable again: gradients of gradients,
+// forward-mode JVPs, Jacobian traces), custom nodes whose backward the
+// caller supplies (how an ODE block runs its adjoint solve), a
+// vector–Jacobian-product helper, and gradient checkers for tests.
 //
 // # Tapes, Vars and Params
 //
@@ -63,11 +64,39 @@
 //
 // A VJP's result is a plain tensor: recorded on a tape, it is a constant.
 // So a VJP taken at the value of a Var that a tape is recording gradients
-// for — the trace of ∂f/∂z inside an ODE field, a gradient penalty — would
-// silently drop its own derivative. Such a VJP is an error instead
-// (ErrVJPOfRecorded), returned by the VJP and by that tape's Backward; a
-// VJP at a copy of the value (Tensor.Clone) is taken as a constant on
-// purpose.
+// for would silently drop its own derivative. Such a VJP is an error
+// instead (ErrVJPOfRecorded), returned by the VJP and by that tape's
+// Backward; differentiable VJPs are Grad's (below). A VJP at a copy of the
+// value (Tensor.Clone) is taken as a constant on purpose.
+//
+// # Gradients of gradients
+//
+// Grad returns gradients as Vars on the same tape, as torch.autograd.grad
+// does: of outputs with respect to inputs (leaves or intermediates) and
+// parameters, with given cotangents, leaving Param.Grad alone. With
+// GradOptions.CreateGraph they are recorded as ops, so they enter further
+// ops and are differentiated again — by Backward (a gradient penalty), or
+// by Grad once more, to any order. Every op has its backward written in
+// ops for this (the gradRule of gradrules.go and gradops.go); the fused
+// kernels of Backward's first-order path are untouched and run only there.
+// Factors that are constant almost everywhere (ReLU's mask, Abs's sign,
+// MaxAxis's and MaxPool2D's choices) are constants, as in PyTorch.
+//
+// On top of it: JVP (forward mode, built from two reverse passes: the
+// double-VJP construction, so every op and every differentiable custom
+// node has one), HVP, Jacobian, the per-row Jacobian traces TraceExact and
+// TraceHutchinson (with RademacherProbe and GaussianProbe) that a
+// continuous normalizing flow needs. They record their function with
+// gradients on even on a tape in no-grad mode (an ODE solve's forward
+// pass), returning constants there and differentiable Vars otherwise.
+//
+// A Custom node is differentiated this way only if it has a backward
+// written in ops (CustomDiff; OpsBackward makes one from the node's
+// function written in ops); otherwise Grad returns a *CreateGraphError
+// naming it, never a constant. RowShards nodes have none. CheckHigherOrder
+// checks second and higher derivatives of a user's function against
+// central differences of the ones below, as CheckGradients checks the
+// first.
 //
 // # Shards of a batch
 //

@@ -54,9 +54,10 @@ type VJPDest[T tensor.Float] struct {
 // trace of ∂f/∂z needs). Pullback.VJP returns it (wrapped, with the
 // values computed all the same), and the recording tape's Backward returns
 // it too, so the pass cannot yield a wrong gradient even if the VJP's error
-// is ignored. To use such a VJP as a constant on purpose (a diagnostic), take
+// is ignored. Grad with CreateGraph records such a VJP on the same tape,
+// differentiably; to use one as a constant on purpose (a diagnostic), take
 // it at a copy of the value (Tensor.Clone).
-var ErrVJPOfRecorded = errors.New("autograd: a VJP was taken at the value of a Var being recorded for gradients: its result would enter the pass as a constant and drop its own derivative (gradients of gradients are not supported)")
+var ErrVJPOfRecorded = errors.New("autograd: a VJP was taken at the value of a Var being recorded for gradients: its result would enter the pass as a constant and drop its own derivative; record it on the same tape with Grad (CreateGraph), JVP, HVP or TraceExact instead")
 
 // Pullback evaluates functions on an inner tape of its own and pulls
 // cotangents back through them (vector–Jacobian products). It reuses its

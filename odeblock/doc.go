@@ -205,6 +205,29 @@
 // block's node, so a block nested in a Pullback or in other dynamics puts
 // them where that VJP asks.
 //
+// # Gradients of gradients
+//
+// Dynamics may take derivatives of their own field — a continuous
+// normalizing flow's −tr(∂f/∂z) (CNF), a Jacobian regulariser — with the
+// autograd package's Grad, JVP, TraceExact or TraceHutchinson: they record
+// the derivative as ops on the evaluation's tape, so every mode
+// differentiates through it; the adjoint's backward solve then takes the
+// field's second derivatives on its own tapes. (A Pullback.VJP at the
+// state instead is an error, autograd.ErrVJPOfRecorded.)
+//
+// A gradient recorded through a block (autograd.Grad with CreateGraph: a
+// gradient penalty on the block's input, a Hessian-vector product through
+// a solve) works in the modes that differentiate the discrete solve —
+// Backprop, Checkpoint and Recursive with an explicit Runge–Kutta method:
+// the block's node replays the logged steps as ops from z0 (step sizes
+// held as in the forward pass) and records its VJP. The adjoint and
+// interpolated modes, whose backward is a solve choosing its own steps,
+// have no backward in ops: such a Grad returns an error naming the mode.
+// Sharded solves (Shards ≥ 2) and events have none either (a
+// *autograd.CreateGraphError naming the node). HBNODE's and AdamNODE's
+// fused right-hand sides are differentiated through their op-by-op
+// recordings.
+//
 // # The families
 //
 // A family's state stacks its parts along the leading axis: a batch of B
