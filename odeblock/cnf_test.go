@@ -152,6 +152,7 @@ func TestCNFGradients(t *testing.T) {
 		list = append(list, ps[n])
 	}
 	x := ref.X.tensor()
+	var grads [][]float64 // per mode, every parameter's gradient in turn
 	for _, mode := range []odeblock.GradMode{odeblock.Adjoint{}, odeblock.Backprop{}} {
 		c := &odeblock.CNF[float64]{F: cnfField(ps)}
 		b := &odeblock.Block[float64]{Dynamics: c, Times: []float64{0, 1}, Mode: mode, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10}}
@@ -162,5 +163,23 @@ func TestCNFGradients(t *testing.T) {
 		if _, err := autograd.CheckGradients(f, list, autograd.GradCheckOptions{AbsTol: 1e-6, RelTol: 1e-5, MaxElems: 8}); err != nil {
 			t.Errorf("%v: %v", mode, err)
 		}
+		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		autograd.ZeroGrads(list)
+		l, err := f(tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tp.Backward(l); err != nil {
+			t.Fatal(err)
+		}
+		var all []float64
+		for _, p := range list {
+			all = append(all, p.Grad.Data()...)
+		}
+		grads = append(grads, all)
+	}
+	// The adjoint against backprop through the same tolerance's solve.
+	if d := cmp.Diff(grads[1], grads[0], cmpopts.EquateApprox(1e-6, 1e-8)); d != "" {
+		t.Errorf("adjoint against backprop (-backprop +adjoint):\n%s", d)
 	}
 }
