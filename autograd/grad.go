@@ -81,7 +81,15 @@ func Grad[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (Grads[T
 	if len(opt.Params) > 0 {
 		lo = 0
 	}
-	g := make([]Var[T], hi+1)
+	// g[i−lo] is the gradient reaching slot i; slots outside [lo, hi]
+	// receive none (an input recorded after every output).
+	g := make([]Var[T], max(hi-lo+1, 0))
+	at := func(i int32) *Var[T] {
+		if int(i) < lo || int(i) > hi {
+			return nil
+		}
+		return &g[int(i)-lo]
+	}
 	for i, y := range outputs {
 		ye := t.entryAt(int(y.i))
 		var c Var[T]
@@ -96,7 +104,9 @@ func Grad[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (Grads[T
 			panic(&tensor.ShapeError{Op: "autograd.Grad", Msg: fmt.Sprintf("cotangent %d of shape %v does not match output %d of shape %v", i, ce.value.Shape(), i, ye.value.Shape())})
 		}
 		if ye.requires {
-			g[y.i] = accumulateVar(g[y.i], c)
+			if p := at(y.i); p != nil {
+				*p = accumulateVar(*p, c)
+			}
 		}
 	}
 
@@ -104,11 +114,13 @@ func Grad[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (Grads[T
 	for _, v := range opt.Stop {
 		stop[useOpt("Grad", t, v).idx] = true
 	}
+	t.walks = append(t.walks, gradWalk{lo: lo, need: t.needed(lo, hi, inputs, opt.Params, stop)})
+	defer func() { t.walks = t.walks[:len(t.walks)-1] }()
 	defer t.SetNoGrad(t.SetNoGrad(!opt.CreateGraph))
 	for i := hi; i >= lo; i-- {
-		gi := g[i]
+		gi := g[i-lo]
 		e := t.entryAt(i)
-		if gi.IsZero() || e.rule == nil || stop[int32(i)] {
+		if gi.IsZero() || e.rule == nil || stop[int32(i)] || !t.wantsAny(e) {
 			continue
 		}
 		dr, ok := e.rule.(gradRule[T])
@@ -126,24 +138,98 @@ func Grad[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (Grads[T
 			if gv := t.entryAt(int(gs[j].i)).value; !gv.SameShape(in.value) {
 				panic(&tensor.ShapeError{Op: "autograd." + e.op, Msg: fmt.Sprintf("differentiable backward gave a gradient of shape %v for input %d of shape %v", gv.Shape(), j, in.value.Shape())})
 			}
-			g[in.idx] = accumulateVar(g[in.idx], gs[j])
+			if p := at(in.idx); p != nil { // below lo: no input depends on it
+				*p = accumulateVar(*p, gs[j])
+			}
 		}
 	}
 
 	var res Grads[T]
 	for _, x := range inputs {
-		res.Inputs = append(res.Inputs, t.gradOrZeros(g[x.i], t.entryAt(int(x.i)).value))
+		var gx Var[T]
+		if p := at(x.i); p != nil {
+			gx = *p
+		}
+		res.Inputs = append(res.Inputs, t.gradOrZeros(gx, t.entryAt(int(x.i)).value))
 	}
 	for _, p := range opt.Params {
 		var s Var[T]
-		for i := range g {
-			if e := t.entryAt(i); e.param == p && !g[i].IsZero() {
-				s = accumulateVar(s, g[i])
+		for k := range g {
+			if e := t.entryAt(lo + k); e.param == p && !g[k].IsZero() {
+				s = accumulateVar(s, g[k])
 			}
 		}
 		res.Params = append(res.Params, t.gradOrZeros(s, p.Value))
 	}
 	return res, nil
+}
+
+// gradWalk is what one Grad call needs to know while it walks the tape:
+// need[i−lo] says whether a gradient reaching slot i can reach an input or
+// a listed parameter. Grad calls nest (a CustomDiff backward may call
+// Grad), so the tape keeps a stack of them.
+type gradWalk struct {
+	lo   int
+	need []bool
+}
+
+// needed returns, for the slots lo…hi, whether a gradient there can reach
+// an input or a leaf of params without passing a stopped slot.
+func (t *Tape[T]) needed(lo, hi int, inputs []Var[T], params []*Param[T], stop map[int32]bool) []bool {
+	need := make([]bool, max(hi-lo+1, 0))
+	for _, x := range inputs {
+		if i := int(x.i); i >= lo && i <= hi {
+			need[i-lo] = true
+		}
+	}
+	for i := lo; i <= hi; i++ {
+		e := t.entryAt(i)
+		if need[i-lo] {
+			continue
+		}
+		if e.param != nil {
+			for _, p := range params {
+				if p == e.param {
+					need[i-lo] = true
+				}
+			}
+			continue
+		}
+		if e.rule == nil || stop[int32(i)] {
+			continue
+		}
+		for _, in := range e.inputs() {
+			if in != nil && int(in.idx) >= lo && need[int(in.idx)-lo] {
+				need[i-lo] = true
+				break
+			}
+		}
+	}
+	return need
+}
+
+// wants reports whether the innermost Grad call needs the gradient of the
+// input slot x (true outside Grad): the rules compute only those.
+func (t *Tape[T]) wants(x *entry[T]) bool {
+	if x == nil || !x.requires {
+		return false
+	}
+	if len(t.walks) == 0 {
+		return true
+	}
+	w := t.walks[len(t.walks)-1]
+	i := int(x.idx) - w.lo
+	return i >= 0 && i < len(w.need) && w.need[i]
+}
+
+// wantsAny reports whether any input of e wants its gradient.
+func (t *Tape[T]) wantsAny(e *entry[T]) bool {
+	for _, in := range e.inputs() {
+		if t.wants(in) {
+			return true
+		}
+	}
+	return false
 }
 
 // gradTape checks Grad's arguments and returns their tape and the highest

@@ -192,19 +192,21 @@ func TestGradMatchesBackward(t *testing.T) {
 }
 
 // TestGradUnusedAndPartial: an input nothing reached gets zeros; the
-// gradient with respect to an intermediate holds what it came from fixed.
+// gradient with respect to an intermediate holds what it came from fixed;
+// an input recorded after the output gets zeros.
 func TestGradUnusedAndPartial(t *testing.T) {
 	tp := ag.NewTape(tensor.EngineFor[float64](tensor.Default()))
 	a := tp.Input(tensor.FromSlice([]float64{2}, 1))
 	b := tp.Input(tensor.FromSlice([]float64{3}, 1))
-	h := ag.Square(a) // 4
-	y := ag.Mul(h, a) // a³ = 8
-	gs, err := ag.Grad([]V{y}, []V{h, a, b}, ag.GradOptions[float64]{})
+	h := ag.Square(a)                                   // 4
+	y := ag.Mul(h, a)                                   // a³ = 8
+	late := tp.Input(tensor.FromSlice([]float64{1}, 1)) // recorded after y
+	gs, err := ag.Grad([]V{y}, []V{h, a, b, late}, ag.GradOptions[float64]{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := []float64{gs.Inputs[0].Item(), gs.Inputs[1].Item(), gs.Inputs[2].Item()}
-	if d := cmp.Diff([]float64{2, 12, 0}, got); d != "" {
+	got := []float64{gs.Inputs[0].Item(), gs.Inputs[1].Item(), gs.Inputs[2].Item(), gs.Inputs[3].Item()}
+	if d := cmp.Diff([]float64{2, 12, 0, 0}, got); d != "" {
 		t.Errorf("∂y/∂(h, a, b) (-want +got):\n%s", d)
 	}
 }

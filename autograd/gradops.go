@@ -65,7 +65,8 @@ func (convDataRule[T]) backward(t *Tape[T], e *entry[T]) {
 
 func (convDataRule[T]) gradVars(t *Tape[T], e *entry[T], u Var[T]) ([]Var[T], error) {
 	p := convParams(e)
-	return two(Conv2D(u, t.v(e.in[1]), Var[T]{}, p), conv2DFilter(u, t.v(e.in[0]), p, e.in[1].value.Shape()))
+	return two(t.ifWants(e.in[0], func() Var[T] { return Conv2D(u, t.v(e.in[1]), Var[T]{}, p) }),
+		t.ifWants(e.in[1], func() Var[T] { return conv2DFilter(u, t.v(e.in[0]), p, e.in[1].value.Shape()) }))
 }
 
 type convFilterRule[T tensor.Float] struct{}
@@ -82,17 +83,16 @@ func (convFilterRule[T]) backward(t *Tape[T], e *entry[T]) {
 
 func (convFilterRule[T]) gradVars(t *Tape[T], e *entry[T], u Var[T]) ([]Var[T], error) {
 	p := convParams(e)
-	return two(conv2DData(t.v(e.in[1]), u, p, e.in[0].value.Shape()), Conv2D(t.v(e.in[0]), u, Var[T]{}, p))
+	return two(t.ifWants(e.in[0], func() Var[T] { return conv2DData(t.v(e.in[1]), u, p, e.in[0].value.Shape()) }),
+		t.ifWants(e.in[1], func() Var[T] { return Conv2D(t.v(e.in[0]), u, Var[T]{}, p) }))
 }
 
 func (conv2DRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
 	p := convParams(e)
 	x, w := t.v(e.in[0]), t.v(e.in[1])
-	gs := []Var[T]{conv2DData(g, w, p, e.in[0].value.Shape()), conv2DFilter(x, g, p, e.in[1].value.Shape()), {}}
-	if e.in[2] != nil {
-		gs[2] = sumOverChannels(g)
-	}
-	return gs, nil
+	return []Var[T]{t.ifWants(e.in[0], func() Var[T] { return conv2DData(g, w, p, e.in[0].value.Shape()) }),
+		t.ifWants(e.in[1], func() Var[T] { return conv2DFilter(x, g, p, e.in[1].value.Shape()) }),
+		t.ifWants(e.in[2], func() Var[T] { return sumOverChannels(g) })}, nil
 }
 
 // conv2DTimeRule: Conv2D's rule at the input with its time channel, the
@@ -100,13 +100,11 @@ func (conv2DRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], erro
 func (conv2DTimeRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
 	p := convParams(e)
 	x, w := t.v(e.in[0]), t.v(e.in[1])
-	xc := ConcatTime(x, e.f[0])
-	gxc := conv2DData(g, w, p, xc.Shape())
-	gs := []Var[T]{Narrow(gxc, 1, 0, e.in[0].value.Dim(1)), conv2DFilter(xc, g, p, e.in[1].value.Shape()), {}}
-	if e.in[2] != nil {
-		gs[2] = sumOverChannels(g)
-	}
-	return gs, nil
+	cshape := append([]int(nil), e.in[0].value.Shape()...)
+	cshape[1]++ // the input with its time channel
+	return []Var[T]{t.ifWants(e.in[0], func() Var[T] { return Narrow(conv2DData(g, w, p, cshape), 1, 0, e.in[0].value.Dim(1)) }),
+		t.ifWants(e.in[1], func() Var[T] { return conv2DFilter(ConcatTime(x, e.f[0]), g, p, e.in[1].value.Shape()) }),
+		t.ifWants(e.in[2], func() Var[T] { return sumOverChannels(g) })}, nil
 }
 
 // geomOf returns the windows of the pooling e of x into z (kind, kernel,

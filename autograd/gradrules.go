@@ -17,19 +17,30 @@ func (t *Tape[T]) v(e *entry[T]) Var[T] {
 	return t.varOf(e)
 }
 
+// ifWants returns f() when the innermost Grad wants x's gradient, else
+// the zero Var (nothing recorded).
+func (t *Tape[T]) ifWants(x *entry[T], f func() Var[T]) Var[T] {
+	if !t.wants(x) {
+		return Var[T]{}
+	}
+	return f()
+}
+
 func two[T tensor.Float](a, b Var[T]) ([]Var[T], error) { return []Var[T]{a, b}, nil }
 func one[T tensor.Float](a Var[T]) ([]Var[T], error)    { return []Var[T]{a}, nil }
 
 func (addRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) { return two(g, g) }
 func (subRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
-	return two(g, Neg(g))
+	return two(g, t.ifWants(e.in[1], func() Var[T] { return Neg(g) }))
 }
 func (mulRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
-	return two(Mul(g, t.v(e.in[1])), Mul(g, t.v(e.in[0])))
+	return two(t.ifWants(e.in[0], func() Var[T] { return Mul(g, t.v(e.in[1])) }),
+		t.ifWants(e.in[1], func() Var[T] { return Mul(g, t.v(e.in[0])) }))
 }
 func (divRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
 	y := t.v(e.in[1])
-	return two(Div(g, y), Neg(Mul(g, Div(t.v(e), y))))
+	return two(t.ifWants(e.in[0], func() Var[T] { return Div(g, y) }),
+		t.ifWants(e.in[1], func() Var[T] { return Neg(Mul(g, Div(t.v(e), y))) }))
 }
 
 // bcastRule: the same-shape rules, then each gradient summed back to its
@@ -47,13 +58,25 @@ func (bcastRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error
 	case binDiv:
 		gx, gy = Div(g, y), Neg(Mul(g, Div(t.v(e), y)))
 	}
-	return two(sumTo(gx, e.in[0].value.Shape()), sumTo(gy, e.in[1].value.Shape()))
+	if !t.wants(e.in[0]) {
+		gx = Var[T]{}
+	} else {
+		gx = sumTo(gx, e.in[0].value.Shape())
+	}
+	if !t.wants(e.in[1]) {
+		gy = Var[T]{}
+	} else {
+		gy = sumTo(gy, e.in[1].value.Shape())
+	}
+	return two(gx, gy)
 }
 
 func (linCombRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
 	gs := make([]Var[T], len(e.ins))
-	for i := range e.ins {
-		gs[i] = Scale(g, e.fs[i])
+	for i, x := range e.ins {
+		if t.wants(x) {
+			gs[i] = Scale(g, e.fs[i])
+		}
 	}
 	return gs, nil
 }
@@ -68,18 +91,20 @@ func scalarGrad[T tensor.Float](g, x Var[T], s *entry[T]) Var[T] {
 }
 
 func (addScalarRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
-	return two(g, scalarGrad(g, Var[T]{}, e.in[1]))
+	return two(g, t.ifWants(e.in[1], func() Var[T] { return scalarGrad(g, Var[T]{}, e.in[1]) }))
 }
 func (subScalarRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
-	return two(g, Neg(scalarGrad(g, Var[T]{}, e.in[1])))
+	return two(g, t.ifWants(e.in[1], func() Var[T] { return Neg(scalarGrad(g, Var[T]{}, e.in[1])) }))
 }
 func (mulScalarRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
 	s := t.v(e.in[1])
-	return two(MulScalar(g, s), scalarGrad(g, t.v(e.in[0]), e.in[1]))
+	return two(t.ifWants(e.in[0], func() Var[T] { return MulScalar(g, s) }),
+		t.ifWants(e.in[1], func() Var[T] { return scalarGrad(g, t.v(e.in[0]), e.in[1]) }))
 }
 func (divScalarRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
 	s := t.v(e.in[1])
-	return two(DivScalar(g, s), Neg(Div(scalarGrad(g, t.v(e.in[0]), e.in[1]), Square(s))))
+	return two(t.ifWants(e.in[0], func() Var[T] { return DivScalar(g, s) }),
+		t.ifWants(e.in[1], func() Var[T] { return Neg(Div(scalarGrad(g, t.v(e.in[0]), e.in[1]), Square(s))) }))
 }
 func (scaleRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
 	return one(Scale(g, e.f[0]))
@@ -206,26 +231,22 @@ func sumOverChannels[T tensor.Float](g Var[T]) Var[T] {
 }
 
 func (addBiasRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
-	return two(g, sumOverChannels(g))
+	return two(g, t.ifWants(e.in[1], func() Var[T] { return sumOverChannels(g) }))
 }
 func (matMulRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
-	return two(MatMul(g, Transpose(t.v(e.in[1]))), MatMul(Transpose(t.v(e.in[0])), g))
+	return two(t.ifWants(e.in[0], func() Var[T] { return MatMul(g, Transpose(t.v(e.in[1]))) }),
+		t.ifWants(e.in[1], func() Var[T] { return MatMul(Transpose(t.v(e.in[0])), g) }))
 }
 func (linearRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
-	gs := []Var[T]{MatMul(g, t.v(e.in[1])), MatMul(Transpose(g), t.v(e.in[0])), {}}
-	if e.in[2] != nil {
-		gs[2] = SumAxis(g, 0, false)
-	}
-	return gs, nil
+	return []Var[T]{t.ifWants(e.in[0], func() Var[T] { return MatMul(g, t.v(e.in[1])) }),
+		t.ifWants(e.in[1], func() Var[T] { return MatMul(Transpose(g), t.v(e.in[0])) }),
+		t.ifWants(e.in[2], func() Var[T] { return SumAxis(g, 0, false) })}, nil
 }
 func (linearTimeRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
 	x := t.v(e.in[0])
-	xc := ConcatTime(x, e.f[0])
-	gs := []Var[T]{Narrow(MatMul(g, t.v(e.in[1])), 1, 0, x.Shape()[1]), MatMul(Transpose(g), xc), {}}
-	if e.in[2] != nil {
-		gs[2] = SumAxis(g, 0, false)
-	}
-	return gs, nil
+	return []Var[T]{t.ifWants(e.in[0], func() Var[T] { return Narrow(MatMul(g, t.v(e.in[1])), 1, 0, x.Shape()[1]) }),
+		t.ifWants(e.in[1], func() Var[T] { return MatMul(Transpose(g), ConcatTime(x, e.f[0])) }),
+		t.ifWants(e.in[2], func() Var[T] { return SumAxis(g, 0, false) })}, nil
 }
 
 func (sumRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
@@ -234,7 +255,7 @@ func (sumRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) 
 func (mseRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
 	x, y := t.v(e.in[0]), t.v(e.in[1])
 	gx := MulScalar(Sub(x, y), Scale(g, T(2/float64(e.in[0].value.Len()))))
-	return two(gx, Neg(gx))
+	return two(t.ifWants(e.in[0], func() Var[T] { return gx }), t.ifWants(e.in[1], func() Var[T] { return Neg(gx) }))
 }
 
 func (reshapeRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
@@ -245,7 +266,9 @@ func (concatRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], erro
 	gs := make([]Var[T], len(e.ins))
 	for i, x := range e.ins {
 		n := x.value.Dim(ax)
-		gs[i] = Narrow(g, ax, off, n)
+		if t.wants(x) {
+			gs[i] = Narrow(g, ax, off, n)
+		}
 		off += n
 	}
 	return gs, nil

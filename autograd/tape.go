@@ -212,6 +212,9 @@ type Tape[T tensor.Float] struct {
 	redirGrads  []*tensor.Tensor[T]
 	redirNext   int
 
+	// The Grad calls under way, innermost last (grad.go).
+	walks []gradWalk
+
 	// The shard sets of RowShards nodes on the tape, returned to their
 	// RowShards at Reset (or when Backward reaches the node).
 	held []shardHold[T]
