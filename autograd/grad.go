@@ -131,8 +131,10 @@ func Grad[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (Grads[T
 		if err != nil {
 			return Grads[T]{}, err
 		}
-		for j, in := range e.inputs() {
-			if j >= len(gs) || gs[j].IsZero() || !needs(in) {
+		ins := e.inputs()
+		for j, gj := range gs { // the rules return at most one per input
+			in := ins[j]
+			if gj.IsZero() || !needs(in) {
 				continue
 			}
 			if gv := t.entryAt(int(gs[j].i)).value; !gv.SameShape(in.value) {
@@ -289,17 +291,13 @@ func accumulateVar[T tensor.Float](a, b Var[T]) Var[T] {
 }
 
 // inputs returns the slots of e's inputs in the order its rule sees them:
-// the variadic inputs when there are any, else the fixed ones (with nil for
-// absent optional operands).
+// the variadic inputs when there are any, else the three fixed ones (nil
+// for absent operands).
 func (e *entry[T]) inputs() []*entry[T] {
 	if len(e.ins) > 0 {
 		return e.ins
 	}
-	n := len(e.in)
-	for n > 0 && e.in[n-1] == nil {
-		n--
-	}
-	return e.in[:n]
+	return e.in[:]
 }
 
 // gradRule is implemented by the rules whose backward can be written in

@@ -299,3 +299,74 @@ func TestGradMisuse(t *testing.T) {
 		})
 	}
 }
+
+// TestGradAtKinks: where an op's derivative jumps (ReLU at 0, Hardtanh and
+// Clamp at their bounds, Abs at 0, the fused activations at 0), Grad's
+// values are Backward's: the same one-sided choices.
+func TestGradAtKinks(t *testing.T) {
+	eng := tensor.EngineFor[float64](tensor.Default())
+	xs := []float64{-1, -0.5, 0, 0.5, 1, 2}
+	for _, c := range []struct {
+		name string
+		f    func(x V) V
+	}{
+		{"ReLU", func(x V) V { return ag.ReLU(x) }},
+		{"LeakyReLU", func(x V) V { return ag.LeakyReLU(x, 0.1) }},
+		{"Hardtanh", func(x V) V { return ag.Hardtanh(x, -0.5, 0.5) }},
+		{"Clamp", func(x V) V { return ag.Clamp(x, -0.5, 0.5) }},
+		{"Abs", func(x V) V { return ag.Abs(x) }},
+		{"LinearAct/relu", func(x V) V {
+			return ag.LinearAct(x, x.Tape().Const(tensor.FromSlice([]float64{1}, 1, 1)), V{}, ag.ReLUAct)
+		}},
+		{"LinearAct/leaky", func(x V) V {
+			return ag.LinearAct(x, x.Tape().Const(tensor.FromSlice([]float64{1}, 1, 1)), V{}, ag.LeakyReLUAct(0.1))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tp := ag.NewTape(eng)
+			x := tp.Input(tensor.FromSlice(append([]float64(nil), xs...), len(xs), 1))
+			if err := tp.Backward(ag.Sum(c.f(x))); err != nil {
+				t.Fatal(err)
+			}
+			want := x.Grad().Clone().Data()
+			tp2 := ag.NewTape(eng)
+			x2 := tp2.Input(tensor.FromSlice(append([]float64(nil), xs...), len(xs), 1))
+			gs, err := ag.Grad([]V{ag.Sum(c.f(x2))}, []V{x2}, ag.GradOptions[float64]{CreateGraph: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want, gs.Inputs[0].Value().Data()); d != "" {
+				t.Errorf("at %v (-Backward +Grad):\n%s", xs, d)
+			}
+		})
+	}
+}
+
+// TestGradStop: with Stop at z = x·w, the gradient of y = z·w² with
+// respect to w is the partial one, z held fixed (2zw); without it, the
+// total one (3xw²).
+func TestGradStop(t *testing.T) {
+	w := ag.NewParam("w", tensor.FromSlice([]float64{2}, 1))
+	for _, stop := range []bool{false, true} {
+		tp := ag.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		x := tp.Input(tensor.FromSlice([]float64{3}, 1))
+		z := ag.Mul(x, tp.Param(w))
+		y := ag.Mul(z, ag.Square(tp.Param(w)))
+		opt := ag.GradOptions[float64]{Params: []*ag.Param[float64]{w}, CreateGraph: true}
+		want := 3 * 3 * 2 * 2.0 // d(x w³)/dw
+		if stop {
+			opt.Stop = []V{z}
+			want = 2 * 6 * 2.0 // 2·z·w with z = 6
+		}
+		gs, err := ag.Grad([]V{y}, []V{z}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := gs.Params[0].Item(); got != want {
+			t.Errorf("stop %v: ∂y/∂w = %v, want %v", stop, got, want)
+		}
+		if got := gs.Inputs[0].Item(); got != 4 {
+			t.Errorf("stop %v: ∂y/∂z = %v, want 4", stop, got)
+		}
+	}
+}
