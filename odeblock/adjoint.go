@@ -151,6 +151,7 @@ type adjoint[T tensor.Float] struct {
 	next   int
 	pieces []anchor[T]
 	stats  Stats
+	mask   []bool // the state's pure integrals (integrals); empty for none
 }
 
 // anchor is a state of the forward solution the adjoint re-anchors to.
@@ -498,7 +499,8 @@ func (a *adjoint[T]) options(sizes []int) Options {
 
 // checkDrift returns ErrAdjointDrift, with the numbers, when the backward
 // segment from t1 to t0 (where the forward solution is z1) reconstructed
-// the state z0 as zr too far from it. The drift is the relative
+// the state z0 as zr too far from it, leaving out the elements that are
+// pure integrals (IntegralParts). The drift is the relative
 // difference ‖zr − z0‖ / max(‖z0‖, ‖z1‖, ATol·√n) (a state that starts at
 // 0 and grows is measured against its size, not against 0). With an
 // Adjoint.MaxDrift it must be at most that. By default it must be at most
@@ -514,7 +516,11 @@ func (a *adjoint[T]) checkDrift(zr, z0, z1 []T, t1, t0, rtol, atol, a1, a0 float
 		return nil
 	}
 	var dd, zz0, zz1 float64
+	mask := a.integrals()
 	for i, v := range z0 {
+		if mask != nil && mask[i] {
+			continue // a pure integral: its error reaches no gradient
+		}
 		d := float64(zr[i]) - float64(v)
 		dd += d * d
 		zz0 += float64(v) * float64(v)
@@ -522,6 +528,26 @@ func (a *adjoint[T]) checkDrift(zr, z0, z1 []T, t1, t0, rtol, atol, a1, a0 float
 	}
 	rel := math.Sqrt(dd) / math.Max(math.Sqrt(math.Max(zz0, zz1)), atol*math.Sqrt(float64(len(z0))))
 	return driftVerdict(rel, bound, rtol, a1, a0, t1, t0)
+}
+
+// integrals returns the mask of the state's pure integrals when the
+// dynamics have any (IntegralParts), else nil; made once per pass.
+func (a *adjoint[T]) integrals() []bool {
+	if a.mask == nil {
+		a.mask = []bool{}
+		if a.p == nil || a.p.b == nil {
+			return nil
+		}
+		if ip, ok := a.p.b.Dynamics.(IntegralParts); ok {
+			if m := ip.Integrals(a.p.shape); len(m) == a.p.n {
+				a.mask = m
+			}
+		}
+	}
+	if len(a.mask) == 0 {
+		return nil
+	}
+	return a.mask
 }
 
 // driftVerdict is checkDrift's decision for a drift rel (see there): nil

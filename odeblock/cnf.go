@@ -61,6 +61,20 @@ func (c *CNF[T]) Eval(tp *autograd.Tape[T], t float64, s autograd.Var[T]) autogr
 	return autograd.Concat(1, fz, autograd.Neg(tr))
 }
 
+// Integrals implements IntegralParts: Δ, the last column of the state
+// [B, D+1], is a pure integral (f reads only z), which the adjoint's drift
+// check leaves out.
+func (c *CNF[T]) Integrals(shape []int) []bool {
+	if len(shape) != 2 || shape[1] < 2 {
+		return nil
+	}
+	m := make([]bool, shape[0]*shape[1])
+	for n := range shape[0] {
+		m[n*shape[1]+shape[1]-1] = true
+	}
+	return m
+}
+
 // Params returns the field's parameters.
 func (c *CNF[T]) Params() []*autograd.Param[T] { return c.F.Params() }
 

@@ -46,6 +46,19 @@ type Dynamics[T tensor.Float] interface {
 	Params() []*autograd.Param[T]
 }
 
+// IntegralParts is implemented by dynamics part of whose state no
+// evaluation reads: elements that only accumulate an integral along the
+// solve, as a continuous normalizing flow's log-density change Δ does.
+// Integrals returns, for a state of the given shape, a mask over its
+// elements in row-major order (true: such an element), or nil. The
+// adjoint's drift check (Adjoint.MaxDrift) leaves them out: their
+// reconstruction by the backward solve enters no derivative, so their
+// error, which a flow that contracts some rows hard makes large, is no
+// sign of a wrong gradient.
+type IntegralParts interface {
+	Integrals(shape []int) []bool
+}
+
 // Adjointer is implemented by dynamics with a hand-derived adjoint (HBNODE,
 // AdamNODE): EvalAdjoint computes, at time t, state z and adjoint a (flat
 // buffers of the state's length),

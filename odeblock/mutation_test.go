@@ -271,3 +271,27 @@ func TestRosenbrockWorkPinned(t *testing.T) {
 		t.Errorf("work (-pinned +got):\n%s", d)
 	}
 }
+
+// TestCheckDriftIntegrals: the drift check leaves out a CNF's log-density
+// column (IntegralParts), in the difference and in the size it is
+// measured against: a reconstruction off only in Δ passes; one off in z
+// by 6% of |z| fails even where Δ is large. (Planted bugs: the mask
+// ignored; the mask's column off by one.)
+func TestCheckDriftIntegrals(t *testing.T) {
+	a := &adjoint[float64]{opt: Adjoint{MaxDrift: 0.05}, p: &pass[float64]{b: &Block[float64]{Dynamics: &CNF[float64]{}}, shape: []int{2, 2}, n: 4}}
+	z0 := []float64{3, 100, 4, 100} // rows [z, Δ]
+	for _, c := range []struct {
+		name  string
+		zr    []float64
+		drift bool
+	}{
+		{"Δ off", []float64{3, 150, 4, 40}, false},
+		{"z off", []float64{3, 100, 4.3, 100}, true},
+		{"z slightly off", []float64{3, 100, 4.2, 100}, false},
+	} {
+		err := a.checkDrift(c.zr, z0, z0, 1, 0, 1e-6, 1e-9, 1, 1)
+		if c.drift != errors.Is(err, ErrAdjointDrift) {
+			t.Errorf("%s: %v, want a drift: %v", c.name, err, c.drift)
+		}
+	}
+}
