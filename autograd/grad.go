@@ -180,31 +180,20 @@ type gradWalk struct {
 func (t *Tape[T]) needed(lo, hi int, inputs []Var[T], params []*Param[T], stop map[int32]bool) []bool {
 	need := make([]bool, max(hi-lo+1, 0))
 	for _, x := range inputs {
-		if i := int(x.i); i >= lo && i <= hi {
-			need[i-lo] = true
+		if k := int(x.i) - lo; k >= 0 && k < len(need) {
+			need[k] = true
 		}
 	}
-	for i := lo; i <= hi; i++ {
-		e := t.entryAt(i)
-		if need[i-lo] {
-			continue
-		}
-		if e.param != nil {
-			for _, p := range params {
-				if p == e.param {
-					need[i-lo] = true
-				}
-			}
-			continue
-		}
-		if e.rule == nil || stop[int32(i)] {
-			continue
-		}
-		for _, in := range e.inputs() {
-			if in != nil && int(in.idx) >= lo && need[int(in.idx)-lo] {
-				need[i-lo] = true
-				break
-			}
+	for k := range need {
+		e := t.entryAt(lo + k)
+		switch {
+		case need[k]:
+		case e.param != nil:
+			need[k] = slices.Contains(params, e.param)
+		case e.rule != nil && !stop[e.idx]:
+			need[k] = slices.ContainsFunc(e.inputs(), func(in *entry[T]) bool {
+				return in != nil && int(in.idx) >= lo && need[int(in.idx)-lo]
+			})
 		}
 	}
 	return need

@@ -2,6 +2,7 @@ package autograd
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/adamnode/adamnode/tensor"
@@ -67,5 +68,51 @@ func TestPoolMaxAtNaN(t *testing.T) {
 	poolMaxBack(g, in, dx, math.NaN(), 5, 0, 1, 0, 3)
 	if dx[1] != 5 || dx[0] != 0 || dx[2] != 0 {
 		t.Errorf("scatter to a NaN maximum: %v", dx)
+	}
+}
+
+// TestGradNeeded: the slots a Grad walk computes gradients for are those
+// on a path to an input or a listed parameter's leaf that passes no
+// stopped slot.
+func TestGradNeeded(t *testing.T) {
+	tp := NewTape(tensor.EngineFor[float64](tensor.Default()))
+	p := NewParam("p", tensor.FromSlice([]float64{2}, 1))
+	a := tp.Input(tensor.FromSlice([]float64{3}, 1)) // 0
+	w := tp.Param(p)                                 // 1
+	tw := Tanh(w)                                    // 2
+	h := Mul(a, tw)                                  // 3
+	s := Mul(h, w)                                   // 4
+	Sum(s)                                           // 5
+	_ = tp.Const(tensor.New[float64](1))             // 6
+	for _, c := range []struct {
+		name   string
+		inputs []Var[float64]
+		params []*Param[float64]
+		stop   map[int32]bool
+		want   []bool
+	}{
+		{"input", []Var[float64]{a}, nil, nil, []bool{true, false, false, true, true, true, false}},
+		{"param", nil, []*Param[float64]{p}, nil, []bool{false, true, true, true, true, true, false}},
+		{"param, stop at h", nil, []*Param[float64]{p}, map[int32]bool{3: true}, []bool{false, true, true, false, true, true, false}},
+		{"input h, stop at h", []Var[float64]{h}, nil, map[int32]bool{3: true}, []bool{false, false, false, true, true, true, false}},
+		{"intermediate", []Var[float64]{tw}, nil, nil, []bool{false, false, true, true, true, true, false}},
+	} {
+		if got := tp.needed(0, 6, c.inputs, c.params, c.stop); !slices.Equal(got, c.want) {
+			t.Errorf("%s: needed %v, want %v", c.name, got, c.want)
+		}
+	}
+	// From slot 2 on, slots below are not looked at.
+	if got, want := tp.needed(2, 5, []Var[float64]{tw}, nil, nil), []bool{true, true, true, true}; !slices.Equal(got, want) {
+		t.Errorf("from slot 2: needed %v, want %v", got, want)
+	}
+}
+
+// TestPoolArgMaxTieOutside: the first maximum is looked for inside the
+// window only, even where an element just right of it ties.
+func TestPoolArgMaxTieOutside(t *testing.T) {
+	g := poolGeom{kind: poolMax, k: 2, s: 2, h: 2, w: 3, oh: 1, ow: 1, planes: 1}
+	in := []float64{1, 2, 4, 0, 4, 1} // window rows 0–1, columns 0–1: max 4 at (1, 1)
+	if got := poolArgMax(g, in, 4, 0, 2, 0, 2); got != 4 {
+		t.Errorf("argmax index %d, want 4", got)
 	}
 }

@@ -370,3 +370,73 @@ func TestGradStop(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckHigherOrderCatches: CheckHigherOrder fails, naming order 2, on a
+// backward in ops that is 0.1% off (whose first order, Backward's own
+// rule, is right); passes on derivatives in the thousands, measured
+// relatively; and returns the error of an evaluation along its direction.
+func TestCheckHigherOrderCatches(t *testing.T) {
+	p := ag.NewParam("x", tensor.FromSlice([]float64{0.3, -0.7, 1.1}, 3))
+	square := func(tp *ag.Tape[float64], x V, off float64) V {
+		y := tensor.New[float64](3)
+		xv := x.Value()
+		for i, v := range xv.Data() {
+			y.Data()[i] = v * v
+		}
+		back := func(gy *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
+			g := tensor.New[float64](3)
+			for i, v := range xv.Data() {
+				g.Data()[i] = 2 * v * gy.Data()[i]
+			}
+			return []*tensor.Tensor[float64]{g}, nil
+		}
+		return ag.CustomDiff("square", y, back, func(gy V) ([]V, error) { return []V{ag.Mul(gy, ag.Scale(x, 2*off))}, nil }, x)
+	}
+	opt := ag.GradCheckOptions{AbsTol: 1e-8, RelTol: 1e-6}
+	wrong := func(tp *ag.Tape[float64]) V { return ag.Sin(square(tp, tp.Param(p), 1.001)) }
+	if _, err := ag.CheckHigherOrder(wrong, []*ag.Param[float64]{p}, 2, opt); err == nil || !strings.Contains(err.Error(), "order 2") {
+		t.Errorf("a backward in ops 0.1%% off: %v, want a failure at order 2", err)
+	}
+	big := func(tp *ag.Tape[float64]) V { return ag.Sum(ag.Scale(ag.Exp(ag.Scale(tp.Param(p), 3)), 1000)) }
+	if _, err := ag.CheckHigherOrder(big, []*ag.Param[float64]{p}, 3, opt); err != nil {
+		t.Errorf("derivatives in the thousands: %v", err)
+	}
+	orig := p.Value.Clone()
+	moved := errors.New("moved along a direction")
+	fails := func(tp *ag.Tape[float64]) (V, error) {
+		n := 0
+		for i, v := range p.Value.Data() {
+			if v != orig.Data()[i] {
+				n++
+			}
+		}
+		if n > 1 {
+			return V{}, moved
+		}
+		return ag.Sin(ag.Sum(ag.Square(tp.Param(p)))), nil
+	}
+	if _, err := ag.CheckHigherOrder(fails, []*ag.Param[float64]{p}, 2, opt); !errors.Is(err, moved) {
+		t.Errorf("an evaluation that fails along the direction: %v, want its error", err)
+	}
+}
+
+// TestGradMaxAxisNaN: MaxAxis's gradient in ops goes where Backward's does,
+// to a NaN that wins its row.
+func TestGradMaxAxisNaN(t *testing.T) {
+	eng := tensor.EngineFor[float64](tensor.Default())
+	xs := []float64{1, math.NaN(), 3, 4, 2, 0}
+	tp := ag.NewTape(eng)
+	x := tp.Input(tensor.FromSlice(append([]float64(nil), xs...), 2, 3))
+	if err := tp.Backward(ag.Sum(ag.MaxAxis(x, 1, false))); err != nil {
+		t.Fatal(err)
+	}
+	tp2 := ag.NewTape(eng)
+	x2 := tp2.Input(tensor.FromSlice(append([]float64(nil), xs...), 2, 3))
+	gs, err := ag.Grad([]V{ag.Sum(ag.MaxAxis(x2, 1, false))}, []V{x2}, ag.GradOptions[float64]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(x.Grad().Data(), gs.Inputs[0].Value().Data()); d != "" || gs.Inputs[0].Value().Data()[1] != 1 {
+		t.Errorf("(-Backward +Grad):\n%s", d)
+	}
+}

@@ -171,12 +171,8 @@ func poolGather[T tensor.Float](g poolGeom, xd, zd, ud, d []T) {
 // poolMaxAt returns u at the first element of the window equal to its
 // maximum m (the element poolMaxBack sends the gradient to).
 func poolMaxAt[T tensor.Float](g poolGeom, in, u []T, m T, ylo, yhi, xlo, xhi int) T {
-	for y := ylo; y < yhi; y++ {
-		for x := xlo; x < xhi; x++ {
-			if v := in[y*g.w+x]; v == m || (v != v && m != m) {
-				return u[y*g.w+x]
-			}
-		}
+	if i := poolArgMax(g, in, m, ylo, yhi, xlo, xhi); i >= 0 {
+		return u[i]
 	}
 	return 0
 }

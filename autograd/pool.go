@@ -146,12 +146,20 @@ func (poolRule[T]) backward(t *Tape[T], e *entry[T]) {
 // poolMaxBack adds gi to the first element of the window equal to its
 // maximum m.
 func poolMaxBack[T tensor.Float](g poolGeom, in, dx []T, m, gi T, ylo, yhi, xlo, xhi int) {
+	if i := poolArgMax(g, in, m, ylo, yhi, xlo, xhi); i >= 0 {
+		dx[i] += gi
+	}
+}
+
+// poolArgMax returns the index in the plane of the first element of the
+// window equal to its maximum m (a NaN maximum: the first NaN), or −1.
+func poolArgMax[T tensor.Float](g poolGeom, in []T, m T, ylo, yhi, xlo, xhi int) int {
 	for y := ylo; y < yhi; y++ {
 		for x := xlo; x < xhi; x++ {
 			if v := in[y*g.w+x]; v == m || (v != v && m != m) {
-				dx[y*g.w+x] += gi
-				return
+				return y*g.w + x
 			}
 		}
 	}
+	return -1
 }
