@@ -73,7 +73,7 @@ func higherOrderCases() []higherOrderCase {
 		{name: "Linear/nobias", shapes: [][]int{{3, 4}, {2, 4}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.Linear(x[0], x[1], V{}) }},
 		{name: "LinearAct/tanh", shapes: [][]int{{3, 4}, {2, 4}, {2}}, order: 3, f: func(_ *ag.Tape[float64], x []V) V { return ag.LinearAct(x[0], x[1], x[2], ag.TanhAct) }},
 		{name: "LinearAct/sigmoid", shapes: [][]int{{3, 4}, {2, 4}, {2}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.LinearAct(x[0], x[1], x[2], ag.SigmoidAct) }},
-		{name: "LinearAct/softplus", shapes: [][]int{{3, 4}, {2, 4}, {2}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.LinearAct(x[0], x[1], x[2], ag.SoftplusAct) }},
+		{name: "LinearAct/softplus", order: 3, shapes: [][]int{{3, 4}, {2, 4}, {2}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.LinearAct(x[0], x[1], x[2], ag.SoftplusAct) }},
 		{name: "LinearAct/relu", shapes: [][]int{{3, 4}, {2, 4}, {2}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.LinearAct(x[0], x[1], x[2], ag.ReLUAct) }},
 		{name: "LinearAct/leaky", shapes: [][]int{{3, 4}, {2, 4}, {2}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.LinearAct(x[0], x[1], x[2], ag.LeakyReLUAct(0.2)) }},
 		{name: "LinearTime", shapes: [][]int{{3, 4}, {2, 5}, {2}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.LinearTime(x[0], 0.7, x[1], x[2]) }},

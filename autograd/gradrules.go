@@ -188,12 +188,8 @@ func (cosRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) 
 func actGradVar[T tensor.Float](t *Tape[T], kind actKind, slope T, g Var[T], e *entry[T]) Var[T] {
 	y := t.v(e)
 	switch kind {
-	case actTanh: // 1 − y²
-		return Mul(g, AddConst(Neg(Square(y)), 1))
-	case actSigmoid: // y(1 − y)
-		return Mul(g, Mul(y, AddConst(Neg(y), 1)))
-	case actSoftplus: // 1 − e⁻ʸ
-		return Mul(g, AddConst(Neg(Exp(Neg(y))), 1))
+	case actTanh, actSigmoid, actSoftplus:
+		return Mul(g, actDerivOp(y, kind))
 	case actReLU:
 		return Mul(g, t.constMap(e.value, nil, func(y, _ T) T {
 			if y > 0 {
