@@ -189,7 +189,7 @@ func actGradVar[T tensor.Float](t *Tape[T], kind actKind, slope T, g Var[T], e *
 	y := t.v(e)
 	switch kind {
 	case actTanh, actSigmoid, actSoftplus:
-		return Mul(g, actDerivOp(y, kind))
+		return actGradOp(g, y, kind)
 	case actReLU:
 		return Mul(g, t.constMap(e.value, nil, func(y, _ T) T {
 			if y > 0 {
@@ -240,7 +240,7 @@ func (linearRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], erro
 }
 func (linearTimeRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
 	x := t.v(e.in[0])
-	return []Var[T]{t.ifWants(e.in[0], func() Var[T] { return Narrow(MatMul(g, t.v(e.in[1])), 1, 0, x.Shape()[1]) }),
+	return []Var[T]{t.ifWants(e.in[0], func() Var[T] { return MatMul(g, Narrow(t.v(e.in[1]), 1, 0, x.Shape()[1])) }),
 		t.ifWants(e.in[1], func() Var[T] { return MatMul(Transpose(g), ConcatTime(x, e.f[0])) }),
 		t.ifWants(e.in[2], func() Var[T] { return SumAxis(g, 0, false) })}, nil
 }
