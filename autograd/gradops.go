@@ -249,7 +249,7 @@ func (poolRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error)
 // kernels (vectorized for float32): one pass where the same in ops takes
 // three or four.
 //
-// Backward: ∂L/∂g += u ⊙ act'(y), ∂L/∂y += u ⊙ g ⊙ act”(y), with act”
+// Backward: ∂L/∂g += u ⊙ act'(y), ∂L/∂y += u ⊙ g ⊙ act′′(y), with act′′
 // as a function of y: −2y, 1 − 2y and e⁻ʸ.
 func actGradOp[T tensor.Float](g, y Var[T], kind actKind) Var[T] {
 	t, ge, ye := use2("ActGrad", g, y)
@@ -258,17 +258,6 @@ func actGradOp[T tensor.Float](g, y Var[T], kind actKind) Var[T] {
 	e := t.record("ActGrad", z, actGradRule[T]{}, ge, ye, nil)
 	e.n[0] = int(kind)
 	return t.varOf(e)
-}
-
-// actSecond returns act”(x) as a function of y = act(x) (see actGradOp).
-func actSecond[T tensor.Float](kind actKind, y T) T {
-	switch kind {
-	case actTanh:
-		return -2 * y
-	case actSigmoid:
-		return 1 - 2*y
-	}
-	return T(math.Exp(-float64(y)))
 }
 
 type actGradRule[T tensor.Float] struct{}
@@ -283,12 +272,25 @@ func (actGradRule[T]) backward(t *Tape[T], e *entry[T]) {
 		return
 	}
 	d, gd, ud, yd := dst.Data(), g.value.Data(), u.Data(), y.value.Data()
-	for i, v := range yd {
-		s := ud[i] * gd[i] * actSecond(kind, v)
-		if acc {
-			d[i] += s
-		} else {
-			d[i] = s
+	gd, ud = gd[:len(yd)], ud[:len(yd)]
+	if !acc {
+		clear(d)
+	}
+	d = d[:len(yd)]
+	// One loop per kind, the switch outside: a call per element of a
+	// generic function costs several times the arithmetic.
+	switch kind {
+	case actTanh:
+		for i, v := range yd {
+			d[i] -= 2 * ud[i] * gd[i] * v
+		}
+	case actSigmoid:
+		for i, v := range yd {
+			d[i] += ud[i] * gd[i] * (1 - 2*v)
+		}
+	default:
+		for i, v := range yd {
+			d[i] += ud[i] * gd[i] * T(math.Exp(-float64(v)))
 		}
 	}
 }
