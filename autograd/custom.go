@@ -38,56 +38,59 @@ func Custom[T tensor.Float](name string, value *tensor.Tensor[T], backward func(
 
 // CustomDiff is Custom with its backward also written in ops, so that Grad
 // (gradients of gradients, JVP, traces) can differentiate through the
-// node: backwardOps(gy) records on the tape, from gy and the inputs' Vars
-// (which the caller's closure holds), the same input gradients as backward
-// computes, one per input (the zero Var for none), shaped like it.
-// Backward still calls backward, on tensors, with its own kernels;
-// backwardOps runs only under Grad, with gradients recorded when
-// GradOptions.CreateGraph asks for them. A Custom node without it makes
-// such a Grad return a *CreateGraphError naming the node.
-func CustomDiff[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error), backwardOps func(gy Var[T]) ([]Var[T], error), inputs ...Var[T]) Var[T] {
+// node: backwardOps(gy, inputs) records on the tape, from gy and the
+// node's input Vars, the same input gradients as backward computes, one
+// per input (the zero Var for none), shaped like it. Backward still calls
+// backward, on tensors, with its own kernels; backwardOps runs only under
+// Grad, with gradients recorded when GradOptions.CreateGraph asks for
+// them. A Custom node without it makes such a Grad return a
+// *CreateGraphError naming the node. backwardOps receives the inputs, so a
+// function value made once (not a closure per node) serves every node.
+func CustomDiff[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error), backwardOps func(gy Var[T], inputs []Var[T]) ([]Var[T], error), inputs ...Var[T]) Var[T] {
 	if backwardOps == nil {
 		panic(usage("CustomDiff %q: nil backward in ops", name))
 	}
 	return custom(name, value, backward, backwardOps, inputs)
 }
 
-// OpsBackward returns a backward in ops for CustomDiff from f, the node's
-// function written in the tape's ops (slower than the node's own kernels,
-// the same values): at gy it records f at the node's inputs and pulls gy
-// back through it, recording the pullback when the caller's Grad asks for
-// CreateGraph. Gradients stop at the inputs (what they depend on is the
-// outer pass's business), and parameters f reads through Tape.Param are
-// constants in it: pass them as inputs to differentiate them.
-func OpsBackward[T tensor.Float](f func(in []Var[T]) Var[T], inputs ...Var[T]) func(gy Var[T]) ([]Var[T], error) {
-	return func(gy Var[T]) ([]Var[T], error) {
-		t := gy.t
-		create := !t.noGrad
-		defer t.SetNoGrad(t.SetNoGrad(false))
-		out := f(inputs)
-		var wrt []Var[T]
-		var at []int
-		for i, x := range inputs {
-			if x.RequiresGrad() {
-				wrt, at = append(wrt, x), append(at, i)
-			}
+// OpsVJP is a backward in ops for CustomDiff from f, the node's function
+// written in the tape's ops (slower than the node's own kernels, the same
+// values): it records f at the node's inputs and pulls gy back through it,
+// recording the pullback when the caller's Grad asks for CreateGraph.
+// Gradients stop at the inputs (what they depend on is the outer pass's
+// business), and parameters f reads through Tape.Param are constants in
+// it: pass them as inputs to differentiate them.
+//
+//	autograd.CustomDiff(name, y, backward, func(gy autograd.Var[T], in []autograd.Var[T]) ([]autograd.Var[T], error) {
+//		return autograd.OpsVJP(fByOps, in, gy)
+//	}, x, w)
+func OpsVJP[T tensor.Float](f func(in []Var[T]) Var[T], inputs []Var[T], gy Var[T]) ([]Var[T], error) {
+	t := gy.t
+	create := !t.noGrad
+	defer t.SetNoGrad(t.SetNoGrad(false))
+	out := f(inputs)
+	var wrt []Var[T]
+	var at []int
+	for i, x := range inputs {
+		if x.RequiresGrad() {
+			wrt, at = append(wrt, x), append(at, i)
 		}
-		res := make([]Var[T], len(inputs))
-		if len(wrt) == 0 || !out.RequiresGrad() {
-			return res, nil
-		}
-		gs, err := Grad([]Var[T]{out}, wrt, GradOptions[T]{Cotangents: []Var[T]{gy}, Stop: inputs, CreateGraph: create})
-		if err != nil {
-			return nil, err
-		}
-		for k, i := range at {
-			res[i] = gs.Inputs[k]
-		}
+	}
+	res := make([]Var[T], len(inputs))
+	if len(wrt) == 0 || !out.RequiresGrad() {
 		return res, nil
 	}
+	gs, err := Grad([]Var[T]{out}, wrt, GradOptions[T]{Cotangents: []Var[T]{gy}, Stop: inputs, CreateGraph: create})
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range at {
+		res[i] = gs.Inputs[k]
+	}
+	return res, nil
 }
 
-func custom[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error), backwardOps func(gy Var[T]) ([]Var[T], error), inputs []Var[T]) Var[T] {
+func custom[T tensor.Float](name string, value *tensor.Tensor[T], backward func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error), backwardOps func(gy Var[T], inputs []Var[T]) ([]Var[T], error), inputs []Var[T]) Var[T] {
 	if len(inputs) == 0 {
 		panic(usage("Custom %q: no inputs (a custom node needs at least one Var to find its tape)", name))
 	}

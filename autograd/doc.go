@@ -91,7 +91,7 @@
 // pass), returning constants there and differentiable Vars otherwise.
 //
 // A Custom node is differentiated this way only if it has a backward
-// written in ops (CustomDiff; OpsBackward makes one from the node's
+// written in ops (CustomDiff; OpsVJP makes one from the node's
 // function written in ops); otherwise Grad returns a *CreateGraphError
 // naming it, never a constant. RowShards nodes have none. CheckHigherOrder
 // checks second and higher derivatives of a user's function against

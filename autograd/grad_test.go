@@ -252,8 +252,8 @@ func TestGradThroughCustom(t *testing.T) {
 		if !diff {
 			return ag.Custom("cube", y, back, x)
 		}
-		return ag.CustomDiff("cube", y, back, func(gy V) ([]V, error) {
-			return []V{ag.Mul(gy, ag.Scale(ag.Square(x), 3))}, nil
+		return ag.CustomDiff("cube", y, back, func(gy V, in []V) ([]V, error) {
+			return []V{ag.Mul(gy, ag.Scale(ag.Square(in[0]), 3))}, nil
 		}, x)
 	}
 	p := ag.NewParam("x", tensor.FromSlice([]float64{0.3, -0.7, 1.1}, 3))
@@ -390,7 +390,7 @@ func TestCheckHigherOrderCatches(t *testing.T) {
 			}
 			return []*tensor.Tensor[float64]{g}, nil
 		}
-		return ag.CustomDiff("square", y, back, func(gy V) ([]V, error) { return []V{ag.Mul(gy, ag.Scale(x, 2*off))}, nil }, x)
+		return ag.CustomDiff("square", y, back, func(gy V, in []V) ([]V, error) { return []V{ag.Mul(gy, ag.Scale(in[0], 2*off))}, nil }, x)
 	}
 	opt := ag.GradCheckOptions{AbsTol: 1e-8, RelTol: 1e-6}
 	wrong := func(tp *ag.Tape[float64]) V { return ag.Sin(square(tp, tp.Param(p), 1.001)) }

@@ -351,7 +351,7 @@ func (customRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], erro
 	if e.customOps == nil {
 		return nil, &CreateGraphError{Op: e.op}
 	}
-	gs, err := e.customOps(g)
+	gs, err := e.customOps(g, t.vars(e.ins...))
 	if err != nil {
 		return nil, err
 	}

@@ -157,7 +157,7 @@ type entry[T tensor.Float] struct {
 	n      [4]int            // integer settings (axis, offsets, stride, pad)
 	custom func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error)
 	// customOps is a custom node's backward written in ops (CustomDiff).
-	customOps func(gy Var[T]) ([]Var[T], error)
+	customOps func(gy Var[T], inputs []Var[T]) ([]Var[T], error)
 }
 
 // clearGraph drops what the entry keeps for its backward rule, keeping its

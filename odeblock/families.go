@@ -75,6 +75,9 @@ type HBNODE[T tensor.Float] struct {
 	GammaRaw *autograd.Param[T] // γ = σ(GammaRaw), shape [1]
 
 	views [4]partViews[T] // of z, a, dz, da in EvalAdjoint
+	// opsBack is hbRHS's backward in ops, made once (a generic function's
+	// value costs an allocation each time it is taken).
+	opsBack func(gy autograd.Var[T], in []autograd.Var[T]) ([]autograd.Var[T], error)
 }
 
 // NewHBNODE returns an HBNODE with γ_raw initialised to gammaRaw (the paper:
@@ -87,7 +90,10 @@ func NewHBNODE[T tensor.Float](f Field[T], gammaRaw float64) *HBNODE[T] {
 func (d *HBNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
 	checkParts(z, 2)
 	g := d.F.ForwardT(tp, t, Part(z, 0, 2))
-	return hbRHS(tp, z, g, tp.Param(d.GammaRaw))
+	if d.opsBack == nil {
+		d.opsBack = hbRHSOpsVJP[T]
+	}
+	return hbRHS(tp, z, g, tp.Param(d.GammaRaw), d.opsBack)
 }
 
 // Params implements Dynamics: f's parameters, then γ_raw.
@@ -200,6 +206,8 @@ type AdamNODE[T tensor.Float] struct {
 	s, ds         []T             // s(v) and s'(v) during EvalAdjoint
 	sums          []float64       // the blocks' sums of EvalAdjoint (adamWork.blocks)
 	views         [4]partViews[T] // of z, a, dz, da in EvalAdjoint
+	// opsBack is adamRHS's backward in ops (opsBackward), made once.
+	opsBack func(gy autograd.Var[T], in []autograd.Var[T]) ([]autograd.Var[T], error)
 }
 
 // NewAdamNODE returns an AdamNODE with raw scalars r1, r2 (the paper's MNIST

@@ -29,13 +29,13 @@ func (*recursive[T]) logsSteps()  {}
 
 // backwardOps returns the node's backward in ops for the strategy strat
 // of mode (which failed it names).
-func (p *pass[T]) backwardOps(z0 autograd.Var[T], strat strategy[T], mode GradMode, traj bool) func(gy autograd.Var[T]) ([]autograd.Var[T], error) {
+func (p *pass[T]) backwardOps(z0 autograd.Var[T], strat strategy[T], mode GradMode, traj bool) func(gy autograd.Var[T], _ []autograd.Var[T]) ([]autograd.Var[T], error) {
 	if _, ok := strat.(stepLogger); !ok || strat == nil {
-		return func(autograd.Var[T]) ([]autograd.Var[T], error) {
+		return func(autograd.Var[T], []autograd.Var[T]) ([]autograd.Var[T], error) {
 			return nil, fmt.Errorf("odeblock: a gradient recorded as ops (autograd.Grad, JVP, HVP) cannot pass through an ODE block in %v mode with method %q: it differentiates the continuous solution by a solve of its own; use Backprop, Checkpoint or Recursive with an explicit Runge–Kutta method", mode, p.b.Solver.Method)
 		}
 	}
-	return func(gy autograd.Var[T]) ([]autograd.Var[T], error) {
+	return func(gy autograd.Var[T], _ []autograd.Var[T]) ([]autograd.Var[T], error) {
 		tp := p.tp
 		create := !tp.NoGrad()
 		defer tp.SetNoGrad(tp.SetNoGrad(false))

@@ -102,12 +102,12 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 		gr1.Data()[0] = T(a1 * (1 - a1) * sr1)
 		gr2.Data()[0] = T(a2 * (1 - a2) * sr2)
 		return []*tensor.Tensor[T]{gz, gg, gr1, gr2}, nil
-	}, autograd.OpsBackward(func(in []autograd.Var[T]) autograd.Var[T] { return adamRHSByOps(d, in[0], in[1], in[2], in[3]) }, z, g, r1, r2), z, g, r1, r2)
+	}, d.opsBackward(), z, g, r1, r2)
 }
 
 // adamRHSByOps records AdamNODE's right-hand side op by op, as the
 // equations read: the reference for the fused node, and its backward in ops
-// (autograd.OpsBackward), for gradients of gradients.
+// (autograd.OpsVJP), for gradients of gradients.
 func adamRHSByOps[T tensor.Float](d *AdamNODE[T], z, g, r1, r2 autograd.Var[T]) autograd.Var[T] {
 	p := splitParts(z, 3)
 	m, v := p[1], p[2]
@@ -121,6 +121,27 @@ func adamRHSByOps[T tensor.Float](d *AdamNODE[T], z, g, r1, r2 autograd.Var[T]) 
 	return Stack(autograd.Neg(autograd.Div(m, s)),
 		autograd.MulScalar(autograd.Neg(autograd.Add(g, m)), a1),
 		autograd.MulScalar(autograd.Sub(autograd.Square(g), v), a2))
+}
+
+// opsBackward returns the backward in ops of the node adamRHS records,
+// made once per AdamNODE (a closure per evaluation would allocate).
+func (d *AdamNODE[T]) opsBackward() func(gy autograd.Var[T], in []autograd.Var[T]) ([]autograd.Var[T], error) {
+	if d.opsBack == nil {
+		byOps := func(in []autograd.Var[T]) autograd.Var[T] { return adamRHSByOps(d, in[0], in[1], in[2], in[3]) }
+		d.opsBack = func(gy autograd.Var[T], in []autograd.Var[T]) ([]autograd.Var[T], error) {
+			return autograd.OpsVJP(byOps, in, gy)
+		}
+	}
+	return d.opsBack
+}
+
+// hbRHSOpsVJP is the backward in ops of the node hbRHS records.
+func hbRHSOpsVJP[T tensor.Float](gy autograd.Var[T], in []autograd.Var[T]) ([]autograd.Var[T], error) {
+	return autograd.OpsVJP(hbRHSInOps[T], in, gy)
+}
+
+func hbRHSInOps[T tensor.Float](in []autograd.Var[T]) autograd.Var[T] {
+	return hbRHSByOps(in[0], in[1], in[2])
 }
 
 func hbRHSByOps[T tensor.Float](z, g, gammaRaw autograd.Var[T]) autograd.Var[T] {
@@ -235,10 +256,11 @@ func (d *AdamNODE[T]) softplusScaleParts(s, ds, v []T) {
 }
 
 // hbRHS records HBNODE's right-hand side (−m, g − γ·m) from the state
-// z = (h, m) and g = f(h, t), γ = σ(γ_raw): one node. Its backward, for the
+// z = (h, m) and g = f(h, t), γ = σ(γ_raw): one node, whose backward in
+// ops is opsBack (hbRHSOpsVJP). Its backward, for the
 // cotangent (c_h, c_m), is ∂/∂g = c_m, ∂/∂h = 0, ∂/∂m = −c_h − γ·c_m and
 // ∂/∂γ_raw = −γ(1−γ)·Σ c_m ⊙ m.
-func hbRHS[T tensor.Float](tp *autograd.Tape[T], z, g, gammaRaw autograd.Var[T]) autograd.Var[T] {
+func hbRHS[T tensor.Float](tp *autograd.Tape[T], z, g, gammaRaw autograd.Var[T], opsBack func(gy autograd.Var[T], in []autograd.Var[T]) ([]autograd.Var[T], error)) autograd.Var[T] {
 	zv, gv := z.Value(), g.Value()
 	n := gv.Len()
 	if zv.Len() != 2*n {
@@ -272,5 +294,5 @@ func hbRHS[T tensor.Float](tp *autograd.Tape[T], z, g, gammaRaw autograd.Var[T])
 		// ∂/∂g is c_m itself: a view of the cotangent is read before
 		// backward's caller reuses it.
 		return []*tensor.Tensor[T]{gz, tensor.FromSlice(cm, gv.Shape()...), gr}, nil
-	}, autograd.OpsBackward(func(in []autograd.Var[T]) autograd.Var[T] { return hbRHSByOps(in[0], in[1], in[2]) }, z, g, gammaRaw), z, g, gammaRaw)
+	}, opsBack, z, g, gammaRaw)
 }

@@ -50,7 +50,7 @@ func TestFusedRHS(t *testing.T) {
 			}},
 		{"HBNODE", 2,
 			func(tp *autograd.Tape[float64], z, g, a, _ autograd.Var[float64]) autograd.Var[float64] {
-				return hbRHS(tp, z, g, a)
+				return hbRHS(tp, z, g, a, hbRHSOpsVJP[float64])
 			},
 			func(tp *autograd.Tape[float64], z, g, a, _ autograd.Var[float64]) autograd.Var[float64] {
 				return hbRHSByOps(z, g, a)
