@@ -3,6 +3,7 @@ package autograd
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -307,7 +308,11 @@ type CreateGraphError struct {
 }
 
 func (e *CreateGraphError) Error() string {
-	return fmt.Sprintf("autograd: cannot differentiate through %s in ops (a gradient of a gradient, a JVP or a trace): it has no backward written in ops; give a Custom node one with CustomDiff", e.Op)
+	fix := "give a Custom node one with CustomDiff"
+	if strings.Contains(e.Op, "RowShards") {
+		fix = "evaluate (or, with odeblock's Block.Shards, solve) the batch whole"
+	}
+	return fmt.Sprintf("autograd: cannot differentiate through %s in ops (a gradient of a gradient, a JVP or a trace): it has no backward written in ops; %s", e.Op, fix)
 }
 
 // vars returns the Vars of the slots es (the zero Var for nil).

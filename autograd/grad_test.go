@@ -440,3 +440,17 @@ func TestGradMaxAxisNaN(t *testing.T) {
 		t.Errorf("(-Backward +Grad):\n%s", d)
 	}
 }
+
+// TestGradThroughRowShards: a RowShards node has no backward in ops: the
+// error names it and says what to do instead.
+func TestGradThroughRowShards(t *testing.T) {
+	rs := ag.NewRowShards[float64](2, nil)
+	tp := ag.NewTape(tensor.EngineFor[float64](tensor.Default()))
+	x := tp.Input(tensor.FromSlice([]float64{1, 2, 3, 4}, 4, 1))
+	y := rs.Apply(x, 0, func(tp *ag.Tape[float64], _ float64, x V) V { return ag.Tanh(x) })
+	_, err := ag.Grad([]V{ag.Sum(y)}, []V{x}, ag.GradOptions[float64]{CreateGraph: true})
+	var cge *ag.CreateGraphError
+	if !errors.As(err, &cge) || cge.Op != "Custom(RowShards)" || !strings.Contains(err.Error(), "batch whole") {
+		t.Fatalf("Grad through RowShards: %v", err)
+	}
+}
