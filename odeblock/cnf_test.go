@@ -2,7 +2,11 @@ package odeblock_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -181,5 +185,40 @@ func TestCNFGradients(t *testing.T) {
 	// The adjoint against backprop through the same tolerance's solve.
 	if d := cmp.Diff(grads[1], grads[0], cmpopts.EquateApprox(1e-6, 1e-8)); d != "" {
 		t.Errorf("adjoint against backprop (-backprop +adjoint):\n%s", d)
+	}
+}
+
+// TestCNFShapes: a one-dimensional flow ([B, 2] states) evaluates; states
+// without a sample column or of another rank panic naming their shape;
+// Integrals marks Δ, the last column, and nothing for other ranks.
+func TestCNFShapes(t *testing.T) {
+	w := autograd.NewParam("w", tensor.FromSlice([]float64{0.7}, 1, 1))
+	c := &odeblock.CNF[float64]{F: odeblock.FieldFunc([]*autograd.Param[float64]{w}, func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.Tanh(autograd.Linear(z, tp.Param(w), autograd.Var[float64]{}))
+	})}
+	tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+	// z' = tanh(0.7z), so tr ∂f/∂z = 0.7(1 − tanh²(0.7z)); at z = 0: 0.7.
+	out := c.Eval(tp, 0, tp.Const(tensor.FromSlice([]float64{0, 0, 1, 0}, 2, 2)))
+	want := []float64{0, -0.7, math.Tanh(0.7), -0.7 * (1 - math.Pow(math.Tanh(0.7), 2))}
+	if d := cmp.Diff(want, out.Value().Data(), cmpopts.EquateApprox(1e-12, 0)); d != "" {
+		t.Errorf("1-D flow (-want +got):\n%s", d)
+	}
+	for _, s := range [][]int{{2, 1}, {4}} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), fmt.Sprint(s)) {
+					t.Errorf("state of shape %v: panic %v, want one naming the shape", s, r)
+				}
+			}()
+			c.Eval(tp, 0, tp.Const(tensor.New[float64](s...)))
+		}()
+	}
+	if m := c.Integrals([]int{2, 3}); !slices.Equal(m, []bool{false, false, true, false, false, true}) {
+		t.Errorf("Integrals([2 3]) = %v", m)
+	}
+	for _, s := range [][]int{{4}, {3, 1}} {
+		if m := c.Integrals(s); m != nil {
+			t.Errorf("Integrals(%v) = %v, want nil", s, m)
+		}
 	}
 }
