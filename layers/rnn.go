@@ -226,9 +226,9 @@ func (l *LSTMCell[T]) Step(tp *autograd.Tape[T], x, h, c autograd.Var[T]) (autog
 	gi, gh, _ := cellGates("LSTMCell", tp, x, h, hd, l.WeightIH, l.WeightHH, l.BiasIH, l.BiasHH)
 	c = stateOrZeros("LSTMCell", "cell state", tp, c, gi.Shape()[0], hd)
 	gs := autograd.Split(autograd.Add(gi, gh), 1, 2*hd, hd, hd)
-	inFo := autograd.Split(autograd.Sigmoid(gs[0]), 1, hd, hd) // i, f
+	gateIF := autograd.Split(autograd.Sigmoid(gs[0]), 1, hd, hd) // i, f
 	g, o := autograd.Tanh(gs[1]), autograd.Sigmoid(gs[2])
-	c = autograd.Add(autograd.Mul(inFo[1], c), autograd.Mul(inFo[0], g))
+	c = autograd.Add(autograd.Mul(gateIF[1], c), autograd.Mul(gateIF[0], g))
 	return autograd.Mul(o, autograd.Tanh(c)), c
 }
 
