@@ -73,8 +73,12 @@ func (a Activation) String() string {
 	return "Identity"
 }
 
-// LinearAct returns act(Linear(x, w, b)) as one op (see Activation).
+// LinearAct returns act(Linear(x, w, b)) as one op (see Activation); x
+// may have any leading dimensions, as Linear's.
 func LinearAct[T tensor.Float](x, w, b Var[T], act Activation) Var[T] {
+	if r := x.use("LinearAct").value.Rank(); r != 2 && r > 0 {
+		return linearND(x, w, b, act)
+	}
 	return fuse[T, linearRule[T]](Linear(x, w, b), act)
 }
 

@@ -103,6 +103,37 @@ func higherOrderCases() []higherOrderCase {
 		{name: "ConcatTime", shapes: [][]int{{2, 3, 2, 2}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.ConcatTime(ag.Square(x[0]), 0.3) }},
 		{name: "AvgPool2D", order: 3, shapes: [][]int{{1, 2, 5, 5}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.AvgPool2D(ag.Square(x[0]), 3, 2, 1) }},
 		{name: "MaxPool2D", order: 3, shapes: [][]int{{1, 2, 5, 5}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.MaxPool2D(ag.Square(x[0]), 3, 2, 1) }},
+		{name: "Permute", shapes: [][]int{{2, 3, 4}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.Permute(ag.Square(x[0]), 2, 0, 1) }},
+		{name: "Permute/4d", shapes: [][]int{{2, 1, 3, 2}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.Permute(ag.Square(x[0]), 1, 3, -4, 2) }},
+		{name: "Stack", shapes: [][]int{{3, 2}, {3, 2}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.Stack(1, ag.Square(x[0]), x[1], x[0]) }},
+		{name: "Stack/last", shapes: [][]int{{3, 2}, {3, 2}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.Stack(-1, x[0], ag.Square(x[1])) }},
+		{name: "LogSumExp", shapes: [][]int{{2, 3, 4}}, order: 3, f: func(_ *ag.Tape[float64], x []V) V { return ag.LogSumExp(x[0], 1, false) }},
+		{name: "LogSumExp/keep", shapes: [][]int{{3, 4}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.LogSumExp(ag.Square(x[0]), -1, true) }},
+		{name: "Softmax", shapes: [][]int{{2, 3, 4}}, order: 3, f: func(_ *ag.Tape[float64], x []V) V { return ag.Softmax(x[0], 1) }},
+		{name: "Softmax/last", shapes: sq, f: func(_ *ag.Tape[float64], x []V) V { return ag.Softmax(ag.Square(x[0]), -1) }},
+		{name: "LogSoftmax", shapes: [][]int{{2, 3, 4}}, order: 3, f: func(_ *ag.Tape[float64], x []V) V { return ag.LogSoftmax(x[0], 0) }},
+		{name: "IndexSelect", shapes: [][]int{{2, 3, 4}}, f: func(_ *ag.Tape[float64], x []V) V {
+			return ag.IndexSelect(ag.Square(x[0]), 1, []int{2, 0, 2, 2})
+		}},
+		{name: "Gather", shapes: [][]int{{3, 4}}, order: 3, f: func(_ *ag.Tape[float64], x []V) V {
+			return ag.Mul(ag.Gather(ag.Square(x[0]), 1, []int{3, 0, 0, 1, 1, 1, 2, 3}, []int{2, 4}), ag.Gather(x[0], 0, []int{2, 0, 1, 2, 0, 0, 2, 1}, []int{2, 4}))
+		}},
+		{name: "Where", shapes: pair, f: func(_ *ag.Tape[float64], x []V) V {
+			return ag.Where(tensor.FromSlice([]float64{1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0}, 3, 4), ag.Square(x[0]), ag.Mul(x[0], x[1]))
+		}},
+		{name: "MaskedSum", shapes: [][]int{{2, 3, 2}}, f: func(_ *ag.Tape[float64], x []V) V {
+			return ag.MaskedSum(ag.Square(x[0]), tensor.FromSlice([]float64{1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0}, 2, 3, 2), 1, false)
+		}},
+		{name: "MaskedMean", shapes: [][]int{{2, 3, 2}}, f: func(_ *ag.Tape[float64], x []V) V {
+			return ag.MaskedMean(ag.Square(x[0]), tensor.FromSlice([]float64{1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0}, 2, 3, 2), 1, true)
+		}},
+		{name: "Cumsum", shapes: [][]int{{2, 3, 4}}, order: 3, f: func(_ *ag.Tape[float64], x []V) V { return ag.Mul(ag.Cumsum(x[0], 1), x[0]) }},
+		{name: "Cumsum/last", shapes: sq, f: func(_ *ag.Tape[float64], x []V) V { return ag.Cumsum(ag.Square(x[0]), -1) }},
+		{name: "RSub", shapes: sq, f: func(_ *ag.Tape[float64], x []V) V { return ag.RSub(1.5, ag.Square(x[0])) }},
+		{name: "RDiv", shapes: sq, positive: true, order: 3, f: func(_ *ag.Tape[float64], x []V) V { return ag.RDiv(2, x[0]) }},
+		{name: "Linear/3d", shapes: [][]int{{2, 3, 4}, {2, 4}, {2}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.Linear(x[0], x[1], x[2]) }},
+		{name: "Linear/1d", shapes: [][]int{{4}, {2, 4}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.Linear(x[0], x[1], V{}) }},
+		{name: "LinearAct/3d", shapes: [][]int{{2, 3, 4}, {2, 4}, {2}}, order: 3, f: func(_ *ag.Tape[float64], x []V) V { return ag.LinearAct(x[0], x[1], x[2], ag.TanhAct) }},
 		{name: "AdaptiveAvgPool2D", shapes: [][]int{{1, 2, 5, 5}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.AdaptiveAvgPool2D(ag.Square(x[0]), 2, 3) }},
 	}
 }

@@ -148,7 +148,14 @@ func (transposeRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], e
 //	z[n, o] = Σ_i x[n, i]·w[o, i] + b[o]
 //
 // Backward, as GEMMs: ∂L/∂x += g·w, ∂L/∂w += gᵀ·x, ∂L/∂b[o] += Σ_n g[n, o].
+//
+// As nn.Linear, x may have any leading dimensions, x [..., In] giving
+// z [..., Out] (x [In] gives z [Out]): x is viewed as a matrix of rows
+// [−1, In] (Reshape, no copy), and the result viewed back.
 func Linear[T tensor.Float](x, w, b Var[T]) Var[T] {
+	if r := x.use("Linear").value.Rank(); r != 2 && r > 0 {
+		return linearND(x, w, b, IdentityAct)
+	}
 	t, xe, we := use2("Linear", x, w)
 	be := useOpt("Linear", t, b)
 	xt, wt := xe.value, we.value
@@ -237,4 +244,22 @@ func (conv2DRule[T]) backward(t *Tape[T], e *entry[T]) {
 	if db != nil {
 		sumPerChannelInto(db, accB, g)
 	}
+}
+
+// linearND is Linear (and LinearAct) of x [..., In] of rank ≠ 2: the
+// rank-2 op on x viewed as [−1, In], viewed back as [..., Out].
+func linearND[T tensor.Float](x, w, b Var[T], act Activation) Var[T] {
+	xt, wt := x.use("Linear").value, w.use("Linear").value
+	r := xt.Rank()
+	if wt.Rank() != 2 || xt.Dim(r-1) != wt.Dim(1) {
+		panic(&tensor.ShapeError{Op: "autograd.Linear", Msg: fmt.Sprintf("input of shape %v does not fit weight of shape %v (want x [..., In] and w [Out, In])", xt.Shape(), wt.Shape())})
+	}
+	var buf [maxPooledRank]int
+	dims := buf[:0]
+	for i := 0; i < r-1; i++ {
+		dims = append(dims, xt.Dim(i))
+	}
+	dims = append(dims, wt.Dim(0))
+	z := fuse[T, linearRule[T]](Linear(Reshape(x, -1, wt.Dim(1)), w, b), act)
+	return Reshape(z, dims...)
 }

@@ -155,6 +155,7 @@ type entry[T tensor.Float] struct {
 	aux    *tensor.Tensor[T] // a tensor saved for backward, from the arena
 	f      [2]T              // scalar settings (slope, bounds, constants)
 	n      [4]int            // integer settings (axis, offsets, stride, pad)
+	ix     []int             // flat offsets saved for backward (Gather, IndexSelect), kept across Reset for reuse
 	custom func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error)
 	// customOps is a custom node's backward written in ops (CustomDiff).
 	customOps func(gy Var[T], inputs []Var[T]) ([]Var[T], error)
@@ -260,9 +261,9 @@ func (t *Tape[T]) Reset() {
 	}
 	for i := 0; i < t.n; i++ {
 		e := &t.chunks[i/chunkSize][i%chunkSize]
-		ins, fs, view := e.ins[:0], e.fs[:0], e.view
+		ins, fs, view, ix := e.ins[:0], e.fs[:0], e.view, e.ix[:0]
 		clear(e.ins[:cap(e.ins)])
-		*e = entry[T]{ins: ins, fs: fs, view: view}
+		*e = entry[T]{ins: ins, fs: fs, view: view, ix: ix}
 	}
 	t.n, t.ops, t.spent, t.poison = 0, 0, false, nil
 	t.gen++
