@@ -333,6 +333,50 @@ func TestRNNCellSafetensors(t *testing.T) {
 	}
 }
 
+// TestRNNCellLoadsTorchSafetensors: the state_dict of PyTorch's cells
+// (gen_rnn.py's ModuleDict of rnn, gru and lstm, as a safetensors file)
+// loads by name into cells prefixed the same, giving the weights of the
+// reference cells of rnn_torch.json; into float32 cells too, rounded.
+func TestRNNCellLoadsTorchSafetensors(t *testing.T) {
+	ref := readRNNTorch(t)
+	const path = "testdata/rnn_torch.safetensors"
+	rng := rand.New(rand.NewPCG(4, 4))
+	r, g, l := layers.NewRNNCell[float64](rng, 3, 4, layers.RNNTanh), layers.NewGRUCell[float64](rng, 3, 4), layers.NewLSTMCell[float64](rng, 3, 4)
+	layers.Prefix[float64]("rnn", r)
+	layers.Prefix[float64]("gru", g)
+	layers.Prefix[float64]("lstm", l)
+	meta, err := layers.LoadParams(path, slices.Concat(r.Params(), g.Params(), l.Params()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta["format"] != "pt" {
+		t.Errorf("metadata %v, want format pt", meta)
+	}
+	for _, c := range []struct {
+		prefix string
+		ps     []*autograd.Param[float64]
+		ref    *rnnCase
+	}{{"rnn.", r.Params(), &ref.RNNTanh}, {"gru.", g.Params(), &ref.GRU}, {"lstm.", l.Params(), &ref.LSTM}} {
+		for _, p := range c.ps {
+			if diff := cmp.Diff(c.ref.Params[p.Name[len(c.prefix):]].Data, p.Value.Data()); diff != "" {
+				t.Errorf("%s (-rnn_torch.json +loaded):\n%s", p.Name, diff)
+			}
+		}
+	}
+	g32 := layers.NewGRUCell[float32](rng, 3, 4)
+	layers.Prefix[float32]("gru", g32)
+	if _, err := layers.LoadCheckpointWith(path, g32.Params(), nil, layers.LoadOptions{IgnoreUnknown: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range g32.Params() {
+		for i, v := range p.Value.Data() {
+			if want := float32(ref.GRU.Params[p.Name[len("gru."):]].Data[i]); v != want {
+				t.Fatalf("float32 %s[%d] = %v, want %v", p.Name, i, v, want)
+			}
+		}
+	}
+}
+
 // TestRNNCellFloat32: in float32 each cell gives its float64 states to
 // float32's precision.
 func TestRNNCellFloat32(t *testing.T) {

@@ -1,6 +1,9 @@
 """Writes rnn_torch.json: PyTorch's RNNCell (tanh and relu), GRUCell and
 LSTMCell run for three steps on a fixed input sequence, in float64, with
-the gradients of a fixed loss, for layers' TestRNNCellsMatchPyTorch.
+the gradients of a fixed loss, for layers' TestRNNCellsMatchPyTorch; and
+rnn_torch.safetensors: the state_dict of a ModuleDict holding the tanh
+RNNCell, the GRUCell and the LSTMCell as rnn, gru and lstm (F64), for
+TestRNNCellLoadsTorchSafetensors.
 
 For each cell: its parameters (by their state_dict names), the inputs x
 [steps, B, In], the initial state h0 (and c0) [B, H], the state after each
@@ -9,13 +12,21 @@ step, and the gradients of
     loss = Σ h_T² (+ Σ c_T² for the LSTM)
 
 with respect to every parameter, x, h0 (and c0). "state_dict_keys" are the
-keys of a ModuleDict holding the cells as rnn, gru and lstm. Tensors are
-{"shape": [...], "data": [...]}, row-major.
+keys of the ModuleDict. Tensors are {"shape": [...], "data": [...]},
+row-major.
 
-Run with Debian's python3-torch:
+The safetensors file is written from the format's spec with the standard
+library (the safetensors package is not in Debian): an 8-byte
+little-endian header length, the JSON header padded with spaces to a
+multiple of 8 (as safetensors.torch.save_file pads it), then the tensors'
+little-endian bytes in state_dict order.
+
+Run from this directory with Debian's python3-torch:
     python3 gen_rnn.py > rnn_torch.json
 """
 import json
+import os
+import struct
 import sys
 
 import torch
@@ -65,14 +76,29 @@ def run(cell, lstm):
     return out
 
 
+def write_safetensors(path, state):
+    header, data = {"__metadata__": {"format": "pt"}}, b""
+    for k, v in state.items():
+        b = struct.pack("<%dd" % v.numel(), *v.flatten().tolist())
+        header[k] = {"dtype": "F64", "shape": list(v.shape),
+                     "data_offsets": [len(data), len(data) + len(b)]}
+        data += b
+    h = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + data)
+
+
 cells = torch.nn.ModuleDict({
-    "rnn": torch.nn.RNNCell(IN, H),
+    "rnn": torch.nn.RNNCell(IN, H, nonlinearity="tanh"),
     "gru": torch.nn.GRUCell(IN, H),
     "lstm": torch.nn.LSTMCell(IN, H),
 })
 out = {"state_dict_keys": list(cells.state_dict().keys())}
-out["rnn_tanh"] = run(torch.nn.RNNCell(IN, H, nonlinearity="tanh"), False)
+out["rnn_tanh"] = run(cells["rnn"], False)
 out["rnn_relu"] = run(torch.nn.RNNCell(IN, H, nonlinearity="relu"), False)
-out["gru"] = run(torch.nn.GRUCell(IN, H), False)
-out["lstm"] = run(torch.nn.LSTMCell(IN, H), True)
+out["gru"] = run(cells["gru"], False)
+out["lstm"] = run(cells["lstm"], True)
 json.dump(out, sys.stdout)
+write_safetensors(os.path.join(os.path.dirname(os.path.abspath(__file__)), "rnn_torch.safetensors"),
+                  cells.state_dict())
