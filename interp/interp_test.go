@@ -25,6 +25,12 @@ type reference struct {
 	Natural refValues     `json:"natural"`
 	Linear  refValues     `json:"linear"`
 	Hermite refValues     `json:"hermite"`
+	Long    struct {
+		Times   []float64     `json:"times"`
+		Obs     [][][]float64 `json:"obs"`
+		Queries []float64     `json:"queries"`
+		Natural refValues     `json:"natural"`
+	} `json:"long"`
 }
 
 func loadReference(t *testing.T) *reference {

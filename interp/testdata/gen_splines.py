@@ -16,7 +16,9 @@ query it writes, shaped [Q, B, C]:
             knot (the last piece at t_{n-1});
   hermite:  the backward Hermite cubic of diffrax's
             backward_hermite_coefficients, written out below in numpy and
-            checked against SciPy's CubicHermiteSpline with the same slopes.
+            checked against SciPy's CubicHermiteSpline with the same slopes;
+  long:     a natural spline on 60 knots (B = 1, C = 2), to exercise the
+            tridiagonal solve.
 """
 import json
 
@@ -80,6 +82,14 @@ chs = CubicHermiteSpline(times, obs, m, axis=1)
 assert np.allclose(np.moveaxis(chs(queries), 1, 0), her_val, rtol=0, atol=1e-12)
 assert np.allclose(np.moveaxis(chs(queries, 1), 1, 0), her_der, rtol=0, atol=1e-12)
 
+# A longer natural spline, to exercise the tridiagonal solve: n = 60 knots
+# at irregular spacings (from 0.01 to 1), B = 1, C = 2, queries in every
+# piece, at every knot and outside.
+long_times = np.cumsum(np.concatenate([[0.0], rng.uniform(0.01, 1.0, size=59)]))
+long_obs = rng.normal(size=(1, 60, 2))
+long_q = np.concatenate([long_times, (long_times[:-1] + long_times[1:]) / 2, [long_times[0] - 0.5, long_times[-1] + 0.5]])
+long_cs = CubicSpline(long_times, long_obs, axis=1, bc_type="natural")
+
 out = {
     "times": times.tolist(),
     "obs": obs.tolist(),
@@ -87,6 +97,15 @@ out = {
     "natural": {"value": nat_val.tolist(), "deriv": nat_der.tolist()},
     "linear": {"value": lin_val.tolist(), "deriv": lin_der.tolist()},
     "hermite": {"value": her_val.tolist(), "deriv": her_der.tolist()},
+    "long": {
+        "times": long_times.tolist(),
+        "obs": long_obs.tolist(),
+        "queries": long_q.tolist(),
+        "natural": {
+            "value": np.moveaxis(long_cs(long_q), 1, 0).tolist(),
+            "deriv": np.moveaxis(long_cs(long_q, 1), 1, 0).tolist(),
+        },
+    },
 }
 with open("splines.json", "w") as f:
     json.dump(out, f, indent=1)
