@@ -151,6 +151,36 @@ func (d Bernoulli[T]) Entropy() autograd.Var[T] {
 	return autograd.Sub(autograd.Softplus(d.Logits), autograd.Mul(autograd.Sigmoid(d.Logits), d.Logits))
 }
 
+// Sample returns a draw x ∈ {0, 1} of Logits' shape, x = 1 with
+// probability σ(l), each from one uniform number of rng, as a constant on
+// tp: torch's Bernoulli.sample(), which has no gradient (score it with
+// LogProb for a score-function estimator).
+func (d Bernoulli[T]) Sample(tp *autograd.Tape[T], rng *rand.Rand) autograd.Var[T] {
+	l := d.Logits.Value()
+	x := tensor.New[T](l.Shape()...)
+	xd := x.Data()
+	for i, v := range l.Data() {
+		if rng.Float64() < tensor.SigmoidOf(float64(v)) {
+			xd[i] = 1
+		}
+	}
+	return tp.Const(x)
+}
+
+// KLBernoulli returns the Kullback–Leibler divergence KL(p ‖ q) between
+// two Bernoullis with logits lp and lq, elementwise, torch's
+// kl_divergence(p, q) for Bernoullis, in the stable form
+//
+//	KL = σ(lp)·(lp − lq) + softplus(lq) − softplus(lp)
+//
+// (= p log(p/q) + (1 − p) log((1 − p)/(1 − q)) with p = σ(lp), q = σ(lq)),
+// finite for all finite logits: torch returns +Inf once q rounds to 0 or 1
+// (lq > 37 or lq < −745 in float64), where this gives the finite value.
+func KLBernoulli[T tensor.Float](p, q Bernoulli[T]) autograd.Var[T] {
+	a := autograd.Mul(autograd.Sigmoid(p.Logits), autograd.Sub(p.Logits, q.Logits))
+	return autograd.Add(a, autograd.Sub(autograd.Softplus(q.Logits), autograd.Softplus(p.Logits)))
+}
+
 // Probs returns p = σ(l), torch's Bernoulli.probs.
 func (d Bernoulli[T]) Probs() autograd.Var[T] { return autograd.Sigmoid(d.Logits) }
 
@@ -209,6 +239,65 @@ func (d Categorical[T]) LogProb(labels []int) autograd.Var[T] {
 	}
 	tp := d.Logits.Tape()
 	return autograd.SumAxis(autograd.Mul(d.LogProbs(), tp.Const(onehot)), -1, false)
+}
+
+// Sample draws one class per row of the batch, class k with probability
+// p_k, from one uniform number of rng per row (the inverse of the
+// cumulative distribution, computed in float64 from the logits shifted by
+// the row's maximum), torch's Categorical.sample(). The classes are plain
+// ints, in row-major order: sampling has no gradient.
+func (d Categorical[T]) Sample(rng *rand.Rand) []int {
+	z := d.Logits.Value()
+	shape := z.Shape()
+	if len(shape) == 0 || shape[len(shape)-1] == 0 {
+		panic(fmt.Sprintf("dist: Categorical.Sample: logits of shape %v, want [..., K] with K ≥ 1", shape))
+	}
+	k := shape[len(shape)-1]
+	zd := z.Data()
+	out := make([]int, len(zd)/k)
+	w := make([]float64, k)
+	for b := range out {
+		row := zd[b*k : (b+1)*k]
+		m := math.Inf(-1)
+		for _, v := range row {
+			m = max(m, float64(v))
+		}
+		var s float64
+		for j, v := range row {
+			w[j] = math.Exp(float64(v) - m)
+			s += w[j]
+		}
+		u := rng.Float64() * s
+		c := k - 1
+		for j, v := range w {
+			if u < v {
+				c = j
+				break
+			}
+			u -= v
+		}
+		// Never a class of probability 0 (the fall-through past rounding).
+		for c > 0 && w[c] == 0 {
+			c--
+		}
+		out[b] = c
+	}
+	return out
+}
+
+// KLCategorical returns the Kullback–Leibler divergence KL(p ‖ q) between
+// two Categoricals over the same K classes, for each distribution of the
+// batch (logits [B, K] give [B]), torch's kl_divergence(p, q) for
+// Categoricals:
+//
+//	KL = Σ_k p_k (log p_k − log q_k)
+//
+// with the log-probabilities of LogProbs, finite for all finite logits:
+// torch returns +Inf once a q_k underflows to 0 (a logit 745 or more below
+// its row's maximum, in float64), where this gives the finite value.
+func KLCategorical[T tensor.Float](p, q Categorical[T]) autograd.Var[T] {
+	lp := p.LogProbs()
+	return autograd.SumAxis(autograd.Mul(autograd.Exp(lp), autograd.Sub(lp, q.LogProbs())), -1, false)
 }
 
 // Entropy returns the entropy of each distribution of the batch (Logits

@@ -25,10 +25,14 @@
 //	BernoulliProbs(p)          Bernoulli(probs=p)
 //	  LogProb(x), Entropy,     .log_prob(x), .entropy(), .probs, .mean
 //	  Probs, Mean
+//	  Sample                   .sample() (no gradient)
+//	KLBernoulli(p, q)          kl_divergence(p, q) for two Bernoullis
 //	Categorical{Logits}        Categorical(logits=...) on [B, K] logits
 //	  LogProb(labels)          .log_prob(labels)
 //	  LogProbs, Probs          .logits (normalised), .probs
 //	  Entropy                  .entropy()
+//	  Sample                   .sample() (classes as ints)
+//	KLCategorical(p, q)        kl_divergence(p, q) for two Categoricals
 //
 // Shapes broadcast as in PyTorch, through the ops' own broadcasting: a
 // Normal with Loc and Scale of shape [D] scores x of shape [N, D]; LogProb,
@@ -52,10 +56,13 @@
 //	log p(x) = x·l − softplus(l)
 //	H        = softplus(l) − σ(l)·l
 //
+// KL(Bern(σ(lp)) ‖ Bern(σ(lq))) = σ(lp)·(lp − lq) + softplus(lq) − softplus(lp).
+//
 // Categorical with logits z over K classes:
 //
 //	log p(k) = z_k − logsumexp(z)
 //	H        = −Σ_k p_k log p_k
+//	KL(p ‖ q) = Σ_k p_k (log p_k − log q_k)
 //
 // # Numerical stability
 //
@@ -71,7 +78,10 @@
 // The Categorical entropy multiplies p_k = exp(log p_k) by the finite
 // log p_k, so a probability that underflows to 0 contributes 0, as in
 // torch (which clamps the logits to the type's smallest finite value).
-// The Normal's scale must be positive; nothing clamps it.
+// The two discrete KLs stay finite where torch's return +Inf because a
+// probability of q rounded to 0 or 1 (a Bernoulli logit of q above 37, a
+// class 745 below its row's maximum): they never form q itself. The
+// Normal's scale must be positive; nothing clamps it.
 //
 // The package's tests compare every value and the gradients of a fixed
 // loss with torch.distributions in float64 (testdata/gen_dist.py), logits of

@@ -37,6 +37,8 @@ func TestGradients(t *testing.T) {
 	xb := tensor.FromSlice([]float64{1, 0, 1, 0, 0, 1, 1, 0}, 2, 4)
 	probs := param("probs", []float64{0.1, 0.5, 0.93, 0.27}, 4)
 	cat := param("cat_logits", append([]float64(nil), catLogits...), 3, 4)
+	logits2 := param("logits_q", []float64{-0.4, 1.1, 0.2, -2.5, -30, 20, -400, 3}, 2, 4)
+	cat2 := param("cat_logits_q", []float64{1, 0.2, -0.7, 0.4, 0, 40, -30, 2, -300, 0, 300, 1}, 3, 4)
 	labels := []int{2, 1, 0}
 	normal := func(tp *autograd.Tape[float64]) dist.Normal[float64] {
 		return dist.Normal[float64]{Loc: tp.Param(loc), Scale: tp.Param(scale)}
@@ -64,6 +66,12 @@ func TestGradients(t *testing.T) {
 		{"Categorical.LogProb", func(tp *autograd.Tape[float64]) f64 {
 			return dist.Categorical[float64]{Logits: tp.Param(cat)}.LogProb(labels)
 		}, []*autograd.Param[float64]{cat}},
+		{"KLBernoulli", func(tp *autograd.Tape[float64]) f64 {
+			return dist.KLBernoulli(dist.Bernoulli[float64]{Logits: tp.Param(logits)}, dist.Bernoulli[float64]{Logits: tp.Param(logits2)})
+		}, []*autograd.Param[float64]{logits, logits2}},
+		{"KLCategorical", func(tp *autograd.Tape[float64]) f64 {
+			return dist.KLCategorical(dist.Categorical[float64]{Logits: tp.Param(cat)}, dist.Categorical[float64]{Logits: tp.Param(cat2)})
+		}, []*autograd.Param[float64]{cat, cat2}},
 		{"Categorical.LogProbs", func(tp *autograd.Tape[float64]) f64 {
 			return dist.Categorical[float64]{Logits: tp.Param(cat)}.LogProbs()
 		}, []*autograd.Param[float64]{cat}},
@@ -89,8 +97,8 @@ func TestGradients(t *testing.T) {
 }
 
 // TestSecondOrder checks second derivatives (Backward through Grad with
-// CreateGraph) of the KL, the Categorical entropy and the Bernoulli
-// log-probability and entropy against central differences.
+// CreateGraph) of the KLs, the Categorical entropy and log-probability and
+// the Bernoulli log-probability and entropy against central differences.
 func TestSecondOrder(t *testing.T) {
 	loc, scale, _ := normalParams()
 	loc2 := param("loc_q", []float64{-0.2, 0.5, 1.0, 1.5, 0.1, -2.0}, 2, 3)
@@ -98,6 +106,8 @@ func TestSecondOrder(t *testing.T) {
 	cat := param("cat_logits", []float64{0.5, -1.0, 2.0, 0.1, 3, -2, 0, 1}, 2, 4)
 	logits := param("logits", []float64{0.3, -1.7, 2.2, 0.9, 4, -3}, 6)
 	xb := tensor.FromSlice([]float64{1, 0, 1, 0, 0, 1}, 6)
+	logitsQ := param("logits_q", []float64{-0.4, 1.1, 0.2, -2.5, 1, 0.5}, 6)
+	catQ := param("cat_logits_q", []float64{1, 0.2, -0.7, 0.4, 0, 2, -3, 0.5}, 2, 4)
 	cases := []struct {
 		name   string
 		f      func(tp *autograd.Tape[float64]) f64
@@ -113,6 +123,12 @@ func TestSecondOrder(t *testing.T) {
 		{"Categorical.LogProb", func(tp *autograd.Tape[float64]) f64 {
 			return dist.Categorical[float64]{Logits: tp.Param(cat)}.LogProb([]int{3, 0})
 		}, []*autograd.Param[float64]{cat}},
+		{"KLBernoulli", func(tp *autograd.Tape[float64]) f64 {
+			return dist.KLBernoulli(dist.Bernoulli[float64]{Logits: tp.Param(logits)}, dist.Bernoulli[float64]{Logits: tp.Param(logitsQ)})
+		}, []*autograd.Param[float64]{logits, logitsQ}},
+		{"KLCategorical", func(tp *autograd.Tape[float64]) f64 {
+			return dist.KLCategorical(dist.Categorical[float64]{Logits: tp.Param(cat)}, dist.Categorical[float64]{Logits: tp.Param(catQ)})
+		}, []*autograd.Param[float64]{cat, catQ}},
 		{"Bernoulli", func(tp *autograd.Tape[float64]) f64 {
 			b := dist.Bernoulli[float64]{Logits: tp.Param(logits)}
 			return autograd.Add(b.LogProb(tp.Const(xb)), b.Entropy())
@@ -226,6 +242,7 @@ func TestFloat32(t *testing.T) {
 	q64 := dist.Normal[float64]{Loc: v64(xd, 2, 3), Scale: v64(sd, 2, 3)}
 	b32, b64 := dist.Bernoulli[float32]{Logits: v32(extremeLogits, 8)}, dist.Bernoulli[float64]{Logits: v64(extremeLogits, 8)}
 	c32, c64 := dist.Categorical[float32]{Logits: v32(catLogits, 3, 4)}, dist.Categorical[float64]{Logits: v64(catLogits, 3, 4)}
+	c32x, c64x := dist.Categorical[float32]{Logits: v32(ld, 3, 2)}, dist.Categorical[float64]{Logits: v64(ld, 3, 2)}
 	pairs := []struct {
 		name string
 		a    autograd.Var[float32]
@@ -238,6 +255,8 @@ func TestFloat32(t *testing.T) {
 		{"Bernoulli.Entropy", b32.Entropy(), b64.Entropy()},
 		{"Categorical.LogProb", c32.LogProb([]int{1, 2, 3}), c64.LogProb([]int{1, 2, 3})},
 		{"Categorical.Entropy", c32.Entropy(), c64.Entropy()},
+		{"KLBernoulli", dist.KLBernoulli(b32, dist.Bernoulli[float32]{Logits: v32(xb, 8)}), dist.KLBernoulli(b64, dist.Bernoulli[float64]{Logits: v64(xb, 8)})},
+		{"KLCategorical", dist.KLCategorical(dist.Categorical[float32]{Logits: v32(xd, 3, 2)}, c32x), dist.KLCategorical(dist.Categorical[float64]{Logits: v64(xd, 3, 2)}, c64x)},
 	}
 	for _, p := range pairs {
 		a, b := p.a.Value().Data(), p.b.Value().Data()
@@ -271,4 +290,67 @@ func TestNormalBroadcastShapePanic(t *testing.T) {
 	}()
 	tp := newTape()
 	dist.Normal[float64]{Loc: tp.Const(tensor.New[float64](2)), Scale: tp.Const(tensor.New[float64](3))}.Sample(tp, rand.New(rand.NewPCG(1, 1)))
+}
+
+// TestBernoulliSample checks that the frequency of ones is near σ(l), with
+// a fixed seed, and that logits of ±500 give 1 and 0 always.
+func TestBernoulliSample(t *testing.T) {
+	const n = 20000
+	tp := newTape()
+	l := []float64{-1.5, 0, 0.8, 500, -500}
+	logits := make([]float64, 0, n*len(l))
+	for range n {
+		logits = append(logits, l...)
+	}
+	x := dist.Bernoulli[float64]{Logits: tp.Const(tensor.FromSlice(logits, n, len(l)))}.Sample(tp, rand.New(rand.NewPCG(3, 4)))
+	if x.RequiresGrad() {
+		t.Error("a Bernoulli sample requires a gradient, want a constant")
+	}
+	xd := x.Value().Data()
+	for j, lj := range l {
+		var ones float64
+		for i := range n {
+			v := xd[i*len(l)+j]
+			if v != 0 && v != 1 {
+				t.Fatalf("sample %v, want 0 or 1", v)
+			}
+			ones += v
+		}
+		p := tensor.SigmoidOf(lj)
+		if f := ones / n; math.Abs(f-p) > 4*math.Sqrt(p*(1-p)/n) {
+			t.Errorf("logit %v: frequency of ones %v, want %v", lj, f, p)
+		}
+	}
+}
+
+// TestCategoricalSample checks the classes' frequencies against the
+// probabilities, with a fixed seed, on logits of ±500 among others.
+func TestCategoricalSample(t *testing.T) {
+	const n = 20000
+	tp := newTape()
+	rows := [][]float64{{0.5, -1, 2, 0.1}, {500, -500, 499, 0}}
+	var logits []float64
+	for range n {
+		for _, r := range rows {
+			logits = append(logits, r...)
+		}
+	}
+	c := dist.Categorical[float64]{Logits: tp.Const(tensor.FromSlice(logits, n*len(rows), 4))}
+	got := c.Sample(rand.New(rand.NewPCG(5, 6)))
+	if len(got) != n*len(rows) {
+		t.Fatalf("%d samples, want %d", len(got), n*len(rows))
+	}
+	probs := c.Probs().Value().Data()
+	for r := range rows {
+		var counts [4]float64
+		for i := range n {
+			counts[got[i*len(rows)+r]]++
+		}
+		for k, cnt := range counts {
+			p := probs[r*4+k]
+			if f := cnt / n; math.Abs(f-p) > 4*math.Sqrt(p*(1-p)/n) {
+				t.Errorf("row %v, class %d: frequency %v, want %v", rows[r], k, f, p)
+			}
+		}
+	}
 }

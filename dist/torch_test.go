@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,7 +56,9 @@ type torchRef struct {
 		Probs      jt
 		GradLogits jt `json:"grad_logits"`
 	}
-	Categorical struct {
+	KLBernoulli   klRef `json:"kl_bernoulli"`
+	KLCategorical klRef `json:"kl_categorical"`
+	Categorical   struct {
 		Logits     jt
 		Labels     []int
 		WLP        jt `json:"w_lp"`
@@ -65,6 +68,15 @@ type torchRef struct {
 		Probs      jt
 		GradLogits jt `json:"grad_logits"`
 	}
+}
+
+// klRef is a KL divergence between two distributions given by logits.
+type klRef struct {
+	LogitsP     jt `json:"logits_p"`
+	LogitsQ     jt `json:"logits_q"`
+	W, KL       jt
+	GradLogitsP jt `json:"grad_logits_p"`
+	GradLogitsQ jt `json:"grad_logits_q"`
 }
 
 func loadRef(t *testing.T) *torchRef {
@@ -169,4 +181,68 @@ func TestCategoricalMatchesPyTorch(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(t, "grad logits", logits.Grad(), r.GradLogits)
+}
+
+func TestKLBernoulliMatchesPyTorch(t *testing.T) {
+	r := loadRef(t).KLBernoulli
+	tp := newTape()
+	lp, lq := tp.Input(r.LogitsP.tensor()), tp.Input(r.LogitsQ.tensor())
+	kl := dist.KLBernoulli(dist.Bernoulli[float64]{Logits: lp}, dist.Bernoulli[float64]{Logits: lq})
+	check(t, "kl", kl.Value(), r.KL)
+	if err := tp.Backward(weighted(tp, r.W, kl)); err != nil {
+		t.Fatal(err)
+	}
+	check(t, "grad logits_p", lp.Grad(), r.GradLogitsP)
+	check(t, "grad logits_q", lq.Grad(), r.GradLogitsQ)
+}
+
+func TestKLCategoricalMatchesPyTorch(t *testing.T) {
+	r := loadRef(t).KLCategorical
+	tp := newTape()
+	lp, lq := tp.Input(r.LogitsP.tensor()), tp.Input(r.LogitsQ.tensor())
+	kl := dist.KLCategorical(dist.Categorical[float64]{Logits: lp}, dist.Categorical[float64]{Logits: lq})
+	check(t, "kl", kl.Value(), r.KL)
+	if err := tp.Backward(weighted(tp, r.W, kl)); err != nil {
+		t.Fatal(err)
+	}
+	check(t, "grad logits_p", lp.Grad(), r.GradLogitsP)
+	check(t, "grad logits_q", lq.Grad(), r.GradLogitsQ)
+}
+
+// TestKLBeyondTorch checks the discrete KLs where torch returns +Inf (a
+// probability of q rounded to 0 or 1) against their finite values,
+// written out in float64 arithmetic.
+func TestKLBeyondTorch(t *testing.T) {
+	tp := newTape()
+	// Bernoulli: lq = 50 (q = 1 in float64) and lq = 500, lq = −800 (q = 0).
+	lp, lq := []float64{-50, -500, 3, 1}, []float64{50, 500, -800, 40}
+	kl := dist.KLBernoulli(dist.Bernoulli[float64]{Logits: tp.Const(tensor.FromSlice(lp, 4))},
+		dist.Bernoulli[float64]{Logits: tp.Const(tensor.FromSlice(lq, 4))})
+	for i, v := range kl.Value().Data() {
+		p := tensor.SigmoidOf(lp[i])
+		want := p*(lp[i]-lq[i]) + tensor.SoftplusOf(lq[i]) - tensor.SoftplusOf(lp[i])
+		if math.IsInf(v, 0) || math.IsNaN(v) || math.Abs(v-want) > 1e-12*math.Max(1, math.Abs(want)) {
+			t.Errorf("KLBernoulli(%v ‖ %v) = %v, want %v", lp[i], lq[i], v, want)
+		}
+	}
+	// Categorical: q's first class is 1000 below its row's maximum.
+	zp, zq := []float64{500, -500, 499}, []float64{-500, 0, 500}
+	klc := dist.KLCategorical(dist.Categorical[float64]{Logits: tp.Const(tensor.FromSlice(zp, 1, 3))},
+		dist.Categorical[float64]{Logits: tp.Const(tensor.FromSlice(zq, 1, 3))})
+	lse := func(z []float64) float64 {
+		m := slices.Max(z)
+		var s float64
+		for _, v := range z {
+			s += math.Exp(v - m)
+		}
+		return m + math.Log(s)
+	}
+	var want float64
+	for k := range zp {
+		a, b := zp[k]-lse(zp), zq[k]-lse(zq)
+		want += math.Exp(a) * (a - b)
+	}
+	if v := klc.Value().Data()[0]; math.IsInf(v, 0) || math.Abs(v-want) > 1e-12*want {
+		t.Errorf("KLCategorical = %v, want %v", v, want)
+	}
 }

@@ -1,7 +1,8 @@
 """Writes dist_torch.json: torch.distributions' Normal, Bernoulli and
-Categorical (log-probabilities, entropies, the Normal–Normal KL) on fixed
-inputs, in float64, with the gradients of one fixed loss per distribution
-with respect to its parameters, for dist's TestMatchesPyTorch.
+Categorical (log-probabilities, entropies, the KL divergence between two
+of a kind) on fixed inputs, in float64, with the gradients of one fixed
+loss per distribution with respect to its parameters, for dist's
+Test*MatchesPyTorch.
 
 The Bernoulli and Categorical logits include ±50 and ±500, where a naive
 log(sigmoid) or softmax would give -inf or NaN and torch's stable forms give
@@ -92,6 +93,30 @@ out["categorical"] = {
     "logits": t(logits), "labels": labels.tolist(), "w_lp": t(w_lp), "w_ent": t(w_ent),
     "log_prob": t(lp), "entropy": t(ent), "probs": t(c.probs),
     "grad_logits": t(logits.grad),
+}
+
+# KL(p || q) between Bernoullis of shape [8] and Categoricals of shape
+# [4, 3], with extreme logits. torch returns inf where a probability of q
+# rounds to 0 or 1 (a Bernoulli logit of q above 37 or below -745, a
+# Categorical class of q below the row's maximum by 745 or more): those
+# are left out here (dist gives the finite value; TestKLBeyondTorch).
+lp_ = leaf(torch.cat([torch.randn(4) * 2, torch.tensor([50.0, -50.0, 500.0, -500.0])]))
+lq_ = leaf(torch.cat([torch.randn(4) * 2, torch.tensor([-50.0, 30.0, -500.0, 20.0])]))
+w = torch.randn(8)
+kl = kl_divergence(Bernoulli(logits=lp_), Bernoulli(logits=lq_))
+(w * kl).sum().backward()
+out["kl_bernoulli"] = {
+    "logits_p": t(lp_), "logits_q": t(lq_), "w": t(w), "kl": t(kl),
+    "grad_logits_p": t(lp_.grad), "grad_logits_q": t(lq_.grad),
+}
+lp_ = leaf(torch.cat([torch.randn(2, 3) * 2, torch.tensor([[500.0, -500.0, 499.0], [50.0, 0.0, -50.0]])]))
+lq_ = leaf(torch.cat([torch.randn(2, 3) * 2, torch.tensor([[-300.0, 0.0, 300.0], [0.0, 50.0, 1.0]])]))
+w = torch.randn(4)
+kl = kl_divergence(Categorical(logits=lp_), Categorical(logits=lq_))
+(w * kl).sum().backward()
+out["kl_categorical"] = {
+    "logits_p": t(lp_), "logits_q": t(lq_), "w": t(w), "kl": t(kl),
+    "grad_logits_p": t(lp_.grad), "grad_logits_q": t(lq_.grad),
 }
 
 json.dump(out, sys.stdout, indent=1)
