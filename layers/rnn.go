@@ -15,7 +15,7 @@ import (
 // PyTorch cell's state_dict, saved as safetensors, loads into them with
 // LoadParams. A cell is not a Module, having a state as well as an input:
 // its Step records one step for a batch, x [B, In] and h [B, H]. Each is
-// written with autograd's ops (two Linear calls, Split into the gates), so
+// written with autograd's ops (two Linear calls, Narrow into the gates), so
 // its gradient is theirs.
 
 // Nonlinearities of an RNNCell, named as PyTorch's nonlinearity argument.
@@ -65,12 +65,13 @@ func cellParamList[T tensor.Float](wih, whh, bih, bhh *autograd.Param[T]) []*aut
 // checking the shapes of x and h; a zero h is a zero state (returned as
 // zeros). hidden is H.
 func cellGates[T tensor.Float](op string, tp *autograd.Tape[T], x, h autograd.Var[T], hidden int, wih, whh, bih, bhh *autograd.Param[T]) (gi, gh, h0 autograd.Var[T]) {
-	in := wih.Value.Dim(1)
-	xs := x.Shape()
-	if len(xs) != 2 || xs[1] != in {
-		panic(&tensor.ShapeError{Op: "layers." + op, Msg: fmt.Sprintf("input of shape %v, want [B, %d]", xs, in)})
+	// Value's Rank and Dim, not Shape, which copies: a step allocates
+	// nothing on a reused tape.
+	in, xv := wih.Value.Dim(1), x.Value()
+	if xv.Rank() != 2 || xv.Dim(1) != in {
+		panic(&tensor.ShapeError{Op: "layers." + op, Msg: fmt.Sprintf("input of shape %v, want [B, %d]", xv.Shape(), in)})
 	}
-	h = stateOrZeros(op, "state", tp, h, xs[0], hidden)
+	h = stateOrZeros(op, "state", tp, h, xv.Dim(0), hidden)
 	gi = autograd.Linear(x, tp.Param(wih), optParam(tp, bih))
 	gh = autograd.Linear(h, tp.Param(whh), optParam(tp, bhh))
 	return gi, gh, h
@@ -80,10 +81,10 @@ func cellGates[T tensor.Float](op string, tp *autograd.Tape[T], x, h autograd.Va
 // panics if h is not [b, hidden].
 func stateOrZeros[T tensor.Float](op, what string, tp *autograd.Tape[T], h autograd.Var[T], b, hidden int) autograd.Var[T] {
 	if h.IsZero() {
-		return tp.Const(tensor.New[T](b, hidden))
+		return tp.Const(tp.Scratch(b, hidden).Zero())
 	}
-	if hs := h.Shape(); len(hs) != 2 || hs[0] != b || hs[1] != hidden {
-		panic(&tensor.ShapeError{Op: "layers." + op, Msg: fmt.Sprintf("%s of shape %v, want [%d, %d]", what, hs, b, hidden)})
+	if hv := h.Value(); hv.Rank() != 2 || hv.Dim(0) != b || hv.Dim(1) != hidden {
+		panic(&tensor.ShapeError{Op: "layers." + op, Msg: fmt.Sprintf("%s of shape %v, want [%d, %d]", what, hv.Shape(), b, hidden)})
 	}
 	return h
 }
@@ -173,12 +174,12 @@ func NewGRUCell[T tensor.Float](rng *rand.Rand, in, hidden int) *GRUCell[T] {
 func (c *GRUCell[T]) Step(tp *autograd.Tape[T], x, h autograd.Var[T]) autograd.Var[T] {
 	gi, gh, h := cellGates("GRUCell", tp, x, h, c.Hidden(), c.WeightIH, c.WeightHH, c.BiasIH, c.BiasHH)
 	hd := c.Hidden()
-	i := autograd.Split(gi, 1, 2*hd, hd)
-	g := autograd.Split(gh, 1, 2*hd, hd)
-	rz := autograd.Split(autograd.Sigmoid(autograd.Add(i[0], g[0])), 1, hd, hd)
-	n := autograd.Tanh(autograd.Add(i[1], autograd.Mul(rz[0], g[1])))
+	// r and z together: σ of the first 2H columns of both.
+	rz := autograd.Sigmoid(autograd.Add(autograd.Narrow(gi, 1, 0, 2*hd), autograd.Narrow(gh, 1, 0, 2*hd)))
+	r, z := autograd.Narrow(rz, 1, 0, hd), autograd.Narrow(rz, 1, hd, hd)
+	n := autograd.Tanh(autograd.Add(autograd.Narrow(gi, 1, 2*hd, hd), autograd.Mul(r, autograd.Narrow(gh, 1, 2*hd, hd))))
 	// (1 − z) ⊙ n + z ⊙ h = n + z ⊙ (h − n)
-	return autograd.Add(n, autograd.Mul(rz[1], autograd.Sub(h, n)))
+	return autograd.Add(n, autograd.Mul(z, autograd.Sub(h, n)))
 }
 
 // Params returns weight_ih, weight_hh, bias_ih and bias_hh (the biases if
@@ -224,11 +225,13 @@ func NewLSTMCell[T tensor.Float](rng *rand.Rand, in, hidden int) *LSTMCell[T] {
 func (l *LSTMCell[T]) Step(tp *autograd.Tape[T], x, h, c autograd.Var[T]) (autograd.Var[T], autograd.Var[T]) {
 	hd := l.Hidden()
 	gi, gh, _ := cellGates("LSTMCell", tp, x, h, hd, l.WeightIH, l.WeightHH, l.BiasIH, l.BiasHH)
-	c = stateOrZeros("LSTMCell", "cell state", tp, c, gi.Shape()[0], hd)
-	gs := autograd.Split(autograd.Add(gi, gh), 1, 2*hd, hd, hd)
-	gateIF := autograd.Split(autograd.Sigmoid(gs[0]), 1, hd, hd) // i, f
-	g, o := autograd.Tanh(gs[1]), autograd.Sigmoid(gs[2])
-	c = autograd.Add(autograd.Mul(gateIF[1], c), autograd.Mul(gateIF[0], g))
+	c = stateOrZeros("LSTMCell", "cell state", tp, c, gi.Value().Dim(0), hd)
+	s := autograd.Add(gi, gh)
+	// i and f together: σ of the first 2H columns.
+	fi := autograd.Sigmoid(autograd.Narrow(s, 1, 0, 2*hd))
+	i, f := autograd.Narrow(fi, 1, 0, hd), autograd.Narrow(fi, 1, hd, hd)
+	g, o := autograd.Tanh(autograd.Narrow(s, 1, 2*hd, hd)), autograd.Sigmoid(autograd.Narrow(s, 1, 3*hd, hd))
+	c = autograd.Add(autograd.Mul(f, c), autograd.Mul(i, g))
 	return autograd.Mul(o, autograd.Tanh(c)), c
 }
 

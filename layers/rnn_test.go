@@ -408,6 +408,42 @@ func TestRNNCellFloat32(t *testing.T) {
 	}
 }
 
+// TestRNNCellSteadyStateAllocs: a training step of three cell steps (from
+// a zero state) on a reused tape allocates nothing once its buffers exist.
+func TestRNNCellSteadyStateAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	x := tensor.RandN[float32](rng, 0, 1, 3, 2, 3)
+	for _, tc := range []struct {
+		name string
+		c    cell[float32]
+	}{
+		{"RNNCell", rnnCell(layers.NewRNNCell[float32](rng, 3, 4, layers.RNNTanh))},
+		{"GRUCell", gruCell(layers.NewGRUCell[float32](rng, 3, 4))},
+		{"LSTMCell", lstmCell(layers.NewLSTMCell[float32](rng, 3, 4))},
+	} {
+		tp := autograd.NewTape(tensor.EngineFor[float32](tensor.Default()))
+		step := func() {
+			tp.Reset()
+			xs := tp.Const(x)
+			var h, c autograd.Var[float32]
+			for s := range 3 {
+				h, c = tc.c.step(tp, autograd.Reshape(autograd.Narrow(xs, 0, s, 1), 2, 3), h, c)
+			}
+			loss := autograd.Sum(autograd.Square(h))
+			if tc.c.lstm {
+				loss = autograd.Add(loss, autograd.Sum(autograd.Square(c)))
+			}
+			if err := tp.Backward(loss); err != nil {
+				t.Fatal(err)
+			}
+		}
+		step()
+		if n := testing.AllocsPerRun(20, step); n != 0 {
+			t.Errorf("%s: a step on a reused tape allocates %v times", tc.name, n)
+		}
+	}
+}
+
 // TestRNNCellShapes: an input or a state of the wrong shape, or an unknown
 // nonlinearity, panics, with a *tensor.ShapeError for shapes.
 func TestRNNCellShapes(t *testing.T) {
