@@ -1,8 +1,8 @@
 // Package dist is probability distributions on autograd Vars, as
 // torch.distributions: Normal, Bernoulli and Categorical with their
-// log-probabilities, entropies, reparameterised samples and the
-// Normal–Normal Kullback–Leibler divergence, written once for float32 and
-// float64.
+// log-probabilities, entropies, samples (reparameterised for the Normal)
+// and the Kullback–Leibler divergence between two of a kind, written once
+// for float32 and float64.
 //
 // A distribution is a small struct of Vars (its parameters), built by the
 // caller from any ops: Normal[T]{Loc: mu, Scale: sigma}. Its methods
