@@ -23,8 +23,10 @@
 // c_i·s² + d_i·s³ (Linear stops at b_i). A time t is on the piece i, the
 // largest with t_i ≤ t, clamped to 0 … n−2: a knot t_k belongs to the
 // piece to its right (the last knot to the last piece), which matters only
-// for the derivative of Linear, discontinuous at the knots (the two cubics
-// are continuously differentiable there). Outside [t_0, t_{n−1}] the end
+// for the derivative of Linear, discontinuous at the knots: it is the right
+// derivative there (diffrax's left=False; diffrax's default and torchcde
+// take the left one). The two cubics are continuously differentiable at
+// the knots, so the choice changes nothing but rounding for them. Outside [t_0, t_{n−1}] the end
 // pieces are extrapolated, as torchcde, diffrax and SciPy do; nothing is
 // clamped.
 //

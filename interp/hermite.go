@@ -26,8 +26,9 @@ type HermiteBackward[T tensor.Float] struct{ p *pieces[T] }
 
 // NewHermiteBackward records the backward Hermite cubic of obs [B, n, C] at
 // the strictly increasing knot times (n ≥ 2) on obs's tape: the four
-// coefficients above, each a [B, C] Var per piece, a fixed number of ops
-// plus 4(n−1) Reshapes, O(B·n·C). Its errors are NewLinear's.
+// coefficients above, each a [B, C] Var per piece (a fixed number of ops,
+// then a Narrow and a Reshape per piece and coefficient), O(B·n·C) time and
+// memory. Its errors are NewLinear's.
 func NewHermiteBackward[T tensor.Float](times []float64, obs autograd.Var[T]) (*HermiteBackward[T], error) {
 	p, err := newPieces("NewHermiteBackward", times, obs)
 	if err != nil {

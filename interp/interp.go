@@ -147,12 +147,13 @@ func (p *pieces[T]) derivative(tp *autograd.Tape[T], t float64) autograd.Var[T] 
 // [B, n−1, C], the knot spacings h_i = t_{i+1} − t_i scaled by a.
 func (p *pieces[T]) steps(a float64) autograd.Var[T] {
 	n := len(p.times)
-	h := tensor.New[T](1, n-1, 1)
+	tp := p.obs.Tape()
+	h := tp.Scratch(1, n-1, 1)
 	d := h.Data()
 	for i := range n - 1 {
 		d[i] = T(a * (p.times[i+1] - p.times[i]))
 	}
-	return p.obs.Tape().Const(h)
+	return tp.Const(h)
 }
 
 // slopes returns y_i [B, n−1, C] (the left ends of the pieces) and the

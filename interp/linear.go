@@ -14,13 +14,17 @@ import (
 //
 // The derivative is piecewise constant and jumps at the knots: at a knot t_k
 // it is the slope of the piece to its right, Δ_k (at the last knot, of the
-// last piece, Δ_{n−2}). Outside [t_0, t_{n−1}] the end pieces' lines are
-// extrapolated, as torchcde does (numpy.interp would clamp).
+// last piece, Δ_{n−2}): the right derivative, diffrax's
+// derivative(t, left=False); diffrax's default left=True and torchcde take
+// the left piece there instead. Outside [t_0, t_{n−1}] the end pieces'
+// lines are extrapolated, as torchcde and diffrax do (numpy.interp would
+// clamp).
 type Linear[T tensor.Float] struct{ p *pieces[T] }
 
 // NewLinear records the linear interpolant of obs [B, n, C] at the strictly
 // increasing knot times (n ≥ 2) on obs's tape: y_i and Δ_i, each a [B, C]
-// Var per piece, a fixed number of ops plus 2(n−1) Reshapes, O(B·n·C). It
+// Var per piece (a fixed number of ops, then a Narrow and a Reshape per
+// piece and coefficient), O(B·n·C) time and memory. It
 // returns an error naming the index and values of a time out of order or
 // repeated, and the shapes when obs's time axis does not have n entries.
 func NewLinear[T tensor.Float](times []float64, obs autograd.Var[T]) (*Linear[T], error) {

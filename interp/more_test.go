@@ -216,3 +216,43 @@ func TestMisuse(t *testing.T) {
 		}()
 	}
 }
+
+// TestReset: a tape reused from pass to pass (its Scratch buffers handed
+// out again) gives each pass's interpolant the values and gradients of a
+// fresh tape.
+func TestReset(t *testing.T) {
+	ref := loadReference(t)
+	tp := newTape()
+	for pass := range 3 {
+		obs := obsTensor(ref.Obs)
+		for i := range obs.Data() {
+			obs.Data()[i] += float64(pass) * math.Cos(float64(i))
+		}
+		run := func(tp *autograd.Tape[float64]) ([]float64, []float64) {
+			y := tp.Input(obs)
+			x, err := interp.NewNaturalCubic(ref.Times, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := x.Evaluate(tp, 1.2)
+			vals := append([]float64(nil), v.Value().ReadData()...)
+			if err := tp.Backward(autograd.Sum(autograd.Square(v))); err != nil {
+				t.Fatal(err)
+			}
+			return vals, append([]float64(nil), y.Grad().ReadData()...)
+		}
+		tp.Reset()
+		gotV, gotG := run(tp)
+		wantV, wantG := run(newTape())
+		for i := range wantV {
+			if gotV[i] != wantV[i] {
+				t.Errorf("pass %d: value[%d] %v, want %v", pass, i, gotV[i], wantV[i])
+			}
+		}
+		for i := range wantG {
+			if gotG[i] != wantG[i] {
+				t.Errorf("pass %d: gradient[%d] %v, want %v", pass, i, gotG[i], wantG[i])
+			}
+		}
+	}
+}

@@ -38,9 +38,9 @@ type NaturalCubic[T tensor.Float] struct {
 // NewNaturalCubic records the natural cubic spline of obs [B, n, C] at the
 // strictly increasing knot times (n ≥ 2; for n = 2 it is the straight line)
 // on obs's tape: the tridiagonal solve for the second derivatives, once,
-// then the coefficients above, each a [B, C] Var per piece. Time and memory
-// O(B·n·C); a fixed number of ops plus 4(n−1) Reshapes. Its errors are
-// NewLinear's.
+// then the coefficients above, each a [B, C] Var per piece (a fixed number
+// of ops, then a Narrow and a Reshape per piece and coefficient). Time and
+// memory O(B·n·C). Its errors are NewLinear's.
 func NewNaturalCubic[T tensor.Float](times []float64, obs autograd.Var[T]) (*NaturalCubic[T], error) {
 	p, err := newPieces("NewNaturalCubic", times, obs)
 	if err != nil {
@@ -52,11 +52,11 @@ func NewNaturalCubic[T tensor.Float](times []float64, obs autograd.Var[T]) (*Nat
 	y0, delta := p.slopes()
 	var m autograd.Var[T] // M_0 … M_{n−1}, [B, n, C]
 	if n == 2 {
-		m = tp.Const(tensor.New[T](p.b, 2, p.c))
+		m = tp.Const(zeros(tp, p.b, 2, p.c))
 	} else {
 		r := autograd.Scale(autograd.Sub(autograd.Narrow(delta, 1, 1, n-2), autograd.Narrow(delta, 1, 0, n-2)), 6)
 		inner := newTridiag[T](times).apply(r)
-		zero := tp.Const(tensor.New[T](p.b, 1, p.c))
+		zero := tp.Const(zeros(tp, p.b, 1, p.c))
 		m = autograd.Concat(1, zero, inner, zero)
 	}
 	m0 := autograd.Narrow(m, 1, 0, n-1) // M_i
@@ -116,10 +116,10 @@ func newTridiag[T tensor.Float](times []float64) *tridiag[T] {
 }
 
 // solve returns A⁻¹r for r [B, m, C], solving along axis 1 for every batch
-// row and channel, in float64.
-func (s *tridiag[T]) solve(r *tensor.Tensor[T]) *tensor.Tensor[T] {
+// row and channel, in float64, into a tensor from tp's Scratch.
+func (s *tridiag[T]) solve(tp *autograd.Tape[T], r *tensor.Tensor[T]) *tensor.Tensor[T] {
 	bn, m, cn := r.Dim(0), r.Dim(1), r.Dim(2)
-	out := tensor.New[T](bn, m, cn)
+	out := tp.Scratch(bn, m, cn)
 	in, od := r.ReadData(), out.Data()
 	x := make([]float64, m*cn)
 	for b := range bn {
@@ -151,13 +151,21 @@ func (s *tridiag[T]) solve(r *tensor.Tensor[T]) *tensor.Tensor[T] {
 // on tensors; its backward in ops is apply itself, so every order of
 // derivative is this node again.
 func (s *tridiag[T]) apply(r autograd.Var[T]) autograd.Var[T] {
-	return autograd.CustomDiff("interp.NaturalCubic tridiagonal solve", s.solve(r.Value()),
+	tp := r.Tape()
+	return autograd.CustomDiff("interp.NaturalCubic tridiagonal solve", s.solve(tp, r.Value()),
 		func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
-			return []*tensor.Tensor[T]{s.solve(gy)}, nil
+			return []*tensor.Tensor[T]{s.solve(tp, gy)}, nil
 		},
 		s.backwardOps, r)
 }
 
 func (s *tridiag[T]) backwardOps(gy autograd.Var[T], _ []autograd.Var[T]) ([]autograd.Var[T], error) {
 	return []autograd.Var[T]{s.apply(gy)}, nil
+}
+
+// zeros returns a zero tensor from tp's Scratch.
+func zeros[T tensor.Float](tp *autograd.Tape[T], dims ...int) *tensor.Tensor[T] {
+	z := tp.Scratch(dims...)
+	clear(z.Data())
+	return z
 }
