@@ -107,12 +107,7 @@ func (p *pieces[T]) locate(tp *autograd.Tape[T], op string, t float64) (int, flo
 		panic(fmt.Sprintf("interp: %s.%s: t is NaN", p.name, op))
 	}
 	n := len(p.times)
-	i := sort.SearchFloat64s(p.times, t) // first index with times[i] >= t
-	if i < n && p.times[i] == t {
-		// at a knot: its own piece
-	} else {
-		i--
-	}
+	i := sort.Search(n, func(k int) bool { return p.times[k] > t }) - 1 // the last t_i ≤ t
 	i = min(max(i, 0), n-2)
 	return i, t - p.times[i]
 }
