@@ -64,7 +64,7 @@ func cellParamList[T tensor.Float](wih, whh, bih, bhh *autograd.Param[T]) []*aut
 // cellGates records x·W_ihᵀ + b_ih and h·W_hhᵀ + b_hh, each [B, G·H],
 // checking the shapes of x and h; a zero h is a zero state (returned as
 // zeros). hidden is H.
-func cellGates[T tensor.Float](op string, tp *autograd.Tape[T], x, h autograd.Var[T], hidden int, wih, whh, bih, bhh *autograd.Param[T]) (gi, gh, h0 autograd.Var[T]) {
+func cellGates[T tensor.Float](op string, tp *autograd.Tape[T], x, h autograd.Var[T], hidden int, wih, whh, bih, bhh *autograd.Param[T]) (gi, gh, state autograd.Var[T]) {
 	// Value's Rank and Dim, not Shape, which copies: a step allocates
 	// nothing on a reused tape.
 	in, xv := wih.Value.Dim(1), x.Value()

@@ -241,6 +241,55 @@ func TestRNNCellZeroState(t *testing.T) {
 	}
 }
 
+// The cells list their parameters as modules do: Prefix names them, and
+// checkpoints and optimizers take them.
+var (
+	_ layers.HasParams[float64] = (*layers.RNNCell[float64])(nil)
+	_ layers.HasParams[float64] = (*layers.GRUCell[float64])(nil)
+	_ layers.HasParams[float32] = (*layers.LSTMCell[float32])(nil)
+)
+
+// TestRNNCellNoBias: cells without biases (PyTorch's bias=False: BiasIH
+// and BiasHH nil) list weight_ih and weight_hh only, and compute what zero
+// biases give.
+func TestRNNCellNoBias(t *testing.T) {
+	rng := rand.New(rand.NewPCG(32, 5))
+	x, h0 := tensor.RandN[float64](rng, 0, 1, 2, 3), tensor.RandN[float64](rng, 0, 1, 2, 4)
+	r, g, l := layers.NewRNNCell[float64](rng, 3, 4, layers.RNNTanh), layers.NewGRUCell[float64](rng, 3, 4), layers.NewLSTMCell[float64](rng, 3, 4)
+	with := []cell[float64]{rnnCell(r), gruCell(g), lstmCell(l)}
+	run := func() [][]float64 {
+		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		var out [][]float64
+		for _, c := range with {
+			h, cc := c.step(tp, tp.Const(x), tp.Const(h0), tp.Const(h0))
+			out = append(out, slices.Clone(h.Value().Data()))
+			if c.lstm {
+				out = append(out, slices.Clone(cc.Value().Data()))
+			}
+		}
+		return out
+	}
+	for _, c := range with {
+		for _, p := range c.params()[2:] {
+			p.Value.Zero()
+		}
+	}
+	want := run()
+	r.BiasIH, r.BiasHH, g.BiasIH, g.BiasHH, l.BiasIH, l.BiasHH = nil, nil, nil, nil, nil, nil
+	for _, c := range with {
+		var names []string
+		for _, p := range c.params() {
+			names = append(names, p.Name)
+		}
+		if diff := cmp.Diff([]string{"weight_ih", "weight_hh"}, names); diff != "" {
+			t.Errorf("parameters without biases (-want +got):\n%s", diff)
+		}
+	}
+	if diff := cmp.Diff(want, run()); diff != "" {
+		t.Errorf("without biases (-zero biases +none):\n%s", diff)
+	}
+}
+
 // TestRNNCellInit: every parameter is drawn uniformly within ±1/√H, in
 // the order weight_ih, weight_hh, bias_ih, bias_hh, as PyTorch's
 // reset_parameters, with PyTorch's shapes.
