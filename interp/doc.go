@@ -40,8 +40,9 @@
 // linear and A symmetric, its backward is the same solve applied to the
 // cotangent, and its backward in ops is the node itself, so Grad with
 // CreateGraph (gradients of gradients, JVPs) differentiates through it to
-// any order. Everything else is ordinary ops (Narrow, Sub, Div, Concat,
-// LinComb) on [B, n−1, C] tensors.
+// any order. Everything else is ordinary ops (Narrow, Sub, Div, Mul,
+// Concat, LinComb, Split, Reshape) on [B, n−1, C] tensors; the constants
+// (spacings, zeros) and the solve's values come from the tape's Scratch.
 //
 // # Complexity
 //
