@@ -2,6 +2,7 @@ package autograd
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -45,6 +46,19 @@ func MaxAxis[T tensor.Float](x Var[T], axis int, keepDim bool) Var[T] {
 	return reduceAxis("MaxAxis", axisMax, x, axis, keepDim)
 }
 
+// dimsOf returns x's shape, in buf when it fits (so that it need not be
+// allocated).
+func dimsOf[T tensor.Float](x *tensor.Tensor[T], buf *[maxPooledRank]int) []int {
+	if x.Rank() > maxPooledRank {
+		return x.Shape()
+	}
+	d := buf[:x.Rank()]
+	for i := range d {
+		d[i] = x.Dim(i)
+	}
+	return d
+}
+
 // reduceSplit returns outer, n and inner of x viewed as [outer, n, inner]
 // around axis (negative: from the end), and the axis in range, panicking
 // with a *tensor.ShapeError for an axis out of range.
@@ -54,7 +68,7 @@ func reduceSplit(op string, shape []int, axis int) (outer, n, inner, a int) {
 		a += len(shape)
 	}
 	if a < 0 || a >= len(shape) {
-		panic(&tensor.ShapeError{Op: "autograd." + op, Msg: fmt.Sprintf("axis %d out of range for shape %v", axis, shape)})
+		panic(&tensor.ShapeError{Op: "autograd." + op, Msg: fmt.Sprintf("axis %d out of range for shape %v", axis, slices.Clone(shape))})
 	}
 	outer, inner = 1, 1
 	for _, d := range shape[:a] {
@@ -68,12 +82,13 @@ func reduceSplit(op string, shape []int, axis int) (outer, n, inner, a int) {
 
 func reduceAxis[T tensor.Float](op string, k axisKind, x Var[T], axis int, keepDim bool) Var[T] {
 	t, xe := use1(op, x)
-	shape := xe.value.Shape()
+	var sbuf, obuf [maxPooledRank]int
+	shape := dimsOf(xe.value, &sbuf)
 	outer, n, inner, a := reduceSplit(op, shape, axis)
 	if k == axisMax && n == 0 {
-		panic(&tensor.ShapeError{Op: "autograd." + op, Msg: fmt.Sprintf("axis %d of shape %v is empty: no maximum", axis, shape)})
+		panic(&tensor.ShapeError{Op: "autograd." + op, Msg: fmt.Sprintf("axis %d of shape %v is empty: no maximum", axis, xe.value.Shape())})
 	}
-	oshape := append([]int(nil), shape[:a]...)
+	oshape := append(obuf[:0], shape[:a]...)
 	if keepDim {
 		oshape = append(oshape, 1)
 	}

@@ -2,6 +2,7 @@ package autograd
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -36,7 +37,7 @@ func Permute[T tensor.Float](x Var[T], dims ...int) Var[T] {
 		perm[k] = d
 	}
 	if !ok {
-		panic(&tensor.ShapeError{Op: "autograd.Permute", Msg: fmt.Sprintf("dims %v are not a permutation of the axes of shape %v", dims, xt.Shape())})
+		panic(&tensor.ShapeError{Op: "autograd.Permute", Msg: fmt.Sprintf("dims %v are not a permutation of the axes of shape %v", slices.Clone(dims), xt.Shape())})
 	}
 	code := 0
 	for k := 0; k < r; k++ {

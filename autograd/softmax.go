@@ -26,9 +26,9 @@ const (
 // Backward: ∂L/∂x_k += g · exp(x_k − z) (g times the softmax).
 func LogSumExp[T tensor.Float](x Var[T], axis int, keepDim bool) Var[T] {
 	t, xe := use1("LogSumExp", x)
-	shape := xe.value.Shape()
+	var sbuf, buf [maxPooledRank]int
+	shape := dimsOf(xe.value, &sbuf)
 	outer, n, inner, a := reduceSplit("LogSumExp", shape, axis)
-	var buf [maxPooledRank]int
 	oshape := append(buf[:0], shape[:a]...)
 	if keepDim {
 		oshape = append(oshape, 1)
