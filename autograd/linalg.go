@@ -153,13 +153,13 @@ func (transposeRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], e
 // z [..., Out] (x [In] gives z [Out]): x is viewed as a matrix of rows
 // [−1, In] (Reshape, no copy), and the result viewed back.
 func Linear[T tensor.Float](x, w, b Var[T]) Var[T] {
-	if r := x.use("Linear").value.Rank(); r != 2 && r > 0 {
-		return linearND(x, w, b, IdentityAct)
-	}
 	t, xe, we := use2("Linear", x, w)
 	be := useOpt("Linear", t, b)
 	xt, wt := xe.value, we.value
 	if xt.Rank() != 2 || wt.Rank() != 2 || xt.Dim(1) != wt.Dim(1) {
+		if r := xt.Rank(); r != 2 && r > 0 {
+			return linearND(x, w, b, IdentityAct)
+		}
 		panic(&tensor.ShapeError{Op: "autograd.Linear", Msg: fmt.Sprintf("input of shape %v does not fit weight of shape %v (want x [B, In] and w [Out, In])", xt.Shape(), wt.Shape())})
 	}
 	out := wt.Dim(0)
