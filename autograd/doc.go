@@ -26,6 +26,19 @@
 // (which adds into every Param.Grad, and returns the error of a failed
 // custom node), step, zero the gradients (see the package Example).
 //
+// # Ops in PyTorch's terms
+//
+// Besides the elementwise maps (broadcasting as PyTorch's), matrix
+// products, convolutions, pooling and reductions: Linear on x [..., In]
+// (nn.Linear), Permute (x.permute), Stack and Concat (torch.stack,
+// torch.cat), Narrow and Split, LogSumExp, Softmax and LogSoftmax along an
+// axis (stable: shifted by the maximum), IndexSelect (torch.index_select),
+// Gather (torch.gather, the index tensor given flat with its shape), Where
+// with a constant mask (torch.where), MaskedSum and MaskedMean (a sum or
+// mean over a mask's nonzeros; an empty mean is 0), Cumsum, and the
+// scalar-first RSub (a − x) and RDiv (a / x). Indices, masks and labels are
+// constants: no gradient reaches them.
+//
 // # Ownership
 //
 // Leaf values are the caller's tensors, referenced, never copied: do not
