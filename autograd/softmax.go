@@ -35,7 +35,7 @@ func LogSumExp[T tensor.Float](x Var[T], axis int, keepDim bool) Var[T] {
 	}
 	oshape = append(oshape, shape[a+1:]...)
 	z := t.arena.get(oshape...)
-	softmaxForward(smLogSumExp, z.Data(), xe.value.Data(), outer, n, inner)
+	softmaxForward(t, smLogSumExp, z.Data(), xe.value.Data(), outer, n, inner)
 	return t.varOf(recordSoftmax(t, "LogSumExp", smLogSumExp, z, xe, outer, n, inner))
 }
 
@@ -61,7 +61,7 @@ func softmaxOp[T tensor.Float](op string, k smKind, x Var[T], axis int) Var[T] {
 	t, xe := use1(op, x)
 	outer, n, inner, _ := axisSplitN(op, xe.value, axis)
 	z := t.arena.like(xe.value)
-	softmaxForward(k, z.Data(), xe.value.Data(), outer, n, inner)
+	softmaxForward(t, k, z.Data(), xe.value.Data(), outer, n, inner)
 	return t.varOf(recordSoftmax(t, op, k, z, xe, outer, n, inner))
 }
 
@@ -80,8 +80,17 @@ func recordSoftmax[T tensor.Float](t *Tape[T], op string, k smKind, z *tensor.Te
 // softmaxForward computes the op k of x viewed as [outer, n, inner] along
 // its middle axis into z ([outer, inner] for LogSumExp, else like x), in
 // float64.
-func softmaxForward[T tensor.Float](k smKind, zd, xd []T, outer, n, inner int) {
-	for o := range outer {
+func softmaxForward[T tensor.Float](t *Tape[T], k smKind, zd, xd []T, outer, n, inner int) {
+	if len(xd) >= parallelMin && outer > 1 {
+		t.eng.Parallel(outer, func(lo, hi int) { softmaxRows(k, zd, xd, n, inner, lo, hi) })
+		return
+	}
+	softmaxRows(k, zd, xd, n, inner, 0, outer)
+}
+
+// softmaxRows is softmaxForward for the outer indices [lo, hi).
+func softmaxRows[T tensor.Float](k smKind, zd, xd []T, n, inner, lo, hi int) {
+	for o := lo; o < hi; o++ {
 		for i := range inner {
 			base := o*n*inner + i
 			m := math.Inf(-1)
@@ -126,7 +135,17 @@ func (softmaxRule[T]) backward(t *Tape[T], e *entry[T]) {
 	if !acc {
 		clear(d)
 	}
-	for o := range outer {
+	if len(d) >= parallelMin && outer > 1 {
+		t.eng.Parallel(outer, func(lo, hi int) { softmaxGradRows(k, d, g, xd, zd, n, inner, lo, hi) })
+		return
+	}
+	softmaxGradRows(k, d, g, xd, zd, n, inner, 0, outer)
+}
+
+// softmaxGradRows adds the input gradient of the softmax family's op k
+// for the outer indices [lo, hi) into d.
+func softmaxGradRows[T tensor.Float](k smKind, d, g, xd, zd []T, n, inner, lo, hi int) {
+	for o := lo; o < hi; o++ {
 		for i := range inner {
 			base := o*n*inner + i
 			switch k {

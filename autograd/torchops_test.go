@@ -246,3 +246,63 @@ func TestTorchOpsSteadyStateAllocs(t *testing.T) {
 		t.Errorf("a pass through the new ops on a reused tape allocates %v times", n)
 	}
 }
+
+// TestSoftmaxLargeSplit: on a tensor large enough to be split across the
+// engine's workers, the softmax family's values and gradients are those of
+// each row computed alone.
+func TestSoftmaxLargeSplit(t *testing.T) {
+	const rows, cols = 40, 1700 // 68000 elements: split
+	x := tensor.New[float64](rows, cols)
+	w := tensor.New[float64](rows, cols)
+	for i := range x.Data() {
+		x.Data()[i] = math.Sin(float64(i)) * 5
+		w.Data()[i] = math.Cos(float64(3 * i))
+	}
+	for _, c := range []struct {
+		name string
+		f    func(V) V
+	}{
+		{"Softmax", func(v V) V { return ag.Softmax(v, 1) }},
+		{"LogSoftmax", func(v V) V { return ag.LogSoftmax(v, 1) }},
+		{"LogSumExp", func(v V) V { return ag.LogSumExp(v, 1, true) }},
+	} {
+		tp := ag.NewTape(eng64())
+		xv := tp.Input(x)
+		y := c.f(xv)
+		ww := tp.Const(w)
+		if y.Shape()[1] == 1 {
+			ww = ag.Narrow(ww, 1, 0, 1)
+		}
+		if err := tp.Backward(ag.Sum(ag.Mul(y, ww))); err != nil {
+			t.Fatal(err)
+		}
+		tr := ag.NewTape(eng64())
+		xr := tr.Input(x)
+		var loss V
+		var vals []float64
+		for r := range rows {
+			yr := c.f(ag.Narrow(xr, 0, r, 1))
+			wr := ag.Narrow(tr.Const(w), 0, r, 1)
+			if yr.Shape()[1] == 1 {
+				wr = ag.Narrow(wr, 1, 0, 1)
+			}
+			vals = append(vals, yr.Value().Data()...)
+			l := ag.Sum(ag.Mul(yr, wr))
+			if r == 0 {
+				loss = l
+			} else {
+				loss = ag.Add(loss, l)
+			}
+		}
+		if err := tr.Backward(loss); err != nil {
+			t.Fatal(err)
+		}
+		opt := cmpopts.EquateApprox(0, 1e-12)
+		if d := cmp.Diff(vals, y.Value().Data(), opt); d != "" {
+			t.Errorf("%s: values (-rows +whole):\n%s", c.name, d)
+		}
+		if d := cmp.Diff(xr.Grad().Data(), xv.Grad().Data(), opt); d != "" {
+			t.Errorf("%s: gradients (-rows +whole):\n%s", c.name, d)
+		}
+	}
+}
