@@ -121,6 +121,9 @@ func higherOrderCases() []higherOrderCase {
 		{name: "Where", shapes: pair, f: func(_ *ag.Tape[float64], x []V) V {
 			return ag.Where(tensor.FromSlice([]float64{1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0}, 3, 4), ag.Square(x[0]), ag.Mul(x[0], x[1]))
 		}},
+		{name: "Where/scalar", shapes: [][]int{{3, 4}, {1}}, f: func(_ *ag.Tape[float64], x []V) V {
+			return ag.Where(tensor.FromSlice([]float64{1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0}, 3, 4), ag.Square(x[1]), ag.Mul(x[0], x[1]))
+		}},
 		{name: "MaskedSum", shapes: [][]int{{2, 3, 2}}, f: func(_ *ag.Tape[float64], x []V) V {
 			return ag.MaskedSum(ag.Square(x[0]), tensor.FromSlice([]float64{1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0}, 2, 3, 2), 1, false)
 		}},

@@ -184,48 +184,74 @@ func indexOp[T tensor.Float](op string, r rule[T], x Var[T], ix []int, shape []i
 }
 
 // Where returns x where mask is nonzero and y elsewhere (torch.where with
-// a constant condition): mask, x and y of one shape, mask read as a
-// constant (a 0/1 tensor, say) and kept by reference until the tape is
-// Reset.
+// a constant condition). mask is read as a constant (a 0/1 tensor, say)
+// and kept by reference until the tape is Reset; x and y are each shaped
+// like mask or hold one element (a scalar, broadcast: torch.where(m, x, 0)
+// is Where(m, x, tp.Scalar(0))).
 //
 //	z[i] = x[i] if mask[i] ≠ 0, else y[i]
 //
-// Backward: ∂L/∂x += g ⊙ [mask ≠ 0], ∂L/∂y += g ⊙ [mask = 0] (a value not
-// taken, ∞ or NaN, does not reach the gradient).
-// It panics with a *tensor.ShapeError naming the shapes unless they match.
+// Backward: ∂L/∂x += g ⊙ [mask ≠ 0], ∂L/∂y += g ⊙ [mask = 0], summed for a
+// scalar operand (a value not taken, ∞ or NaN, does not reach the
+// gradient).
+// It panics with a *tensor.ShapeError naming the shapes unless they fit.
 func Where[T tensor.Float](mask *tensor.Tensor[T], x, y Var[T]) Var[T] {
 	t, xe, ye := use2("Where", x, y)
-	mustSameShape("Where", xe, ye)
-	if mask == nil || !mask.SameShape(xe.value) {
+	fits := func(v *entry[T]) bool { return v.value.SameShape(mask) || v.value.Len() == 1 }
+	if mask == nil || !fits(xe) || !fits(ye) {
 		var ms []int
 		if mask != nil {
 			ms = mask.Shape()
 		}
-		panic(&tensor.ShapeError{Op: "autograd.Where", Msg: fmt.Sprintf("mask of shape %v does not match operands of shape %v", ms, xe.value.Shape())})
+		panic(&tensor.ShapeError{Op: "autograd.Where", Msg: fmt.Sprintf("mask of shape %v does not fit operands of shapes %v and %v (want each the mask's shape, or one element)", ms, xe.value.Shape(), ye.value.Shape())})
 	}
 	me := t.entryAt(int(t.Const(mask).i))
-	z := t.arena.like(xe.value)
+	z := t.arena.like(mask)
 	zd, xd, yd, md := z.Data(), xe.value.Data(), ye.value.Data(), mask.Data()
+	sx, sy := whereStride(xe, mask), whereStride(ye, mask)
 	for i, m := range md[:len(zd)] {
 		if m != 0 {
-			zd[i] = xd[i]
+			zd[i] = xd[i*sx]
 		} else {
-			zd[i] = yd[i]
+			zd[i] = yd[i*sy]
 		}
 	}
 	return t.varOf(t.record("Where", z, whereRule[T]{}, xe, ye, me))
 }
 
+// whereStride is 1 for an operand of Where shaped like mask, 0 for a
+// broadcast scalar.
+func whereStride[T tensor.Float](v *entry[T], mask *tensor.Tensor[T]) int {
+	if v.value.SameShape(mask) {
+		return 1
+	}
+	return 0
+}
+
 type whereRule[T tensor.Float] struct{}
 
 func (whereRule[T]) backward(t *Tape[T], e *entry[T]) {
-	md, g := e.in[2].value.Data(), e.grad.Data()
+	mask := e.in[2].value
+	md, g := mask.Data(), e.grad.Data()
 	for side, v := range [2]*entry[T]{e.in[0], e.in[1]} {
 		dst, acc := t.gradDst(v)
 		if dst == nil {
 			continue
 		}
 		d := dst.Data()
+		if whereStride(v, mask) == 0 {
+			var s float64
+			for i, m := range md {
+				if (m != 0) == (side == 0) {
+					s += float64(g[i])
+				}
+			}
+			if !acc {
+				d[0] = 0
+			}
+			d[0] += T(s)
+			continue
+		}
 		for i, m := range md[:len(d)] {
 			var gi T
 			if (m != 0) == (side == 0) {
@@ -242,17 +268,21 @@ func (whereRule[T]) backward(t *Tape[T], e *entry[T]) {
 
 func (whereRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
 	mask := e.in[2].value
-	side := func(keep bool) func() Var[T] {
+	side := func(v *entry[T], keep bool) func() Var[T] {
 		return func() Var[T] {
-			return Mul(g, t.constMap(mask, nil, func(m, _ T) T {
+			gv := Mul(g, t.constMap(mask, nil, func(m, _ T) T {
 				if (m != 0) == keep {
 					return 1
 				}
 				return 0
 			}))
+			if whereStride(v, mask) == 0 {
+				gv = Reshape(Sum(gv), v.value.Shape()...)
+			}
+			return gv
 		}
 	}
-	return []Var[T]{t.ifWants(e.in[0], side(true)), t.ifWants(e.in[1], side(false)), {}}, nil
+	return []Var[T]{t.ifWants(e.in[0], side(e.in[0], true)), t.ifWants(e.in[1], side(e.in[1], false)), {}}, nil
 }
 
 // MaskedSum returns the sum of x along axis over the elements where the
@@ -273,9 +303,7 @@ func MaskedSum[T tensor.Float](x Var[T], mask *tensor.Tensor[T], axis int, keepD
 		}
 		panic(&tensor.ShapeError{Op: "autograd.MaskedSum", Msg: fmt.Sprintf("mask of shape %v does not match input of shape %v", ms, xe.value.Shape())})
 	}
-	zeros := t.arena.like(xe.value)
-	zeros.Zero()
-	return SumAxis(Where(mask, x, t.Const(zeros)), axis, keepDim)
+	return SumAxis(Where(mask, x, t.Scalar(0)), axis, keepDim)
 }
 
 // MaskedMean returns the mean of x along axis over the elements where the

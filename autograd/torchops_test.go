@@ -124,6 +124,12 @@ func TestWhereMaskedValues(t *testing.T) {
 	checkOp(t, "Where", []*tensor.Tensor[float64]{tensor.FromSlice([]float64{1, math.Inf(1), 3}, 3), tensor.FromSlice([]float64{10, 20, 30}, 3)},
 		func(_ *ag.Tape[float64], x []V) V { return ag.Where(mask, x[0], x[1]) },
 		[]int{3}, []float64{1, 20, 3}, []float64{1, 2, 3}, []float64{1, 0, 3}, []float64{0, 2, 0})
+	// A scalar y, broadcast; its gradient sums where the mask is 0.
+	checkOp(t, "Where/scalar", []*tensor.Tensor[float64]{tensor.FromSlice([]float64{1, 2, 3}, 3), tensor.FromSlice([]float64{7}, 1)},
+		func(_ *ag.Tape[float64], x []V) V {
+			return ag.Where(tensor.FromSlice([]float64{0, 1, 0}, 3), x[0], x[1])
+		},
+		[]int{3}, []float64{7, 2, 7}, []float64{1, 2, 3}, []float64{0, 2, 0}, []float64{4})
 	x := tensor.FromSlice([]float64{1, 2, 3, 4, math.NaN(), 6}, 2, 3)
 	m := tensor.FromSlice([]float64{1, 0, 1, 0, 0, 0}, 2, 3)
 	checkOp(t, "MaskedSum", []*tensor.Tensor[float64]{x},
@@ -205,6 +211,7 @@ func TestTorchOpsShapeErrors(t *testing.T) {
 	mustShapeError(t, func() { ag.Gather(x, 1, []int{0, 5}, []int{1, 2}) }, "index 5", "[2 3]")
 	mustShapeError(t, func() { ag.Where(seq(6, 3, 2), x, x) }, "[3 2]", "[2 3]")
 	mustShapeError(t, func() { ag.Where(seq(6, 2, 3), x, y) }, "[2 3]", "[3 2]")
+	mustShapeError(t, func() { ag.Where(seq(6, 2, 3), x, tp.Input(seq(2, 2))) }, "[2 3]", "[2]")
 	mustShapeError(t, func() { ag.MaskedMean(x, seq(6, 3, 2), 0, false) }, "[3 2]", "[2 3]")
 	mustShapeError(t, func() { ag.Cumsum(x, 2) }, "[2 3]")
 	mustShapeError(t, func() { ag.Linear(tp.Input(seq(12, 2, 2, 3)), y, V{}) }, "[2 2 3]", "[3 2]")
