@@ -64,6 +64,11 @@ func fwdCases() []fwdCase {
 		{"scalar-out", []int{2, 3}, func(tp *ag.Tape[float64], x V) V { return ag.Sum(ag.Softplus(ag.MatMul(x, tp.Param(wTall)))) }},
 		{"ignores-x", []int{2}, func(tp *ag.Tape[float64], x V) V { return ag.Tanh(tp.Param(wc)) }},
 		{"constant", []int{2}, func(tp *ag.Tape[float64], x V) V { return tp.Const(c) }},
+		{"torch-ops", []int{2, 3}, func(tp *ag.Tape[float64], x V) V {
+			s := ag.LogSoftmax(ag.Permute(ag.Stack(0, x, ag.Square(x)), 2, 1, 0), 1) // [3, 2, 2]
+			m := tensor.FromSlice([]float64{1, 0, 0, 1, 1, 1}, 3, 2, 1)
+			return ag.Add(ag.Cumsum(ag.IndexSelect(s, 0, []int{2, 0, 2}), 0), ag.Where(m, ag.RDiv(1, ag.AddConst(ag.Square(ag.LogSumExp(s, 2, true)), 1)), tp.Scalar(0)))
+		}},
 	}
 }
 

@@ -313,3 +313,31 @@ func TestSoftmaxLargeSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestSoftmaxFloat32Stable: logits of ±10⁴ in float32 (e^10000 overflows
+// any float) give finite values and gradients, the shift by the maximum at
+// work.
+func TestSoftmaxFloat32Stable(t *testing.T) {
+	x := tensor.FromSlice([]float32{1e4, 1e4 - 1, -1e4, 0}, 2, 2)
+	tp := ag.NewTape(eng32())
+	xv := tp.Input(x)
+	p := ag.Softmax(xv, 1)
+	lp := ag.LogSoftmax(xv, 1)
+	lse := ag.LogSumExp(xv, 1, false)
+	if err := tp.Backward(ag.Add(ag.Add(ag.Sum(ag.Mul(p, lp)), ag.Sum(lse)), ag.Sum(lp))); err != nil {
+		t.Fatal(err)
+	}
+	e := float32(1 / (1 + math.Exp(-1)))
+	want := []float32{e, 1 - e, 0, 1}
+	if d := cmp.Diff(want, p.Value().Data(), cmpopts.EquateApprox(1e-6, 0)); d != "" {
+		t.Errorf("softmax (-want +got):\n%s", d)
+	}
+	if got := lse.Value().Data(); math.Abs(float64(got[0])-(1e4+math.Log1p(math.Exp(-1)))) > 1e-2 || got[1] != 0 {
+		t.Errorf("logsumexp %v", got)
+	}
+	for i, v := range append(append(lp.Value().Data(), xv.Grad().Data()...), lse.Value().Data()...) {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			t.Fatalf("non-finite value %v at %d", v, i)
+		}
+	}
+}
