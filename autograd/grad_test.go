@@ -112,7 +112,7 @@ func higherOrderCases() []higherOrderCase {
 		{name: "Softmax", shapes: [][]int{{2, 3, 4}}, order: 3, f: func(_ *ag.Tape[float64], x []V) V { return ag.Softmax(x[0], 1) }},
 		{name: "Softmax/last", shapes: sq, f: func(_ *ag.Tape[float64], x []V) V { return ag.Softmax(ag.Square(x[0]), -1) }},
 		{name: "LogSoftmax", shapes: [][]int{{2, 3, 4}}, order: 3, f: func(_ *ag.Tape[float64], x []V) V { return ag.LogSoftmax(x[0], 0) }},
-		{name: "IndexSelect", shapes: [][]int{{2, 3, 4}}, f: func(_ *ag.Tape[float64], x []V) V {
+		{name: "IndexSelect", shapes: [][]int{{2, 3, 4}}, order: 3, f: func(_ *ag.Tape[float64], x []V) V {
 			return ag.IndexSelect(ag.Square(x[0]), 1, []int{2, 0, 2, 2})
 		}},
 		{name: "Gather", shapes: [][]int{{3, 4}}, order: 3, f: func(_ *ag.Tape[float64], x []V) V {

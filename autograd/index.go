@@ -33,19 +33,56 @@ func IndexSelect[T tensor.Float](x Var[T], axis int, idx []int) Var[T] {
 	}
 	dims[ax] = len(idx)
 	z := t.arena.get(dims...)
-	e := t.record("IndexSelect", z, takeRule[T]{}, xe, nil, nil)
-	ix := e.ix[:0]
+	zd, xd, m := z.Data(), xt.Data(), len(idx)
 	for o := range outer {
-		for _, k := range idx {
-			b := (o*n + k) * inner
-			for i := range inner {
-				ix = append(ix, b+i)
+		for j, k := range idx {
+			copy(zd[(o*m+j)*inner:(o*m+j+1)*inner], xd[(o*n+k)*inner:(o*n+k+1)*inner])
+		}
+	}
+	e := t.record("IndexSelect", z, indexSelectRule[T]{}, xe, nil, nil)
+	if e.rule != nil {
+		e.ix = append(e.ix[:0], idx...)
+		e.n[0], e.n[1], e.n[2] = outer, n, inner
+	}
+	return t.varOf(e)
+}
+
+// indexSelectRule is IndexSelect's backward, a scatter-add of slabs: ix
+// holds the indices, n outer, n and inner.
+type indexSelectRule[T tensor.Float] struct{}
+
+func (indexSelectRule[T]) backward(t *Tape[T], e *entry[T]) {
+	dst, acc := t.gradDst(e.in[0])
+	if dst == nil {
+		return
+	}
+	outer, n, inner, m := e.n[0], e.n[1], e.n[2], len(e.ix)
+	d, gd := dst.Data(), e.grad.Data()
+	if !acc {
+		clear(d)
+	}
+	for o := range outer {
+		for j, k := range e.ix {
+			dd := d[(o*n+k)*inner : (o*n+k+1)*inner]
+			for i, v := range gd[(o*m+j)*inner : (o*m+j+1)*inner] {
+				dd[i] += v
 			}
 		}
 	}
-	e.ix = ix
-	takeInto(z.Data(), xt.Data(), ix)
-	return t.varOf(e)
+}
+
+// gradVars: the scatter-add by flat offsets (the gather's own).
+func (indexSelectRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
+	outer, n, inner := e.n[0], e.n[1], e.n[2]
+	ix := make([]int, 0, outer*len(e.ix)*inner)
+	for o := range outer {
+		for _, k := range e.ix {
+			for i := range inner {
+				ix = append(ix, (o*n+k)*inner+i)
+			}
+		}
+	}
+	return one(indexOp("ScatterAdd", putRule[T]{}, g, ix, e.in[0].value.Shape()))
 }
 
 // Gather returns the elements of x picked along axis by the indices idx
@@ -118,7 +155,7 @@ func takeInto[T tensor.Float](zd, xd []T, ix []int) {
 	}
 }
 
-// takeRule is the backward of IndexSelect and Gather, z[p] = x[ix[p]]
+// takeRule is the backward of Gather, z[p] = x[ix[p]]
 // with the flat offsets ix kept in the slot: a scatter-add.
 type takeRule[T tensor.Float] struct{}
 

@@ -155,7 +155,7 @@ type entry[T tensor.Float] struct {
 	aux    *tensor.Tensor[T] // a tensor saved for backward, from the arena
 	f      [2]T              // scalar settings (slope, bounds, constants)
 	n      [4]int            // integer settings (axis, offsets, stride, pad)
-	ix     []int             // flat offsets saved for backward (Gather, IndexSelect), kept across Reset for reuse
+	ix     []int             // indices saved for backward (Gather's offsets, IndexSelect's), kept across Reset for reuse
 	custom func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error)
 	// customOps is a custom node's backward written in ops (CustomDiff).
 	customOps func(gy Var[T], inputs []Var[T]) ([]Var[T], error)
