@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"unsafe"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
@@ -126,7 +125,7 @@ type Bernoulli[T tensor.Float] struct {
 // zero gradient there).
 func BernoulliProbs[T tensor.Float](p autograd.Var[T]) Bernoulli[T] {
 	eps := T(math.Ldexp(1, -52))
-	if unsafe.Sizeof(eps) == 4 {
+	if _, single := any(eps).(float32); single {
 		eps = T(math.Ldexp(1, -23))
 	}
 	c := autograd.Clamp(p, eps, 1-eps)
