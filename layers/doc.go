@@ -24,6 +24,11 @@
 // is. Forward of a module that needs a
 // time panics.
 //
+// The recurrent cells RNNCell, GRUCell and LSTMCell are not Modules: a
+// step takes the state too, Step(tp, x, h) (LSTM: Step(tp, x, h, c)),
+// with PyTorch's gate order and parameter names (weight_ih, weight_hh,
+// bias_ih, bias_hh), so torch's weights load by name.
+//
 // # Names
 //
 // Every parameter's Name is its path in the module tree, which is how it is
@@ -38,8 +43,10 @@
 // Linear and Conv2D are initialised as PyTorch's: the weight
 // Kaiming-uniform with a = √5 (uniform within ±1/√fanIn), then the bias
 // uniform within ±1/√fanIn, drawn from the *rand.Rand given to the
-// constructor, so that a seed fixes a model. KaimingUniform, Uniform, FanIn
-// and BiasBound are exported for other modules.
+// constructor, so that a seed fixes a model. The recurrent cells draw all
+// four parameters uniform within ±1/√H (H the hidden size), in PyTorch's
+// order. KaimingUniform, Uniform, FanIn and BiasBound are exported for
+// other modules.
 //
 // # Modes
 //
