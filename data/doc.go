@@ -66,4 +66,19 @@
 //   - Concurrency: a Loader is immutable after NewLoader; several epochs may
 //     be iterated at once, each with its own storage. The Images it reads
 //     must not change meanwhile.
+//
+// # Irregularly sampled series
+//
+// A Series is one time series observed at its own, strictly increasing
+// times, with a mask for missing channels. NewSeriesBatch pads B series to
+// the sorted union of their times, as the latent ODE of Rubanova et al.
+// (2019) and torchdiffeq's example do: Values and Mask of shape [B, T, C],
+// zero and 0 where a series has no observation, so that one ODE solve over
+// the union serves the batch and the loss counts only the masked entries.
+// Times are merged by exact equality. SeriesLoader batches a slice of
+// series in the seeded order Loader uses, yielding batches the caller
+// keeps; SplitTimes cuts series for extrapolation and SineWaves draws the
+// toy data of noisy sine waves. Invalid series (unsorted or duplicate
+// times, values or a mask of the wrong length, differing channels) are
+// reported as a *SeriesError naming the series and the positions at fault.
 package data
