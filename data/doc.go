@@ -73,8 +73,8 @@
 // times, with a mask for missing channels. NewSeriesBatch pads B series to
 // the sorted union of their times, as the latent ODE of Rubanova et al.
 // (2019) and torchdiffeq's example do: Values and Mask of shape [B, T, C],
-// zero and 0 where a series has no observation, so that one ODE solve over
-// the union serves the batch and the loss counts only the masked entries.
+// both 0 where a series has no observation, so that one ODE solve over the
+// union serves the batch and the loss counts only the entries Mask marks.
 // Times are merged by exact equality. SeriesLoader batches a slice of
 // series in the seeded order Loader uses, yielding batches the caller
 // keeps; SplitTimes cuts series for extrapolation and SineWaves draws the

@@ -92,6 +92,17 @@ func TestNewSeriesBatch(t *testing.T) {
 			pos:    [][]int{{0}, {1}},
 		},
 		{
+			name: "-0 and 0 are one time",
+			series: []Series{
+				{Times: []float64{math.Copysign(0, -1), 1}, Values: []float64{1, 2}, C: 1},
+				{Times: []float64{0}, Values: []float64{3}, C: 1},
+			},
+			times:  []float64{0, 1},
+			values: want3{{{1}, {2}}, {{3}, {0}}},
+			mask:   want3{{{1}, {1}}, {{1}, {0}}},
+			pos:    [][]int{{0, 1}, {0}},
+		},
+		{
 			name: "an empty series",
 			series: []Series{
 				{C: 1},
@@ -139,6 +150,74 @@ func TestNewSeriesBatch(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Random series on a coarse grid (so that times coincide), with random
+// masks: the union is the sorted set of all times, and every value lands
+// at its time with its mask bit; everything else is 0.
+func TestNewSeriesBatchRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		c := 1 + rng.IntN(3)
+		series := make([]Series, 1+rng.IntN(6))
+		set := map[float64]bool{}
+		for i := range series {
+			var times []float64
+			for k := range 12 {
+				if rng.IntN(3) == 0 {
+					times = append(times, float64(k)/4-1)
+				}
+			}
+			s := Series{Times: times, Values: make([]float64, len(times)*c), C: c}
+			if rng.IntN(2) == 0 {
+				s.Mask = make([]bool, len(s.Values))
+			}
+			for k := range s.Values {
+				s.Values[k] = float64(1 + rng.IntN(100))
+				if s.Mask != nil {
+					s.Mask[k] = rng.IntN(2) == 0
+				}
+			}
+			for _, tm := range times {
+				set[tm] = true
+			}
+			series[i] = s
+		}
+		b, err := NewSeriesBatch[float64](series)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var union []float64
+		for tm := range set {
+			union = append(union, tm)
+		}
+		slices.Sort(union)
+		if !slices.Equal(b.Times, union) {
+			t.Fatalf("trial %d: Times %v, want %v", trial, b.Times, union)
+		}
+		nt := len(union)
+		want, wantMask := make([]float64, len(series)*nt*c), make([]float64, len(series)*nt*c)
+		for i, s := range series {
+			for k, tm := range s.Times {
+				j, _ := slices.BinarySearch(union, tm)
+				if b.Pos[i][k] != j {
+					t.Fatalf("trial %d: Pos[%d][%d] = %d, want %d", trial, i, k, b.Pos[i][k], j)
+				}
+				for ch := range c {
+					if s.Observed(k, ch) {
+						want[(i*nt+j)*c+ch] = s.At(k)[ch]
+						wantMask[(i*nt+j)*c+ch] = 1
+					}
+				}
+			}
+		}
+		if !b.Values.HasShape(len(series), nt, c) || !b.Mask.HasShape(len(series), nt, c) {
+			t.Fatalf("trial %d: shapes %v and %v", trial, b.Values.Shape(), b.Mask.Shape())
+		}
+		if !slices.Equal(b.Values.ReadData(), want) || !slices.Equal(b.Mask.ReadData(), wantMask) {
+			t.Fatalf("trial %d: values or mask differ", trial)
+		}
 	}
 }
 
