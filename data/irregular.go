@@ -164,8 +164,9 @@ func checkSeries(op string, series []Series) error {
 // the loss counts only the entries where Mask is 1.
 type SeriesBatch[T tensor.Float] struct {
 	// Times is the sorted union of the series' observation times, each
-	// time once. Times are merged by exact float64 equality: 0.3 and
-	// 0.1+0.2 are two times. Round times to a grid first to merge them.
+	// time once. Times are merged by exact float64 equality (-0 and 0 are
+	// one time), with no tolerance: 0.3 and 0.1+0.2 computed in float64
+	// are two times. Round times to a grid first to merge them.
 	Times []float64
 	// Values is [B, len(Times), C]: Values[b, j, c] is channel c of series
 	// b at Times[j] where observed, and 0 elsewhere.
