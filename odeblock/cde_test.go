@@ -1,0 +1,265 @@
+package odeblock_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/interp"
+	"github.com/adamnode/adamnode/odeblock"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+var (
+	_ odeblock.Control[float64]  = (*interp.NaturalCubic[float64])(nil)
+	_ odeblock.Control[float64]  = (*interp.Linear[float64])(nil)
+	_ odeblock.Control[float32]  = (*interp.HermiteBackward[float32])(nil)
+	_ odeblock.Dynamics[float64] = (*odeblock.CDE[float64])(nil)
+)
+
+func cdeTape() *autograd.Tape[float64] {
+	return autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+}
+
+// cdeTimes are irregular knot times.
+var cdeTimes = []float64{0.2, 0.5, 1.1, 1.3, 2.0, 2.6}
+
+// TestCDELinear: with H = C = 1, f(z) = a·z and the linear control
+// X(t) = b·t (a natural spline through points of a line is that line),
+// z' = a·b·z, so z(t) = z0·exp(a·b·(t − t0)) at every knot, for each row's
+// own slope b and z0.
+func TestCDELinear(t *testing.T) {
+	const a = 0.8
+	slopes, z0 := []float64{0.5, -1.2}, []float64{1.5, -0.3}
+	n := len(cdeTimes)
+	obs := tensor.New[float64](2, n, 1)
+	for r, b := range slopes {
+		for k, tk := range cdeTimes {
+			obs.Data()[r*n+k] = b * tk
+		}
+	}
+	x, err := interp.NewNaturalCubic(cdeTimes, cdeTape().Const(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := autograd.NewParam("a", tensor.FromSlice([]float64{a}, 1, 1))
+	f := odeblock.FieldFunc([]*autograd.Param[float64]{w}, func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.Linear(z, tp.Param(w), autograd.Var[float64]{})
+	})
+	cde := &odeblock.CDE[float64]{F: f, X: x}
+	if s := cde.Span(); s[0] != cdeTimes[0] || s[1] != cdeTimes[n-1] {
+		t.Errorf("Span() = %v, want [%v %v]", s, cdeTimes[0], cdeTimes[n-1])
+	}
+	b := &odeblock.Block[float64]{Dynamics: cde, Times: cdeTimes, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10}}
+	tp := cdeTape()
+	traj, err := b.Trajectory(tp, tp.Const(tensor.FromSlice(append([]float64(nil), z0...), 2, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := traj.Value().ReadData() // [n, B, H]
+	for k, tk := range cdeTimes {
+		for r := range 2 {
+			want := z0[r] * math.Exp(a*slopes[r]*(tk-cdeTimes[0]))
+			if g := got[k*2+r]; math.Abs(g-want) > 1e-8*max(1, math.Abs(want)) {
+				t.Errorf("z(%v)[%d] = %.12g, want %.12g", tk, r, g, want)
+			}
+		}
+	}
+}
+
+// TestCDEEval: Eval's layout: f's output column h·C + c multiplies
+// channel c of X'(t), summed over c, per batch row.
+func TestCDEEval(t *testing.T) {
+	const bn, h, ch = 2, 3, 2
+	rng := rand.New(rand.NewPCG(3, 5))
+	obs := tensor.RandN[float64](rng, 0, 1, bn, len(cdeTimes), ch)
+	x, err := interp.NewLinear(cdeTimes, cdeTape().Const(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := autograd.NewParam("w", tensor.RandN[float64](rng, 0, 1, h*ch, h))
+	f := odeblock.FieldFunc([]*autograd.Param[float64]{w}, func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.Linear(z, tp.Param(w), autograd.Var[float64]{})
+	})
+	cde := &odeblock.CDE[float64]{F: f, X: x}
+	tp := cdeTape()
+	z := tensor.RandN[float64](rng, 0, 1, bn, h)
+	got := cde.Eval(tp, 0.8, tp.Const(z)).Value()
+	if s := got.Shape(); len(s) != 2 || s[0] != bn || s[1] != h {
+		t.Fatalf("Eval shape %v, want [%d %d]", s, bn, h)
+	}
+	dx := x.DerivativeAt(0.8).ReadData()
+	W, Z := w.Value.ReadData(), z.ReadData()
+	for r := range bn {
+		for i := range h {
+			want := 0.0
+			for c := range ch {
+				fv := 0.0 // f(z)[r, i·C + c] = Σ_j W[i·C + c, j]·z[r, j]
+				for j := range h {
+					fv += W[(i*ch+c)*h+j] * Z[r*h+j]
+				}
+				want += fv * dx[r*ch+c]
+			}
+			if g := got.ReadData()[r*h+i]; math.Abs(g-want) > 1e-13 {
+				t.Errorf("Eval[%d %d] = %v, want %v", r, i, g, want)
+			}
+		}
+	}
+}
+
+// cdeModel is a CDE with a tanh MLP field (B = 2, H = 3, C = 2) driven by
+// a natural spline over the irregular cdeTimes, built once on a data tape
+// of its own (the block evaluates it on other tapes), and the initial
+// state z0 = W0·X(t0) + b0.
+type cdeModel struct {
+	cde    *odeblock.CDE[float64]
+	x      *interp.NaturalCubic[float64]
+	w0, b0 *autograd.Param[float64]
+}
+
+func newCDEModel(t *testing.T) *cdeModel {
+	const bn, h, ch = 2, 3, 2
+	rng := rand.New(rand.NewPCG(11, 13))
+	obs := tensor.RandN[float64](rng, 0, 0.5, bn, len(cdeTimes), ch)
+	x, err := interp.NewNaturalCubic(cdeTimes, cdeTape().Const(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &cdeModel{
+		x:  x,
+		w0: autograd.NewParam("w0", tensor.RandN[float64](rng, 0, 0.5, h, ch)),
+		b0: autograd.NewParam("b0", tensor.RandN[float64](rng, 0, 0.5, h)),
+	}
+	m.cde = &odeblock.CDE[float64]{F: newMLP(rng, "f", h, 4, h*ch, 0.4), X: x}
+	return m
+}
+
+func (m *cdeModel) params() []*autograd.Param[float64] {
+	return append([]*autograd.Param[float64]{m.w0, m.b0}, m.cde.Params()...)
+}
+
+// loss records Σ z(t_{n−1})² over the batch through the block.
+func (m *cdeModel) loss(b *odeblock.Block[float64]) func(tp *autograd.Tape[float64]) (autograd.Var[float64], error) {
+	return func(tp *autograd.Tape[float64]) (autograd.Var[float64], error) {
+		x0 := tp.Const(m.x.ValueAt(cdeTimes[0]))
+		z0 := autograd.Linear(x0, tp.Param(m.w0), tp.Param(m.b0))
+		z, err := b.Forward(tp, z0)
+		if err != nil {
+			return autograd.Var[float64]{}, err
+		}
+		return autograd.Sum(autograd.Square(z)), nil
+	}
+}
+
+// cdeGrads runs one pass of f with Backward and returns every
+// parameter's gradient in turn.
+func cdeGrads(t *testing.T, f func(*autograd.Tape[float64]) (autograd.Var[float64], error), ps []*autograd.Param[float64]) []float64 {
+	t.Helper()
+	autograd.ZeroGrads(ps)
+	tp := cdeTape()
+	l, err := f(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tp.Backward(l); err != nil {
+		t.Fatal(err)
+	}
+	var all []float64
+	for _, p := range ps {
+		all = append(all, p.Grad.Data()...)
+	}
+	return all
+}
+
+// TestCDEGradients: the gradients with respect to f's parameters and the
+// initial map's (through z0), in every gradient mode, against central
+// differences. The modes that differentiate the discrete solve (Backprop,
+// Checkpoint, Recursive) do it with fixed rk4 steps, where their gradient
+// is exact and the differences are smooth; the adjoint and interpolated
+// modes, whose gradient is the ODE's to the backward solve's tolerance,
+// with adaptive steps at 1e-12 (finite differences of an adaptive solve
+// carry the step control's noise, tolerance/step: hence 1e-4 steps and
+// tolerances of 1e-5).
+func TestCDEGradients(t *testing.T) {
+	m := newCDEModel(t)
+	ps := m.params()
+	for _, mode := range modes {
+		opts := odeblock.Options{RTol: 1e-12, ATol: 1e-12}
+		check := autograd.GradCheckOptions{Step: 1e-4, AbsTol: 1e-5, RelTol: 1e-5, MaxElems: 4}
+		switch mode.(type) {
+		case odeblock.Backprop, odeblock.Checkpoint, odeblock.Recursive:
+			opts = odeblock.Options{Method: "rk4", Step: 0.05}
+			check = autograd.GradCheckOptions{AbsTol: 1e-7, RelTol: 1e-6, MaxElems: 4}
+		}
+		b := &odeblock.Block[float64]{Dynamics: m.cde, Times: m.cde.Span(), Mode: mode, Solver: opts}
+		rep, err := autograd.CheckGradients(m.loss(b), ps, check)
+		if err != nil {
+			t.Errorf("%v: %v", mode, err)
+		} else {
+			t.Logf("%v: %v", mode, rep)
+		}
+	}
+}
+
+// TestCDEModesAgree: at the same adaptive tolerance (1e-10), every mode's
+// gradients agree with Backprop's.
+func TestCDEModesAgree(t *testing.T) {
+	m := newCDEModel(t)
+	ps := m.params()
+	opts := odeblock.Options{RTol: 1e-10, ATol: 1e-10}
+	ref := cdeGrads(t, m.loss(&odeblock.Block[float64]{Dynamics: m.cde, Times: m.cde.Span(), Mode: odeblock.Backprop{}, Solver: opts}), ps)
+	for _, mode := range modes {
+		got := cdeGrads(t, m.loss(&odeblock.Block[float64]{Dynamics: m.cde, Times: m.cde.Span(), Mode: mode, Solver: opts}), ps)
+		if d := cmp.Diff(ref, got, cmpopts.EquateApprox(1e-6, 1e-7)); d != "" {
+			t.Errorf("%v against Backprop (-backprop +mode):\n%s", mode, d)
+		}
+	}
+}
+
+// TestCDEShapes: a field whose output is not [B, H·C], a control of
+// another batch and a state not of rank 2 panic naming the shapes.
+func TestCDEShapes(t *testing.T) {
+	const bn, h, ch = 2, 3, 2
+	rng := rand.New(rand.NewPCG(1, 2))
+	x, err := interp.NewNaturalCubic(cdeTimes, cdeTape().Const(tensor.RandN[float64](rng, 0, 1, bn, len(cdeTimes), ch)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	field := func(out int) odeblock.Field[float64] {
+		w := autograd.NewParam("w", tensor.RandN[float64](rng, 0, 1, out, h))
+		return odeblock.FieldFunc([]*autograd.Param[float64]{w}, func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
+			return autograd.Linear(z, tp.Param(w), autograd.Var[float64]{})
+		})
+	}
+	for _, c := range []struct {
+		name string
+		cde  *odeblock.CDE[float64]
+		z    []int
+		want []string
+	}{
+		// F made for 3 channels, the control has 2.
+		{"channels", &odeblock.CDE[float64]{F: field(h * 3), X: x}, []int{bn, h}, []string{"field output of shape [2 9]", "[2 6]", "control derivative of shape [2 2]", "state of shape [2 3]"}},
+		{"batch", &odeblock.CDE[float64]{F: field(h * ch), X: x}, []int{3, h}, []string{"control derivative of shape [2 2]", "state of shape [3 3]"}},
+		{"rank", &odeblock.CDE[float64]{F: field(h * ch), X: x}, []int{bn * h}, []string{"state of shape [6]"}},
+	} {
+		func() {
+			defer func() {
+				r := recover()
+				msg := fmt.Sprint(r)
+				for _, w := range c.want {
+					if !strings.Contains(msg, w) {
+						t.Errorf("%s: panic %q, want one containing %q", c.name, msg, w)
+					}
+				}
+			}()
+			tp := cdeTape()
+			c.cde.Eval(tp, 0.5, tp.Const(tensor.New[float64](c.z...)))
+		}()
+	}
+}
