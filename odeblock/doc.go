@@ -228,6 +228,21 @@
 // fused right-hand sides are differentiated through their op-by-op
 // recordings.
 //
+// # Neural CDEs
+//
+// CDE is a neural controlled differential equation (Kidger et al. 2020,
+// torchcde): dz = f(z, t)·dX(t) on a hidden state z [B, H], solved as the
+// ODE z' = f(z, t)·X'(t), the field's output [B, H·C] read as an H×C
+// matrix per row and multiplied by the derivative [B, C] of a control X,
+// an interpolant of observations (package interp: NaturalCubic, Linear,
+// HermiteBackward). The control is data: its derivative enters each
+// evaluation, on whatever tape, as a constant (Control.DerivativeAt), so
+// every gradient mode gives the gradients of f's parameters and of the
+// initial state z_0 (a learned map of X(t_0), say), and none of the
+// observations. The block's Times are the control's knot range
+// (CDE.Span); with interp.Linear, whose derivative jumps at the knots,
+// list them in Options.Jumps.
+//
 // # The families
 //
 // A family's state stacks its parts along the leading axis: a batch of B
