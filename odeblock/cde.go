@@ -50,8 +50,11 @@ type Control[T tensor.Float] interface {
 // The solver's time t is the control's time. A control whose derivative
 // jumps at the knots (interp.Linear) is smooth only between them: list
 // the knots in Options.Jumps so that the adaptive steps land on them
-// (torchcde's jump_t); the cubic splines are continuously differentiable
-// and need no jumps.
+// (torchcde's jump_t). The cubic splines' derivatives are continuous and
+// need none, but their second derivatives jump at the knots, which the
+// step control sees late: at tight tolerances listing the knots as jumps
+// makes the solve more accurate (on a scalar CDE at rtol 1e-10, an error
+// of 4e-8 becomes one below 1e-8).
 type CDE[T tensor.Float] struct {
 	F Field[T]   // f: z [B, H] → [B, H·C]
 	X Control[T] // the driving path, data

@@ -73,6 +73,59 @@ func TestCDELinear(t *testing.T) {
 	}
 }
 
+// TestCDEScalarPath: with H = C = 1 and f(z) = a·z, dz = a·z·dX gives
+// z(t) = z0·exp(a·(X(t) − X(t0))) for any path X: checked at every knot
+// for a natural spline through random observations, and for the linear
+// interpolant, whose derivative jumps at the knots, with the knots as
+// Options.Jumps; the spline is more accurate with them too.
+func TestCDEScalarPath(t *testing.T) {
+	const a = 0.7
+	rng := rand.New(rand.NewPCG(5, 9))
+	n := len(cdeTimes)
+	obs := tensor.RandN[float64](rng, 0, 1, 2, n, 1)
+	z0 := []float64{1.5, -0.3}
+	w := autograd.NewParam("a", tensor.FromSlice([]float64{a}, 1, 1))
+	f := odeblock.FieldFunc([]*autograd.Param[float64]{w}, func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.Linear(z, tp.Param(w), autograd.Var[float64]{})
+	})
+	natural, err := interp.NewNaturalCubic(cdeTimes, cdeTape().Const(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	linear, err := interp.NewLinear(cdeTimes, cdeTape().Const(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		x     odeblock.Control[float64]
+		jumps []float64
+		tol   float64
+	}{
+		// The spline's second derivative jumps at the knots, which the
+		// step control sees late: 4e-8 without the knots as jumps.
+		{"natural", natural, nil, 1e-7},
+		{"natural, jumps", natural, cdeTimes[1 : n-1], 1e-8},
+		{"linear", linear, cdeTimes[1 : n-1], 1e-8},
+	} {
+		b := &odeblock.Block[float64]{Dynamics: &odeblock.CDE[float64]{F: f, X: c.x}, Times: cdeTimes, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10, Jumps: c.jumps}}
+		tp := cdeTape()
+		traj, err := b.Trajectory(tp, tp.Const(tensor.FromSlice(append([]float64(nil), z0...), 2, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := traj.Value().ReadData()
+		for k, tk := range cdeTimes {
+			for r := range 2 {
+				want := z0[r] * math.Exp(a*(obs.ReadData()[r*n+k]-obs.ReadData()[r*n]))
+				if g := got[k*2+r]; math.Abs(g-want) > c.tol*max(1, math.Abs(want)) {
+					t.Errorf("%s: z(%v)[%d] = %.12g, want %.12g", c.name, tk, r, g, want)
+				}
+			}
+		}
+	}
+}
+
 // TestCDEEval: Eval's layout: f's output column h·C + c multiplies
 // channel c of X'(t), summed over c, per batch row.
 func TestCDEEval(t *testing.T) {
