@@ -55,6 +55,9 @@ type Control[T tensor.Float] interface {
 // step control sees late: at tight tolerances listing the knots as jumps
 // makes the solve more accurate (on a scalar CDE at rtol 1e-10, an error
 // of 4e-8 becomes one below 1e-8).
+//
+// CDE is not ShardableDynamics (the control's rows would have to be split
+// with the state's): a Block with Shards ≥ 2 returns an error.
 type CDE[T tensor.Float] struct {
 	F Field[T]   // f: z [B, H] → [B, H·C]
 	X Control[T] // the driving path, data

@@ -316,3 +316,72 @@ func TestCDEShapes(t *testing.T) {
 		}()
 	}
 }
+
+// TestCDEFloat32: a float32 CDE (its spline built from float32
+// observations, rtol = atol = 1e-6) gives the float64 one's loss and
+// adjoint gradients to 1e-4 and 1e-3.
+func TestCDEFloat32(t *testing.T) {
+	m := newCDEModel(t)
+	b64 := &odeblock.Block[float64]{Dynamics: m.cde, Times: m.cde.Span(), Solver: odeblock.Options{RTol: 1e-8, ATol: 1e-8}}
+	tp := cdeTape()
+	l64, err := m.loss(b64)(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	autograd.ZeroGrads(m.params())
+	if err := tp.Backward(l64); err != nil {
+		t.Fatal(err)
+	}
+	to32 := func(x *tensor.Tensor[float64]) *tensor.Tensor[float32] {
+		y := tensor.New[float32](x.Shape()...)
+		for i, v := range x.ReadData() {
+			y.Data()[i] = float32(v)
+		}
+		return y
+	}
+	mlp := m.cde.F.(*mlp)
+	p32 := func(p *autograd.Param[float64]) *autograd.Param[float32] {
+		return autograd.NewParam(p.Name, to32(p.Value))
+	}
+	w1, b1, w2, b2, w0, b0 := p32(mlp.w1), p32(mlp.b1), p32(mlp.w2), p32(mlp.b2), p32(m.w0), p32(m.b0)
+	f := odeblock.FieldFunc([]*autograd.Param[float32]{w1, b1, w2, b2}, func(tp *autograd.Tape[float32], t float64, h autograd.Var[float32]) autograd.Var[float32] {
+		z := autograd.Tanh(autograd.Linear(autograd.ConcatTime(h, float32(t)), tp.Param(w1), tp.Param(b1)))
+		return autograd.Linear(z, tp.Param(w2), tp.Param(b2))
+	})
+	obs := tensor.New[float64](2, len(cdeTimes), 2)
+	for k, tk := range cdeTimes { // the float64 spline's knot values
+		v := m.x.ValueAt(tk).ReadData()
+		for r := range 2 {
+			copy(obs.Data()[(r*len(cdeTimes)+k)*2:], v[r*2:r*2+2])
+		}
+	}
+	x, err := interp.NewNaturalCubic(cdeTimes, autograd.NewTape(tensor.EngineFor[float32](tensor.Default())).Const(to32(obs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cde := &odeblock.CDE[float32]{F: f, X: x}
+	b32 := &odeblock.Block[float32]{Dynamics: cde, Times: cde.Span(), Solver: odeblock.Options{RTol: 1e-6, ATol: 1e-6}}
+	tp32 := autograd.NewTape(tensor.EngineFor[float32](tensor.Default()))
+	z0 := autograd.Linear(tp32.Const(x.ValueAt(cdeTimes[0])), tp32.Param(w0), tp32.Param(b0))
+	z, err := b32.Forward(tp32, z0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l32 := autograd.Sum(autograd.Square(z))
+	if err := tp32.Backward(l32); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := float64(l32.Item()), l64.Item(); math.Abs(got-want) > 1e-4*max(1, math.Abs(want)) {
+		t.Errorf("float32 loss %v, float64 %v", got, want)
+	}
+	for i, pair := range []struct {
+		g32 *tensor.Tensor[float32]
+		g64 *tensor.Tensor[float64]
+	}{{w1.Grad, mlp.w1.Grad}, {b2.Grad, mlp.b2.Grad}, {w0.Grad, m.w0.Grad}, {b0.Grad, m.b0.Grad}} {
+		for k, v := range pair.g64.ReadData() {
+			if g := float64(pair.g32.ReadData()[k]); math.Abs(g-v) > 1e-3*max(1, math.Abs(v)) {
+				t.Errorf("parameter %d [%d]: float32 gradient %v, float64 %v", i, k, g, v)
+			}
+		}
+	}
+}
