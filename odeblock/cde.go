@@ -35,8 +35,10 @@ type Control[T tensor.Float] interface {
 //
 // The control is data: its derivative enters every evaluation as a
 // constant (Control.DerivativeAt), in every gradient mode, and no gradient
-// reaches the observations it interpolates — torchcde's usual use, with
-// gradients for f's parameters and the initial state only. Give the Block
+// reaches the observations it interpolates through the dynamics —
+// torchcde's usual use, with gradients for f's parameters and the initial
+// state (a z_0 made with the interpolant's Evaluate, on the observations'
+// tape, passes its gradient on to them as usual). Give the Block
 // the control's knot range as Times, Span() = [t_0, t_{n−1}] (or any
 // times inside it: z at each), and the initial state z_0 [B, H], typically
 // a learned map of X(t_0), as torchcde's example does:
