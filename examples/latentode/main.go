@@ -32,11 +32,19 @@
 // The default run — 1000 training and 100 test series of 30 points on a
 // grid of 101 over [0, 10], frequencies in [0.1, 0.3] cycles per unit of
 // time, float32, 600 Adam steps of 50 series at learning rate 1e-2,
-// dopri5 at tolerance 1e-3 — takes about XX s on 2 cores.
+// dopri5 at tolerance 1e-3 — takes about 30 s on 2 cores. The loss falls
+// from about 400 to about 1 nats per series; on the test series the
+// reconstruction's MSE is 0.022 (the untrained model's 0.54, predicting
+// zero 0.51, the noise alone 0.01) and the extrapolation's over the next
+// five units of time 0.11 (predicting zero 0.50). -iters 5000 (about
+// 50 s) gives 0.021 and 0.106.
 //
-// The model and its training loop (newModel, params, encode, decode, loss
-// and train) are XX lines of code; bench/latentode_torch.py, the same
-// model in PyTorch with torchdiffeq, counted the same way, is XX.
+// The model and its training loop (the model type, newModel, params,
+// encode, decode, loss and trainModel, without comments and blank lines)
+// are 80 lines of code; bench/latentode_torch.py, the same model in
+// PyTorch with torchdiffeq, counted the same way, is 36 (and 7 more for
+// collate, its padding of a batch to the union of its times, which here
+// is data.NewSeriesBatch).
 package main
 
 import (
@@ -45,6 +53,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"time"
 
 	ag "github.com/adamnode/adamnode/autograd"
@@ -156,37 +165,30 @@ type model[T tensor.Float] struct {
 	toQ   *layers.Linear[T]
 	block *odeblock.Block[T]
 	dec   *layers.Sequential[T]
-	noise float64
 }
 
 func newModel[T tensor.Float](rng *rand.Rand, c config) *model[T] {
 	field := layers.NewSequential[T]().Add("fc1", layers.NewLinear[T](rng, c.Latent, c.Hidden)).Add("act1", layers.Tanh[T]{}).
 		Add("fc2", layers.NewLinear[T](rng, c.Hidden, c.Hidden)).Add("act2", layers.Tanh[T]{}).
 		Add("fc3", layers.NewLinear[T](rng, c.Hidden, c.Latent))
-	return &model[T]{
-		rec: layers.NewGRUCell[T](rng, 2, c.RNN), toQ: layers.NewLinear[T](rng, c.RNN, 2*c.Latent),
+	return &model[T]{rec: layers.NewGRUCell[T](rng, 2, c.RNN), toQ: layers.NewLinear[T](rng, c.RNN, 2*c.Latent),
 		block: &odeblock.Block[T]{Dynamics: &odeblock.NODE[T]{F: field}, Mode: odeblock.Backprop{},
 			Solver: odeblock.Options{RTol: c.Tol, ATol: c.Tol}},
 		dec: layers.NewSequential[T]().Add("fc1", layers.NewLinear[T](rng, c.Latent, c.Hidden)).
-			Add("act", layers.ReLU[T]{}).Add("fc2", layers.NewLinear[T](rng, c.Hidden, 1)),
-		noise: c.Noise,
-	}
+			Add("act", layers.ReLU[T]{}).Add("fc2", layers.NewLinear[T](rng, c.Hidden, 1))}
 }
 
 func (m *model[T]) params() []*ag.Param[T] {
-	ps := append(m.rec.Params(), m.toQ.Params()...)
-	return append(append(ps, m.block.Dynamics.Params()...), m.dec.Params()...)
+	return slices.Concat(m.rec.Params(), m.toQ.Params(), m.block.Dynamics.Params(), m.dec.Params())
 }
 
 // encode runs the GRU backwards over the batch's times, a series' state
 // moving only where it has an observation, and returns q(z0).
 func (m *model[T]) encode(tp *ag.Tape[T], b *data.SeriesBatch[T]) dist.Normal[T] {
-	nb, nt := b.Len(), len(b.Times)
-	x, mask := tp.Const(b.Values), tp.Const(b.Mask)
-	h := tp.Const(tensor.New[T](nb, m.rec.Hidden()))
-	for j := nt - 1; j >= 0; j-- {
-		xj := ag.ConcatTime(ag.Reshape(ag.Narrow(x, 1, j, 1), nb, 1), T(b.Times[j]))
-		mj := ag.Reshape(ag.Narrow(mask, 1, j, 1), nb, 1)
+	x, mask, h := tp.Const(b.Values), tp.Const(b.Mask), tp.Const(tensor.New[T](b.Len(), m.rec.Hidden()))
+	for j := len(b.Times) - 1; j >= 0; j-- {
+		xj := ag.ConcatTime(ag.Reshape(ag.Narrow(x, 1, j, 1), -1, 1), T(b.Times[j]))
+		mj := ag.Reshape(ag.Narrow(mask, 1, j, 1), -1, 1)
 		h = ag.Add(h, ag.Mul(mj, ag.Sub(m.rec.Step(tp, xj, h), h)))
 	}
 	out, l := m.toQ.Forward(tp, h), m.toQ.Weight.Value.Dim(0)/2
@@ -196,10 +198,7 @@ func (m *model[T]) encode(tp *ag.Tape[T], b *data.SeriesBatch[T]) dist.Normal[T]
 // decode solves the latent ODE from z0 at t = 0 and decodes it at times,
 // giving [B, len(times), 1].
 func (m *model[T]) decode(tp *ag.Tape[T], z0 ag.Var[T], times []float64) (ag.Var[T], error) {
-	m.block.Times = append([]float64{0}, times...)
-	if times[0] == 0 {
-		m.block.Times = times
-	}
+	m.block.Times = slices.Compact(append([]float64{0}, times...)) // from z0 at t = 0
 	z, err := m.block.Trajectory(tp, z0)
 	if err != nil {
 		return z, err
@@ -209,13 +208,13 @@ func (m *model[T]) decode(tp *ag.Tape[T], z0 ag.Var[T], times []float64) (ag.Var
 }
 
 // loss returns −ELBO per series, averaged over the batch.
-func (m *model[T]) loss(tp *ag.Tape[T], b *data.SeriesBatch[T], rng *rand.Rand) (ag.Var[T], error) {
+func (m *model[T]) loss(tp *ag.Tape[T], b *data.SeriesBatch[T], noise float64, rng *rand.Rand) (ag.Var[T], error) {
 	q := m.encode(tp, b)
 	xhat, err := m.decode(tp, q.Sample(tp, rng), b.Times)
 	if err != nil {
 		return xhat, err
 	}
-	px := dist.Normal[T]{Loc: xhat, Scale: tp.Scalar(T(m.noise))}
+	px := dist.Normal[T]{Loc: xhat, Scale: tp.Scalar(T(noise))}
 	logpx := ag.SumAxis(ag.MaskedSum(px.LogProb(tp.Const(b.Values)), b.Mask, 1, false), 1, false)
 	kl := ag.SumAxis(dist.KLNormal(q, dist.Normal[T]{Loc: tp.Scalar(0), Scale: tp.Scalar(1)}), 1, false)
 	return ag.Mean(ag.Sub(kl, logpx)), nil
@@ -238,7 +237,7 @@ func trainModel[T tensor.Float](c config, m *model[T], series []data.Series, rng
 			return losses, err
 		}
 		tp.Reset()
-		loss, err := m.loss(tp, b, rng)
+		loss, err := m.loss(tp, b, c.Noise, rng)
 		if err != nil {
 			return losses, err
 		}

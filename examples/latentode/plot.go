@@ -39,6 +39,7 @@ func plotSeries(path string, series []data.Series, waves []data.Sine, c curves, 
 		p.X.Label.Text, p.Y.Label.Text = "time t", "observation x(t)"
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, tmax, -1.6, 2.6
 		p.Legend.Top, p.Legend.Left = true, true
+		p.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: -1, Label: "−1"}, {Value: 0, Label: "0"}, {Value: 1, Label: "1"}})
 
 		var truth, rec, ext, obs, held plotter.XYs
 		for k, t := range c.T {
