@@ -65,6 +65,7 @@ func higherOrderCases() []higherOrderCase {
 		{name: "Clamp", shapes: sq, f: func(_ *ag.Tape[float64], x []V) V { return ag.Clamp(ag.Scale(x[0], 2), -1, 1) }},
 		{name: "Abs", shapes: sq, f: func(_ *ag.Tape[float64], x []V) V { return ag.Abs(x[0]) }},
 		{name: "Pow", shapes: sq, positive: true, order: 3, f: func(_ *ag.Tape[float64], x []V) V { return ag.Pow(x[0], 2.5) }},
+		{name: "ELU", shapes: sq, order: 3, f: func(_ *ag.Tape[float64], x []V) V { return ag.ELU(x[0], 0.7) }},
 		{name: "Sin", shapes: sq, f: func(_ *ag.Tape[float64], x []V) V { return ag.Sin(x[0]) }},
 		{name: "Cos", shapes: sq, f: func(_ *ag.Tape[float64], x []V) V { return ag.Cos(x[0]) }},
 		{name: "Transpose", shapes: sq, f: func(_ *ag.Tape[float64], x []V) V { return ag.Transpose(x[0]) }},
@@ -349,6 +350,7 @@ func TestGradAtKinks(t *testing.T) {
 		{"Hardtanh", func(x V) V { return ag.Hardtanh(x, -0.5, 0.5) }},
 		{"Clamp", func(x V) V { return ag.Clamp(x, -0.5, 0.5) }},
 		{"Abs", func(x V) V { return ag.Abs(x) }},
+		{"ELU", func(x V) V { return ag.ELU(x, 1) }},
 		{"LinearAct/relu", func(x V) V {
 			return ag.LinearAct(x, x.Tape().Const(tensor.FromSlice([]float64{1}, 1, 1)), V{}, ag.ReLUAct)
 		}},
@@ -486,5 +488,26 @@ func TestGradThroughRowShards(t *testing.T) {
 	var cge *ag.CreateGraphError
 	if !errors.As(err, &cge) || cge.Op != "Custom(RowShards)" || !strings.Contains(err.Error(), "batch whole") {
 		t.Fatalf("Grad through RowShards: %v", err)
+	}
+}
+
+// TestELUValues: ELU's values and first derivatives at hand-worked points
+// (torch.nn.functional.elu with α = 0.5): x > 0 passes, x ≤ 0 gives
+// α(eˣ − 1) with slope αeˣ.
+func TestELUValues(t *testing.T) {
+	tp := ag.NewTape(tensor.EngineFor[float64](tensor.Default()))
+	x := tp.Input(tensor.FromSlice([]float64{-2, -0.5, 0, 1.5}, 4))
+	y := ag.ELU(x, 0.5)
+	if err := tp.Backward(ag.Sum(y)); err != nil {
+		t.Fatal(err)
+	}
+	wantY := []float64{0.5 * (math.Exp(-2) - 1), 0.5 * (math.Exp(-0.5) - 1), 0, 1.5}
+	wantG := []float64{0.5 * math.Exp(-2), 0.5 * math.Exp(-0.5), 0.5, 1}
+	opt := cmpopts.EquateApprox(0, 1e-15)
+	if d := cmp.Diff(wantY, y.Value().Data(), opt); d != "" {
+		t.Errorf("values (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(wantG, x.Grad().Data(), opt); d != "" {
+		t.Errorf("derivatives (-want +got):\n%s", d)
 	}
 }

@@ -111,3 +111,50 @@ func (clampRule[T]) backward(t *Tape[T], e *entry[T]) {
 		return 0
 	})
 }
+
+// ELU returns the exponential linear unit, elementwise (PyTorch's F.elu):
+//
+//	y = x where x > 0, α·(eˣ − 1) elsewhere
+//
+// Backward: ∂L/∂x += g ⊙ (1 where x > 0, y + α elsewhere), the derivative
+// written in terms of the output (αeˣ = y + α).
+func ELU[T tensor.Float](x Var[T], alpha T) Var[T] {
+	t, e := unaryOp("ELU", x, eluRule[T]{}, func(z, x *tensor.Tensor[T]) {
+		zd := z.Data()
+		for i, v := range x.Data() {
+			if v > 0 {
+				zd[i] = v
+			} else {
+				zd[i] = alpha * T(math.Expm1(float64(v)))
+			}
+		}
+	})
+	e.f[0] = alpha
+	return t.varOf(e)
+}
+
+type eluRule[T tensor.Float] struct{}
+
+func (eluRule[T]) backward(t *Tape[T], e *entry[T]) {
+	alpha := e.f[0]
+	chain(t, e, func(x, y T) T {
+		if x > 0 {
+			return 1
+		}
+		return y + alpha
+	})
+}
+
+// gradVars: g ⊙ (1 on x > 0, y + α elsewhere), with the mask a constant and
+// y + α differentiable (its derivative is y + α again on x ≤ 0).
+func (eluRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
+	alpha := e.f[0]
+	pos := t.constMap(e.in[0].value, nil, func(x, _ T) T {
+		if x > 0 {
+			return 1
+		}
+		return 0
+	})
+	neg := RSub(1, pos)
+	return one(Mul(g, Add(pos, Mul(neg, AddConst(t.v(e), alpha)))))
+}

@@ -34,6 +34,20 @@ func (l LeakyReLU[T]) Forward(_ *autograd.Tape[T], x autograd.Var[T]) autograd.V
 // Params returns nil: LeakyReLU has no parameters.
 func (LeakyReLU[T]) Params() []*autograd.Param[T] { return nil }
 
+// ELU is the module y = x where x > 0, α·(eˣ − 1) elsewhere, elementwise
+// (PyTorch's nn.ELU; its default α is 1: set Alpha).
+type ELU[T tensor.Float] struct {
+	Alpha T
+}
+
+// Forward records the ELU of x.
+func (l ELU[T]) Forward(_ *autograd.Tape[T], x autograd.Var[T]) autograd.Var[T] {
+	return autograd.ELU(x, l.Alpha)
+}
+
+// Params returns nil: ELU has no parameters.
+func (ELU[T]) Params() []*autograd.Param[T] { return nil }
+
 // Tanh is the module y = tanh x, elementwise.
 type Tanh[T tensor.Float] struct{}
 

@@ -10,7 +10,7 @@
 //	Forward(tp *autograd.Tape[T], x autograd.Var[T]) autograd.Var[T]
 //	Params() []*autograd.Param[T]
 //
-// The layers are Linear, Conv2D (stride, padding), ReLU, LeakyReLU, Tanh,
+// The layers are Linear, Conv2D (stride, padding), ReLU, LeakyReLU, ELU, Tanh,
 // Sigmoid, Softplus, Hardtanh, Flatten, Dropout and TimeConcat; Sequential
 // chains modules. Layers compute with the tape's engine and allocate
 // nothing of their own per call (Dropout's mask excepted): their results

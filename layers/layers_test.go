@@ -87,6 +87,7 @@ func TestGradients(t *testing.T) {
 		}, in: []int{2, 3, 4, 4}},
 		{name: "ReLU", module: func(*rand.Rand) layers.Module[float64] { return layers.ReLU[float64]{} }, in: []int{3, 4}},
 		{name: "LeakyReLU", module: func(*rand.Rand) layers.Module[float64] { return layers.LeakyReLU[float64]{Slope: 0.3} }, in: []int{2, 3, 2, 2}},
+		{name: "ELU", module: func(*rand.Rand) layers.Module[float64] { return layers.ELU[float64]{Alpha: 1} }, in: []int{2, 3, 2, 2}},
 		{name: "Tanh", module: func(*rand.Rand) layers.Module[float64] { return layers.Tanh[float64]{} }, in: []int{3, 4}},
 		{name: "Sigmoid", module: func(*rand.Rand) layers.Module[float64] { return layers.Sigmoid[float64]{} }, in: []int{3, 4}},
 		{name: "Softplus", module: func(*rand.Rand) layers.Module[float64] { return layers.Softplus[float64]{} }, in: []int{3, 4}, lo: 0, hi: 5},
