@@ -350,7 +350,7 @@ func TestGradAtKinks(t *testing.T) {
 		{"Hardtanh", func(x V) V { return ag.Hardtanh(x, -0.5, 0.5) }},
 		{"Clamp", func(x V) V { return ag.Clamp(x, -0.5, 0.5) }},
 		{"Abs", func(x V) V { return ag.Abs(x) }},
-		{"ELU", func(x V) V { return ag.ELU(x, 1) }},
+		{"ELU", func(x V) V { return ag.ELU(x, 0.5) }},
 		{"LinearAct/relu", func(x V) V {
 			return ag.LinearAct(x, x.Tape().Const(tensor.FromSlice([]float64{1}, 1, 1)), V{}, ag.ReLUAct)
 		}},
