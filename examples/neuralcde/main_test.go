@@ -14,13 +14,25 @@ func tiny() config {
 	return c
 }
 
-// TestTiny trains a small model for 30 iterations and checks that the
-// training loss fell and that the test accuracy is high.
+// TestTiny trains a small model for 30 iterations, with the adjoint along
+// the forward solution and with backprop, and checks that the training
+// loss fell and that the test accuracy is high.
 func TestTiny(t *testing.T) {
-	r, err := run(tiny())
-	if err != nil {
-		t.Fatal(err)
+	for _, mode := range []string{"interpolated", "backprop"} {
+		t.Run(mode, func(t *testing.T) {
+			c := tiny()
+			c.Mode = mode
+			r, err := run(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, r)
+		})
 	}
+}
+
+func check(t *testing.T, r result) {
+	t.Helper()
 	first, last := mean(r.Losses[:5]), mean(r.Losses[len(r.Losses)-5:])
 	t.Logf("loss %.4f → %.4f, accuracy %.3f → %.3f", first, last, r.Untrained, r.TestAcc)
 	if last > first/2 {
