@@ -1,6 +1,7 @@
 """examples/neuralcde in PyTorch: torchcde's time-series classification
 example (clockwise vs anticlockwise irregularly sampled 2-D spirals) with
-the same data, model, sizes and training as the Go program.
+the same data (drawn alike, not the same draws), model, sizes and
+training as the Go program.
 
 torchcde is not installed here, so its two pieces the example uses are
 written out by hand: the natural cubic spline (natural_cubic_coeffs and

@@ -120,6 +120,9 @@ func run(c config) (result, error) {
 	if err != nil {
 		return r, err
 	}
+	if c.Batch < 1 || c.Batch > c.Train || c.Test < 1 || c.Points < 2 {
+		return r, fmt.Errorf("want 1 ≤ -batch ≤ -train, -test ≥ 1 and -points ≥ 2, have %d, %d, %d and %d", c.Batch, c.Train, c.Test, c.Points)
+	}
 	rng := rand.New(rand.NewPCG(c.Seed, 0xcde))
 	train, test := spirals(rng, c.Train, c.Points, c.Noise), spirals(rng, c.Test, c.Points, c.Noise)
 	m := newModel(rng, c.Hidden, c.Width)

@@ -70,12 +70,18 @@ func TestSpirals(t *testing.T) {
 	}
 }
 
-// TestUnknownMode: a gradient mode that does not exist is an error.
-func TestUnknownMode(t *testing.T) {
+// TestBadConfig: a gradient mode that does not exist, or a batch larger
+// than the training set, is an error.
+func TestBadConfig(t *testing.T) {
 	c := tiny()
 	c.Mode = "bogus"
 	if _, err := run(c); err == nil {
 		t.Error("no error for -mode bogus")
+	}
+	c = tiny()
+	c.Batch = c.Train + 1
+	if _, err := run(c); err == nil {
+		t.Errorf("no error for -batch %d with -train %d", c.Batch, c.Train)
 	}
 }
 
