@@ -1,0 +1,144 @@
+"""examples/neuralcde in PyTorch: torchcde's time-series classification
+example (clockwise vs anticlockwise irregularly sampled 2-D spirals) with
+the same data (drawn alike, not the same draws), model, sizes and
+training as the Go program.
+
+torchcde is not installed here, so its two pieces the example uses are
+written out by hand: the natural cubic spline (natural_cubic_coeffs and
+NaturalCubicSpline, `spline` below) and cdeint's vector field
+z' = f(z)·X'(t) (`CDEFunc`), solved with torchdiffeq's odeint (dopri5,
+rtol = atol = 1e-3, backprop through the solver: torchdiffeq's
+odeint_adjoint, torchcde's default, solves the state backwards, which the
+Go program finds drifting on this problem; Go's default, the adjoint
+along the forward solution, has no torchdiffeq counterpart).
+
+    PYTHONPATH=/path/to/torchdiffeq python3 bench/neuralcde_torch.py --iters 5
+
+For the line-count comparison with examples/neuralcde/main.go, counted the
+same way (code lines, no comments, blank lines, data generation or flags):
+the model and its training loop (CDEFunc, Model, train, accuracy) are 39
+lines; the hand-written spline, which torchcde would supply, is 15 more.
+The default run reaches 100% test accuracy (train loss 0.0006); it took
+51 s on 2 cores (torch 1.13, float64) with other work running: not a
+timing comparison.
+"""
+import argparse
+import math
+import time
+
+import torch
+from torchdiffeq import odeint
+
+CHANNELS = 3  # t, x, y
+
+
+def spirals(gen, n, p, noise):
+    """n spirals (t·cos(±4πt + φ), t·sin(±4πt + φ)) at p sorted uniform
+    times in [0, 1] each, with channels [t, x, y]; label 1 anticlockwise."""
+    labels = torch.randint(0, 2, (n,), generator=gen)
+    t = torch.rand(n, p, generator=gen, dtype=torch.float64).sort(dim=1).values
+    phase = 2 * math.pi * torch.rand(n, 1, generator=gen, dtype=torch.float64)
+    a = (2 * labels - 1).unsqueeze(1) * 4 * math.pi * t + phase
+    x = t * torch.cos(a) + noise * torch.randn(n, p, generator=gen, dtype=torch.float64)
+    y = t * torch.sin(a) + noise * torch.randn(n, p, generator=gen, dtype=torch.float64)
+    return torch.stack([t, x, y], dim=2), labels
+
+
+def spline(knots, obs):
+    """Natural cubic spline of obs [B, n, C] at knots [n]: returns X'(t)."""
+    n, h = len(knots), knots[1:] - knots[:-1]
+    delta = (obs[:, 1:] - obs[:, :-1]) / h[None, :, None]
+    a = torch.diag(2 * (h[:-1] + h[1:])) + torch.diag(h[1:-1], 1) + torch.diag(h[1:-1], -1)
+    r = 6 * (delta[:, 1:] - delta[:, :-1])
+    zero = obs.new_zeros(obs.shape[0], 1, obs.shape[2])
+    m = torch.cat([zero, torch.linalg.solve(a, r), zero], dim=1)
+    b = delta - h[None, :, None] * (2 * m[:, :-1] + m[:, 1:]) / 6
+    c = m[:, :-1] / 2
+    d = (m[:, 1:] - m[:, :-1]) / (6 * h[None, :, None])
+
+    def derivative(t):
+        i = int(torch.clamp(torch.searchsorted(knots, t.detach().reshape(1), right=True) - 1, 0, n - 2))
+        s = t - knots[i]
+        return b[:, i] + 2 * c[:, i] * s + 3 * d[:, i] * s * s
+
+    return derivative
+
+
+class CDEFunc(torch.nn.Module):
+    def __init__(self, hidden, width):
+        super().__init__()
+        self.hidden = hidden
+        self.net = torch.nn.Sequential(torch.nn.Linear(hidden, width), torch.nn.ReLU(),
+                                       torch.nn.Linear(width, hidden * CHANNELS), torch.nn.Tanh())
+        self.dX = None
+
+    def forward(self, t, z):
+        f = self.net(z).view(z.shape[0], self.hidden, CHANNELS)
+        return (f @ self.dX(t).unsqueeze(-1)).squeeze(-1)
+
+
+class Model(torch.nn.Module):
+    def __init__(self, hidden, width):
+        super().__init__()
+        self.initial = torch.nn.Linear(CHANNELS, hidden)
+        self.func = CDEFunc(hidden, width)
+        self.readout = torch.nn.Linear(hidden, 2)
+
+    def forward(self, knots, obs, tol):
+        self.func.dX = spline(knots, obs)
+        z0 = self.initial(obs[:, 0])  # X(t_0): the spline interpolates
+        zT = odeint(self.func, z0, knots[[0, -1]], rtol=tol, atol=tol, method="dopri5")[-1]
+        return self.readout(zT)
+
+
+def train(args, model, knots, obs, labels, gen):
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    perm, losses, start = torch.empty(0, dtype=torch.long), [], time.time()
+    for it in range(1, args.iters + 1):
+        if len(perm) < args.batch:
+            perm = torch.randperm(len(labels), generator=gen)
+        idx, perm = perm[:args.batch], perm[args.batch:]
+        loss = torch.nn.functional.cross_entropy(model(knots, obs[idx], args.tol), labels[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        if it % 20 == 0 or it == 1 or args.iters < 20:
+            print(f"iter {it:3d}  loss {loss.item():.4f}  {time.time() - start:4.1f}s", flush=True)
+    return losses
+
+
+@torch.no_grad()
+def accuracy(model, knots, obs, labels, tol):
+    return (model(knots, obs, tol).argmax(dim=1) == labels).double().mean().item()
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--train", type=int, default=256)
+    p.add_argument("--test", type=int, default=256)
+    p.add_argument("--points", type=int, default=64)
+    p.add_argument("--noise", type=float, default=0.1)
+    p.add_argument("--hidden", type=int, default=8)
+    p.add_argument("--width", type=int, default=128)
+    p.add_argument("--iters", type=int, default=240)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--tol", type=float, default=1e-3)
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args()
+    torch.set_default_dtype(torch.float64)
+    gen = torch.Generator().manual_seed(args.seed)
+    torch.manual_seed(args.seed)
+    xtr, ytr = spirals(gen, args.train, args.points, args.noise)
+    xte, yte = spirals(gen, args.test, args.points, args.noise)
+    knots = torch.linspace(0, 1, args.points)
+    model = Model(args.hidden, args.width)
+    untrained, start = accuracy(model, knots, xte, yte, args.tol), time.time()
+    train(args, model, knots, xtr, ytr, gen)
+    print(f"trained in {time.time() - start:.1f}s; test accuracy {100 * accuracy(model, knots, xte, yte, args.tol):.1f}%"
+          f" (untrained {100 * untrained:.1f}%)")
+
+
+if __name__ == "__main__":
+    main()
