@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,6 +101,13 @@ func higherOrderCases() []higherOrderCase {
 		{name: "Split", shapes: [][]int{{4, 3}}, f: func(_ *ag.Tape[float64], x []V) V {
 			s := ag.Split(ag.Square(x[0]), 0, 1, 3)
 			return ag.Mul(ag.Sum(s[0]), ag.Sum(s[1]))
+		}},
+		{name: "Chunk", shapes: [][]int{{2, 6}}, f: func(_ *ag.Tape[float64], x []V) V {
+			c := ag.Chunk(ag.Square(x[0]), 3, -1)
+			return ag.Add(ag.Mul(c[0], c[1]), c[2])
+		}},
+		{name: "Select", shapes: [][]int{{2, 3, 4}}, f: func(_ *ag.Tape[float64], x []V) V {
+			return ag.Mul(ag.Select(ag.Square(x[0]), 1, 2), ag.Select(x[0], -2, 0))
 		}},
 		{name: "ConcatTime", shapes: [][]int{{2, 3, 2, 2}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.ConcatTime(ag.Square(x[0]), 0.3) }},
 		{name: "AvgPool2D", order: 3, shapes: [][]int{{1, 2, 5, 5}}, f: func(_ *ag.Tape[float64], x []V) V { return ag.AvgPool2D(ag.Square(x[0]), 3, 2, 1) }},
@@ -509,5 +517,41 @@ func TestELUValues(t *testing.T) {
 	}
 	if d := cmp.Diff(wantG, x.Grad().Data(), opt); d != "" {
 		t.Errorf("derivatives (-want +got):\n%s", d)
+	}
+}
+
+// TestChunkSelect: Chunk's pieces and Select's slab are the right elements
+// and shapes; uneven chunks and out-of-range indices panic naming the shape.
+func TestChunkSelect(t *testing.T) {
+	tp := ag.NewTape(tensor.EngineFor[float64](tensor.Default()))
+	x := tp.Const(tensor.FromSlice([]float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 2, 3, 2))
+	c := ag.Chunk(x, 2, 0)
+	if d := cmp.Diff([]float64{6, 7, 8, 9, 10, 11}, c[1].Value().Data()); d != "" || len(c) != 2 || !slices.Equal(c[1].Shape(), []int{1, 3, 2}) {
+		t.Errorf("Chunk(x, 2, 0)[1]: %v %v", c[1].Shape(), d)
+	}
+	s := ag.Select(x, 1, 2)
+	if d := cmp.Diff([]float64{4, 5, 10, 11}, s.Value().Data()); d != "" || !slices.Equal(s.Shape(), []int{2, 2}) {
+		t.Errorf("Select(x, 1, 2): %v %v", s.Shape(), d)
+	}
+	if s := ag.Select(x, -1, 1); !slices.Equal(s.Value().Data(), []float64{1, 3, 5, 7, 9, 11}) || !slices.Equal(s.Shape(), []int{2, 3}) {
+		t.Errorf("Select(x, -1, 1) = %v of shape %v", s.Value().Data(), s.Shape())
+	}
+	for _, c := range []struct {
+		name string
+		call func()
+	}{
+		{"uneven chunks", func() { ag.Chunk(x, 2, 1) }},
+		{"no chunks", func() { ag.Chunk(x, 0, 1) }},
+		{"index past the end", func() { ag.Select(x, 1, 3) }},
+		{"negative index", func() { ag.Select(x, 1, -1) }},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "[2 3 2]") {
+					t.Errorf("%s: panic %v, want one naming shape [2 3 2]", c.name, r)
+				}
+			}()
+			c.call()
+		}()
 	}
 }

@@ -235,6 +235,38 @@ func Split[T tensor.Float](x Var[T], axis int, sizes ...int) []Var[T] {
 	return out
 }
 
+// Chunk returns x split along axis into n slabs of equal size, as
+// PyTorch's x.chunk(n, dim) when the size divides evenly (the mean and
+// log-variance halves of an encoder's output); it panics, naming the
+// shape, when it does not.
+func Chunk[T tensor.Float](x Var[T], n, axis int) []Var[T] {
+	xe := x.use("Chunk")
+	_, _, ax := axisSplit("Chunk", xe.value, axis)
+	if n < 1 || xe.value.Dim(ax)%n != 0 {
+		panic(&tensor.ShapeError{Op: "autograd.Chunk", Msg: fmt.Sprintf("shape %v does not split into %d equal chunks along axis %d", xe.value.Shape(), n, ax)})
+	}
+	sizes := make([]int, n)
+	for i := range sizes {
+		sizes[i] = xe.value.Dim(ax) / n
+	}
+	return Split(x, ax, sizes...)
+}
+
+// Select returns the slab of x at index i along axis, with that axis
+// dropped: PyTorch's x.select(dim, i), or x[:, i] for axis 1. A negative
+// axis counts from the end; i must be in range.
+//
+// Backward: ∂L/∂x += g placed at that slab (Narrow's).
+func Select[T tensor.Float](x Var[T], axis, i int) Var[T] {
+	xe := x.use("Select")
+	_, _, ax := axisSplit("Select", xe.value, axis)
+	sh := xe.value.Shape()
+	if i < 0 || i >= sh[ax] {
+		panic(&tensor.ShapeError{Op: "autograd.Select", Msg: fmt.Sprintf("index %d out of range for axis %d of shape %v", i, ax, sh)})
+	}
+	return Reshape(Narrow(x, ax, i, 1), append(sh[:ax:ax], sh[ax+1:]...)...)
+}
+
 // ConcatTime returns x [B, C, ...] with one more channel (axis 1) appended,
 // filled with the constant tv: the time channel of a time-dependent
 // vector field f(h, t) = net([h, t]).
