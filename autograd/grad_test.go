@@ -537,18 +537,18 @@ func TestChunkSelect(t *testing.T) {
 		t.Errorf("Select(x, -1, 1) = %v of shape %v", s.Value().Data(), s.Shape())
 	}
 	for _, c := range []struct {
-		name string
-		call func()
+		name, op string
+		call     func()
 	}{
-		{"uneven chunks", func() { ag.Chunk(x, 2, 1) }},
-		{"no chunks", func() { ag.Chunk(x, 0, 1) }},
-		{"index past the end", func() { ag.Select(x, 1, 3) }},
-		{"negative index", func() { ag.Select(x, 1, -1) }},
+		{"uneven chunks", "Chunk", func() { ag.Chunk(x, 2, 1) }},
+		{"no chunks", "Chunk", func() { ag.Chunk(x, 0, 1) }},
+		{"index past the end", "Select", func() { ag.Select(x, 1, 3) }},
+		{"negative index", "Select", func() { ag.Select(x, 1, -1) }},
 	} {
 		func() {
 			defer func() {
-				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "[2 3 2]") {
-					t.Errorf("%s: panic %v, want one naming shape [2 3 2]", c.name, r)
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "[2 3 2]") || !strings.Contains(fmt.Sprint(r), "autograd."+c.op) {
+					t.Errorf("%s: panic %v, want one from autograd.%s naming shape [2 3 2]", c.name, r, c.op)
 				}
 			}()
 			c.call()
