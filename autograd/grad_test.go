@@ -529,6 +529,9 @@ func TestChunkSelect(t *testing.T) {
 	if d := cmp.Diff([]float64{6, 7, 8, 9, 10, 11}, c[1].Value().Data()); d != "" || len(c) != 2 || !slices.Equal(c[1].Shape(), []int{1, 3, 2}) {
 		t.Errorf("Chunk(x, 2, 0)[1]: %v %v", c[1].Shape(), d)
 	}
+	if one := ag.Chunk(x, 1, 2); len(one) != 1 || !slices.Equal(one[0].Shape(), []int{2, 3, 2}) {
+		t.Errorf("Chunk(x, 1, 2): %d pieces", len(one))
+	}
 	s := ag.Select(x, 1, 2)
 	if d := cmp.Diff([]float64{4, 5, 10, 11}, s.Value().Data()); d != "" || !slices.Equal(s.Shape(), []int{2, 2}) {
 		t.Errorf("Select(x, 1, 2): %v %v", s.Shape(), d)
