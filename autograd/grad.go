@@ -82,20 +82,51 @@ func Grad[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (Grads[T
 	if len(opt.Params) > 0 {
 		lo = 0
 	}
-	// g[i−lo] is the gradient reaching slot i; slots outside [lo, hi]
-	// receive none (an input recorded after every output).
-	g := make([]Var[T], max(hi-lo+1, 0))
-	at := func(i int32) *Var[T] {
-		if int(i) < lo || int(i) > hi {
-			return nil
-		}
-		return &g[int(i)-lo]
+	g := gradMap[T]{lo: lo, g: make([]Var[T], max(hi-lo+1, 0))}
+	g.seed(t, outputs, opt.Cotangents)
+	stop := make(map[int32]bool, len(opt.Stop))
+	for _, v := range opt.Stop {
+		stop[useOpt("Grad", t, v).idx] = true
 	}
+	t.walks = append(t.walks, gradWalk{lo: lo, need: t.needed(lo, hi, inputs, opt.Params, stop)})
+	defer func() { t.walks = t.walks[:len(t.walks)-1] }()
+	defer t.SetNoGrad(t.SetNoGrad(!opt.CreateGraph))
+	if err := g.walk(t, stop); err != nil {
+		return Grads[T]{}, err
+	}
+	return g.results(t, inputs, opt.Params), nil
+}
+
+// gradMap holds, for the slots lo…lo+len(g)−1 of one Grad walk, the
+// gradient reaching each (the zero Var for none); slots outside receive
+// none (an input recorded after every output).
+type gradMap[T tensor.Float] struct {
+	lo int
+	g  []Var[T]
+}
+
+// add adds v to the gradient of slot i, if it is in the map.
+func (m *gradMap[T]) add(i int32, v Var[T]) {
+	if k := int(i) - m.lo; k >= 0 && k < len(m.g) {
+		m.g[k] = accumulateVar(m.g[k], v)
+	}
+}
+
+// of returns the gradient of slot i (the zero Var outside the map).
+func (m *gradMap[T]) of(i int32) Var[T] {
+	if k := int(i) - m.lo; k >= 0 && k < len(m.g) {
+		return m.g[k]
+	}
+	return Var[T]{}
+}
+
+// seed puts each output's cotangent (ones where none is given) on it.
+func (m *gradMap[T]) seed(t *Tape[T], outputs, cotangents []Var[T]) {
 	for i, y := range outputs {
 		ye := t.entryAt(int(y.i))
 		var c Var[T]
-		if opt.Cotangents != nil {
-			c = opt.Cotangents[i]
+		if cotangents != nil {
+			c = cotangents[i]
 		}
 		if c.IsZero() {
 			ones := t.arena.like(ye.value)
@@ -105,32 +136,27 @@ func Grad[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (Grads[T
 			panic(&tensor.ShapeError{Op: "autograd.Grad", Msg: fmt.Sprintf("cotangent %d of shape %v does not match output %d of shape %v", i, ce.value.Shape(), i, ye.value.Shape())})
 		}
 		if ye.requires {
-			if p := at(y.i); p != nil {
-				*p = accumulateVar(*p, c)
-			}
+			m.add(y.i, c)
 		}
 	}
+}
 
-	stop := make(map[int32]bool, len(opt.Stop))
-	for _, v := range opt.Stop {
-		stop[useOpt("Grad", t, v).idx] = true
-	}
-	t.walks = append(t.walks, gradWalk{lo: lo, need: t.needed(lo, hi, inputs, opt.Params, stop)})
-	defer func() { t.walks = t.walks[:len(t.walks)-1] }()
-	defer t.SetNoGrad(t.SetNoGrad(!opt.CreateGraph))
-	for i := hi; i >= lo; i-- {
-		gi := g[i-lo]
-		e := t.entryAt(i)
-		if gi.IsZero() || e.rule == nil || stop[int32(i)] || !t.wantsAny(e) {
+// walk pulls the gradients back from the highest slot to the lowest
+// through each op's backward in ops, recording on t, not through the
+// stopped slots nor into inputs that no requested gradient needs.
+func (m *gradMap[T]) walk(t *Tape[T], stop map[int32]bool) error {
+	for k := len(m.g) - 1; k >= 0; k-- {
+		gi, e := m.g[k], t.entryAt(m.lo+k)
+		if gi.IsZero() || e.rule == nil || stop[e.idx] || !t.wantsAny(e) {
 			continue
 		}
 		dr, ok := e.rule.(gradRule[T])
 		if !ok {
-			return Grads[T]{}, &CreateGraphError{Op: e.op}
+			return &CreateGraphError{Op: e.op}
 		}
 		gs, err := dr.gradVars(t, e, gi)
 		if err != nil {
-			return Grads[T]{}, err
+			return err
 		}
 		ins := e.inputs()
 		for j, gj := range gs { // the rules return at most one per input
@@ -138,33 +164,32 @@ func Grad[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (Grads[T
 			if gj.IsZero() || !needs(in) {
 				continue
 			}
-			if gv := t.entryAt(int(gs[j].i)).value; !gv.SameShape(in.value) {
+			if gv := t.entryAt(int(gj.i)).value; !gv.SameShape(in.value) {
 				panic(&tensor.ShapeError{Op: "autograd." + e.op, Msg: fmt.Sprintf("differentiable backward gave a gradient of shape %v for input %d of shape %v", gv.Shape(), j, in.value.Shape())})
 			}
-			if p := at(in.idx); p != nil { // below lo: no input depends on it
-				*p = accumulateVar(*p, gs[j])
-			}
+			m.add(in.idx, gj) // below lo: no input depends on it
 		}
 	}
+	return nil
+}
 
+// results returns the gradients of the inputs and of each parameter (the
+// sum over its leaves), zeros where none arrived.
+func (m *gradMap[T]) results(t *Tape[T], inputs []Var[T], params []*Param[T]) Grads[T] {
 	var res Grads[T]
 	for _, x := range inputs {
-		var gx Var[T]
-		if p := at(x.i); p != nil {
-			gx = *p
-		}
-		res.Inputs = append(res.Inputs, t.gradOrZeros(gx, t.entryAt(int(x.i)).value))
+		res.Inputs = append(res.Inputs, t.gradOrZeros(m.of(x.i), t.entryAt(int(x.i)).value))
 	}
-	for _, p := range opt.Params {
+	for _, p := range params {
 		var s Var[T]
-		for k := range g {
-			if e := t.entryAt(lo + k); e.param == p && !g[k].IsZero() {
-				s = accumulateVar(s, g[k])
+		for k, gk := range m.g {
+			if e := t.entryAt(m.lo + k); e.param == p && !gk.IsZero() {
+				s = accumulateVar(s, gk)
 			}
 		}
 		res.Params = append(res.Params, t.gradOrZeros(s, p.Value))
 	}
-	return res, nil
+	return res
 }
 
 // gradWalk is what one Grad call needs to know while it walks the tape:
