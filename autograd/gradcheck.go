@@ -329,7 +329,17 @@ func gradLevel(f func(tp *Tape[float64]) (Var[float64], error), params []*Param[
 		return s, nil
 	}
 
-	// The value at θ against (cᵀf(θ + h·r) − cᵀf(θ − h·r)) / 2h.
+	if err := checkAlong(tp, f, next, params, c, r, opt); err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// checkAlong returns an error unless next's value at θ, the derivative of
+// cᵀf along r that Grad recorded, is the central difference
+// (cᵀf(θ + h·r) − cᵀf(θ − h·r)) / 2h within opt's tolerances; the
+// parameters are restored.
+func checkAlong(tp *Tape[float64], f, next func(tp *Tape[float64]) (Var[float64], error), params []*Param[float64], c *tensor.Tensor[float64], r []*tensor.Tensor[float64], opt GradCheckOptions) error {
 	eval := func(fn func(tp *Tape[float64]) (Var[float64], error), proj *tensor.Tensor[float64]) (float64, error) {
 		tp.Reset()
 		v, err := fn(tp)
@@ -344,7 +354,7 @@ func gradLevel(f func(tp *Tape[float64]) (Var[float64], error), params []*Param[
 	tp.Reset()
 	got, err := eval(next, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	scale := 1.0
 	for _, p := range params {
@@ -355,7 +365,6 @@ func gradLevel(f func(tp *Tape[float64]) (Var[float64], error), params []*Param[
 	h := opt.Step * scale
 	shift := func(a float64) {
 		for j, p := range params {
-			p.Value.Data()
 			d, rd := p.Value.Data(), r[j].Data()
 			for i := range d {
 				d[i] += a * rd[i]
@@ -378,13 +387,13 @@ func gradLevel(f func(tp *Tape[float64]) (Var[float64], error), params []*Param[
 	down, err2 := eval(f, c)
 	restore()
 	if err := errors.Join(err1, err2); err != nil {
-		return nil, err
+		return err
 	}
 	num := (up - down) / (2 * h)
 	if abs := math.Abs(got - num); abs > opt.AbsTol && abs > opt.RelTol*max(math.Abs(got), math.Abs(num)) {
-		return nil, fmt.Errorf("autograd: the gradient recorded by Grad is wrong: along a random direction it is %.10g, central differences give %.10g", got, num)
+		return fmt.Errorf("autograd: the gradient recorded by Grad is wrong: along a random direction it is %.10g, central differences give %.10g", got, num)
 	}
-	return next, nil
+	return nil
 }
 
 // unravel returns the coordinates of flat index k in x's shape.
