@@ -155,7 +155,10 @@ type ODERNNOutput[T tensor.Float] struct {
 	Last autograd.Var[T]
 }
 
-// Params returns the cell's parameters and then the dynamics'.
+// Params returns the cell's parameters and then the dynamics'. Their
+// names are the cell's and the dynamics' own, which may collide (a
+// GRUCell and a GRUODE both have weight_hh): give them paths with
+// layers.Prefix (say "cell" and "ode") before saving a checkpoint.
 func (m *ODERNN[T]) Params() []*autograd.Param[T] {
 	var ps []*autograd.Param[T]
 	if m.Cell != nil {
