@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/adamnode/adamnode/data"
 	"github.com/adamnode/adamnode/optim"
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -238,14 +237,15 @@ func unpackBytes(buf []float64, n int) []byte {
 	return b
 }
 
-// runSettings returns what Run has every rank agree on: cfg.Settings, then
-// Run's own settings that change what is trained (the Config's epochs,
-// clipping, name and resuming), the data (the loaders' sizes, batch sizes
-// and the training shuffle of epoch 0, which a loader's seed fixes), the
-// model's size and the optimizer's kind and hyperparameters. The Backend
-// is left out: it changes only the rounding of each rank's gradients,
-// which are averaged before every rank takes the same step.
-func runSettings[T tensor.Float](cfg Config, m Model[T], opt optim.Optimizer[T], tr, te *data.Loader) []Setting {
+// runSettings returns what Fit has every rank agree on: cfg.Settings,
+// then Fit's own settings that change what is trained (the Config's
+// epochs, clipping, name and resuming), the task's (Run's: the loaders'
+// sizes, batch sizes and the training shuffle of epoch 0, which a loader's
+// seed fixes, and the model's size; another task's: its batches per epoch
+// and its parameters' size) and the optimizer's kind and hyperparameters.
+// The Backend is left out: it changes only the rounding of each rank's
+// gradients, which are averaged before every rank takes the same step.
+func runSettings[T tensor.Float, B any](cfg Config, task Task[T, B], opt optim.Optimizer[T]) []Setting {
 	s := append([]Setting(nil), cfg.Settings...)
 	add := func(name string, format string, args ...any) {
 		s = append(s, Setting{name, fmt.Sprintf(format, args...)})
@@ -255,25 +255,11 @@ func runSettings[T tensor.Float](cfg Config, m Model[T], opt optim.Optimizer[T],
 	add("Config.Clip", "%s", strconv.FormatFloat(cfg.Clip, 'g', -1, 64))
 	add("Config.Resume", "%t", cfg.Resume)
 	add("Config.Dir given", "%t", cfg.Dir != "")
-	if !isNil(tr) {
-		add("training images", "%d", tr.Len())
-		add("training batch per rank", "%d", tr.BatchSize())
-		if full, err := tr.WithShard(0, 1); err == nil {
-			order := full.Order(0)
-			b := make([]byte, 0, 8*len(order))
-			for _, i := range order {
-				b = binary.LittleEndian.AppendUint64(b, uint64(i))
-			}
-			sum := sha256.Sum256(b)
-			add("training order of epoch 0 (the loader's seed)", "%x", sum[:8])
-		}
-	}
-	if !isNil(te) {
-		add("test images", "%d", te.Len())
-		add("test batch", "%d", te.BatchSize())
-	}
-	if !isNil(m) {
-		ps := m.Params()
+	if c, ok := any(task).(classifier[T]); ok {
+		s = c.settings(s)
+	} else if !isNil(task) {
+		add("training batches per epoch", "%d", task.NumBatches())
+		ps := task.Params()
 		add("model parameters", "%d tensors of %d numbers", len(ps), numel(ps))
 	}
 	if !isNil(opt) {
@@ -294,6 +280,35 @@ func runSettings[T tensor.Float](cfg Config, m Model[T], opt optim.Optimizer[T],
 		for _, k := range keys {
 			add("optimizer "+strings.TrimPrefix(k, optim.Prefix), "%s", meta[k])
 		}
+	}
+	return s
+}
+
+// settings appends the loaders' and the model's settings to s.
+func (c classifier[T]) settings(s []Setting) []Setting {
+	add := func(name string, format string, args ...any) {
+		s = append(s, Setting{name, fmt.Sprintf(format, args...)})
+	}
+	if tr := c.tr; !isNil(tr) {
+		add("training images", "%d", tr.Len())
+		add("training batch per rank", "%d", tr.BatchSize())
+		if full, err := tr.WithShard(0, 1); err == nil {
+			order := full.Order(0)
+			b := make([]byte, 0, 8*len(order))
+			for _, i := range order {
+				b = binary.LittleEndian.AppendUint64(b, uint64(i))
+			}
+			sum := sha256.Sum256(b)
+			add("training order of epoch 0 (the loader's seed)", "%x", sum[:8])
+		}
+	}
+	if te := c.te; !isNil(te) {
+		add("test images", "%d", te.Len())
+		add("test batch", "%d", te.BatchSize())
+	}
+	if !isNil(c.m) {
+		ps := c.m.Params()
+		add("model parameters", "%d tensors of %d numbers", len(ps), numel(ps))
 	}
 	return s
 }

@@ -66,7 +66,7 @@ func TestRunSettings(t *testing.T) {
 				Setting{"optimizer adam.lr", "0.01"},
 				Setting{"optimizer adam.weight_decay", "0"},
 			)
-			got := runSettings[float64](tc.cfg, nil, opt, tr, te)
+			got := runSettings[float64, *data.Batch](tc.cfg, classifier[float64]{tr: tr, te: te}, opt)
 			for i, s := range got {
 				if s.Name == order {
 					if !regexp.MustCompile(`^[0-9a-f]{16}$`).MatchString(s.Value) {
@@ -90,7 +90,7 @@ func TestRunSettingsEmptyLoader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := runSettings[float64](Config{Name: "x"}, nil, nil, tr, nil)
+	got := runSettings[float64, *data.Batch](Config{Name: "x"}, classifier[float64]{tr: tr}, nil)
 	want := []Setting{
 		{"Config.Name", "x"},
 		{"Config.Epochs", "0"},

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/adamnode/adamnode/autograd"
-	"github.com/adamnode/adamnode/data"
 	"github.com/adamnode/adamnode/layers"
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -51,13 +50,13 @@ func remote(where string) error {
 }
 
 // writer reports whether this rank writes the run's files.
-func (r *run[T]) writer() bool {
+func (r *run[T, B]) writer() bool {
 	return r.cfg.Distributed == nil || r.cfg.Distributed.Rank() == 0
 }
 
 // broadcastParams replaces every rank's parameters and buffers with rank
 // 0's.
-func (r *run[T]) broadcastParams() error {
+func (r *run[T, B]) broadcastParams() error {
 	d := r.cfg.Distributed
 	if d == nil || d.Size() <= 1 {
 		return nil
@@ -89,11 +88,11 @@ func unpack[T tensor.Float](ps []*autograd.Param[T], buf []float64, at func(*aut
 }
 
 // distributedStep is step across the ranks (see above).
-func (r *run[T]) distributedStep(b *data.Batch) (stepStats, bool, error) {
+func (r *run[T, B]) distributedStep(b B) (stepStats, bool, error) {
 	d := r.cfg.Distributed
-	ps := r.m.Params()
-	st, err := gradients(r.tp, r.m, r.opt, b)
-	bs := layers.Buffers[T](r.m)
+	ps := r.task.Params()
+	st, err := gradients(r.tp, r.task, r.opt, b)
+	bs := layers.Buffers[T](r.task)
 	n, nb := numel(ps), numel(bs)
 	buf := make([]float64, n+nb, n+nb+7)
 	if err == nil {
@@ -118,7 +117,7 @@ func (r *run[T]) distributedStep(b *data.Batch) (stepStats, bool, error) {
 		}
 	}
 	buf = append(buf, flag(err != nil), flag(r.ctx.Err() != nil),
-		st.loss*float64(b.Len()), float64(st.correct), float64(b.Len()), float64(st.fwd), float64(st.bwd))
+		st.loss*float64(st.seen), float64(st.correct), float64(st.seen), float64(st.fwd), float64(st.bwd))
 	t0 := time.Now()
 	if rerr := d.AllReduce(buf); rerr != nil {
 		return st, false, rerr
@@ -141,7 +140,7 @@ func (r *run[T]) distributedStep(b *data.Batch) (stepStats, bool, error) {
 	}
 	unpack(ps, buf[:n], func(p *autograd.Param[T]) *tensor.Tensor[T] { return p.Grad }, 1/size)
 	unpack(bs, buf[n:n+nb], func(p *autograd.Param[T]) *tensor.Tensor[T] { return p.Value }, 1)
-	if err := update(r.m, r.opt, r.cfg.Clip, st); err != nil {
+	if err := update(ps, r.opt, r.cfg.Clip); err != nil {
 		return st, false, err
 	}
 	sum := stepStats{loss: tail[2], correct: int(tail[3]), seen: int(tail[4]),
@@ -150,7 +149,7 @@ func (r *run[T]) distributedStep(b *data.Batch) (stepStats, bool, error) {
 }
 
 // distributed reports whether this run is one of several ranks.
-func (r *run[T]) distributed() bool { return r.cfg.distributed() }
+func (r *run[T, B]) distributed() bool { return r.cfg.distributed() }
 
 // distributed reports whether cfg trains on several ranks.
 func (cfg Config) distributed() bool {
@@ -159,12 +158,12 @@ func (cfg Config) distributed() bool {
 
 // checkShards returns an error unless the training loader of a rank is
 // its rank's shard of as many as there are ranks.
-func (cfg Config) checkShards(tr *data.Loader) error {
+func (c classifier[T]) checkShards(cfg Config) error {
 	if !cfg.distributed() {
 		return nil
 	}
 	d := cfg.Distributed
-	if shard, shards := tr.Shard(); shard != d.Rank() || shards != d.Size() {
+	if shard, shards := c.tr.Shard(); shard != d.Rank() || shards != d.Size() {
 		return fmt.Errorf("train: rank %d of %d has a training loader of shard %d of %d: make it with data.LoaderOptions{Shard: %d, Shards: %d}",
 			d.Rank(), d.Size(), shard, shards, d.Rank(), d.Size())
 	}
@@ -183,11 +182,11 @@ func flag(b bool) float64 {
 // alike: no rank failed to begin (err is this rank's failure), and all
 // resume at rank 0's epoch and batch with as many batches per epoch and
 // parameters.
-func (r *run[T]) agreeStart(start int, p progressSums, err error) error {
+func (r *run[T, B]) agreeStart(start int, p progressSums, err error) error {
 	d := r.cfg.Distributed
 	var mine []float64
 	if err == nil {
-		mine = []float64{float64(start), float64(p.Batches), float64(r.nb), float64(numel(r.m.Params()))}
+		mine = []float64{float64(start), float64(p.Batches), float64(r.nb), float64(numel(r.task.Params()))}
 	} else {
 		mine = make([]float64, 4) // not compared: this rank fails
 	}
@@ -215,9 +214,9 @@ func (r *run[T]) agreeStart(start int, p progressSums, err error) error {
 }
 
 // reduceEvaluation sums the ranks' evaluations of their test batches.
-func (r *run[T]) reduceEvaluation(e evalSums, err error) (evalSums, error) {
+func (r *run[T, B]) reduceEvaluation(e Eval, err error) (Eval, error) {
 	d := r.cfg.Distributed
-	buf := []float64{flag(err != nil), e.loss, float64(e.correct), float64(e.seen), float64(e.nfe), float64(e.nb)}
+	buf := []float64{flag(err != nil), e.LossSum, float64(e.Correct), float64(e.N), float64(e.NFE), float64(e.Batches)}
 	if rerr := d.AllReduce(buf); rerr != nil {
 		return e, rerr
 	}
@@ -227,13 +226,13 @@ func (r *run[T]) reduceEvaluation(e evalSums, err error) (evalSums, error) {
 	case buf[0] > 0:
 		return e, remote("in its evaluation")
 	}
-	return evalSums{loss: buf[1], correct: int(buf[2]), seen: int(buf[3]), nfe: int(buf[4]), nb: int(buf[5])}, nil
+	return Eval{LossSum: buf[1], Correct: int(buf[2]), N: int(buf[3]), NFE: int(buf[4]), Batches: int(buf[5])}, nil
 }
 
 // endEpoch ends epoch epoch on every rank alike, after rank 0 wrote the
 // files (err is this rank's failure so far): an error on any rank stops
 // all, as do OnEpoch's ErrStop and a cancelled context on any rank.
-func (r *run[T]) endEpoch(epoch int, trainRow, ev Row, err error) (bool, error) {
+func (r *run[T, B]) endEpoch(epoch int, trainRow, ev Row, err error) (bool, error) {
 	d := r.cfg.Distributed
 	stop := false
 	if err == nil {
@@ -262,7 +261,7 @@ func (r *run[T]) endEpoch(epoch int, trainRow, ev Row, err error) (bool, error) 
 // failure so far: a failing rank still takes part, and one that cannot
 // read or write the file reports it as its error. The cleanup removes the
 // temporary file.
-func (r *run[T]) shareCheckpoint(err error) (cleanup func(), _ error) {
+func (r *run[T, B]) shareCheckpoint(err error) (cleanup func(), _ error) {
 	cleanup = func() {}
 	d := r.cfg.Distributed
 	// The file's length (−1: none, −2: rank 0 cannot read it), then its

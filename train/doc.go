@@ -1,11 +1,22 @@
-// Package train is a training loop for the image classifiers of this
-// module (or any model with the same Forward): epochs of optimizer steps
-// over a data.Loader, with gradient clipping, an evaluation on a test
-// loader after each epoch, a progress bar, a CSV of per-epoch rows, a
-// checkpoint after every epoch and on interruption, and a resume that
-// continues bit for bit.
+// Package train is the training loop of this module, for any model: epochs
+// of optimizer steps over a task's batches, with gradient clipping, an
+// optional evaluation after each epoch, a progress bar, a CSV of per-epoch
+// rows, a checkpoint after every epoch and on interruption, a resume that
+// continues bit for bit, and data-parallel training across processes (MPI)
+// or replicas in one.
 //
-// Run takes the model, an optimizer, the two loaders and a Config. With
+// Fit trains a Task: a model's parameters, its training batches (of any
+// type) and the loss on one — a regression on a time series, a latent
+// ODE's ELBO, a neural CDE's classification. Sampled makes a Task of two
+// functions (draw a batch, compute its loss) for models trained on random
+// batches; a Task that is also an Evaluator gets a test row per epoch.
+// Run is Fit of an image classifier (cross-entropy on a data.Loader,
+// evaluated on another), as the command-line tool trains the paper's
+// models. The loop does what a PyTorch user writes around loss.backward()
+// and optimizer.step(), and what Lightning's Trainer adds.
+//
+// Fit takes the task, an optimizer and a Config (Run the model, an
+// optimizer, the two loaders and a Config). With
 // Config.Dir set it writes NAME.csv and NAME.safetensors there; each is
 // written through a temporary file renamed into place, the checkpoint
 // first, so a kill at any point loses no row and leaves files a resumed
@@ -27,8 +38,8 @@
 //
 // Config.Distributed trains data-parallel across ranks (MPI processes
 // through package distributed, or its in-process NewLocal group): every
-// rank runs Run with the same Config, model and seed, its training loader
-// its shard of every global batch. The parameters and buffers start as
+// rank runs Fit with the same Config, task and seed, its training batches
+// its shard of every global batch (Run: its loader's shard). The parameters and buffers start as
 // rank 0's; each step's gradients, rank 0's buffers and the step's numbers
 // travel in one all-reduce, so every rank takes the same step; the test
 // batches are split across the ranks and their sums reduced; rank 0 alone
@@ -46,7 +57,7 @@
 // *SettingsError, naming the setting, rank 0's value and that of the first
 // rank that differs. It costs one all-reduce of a digest per rank.
 //
-// RunReplicas does the same within one process: k replicas of the model
+// RunReplicas (FitReplicas) does the same within one process: k replicas of the model
 // in goroutines, each with a one-worker backend and its shard, their
 // gradients averaged after every step (distributed.NewLocal) — faster than
 // one model on several cores, whose workers share only the large products.

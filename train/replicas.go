@@ -41,11 +41,25 @@ type Replica[T tensor.Float] struct {
 // matches one process's to the solver's tolerance; with a fixed grid, to
 // rounding.
 func RunReplicas[T tensor.Float](ctx context.Context, cfg Config, k int, replica func(i int) (Replica[T], error)) (*Result, error) {
+	return fitReplicas(ctx, "RunReplicas", cfg, k, func(i int) (Task[T, *data.Batch], optim.Optimizer[T], error) {
+		r, err := replica(i)
+		return classifier[T]{m: r.Model, tr: r.Train, te: r.Test}, r.Optimizer, err
+	})
+}
+
+// FitReplicas is RunReplicas for any task: replica(i) returns replica i's
+// task, whose training batches are its shard of every global batch, and
+// its optimizer.
+func FitReplicas[T tensor.Float, B any](ctx context.Context, cfg Config, k int, replica func(i int) (Task[T, B], optim.Optimizer[T], error)) (*Result, error) {
+	return fitReplicas(ctx, "FitReplicas", cfg, k, replica)
+}
+
+func fitReplicas[T tensor.Float, B any](ctx context.Context, name string, cfg Config, k int, replica func(i int) (Task[T, B], optim.Optimizer[T], error)) (*Result, error) {
 	if k < 1 {
-		return nil, fmt.Errorf("train: RunReplicas with %d replicas, want at least 1", k)
+		return nil, fmt.Errorf("train: %s with %d replicas, want at least 1", name, k)
 	}
 	if cfg.Distributed != nil {
-		return nil, fmt.Errorf("train: RunReplicas makes its own communicator: Config.Distributed must be nil")
+		return nil, fmt.Errorf("train: %s makes its own communicator: Config.Distributed must be nil", name)
 	}
 	be := cfg.Backend
 	if be == nil {
@@ -55,9 +69,10 @@ func RunReplicas[T tensor.Float](ctx context.Context, cfg Config, k int, replica
 	if err != nil {
 		return nil, err
 	}
-	reps := make([]Replica[T], k)
-	for i := range reps {
-		if reps[i], err = replica(i); err != nil {
+	tasks := make([]Task[T, B], k)
+	opts := make([]optim.Optimizer[T], k)
+	for i := range tasks {
+		if tasks[i], opts[i], err = replica(i); err != nil {
 			return nil, fmt.Errorf("train: replica %d: %w", i, err)
 		}
 	}
@@ -65,15 +80,14 @@ func RunReplicas[T tensor.Float](ctx context.Context, cfg Config, k int, replica
 	results := make([]*Result, k)
 	errs := make([]error, k)
 	var wg sync.WaitGroup
-	for i := range reps {
+	for i := range tasks {
 		c := cfg
 		c.Distributed, c.Backend = comms[i], one
 		if i > 0 {
 			c.Log, c.Quiet, c.OnBatch, c.OnEpoch = io.Discard, true, nil, nil
 		}
 		wg.Go(func() {
-			r := reps[i]
-			results[i], errs[i] = Run[T](ctx, c, r.Model, r.Optimizer, r.Train, r.Test)
+			results[i], errs[i] = Fit(ctx, c, tasks[i], opts[i])
 		})
 	}
 	wg.Wait()

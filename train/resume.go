@@ -20,7 +20,7 @@ import (
 // resumeState is the state of a run that a checkpoint's metadata holds.
 type resumeState struct {
 	epoch    int          // epochs finished
-	rows     []Row        // their CSV rows, two per epoch
+	rows     []Row        // their CSV rows, one or two per epoch
 	progress progressSums // of the next epoch, when the run was interrupted in it
 }
 
@@ -28,7 +28,7 @@ type resumeState struct {
 // after checking that it belongs to this run and that everything in it is
 // in range. found is false when there is no file. Nothing is loaded unless
 // every check passes; the errors name the file and the field or tensor.
-func (r *run[T]) load() (state resumeState, found bool, err error) {
+func (r *run[T, B]) load() (state resumeState, found bool, err error) {
 	path := r.res.CheckpointPath
 	if r.resumeFrom != "" {
 		path = r.resumeFrom // rank 0's checkpoint, received (see shareCheckpoint)
@@ -108,10 +108,13 @@ func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 // NFEs and times in range), the parameter count and the optimizer's
 // scalars (its type and hyperparameters those of the run's optimizer as
 // made, its step counts at most the training iterations done).
-func (r *run[T]) checkMeta(path string, meta map[string]string) (resumeState, error) {
+func (r *run[T, B]) checkMeta(path string, meta map[string]string) (resumeState, error) {
 	var st resumeState
-	name, nb, batchSize := r.cfg.Name, r.nb, r.tr.BatchSize()
-	if r.distributed() {
+	name, nb, batchSize := r.cfg.Name, r.nb, math.MaxInt
+	if bs, ok := r.task.(interface{ batchSize() int }); ok {
+		batchSize = bs.batchSize()
+	}
+	if r.distributed() && batchSize < math.MaxInt {
 		batchSize *= r.cfg.Distributed.Size() // the global batch
 	}
 	whole := func(key string) (int, error) {
@@ -179,8 +182,13 @@ func (r *run[T]) checkMeta(path string, meta map[string]string) (resumeState, er
 	if err := json.Unmarshal([]byte(rv), &raw); err != nil {
 		return st, metaError(path, "rows", rv, "%v", err)
 	}
-	if len(raw) != 2*st.epoch {
-		return st, metaError(path, "rows", rv, "%d rows, want 2 for each of the %d epochs of \"epoch\"", len(raw), st.epoch)
+	splits := []string{"train"}
+	if r.evaluates() {
+		splits = append(splits, "test")
+	}
+	per := len(splits)
+	if len(raw) != per*st.epoch {
+		return st, metaError(path, "rows", rv, "%d rows, want %d for each of the %d epochs of \"epoch\"", len(raw), per, st.epoch)
 	}
 	st.rows = make([]Row, len(raw))
 	for i, b := range raw {
@@ -188,17 +196,17 @@ func (r *run[T]) checkMeta(path string, meta map[string]string) (resumeState, er
 		if err := decodeExact(b, r); err != nil {
 			return st, metaError(path, "rows", rv, "row %d: %v", i+1, err)
 		}
-		split := [2]string{"train", "test"}[i%2]
+		split, epoch := splits[i%per], i/per+1
 		bad := func(field string, v any, want string) error {
-			return metaError(path, "rows", rv, "row %d (epoch %d, %s): field %q = %v: %s", i+1, i/2+1, split, field, v, want)
+			return metaError(path, "rows", rv, "row %d (epoch %d, %s): field %q = %v: %s", i+1, epoch, split, field, v, want)
 		}
 		switch {
 		case r.Model != name:
 			return st, bad("model", strconv.Quote(r.Model), "want "+strconv.Quote(name))
 		case r.Split != split:
 			return st, bad("split", strconv.Quote(r.Split), "want "+strconv.Quote(split))
-		case r.Epoch != i/2+1:
-			return st, bad("epoch", r.Epoch, fmt.Sprintf("want %d", i/2+1))
+		case r.Epoch != epoch:
+			return st, bad("epoch", r.Epoch, fmt.Sprintf("want %d", epoch))
 		case !finiteNonNeg(r.Loss):
 			return st, bad("loss", r.Loss, "want a finite number ≥ 0")
 		case !(r.Accuracy >= 0 && r.Accuracy <= 1):
@@ -218,7 +226,7 @@ func (r *run[T]) checkMeta(path string, meta map[string]string) (resumeState, er
 	if err != nil {
 		return st, err
 	}
-	if nparams := numel(r.m.Params()); n != nparams {
+	if nparams := numel(r.task.Params()); n != nparams {
 		return st, metaError(path, "parameters", meta["parameters"], "the model has %d", nparams)
 	}
 
@@ -228,7 +236,7 @@ func (r *run[T]) checkMeta(path string, meta map[string]string) (resumeState, er
 // checkOptimMeta checks the optimizer's scalars in a checkpoint's
 // metadata: its type and hyperparameters are those of the run's optimizer
 // as made, and no parameter took more steps than iters.
-func (r *run[T]) checkOptimMeta(path string, meta map[string]string, iters float64) error {
+func (r *run[T, B]) checkOptimMeta(path string, meta map[string]string, iters float64) error {
 	_, want, err := r.opt.StateDict()
 	if err != nil {
 		return err

@@ -70,6 +70,17 @@ type progressSums struct {
 	Seconds float64 `json:"seconds"`  // wall time spent on them
 }
 
+// add adds a training step's numbers, taking seconds, to p.
+func (p *progressSums) add(st stepStats, seconds float64) {
+	p.Batches++
+	p.LossSum += st.loss
+	p.Correct += st.correct
+	p.Seen += st.seen
+	p.FwdNFE += st.fwd
+	p.BwdNFE += st.bwd
+	p.Seconds += seconds
+}
+
 // row returns the training row of an epoch whose sums are p.
 func (p progressSums) row(name string, epoch int, elapsed float64) Row {
 	return Row{Model: name, Split: "train", Epoch: epoch,

@@ -92,7 +92,7 @@ var ErrStop = errors.New("train: stop")
 
 // Result is what a run did.
 type Result struct {
-	Rows                      []Row  // every row so far, two per epoch
+	Rows                      []Row  // every row so far: per epoch, training then (an Evaluator's) test
 	CSVPath, CheckpointPath   string // "" without Config.Dir
 	Ran                       bool   // false when a resumed run had nothing left to do
 	WroteCSV, WroteCheckpoint bool
@@ -138,8 +138,8 @@ type MismatchError struct{ Msg string }
 
 func (e *MismatchError) Error() string { return e.Msg }
 
-// validate returns an error naming the first setting Run cannot work with.
-func (cfg Config) validate(m, opt, tr, te any) error {
+// validate returns an error naming the first setting Fit cannot work with.
+func (cfg Config) validate(task, opt any) error {
 	switch {
 	case cfg.Epochs < 1:
 		return fmt.Errorf("train: Config.Epochs is %d, want at least 1", cfg.Epochs)
@@ -149,8 +149,12 @@ func (cfg Config) validate(m, opt, tr, te any) error {
 		return fmt.Errorf("train: Config.Name %q must name the model (and its files: no path separators)", cfg.Name)
 	case cfg.Resume && cfg.Dir == "":
 		return fmt.Errorf("train: Config.Resume needs Config.Dir, where the checkpoint is")
-	case isNil(m) || isNil(opt) || isNil(tr) || isNil(te):
-		return fmt.Errorf("train: Run needs a model, an optimizer and both loaders")
+	}
+	if v, ok := task.(interface{ validate(opt any) error }); ok {
+		return v.validate(opt)
+	}
+	if isNil(task) || isNil(opt) {
+		return fmt.Errorf("train: Fit needs a task and an optimizer")
 	}
 	return nil
 }
@@ -167,8 +171,8 @@ func isNil(v any) bool {
 // checkpointFormat marks the loop's checkpoints.
 const checkpointFormat = "adamnode-train-1"
 
-// run is one call of Run.
-type run[T tensor.Float] struct {
+// run is one call of Fit.
+type run[T tensor.Float, B any] struct {
 	ctx     context.Context
 	loopCtx context.Context // the loaders' context: ctx, or none when distributed
 	// resumeFrom, if set, is the file a rank other than 0 resumes from: a
@@ -176,23 +180,31 @@ type run[T tensor.Float] struct {
 	resumeFrom   string
 	noCheckpoint bool // rank 0 has none: nor has this rank
 	cfg          Config
-	m            Model[T]
+	task         Task[T, B]
 	opt          optim.Optimizer[T]
-	tr, te       *data.Loader
 	res          *Result
 	nb           int // training batches per epoch
 	tp, evalT    *autograd.Tape[T]
 	bar          *progress
+	showAccuracy bool // the task reports accuracies
 }
 
-// Run trains m with opt on tr, evaluating on te after every epoch, as cfg
-// says (see the package documentation). A failure leaves the files of the
+// Run trains the classifier m with opt on tr, evaluating on te after every
+// epoch, as cfg says (see the package documentation): Fit of the task whose
+// loss is the softmax cross-entropy of m's class scores on tr's batches.
+func Run[T tensor.Float](ctx context.Context, cfg Config, m Model[T], opt optim.Optimizer[T], tr, te *data.Loader) (*Result, error) {
+	return Fit[T, *data.Batch](ctx, cfg, classifier[T]{m: m, tr: tr, te: te}, opt)
+}
+
+// Fit trains task with opt as cfg says (see the package documentation):
+// epochs of steps, each the gradient of the task's loss on one batch, then
+// its evaluation if it is an Evaluator. A failure leaves the files of the
 // last finished epoch as they were and returns an error naming the model,
 // the epoch and the batch.
-func Run[T tensor.Float](ctx context.Context, cfg Config, m Model[T], opt optim.Optimizer[T], tr, te *data.Loader) (*Result, error) {
-	err := cfg.validate(m, opt, tr, te)
-	if err == nil {
-		err = cfg.checkShards(tr)
+func Fit[T tensor.Float, B any](ctx context.Context, cfg Config, task Task[T, B], opt optim.Optimizer[T]) (*Result, error) {
+	err := cfg.validate(task, opt)
+	if sc, ok := task.(interface{ checkShards(Config) error }); ok && err == nil {
+		err = sc.checkShards(cfg)
 	}
 	if err != nil && !cfg.distributed() {
 		return nil, err
@@ -200,9 +212,12 @@ func Run[T tensor.Float](ctx context.Context, cfg Config, m Model[T], opt optim.
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	r := &run[T]{ctx: ctx, loopCtx: ctx, cfg: cfg, m: m, opt: opt, tr: tr, te: te, res: &Result{}}
+	r := &run[T, B]{ctx: ctx, loopCtx: ctx, cfg: cfg, task: task, opt: opt, res: &Result{}}
+	if a, ok := task.(interface{ hasAccuracy() bool }); ok {
+		r.showAccuracy = a.hasAccuracy()
+	}
 	if err == nil {
-		r.nb = tr.NumBatches()
+		r.nb = task.NumBatches()
 	}
 	if r.distributed() {
 		// Every rank walks the same batches; a rank's cancellation
@@ -220,7 +235,7 @@ func Run[T tensor.Float](ctx context.Context, cfg Config, m Model[T], opt optim.
 		// First, before any call whose shape depends on the settings
 		// (sharing the checkpoint, the number of epochs).
 		// A rank that cannot begin says so here, and every rank stops.
-		anyFailed, aerr := agree(cfg.Distributed, runSettings(cfg, m, opt, tr, te), err != nil)
+		anyFailed, aerr := agree(cfg.Distributed, runSettings(cfg, task, opt), err != nil)
 		switch {
 		case aerr != nil:
 			return r.res, aerr
@@ -277,7 +292,7 @@ func Run[T tensor.Float](ctx context.Context, cfg Config, m Model[T], opt optim.
 
 // begin removes the temporary files of interrupted saves and, resuming,
 // loads the checkpoint: the epoch to run next and its progress.
-func (r *run[T]) begin() (start int, p progressSums, err error) {
+func (r *run[T, B]) begin() (start int, p progressSums, err error) {
 	cfg, res := r.cfg, r.res
 	if cfg.Dir == "" {
 		return 0, p, nil
@@ -324,7 +339,7 @@ func (r *run[T]) begin() (start int, p progressSums, err error) {
 }
 
 // save writes the checkpoint after epoch epochs and the batches of p.
-func (r *run[T]) save(epoch int, p progressSums) error {
+func (r *run[T, B]) save(epoch int, p progressSums) error {
 	if r.cfg.Dir == "" || !r.writer() {
 		return nil
 	}
@@ -346,12 +361,12 @@ func (r *run[T]) save(epoch int, p progressSums) error {
 	meta["batch"] = strconv.Itoa(p.Batches)
 	meta["progress"] = string(pj)
 	meta["rows"] = string(rows)
-	meta["parameters"] = strconv.Itoa(numel(r.m.Params()))
+	meta["parameters"] = strconv.Itoa(numel(r.task.Params()))
 	return layers.SaveCheckpoint(r.res.CheckpointPath, r.state(), r.opt, meta)
 }
 
 // interrupted saves the partial epoch and returns the error saying so.
-func (r *run[T]) interrupted(epoch int, p progressSums) error {
+func (r *run[T, B]) interrupted(epoch int, p progressSums) error {
 	if err := r.save(epoch, p); err != nil {
 		return fmt.Errorf("train %s: interrupted, and saving the checkpoint failed: %w", r.cfg.Name, err)
 	}
@@ -360,14 +375,14 @@ func (r *run[T]) interrupted(epoch int, p progressSums) error {
 
 // state is what the checkpoint holds of the model: its parameters, then
 // its buffers (layers.Buffered: BatchNorm's running statistics).
-func (r *run[T]) state() []*autograd.Param[T] {
-	return append(slices.Clone(r.m.Params()), layers.Buffers[T](r.m)...)
+func (r *run[T, B]) state() []*autograd.Param[T] {
+	return append(slices.Clone(r.task.Params()), layers.Buffers[T](r.task)...)
 }
 
-// setTraining puts the model in training or evaluation mode if it has
+// setTraining puts the task in training or evaluation mode if it has
 // modes (layers.Trainable: Dropout, BatchNorm).
-func (r *run[T]) setTraining(training bool) {
-	if tm, ok := r.m.(layers.Trainable); ok {
+func (r *run[T, B]) setTraining(training bool) {
+	if tm, ok := r.task.(layers.Trainable); ok {
 		tm.SetTraining(training)
 	}
 }
@@ -382,7 +397,7 @@ func numel[T tensor.Float](ps []*autograd.Param[T]) int {
 
 // epoch trains epoch epoch from the progress p, evaluates, writes the
 // files and reports whether OnEpoch stopped the run.
-func (r *run[T]) epoch(epoch int, p progressSums) (stop bool, err error) {
+func (r *run[T, B]) epoch(epoch int, p progressSums) (stop bool, err error) {
 	cfg, res := r.cfg, r.res
 	if p, err = r.trainBatches(epoch, p); err != nil {
 		return false, err
@@ -390,21 +405,7 @@ func (r *run[T]) epoch(epoch int, p progressSums) (stop bool, err error) {
 	if p.Batches == 0 {
 		return false, fmt.Errorf("train %s: no training batches", cfg.Name)
 	}
-	rank, size := 0, 1
-	if r.distributed() {
-		rank, size = r.cfg.Distributed.Rank(), r.cfg.Distributed.Size()
-	}
-	t0 := time.Now()
-	r.setTraining(false)
-	sums, err := evaluate(r.loopCtx, r.evalT, r.m, r.te, rank, size)
-	r.setTraining(true)
-	if r.distributed() {
-		sums, err = r.reduceEvaluation(sums, err)
-	}
-	var ev Row
-	if err == nil {
-		ev, err = sums.row(time.Since(t0).Seconds())
-	}
+	ev, err := r.evaluate()
 	if err != nil {
 		if r.ctx.Err() != nil && !r.distributed() {
 			return false, r.interrupted(epoch, p)
@@ -416,8 +417,11 @@ func (r *run[T]) epoch(epoch int, p progressSums) (stop bool, err error) {
 		elapsed = res.Rows[n-1].Elapsed
 	}
 	trainRow := p.row(cfg.Name, epoch+1, elapsed)
-	ev.Model, ev.Epoch, ev.Elapsed = cfg.Name, epoch+1, trainRow.Elapsed+ev.Seconds
-	res.Rows = append(res.Rows, trainRow, ev)
+	res.Rows = append(res.Rows, trainRow)
+	if r.evaluates() {
+		ev.Model, ev.Epoch, ev.Elapsed = cfg.Name, epoch+1, trainRow.Elapsed+ev.Seconds
+		res.Rows = append(res.Rows, ev)
+	}
 	// The checkpoint holds every row so far and is saved before the CSV,
 	// each through a temporary file renamed into place: a kill before the
 	// checkpoint's rename leaves the previous epoch's files (a resumed run
@@ -434,13 +438,41 @@ func (r *run[T]) epoch(epoch int, p progressSums) (stop bool, err error) {
 	return r.onEpoch(trainRow, ev)
 }
 
+// evaluates reports whether the task has an evaluation (a test row).
+func (r *run[T, B]) evaluates() bool {
+	_, ok := r.task.(Evaluator[T])
+	return ok
+}
+
+// evaluate runs the task's evaluation, if it has one, on this rank's share
+// of it, and returns its row (its sums over the ranks when distributed).
+func (r *run[T, B]) evaluate() (Row, error) {
+	e, ok := r.task.(Evaluator[T])
+	if !ok {
+		return Row{}, nil
+	}
+	rank, size := 0, 1
+	if r.distributed() {
+		rank, size = r.cfg.Distributed.Rank(), r.cfg.Distributed.Size()
+	}
+	t0 := time.Now()
+	r.setTraining(false)
+	sums, err := e.Evaluate(r.loopCtx, r.evalT, rank, size)
+	r.setTraining(true)
+	if r.distributed() {
+		sums, err = r.reduceEvaluation(sums, err)
+	}
+	if err != nil {
+		return Row{}, err
+	}
+	return sums.row(time.Since(t0).Seconds())
+}
+
 // onEpoch reports the epoch's rows and calls Config.OnEpoch.
-func (r *run[T]) onEpoch(trainRow, ev Row) (stop bool, err error) {
+func (r *run[T, B]) onEpoch(trainRow, ev Row) (stop bool, err error) {
 	cfg := r.cfg
 	if !cfg.Quiet {
-		fmt.Fprintf(cfg.Log, "%s epoch %d/%d: train loss %.4f acc %.2f%% | test loss %.4f acc %.2f%% | NFE fwd %.1f bwd %.1f (test %.1f) | %.1f s\n",
-			cfg.Name, trainRow.Epoch, cfg.Epochs, trainRow.Loss, 100*trainRow.Accuracy, ev.Loss, 100*ev.Accuracy,
-			trainRow.FwdNFE, trainRow.BwdNFE, ev.FwdNFE, trainRow.Seconds+ev.Seconds)
+		fmt.Fprintln(cfg.Log, r.epochLine(trainRow, ev))
 	}
 	if cfg.OnEpoch != nil {
 		if err := cfg.OnEpoch(trainRow, ev); errors.Is(err, ErrStop) {
@@ -452,9 +484,31 @@ func (r *run[T]) onEpoch(trainRow, ev Row) (stop bool, err error) {
 	return false, nil
 }
 
+// epochLine is the log's line of an epoch: its numbers, the accuracy only
+// for a task that reports it, the test numbers only for an Evaluator.
+func (r *run[T, B]) epochLine(trainRow, ev Row) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s epoch %d/%d: train loss %.4f", r.cfg.Name, trainRow.Epoch, r.cfg.Epochs, trainRow.Loss)
+	if r.showAccuracy {
+		fmt.Fprintf(&b, " acc %.2f%%", 100*trainRow.Accuracy)
+	}
+	if r.evaluates() {
+		fmt.Fprintf(&b, " | test loss %.4f", ev.Loss)
+		if r.showAccuracy {
+			fmt.Fprintf(&b, " acc %.2f%%", 100*ev.Accuracy)
+		}
+	}
+	fmt.Fprintf(&b, " | NFE fwd %.1f bwd %.1f", trainRow.FwdNFE, trainRow.BwdNFE)
+	if r.evaluates() {
+		fmt.Fprintf(&b, " (test %.1f)", ev.FwdNFE)
+	}
+	fmt.Fprintf(&b, " | %.1f s", trainRow.Seconds+ev.Seconds)
+	return b.String()
+}
+
 // writeFiles saves the checkpoint after epoch epoch+1 and then the CSV
 // (each through a temporary file renamed into place; rank 0 only).
-func (r *run[T]) writeFiles(epoch int) error {
+func (r *run[T, B]) writeFiles(epoch int) error {
 	cfg, res := r.cfg, r.res
 	if cfg.Dir == "" || !r.writer() {
 		return nil
@@ -472,7 +526,7 @@ func (r *run[T]) writeFiles(epoch int) error {
 
 // trainBatches runs the training batches of epoch after the p.Batches
 // done, adding them to p; a cancelled context saves and interrupts.
-func (r *run[T]) trainBatches(epoch int, p progressSums) (progressSums, error) {
+func (r *run[T, B]) trainBatches(epoch int, p progressSums) (progressSums, error) {
 	cfg := r.cfg
 	if p.Batches >= r.nb {
 		return p, nil
@@ -480,28 +534,26 @@ func (r *run[T]) trainBatches(epoch int, p progressSums) (progressSums, error) {
 	r.bar.start(r.nb, p.Batches)
 	defer r.bar.finish()
 	i := 0
-	for b, err := range r.tr.Epoch(r.loopCtx, epoch) {
+	for b, err := range r.task.Batches(r.loopCtx, epoch) {
 		if err != nil {
-			return p, r.interrupted(epoch, p)
+			if r.loopCtx.Err() != nil {
+				return p, r.interrupted(epoch, p)
+			}
+			return p, fmt.Errorf("train %s: epoch %d, batch %d of %d: %w", cfg.Name, epoch+1, i+1, r.nb, err)
 		}
 		if i++; i <= p.Batches {
 			continue // done before the checkpoint this run resumed from
+		}
+		if i > r.nb {
+			return p, fmt.Errorf("train %s: epoch %d: the task yielded more than its %d batches (NumBatches)", cfg.Name, epoch+1, r.nb)
 		}
 		t0 := time.Now()
 		st, stop, err := r.step(b)
 		if err != nil {
 			return p, fmt.Errorf("train %s: epoch %d, batch %d of %d: %w", cfg.Name, epoch+1, i, r.nb, err)
 		}
-		p.Batches++
-		p.LossSum += st.loss
-		p.Correct += st.correct
-		p.Seen += st.seen
-		p.FwdNFE += st.fwd
-		p.BwdNFE += st.bwd
-		p.Seconds += time.Since(t0).Seconds()
-		r.bar.set(p.Batches, fmt.Sprintf("%s %d/%d loss %.4f acc %5.1f%% NFE %.0f+%.0f", cfg.Name, epoch+1, cfg.Epochs,
-			p.LossSum/float64(p.Seen), 100*float64(p.Correct)/float64(p.Seen),
-			float64(p.FwdNFE)/float64(p.Batches), float64(p.BwdNFE)/float64(p.Batches)))
+		p.add(st, time.Since(t0).Seconds())
+		r.bar.set(p.Batches, r.barText(epoch, p))
 		if cfg.OnBatch != nil {
 			cfg.OnBatch(epoch, p.Batches)
 		}
@@ -509,12 +561,25 @@ func (r *run[T]) trainBatches(epoch int, p progressSums) (progressSums, error) {
 			return p, r.interrupted(epoch, p)
 		}
 	}
+	if p.Batches != r.nb {
+		return p, fmt.Errorf("train %s: epoch %d: the task yielded %d batches, not the %d of NumBatches", cfg.Name, epoch+1, p.Batches, r.nb)
+	}
 	return p, nil
+}
+
+// barText is the progress bar's description after the batches of p.
+func (r *run[T, B]) barText(epoch int, p progressSums) string {
+	acc := ""
+	if r.showAccuracy {
+		acc = fmt.Sprintf(" acc %5.1f%%", 100*float64(p.Correct)/float64(p.Seen))
+	}
+	return fmt.Sprintf("%s %d/%d loss %.4f%s NFE %.0f+%.0f", r.cfg.Name, epoch+1, r.cfg.Epochs,
+		p.LossSum/float64(p.Seen), acc, float64(p.FwdNFE)/float64(p.Batches), float64(p.BwdNFE)/float64(p.Batches))
 }
 
 // stepStats are the numbers of one training iteration.
 type stepStats struct {
-	loss     float64 // batch-mean loss (a step's result: its sum over the images)
+	loss     float64 // batch-mean loss (a step's result: its sum over the examples)
 	correct  int
 	seen     int
 	fwd, bwd int
@@ -523,55 +588,61 @@ type stepStats struct {
 // step runs one training iteration on batch b and returns its numbers
 // (summed over the ranks when distributed) and whether the run is to stop
 // after it (its context, or any rank's, is done).
-func (r *run[T]) step(b *data.Batch) (stepStats, bool, error) {
+func (r *run[T, B]) step(b B) (stepStats, bool, error) {
 	if r.cfg.Distributed == nil || r.cfg.Distributed.Size() <= 1 {
-		st, err := step(r.tp, r.m, r.opt, b, r.cfg.Clip)
-		st.loss *= float64(b.Len())
-		st.seen = b.Len()
+		st, err := gradients(r.tp, r.task, r.opt, b)
+		if err == nil {
+			err = update(r.task.Params(), r.opt, r.cfg.Clip)
+		}
+		st.loss *= float64(st.seen)
 		return st, r.ctx.Err() != nil, err
 	}
 	return r.distributedStep(b)
 }
 
-// step runs one training iteration on batch b: forward, cross-entropy,
-// backward, gradient clipping, an optimizer step.
-func step[T tensor.Float](tp *autograd.Tape[T], m Model[T], opt optim.Optimizer[T], b *data.Batch, clip float64) (stepStats, error) {
-	st, err := gradients(tp, m, opt, b)
-	if err != nil {
-		return st, err
-	}
-	return st, update(m, opt, clip, st)
-}
-
-// gradients records the forward pass on batch b and its backward pass
-// into the parameters' Grad; on error the gradients are zero.
-func gradients[T tensor.Float](tp *autograd.Tape[T], m Model[T], opt optim.Optimizer[T], b *data.Batch) (stepStats, error) {
+// gradients records the task's loss on batch b and its backward pass into
+// the parameters' Grad; on error the gradients are zero.
+func gradients[T tensor.Float, B any](tp *autograd.Tape[T], task Task[T, B], opt optim.Optimizer[T], b B) (stepStats, error) {
 	tp.Reset()
 	opt.ZeroGrad()
-	logits, err := m.Forward(tp, tp.Const(castImages[T](tp, b.X)))
+	l, err := task.Loss(tp, b)
 	if err != nil {
 		return stepStats{}, err
 	}
-	loss := layers.SoftmaxCrossEntropy(logits, b.Labels)
-	st := stepStats{loss: float64(loss.Item()), correct: countCorrect(logits.Value(), b.Labels)}
+	st := stepStats{correct: l.Correct, seen: max(l.N, 1)}
+	switch {
+	case l.Value.IsZero() || l.Value.Len() != 1:
+		return st, fmt.Errorf("the task's loss is %s, want a scalar", describeLoss(l.Value))
+	case l.N < 0 || l.Correct < 0 || l.Correct > st.seen:
+		return st, fmt.Errorf("the task's loss has N %d and Correct %d, want 0 ≤ Correct ≤ N", l.N, l.Correct)
+	}
+	st.loss = float64(l.Value.Item())
 	if math.IsNaN(st.loss) || math.IsInf(st.loss, 0) {
 		return st, fmt.Errorf("the loss is %v", st.loss)
 	}
-	if err := tp.Backward(loss); err != nil {
+	if err := tp.Backward(l.Value); err != nil {
 		opt.ZeroGrad()
 		return st, err
 	}
-	if c, ok := m.(Counted); ok {
+	if c, ok := task.(Counted); ok {
 		ns := c.Stats()
 		st.fwd, st.bwd = ns.Forward.NFE, ns.Backward.NFE
 	}
 	return st, nil
 }
 
-// update clips the gradients and takes the optimizer's step.
-func update[T tensor.Float](m Model[T], opt optim.Optimizer[T], clip float64, st stepStats) error {
+// describeLoss says what a loss that is no scalar is.
+func describeLoss[T tensor.Float](v autograd.Var[T]) string {
+	if v.IsZero() {
+		return "the zero Var"
+	}
+	return fmt.Sprintf("of shape %v", v.Shape())
+}
+
+// update clips the gradients of ps and takes the optimizer's step.
+func update[T tensor.Float](ps []*autograd.Param[T], opt optim.Optimizer[T], clip float64) error {
 	if clip > 0 {
-		if _, err := optim.ClipGradNorm(m.Params(), clip); err != nil {
+		if _, err := optim.ClipGradNorm(ps, clip); err != nil {
 			opt.ZeroGrad()
 			return err
 		}
@@ -604,47 +675,4 @@ func countCorrect[T tensor.Float](logits *tensor.Tensor[T], labels []int) int {
 		}
 	}
 	return n
-}
-
-// evalSums are the sums of an evaluation over its batches.
-type evalSums struct {
-	loss                   float64 // summed over the images
-	correct, seen, nfe, nb int
-}
-
-// row is the test row of the sums.
-func (e evalSums) row(seconds float64) (Row, error) {
-	if e.seen == 0 {
-		return Row{}, errors.New("no test images")
-	}
-	return Row{Split: "test", Loss: e.loss / float64(e.seen), Accuracy: float64(e.correct) / float64(e.seen),
-		FwdNFE: float64(e.nfe) / float64(e.nb), Seconds: seconds}, nil
-}
-
-// evaluate runs m without gradients over the test loader's batches i ≡
-// rank (mod size) — all of them for one process — and returns their sums.
-func evaluate[T tensor.Float](ctx context.Context, tp *autograd.Tape[T], m Model[T], te *data.Loader, rank, size int) (evalSums, error) {
-	var e evalSums
-	i := 0
-	for b, err := range te.Epoch(ctx, 0) {
-		if err != nil {
-			return e, err
-		}
-		if i++; (i-1)%size != rank {
-			continue
-		}
-		tp.Reset()
-		logits, err := m.Forward(tp, tp.Const(castImages[T](tp, b.X)))
-		if err != nil {
-			return e, fmt.Errorf("batch %d: %w", i, err)
-		}
-		e.loss += float64(layers.SoftmaxCrossEntropy(logits, b.Labels).Item()) * float64(b.Len())
-		e.correct += countCorrect(logits.Value(), b.Labels)
-		e.seen += b.Len()
-		if c, ok := m.(Counted); ok {
-			e.nfe += c.Stats().Forward.NFE
-		}
-		e.nb++
-	}
-	return e, nil
 }
