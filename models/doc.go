@@ -2,7 +2,10 @@
 // SONODE, HBNODE, GHBNODE and AdamNODE — in the configurations of the
 // authors' code (the widths of each family, read from it, are in
 // paperWidths), from the modules of package layers and the ODE block of
-// package odeblock.
+// package odeblock. It also holds recurrent building blocks for irregular
+// time series: GRUODE (De Brouwer et al.'s continuous GRU, as Dynamics)
+// and ODERNN (Rubanova et al.'s ODE-RNN over a data.SeriesBatch, the
+// latent ODE's encoder).
 //
 // # The architecture
 //
