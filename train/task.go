@@ -166,8 +166,9 @@ func (classifier[T]) hasAccuracy() bool { return true }
 // an epoch, batch i of epoch e drawn by Sample from a generator seeded by
 // Seed, e and i alone, so that a resumed run draws the batches it would
 // have (the random windows of a time series, say, or a random subset of
-// series). Its loss is Objective's. To add an evaluation (Evaluator) or
-// NFE columns (Counted), embed it in a type with those methods.
+// series). Its loss is Objective's; Counter, if set (an odeblock.Block),
+// gives the rows' NFE columns. To add an evaluation (Evaluator), embed it
+// in a type with an Evaluate method.
 //
 // In a distributed run every rank draws the same batch; to split it, have
 // Sample return the rank's share of what it draws.
@@ -177,6 +178,15 @@ type Sampled[T tensor.Float, B any] struct {
 	Seed       uint64
 	Sample     func(rng *rand.Rand) (B, error)
 	Objective  func(tp *autograd.Tape[T], b B) (Loss[T], error)
+	Counter    Counted
+}
+
+// Stats returns the Counter's statistics (none without a Counter).
+func (s *Sampled[T, B]) Stats() odeblock.BlockStats {
+	if s.Counter == nil {
+		return odeblock.BlockStats{}
+	}
+	return s.Counter.Stats()
 }
 
 // Params returns s.Parameters.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/layers"
+	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/optim"
 	"github.com/adamnode/adamnode/tensor"
 	"github.com/adamnode/adamnode/train"
@@ -308,5 +309,27 @@ func TestFitBadTask(t *testing.T) {
 	}
 	if _, err := train.Fit[float64, points](context.Background(), cfg, nil, nil); err == nil || !strings.Contains(err.Error(), "needs a task") {
 		t.Errorf("nil task: %v", err)
+	}
+}
+
+// fixedStats is a Counted reporting the same work every call.
+type fixedStats struct{ fwd, bwd int }
+
+func (f fixedStats) Stats() odeblock.BlockStats {
+	var s odeblock.BlockStats
+	s.Forward.NFE, s.Backward.NFE = f.fwd, f.bwd
+	return s
+}
+
+// TestSampledCounter: a Sampled's Counter fills the rows' NFE columns.
+func TestSampledCounter(t *testing.T) {
+	task, _ := regression(1, 0, 1)
+	task.Counter = fixedStats{26, 40}
+	res, err := train.Fit(context.Background(), train.Config{Name: "line", Epochs: 1, Quiet: true}, task, optim.NewSGD(task.Params(), optim.SGDConfig{LR: 0.1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Rows[0]; r.FwdNFE != 26 || r.BwdNFE != 40 {
+		t.Errorf("row NFE %g + %g, want 26 + 40", r.FwdNFE, r.BwdNFE)
 	}
 }
