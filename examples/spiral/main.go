@@ -7,13 +7,17 @@
 //	go run ./examples/spiral -iters 2000 -out spiral.png
 //
 // The mode flag switches the gradient (adjoint, backprop, checkpoint,
-// recursive); nothing else changes.
+// recursive); nothing else changes. The training loop is train.Fit's, of a
+// train.Sampled task (random windows, the mean absolute error): one line
+// per epoch of 100 iterations.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -23,6 +27,7 @@ import (
 	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/optim"
 	"github.com/adamnode/adamnode/tensor"
+	"github.com/adamnode/adamnode/train"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -43,19 +48,31 @@ func (f cubeField) ForwardT(tp *ag.Tape[float64], _ float64, y ag.Var[float64]) 
 func (f cubeField) Params() []*ag.Param[float64] { return f.mlp.Params() }
 
 func main() {
-	iters := flag.Int("iters", 2000, "training iterations")
+	iters := flag.Int("iters", 2000, "training iterations (a multiple of 100: the epochs are 100 each)")
 	mode := flag.String("mode", "adjoint", "gradient mode")
 	out := flag.String("out", "spiral.png", "the plot")
 	flag.Parse()
 	gm, err := odeblock.ParseGradMode(*mode)
 	check(err)
+	_, dev, err := run(*iters, gm, *out, os.Stdout)
+	check(err)
+	fmt.Printf("largest distance from the true trajectory over [0, 25]: %.3f\n", dev)
+}
+
+// windows is a batch: the windows' first points y0 [batch, 2] and the
+// windows [window, batch, 2].
+type windows struct{ y0, target *tensor.Tensor[float64] }
+
+// run trains for iters iterations with gradients by gm (train.Fit, logging
+// to log), plots to out and returns the rows and the largest distance of
+// the learned trajectory from the true one.
+func run(iters int, gm odeblock.GradMode, out string, log io.Writer) ([]train.Row, float64, error) {
 	dt := 25.0 / (nObs - 1)
 	ts := make([]float64, nObs)
 	for i := range ts {
 		ts[i] = float64(i) * dt
 	}
 	truth := trueSpiral(ts)
-
 	rng := rand.New(rand.NewPCG(1, 2))
 	mlp := layers.NewSequential[float64]().
 		Add("fc1", layers.NewLinear[float64](rng, 2, 50)).Add("tanh", layers.Tanh[float64]{}).
@@ -64,41 +81,41 @@ func main() {
 	wts := ts[:window] // every window starts at 0: the dynamics are autonomous
 	block := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: f}, Times: wts, Mode: gm,
 		Solver: odeblock.Options{RTol: 1e-6, ATol: 1e-6}}
-	opt := optim.NewRMSprop(f.Params(), optim.RMSpropConfig{LR: 1e-3, Alpha: 0.99, Eps: 1e-8})
-	tp := ag.NewTape(tensor.EngineFor[float64](tensor.Default()))
-	y0, target := tensor.New[float64](batch, 2), tensor.New[float64](window, batch, 2)
-	for it := 1; it <= *iters; it++ {
-		for b := range batch { // windows starting at random observations
-			s := rng.IntN(nObs - window)
-			copy(y0.Data()[2*b:], truth[s][:])
-			for k := range window {
-				copy(target.Data()[(k*batch+b)*2:], truth[s+k][:])
+	task := &train.Sampled[float64, windows]{Parameters: f.Params(), PerEpoch: 100, Seed: 1, Counter: block,
+		Sample: func(rng *rand.Rand) (windows, error) { // windows starting at random observations
+			w := windows{tensor.New[float64](batch, 2), tensor.New[float64](window, batch, 2)}
+			for b := range batch {
+				s := rng.IntN(nObs - window)
+				copy(w.y0.Data()[2*b:], truth[s][:])
+				for k := range window {
+					copy(w.target.Data()[(k*batch+b)*2:], truth[s+k][:])
+				}
 			}
-		}
-		tp.Reset()
-		pred, err := block.Trajectory(tp, tp.Const(y0))
-		check(err)
-		loss := ag.Mean(ag.Abs(ag.Sub(pred, tp.Const(target))))
-		check(tp.Backward(loss))
-		opt.Step()
-		opt.ZeroGrad()
-		if it%200 == 0 || it == 1 {
-			fmt.Printf("iter %4d  loss %.4f  NFE %d + %d\n", it, loss.Item(), block.Stats().Forward.NFE, block.Stats().Backward.NFE)
-		}
+			return w, nil
+		},
+		Objective: func(tp *ag.Tape[float64], w windows) (train.Loss[float64], error) {
+			pred, err := block.Trajectory(tp, tp.Const(w.y0))
+			return train.Loss[float64]{Value: ag.Mean(ag.Abs(ag.Sub(pred, tp.Const(w.target))))}, err
+		}}
+	opt := optim.NewRMSprop(f.Params(), optim.RMSpropConfig{LR: 1e-3, Alpha: 0.99, Eps: 1e-8})
+	res, err := train.Fit(context.Background(), train.Config{Name: "spiral", Epochs: max(iters/100, 1), Log: log}, task, opt)
+	if err != nil {
+		return nil, 0, err
 	}
 	// The learned dynamics from the true start, over the whole span.
 	full := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: f}, Times: ts, Solver: block.Solver}
-	tp.Reset()
+	tp := ag.NewTape(tensor.EngineFor[float64](tensor.Default()))
 	tp.SetNoGrad(true)
 	learned, err := full.Trajectory(tp, tp.Const(tensor.FromSlice(truth[0][:], 1, 2)))
-	check(err)
+	if err != nil {
+		return nil, 0, err
+	}
 	var dev float64
 	for i, p := range truth {
 		l := learned.Value().Data()[2*i : 2*i+2]
 		dev = max(dev, math.Hypot(l[0]-p[0], l[1]-p[1]))
 	}
-	fmt.Printf("largest distance from the true trajectory over [0, 25]: %.3f\n", dev)
-	check(plotSpiral(*out, truth, learned.Value().Data()))
+	return res.Rows, dev, plotSpiral(out, truth, learned.Value().Data())
 }
 
 // trueSpiral solves dy/dt = A·y³ from (2, 0) at the times ts.
