@@ -488,12 +488,12 @@ func (r *run[T, B]) onEpoch(trainRow, ev Row) (stop bool, err error) {
 // for a task that reports it, the test numbers only for an Evaluator.
 func (r *run[T, B]) epochLine(trainRow, ev Row) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s epoch %d/%d: train loss %.4f", r.cfg.Name, trainRow.Epoch, r.cfg.Epochs, trainRow.Loss)
+	fmt.Fprintf(&b, "%s epoch %d/%d: train loss %.4g", r.cfg.Name, trainRow.Epoch, r.cfg.Epochs, trainRow.Loss)
 	if r.showAccuracy {
 		fmt.Fprintf(&b, " acc %.2f%%", 100*trainRow.Accuracy)
 	}
 	if r.evaluates() {
-		fmt.Fprintf(&b, " | test loss %.4f", ev.Loss)
+		fmt.Fprintf(&b, " | test loss %.4g", ev.Loss)
 		if r.showAccuracy {
 			fmt.Fprintf(&b, " acc %.2f%%", 100*ev.Accuracy)
 		}
@@ -573,7 +573,7 @@ func (r *run[T, B]) barText(epoch int, p progressSums) string {
 	if r.showAccuracy {
 		acc = fmt.Sprintf(" acc %5.1f%%", 100*float64(p.Correct)/float64(p.Seen))
 	}
-	return fmt.Sprintf("%s %d/%d loss %.4f%s NFE %.0f+%.0f", r.cfg.Name, epoch+1, r.cfg.Epochs,
+	return fmt.Sprintf("%s %d/%d loss %.4g%s NFE %.0f+%.0f", r.cfg.Name, epoch+1, r.cfg.Epochs,
 		p.LossSum/float64(p.Seen), acc, float64(p.FwdNFE)/float64(p.Batches), float64(p.BwdNFE)/float64(p.Batches))
 }
 

@@ -19,15 +19,18 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/optim"
 	"github.com/adamnode/adamnode/tensor"
+	"github.com/adamnode/adamnode/train"
 )
 
 func main() {
@@ -62,8 +65,12 @@ func robertson(logk *autograd.Param[float64]) odeblock.Field[float64] {
 	})
 }
 
-// run trains for iters Adam steps, printing progress, and returns the
-// losses at the start and the end.
+// perEpoch is the Adam steps of one epoch of train.Fit (one line of output).
+const perEpoch = 20
+
+// run trains for iters Adam steps (rounded up to whole epochs) by
+// train.Fit, printing each epoch's mean loss and the rates after it, and
+// returns the first and the last epoch's mean losses.
 func run(iters int, method string, mode odeblock.GradMode) (losses [2]float64, err error) {
 	times := []float64{0, 1e-4, 1e-3, 1e-2, 0.04, 0.1, 0.4, 1, 2, 4, 10, 20, 40}
 	solver := odeblock.Options{Method: method, RTol: 1e-6, ATol: 1e-10, MaxSteps: 100000}
@@ -85,40 +92,26 @@ func run(iters int, method string, mode odeblock.GradMode) (losses [2]float64, e
 	logk := autograd.NewParam("logk", tensor.FromSlice([]float64{math.Log(0.04 * 2.5), math.Log(3e7 / 4), math.Log(1e4 * 3)}, 3))
 	block := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: robertson(logk)}, Times: times, Solver: solver, Mode: mode}
 	opt := optim.NewAdam([]*autograd.Param[float64]{logk}, optim.AdamConfig{LR: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
-	fmt.Printf("Robertson kinetics, %s, %v gradients; true rates 0.04, 3e+07, 1e+04\n", method, mode)
-	for it := 0; ; it++ {
-		tp := autograd.NewTape(eng)
-		z, err := block.Trajectory(tp, tp.Const(y0))
-		if err != nil {
-			return losses, fmt.Errorf("iteration %d: %w", it, err)
-		}
-		d := autograd.Mul(autograd.Sub(z, tp.Const(target)), tp.Const(scale))
-		loss := autograd.Mean(autograd.Square(d))
-		k := logk.Value.Data()
-		if it == 0 {
-			losses[0] = loss.Item()
-		}
-		losses[1] = loss.Item()
-		report := it%25 == 0 || it == iters
-		if report {
-			fmt.Printf("iter %3d  loss %.3e  k = %.4g, %.4g, %.4g", it, loss.Item(), math.Exp(k[0]), math.Exp(k[1]), math.Exp(k[2]))
-		}
-		if it == iters {
-			fmt.Println()
-			break
-		}
-		opt.ZeroGrad()
-		if err := tp.Backward(loss); err != nil {
-			if report {
-				fmt.Println()
+	// Every batch is the whole trajectory; an epoch is perEpoch steps.
+	task := &train.Sampled[float64, struct{}]{Parameters: opt.Params(), PerEpoch: perEpoch, Counter: block,
+		Sample: func(*rand.Rand) (struct{}, error) { return struct{}{}, nil },
+		Objective: func(tp *autograd.Tape[float64], _ struct{}) (train.Loss[float64], error) {
+			z, err := block.Trajectory(tp, tp.Const(y0))
+			if err != nil {
+				return train.Loss[float64]{}, err
 			}
-			return losses, fmt.Errorf("iteration %d: %w", it, err)
-		}
-		if report {
-			st := block.Stats()
-			fmt.Printf("  (NFE %d forward, %d backward; %d Jacobians)\n", st.Forward.NFE, st.Backward.NFE, st.Forward.Jacobians+st.Backward.Jacobians)
-		}
-		opt.Step()
+			d := autograd.Mul(autograd.Sub(z, tp.Const(target)), tp.Const(scale))
+			return train.Loss[float64]{Value: autograd.Mean(autograd.Square(d))}, nil
+		}}
+	fmt.Printf("Robertson kinetics, %s, %v gradients; true rates 0.04, 3e+07, 1e+04\n", method, mode)
+	res, err := train.Fit(context.Background(), train.Config{Name: "robertson", Epochs: (iters + perEpoch - 1) / perEpoch, Log: os.Stdout,
+		OnEpoch: func(train.Row, train.Row) error {
+			k := logk.Value.Data()
+			fmt.Printf("  k = %.4g, %.4g, %.4g\n", math.Exp(k[0]), math.Exp(k[1]), math.Exp(k[2]))
+			return nil
+		}}, task, opt)
+	if err != nil {
+		return losses, err
 	}
-	return losses, nil
+	return [2]float64{res.Rows[0].Loss, res.Rows[len(res.Rows)-1].Loss}, nil
 }
