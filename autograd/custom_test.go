@@ -101,7 +101,7 @@ func (m *euler2) apply(tp *ag.Tape[float64], h ag.Var[float64]) ag.Var[float64] 
 				dst.Params = []*ag.Param[float64]{m.w, m.b}
 				dst.ParamGrads = []*tensor.Tensor[float64]{gw, gb}
 			}
-			cot := a.Clone().Scale(eulerDt, a)
+			cot := a.Clone().Scale(a, eulerDt)
 			m.pb.MustVJP(m.f, []*tensor.Tensor[float64]{hk}, cot, dst)
 			m.calls++
 			a.Add(a, da)
@@ -229,7 +229,7 @@ func TestVJP(t *testing.T) {
 	}
 	dst.Accumulate = true
 	pb.MustVJP(f, []*tensor.Tensor[float64]{x, u}, cot, dst)
-	if d, _ := maxAbsDiff(gw, tensor.Scale(2, before)); d > 1e-14 {
+	if d, _ := maxAbsDiff(gw, tensor.Scale(before, 2)); d > 1e-14 {
 		t.Fatalf("accumulated parameter cotangent is off by %v", d)
 	}
 

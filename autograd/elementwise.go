@@ -371,7 +371,7 @@ func (subScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += s·g, ∂L/∂s += Σ g ⊙ x.
 func MulScalar[T tensor.Float](x, s Var[T]) Var[T] {
-	return scalarOp("MulScalar", x, s, mulScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) { z.Scale(s, x) })
+	return scalarOp("MulScalar", x, s, mulScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) { z.Scale(x, s) })
 }
 
 type mulScalarRule[T tensor.Float] struct{}
@@ -474,7 +474,7 @@ func unaryOpSplit[T tensor.Float](op string, k mapKind, x Var[T], r rule[T]) (*T
 //
 // Backward: ∂L/∂x += a·g.
 func Scale[T tensor.Float](x Var[T], a T) Var[T] {
-	t, e := unaryOp("Scale", x, scaleRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Scale(a, x) })
+	t, e := unaryOp("Scale", x, scaleRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Scale(x, a) })
 	e.f[0] = a
 	return t.varOf(e)
 }

@@ -15,7 +15,7 @@ import (
 func wrongSquare(x ag.Var[float64], bad int) ag.Var[float64] {
 	xv := x.Value()
 	return ag.Custom("wrongSquare", tensor.Mul(xv, xv), func(gy *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
-		gx := tensor.Scale(2, tensor.Mul(gy, xv))
+		gx := tensor.Scale(tensor.Mul(gy, xv), 2)
 		gx.Data()[bad] *= 1.01
 		return []*tensor.Tensor[float64]{gx}, nil
 	}, x)

@@ -72,7 +72,7 @@ func TestResidentOperands(t *testing.T) {
 	uploads("w unchanged", tensor.RandN[float32](rng, 0, 1, 8, 16), false)
 	w.Data()[3] = 7
 	uploads("after Data", tensor.RandN[float32](rng, 0, 1, 8, 16), true)
-	w.Scale(0.5, w)
+	w.Scale(w, 0.5)
 	uploads("after Scale", tensor.RandN[float32](rng, 0, 1, 8, 16), true)
 	w.Slice(2, 3).Fill(1)
 	uploads("after a view's Fill", tensor.RandN[float32](rng, 0, 1, 8, 16), true)

@@ -365,7 +365,7 @@ func FuzzSolverOptions(f *testing.F) {
 func TestBackpropStageErrorReturned(t *testing.T) {
 	boom := errors.New("boom")
 	f := FieldFunc[float64](nil, func(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
-		v := h.Value().Clone().Scale(-1, h.Value())
+		v := h.Value().Clone().Scale(h.Value(), -1)
 		return autograd.Custom("failing", v, func(g *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
 			return nil, boom
 		}, h)

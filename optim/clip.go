@@ -71,7 +71,7 @@ func ClipGradNorm[T tensor.Float](params []*autograd.Param[T], maxNorm float64) 
 	if c < 1 {
 		for _, p := range params {
 			if p.Grad != nil {
-				p.Grad.Scale(T(c), p.Grad)
+				p.Grad.Scale(p.Grad, T(c))
 			}
 		}
 	}

@@ -56,7 +56,7 @@ func (z *Tensor[T]) Div(x, y *Tensor[T]) *Tensor[T] {
 }
 
 // Scale sets z = a·x and returns z.
-func (z *Tensor[T]) Scale(a T, x *Tensor[T]) *Tensor[T] {
+func (z *Tensor[T]) Scale(x *Tensor[T], a T) *Tensor[T] {
 	z.wrote()
 	mustSameShape("Scale", z.shape, x.shape)
 	zd, xd := z.data, x.data[:len(z.data)]

@@ -12,7 +12,7 @@ func (z *Tensor[T]) Gemm(e Engine[T], alpha T, a *Tensor[T], transA bool, b *Ten
 		return z
 	}
 	if k == 0 {
-		return z.Scale(beta, z)
+		return z.Scale(z, beta)
 	}
 	if g, ok := e.(TensorGemmer[T]); ok {
 		g.GemmTensors(z, alpha, a, transA, b, transB, beta)
@@ -161,4 +161,4 @@ func Mul[T Float](x, y *Tensor[T]) *Tensor[T] { return New[T](x.shape...).Mul(x,
 func Div[T Float](x, y *Tensor[T]) *Tensor[T] { return New[T](x.shape...).Div(x, y) }
 
 // Scale returns the new tensor a·x.
-func Scale[T Float](a T, x *Tensor[T]) *Tensor[T] { return New[T](x.shape...).Scale(a, x) }
+func Scale[T Float](x *Tensor[T], a T) *Tensor[T] { return New[T](x.shape...).Scale(x, a) }

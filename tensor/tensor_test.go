@@ -103,7 +103,7 @@ func TestElementwise(t *testing.T) {
 			return 0.3 * v
 		}, -3},
 		{"Hardtanh", func(z, x *tensor.Tensor[float64]) { z.Hardtanh(x, -1, 1) }, func(v float64) float64 { return math.Min(math.Max(v, -1), 1) }, -3},
-		{"Scale", func(z, x *tensor.Tensor[float64]) { z.Scale(-2.5, x) }, func(v float64) float64 { return -2.5 * v }, -3},
+		{"Scale", func(z, x *tensor.Tensor[float64]) { z.Scale(x, -2.5) }, func(v float64) float64 { return -2.5 * v }, -3},
 		{"AddScalar", func(z, x *tensor.Tensor[float64]) { z.AddScalar(x, 0.5) }, func(v float64) float64 { return v + 0.5 }, -3},
 	}
 	for _, shape := range [][]int{{1}, {7}, {3, 5}, {2, 3, 4, 5}} {

@@ -33,7 +33,7 @@ func TestVersionCountsWrites(t *testing.T) {
 		{"Sub", nil, func(z *tensor.Tensor[float64]) { z.Sub(x, y) }},
 		{"Mul", nil, func(z *tensor.Tensor[float64]) { z.Mul(x, y) }},
 		{"Div", nil, func(z *tensor.Tensor[float64]) { z.Div(x, y) }},
-		{"Scale", nil, func(z *tensor.Tensor[float64]) { z.Scale(2, x) }},
+		{"Scale", nil, func(z *tensor.Tensor[float64]) { z.Scale(x, 2) }},
 		{"AddScalar", nil, func(z *tensor.Tensor[float64]) { z.AddScalar(x, 1) }},
 		{"Axpy", nil, func(z *tensor.Tensor[float64]) { z.Axpy(2, x) }},
 		{"AddScaled", nil, func(z *tensor.Tensor[float64]) { z.AddScaled(x, 2, y) }},

@@ -276,7 +276,7 @@ func Conv2D[T tensor.Float](t *testing.T, e tensor.Engine[T]) {
 		RefConv2DBackwardData(wantDx, dy, w, c.P)
 		assertClose(t, name+" backward data", dx.Data(), wantDx.Data(), rel)
 		e.Conv2DBackwardData(dx, dy, w, c.P, true)
-		assertClose(t, name+" backward data (accumulate)", dx.Data(), tensor.Scale(2, wantDx).Data(), rel)
+		assertClose(t, name+" backward data (accumulate)", dx.Data(), tensor.Scale(wantDx, 2).Data(), rel)
 
 		dw := tensor.Full[T](7, w.Shape()...)
 		wantDw := tensor.New[T](w.Shape()...)
@@ -288,9 +288,9 @@ func Conv2D[T tensor.Float](t *testing.T, e tensor.Engine[T]) {
 			assertClose(t, name+" bias gradient", db.Data(), wantDb.Data(), rel)
 		}
 		e.Conv2DBackwardFilter(dw, db, dy, x, c.P, true)
-		assertClose(t, name+" backward filter (accumulate)", dw.Data(), tensor.Scale(2, wantDw).Data(), rel)
+		assertClose(t, name+" backward filter (accumulate)", dw.Data(), tensor.Scale(wantDw, 2).Data(), rel)
 		if db != nil {
-			assertClose(t, name+" bias gradient (accumulate)", db.Data(), tensor.Scale(2, wantDb).Data(), rel)
+			assertClose(t, name+" bias gradient (accumulate)", db.Data(), tensor.Scale(wantDb, 2).Data(), rel)
 		}
 	}
 }
