@@ -105,8 +105,8 @@ func TestFitRegression(t *testing.T) {
 	if n := strings.Count(string(csv), "\n"); n != 21 {
 		t.Errorf("the CSV has %d lines, want a header and 20 rows", n)
 	}
-	if strings.Contains(log.String(), "acc") || strings.Contains(log.String(), "test") {
-		t.Errorf("the log shows an accuracy or a test for a regression:\n%s", log.String())
+	if strings.Contains(log.String(), "acc") || strings.Contains(log.String(), "test") || strings.Contains(log.String(), "NFE") {
+		t.Errorf("the log shows an accuracy, a test or NFE for a regression without them:\n%s", log.String())
 	}
 }
 
@@ -325,11 +325,15 @@ func (f fixedStats) Stats() odeblock.BlockStats {
 func TestSampledCounter(t *testing.T) {
 	task, _ := regression(1, 0, 1)
 	task.Counter = fixedStats{26, 40}
-	res, err := train.Fit(context.Background(), train.Config{Name: "line", Epochs: 1, Quiet: true}, task, optim.NewSGD(task.Params(), optim.SGDConfig{LR: 0.1}))
+	var log strings.Builder
+	res, err := train.Fit(context.Background(), train.Config{Name: "line", Epochs: 1, Log: &log}, task, optim.NewSGD(task.Params(), optim.SGDConfig{LR: 0.1}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := res.Rows[0]; r.FwdNFE != 26 || r.BwdNFE != 40 {
 		t.Errorf("row NFE %g + %g, want 26 + 40", r.FwdNFE, r.BwdNFE)
+	}
+	if !strings.Contains(log.String(), "NFE fwd 26.0 bwd 40.0") {
+		t.Errorf("the log does not show the NFE:\n%s", log.String())
 	}
 }

@@ -485,7 +485,8 @@ func (r *run[T, B]) onEpoch(trainRow, ev Row) (stop bool, err error) {
 }
 
 // epochLine is the log's line of an epoch: its numbers, the accuracy only
-// for a task that reports it, the test numbers only for an Evaluator.
+// for a task that reports it, the test numbers only for an Evaluator, the
+// NFE only when some were counted.
 func (r *run[T, B]) epochLine(trainRow, ev Row) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s epoch %d/%d: train loss %.4g", r.cfg.Name, trainRow.Epoch, r.cfg.Epochs, trainRow.Loss)
@@ -498,9 +499,11 @@ func (r *run[T, B]) epochLine(trainRow, ev Row) string {
 			fmt.Fprintf(&b, " acc %.2f%%", 100*ev.Accuracy)
 		}
 	}
-	fmt.Fprintf(&b, " | NFE fwd %.1f bwd %.1f", trainRow.FwdNFE, trainRow.BwdNFE)
-	if r.evaluates() {
-		fmt.Fprintf(&b, " (test %.1f)", ev.FwdNFE)
+	if counted := trainRow.FwdNFE > 0 || trainRow.BwdNFE > 0 || ev.FwdNFE > 0; counted {
+		fmt.Fprintf(&b, " | NFE fwd %.1f bwd %.1f", trainRow.FwdNFE, trainRow.BwdNFE)
+		if r.evaluates() {
+			fmt.Fprintf(&b, " (test %.1f)", ev.FwdNFE)
+		}
 	}
 	fmt.Fprintf(&b, " | %.1f s", trainRow.Seconds+ev.Seconds)
 	return b.String()
@@ -573,8 +576,11 @@ func (r *run[T, B]) barText(epoch int, p progressSums) string {
 	if r.showAccuracy {
 		acc = fmt.Sprintf(" acc %5.1f%%", 100*float64(p.Correct)/float64(p.Seen))
 	}
-	return fmt.Sprintf("%s %d/%d loss %.4g%s NFE %.0f+%.0f", r.cfg.Name, epoch+1, r.cfg.Epochs,
-		p.LossSum/float64(p.Seen), acc, float64(p.FwdNFE)/float64(p.Batches), float64(p.BwdNFE)/float64(p.Batches))
+	nfe := ""
+	if p.FwdNFE > 0 || p.BwdNFE > 0 {
+		nfe = fmt.Sprintf(" NFE %.0f+%.0f", float64(p.FwdNFE)/float64(p.Batches), float64(p.BwdNFE)/float64(p.Batches))
+	}
+	return fmt.Sprintf("%s %d/%d loss %.4g%s%s", r.cfg.Name, epoch+1, r.cfg.Epochs, p.LossSum/float64(p.Seen), acc, nfe)
 }
 
 // stepStats are the numbers of one training iteration.

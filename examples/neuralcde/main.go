@@ -34,19 +34,21 @@
 // state this small (B×H = 32×8).
 //
 // The default run — 256 training and 256 test samples, hidden state 8,
-// field width 128, 240 Adam steps of 32 samples (torchcde's 30 epochs of
-// 8 batches) at learning rate 1e-3, dopri5 at tolerance 1e-3, float64 —
-// takes about 10 s on 2 cores (go run adds the build) and ends at a test
-// accuracy of 100% (the untrained model: 48%).
+// field width 128, 240 Adam steps of 32 random samples (torchcde's 30
+// epochs of 8 batches; train.Fit of a train.Sampled task) at learning rate
+// 1e-3, dopri5 at tolerance 1e-3, float64 — takes about 10 s on 2 cores
+// (go run adds the build) and ends at a test accuracy of 100% (the
+// untrained model: 48%).
 //
 // The model and its training loop (model, newModel, params, logits, train
-// and accuracy) are 76 lines of code, not counting comments and blank
+// and accuracy) are 66 lines of code, not counting comments and blank
 // lines. The same in PyTorch, bench/neuralcde_torch.py (torchdiffeq's
 // odeint, torchcde's pieces written by hand), is 39 lines, and 15 more for
 // the natural cubic spline that torchcde would supply.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -62,6 +64,7 @@ import (
 	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/optim"
 	"github.com/adamnode/adamnode/tensor"
+	"github.com/adamnode/adamnode/train"
 )
 
 const channels = 3 // t, x, y
@@ -124,13 +127,13 @@ func run(c config) (result, error) {
 		return r, fmt.Errorf("want 1 ≤ -batch ≤ -train, -test ≥ 1 and -points ≥ 2, have %d, %d, %d and %d", c.Batch, c.Train, c.Test, c.Points)
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, 0xcde))
-	train, test := spirals(rng, c.Train, c.Points, c.Noise), spirals(rng, c.Test, c.Points, c.Noise)
+	trainSet, test := spirals(rng, c.Train, c.Points, c.Noise), spirals(rng, c.Test, c.Points, c.Noise)
 	m := newModel(rng, c.Hidden, c.Width)
 	if r.Untrained, err = m.accuracy(test, c.Tol); err != nil {
 		return r, err
 	}
 	start := time.Now()
-	if r.Losses, err = m.train(c, gm, train, rng); err != nil {
+	if r.Losses, err = m.train(c, gm, trainSet); err != nil {
 		return r, err
 	}
 	if r.TestAcc, err = m.accuracy(test, c.Tol); err != nil {
@@ -220,36 +223,27 @@ func (m *model) logits(tp *ag.Tape[float64], knots []float64, obs *tensor.Tensor
 	return m.readout.Forward(tp, zT), nil
 }
 
-// train fits the model to d with Adam on shuffled batches (whole epochs)
-// and returns the loss of each iteration.
-func (m *model) train(c config, gm odeblock.GradMode, d dataset, rng *rand.Rand) ([]float64, error) {
-	opt := optim.NewAdam(m.params(), optim.AdamConfig{LR: c.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
-	tp := ag.NewTape(tensor.EngineFor[float64](tensor.Default()))
-	var perm []int
-	losses, start := make([]float64, 0, c.Iters), time.Now()
-	for it := 1; it <= c.Iters; it++ {
-		if len(perm) < c.Batch {
-			perm = rng.Perm(len(d.labels))
-		}
-		obs, labels := d.batch(perm[:c.Batch])
-		perm = perm[c.Batch:]
-		tp.Reset()
-		logits, err := m.logits(tp, d.knots, obs, gm, c.Tol)
-		if err != nil {
-			return losses, err
-		}
-		loss := ag.SoftmaxCrossEntropy(logits, labels)
-		if err := tp.Backward(loss); err != nil {
-			return losses, err
-		}
-		opt.Step()
-		opt.ZeroGrad()
-		losses = append(losses, loss.Item())
-		if it%20 == 0 || it == 1 {
-			fmt.Fprintf(c.Log, "iter %3d  loss %.4f  %4.1fs\n", it, loss.Item(), time.Since(start).Seconds())
-		}
-	}
-	return losses, nil
+// train fits the model to d with Adam (train.Fit, epochs of
+// len(d)/Batch steps), each step on a random batch, and returns each
+// step's loss.
+func (m *model) train(c config, gm odeblock.GradMode, d dataset) ([]float64, error) {
+	var losses []float64
+	task := &train.Sampled[float64, []int]{Parameters: m.params(), PerEpoch: max(len(d.labels)/c.Batch, 1), Seed: c.Seed,
+		Sample: func(rng *rand.Rand) ([]int, error) { return rng.Perm(len(d.labels))[:c.Batch], nil },
+		Objective: func(tp *ag.Tape[float64], idx []int) (train.Loss[float64], error) {
+			obs, labels := d.batch(idx)
+			logits, err := m.logits(tp, d.knots, obs, gm, c.Tol)
+			if err != nil {
+				return train.Loss[float64]{}, err
+			}
+			loss := ag.SoftmaxCrossEntropy(logits, labels)
+			losses = append(losses, loss.Item())
+			return train.Loss[float64]{Value: loss, N: len(idx)}, nil
+		}}
+	opt := optim.NewAdam(m.params(), optim.AdamConfig{LR: c.LR})
+	epochs := (c.Iters + task.PerEpoch - 1) / task.PerEpoch
+	_, err := train.Fit(context.Background(), train.Config{Name: "neuralcde", Epochs: epochs, Log: c.Log}, task, opt)
+	return losses, err
 }
 
 // accuracy returns the fraction of d the model classifies correctly.
