@@ -11,6 +11,14 @@ import (
 // Memory grows with the number of evaluations. With a method whose steps
 // are not explicit RK stages (the stiff, implicit and Adams methods) it
 // runs as Interpolated.
+//
+// An adaptive solve with dopri5, tsit5 or bosh3 takes its output times
+// from the dense output inside its steps, as torchdiffeq's odeint does, and
+// differentiates that output as the linear map of the step's start, end
+// and stages it is: output times cost no steps (a latent ODE's trajectory
+// at fifty observation times takes the steps of one solve). With the other
+// methods, and fixed steps, every output time is a step end. Checkpoint
+// and Recursive do the same.
 type Backprop struct{}
 
 func init() { registerMode(Backprop{}) }
@@ -31,7 +39,7 @@ type backprop[T tensor.Float] struct {
 	taken   int             // stage tapes taken from the Block's pool
 }
 
-func (r *backprop[T]) stepEnds() bool { return true }
+func (r *backprop[T]) stepEnds() bool { return !outputsInside(r.p.b.Solver) }
 
 func (r *backprop[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
 	r.p.startParamGrads()
@@ -95,7 +103,7 @@ func (r *backprop[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error)
 	defer r.releaseSteps()
 	r.p.b.stats.Stored = r.taken
 	next := -1 // the step whose tapes were handed out last
-	return r.p.stepsBackward(g, func(j int) ([]*stageTape[T], int, error) {
+	return r.p.stepsBackward(g, func(j int, _ []bool) ([]*stageTape[T], int, error) {
 		// The step after j is spent (its first stage was j's last, already
 		// pulled back): let its tapes go now.
 		if next >= 0 {

@@ -235,9 +235,10 @@ type pass[T tensor.Float] struct {
 	// steps, and the parameters' gradients, which their stage tapes
 	// accumulate into (autograd.Tape.RedirectParams) and the block's node
 	// returns.
-	steps  []step[T]
-	pgrads []*tensor.Tensor[T]
-	kv     [][]T // stage values, reused
+	steps   []step[T]
+	nextOut int // the first output time after the logged steps
+	pgrads  []*tensor.Tensor[T]
+	kv      [][]T // stage values, reused
 }
 
 // mode returns the block's gradient mode.

@@ -24,7 +24,7 @@ type checkpoint[T tensor.Float] struct {
 	p *pass[T]
 }
 
-func (c *checkpoint[T]) stepEnds() bool { return true }
+func (c *checkpoint[T]) stepEnds() bool { return !outputsInside(c.p.b.Solver) }
 
 func (c *checkpoint[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
 	c.p.startParamGrads()
@@ -43,8 +43,7 @@ func (c *checkpoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], erro
 	p := c.p
 	p.b.stats.Stored = len(p.steps)
 	tapes := p.restageTapes(p.solver.tb.Stages())
-	need := needed(p.solver.tb)
-	return p.stepsBackward(g, func(j int) ([]*stageTape[T], int, error) {
+	return p.stepsBackward(g, func(j int, need []bool) ([]*stageTape[T], int, error) {
 		sp := &p.steps[j]
 		nfe, err := p.restage(sp, sp.y0, tapes, need)
 		return tapes, nfe, err

@@ -72,7 +72,7 @@ type kept[T tensor.Float] struct {
 	z []T
 }
 
-func (r *recursive[T]) stepEnds() bool { return true }
+func (r *recursive[T]) stepEnds() bool { return !outputsInside(r.p.b.Solver) }
 func (r *recursive[T]) abort()         { r.putStates() }
 
 // forward keeps the state at the start of each step while the steps fit
@@ -107,7 +107,6 @@ func (r *recursive[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 	p := r.p
 	tb := p.solver.tb
 	tapes := p.restageTapes(tb.Stages())
-	need := needed(tb)
 	r.cur, r.tmp, r.next = r.buffer(), r.buffer(), r.buffer()
 	r.k = make([][]T, tb.Stages())
 	for i := range r.k {
@@ -120,7 +119,7 @@ func (r *recursive[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 	r.most = len(r.kept)
 	defer r.putStates()
 	eval := p.evaluator()
-	grads, err := p.stepsBackward(g, func(j int) ([]*stageTape[T], int, error) {
+	grads, err := p.stepsBackward(g, func(j int, need []bool) ([]*stageTape[T], int, error) {
 		y, nfe, err := r.stateAt(j, eval)
 		if err != nil {
 			return nil, nfe, err

@@ -60,7 +60,8 @@ func (p *pass[T]) backwardOps(z0 autograd.Var[T], strat strategy[T], mode GradMo
 
 // replay records the logged steps of the forward solve as ops on p's tape
 // from z0: each step y ↦ y + h·Σ b_i·k_i with k_i = F(t_i, y + h·Σ a_il·k_l),
-// at the forward's times. It returns the state at the last time, or with
+// at the forward's times, and the outputs inside a step from its dense
+// output. It returns the state at the last time, or with
 // traj at every time stacked as the node's value is.
 func (p *pass[T]) replay(z0 autograd.Var[T], traj bool) autograd.Var[T] {
 	tb := p.solver.tb
@@ -69,17 +70,30 @@ func (p *pass[T]) replay(z0 autograd.Var[T], traj bool) autograd.Var[T] {
 	outs[0] = z0
 	y := z0
 	ks := make([]autograd.Var[T], tb.Stages())
+	stepNeed := make([]bool, len(need))
 	for j := range p.steps {
 		sp := &p.steps[j]
 		h := sp.geom.h
+		inner := p.innerOutputs(sp)
+		copy(stepNeed, need)
+		for _, o := range inner {
+			for i, w := range o.w {
+				stepNeed[i] = stepNeed[i] || w != 0
+			}
+		}
 		for i := range ks {
 			ks[i] = autograd.Var[T]{}
-			if !need[i] {
+			if !stepNeed[i] {
 				continue
 			}
 			ks[i] = p.b.Dynamics.Eval(p.tp, sp.geom.stageTime(tb, i), combine(y, h, tb.A[i][:i], ks))
 		}
+		y0 := y
 		y = combine(y, h, tb.B, ks)
+		for _, o := range inner {
+			// cy0·y0 + cy1·y1 + h·Σ w_i·k_i, the dense output.
+			outs[o.k] = autograd.Add(autograd.Scale(y0, T(o.cy0)), combine(autograd.Scale(y, T(o.cy1)), h, o.w, ks))
+		}
 		if sp.out > 0 {
 			outs[sp.out] = y
 		}

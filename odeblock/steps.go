@@ -18,6 +18,7 @@ type step[T tensor.Float] struct {
 	y0     []T             // Checkpoint: the state at its start
 	stages []*stageTape[T] // Backprop: its stages, recorded
 	out    int             // index into Times of the output at its end, or −1
+	inner  []int           // indices into Times of the outputs strictly inside it (dense output)
 }
 
 // stageTape is one evaluation of the dynamics recorded on its own tape.
@@ -29,17 +30,69 @@ type stageTape[T tensor.Float] struct {
 }
 
 // logStep appends the accepted step of si to p.steps (with the output
-// time it ends on) and returns it; nil for a rejected step.
+// times inside it and the one it ends on) and returns it; nil for a
+// rejected step.
 func (p *pass[T]) logStep(si StepInfo[T]) *step[T] {
 	if !si.Accepted {
 		return nil
 	}
 	st := step[T]{geom: si.geom, out: -1}
-	if k := slices.Index(p.ts, si.End); k > 0 {
-		st.out = k
+	dir := 1.0
+	if p.ts[len(p.ts)-1] < p.ts[0] {
+		dir = -1
+	}
+	p.nextOut = max(p.nextOut, 1)
+	for p.nextOut < len(p.ts) && (p.ts[p.nextOut]-si.End)*dir < 0 {
+		st.inner = append(st.inner, p.nextOut)
+		p.nextOut++
+	}
+	if p.nextOut < len(p.ts) && p.ts[p.nextOut] == si.End {
+		st.out = p.nextOut
+		p.nextOut++
 	}
 	p.steps = append(p.steps, st)
 	return &p.steps[len(p.steps)-1]
+}
+
+// outputsInside reports whether the discrete modes (Backprop, Checkpoint,
+// Recursive) take output times inside steps, from the method's dense
+// output, rather than ending a step on each, as torchdiffeq's odeint
+// interpolates: when that output is a linear map of the step's start, end
+// and stages alone (outputWeights) and the method's order is at most 5
+// (dopri5, tsit5, bosh3). Every output time is a step end otherwise:
+// where the dense output needs more evaluations (dop853's, or f at the
+// end of a step without FSAL: fehlberg2, adaptive_heun), for fixed steps
+// (which land on every output time), and for dopri8, whose quartic
+// interpolant is far less accurate than its eighth-order steps.
+func outputsInside(opt Options) bool {
+	tb, err := opt.method()
+	return err == nil && !tb.stepsOnly() && tb.Order <= 5 && len(tb.DenseC) == 0 && (tb.Dense != nil || tb.FSAL)
+}
+
+// outputWeights returns the weights of method tb's dense output at the
+// fraction x of a step from y0 to y1 of size h with stages k:
+// y(t + x·h) = cy0·y0 + cy1·y1 + h·Σ w[i]·k_i (f at the step's ends being
+// its first and, FSAL, last stage). It evaluates interpolateStep itself on
+// unit inputs, so the weights are those of the values the solve wrote.
+func outputWeights(tb *Tableau, x float64) (cy0, cy1 float64, w []float64) {
+	s := tb.Stages()
+	ks := make([][]float64, s)
+	for i := range ks {
+		ks[i] = []float64{0}
+	}
+	at := func(y0, y1 float64) float64 {
+		dst := []float64{0}
+		interpolateStep(tb, dst, []float64{y0}, []float64{y1}, ks, 0, 1, x, ks[0], ks[s-1])
+		return dst[0]
+	}
+	cy0, cy1 = at(1, 0), at(0, 1)
+	w = make([]float64, s)
+	for i := range ks {
+		ks[i][0] = 1
+		w[i] = at(0, 0)
+		ks[i][0] = 0
+	}
+	return cy0, cy1, w
 }
 
 // takeState returns a copy of y in a buffer from the Block's pool (given
@@ -86,17 +139,50 @@ func needed(tb *Tableau) []bool {
 	return out
 }
 
-// stagesOf returns the tapes of step j's stages and the evaluations it
-// took to get them (0 when the forward recorded them).
-type stagesOf[T tensor.Float] func(j int) ([]*stageTape[T], int, error)
+// stagesOf returns the tapes of step j's stages, of those need marks at
+// least, and the evaluations it took to get them (0 when the forward
+// recorded them).
+type stagesOf[T tensor.Float] func(j int, need []bool) ([]*stageTape[T], int, error)
+
+// innerOutput is an output time inside a step, with the weights of the
+// dense output that gave it (outputWeights).
+type innerOutput struct {
+	k        int // index into Times
+	cy0, cy1 float64
+	w        []float64
+}
+
+// innerOutputs returns the weights of the outputs inside step sp.
+func (p *pass[T]) innerOutputs(sp *step[T]) []innerOutput {
+	out := make([]innerOutput, len(sp.inner))
+	for i, k := range sp.inner {
+		o := innerOutput{k: k}
+		o.cy0, o.cy1, o.w = outputWeights(p.solver.tb, (p.ts[k]-sp.geom.t)/sp.geom.h)
+		out[i] = o
+	}
+	return out
+}
+
+// sharesFSAL reports whether step j's last stage is step j+1's first, one
+// recorded evaluation (Backprop with an FSAL method, no jump between them).
+func (p *pass[T]) sharesFSAL(j int) bool {
+	if j+1 >= len(p.steps) {
+		return false
+	}
+	a, b := p.steps[j].stages, p.steps[j+1].stages
+	return len(a) > 0 && len(b) > 0 && a[len(a)-1] != nil && a[len(a)-1] == b[0]
+}
 
 // stepsBackward is the backward pass through the accepted steps, last to
 // first: the adjoint of y1 = y0 + h·Σ b_i·k_i, k_i = F(t_i, y0 + h·Σ a_il·k_l),
-// with each step's stages from stages. It returns the gradients of z0 and
-// of the parameters (p.pgrads).
+// and of the outputs inside a step, cy0·y0 + cy1·y1 + h·Σ w_i·k_i, with
+// each step's stages from stages. It returns the gradients of z0 and of
+// the parameters (p.pgrads).
 func (p *pass[T]) stepsBackward(g *tensor.Tensor[T], stages stagesOf[T]) ([]*tensor.Tensor[T], error) {
 	tb := p.solver.tb
+	s := tb.Stages()
 	need := needed(tb)
+	stepNeed := make([]bool, s)
 	// Work buffers from the outer tape: valid until its next Reset, after
 	// this backward (ybar, the gradient of z0, is returned, and only read).
 	ybar := p.tp.Scratch(p.n).Data()
@@ -111,16 +197,24 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T], stages stagesOf[T]) ([]*ten
 	row := func(k int) []T { return g.Slice(k, k+1).Data() }
 	var st Stats
 	defer func() { p.b.stats.Backward = st }()
+	var prevInner []innerOutput // of step j−1, whose last stage step j may share
+	if len(p.steps) > 0 {
+		prevInner = p.innerOutputs(&p.steps[len(p.steps)-1])
+	}
 	for j := len(p.steps) - 1; j >= 0; j-- {
 		sp := &p.steps[j]
+		inner := prevInner
+		prevInner = nil
+		if j > 0 {
+			prevInner = p.innerOutputs(&p.steps[j-1])
+		}
 		if sp.out > 0 {
 			axpy(ybar, 1, row(sp.out))
 		}
-		tapes, nfe, err := stages(j)
-		st.NFE += nfe
-		if err != nil {
-			return nil, err
+		for _, o := range inner {
+			axpy(ybar, T(o.cy1), row(o.k))
 		}
+		copy(stepNeed, need)
 		copy(acc, ybar)
 		for i := range kbar {
 			clear(kbar[i])
@@ -128,8 +222,34 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T], stages stagesOf[T]) ([]*ten
 				axpy(kbar[i], T(sp.geom.h*tb.B[i]), ybar)
 			}
 		}
-		for i := tb.Stages() - 1; i >= 0; i-- {
-			if !need[i] {
+		// The outputs inside the step read its start and stages; its last
+		// stage, when step j+1 shares it, was pulled back there.
+		shared := p.sharesFSAL(j)
+		for _, o := range inner {
+			axpy(acc, T(o.cy0), row(o.k))
+			for i, w := range o.w {
+				if w != 0 && !(shared && i == s-1) {
+					axpy(kbar[i], T(sp.geom.h*w), row(o.k))
+					stepNeed[i] = true
+				}
+			}
+		}
+		if j > 0 && p.sharesFSAL(j-1) {
+			prev := &p.steps[j-1]
+			for _, o := range prevInner {
+				if w := o.w[s-1]; w != 0 {
+					axpy(kbar[0], T(prev.geom.h*w), row(o.k))
+					stepNeed[0] = true
+				}
+			}
+		}
+		tapes, nfe, err := stages(j, stepNeed)
+		st.NFE += nfe
+		if err != nil {
+			return nil, err
+		}
+		for i := s - 1; i >= 0; i-- {
+			if !stepNeed[i] {
 				continue
 			}
 			x := tapes[i]
