@@ -12,8 +12,9 @@
 # the torchdiffeq package (torchdiffeq/__init__.py), e.g.
 #   mkdir -p /tmp/tdq && git -C TORCHDIFFEQ_REPO archive HEAD torchdiffeq | tar -x -C /tmp/tdq
 #
-# 1. Builds the two examples' test binaries (go test -c; pure Go, or with
-#    TAGS="openblas" in the environment) into a temporary directory.
+# 1. Builds the two examples' test binaries (go test -c) into a temporary
+#    directory, with -tags openblas as make does where libopenblas links
+#    (TAGS= in the environment: pure Go).
 # 2. Each writes its weights file (TestPeer -weights: the example's default
 #    model from its seed, one fixed training batch, the reference loss, NFE
 #    and gradients of one backprop pass); each PyTorch peer loads it and
@@ -32,7 +33,7 @@
 #    OMP_NUM_THREADS=T and OPENBLAS_NUM_THREADS=1.
 #      latentode  Go: -mode backprop (the example's), -mode interpolated
 #                 PyTorch: odeint interpolating at the output times (the
-#                 example's), and --step-to (stepping to each, Go's steps)
+#                 example's, as Go's Backprop does)
 #      neuralcde  Go: -mode interpolated (the example's), -mode backprop
 #                 PyTorch: odeint, backprop through the solver (the example's)
 # 5. Writes DIR/results.jsonl (every run's line, with "round" and "load1"),
@@ -64,7 +65,11 @@ fi
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-tags=${TAGS:-}
+tags=${TAGS-openblas}
+if [ "$tags" = openblas ] && ! echo 'int main(void){return 0;}' | cc -x c - -lopenblas -o "$tmp/probe" 2>/dev/null; then
+	echo "compare_seq.sh: libopenblas does not link: building without -tags openblas" >&2
+	tags=
+fi
 for m in latentode neuralcde; do
 	go test -c ${tags:+-tags "$tags"} -o "$tmp/$m.test" "./examples/$m"
 done
@@ -132,7 +137,6 @@ go_all() {
 }
 torch_all() {
 	torch_run latentode "$1" "$2"
-	torch_run latentode "$1" "$2" --step-to
 	torch_run neuralcde "$1" "$2"
 }
 for t in $threads; do
@@ -157,8 +161,7 @@ runs = {}
 for line in open(sys.argv[1]):
     d = json.loads(line)
     runs.setdefault((d["model"], d["threads"], d["side"], d["mode"]), []).append(d)
-pairs = [("latentode", "backprop", "backprop", "each as its example runs: Go steps to every output time, torchdiffeq interpolates"),
-         ("latentode", "backprop", "backprop-stepto", "the same steps (PyTorch with step_t)"),
+pairs = [("latentode", "backprop", "backprop", "each as its example runs: both interpolate at the output times"),
          ("latentode", "interpolated", "backprop", "both interpolating at the output times (Go: adjoint along the forward solution)"),
          ("neuralcde", "interpolated", "backprop", "each as its example runs"),
          ("neuralcde", "backprop", "backprop", "the same algorithm (backprop through dopri5)")]

@@ -19,14 +19,15 @@ With --weights FILE (written by `go test ./examples/latentode -run TestPeer
 -weights FILE`) it trains nothing: it loads Go's weights and fixed batch,
 checks one forward and backward pass with Go's samples eps against Go's
 loss, NFE and gradients (exit status 1 if they differ; the check's odeint
-gets the output times as step_t: Go's Backprop mode steps to each output
-time, where torchdiffeq's dopri5 interpolates there, so that only then do
-the two take the same steps), then, with --time N, runs --warmup and N timed training iterations on that batch (forward,
-loss, backward, Adam step) and prints one JSON line: the median seconds per
+gets the last output time as step_t: Go's solver ends its last step there,
+where torchdiffeq's dopri5 steps past it and interpolates back, so that only
+then do the two take the same steps; both take the other output times from
+the dense output), then, with --time N, runs --warmup and N timed training
+iterations on that batch (forward, loss, backward, Adam step) as the
+example runs them and prints one JSON line: the median seconds per
 iteration, the mean forward NFE, the peak RSS (VmHWM), as the Go side's
-(bench/compare_seq.sh runs both). The timed solves interpolate at the
-output times as the example does, or with --step-to step to each as the
-check and the Go example.
+(bench/compare_seq.sh runs both). --step-to times dopri5 stepping to every
+output time instead.
 
     PYTHONPATH=/tmp/tdq python3 bench/latentode_torch.py --threads 1 --weights FILE --time 20
 
@@ -151,8 +152,10 @@ def peer():
     """The --weights mode: check one pass against Go's, then time."""
     global odeint
     plain = odeint
-    # The check: decode's odeint with the output times as step_t, Go's steps.
-    odeint = lambda f, z0, ts, **kw: plain(f, z0, ts, options=dict(step_t=ts), **kw)  # noqa: E731
+    # The check: Go's solver ends its last step on the last output time,
+    # where torchdiffeq's dopri5 steps past it and interpolates back: with
+    # that time as step_t the two take the same steps.
+    odeint = lambda f, z0, ts, **kw: plain(f, z0, ts, options=dict(step_t=ts[-1:]), **kw)  # noqa: E731
     names = [k[len('check.grad.'):] for k in TENSORS if k.startswith('check.grad.')]
     model = LatentODE()
     with torch.no_grad():
@@ -183,8 +186,9 @@ def peer():
     if args.time <= 0:
         print(json.dumps(check))
         return
-    if not args.step_to:
-        odeint = plain  # the example's: dopri5 interpolating at the output times
+    odeint = plain  # the example's: dopri5 as torchdiffeq runs it
+    if args.step_to:
+        odeint = lambda f, z0, ts, **kw: plain(f, z0, ts, options=dict(step_t=ts), **kw)  # noqa: E731
     opt, secs, losses = torch.optim.Adam(model.parameters(), lr=args.lr), [], []
     opt.zero_grad()
     nfes = 0
