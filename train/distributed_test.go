@@ -287,6 +287,9 @@ func TestDistributedBadRank(t *testing.T) {
 			*tr, _ = data.NewLoader(data.FakeImages(96, 2, 4, 4, 3, 1), data.LoaderOptions{BatchSize: 16})
 		}, "shard 0 of 1"},
 		{"no test loader", func(_, te **data.Loader) { *te = nil }, "both loaders"},
+		{"rank 0's shard", func(tr, _ **data.Loader) {
+			*tr, _ = data.NewLoader(data.FakeImages(96, 2, 4, 4, 3, 1), data.LoaderOptions{BatchSize: 16, Shard: 0, Shards: 2})
+		}, "shard 0 of 2"},
 	} {
 		comms := distributed.NewLocal(2)
 		errs := make([]error, 2)

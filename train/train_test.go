@@ -163,7 +163,19 @@ func TestConfigChecked(t *testing.T) {
 			t.Errorf("%+v: %v, want an error naming %s", c.cfg, err, c.want)
 		}
 	}
-	if _, err := train.Run[float32](context.Background(), train.Config{Name: "x", Epochs: 1}, m, opt, tr, nil); err == nil {
-		t.Error("a nil test loader was accepted")
+	for _, c := range []struct {
+		name   string
+		m      train.Model[float32]
+		opt    optim.Optimizer[float32]
+		tr, te *data.Loader
+	}{
+		{"model", nil, opt, tr, te},
+		{"optimizer", m, nil, tr, te},
+		{"training loader", m, opt, nil, te},
+		{"test loader", m, opt, tr, nil},
+	} {
+		if _, err := train.Run[float32](context.Background(), train.Config{Name: "x", Epochs: 1}, c.m, c.opt, c.tr, c.te); err == nil || !strings.Contains(err.Error(), "needs a model, an optimizer and both loaders") {
+			t.Errorf("no %s: %v, want an error saying what Run needs", c.name, err)
+		}
 	}
 }
