@@ -116,17 +116,16 @@ func (Flatten[T]) Params() []*autograd.Param[T] { return nil }
 // giving [B, C+1, ...] (the "cat t" of the paper's f). Put it in a
 // Sequential before each layer that should see the time, and run the
 // Sequential with ForwardT.
+//
+// TimeConcat is a TimeModule and not a Module: it has no Forward, since
+// without a time there is no channel to append. A Sequential holds it as
+// a Layer; that Sequential's Forward panics, naming the child, and its
+// ForwardT passes the time on.
 type TimeConcat[T tensor.Float] struct{}
 
 // ForwardT records x with a channel of value t appended.
 func (TimeConcat[T]) ForwardT(_ *autograd.Tape[T], t float64, x autograd.Var[T]) autograd.Var[T] {
 	return autograd.ConcatTime(x, T(t))
-}
-
-// Forward panics: a TimeConcat needs a time. Call ForwardT (or the
-// ForwardT of the Sequential holding it).
-func (TimeConcat[T]) Forward(_ *autograd.Tape[T], _ autograd.Var[T]) autograd.Var[T] {
-	panic("layers: TimeConcat.Forward: the time channel needs a time t; call ForwardT (of the Sequential holding it) instead of Forward")
 }
 
 // Params returns nil: TimeConcat has no parameters.

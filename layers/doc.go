@@ -17,12 +17,12 @@
 // come from the tape's buffers, so a training loop that reuses its tape
 // runs allocation-free.
 //
-// A TimeModule also takes a time: ForwardT(tp, t, x). TimeConcat appends a
-// channel filled with t; a Sequential passes t on to its children, so an
-// ODE right-hand side f(h, t) is a Sequential with TimeConcat layers, run
-// with ForwardT (see ExampleTimeConcat); it is an odeblock.Field as it
-// is. Forward of a module that needs a
-// time panics.
+// A TimeModule takes a time: ForwardT(tp, t, x). TimeConcat appends a
+// channel filled with t; it is a TimeModule only, with no Forward. A
+// Sequential holds Layers (Modules, TimeModules or both) and passes t on to
+// its children, so an ODE right-hand side f(h, t) is a Sequential with
+// TimeConcat layers, run with ForwardT (see ExampleTimeConcat); it is an
+// odeblock.Field as it is. Its Forward panics when a child needs a time.
 //
 // The recurrent cells RNNCell, GRUCell and LSTMCell are not Modules: a
 // step takes the state too, Step(tp, x, h) (LSTM: Step(tp, x, h, c)),
@@ -63,7 +63,8 @@
 //
 // Misuse panics: an input of the wrong shape (a *tensor.ShapeError from
 // autograd naming both shapes), a bad layer size, a duplicate child name,
-// Forward of a TimeConcat. Bad files are returned errors, never panics.
+// Forward of a Sequential holding a TimeConcat, a child that is neither a
+// Module nor a TimeModule. Bad files are returned errors, never panics.
 //
 // # Checkpoints
 //

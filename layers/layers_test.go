@@ -402,7 +402,25 @@ func TestTimeConcat(t *testing.T) {
 		t.Errorf("ForwardT of a plain module changed the shape: %v", y.Shape())
 	}
 	mustPanic(t, "Forward", "needs a time", func() { outer.Forward(tp, x) })
+	// TimeConcat is a TimeModule only: no Forward to call by mistake.
+	var tc any = layers.TimeConcat[float32]{}
+	if _, ok := tc.(layers.Module[float32]); ok {
+		t.Error("TimeConcat is a Module")
+	}
+	if _, ok := tc.(layers.TimeModule[float32]); !ok {
+		t.Error("TimeConcat is not a TimeModule")
+	}
+	// A Layer that is neither a Module nor a TimeModule is refused.
+	var bare layers.Layer[float32] = paramsOnly{}
+	mustPanic(t, "Add", "neither a Module nor a TimeModule", func() { layers.NewSequential[float32]().Add("p", bare) })
+	mustPanic(t, "ForwardT", "neither a Module nor a TimeModule", func() { layers.ForwardT(bare, tp, 1, x) })
 }
+
+// paramsOnly lists parameters but records nothing: neither a Module nor a
+// TimeModule.
+type paramsOnly struct{}
+
+func (paramsOnly) Params() []*autograd.Param[float32] { return nil }
 
 // TestModuleCheckpoint saves a real model's parameters and loads them into a
 // differently initialised copy: both then compute the same output.

@@ -25,21 +25,42 @@ type Module[T tensor.Float] interface {
 // right-hand side f(h, t) of an ODE. A container passes t on to its
 // children (see ForwardT); a module that ignores t is a plain Module.
 //
+// A TimeModule need not be a Module: one that cannot run without a time
+// (TimeConcat) has ForwardT only. One that can (Sequential) is both.
+//
 // A TimeModule is an odeblock.Field as it is: the right-hand side of an
 // ODE block, its parameters listed once.
 type TimeModule[T tensor.Float] interface {
-	Module[T]
 	// ForwardT records the module's output for input x at time t on tp.
 	ForwardT(tp *autograd.Tape[T], t float64, x autograd.Var[T]) autograd.Var[T]
+	// Params returns the module's parameters, as Module's.
+	Params() []*autograd.Param[T]
 }
 
+// Layer is what a Sequential holds: a Module, a TimeModule, or both. Its
+// method set is HasParams's; Sequential.Add and ForwardT panic on a Layer
+// that is neither a Module nor a TimeModule.
+type Layer[T tensor.Float] = HasParams[T]
+
 // ForwardT records m at time t: m.ForwardT(tp, t, x) if m is a TimeModule,
-// else m.Forward(tp, x).
-func ForwardT[T tensor.Float](m Module[T], tp *autograd.Tape[T], t float64, x autograd.Var[T]) autograd.Var[T] {
-	if tm, ok := m.(TimeModule[T]); ok {
-		return tm.ForwardT(tp, t, x)
+// else m.Forward(tp, x). It panics if m is neither.
+func ForwardT[T tensor.Float](m Layer[T], tp *autograd.Tape[T], t float64, x autograd.Var[T]) autograd.Var[T] {
+	switch m := m.(type) {
+	case TimeModule[T]:
+		return m.ForwardT(tp, t, x)
+	case Module[T]:
+		return m.Forward(tp, x)
 	}
-	return m.Forward(tp, x)
+	panic(fmt.Sprintf("layers: ForwardT: %T is neither a Module nor a TimeModule", m))
+}
+
+// forward records m on tp without a time: m.Forward(tp, x). It panics if m
+// is not a Module (a TimeConcat, which needs a time).
+func forward[T tensor.Float](m Layer[T], tp *autograd.Tape[T], x autograd.Var[T]) autograd.Var[T] {
+	if mod, ok := m.(Module[T]); ok {
+		return mod.Forward(tp, x)
+	}
+	panic(fmt.Sprintf("layers: Sequential.Forward: child %T needs a time t; call ForwardT instead of Forward", m))
 }
 
 // Trainable is implemented by modules that behave differently in training
@@ -51,7 +72,7 @@ type Trainable interface {
 
 // SetTraining puts m in training mode (true) or evaluation mode (false), if
 // m is Trainable; other modules behave the same in both.
-func SetTraining[T tensor.Float](m Module[T], training bool) {
+func SetTraining[T tensor.Float](m Layer[T], training bool) {
 	if tm, ok := m.(Trainable); ok {
 		tm.SetTraining(training)
 	}
@@ -106,17 +127,21 @@ func Prefix[T tensor.Float](prefix string, m HasParams[T]) {
 // of its parameters: a Linear added as "fc" has parameters fc.weight and
 // fc.bias.
 //
-// Sequential is a TimeModule: ForwardT passes t to every child that is a
-// TimeModule (a TimeConcat, a nested Sequential). Forward calls each child's
-// Forward, so it panics when a child needs a time.
+// Its children are Layers: Modules, TimeModules or both. Sequential is a
+// Module and a TimeModule: ForwardT passes t to every child that is a
+// TimeModule (a TimeConcat, a nested Sequential) and calls Forward on the
+// others; Forward calls each child's Forward, so it panics when a child
+// needs a time (a TimeConcat, which has no Forward, or a Sequential
+// holding one). An ODE's right-hand side with TimeConcat children is run
+// with ForwardT.
 type Sequential[T tensor.Float] struct {
 	names []string
-	mods  []Module[T]
+	mods  []Layer[T]
 }
 
 // NewSequential returns a Sequential of mods, named "0", "1", ... by their
 // positions, as PyTorch names the children of an nn.Sequential.
-func NewSequential[T tensor.Float](mods ...Module[T]) *Sequential[T] {
+func NewSequential[T tensor.Float](mods ...Layer[T]) *Sequential[T] {
 	s := &Sequential[T]{}
 	for _, m := range mods {
 		s.Add("", m)
@@ -127,8 +152,9 @@ func NewSequential[T tensor.Float](mods ...Module[T]) *Sequential[T] {
 // Add appends m as a child called name (its position when name is ""),
 // prefixing the names of m's parameters with it, and returns s. A module
 // belongs to one container: adding it twice prefixes its names twice. It
-// panics if name is already taken or contains a dot.
-func (s *Sequential[T]) Add(name string, m Module[T]) *Sequential[T] {
+// panics if name is already taken or contains a dot, or if m is neither a
+// Module nor a TimeModule.
+func (s *Sequential[T]) Add(name string, m Layer[T]) *Sequential[T] {
 	if name == "" {
 		name = strconv.Itoa(len(s.mods))
 	}
@@ -143,6 +169,11 @@ func (s *Sequential[T]) Add(name string, m Module[T]) *Sequential[T] {
 	if m == nil {
 		panic(fmt.Sprintf("layers: Sequential.Add: nil module %q", name))
 	}
+	_, isMod := m.(Module[T])
+	_, isTime := m.(TimeModule[T])
+	if !isMod && !isTime {
+		panic(fmt.Sprintf("layers: Sequential.Add: child %q (%T) is neither a Module nor a TimeModule", name, m))
+	}
 	Prefix(name, m)
 	s.names = append(s.names, name)
 	s.mods = append(s.mods, m)
@@ -153,7 +184,7 @@ func (s *Sequential[T]) Add(name string, m Module[T]) *Sequential[T] {
 func (s *Sequential[T]) Len() int { return len(s.mods) }
 
 // Child returns child i and its name.
-func (s *Sequential[T]) Child(i int) (string, Module[T]) { return s.names[i], s.mods[i] }
+func (s *Sequential[T]) Child(i int) (string, Layer[T]) { return s.names[i], s.mods[i] }
 
 // Forward records mₙ(…m₁(x)) with each child's Forward. A Linear or Conv2D
 // followed by an activation (ReLU, LeakyReLU with a positive slope, Tanh,
@@ -208,14 +239,14 @@ func (s *Sequential[T]) record(tp *autograd.Tape[T], t float64, timed bool, x au
 		if timed {
 			x = ForwardT(s.mods[i], tp, t, x)
 		} else {
-			x = s.mods[i].Forward(tp, x)
+			x = forward(s.mods[i], tp, x)
 		}
 	}
 	return x
 }
 
 // next returns child i+1, or nil.
-func (s *Sequential[T]) next(i int) Module[T] {
+func (s *Sequential[T]) next(i int) Layer[T] {
 	if i+1 < len(s.mods) {
 		return s.mods[i+1]
 	}
@@ -223,7 +254,7 @@ func (s *Sequential[T]) next(i int) Module[T] {
 }
 
 // activationOf returns the fusable activation m computes, if it is one.
-func activationOf[T tensor.Float](m Module[T]) (autograd.Activation, bool) {
+func activationOf[T tensor.Float](m Layer[T]) (autograd.Activation, bool) {
 	switch a := m.(type) {
 	case ReLU[T]:
 		return autograd.ReLUAct, true

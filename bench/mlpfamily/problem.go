@@ -78,7 +78,7 @@ func New(c Config) (*Problem, error) {
 
 // newField returns f for c, its weights drawn from rng.
 func newField(c Config, rng *rand.Rand) *layers.Sequential[float32] {
-	mods := []layers.Module[float32]{layers.TimeConcat[float32]{}}
+	mods := []layers.Layer[float32]{layers.TimeConcat[float32]{}}
 	in := c.D + 1
 	for range c.Layers {
 		mods = append(mods, layers.NewLinear[float32](rng, in, c.Width), activation(c.Act))
