@@ -106,7 +106,7 @@ func TestSilverboxBadInput(t *testing.T) {
 // TestSolveNormsBlowUp: a model whose state overflows reports the error
 // and +Inf norms from then on, keeping the norms before.
 func TestSolveNormsBlowUp(t *testing.T) {
-	m := newSilverboxModel("node", rand.New(rand.NewPCG(1, 1)), 2, 1, func(float64) float64 { return 0 })
+	m := newSilverboxModel(odeblock.Families()[0], rand.New(rand.NewPCG(1, 1)), 2, 1, func(float64) float64 { return 0 })
 	lin := m.dyn.(*odeblock.NODE[float64]).F.(*inputField).lin
 	lin.Weight.Value.Fill(0)
 	lin.Weight.Value.Set(40, 0, 0) // h0' = 40·h0: e^{40t} overflows before t = 20
@@ -126,7 +126,8 @@ func TestAuthorsSystems(t *testing.T) {
 	input := func(float64) float64 { return u }
 	sp := func(x float64) float64 { return math.Log1p(math.Exp(x)) }
 	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
-	for _, name := range silverboxFamilies {
+	for _, fam := range silverboxFamilies {
+		name := fam.Name
 		rng := rand.New(rand.NewPCG(3, 4))
 		sys := newAuthorsSystem(name, rng, 0.7, input)
 		// Draw the same weights again: f's Linear, then the initial velocity.

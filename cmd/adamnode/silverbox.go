@@ -22,7 +22,7 @@ import (
 )
 
 // silverboxFamilies are the six models of Figure 3, in the paper's order.
-var silverboxFamilies = []string{"node", "anode", "sonode", "hbnode", "ghbnode", "adamnode"}
+var silverboxFamilies = odeblock.Families()
 
 // silverboxModel is one untrained model: its dynamics, initial state and the
 // number of parts of its state (h first).
@@ -45,34 +45,22 @@ func (f *inputField) ForwardT(tp *autograd.Tape[float64], t float64, h autograd.
 
 func (f *inputField) Params() []*autograd.Param[float64] { return f.lin.Params() }
 
-// newSilverboxModel builds the named family of the zero-velocity setting
+// newSilverboxModel builds the family fam of the zero-velocity setting
 // with a fresh PyTorch-style initialisation from rng. h has dim entries and starts at (y0, 0, …, 0);
-// every other part starts at zero (AdamNODE: v0 = m0² = 0). The scalars are
-// the paper's: γ_raw = −3, ξ_raw = 2, r1 = −5, r2 = 5, s(v) = √softplus(v) + ε.
-func newSilverboxModel(name string, rng *rand.Rand, dim int, y0 float64, input func(float64) float64) silverboxModel {
-	field := func(in, out int) *inputField {
-		return &inputField{lin: layers.NewLinear[float64](rng, in+1, out), input: input}
+// every other part starts at zero (AdamNODE: v0 = m0² = 0). ANODE is
+// augmented with as many zero dimensions as h has. The scalars are the
+// paper's, odeblock.PaperScalars: γ_raw = −3, ξ_raw = 2, r1 = −5, r2 = 5,
+// s(v) = √softplus(v) + ε.
+func newSilverboxModel(fam odeblock.Family, rng *rand.Rand, dim int, y0 float64, input func(float64) float64) silverboxModel {
+	width := dim
+	if fam.Augment {
+		width = 2 * dim
 	}
-	state := func(parts, width int) *tensor.Tensor[float64] {
-		z := tensor.New[float64](parts, width)
-		z.Set(y0, 0, 0)
-		return z
-	}
-	switch name {
-	case "node":
-		return silverboxModel{&odeblock.NODE[float64]{F: field(dim, dim)}, state(1, dim), 1}
-	case "anode":
-		// Augmented with as many zero dimensions as h has.
-		return silverboxModel{&odeblock.NODE[float64]{F: field(2*dim, 2*dim)}, state(1, 2*dim), 1}
-	case "sonode":
-		return silverboxModel{&odeblock.SONODE[float64]{F: field(2*dim, dim)}, state(2, dim), 2}
-	case "hbnode":
-		return silverboxModel{odeblock.NewHBNODE[float64](field(dim, dim), -3), state(2, dim), 2}
-	case "ghbnode":
-		return silverboxModel{odeblock.NewGHBNODE[float64](field(dim, dim), -3, 2), state(2, dim), 2}
-	default: // adamnode
-		return silverboxModel{odeblock.NewAdamNODE[float64](field(dim, dim), -5, 5, odeblock.ScaleSoftplus), state(3, dim), 3}
-	}
+	f := &inputField{lin: layers.NewLinear[float64](rng, fam.FieldIn*width+1, width), input: input}
+	dyn, _ := odeblock.NewFamily[float64](fam, f, odeblock.PaperScalars())
+	z0 := tensor.New[float64](fam.Parts, width)
+	z0.Set(y0, 0, 0)
+	return silverboxModel{dyn, z0, fam.Parts}
 }
 
 // silverboxSystem is one untrained model of Figure 3 as a plain right-hand
@@ -131,6 +119,7 @@ func (l authorsLinear) apply(t float64, x, out []float64) {
 // m0 ~ U(−1, 1)), ξ·h added to the velocity equations.
 func newAuthorsSystem(name string, rng *rand.Rand, y0 float64, input func(float64) float64) silverboxSystem {
 	const eps = 1e-8
+	paper := odeblock.PaperScalars() // γ_raw and r1, r2; ξ is the authors' own
 	initialVelocity := func() float64 {
 		w := tensor.New[float64](1, 1)
 		layers.KaimingUniform(rng, w, math.Sqrt(5), 1)
@@ -161,7 +150,7 @@ func newAuthorsSystem(name string, rng *rand.Rand, y0 float64, input func(float6
 	case "hbnode", "ghbnode":
 		f := newAuthorsLinear(rng, 1, 1, input)
 		m0 := initialVelocity()
-		gamma := tensor.SigmoidOf(-3)
+		gamma := tensor.SigmoidOf(paper.GammaRaw)
 		xi, clip := tensor.SoftplusOf(-100), math.Inf(1)
 		if name == "ghbnode" {
 			xi, clip = tensor.SoftplusOf(0), 5
@@ -176,7 +165,7 @@ func newAuthorsSystem(name string, rng *rand.Rand, y0 float64, input func(float6
 	default: // adamnode
 		f := newAuthorsLinear(rng, 1, 1, input)
 		m0 := initialVelocity()
-		a1, a2, xi := tensor.SigmoidOf(-5), tensor.SigmoidOf(5), tensor.SoftplusOf(-100)
+		a1, a2, xi := tensor.SigmoidOf(paper.R1), tensor.SigmoidOf(paper.R2), tensor.SoftplusOf(-100)
 		return silverboxSystem{func(t float64, z, dz []float64) error {
 			h, m, v := z[0], z[1], z[2]
 			f.apply(t, z[:1], g[:1])
@@ -240,84 +229,129 @@ const (
 // project's earlier reading of the paper's text: h of dimension --dim, all
 // velocities zero, ξ_raw = 2.
 func runSilverbox(ctx context.Context, args []string, out io.Writer) error {
-	fset := newFlags("silverbox")
-	path := fset.String("data", "", "the Silverbox recording (CSV with V1, V2, plain or gzip); default: the copy built into adamnode")
-	dir := fset.String("out", "out/silverbox", "directory for the CSV, the Markdown table and the PNGs")
-	setting := fset.String("setting", settingAuthors, "authors (the authors' code: 1-D h, random initial velocity) or zero-velocity (h of dimension --dim, velocities zero)")
-	meanKind := fset.String("mean", "arithmetic", "mean of the norms over the initialisations: arithmetic (the authors') or geometric")
-	inits := fset.Int("inits", 10, "random initialisations per model")
-	steps := fset.Int("steps", 64, "time points t = 0, 1, …, steps−1")
-	dim := fset.Int("dim", 4, "dimension of h (--setting zero-velocity only)")
-	tol := fset.Float64("tol", 1e-7, "solver tolerance (rtol = atol, dopri5)")
-	seed := fset.Uint64("seed", 1, "seed of the first initialisation")
-	if err := parseFlags(fset, args, out); err != nil {
+	o, err := parseSilverboxFlags(args, out)
+	if err != nil {
 		return err
+	}
+	sb, source, err := loadSilverbox(o.path)
+	if err != nil {
+		return err
+	}
+	if sb.Len() < o.steps {
+		return usagef("silverbox: %s has %d samples, fewer than --steps %d", source, sb.Len(), o.steps)
+	}
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return err
+	}
+	n, err := o.norms(ctx, sb)
+	if err != nil {
+		return err
+	}
+	if err := saveText(filepath.Join(o.dir, "norms.csv"), n.csv); err != nil {
+		return err
+	}
+	if err := o.plot(n); err != nil {
+		return err
+	}
+	md := o.table(source, n)
+	if err := saveText(filepath.Join(o.dir, "table.md"), md); err != nil {
+		return err
+	}
+	fmt.Fprint(out, md)
+	fmt.Fprintf(out, "wrote %s\n", o.dir)
+	return nil
+}
+
+// silverboxOptions are runSilverbox's flags.
+type silverboxOptions struct {
+	path, dir, setting, meanKind string
+	inits, steps, dim            int
+	tol                          float64
+	seed                         uint64
+}
+
+// parseSilverboxFlags parses and checks runSilverbox's flags.
+func parseSilverboxFlags(args []string, out io.Writer) (silverboxOptions, error) {
+	var o silverboxOptions
+	fset := newFlags("silverbox")
+	fset.StringVar(&o.path, "data", "", "the Silverbox recording (CSV with V1, V2, plain or gzip); default: the copy built into adamnode")
+	fset.StringVar(&o.dir, "out", "out/silverbox", "directory for the CSV, the Markdown table and the PNGs")
+	fset.StringVar(&o.setting, "setting", settingAuthors, "authors (the authors' code: 1-D h, random initial velocity) or zero-velocity (h of dimension --dim, velocities zero)")
+	fset.StringVar(&o.meanKind, "mean", "arithmetic", "mean of the norms over the initialisations: arithmetic (the authors') or geometric")
+	fset.IntVar(&o.inits, "inits", 10, "random initialisations per model")
+	fset.IntVar(&o.steps, "steps", 64, "time points t = 0, 1, …, steps−1")
+	fset.IntVar(&o.dim, "dim", 4, "dimension of h (--setting zero-velocity only)")
+	fset.Float64Var(&o.tol, "tol", 1e-7, "solver tolerance (rtol = atol, dopri5)")
+	fset.Uint64Var(&o.seed, "seed", 1, "seed of the first initialisation")
+	if err := parseFlags(fset, args, out); err != nil {
+		return o, err
 	}
 	dimSet := false
 	fset.Visit(func(f *flag.Flag) { dimSet = dimSet || f.Name == "dim" })
 	switch {
-	case *setting != settingAuthors && *setting != settingZeroVelocity:
-		return usagef("silverbox: --setting must be %s or %s, got %q", settingAuthors, settingZeroVelocity, *setting)
-	case *meanKind != "arithmetic" && *meanKind != "geometric":
-		return usagef("silverbox: --mean must be arithmetic or geometric, got %q", *meanKind)
-	case *inits < 1:
-		return usagef("silverbox: --inits must be at least 1, got %d", *inits)
-	case *steps < 2:
-		return usagef("silverbox: --steps must be at least 2, got %d", *steps)
-	case *dim < 1:
-		return usagef("silverbox: --dim must be at least 1, got %d", *dim)
-	case dimSet && *setting == settingAuthors:
-		return usagef("silverbox: --dim applies to --setting %s only (the authors' h is one-dimensional)", settingZeroVelocity)
-	case !(*tol > 0 && *tol < 1):
-		return usagef("silverbox: --tol must be in (0, 1), got %g", *tol)
+	case o.setting != settingAuthors && o.setting != settingZeroVelocity:
+		return o, usagef("silverbox: --setting must be %s or %s, got %q", settingAuthors, settingZeroVelocity, o.setting)
+	case o.meanKind != "arithmetic" && o.meanKind != "geometric":
+		return o, usagef("silverbox: --mean must be arithmetic or geometric, got %q", o.meanKind)
+	case o.inits < 1:
+		return o, usagef("silverbox: --inits must be at least 1, got %d", o.inits)
+	case o.steps < 2:
+		return o, usagef("silverbox: --steps must be at least 2, got %d", o.steps)
+	case o.dim < 1:
+		return o, usagef("silverbox: --dim must be at least 1, got %d", o.dim)
+	case dimSet && o.setting == settingAuthors:
+		return o, usagef("silverbox: --dim applies to --setting %s only (the authors' h is one-dimensional)", settingZeroVelocity)
+	case !(o.tol > 0 && o.tol < 1):
+		return o, usagef("silverbox: --tol must be in (0, 1), got %g", o.tol)
 	}
-	sb, source, err := loadSilverbox(*path)
-	if err != nil {
-		return err
-	}
-	if sb.Len() < *steps {
-		return usagef("silverbox: %s has %d samples, fewer than --steps %d", source, sb.Len(), *steps)
-	}
-	if err := os.MkdirAll(*dir, 0o755); err != nil {
-		return err
-	}
+	return o, nil
+}
 
+// silverboxNorms are the solves' results: every norm as CSV, and per model
+// and time the mean over the initialisations of ‖h‖ and of ‖z‖, as log10.
+type silverboxNorms struct {
+	csv        string
+	logH, logZ map[string][]float64
+	notes      []string // the solves that failed
+}
+
+// norms solves every family from o.inits initialisations driven by sb.
+func (o silverboxOptions) norms(ctx context.Context, sb *data.Silverbox) (silverboxNorms, error) {
 	var csv strings.Builder
 	csv.WriteString("model,init,t,h_norm,state_norm\n")
-	// Per model and time: the mean over the initialisations of ‖h‖ and of
-	// ‖z‖, as log10.
-	logH := map[string][]float64{}
-	logZ := map[string][]float64{}
-	var notes []string
-	for _, name := range silverboxFamilies {
-		hs, zs := make([][]float64, *inits), make([][]float64, *inits)
-		for i := 0; i < *inits; i++ {
+	n := silverboxNorms{logH: map[string][]float64{}, logZ: map[string][]float64{}}
+	for _, fam := range silverboxFamilies {
+		name := fam.Name
+		hs, zs := make([][]float64, o.inits), make([][]float64, o.inits)
+		for i := 0; i < o.inits; i++ {
 			if err := ctx.Err(); err != nil {
-				return err
+				return n, err
 			}
-			rng := rand.New(rand.NewPCG(*seed+uint64(i), 0x5b))
+			rng := rand.New(rand.NewPCG(o.seed+uint64(i), 0x5b))
 			var sys silverboxSystem
-			if *setting == settingAuthors {
+			if o.setting == settingAuthors {
 				sys = newAuthorsSystem(name, rng, sb.Output(0), sb.Input)
 			} else {
-				sys = newSilverboxModel(name, rng, *dim, sb.Output(0), sb.Input).system()
+				sys = newSilverboxModel(fam, rng, o.dim, sb.Output(0), sb.Input).system()
 			}
-			hn, zn, err := solveNorms(sys, *steps, *tol)
+			hn, zn, err := solveNorms(sys, o.steps, o.tol)
 			if err != nil {
-				notes = append(notes, fmt.Sprintf("%s init %d: %v", name, i, err))
+				n.notes = append(n.notes, fmt.Sprintf("%s init %d: %v", name, i, err))
 			}
 			for t := range hn {
 				fmt.Fprintf(&csv, "%s,%d,%d,%.6g,%.6g\n", name, i, t, hn[t], zn[t])
 			}
 			hs[i], zs[i] = hn, zn
 		}
-		logH[name], logZ[name] = log10Mean(hs, *meanKind), log10Mean(zs, *meanKind)
+		n.logH[name], n.logZ[name] = log10Mean(hs, o.meanKind), log10Mean(zs, o.meanKind)
 	}
-	if err := saveText(filepath.Join(*dir, "norms.csv"), csv.String()); err != nil {
-		return err
-	}
+	n.csv = csv.String()
+	return n, nil
+}
 
-	ts := make([]float64, *steps)
+// plot writes the figures of the state's and h's mean norms over time.
+func (o silverboxOptions) plot(n silverboxNorms) error {
+	ts := make([]float64, o.steps)
 	for i := range ts {
 		ts[i] = float64(i)
 	}
@@ -325,54 +359,55 @@ func runSilverbox(ctx context.Context, args []string, out io.Writer) error {
 		file, label string
 		logs        map[string][]float64
 	}{
-		{"state_norm.png", "‖state(t)‖, " + *meanKind + " mean", logZ},
-		{"h_norm.png", "‖h(t)‖, " + *meanKind + " mean", logH},
+		{"state_norm.png", "‖state(t)‖, " + o.meanKind + " mean", n.logZ},
+		{"h_norm.png", "‖h(t)‖, " + o.meanKind + " mean", n.logH},
 	} {
 		var ss []series
-		for _, name := range silverboxFamilies {
+		for _, fam := range silverboxFamilies {
 			ys := make([]float64, len(ts))
-			for t, l := range fig.logs[name] {
+			for t, l := range fig.logs[fam.Name] {
 				ys[t] = math.Pow(10, l)
 			}
-			ss = append(ss, series{name: name, xs: ts, ys: ys})
+			ss = append(ss, series{name: fam.Name, xs: ts, ys: ys})
 		}
-		p, err := linePlot(fmt.Sprintf("Silverbox, untrained, %d inits (%s setting)", *inits, *setting), "t", fig.label, true, ss)
+		p, err := linePlot(fmt.Sprintf("Silverbox, untrained, %d inits (%s setting)", o.inits, o.setting), "t", fig.label, true, ss)
 		if err != nil {
 			return err
 		}
-		if err := savePNG(p, 6, 4.5, filepath.Join(*dir, fig.file)); err != nil {
+		if err := savePNG(p, 6, 4.5, filepath.Join(o.dir, fig.file)); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	last := *steps - 1
+// table returns the Markdown table of the norms at the last time and their
+// ratios against the paper's claims, with the failed solves.
+func (o silverboxOptions) table(source string, n silverboxNorms) string {
+	last := o.steps - 1
+	logH, logZ := n.logH, n.logZ
 	var md strings.Builder
-	if *setting == settingAuthors {
-		fmt.Fprintf(&md, "Untrained models on the Silverbox recording (%s, mean removed, ×100) in the authors' setting: h one-dimensional from V2[0], f = Linear([state part, V1(t)]), initial velocity U(−1, 1), %d initialisations, dopri5 at %g. The %s mean over the initialisations of each norm at t = %d.\n\n", source, *inits, *tol, *meanKind, last)
+	if o.setting == settingAuthors {
+		fmt.Fprintf(&md, "Untrained models on the Silverbox recording (%s, mean removed, ×100) in the authors' setting: h one-dimensional from V2[0], f = Linear([state part, V1(t)]), initial velocity U(−1, 1), %d initialisations, dopri5 at %g. The %s mean over the initialisations of each norm at t = %d.\n\n", source, o.inits, o.tol, o.meanKind, last)
 	} else {
-		fmt.Fprintf(&md, "Untrained models on the Silverbox recording (%s, mean removed, ×100), zero-velocity setting: f = Linear([h, V1(t)]), dim h = %d, velocities zero, %d initialisations, dopri5 at %g. The %s mean over the initialisations of each norm at t = %d.\n\n", source, *dim, *inits, *tol, *meanKind, last)
+		fmt.Fprintf(&md, "Untrained models on the Silverbox recording (%s, mean removed, ×100), zero-velocity setting: f = Linear([h, V1(t)]), dim h = %d, velocities zero, %d initialisations, dopri5 at %g. The %s mean over the initialisations of each norm at t = %d.\n\n", source, o.dim, o.inits, o.tol, o.meanKind, last)
 	}
 	fmt.Fprintf(&md, "| model | log10 ‖h(%d)‖ | log10 ‖state(%d)‖ |\n|---|---|---|\n", last, last)
-	for _, name := range silverboxFamilies {
-		fmt.Fprintf(&md, "| %s | %.2f | %.2f |\n", name, logH[name][last], logZ[name][last])
+	for _, fam := range silverboxFamilies {
+		fmt.Fprintf(&md, "| %s | %.2f | %.2f |\n", fam.Name, logH[fam.Name][last], logZ[fam.Name][last])
 	}
 	fmt.Fprintf(&md, "\nRatios at t = %d against the paper's claims (at t = 64):\n\n", last)
 	fmt.Fprintf(&md, "| ratio | by ‖h‖ | by the whole state | the paper |\n|---|---|---|---|\n")
 	for _, c := range []struct{ other, paper string }{{"hbnode", "~1e18"}, {"node", "~1e12"}, {"ghbnode", "similar (~1e0)"}} {
 		fmt.Fprintf(&md, "| %s / adamnode | 1e%.1f | 1e%.1f | %s |\n", c.other, logH[c.other][last]-logH["adamnode"][last], logZ[c.other][last]-logZ["adamnode"][last], c.paper)
 	}
-	if len(notes) > 0 {
+	if len(n.notes) > 0 {
 		fmt.Fprintf(&md, "\nSolves that failed (norms +Inf from then on):\n\n")
-		for _, n := range notes {
-			fmt.Fprintf(&md, "- %s\n", n)
+		for _, note := range n.notes {
+			fmt.Fprintf(&md, "- %s\n", note)
 		}
 	}
-	if err := saveText(filepath.Join(*dir, "table.md"), md.String()); err != nil {
-		return err
-	}
-	fmt.Fprint(out, md.String())
-	fmt.Fprintf(out, "wrote %s\n", *dir)
-	return nil
+	return md.String()
 }
 
 // loadSilverbox reads the recording at path with the reference
