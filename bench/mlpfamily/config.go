@@ -29,6 +29,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/adamnode/adamnode/odeblock"
 )
 
 // The families, activations and gradient modes a Config may name.
@@ -81,9 +83,11 @@ func Base() Config {
 	c := Config{
 		Axis: "base", Family: "adamnode", Width: 64, Layers: 2, Act: "tanh", Batch: 512, Mode: "adjoint", D: 16,
 		RTol: 1e-6, ATol: 1e-6, T1: 1, LR: 1e-3,
-		GammaRaw: -3, R1: -5, R2: 5, Eps: 1e-8,
+		Eps:  1e-8,
 		Seed: 1,
 	}
+	paper := odeblock.PaperScalars()
+	c.GammaRaw, c.R1, c.R2 = paper.GammaRaw, paper.R1, paper.R2
 	c.Name = c.defaultName()
 	return c
 }
@@ -178,16 +182,28 @@ func Lookup(name string) (Config, error) {
 	return Config{}, fmt.Errorf("mlpfamily: no configuration %q (have %s)", name, strings.Join(names, ", "))
 }
 
+// family returns c's family as odeblock knows it.
+func (c Config) family() (odeblock.Family, error) {
+	return odeblock.FamilyNamed(c.Family)
+}
+
 // Parts returns the number of parts of the family's ODE state: 1 (h) for
-// NODE, 2 (h, m) for HBNODE, 3 (h, m, v) for AdamNODE.
+// NODE, 2 (h, m) for HBNODE, 3 (h, m, v) for AdamNODE (odeblock.Family's
+// Parts; 1 for an unknown family).
 func (c Config) Parts() int {
-	switch c.Family {
-	case "hbnode":
-		return 2
-	case "adamnode":
-		return 3
+	fam, err := c.family()
+	if err != nil {
+		return 1
 	}
-	return 1
+	return fam.Parts
+}
+
+// scalars returns the family scalars of c: its γ_raw, r1 and r2, with the
+// paper's choices of function (s(v) = √softplus(v) + ε).
+func (c Config) scalars() odeblock.Scalars {
+	s := odeblock.PaperScalars()
+	s.GammaRaw, s.R1, s.R2 = c.GammaRaw, c.R1, c.R2
+	return s
 }
 
 // Validate reports the first field that cannot make a problem.

@@ -3,12 +3,15 @@ package mlpfamily
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/adamnode/adamnode/layers"
+	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -452,5 +455,25 @@ func TestShardSolve(t *testing.T) {
 	}
 	if n != 7 {
 		t.Errorf("%d configurations of the base's field, want 7 (3 modes of AdamNODE, 2 each of NODE and HBNODE)", n)
+	}
+}
+
+// TestFamilyKnowledge: the families' parts and scalars come from odeblock,
+// and a family odeblock does not know builds no problem.
+func TestFamilyKnowledge(t *testing.T) {
+	for fam, want := range map[string]int{"node": 1, "hbnode": 2, "adamnode": 3, "nonesuch": 1} {
+		if got := (Config{Family: fam}).Parts(); got != want {
+			t.Errorf("%s: Parts = %d, want %d", fam, got, want)
+		}
+	}
+	b, paper := Base(), odeblock.PaperScalars()
+	if b.GammaRaw != paper.GammaRaw || b.R1 != paper.R1 || b.R2 != paper.R2 {
+		t.Errorf("Base's scalars γ_raw %g, r1 %g, r2 %g; the paper's %+v", b.GammaRaw, b.R1, b.R2, paper)
+	}
+	c := Base()
+	c.Family, c.Batch = "nonesuch", 2
+	p := &Problem{Config: c, Field: newField(c, rand.New(rand.NewPCG(0, 0)))}
+	if err := p.build(); err == nil || !strings.Contains(err.Error(), "nonesuch") {
+		t.Errorf("build of family nonesuch: %v", err)
 	}
 }

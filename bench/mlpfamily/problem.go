@@ -32,6 +32,7 @@ type Problem struct {
 	Params []*autograd.Param[float32]
 	Opt    *optim.Adam[float32]
 
+	fam   odeblock.Family // Config.Family's
 	eng   tensor.Engine[float32]
 	tp    *autograd.Tape[float32]
 	share []float64 // stepShared's buffer of weighted gradients, reused
@@ -112,15 +113,14 @@ func (p *Problem) build() error {
 	if ShardField {
 		field = odeblock.ShardedField(field, ShardCount)
 	}
-	switch c.Family {
-	case "node":
-		p.Dyn = &odeblock.NODE[float32]{F: field}
-	case "hbnode":
-		p.Dyn = odeblock.NewHBNODE[float32](field, c.GammaRaw)
-	case "adamnode":
-		d := odeblock.NewAdamNODE[float32](field, c.R1, c.R2, odeblock.ScaleSoftplus)
+	fam, err := c.family()
+	if err != nil {
+		return err
+	}
+	p.fam = fam
+	p.Dyn, _ = odeblock.NewFamily(fam, field, c.scalars())
+	if d, ok := p.Dyn.(*odeblock.AdamNODE[float32]); ok {
 		d.Eps = c.Eps
-		p.Dyn = d
 	}
 	mode, err := odeblock.ParseGradMode(c.Mode)
 	if err != nil {
@@ -193,13 +193,10 @@ func activation(name string) layers.Module[float32] {
 // z0 records the initial state on tp.
 func (p *Problem) z0(tp *autograd.Tape[float32]) autograd.Var[float32] {
 	h := tp.Const(p.H0)
-	switch p.Config.Family {
-	case "hbnode":
-		return odeblock.Stack(h, tp.Const(p.M0))
-	case "adamnode":
-		return odeblock.AdamInitialState(h, tp.Const(p.M0))
+	if !p.fam.SecondOrder() {
+		return h
 	}
-	return h
+	return odeblock.InitialState(p.fam, h, tp.Const(p.M0))
 }
 
 // Step runs one training iteration: the forward solve, the loss, the
