@@ -252,79 +252,25 @@ const minEntryLen = 51
 // result (a RawTensor, a name and a shape per tensor), it allocates a
 // small multiple of the header's size however the header is made.
 func ParseSafetensors(name string, b []byte) (*Safetensors, error) {
-	fail := func(tensor, format string, args ...any) (*Safetensors, error) {
-		return nil, &FileError{File: name, Tensor: tensor, Msg: fmt.Sprintf(format, args...)}
-	}
-	if len(b) < 8 {
-		return fail("", "file of %d bytes is too short for the 8-byte header length (truncated?)", len(b))
-	}
-	n := binary.LittleEndian.Uint64(b)
-	if n > MaxHeaderLen {
-		return nil, headerTooLong(name, n)
-	}
-	if n > uint64(len(b)-8) {
-		return fail("", "header length %d exceeds the %d bytes after it (truncated or not a safetensors file)", n, len(b)-8)
-	}
-	hdr, buf := b[8:8+n], b[8+n:]
-	if len(hdr) == 0 || hdr[0] != '{' {
-		return fail("", "header does not start with '{' (not a safetensors file?)")
-	}
-	if !utf8.Valid(hdr) {
-		return fail("", "header is not valid UTF-8")
+	hdr, buf, err := splitSafetensors(name, b)
+	if err != nil {
+		return nil, err
 	}
 	// Sized once for as many entries as the header can hold, so that
 	// neither a slice nor the map grows (a large slice grows by a quarter:
 	// appends would allocate five times what they keep).
 	most := len(hdr)/minEntryLen + 1
-	var (
-		tensors  = make([]RawTensor, 0, most)
-		offs     = make([][2]uint64, 0, most) // offs[i]: the data offsets of tensors[i]
-		meta     map[string]string
-		haveMeta bool
-		seen     = make(map[string]struct{}, most)
-		sc       = hdrScanner{b: hdr}
-	)
-	err := sc.object(func(key []byte) error {
-		if string(key) == metadataKey {
-			if haveMeta {
-				return fmt.Errorf("key %q appears twice", key)
-			}
-			haveMeta = true
-			m, err := sc.metadata()
-			if err != nil {
-				if _, ok := err.(*syntaxError); ok {
-					return err
-				}
-				return &FileError{File: name, Msg: "header " + metadataKey + ": " + err.Error()}
-			}
-			meta = m
-			return nil
-		}
-		if len(key) == 0 {
-			return &FileError{File: name, Msg: "header has a tensor with an empty name"}
-		}
-		if _, dup := seen[string(key)]; dup {
-			return fmt.Errorf("key %q appears twice", key)
-		}
-		e := RawTensor{Name: string(key)}
-		seen[e.Name] = struct{}{}
-		begin, end, err := sc.entry(&e)
-		if err != nil {
-			if _, ok := err.(*syntaxError); ok {
-				return err
-			}
-			return &FileError{File: name, Tensor: e.Name, Msg: err.Error()}
-		}
-		if err := checkExtent(name, &e, begin, end, len(buf)); err != nil {
-			return err
-		}
-		e.Data = buf[begin:end:end]
-		tensors = append(tensors, e)
-		offs = append(offs, [2]uint64{begin, end})
-		return nil
-	})
-	if err == nil && sc.peek() != 0 {
-		err = fmt.Errorf("bytes after the JSON object (offset %d in the header)", sc.i)
+	r := &headerReader{
+		name:    name,
+		buf:     buf,
+		sc:      hdrScanner{b: hdr},
+		tensors: make([]RawTensor, 0, most),
+		offs:    make([][2]uint64, 0, most),
+		seen:    make(map[string]struct{}, most),
+	}
+	err = r.sc.object(r.key)
+	if err == nil && r.sc.peek() != 0 {
+		err = fmt.Errorf("bytes after the JSON object (offset %d in the header)", r.sc.i)
 	}
 	if err != nil {
 		if fe, ok := err.(*FileError); ok {
@@ -332,12 +278,98 @@ func ParseSafetensors(name string, b []byte) (*Safetensors, error) {
 		}
 		return nil, &FileError{File: name, Msg: "malformed header", Err: err}
 	}
-	seen = nil
-	tensors, offs = sortByOffset(tensors, offs)
+	r.seen = nil
+	tensors, offs := sortByOffset(r.tensors, r.offs)
 	if err := checkLayout(name, tensors, offs, len(buf)); err != nil {
 		return nil, err
 	}
-	return &Safetensors{Metadata: meta, Tensors: tensors}, nil
+	return &Safetensors{Metadata: r.meta, Tensors: tensors}, nil
+}
+
+// splitSafetensors checks the 8-byte header length of the file b and
+// splits the rest into the JSON header and the data buffer.
+func splitSafetensors(name string, b []byte) (hdr, buf []byte, err error) {
+	fail := func(format string, args ...any) ([]byte, []byte, error) {
+		return nil, nil, &FileError{File: name, Msg: fmt.Sprintf(format, args...)}
+	}
+	if len(b) < 8 {
+		return fail("file of %d bytes is too short for the 8-byte header length (truncated?)", len(b))
+	}
+	n := binary.LittleEndian.Uint64(b)
+	if n > MaxHeaderLen {
+		return nil, nil, headerTooLong(name, n)
+	}
+	if n > uint64(len(b)-8) {
+		return fail("header length %d exceeds the %d bytes after it (truncated or not a safetensors file)", n, len(b)-8)
+	}
+	hdr, buf = b[8:8+n], b[8+n:]
+	if len(hdr) == 0 || hdr[0] != '{' {
+		return fail("header does not start with '{' (not a safetensors file?)")
+	}
+	if !utf8.Valid(hdr) {
+		return fail("header is not valid UTF-8")
+	}
+	return hdr, buf, nil
+}
+
+// headerReader collects the entries of a safetensors header as
+// ParseSafetensors scans it.
+type headerReader struct {
+	name     string // the file, for errors
+	buf      []byte // the data buffer after the header
+	sc       hdrScanner
+	tensors  []RawTensor
+	offs     [][2]uint64 // offs[i]: the data offsets of tensors[i]
+	meta     map[string]string
+	haveMeta bool
+	seen     map[string]struct{} // the tensors' names so far
+}
+
+// key reads the value of the header's key: the metadata, or a tensor's
+// entry, whose data range it checks against the buffer.
+func (r *headerReader) key(key []byte) error {
+	if string(key) == metadataKey {
+		return r.metadata(key)
+	}
+	if len(key) == 0 {
+		return &FileError{File: r.name, Msg: "header has a tensor with an empty name"}
+	}
+	if _, dup := r.seen[string(key)]; dup {
+		return fmt.Errorf("key %q appears twice", key)
+	}
+	e := RawTensor{Name: string(key)}
+	r.seen[e.Name] = struct{}{}
+	begin, end, err := r.sc.entry(&e)
+	if err != nil {
+		if _, ok := err.(*syntaxError); ok {
+			return err
+		}
+		return &FileError{File: r.name, Tensor: e.Name, Msg: err.Error()}
+	}
+	if err := checkExtent(r.name, &e, begin, end, len(r.buf)); err != nil {
+		return err
+	}
+	e.Data = r.buf[begin:end:end]
+	r.tensors = append(r.tensors, e)
+	r.offs = append(r.offs, [2]uint64{begin, end})
+	return nil
+}
+
+// metadata reads the header's metadata object, key, which may appear once.
+func (r *headerReader) metadata(key []byte) error {
+	if r.haveMeta {
+		return fmt.Errorf("key %q appears twice", key)
+	}
+	r.haveMeta = true
+	m, err := r.sc.metadata()
+	if err != nil {
+		if _, ok := err.(*syntaxError); ok {
+			return err
+		}
+		return &FileError{File: r.name, Msg: "header " + metadataKey + ": " + err.Error()}
+	}
+	r.meta = m
+	return nil
 }
 
 // checkExtent checks that the data offsets [begin, end) of tensor e lie in

@@ -279,6 +279,8 @@ func TestParseErrors(t *testing.T) {
 		{"metadata number", stFile(`{"__metadata__":{"epoch":3}}`, nil), "", `value of "epoch" is not a string`},
 		{"metadata null", stFile(`{"__metadata__":{"epoch":null}}`, nil), "", `value of "epoch" is not a string`},
 		{"metadata nested", stFile(`{"__metadata__":{"a":{"b":"c"}}}`, nil), "", `value of "a" is not a string`},
+		{"metadata twice", stFile(`{"__metadata__":{},"__metadata__":{}}`, nil), "", `key "__metadata__" appears twice`},
+		{"metadata bad JSON", stFile(`{"__metadata__":{"a":"b",}}`, nil), "", "malformed header"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := ParseSafetensors("bad.safetensors", tc.file)
