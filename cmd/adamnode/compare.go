@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/adamnode/adamnode/data"
 	"github.com/adamnode/adamnode/models"
 	"github.com/adamnode/adamnode/train"
 )
@@ -24,13 +25,9 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	if err := parseFlags(fs, args, out); err != nil {
 		return err
 	}
-	var kinds []models.Kind
-	for _, n := range strings.Split(*names, ",") {
-		k, err := models.ParseKind(strings.TrimSpace(n))
-		if err != nil {
-			return usagef("compare: unknown model %q in --models (use node, anode, sonode, hbnode, ghbnode, adamnode)", n)
-		}
-		kinds = append(kinds, k)
+	kinds, err := parseKinds(*names)
+	if err != nil {
+		return err
 	}
 	s, err := f.resolve("compare")
 	if err != nil {
@@ -43,6 +40,32 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	command := "adamnode compare " + strings.Join(args, " ")
 	fmt.Fprintf(out, "comparing %d models on %s: %d training images in batches of %d, %d test images; %s\n",
 		len(kinds), s.dataset, tr.Len(), s.batch, te.Len(), s.describe())
+	if err := printModelSizes(out, s, kinds); err != nil {
+		return err
+	}
+	results, err := trainAll(ctx, s, kinds, tr, te, out, command)
+	if err != nil {
+		return err
+	}
+	return writeCompare(s, results, command, out)
+}
+
+// parseKinds parses --models, a comma-separated list of model names.
+func parseKinds(names string) ([]models.Kind, error) {
+	var kinds []models.Kind
+	for _, n := range strings.Split(names, ",") {
+		k, err := models.ParseKind(strings.TrimSpace(n))
+		if err != nil {
+			return nil, usagef("compare: unknown model %q in --models (use node, anode, sonode, hbnode, ghbnode, adamnode)", n)
+		}
+		kinds = append(kinds, k)
+	}
+	return kinds, nil
+}
+
+// printModelSizes builds each model of kinds as s configures it and prints
+// its widths and numbers of parameters.
+func printModelSizes(out io.Writer, s runSettings, kinds []models.Kind) error {
 	for _, k := range kinds {
 		cfg := s.modelConfig(k)
 		m, err := models.New[float32](rand.New(rand.NewPCG(s.seed, 0)), cfg)
@@ -53,14 +76,19 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "  %-8s c=%-2d nhid=%-3d %7d parameters (initial-state net %d, f %d, scalars %d, head %d)\n",
 			k.Title(), cfg.C, cfg.NHid, c.Total, c.Init, c.Field, c.Scalars, c.Head)
 	}
+	return nil
+}
 
+// trainAll trains (or resumes) each model of kinds in turn, watching its
+// memory while it trains.
+func trainAll(ctx context.Context, s runSettings, kinds []models.Kind, tr, te *data.Loader, out io.Writer, command string) ([]compareResult, error) {
 	var results []compareResult
 	for _, k := range kinds {
 		w := startMemWatch()
 		r, err := trainModel(ctx, s, k, tr, te, out, command)
 		mem := w.stop()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cr := compareResult{trainResult: *r}
 		if r.Ran {
@@ -68,7 +96,12 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 		}
 		results = append(results, cr)
 	}
+	return results, nil
+}
 
+// writeCompare writes the comparison's CSV, table and plots into s.out and
+// prints the table and what was written.
+func writeCompare(s runSettings, results []compareResult, command string, out io.Writer) error {
 	var all []train.Row
 	for _, r := range results {
 		all = append(all, r.Rows...)
@@ -84,21 +117,26 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprint(out, table)
+	fmt.Fprintf(out, "wrote %s: compare.csv, table.md, loss.png, efficacy.png, %s\n", s.out, checkpointSummary(results))
+	return nil
+}
+
+// checkpointSummary says which of the per-model files this run wrote: the
+// CSVs always, the checkpoints of the models it trained.
+func checkpointSummary(results []compareResult) string {
 	var trained []string // the models whose checkpoints this run wrote
 	for _, r := range results {
 		if r.WroteCheckpoint {
 			trained = append(trained, r.kind.String())
 		}
 	}
-	ckpts := "and each model's CSV and checkpoint"
 	switch {
 	case len(trained) == 0:
-		ckpts = "and each model's CSV (from its checkpoint)"
+		return "and each model's CSV (from its checkpoint)"
 	case len(trained) < len(results):
-		ckpts = "each model's CSV, and the checkpoints of " + strings.Join(trained, ", ")
+		return "each model's CSV, and the checkpoints of " + strings.Join(trained, ", ")
 	}
-	fmt.Fprintf(out, "wrote %s: compare.csv, table.md, loss.png, efficacy.png, %s\n", s.out, ckpts)
-	return nil
+	return "and each model's CSV and checkpoint"
 }
 
 // compareResult is one model's run, with its memory when it ran here.

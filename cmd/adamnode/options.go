@@ -90,15 +90,49 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 	bad := func(format string, args ...any) error {
 		return usagef("%s: %s", cmd, fmt.Sprintf(format, args...))
 	}
+	if err := s.paperDefaults(f, bad); err != nil {
+		return s, err
+	}
+	if err := s.parseChoices(f, bad); err != nil {
+		return s, err
+	}
+	if err := s.checkRanges(f, bad); err != nil {
+		return s, err
+	}
+	s.solver = odeblock.Options{Method: f.method, RTol: s.tol, ATol: s.tol, MaxSteps: f.maxSteps}
+	if _, ok := s.mode.(odeblock.Adjoint); ok {
+		// The backward solve at the forward's tolerance.
+		s.mode = odeblock.Adjoint{RTol: s.tol, ATol: s.tol, MaxSteps: f.maxSteps}
+	}
+	if f.distributed {
+		// Checked last: MPI is initialised only for a command that runs.
+		var err error
+		if s.comm, err = distributed.Init(); err != nil {
+			return s, bad("--distributed: %v", err)
+		}
+		if n := s.comm.Size(); s.batch%n != 0 {
+			return s, bad("--batch %d is the global batch and must be a multiple of the %d ranks", s.batch, n)
+		}
+	}
+	return s, nil
+}
+
+// usageFunc makes resolve's usage errors, prefixed with the command.
+type usageFunc func(format string, args ...any) error
+
+// paperDefaults sets s's table from the flags f's dataset and fills in the
+// paper's setup on it for the batch, learning rate, tolerance and test
+// batch the flags leave at 0, and the data directory (the built-in
+// Fashion-MNIST's; any other dataset needs --data).
+func (s *runSettings) paperDefaults(f trainFlags, bad usageFunc) error {
 	switch f.dataset {
 	case "fashion-mnist", "mnist":
 		s.table = models.MNIST
 	case "cifar10":
 		s.table = models.CIFAR10
 	default:
-		return s, bad("unknown dataset %q (use --dataset %s)", f.dataset, strings.Join(datasetNames(), ", --dataset "))
+		return bad("unknown dataset %q (use --dataset %s)", f.dataset, strings.Join(datasetNames(), ", --dataset "))
 	}
-	// The paper's setup on the dataset, for what the flags leave at 0.
 	paper := models.PaperTraining(s.table)
 	if s.batch == 0 {
 		s.batch = paper.Batch
@@ -114,68 +148,66 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 	}
 	if s.dataDir == "" {
 		if f.dataset != "fashion-mnist" {
-			return s, bad("--dataset %s needs --data DIR, the directory holding its files", f.dataset)
+			return bad("--dataset %s needs --data DIR, the directory holding its files", f.dataset)
 		}
 		s.dataDir = data.FashionMNISTDir
 	}
+	return nil
+}
+
+// parseChoices checks the named choices of f (--method, --device, --grad)
+// and sets s's backend and gradient mode.
+func (s *runSettings) parseChoices(f trainFlags, bad usageFunc) error {
 	tb, err := odeblock.Method(f.method)
 	if err != nil {
-		return s, bad("unknown --method %q (use one of %s)", f.method, strings.Join(odeblock.MethodNames(), ", "))
+		return bad("unknown --method %q (use one of %s)", f.method, strings.Join(odeblock.MethodNames(), ", "))
 	}
 	if !tb.Adaptive() || tb.Stiff() {
-		return s, bad("--method %s is not an explicit adaptive method; use one of %s", f.method, strings.Join(adaptiveMethods(), ", "))
+		return bad("--method %s is not an explicit adaptive method; use one of %s", f.method, strings.Join(adaptiveMethods(), ", "))
 	}
 	if s.backend, err = parseDevice(f.device); err != nil {
-		return s, bad("--device %s: %v", f.device, err)
+		return bad("--device %s: %v", f.device, err)
 	}
 	if s.mode, err = odeblock.ParseGradMode(f.grad); err != nil {
-		return s, bad("unknown --grad %q (use %s)", f.grad, strings.Join(odeblock.GradModeNames(), ", "))
+		return bad("unknown --grad %q (use %s)", f.grad, strings.Join(odeblock.GradModeNames(), ", "))
 	}
+	return nil
+}
+
+// checkRanges checks the numbers of s (the flags f with the paper's
+// defaults filled in) and the combinations of flags.
+func (s *runSettings) checkRanges(f trainFlags, bad usageFunc) error {
 	switch {
 	case !(s.tol > 0 && s.tol < 1):
-		return s, bad("--tol must be in (0, 1), got %g", f.tol)
+		return bad("--tol must be in (0, 1), got %g", f.tol)
 	case f.maxSteps < 0:
-		return s, bad("--max-steps must be ≥ 0, got %d", f.maxSteps)
+		return bad("--max-steps must be ≥ 0, got %d", f.maxSteps)
 	case f.epochs < 1:
-		return s, bad("--epochs must be at least 1, got %d", f.epochs)
+		return bad("--epochs must be at least 1, got %d", f.epochs)
 	case s.batch < 1:
-		return s, bad("--batch must be at least 1, got %d", f.batch)
+		return bad("--batch must be at least 1, got %d", f.batch)
 	case s.testBatch < 1:
-		return s, bad("--test-batch must be at least 1, got %d", f.testBatch)
+		return bad("--test-batch must be at least 1, got %d", f.testBatch)
 	case !(s.lr > 0) || math.IsInf(s.lr, 0):
-		return s, bad("--lr must be positive, got %g", f.lr)
+		return bad("--lr must be positive, got %g", f.lr)
 	case !(f.clip >= 0) || math.IsInf(f.clip, 0):
-		return s, bad("--clip must be ≥ 0 (0: no clipping), got %g", f.clip)
+		return bad("--clip must be ≥ 0 (0: no clipping), got %g", f.clip)
 	case f.subset < 0 || f.testSubset < 0:
-		return s, bad("--subset and --test-subset must be ≥ 0 (0: all images)")
+		return bad("--subset and --test-subset must be ≥ 0 (0: all images)")
 	case f.nhid < 0:
-		return s, bad("--nhid must be ≥ 0 (0: the paper's widths), got %d", f.nhid)
+		return bad("--nhid must be ≥ 0 (0: the paper's widths), got %d", f.nhid)
 	case !(f.nhidScale > 0) || math.IsInf(f.nhidScale, 0):
-		return s, bad("--nhid-scale must be positive, got %g", f.nhidScale)
+		return bad("--nhid-scale must be positive, got %g", f.nhidScale)
 	case f.out == "":
-		return s, bad("--out must name a directory")
+		return bad("--out must name a directory")
 	case f.replicas < 1 || f.replicas > 64:
-		return s, bad("--replicas must be from 1 to 64, got %d", f.replicas)
+		return bad("--replicas must be from 1 to 64, got %d", f.replicas)
 	case s.batch%f.replicas != 0:
-		return s, bad("--batch %d is the global batch and must be a multiple of the %d replicas", s.batch, f.replicas)
+		return bad("--batch %d is the global batch and must be a multiple of the %d replicas", s.batch, f.replicas)
 	case f.replicas > 1 && f.distributed:
-		return s, bad("--replicas and --distributed cannot be combined: run more MPI ranks instead")
+		return bad("--replicas and --distributed cannot be combined: run more MPI ranks instead")
 	}
-	s.solver = odeblock.Options{Method: f.method, RTol: s.tol, ATol: s.tol, MaxSteps: f.maxSteps}
-	if _, ok := s.mode.(odeblock.Adjoint); ok {
-		// The backward solve at the forward's tolerance.
-		s.mode = odeblock.Adjoint{RTol: s.tol, ATol: s.tol, MaxSteps: f.maxSteps}
-	}
-	if f.distributed {
-		// Checked last: MPI is initialised only for a command that runs.
-		if s.comm, err = distributed.Init(); err != nil {
-			return s, bad("--distributed: %v", err)
-		}
-		if n := s.comm.Size(); s.batch%n != 0 {
-			return s, bad("--batch %d is the global batch and must be a multiple of the %d ranks", s.batch, n)
-		}
-	}
-	return s, nil
+	return nil
 }
 
 // modelConfig returns the configuration of model kind k under s: the
