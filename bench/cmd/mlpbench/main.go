@@ -73,49 +73,16 @@ type Result struct {
 }
 
 func main() {
-	var (
-		name   = flag.String("config", "", "configuration name, or all (see -list)")
-		list   = flag.Bool("list", false, "print the configuration names, one a line, and exit")
-		iters  = flag.Int("iters", 10, "timed iterations")
-		warmup = flag.Int("warmup", 2, "untimed iterations before them (at least 1)")
-		out    = flag.String("out", "", "directory for the weights files NAME.safetensors (empty: write none)")
-		save   = flag.Bool("save-only", false, "write the weights file into -out, time nothing")
-		load   = flag.String("load", "", "run the problem of this weights file instead of -config")
-		reps   = flag.Int("replicas", 1, "data-parallel replicas, each with one worker and a share of the batch (mlpfamily.Replicas)")
-		shard  = flag.Bool("shard", true, "evaluate f on shards of the batch where that pays (odeblock.ShardedField; mlpfamily.ShardField)")
-		solves = flag.Int("shard-solve", runtime.GOMAXPROCS(0), "solve the batch as this many separate ODEs at once (odeblock.Block.Shards; mlpfamily.ShardSolve); 0 or 1: one solve")
-		prof   = flag.String("cpuprofile", "", "write a CPU profile of the whole run here (empty: none)")
-	)
-	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: mlpbench -config NAME|all [-iters N] [-warmup N] [-out DIR] [-save-only] | -load FILE | -list\n")
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	mlpfamily.ShardField = *shard
-	mlpfamily.ShardSolve = *solves
-	var bad string
-	switch {
-	case flag.NArg() > 0:
-		bad = fmt.Sprintf("unexpected arguments %q", flag.Args())
-	case *iters < 1 || *warmup < 1:
-		bad = "-iters and -warmup must be at least 1"
-	case *reps < 1:
-		bad = "-replicas must be at least 1"
-	case *solves < 0:
-		bad = "-shard-solve must be at least 0"
-	case *list:
-	case (*name == "") == (*load == ""):
-		bad = "give one of -config and -load"
-	case *save && (*out == "" || *load != ""):
-		bad = "-save-only needs -out and -config"
-	}
-	if bad != "" {
+	o := parseOptions()
+	mlpfamily.ShardField = o.shard
+	mlpfamily.ShardSolve = o.solves
+	if bad := o.check(); bad != "" {
 		fmt.Fprintln(os.Stderr, "mlpbench:", bad)
 		flag.Usage()
 		os.Exit(2)
 	}
-	if *prof != "" {
-		f, err := os.Create(*prof)
+	if o.prof != "" {
+		f, err := os.Create(o.prof)
 		if err == nil {
 			err = pprof.StartCPUProfile(f)
 		}
@@ -126,48 +93,104 @@ func main() {
 		defer f.Close()
 		defer pprof.StopCPUProfile()
 	}
-	if *list {
+	if o.list {
 		for _, c := range mlpfamily.Configs() {
 			fmt.Println(c.Name)
 		}
 		return
 	}
-	if *name == "all" {
+	if o.name == "all" {
 		if err := runAll(); err != nil {
 			fmt.Fprintln(os.Stderr, "mlpbench:", err)
 			os.Exit(1)
 		}
 		return
 	}
-	var p *mlpfamily.Problem
-	var err error
-	if *load != "" {
-		p, err = mlpfamily.Load(*load)
-	} else {
-		var c mlpfamily.Config
-		if c, err = mlpfamily.Lookup(*name); err == nil {
-			p, err = mlpfamily.New(c)
-		}
-	}
-	if err == nil && *out != "" && *load == "" {
-		if err = os.MkdirAll(*out, 0o755); err == nil {
-			err = p.Save(filepath.Join(*out, p.Config.Name+".safetensors"))
-		}
-	}
+	p, err := o.problem()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mlpbench:", err)
 		os.Exit(1)
 	}
-	if *save {
+	if o.save {
 		return
 	}
-	r, err := run(p, *warmup, *iters, *reps)
+	r, err := run(p, o.warmup, o.iters, o.reps)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mlpbench:", err)
 		os.Exit(1)
 	}
 	b, _ := json.Marshal(r)
 	fmt.Println(string(b))
+}
+
+// options are mlpbench's flags.
+type options struct {
+	name, out, load, prof string
+	list, save, shard     bool
+	iters, warmup         int
+	reps, solves          int
+}
+
+// parseOptions parses the command line into options.
+func parseOptions() options {
+	var o options
+	flag.StringVar(&o.name, "config", "", "configuration name, or all (see -list)")
+	flag.BoolVar(&o.list, "list", false, "print the configuration names, one a line, and exit")
+	flag.IntVar(&o.iters, "iters", 10, "timed iterations")
+	flag.IntVar(&o.warmup, "warmup", 2, "untimed iterations before them (at least 1)")
+	flag.StringVar(&o.out, "out", "", "directory for the weights files NAME.safetensors (empty: write none)")
+	flag.BoolVar(&o.save, "save-only", false, "write the weights file into -out, time nothing")
+	flag.StringVar(&o.load, "load", "", "run the problem of this weights file instead of -config")
+	flag.IntVar(&o.reps, "replicas", 1, "data-parallel replicas, each with one worker and a share of the batch (mlpfamily.Replicas)")
+	flag.BoolVar(&o.shard, "shard", true, "evaluate f on shards of the batch where that pays (odeblock.ShardedField; mlpfamily.ShardField)")
+	flag.IntVar(&o.solves, "shard-solve", runtime.GOMAXPROCS(0), "solve the batch as this many separate ODEs at once (odeblock.Block.Shards; mlpfamily.ShardSolve); 0 or 1: one solve")
+	flag.StringVar(&o.prof, "cpuprofile", "", "write a CPU profile of the whole run here (empty: none)")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: mlpbench -config NAME|all [-iters N] [-warmup N] [-out DIR] [-save-only] | -load FILE | -list\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	return o
+}
+
+// check returns what is wrong with the command line, or "".
+func (o options) check() string {
+	switch {
+	case flag.NArg() > 0:
+		return fmt.Sprintf("unexpected arguments %q", flag.Args())
+	case o.iters < 1 || o.warmup < 1:
+		return "-iters and -warmup must be at least 1"
+	case o.reps < 1:
+		return "-replicas must be at least 1"
+	case o.solves < 0:
+		return "-shard-solve must be at least 0"
+	case o.list:
+	case (o.name == "") == (o.load == ""):
+		return "give one of -config and -load"
+	case o.save && (o.out == "" || o.load != ""):
+		return "-save-only needs -out and -config"
+	}
+	return ""
+}
+
+// problem returns the problem of -load, or of -config, whose weights file
+// it writes into -out if given.
+func (o options) problem() (*mlpfamily.Problem, error) {
+	if o.load != "" {
+		return mlpfamily.Load(o.load)
+	}
+	c, err := mlpfamily.Lookup(o.name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := mlpfamily.New(c)
+	if err != nil || o.out == "" {
+		return p, err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return nil, err
+	}
+	return p, p.Save(filepath.Join(o.out, p.Config.Name+".safetensors"))
 }
 
 // runAll runs every configuration in a child process with this process's
