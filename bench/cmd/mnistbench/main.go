@@ -120,6 +120,43 @@ var (
 )
 
 func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int, t1 float64, k int) error {
+	reps, err := newReplicas(be, seed, gm, out, t1, k)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, r := range slices.Backward(reps) {
+			r.tp.Release()
+		}
+	}()
+	res := Result{Side: "adamnode", Iters: iters, Warmup: warmup, Threads: runtime.GOMAXPROCS(0), GradMode: mode, T1: t1, Replicas: k, Device: be.Name()}
+	secs, stopProfile, err := iterate(reps, &res, warmup, iters)
+	defer stopProfile()
+	if err != nil {
+		return err
+	}
+	if memProfile != "" {
+		if err := writeHeapProfile(memProfile); err != nil {
+			return err
+		}
+	}
+	slices.Sort(secs)
+	res.IterSeconds = secs[len(secs)/2]
+	if len(secs)%2 == 0 {
+		res.IterSeconds = (secs[len(secs)/2-1] + secs[len(secs)/2]) / 2
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		res.PeakRSSMB = float64(ru.Maxrss) / 1024
+	}
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// newReplicas builds k replicas of the model, each with its share of the
+// batch of 32 drawn from seed and its own tape (on one worker of be when k
+// > 1), solving over [0, t1]; the first writes the weights file out if
+// out is not empty.
+func newReplicas(be tensor.Backend, seed uint64, gm odeblock.GradMode, out string, t1 float64, k int) ([]*replica, error) {
 	x, labels := mnistnode.Batch(seed, 32)
 	reps := make([]*replica, k)
 	for i := range reps {
@@ -128,7 +165,7 @@ func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string,
 		r.m.Block.Shards = blockShards
 		if i == 0 && out != "" {
 			if err := r.m.Save(out, x, labels); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		r.params = r.m.Params()
@@ -138,48 +175,54 @@ func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string,
 			rb = oneWorker(be)
 		}
 		r.tp = autograd.NewTape(tensor.EngineFor[float32](rb))
-		defer r.tp.Release()
 		b := 32 / k
 		r.x = tensor.FromSlice(x.Data()[i*b*side*side:(i+1)*b*side*side], b, 1, side, side)
 		r.labels = labels[i*b : (i+1)*b]
 		reps[i] = r
 	}
-	comms := distributed.NewLocal(k)
-	step := func() (float64, error) {
-		losses := make([]float64, k)
-		errs := make([]error, k)
-		var wg sync.WaitGroup
-		for i, r := range reps {
-			wg.Go(func() { losses[i], errs[i] = r.step(comms[i], k) })
-		}
-		wg.Wait()
-		var loss float64
-		for i := range k {
-			if errs[i] != nil {
-				return 0, errs[i]
-			}
-			loss += losses[i] / float64(k)
-		}
-		return loss, nil
+	return reps, nil
+}
+
+// stepAll runs one training step of every replica at once and returns
+// the mean of their losses.
+func stepAll(reps []*replica, comms []*distributed.Local) (float64, error) {
+	k := len(reps)
+	losses := make([]float64, k)
+	errs := make([]error, k)
+	var wg sync.WaitGroup
+	for i, r := range reps {
+		wg.Go(func() { losses[i], errs[i] = r.step(comms[i], k) })
 	}
-	res := Result{Side: "adamnode", Iters: iters, Warmup: warmup, Threads: runtime.GOMAXPROCS(0), GradMode: mode, T1: t1, Replicas: k, Device: be.Name()}
-	var secs []float64
+	wg.Wait()
+	var loss float64
+	for i := range k {
+		if errs[i] != nil {
+			return 0, errs[i]
+		}
+		loss += losses[i] / float64(k)
+	}
+	return loss, nil
+}
+
+// iterate runs warmup untimed and iters timed training steps of the
+// replicas, recording the first loss and the timed steps' statistics in
+// res, and returns the timed steps' seconds. The CPU profile, if asked
+// for, starts with the timed steps; the caller stops it with stop (a
+// no-op when none was started).
+func iterate(reps []*replica, res *Result, warmup, iters int) (secs []float64, stop func(), err error) {
+	k := len(reps)
+	comms := distributed.NewLocal(k)
+	stop = func() {}
 	for i := range warmup + iters {
 		if i == warmup && cpuProfile != "" {
-			f, err := os.Create(cpuProfile)
-			if err != nil {
-				return err
+			if stop, err = startCPUProfile(cpuProfile); err != nil {
+				return nil, stop, err
 			}
-			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return err
-			}
-			defer pprof.StopCPUProfile()
 		}
 		t0 := time.Now()
-		loss, err := step()
+		loss, err := stepAll(reps, comms)
 		if err != nil {
-			return fmt.Errorf("iteration %d: %w", i+1, err)
+			return nil, stop, fmt.Errorf("iteration %d: %w", i+1, err)
 		}
 		if i == 0 {
 			res.LossFirst = loss
@@ -195,27 +238,36 @@ func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string,
 			}
 		}
 	}
-	if memProfile != "" {
-		f, err := os.Create(memProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		runtime.GC() // the profile shows the heap as of the last collection
-		if err := pprof.WriteHeapProfile(f); err != nil {
-			return err
-		}
+	return secs, stop, nil
+}
+
+// startCPUProfile starts a CPU profile into the file path and returns the
+// function that stops it and closes the file (a no-op on an error).
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return func() {}, err
 	}
-	slices.Sort(secs)
-	res.IterSeconds = secs[len(secs)/2]
-	if len(secs)%2 == 0 {
-		res.IterSeconds = (secs[len(secs)/2-1] + secs[len(secs)/2]) / 2
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return func() {}, err
 	}
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		res.PeakRSSMB = float64(ru.Maxrss) / 1024
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// writeHeapProfile writes a heap profile, as of a fresh collection, into
+// the file path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
 	}
-	return json.NewEncoder(os.Stdout).Encode(res)
+	defer f.Close()
+	runtime.GC() // the profile shows the heap as of the last collection
+	return pprof.WriteHeapProfile(f)
 }
 
 const side = 28
