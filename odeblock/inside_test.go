@@ -148,3 +148,54 @@ func TestOutputsInsideGradOfGrad(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestOutputsInsideJumps: at a jump (Options.Jumps) the step after it
+// evaluates f afresh instead of reusing the FSAL stage (f's left limit
+// there is not its right limit), so outputs inside the step before it pull
+// back through that step's own last stage: with a field that switches on
+// at a jump, Backprop's gradients (shared FSAL tapes between jumps) equal
+// Checkpoint's (recomputed steps) and central differences.
+func TestOutputsInsideJumps(t *testing.T) {
+	w := autograd.NewParam("w", tensor.FromSlice([]float64{-0.5, 1, -1, -0.3}, 2, 2))
+	v := autograd.NewParam("v", tensor.FromSlice([]float64{0.4, -0.2, 0.7, 0.1}, 2, 2))
+	z0 := autograd.NewParam("z0", tensor.FromSlice([]float64{1, 0.5, -0.3, 0.8}, 2, 2))
+	field := odeblock.FieldFunc([]*autograd.Param[float64]{w, v}, func(tp *autograd.Tape[float64], tt float64, z autograd.Var[float64]) autograd.Var[float64] {
+		y := autograd.Linear(z, tp.Param(w), autograd.Var[float64]{})
+		if tt >= 0.35 {
+			y = autograd.Add(y, autograd.Tanh(autograd.Linear(z, tp.Param(v), autograd.Var[float64]{})))
+		}
+		return y
+	})
+	solver := odeblock.Options{RTol: 1, ATol: 1, FirstStep: 0.1, MaxStep: 0.1, Jumps: []float64{0.35}}
+	block := func(mode odeblock.GradMode) func(tp *autograd.Tape[float64]) autograd.Var[float64] {
+		b := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: field}, Times: insideTimes, Solver: solver, Mode: mode}
+		return func(tp *autograd.Tape[float64]) autograd.Var[float64] {
+			z, err := b.Trajectory(tp, tp.Param(z0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return z
+		}
+	}
+	params := []*autograd.Param[float64]{w, v, z0}
+	grads := func(mode odeblock.GradMode) []float64 {
+		autograd.ZeroGrads(params)
+		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		z := block(mode)(tp)
+		if err := tp.Backward(autograd.Sum(autograd.Square(z))); err != nil {
+			t.Fatal(err)
+		}
+		var g []float64
+		for _, p := range params {
+			g = append(g, p.Grad.Data()...)
+		}
+		return g
+	}
+	if d := maxRelDiff(grads(odeblock.Checkpoint{}), grads(odeblock.Backprop{})); d > 1e-12 {
+		t.Errorf("Checkpoint against Backprop: relative difference %.3g", d)
+	}
+	rep, err := autograd.CheckGradients(block(odeblock.Backprop{}), params, autograd.GradCheckOptions{Step: 1e-6, AbsTol: 1e-7, RelTol: 1e-5})
+	if err != nil {
+		t.Errorf("%v\n%v", err, rep)
+	}
+}

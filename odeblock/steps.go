@@ -170,7 +170,7 @@ func (p *pass[T]) sharesFSAL(j int) bool {
 		return false
 	}
 	a, b := p.steps[j].stages, p.steps[j+1].stages
-	return len(a) > 0 && len(b) > 0 && a[len(a)-1] != nil && a[len(a)-1] == b[0]
+	return len(b) > 0 && b[0] != nil && a[len(a)-1] == b[0]
 }
 
 // stepsBackward is the backward pass through the accepted steps, last to
@@ -197,17 +197,9 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T], stages stagesOf[T]) ([]*ten
 	row := func(k int) []T { return g.Slice(k, k+1).Data() }
 	var st Stats
 	defer func() { p.b.stats.Backward = st }()
-	var prevInner []innerOutput // of step j−1, whose last stage step j may share
-	if len(p.steps) > 0 {
-		prevInner = p.innerOutputs(&p.steps[len(p.steps)-1])
-	}
 	for j := len(p.steps) - 1; j >= 0; j-- {
 		sp := &p.steps[j]
-		inner := prevInner
-		prevInner = nil
-		if j > 0 {
-			prevInner = p.innerOutputs(&p.steps[j-1])
-		}
+		inner := p.innerOutputs(sp)
 		if sp.out > 0 {
 			axpy(ybar, 1, row(sp.out))
 		}
@@ -235,8 +227,9 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T], stages stagesOf[T]) ([]*ten
 			}
 		}
 		if j > 0 && p.sharesFSAL(j-1) {
+			// Step j−1's last stage is this step's first.
 			prev := &p.steps[j-1]
-			for _, o := range prevInner {
+			for _, o := range p.innerOutputs(prev) {
 				if w := o.w[s-1]; w != 0 {
 					axpy(kbar[0], T(prev.geom.h*w), row(o.k))
 					stepNeed[0] = true
