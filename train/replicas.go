@@ -32,7 +32,7 @@ type Replica[T tensor.Float] struct {
 // parallelises the whole step, the solver's elementwise work included,
 // where the workers of one backend share only the large products: on two
 // cores two replicas of one worker each train the paper's MNIST AdamNODE
-// faster than one process of two (see the README).
+// faster than one process of two (bench/README.md).
 //
 // Replica 0 reports (cfg.Log, the progress bar, OnBatch and OnEpoch) and
 // writes the files; the result is its. An error in any replica stops all
