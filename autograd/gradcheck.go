@@ -117,8 +117,41 @@ func checkGradients(f func(tp *Tape[float64]) (Var[float64], error), params []*P
 	opt = opt.withDefaults()
 	rep := GradCheckReport{AbsTol: opt.AbsTol, RelTol: opt.RelTol}
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))
+	defer keepGrads(params)()
+	analytic, cot, err := analyticGrads(f, params, opt.Engine, rng)
+	if err != nil {
+		return rep, err
+	}
+	loss, evalErr := perturbedLoss(f, opt.Engine, cot)
+	floor := opt.AbsTol / opt.RelTol
+	for i, p := range params {
+		x := p.Value.Data()
+		for _, k := range elemsToCheck(len(x), opt.MaxElems, rng) {
+			orig := x[k]
+			h := opt.Step * max(1, math.Abs(orig))
+			x[k] = orig + h
+			up := x[k]
+			lp := loss()
+			x[k] = orig - h
+			down := x[k]
+			lm := loss()
+			x[k] = orig
+			rep.add(p, k, analytic[i].Data()[k], (lp-lm)/(up-down), floor)
+		}
+	}
+	if *evalErr != nil {
+		return rep, fmt.Errorf("autograd: CheckGradients: a perturbed evaluation failed: %w", *evalErr)
+	}
+	if rep.Failed > 0 {
+		return rep, fmt.Errorf("autograd: gradient check failed: %d of %d elements beyond tolerance (abs %.1g, rel %.1g); worst relative error %.3g at %v; worst absolute error %.3g at %v",
+			rep.Failed, rep.Checked, opt.AbsTol, opt.RelTol, rep.WorstRel.RelErr, rep.WorstRel, rep.WorstAbs.AbsErr, rep.WorstAbs)
+	}
+	return rep, nil
+}
 
-	// Keep the caller's gradients; compute ours from zero.
+// keepGrads zeroes the parameters' gradients, for the check to compute its
+// own from zero, and returns the function that puts the caller's back.
+func keepGrads(params []*Param[float64]) (restore func()) {
 	saved := make([]*tensor.Tensor[float64], len(params))
 	for i, p := range params {
 		if p.Grad != nil && p.Grad.SameShape(p.Value) {
@@ -126,7 +159,7 @@ func checkGradients(f func(tp *Tape[float64]) (Var[float64], error), params []*P
 		}
 		p.ZeroGrad()
 	}
-	defer func() {
+	return func() {
 		for i, p := range params {
 			if saved[i] != nil {
 				p.Grad.Copy(saved[i])
@@ -134,15 +167,21 @@ func checkGradients(f func(tp *Tape[float64]) (Var[float64], error), params []*P
 				p.ZeroGrad()
 			}
 		}
-	}()
+	}
+}
 
-	tp := NewTape(opt.Engine)
+// analyticGrads records f once with gradients and returns Backward's
+// gradient of every parameter, and the fixed random cotangent r of L =
+// Σ r ⊙ y for an output y of more than one element (nil for a scalar).
+func analyticGrads(f func(tp *Tape[float64]) (Var[float64], error), params []*Param[float64], eng tensor.Engine[float64], rng *rand.Rand) ([]*tensor.Tensor[float64], *tensor.Tensor[float64], error) {
+	tp := NewTape(eng)
+	defer tp.Release()
 	y, err := f(tp)
 	if err != nil {
-		return rep, err
+		return nil, nil, err
 	}
 	if y.Tape() != tp {
-		return rep, fmt.Errorf("autograd: CheckGradients: f must return a Var recorded on the tape it is given")
+		return nil, nil, fmt.Errorf("autograd: CheckGradients: f must return a Var recorded on the tape it is given")
 	}
 	var cot *tensor.Tensor[float64]
 	if y.Len() != 1 {
@@ -158,83 +197,74 @@ func checkGradients(f func(tp *Tape[float64]) (Var[float64], error), params []*P
 		err = tp.BackwardWith(y, cot)
 	}
 	if err != nil {
-		return rep, err
+		return nil, nil, err
 	}
 	analytic := make([]*tensor.Tensor[float64], len(params))
 	for i, p := range params {
 		analytic[i] = p.Grad.Clone()
 	}
-	tp.Release()
+	return analytic, cot, nil
+}
 
-	// The perturbed evaluations record with gradients on (and never run
-	// Backward): f may take gradients inside (Grad), as a gradient penalty
-	// or CheckHigherOrder's levels do.
-	eval := NewTape(opt.Engine)
-	var evalErr error
-	loss := func() float64 {
+// perturbedLoss returns L of f's output at the parameters' current values
+// (NaN when f fails, whose first error goes to *err). The evaluations
+// record with gradients on (and never run Backward): f may take gradients
+// inside (Grad), as a gradient penalty or CheckHigherOrder's levels do.
+func perturbedLoss(f func(tp *Tape[float64]) (Var[float64], error), eng tensor.Engine[float64], cot *tensor.Tensor[float64]) (loss func() float64, err *error) {
+	eval := NewTape(eng)
+	err = new(error)
+	return func() float64 {
 		eval.Reset()
-		y, err := f(eval)
-		if err != nil {
-			evalErr = err
+		y, ferr := f(eval)
+		if ferr != nil {
+			*err = ferr
 			return math.NaN()
 		}
 		if cot == nil {
 			return float64(y.Item())
 		}
 		return sumProd(y.Value(), cot)
-	}
+	}, err
+}
 
-	floor := opt.AbsTol / opt.RelTol
-	for i, p := range params {
-		x := p.Value.Data()
-		idx := make([]int, len(x))
-		for k := range idx {
-			idx[k] = k
-		}
-		if opt.MaxElems > 0 && len(idx) > opt.MaxElems {
-			rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
-			idx = idx[:opt.MaxElems]
-		}
-		for _, k := range idx {
-			orig := x[k]
-			h := opt.Step * max(1, math.Abs(orig))
-			x[k] = orig + h
-			up := x[k]
-			lp := loss()
-			x[k] = orig - h
-			down := x[k]
-			lm := loss()
-			x[k] = orig
-			num := (lp - lm) / (up - down)
-			a := analytic[i].Data()[k]
-			abs := math.Abs(a - num)
-			rel := abs / max(math.Abs(a), math.Abs(num), floor)
-			if math.IsNaN(abs) {
-				abs, rel = math.Inf(1), math.Inf(1)
-			}
-			el := GradElem{Param: p.Name, Analytic: a, Numeric: num, AbsErr: abs, RelErr: rel}
-			if rep.Checked == 0 || abs > rep.WorstAbs.AbsErr {
-				el.Index = unravel(k, p.Value)
-				rep.WorstAbs = el
-			}
-			if rep.Checked == 0 || rel > rep.WorstRel.RelErr {
-				el.Index = unravel(k, p.Value)
-				rep.WorstRel = el
-			}
-			if rel > opt.RelTol {
-				rep.Failed++
-			}
-			rep.Checked++
-		}
+// elemsToCheck returns the indices of the n elements of a parameter to
+// check: all, or maxElems of them drawn from rng when maxElems is set and
+// smaller.
+func elemsToCheck(n, maxElems int, rng *rand.Rand) []int {
+	idx := make([]int, n)
+	for k := range idx {
+		idx[k] = k
 	}
-	if evalErr != nil {
-		return rep, fmt.Errorf("autograd: CheckGradients: a perturbed evaluation failed: %w", evalErr)
+	if maxElems > 0 && n > maxElems {
+		rng.Shuffle(n, func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
+		idx = idx[:maxElems]
 	}
-	if rep.Failed > 0 {
-		return rep, fmt.Errorf("autograd: gradient check failed: %d of %d elements beyond tolerance (abs %.1g, rel %.1g); worst relative error %.3g at %v; worst absolute error %.3g at %v",
-			rep.Failed, rep.Checked, opt.AbsTol, opt.RelTol, rep.WorstRel.RelErr, rep.WorstRel, rep.WorstAbs.AbsErr, rep.WorstAbs)
+	return idx
+}
+
+// add records the check of element k of p, its analytic and numeric
+// derivatives, in the report: its errors (the relative one against
+// max(|analytic|, |numeric|, floor); NaN counts as infinite), the worst
+// elements so far, and whether it failed.
+func (r *GradCheckReport) add(p *Param[float64], k int, a, num, floor float64) {
+	abs := math.Abs(a - num)
+	rel := abs / max(math.Abs(a), math.Abs(num), floor)
+	if math.IsNaN(abs) {
+		abs, rel = math.Inf(1), math.Inf(1)
 	}
-	return rep, nil
+	el := GradElem{Param: p.Name, Analytic: a, Numeric: num, AbsErr: abs, RelErr: rel}
+	if r.Checked == 0 || abs > r.WorstAbs.AbsErr {
+		el.Index = unravel(k, p.Value)
+		r.WorstAbs = el
+	}
+	if r.Checked == 0 || rel > r.WorstRel.RelErr {
+		el.Index = unravel(k, p.Value)
+		r.WorstRel = el
+	}
+	if rel > r.RelTol {
+		r.Failed++
+	}
+	r.Checked++
 }
 
 // CheckHigherOrder checks the derivatives of f up to the given order (at

@@ -2,6 +2,7 @@ package autograd_test
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -93,5 +94,52 @@ func TestCheckGradientsWithError(t *testing.T) {
 	calls = 10
 	if _, err := ag.CheckGradients(failing, []*ag.Param[float64]{w}, ag.GradCheckOptions{}); !errors.Is(err, boom) {
 		t.Errorf("a failing first evaluation: got %v, want its error", err)
+	}
+}
+
+// TestCheckGradientsWorstElements: the report keeps the element of the
+// largest absolute error and that of the largest relative error apart,
+// each with its parameter, index and values, whichever is checked first,
+// and counts every element beyond the tolerance.
+func TestCheckGradientsWorstElements(t *testing.T) {
+	for _, first := range []bool{true, false} {
+		// x² with its derivative off by 1% at element 1 (the largest
+		// absolute error: 2·10·1%) and by 10% at element 2 (the largest
+		// relative error; 2·0.5·10% absolute); element 0 is right.
+		vals := []float64{3, 10, 0.5, 2}
+		if !first {
+			vals = []float64{3, 2, 0.5, 10} // the absolute worst checked last
+		}
+		w := ag.NewParam("w", tensor.FromSlice(vals, 2, 2))
+		bad := map[int]float64{1: 1.01, 2: 1.1}
+		if !first {
+			bad = map[int]float64{3: 1.01, 2: 1.1}
+		}
+		f := func(tp *ag.Tape[float64]) ag.Var[float64] {
+			x := tp.Param(w)
+			xv := x.Value()
+			return ag.Sum(ag.Custom("offSquare", tensor.Mul(xv, xv), func(gy *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
+				gx := tensor.Scale(tensor.Mul(gy, xv), 2)
+				for k, by := range bad {
+					gx.Data()[k] *= by
+				}
+				return []*tensor.Tensor[float64]{gx}, nil
+			}, x))
+		}
+		rep, err := ag.CheckGradients(f, []*ag.Param[float64]{w}, ag.GradCheckOptions{})
+		if err == nil || rep.Checked != 4 || rep.Failed != 2 {
+			t.Fatalf("first=%v: %v; %d checked, %d failed, want 4 and 2", first, err, rep.Checked, rep.Failed)
+		}
+		absAt := []int{0, 1}
+		if !first {
+			absAt = []int{1, 1}
+		}
+		ab, rl := rep.WorstAbs, rep.WorstRel
+		if ab.Param != "w" || len(ab.Index) != 2 || ab.Index[0] != absAt[0] || ab.Index[1] != absAt[1] || math.Abs(ab.Analytic-20.2) > 1e-9 || math.Abs(ab.Numeric-20) > 1e-6 || math.Abs(ab.AbsErr-0.2) > 1e-6 {
+			t.Errorf("first=%v: worst absolute error %+v, want w%v, 20.2 against 20", first, ab, absAt)
+		}
+		if rl.Param != "w" || len(rl.Index) != 2 || rl.Index[0] != 1 || rl.Index[1] != 0 || math.Abs(rl.Analytic-1.1) > 1e-9 || math.Abs(rl.RelErr-0.1/1.1) > 1e-6 {
+			t.Errorf("first=%v: worst relative error %+v, want w[1 0], 1.1 against 1", first, rl)
+		}
 	}
 }
