@@ -18,7 +18,7 @@ type RowFunc[T tensor.Float] func(tp *Tape[T], arg float64, x Var[T]) Var[T]
 type ShardFunc[T tensor.Float] func(tp *Tape[T], shard int, x Var[T]) Var[T]
 
 // The sizes between which RowShards shards a batch by itself (shards ≤ 0),
-// measured on MLP fields on 2 cores (bench/shard-ab.txt):
+// measured on MLP fields on 2 cores (bench/benchstat/shard-ab.txt):
 //
 //   - at least autoShardRows rows a shard, and at least autoShardWork
 //     parameter reads a call (rows times the parameters' elements: a

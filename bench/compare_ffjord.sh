@@ -8,7 +8,7 @@
 #       [-w WARMUP] [-t "THREADS ..."] [-x "TRACES ..."] [-o DIR]
 #
 # Defaults: 3 rounds, 5 timed iterations after 1 warm-up, threads "1 2",
-# traces "exact hutchinson", DIR bench/ffjord-results. WIDTH (default 64)
+# traces "exact hutchinson", DIR out/ffjord-compare. WIDTH (default 64)
 # and BATCH (default 512) in the environment size the model.
 #
 # 1. Builds bench/cmd/ffjordbench with -tags openblas into a temporary
@@ -33,7 +33,7 @@
 #    load before and after each thread count) and DIR/table.md.
 set -euo pipefail
 
-rounds=3 iters=5 warmup=1 threads="1 2" traces="exact hutchinson" out=bench/ffjord-results
+rounds=3 iters=5 warmup=1 threads="1 2" traces="exact hutchinson" out=out/ffjord-compare
 usage() { sed -n '7,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while getopts "r:i:w:t:x:o:h" opt; do
 	case $opt in

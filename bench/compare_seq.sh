@@ -8,7 +8,7 @@
 #       [-w WARMUP] [-t "THREADS ..."] [-o DIR]
 #
 # Defaults: 3 rounds, 20 timed iterations after 2 warm-up ones, threads
-# "1 2", DIR bench/seq-results/DATE. TORCHDIFFEQ names a directory holding
+# "1 2", DIR out/seq-compare/DATE. TORCHDIFFEQ names a directory holding
 # the torchdiffeq package (torchdiffeq/__init__.py), e.g.
 #   mkdir -p /tmp/tdq && git -C TORCHDIFFEQ_REPO archive HEAD torchdiffeq | tar -x -C /tmp/tdq
 #
@@ -40,7 +40,7 @@
 #    DIR/checks.jsonl, DIR/env.txt and DIR/table.md.
 set -euo pipefail
 
-rounds=3 iters=20 warmup=2 threads="1 2" out=bench/seq-results/$(date -u +%Y-%m-%d)
+rounds=3 iters=20 warmup=2 threads="1 2" out=out/seq-compare/$(date -u +%Y-%m-%d)
 usage() { sed -n '7,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while getopts "r:i:w:t:o:h" opt; do
 	case $opt in

@@ -262,7 +262,7 @@
 // once, where the batch's size makes that pay (see ShardedField); the
 // gradients are f's to rounding in every mode. On 2 cores the MLP fields
 // it shards trained 11–24% faster a step than with the engine splitting
-// each product (bench/shard-ab.txt). It is not the default: a field that
+// each product (bench/benchstat/shard-ab.txt). It is not the default: a field that
 // couples the rows (BatchNorm) would be evaluated wrongly.
 //
 // The Runge–Kutta stage sums of states of 2¹⁶ values or more are formed

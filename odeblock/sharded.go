@@ -17,7 +17,7 @@ import (
 // gets at least 128 rows, rows × (f's parameter elements) is at least 2²¹
 // and rows × (its largest parameter's elements) is below 2²³; else the
 // whole batch on the caller's tape, f as it is. That is where sharding
-// paid on MLP fields on 2 cores (bench/shard-ab.txt: 11–24% faster a
+// paid on MLP fields on 2 cores (bench/benchstat/shard-ab.txt: 11–24% faster a
 // training step): each evaluation synchronises the workers once instead
 // of at every product and map, and each core keeps its own rows in its
 // cache. Below it the synchronisation costs more than it saves; above it
