@@ -702,103 +702,132 @@ func grow[T Float](buf []T, n int) []T {
 // run computes the samples of part p. With one part, GEMMs go through the
 // engine and may themselves be split.
 func (j *convJob[T]) run(p int) {
-	s := j.s
-	lo, hi := band(s.b, j.parts, p)
-	xsz, ysz := s.c*s.h*s.w, s.co*s.p
+	lo, hi := band(j.s.b, j.parts, p)
 	switch j.pass {
-	case passForward: // y_b[Co,P] = W[Co,K] · col_b[K,P]
-		if j.wino {
-			for b := lo; b < hi; b++ {
-				j.winoConv(p, s, j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz], j.b, false)
-			}
-			return
-		}
+	case passForward:
+		j.forward(p, lo, hi)
+	case passDataDirect:
+		j.dataDirect(p, lo, hi)
+	case passData:
+		j.data(p, lo, hi)
+	case passFilter:
+		j.filter(p, lo, hi)
+	}
+}
+
+// forward is the forward pass over images lo..hi−1 (part p):
+// y_b[Co,P] = W[Co,K] · col_b[K,P] (+ bias).
+func (j *convJob[T]) forward(p, lo, hi int) {
+	s := j.s
+	xsz, ysz := s.c*s.h*s.w, s.co*s.p
+	if j.wino {
 		for b := lo; b < hi; b++ {
-			xb, yb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
-			col := xb
-			if !s.pointwise() {
-				col = j.col[p]
-				im2col(col, xb, s)
-			}
-			beta := T(0)
-			if j.b != nil { // the bias first, each row filled in doubling copies; the GEMM adds to it
-				for o, bv := range j.b[:s.co] {
-					row := yb[o*s.p : (o+1)*s.p]
-					row[0] = bv
-					for n := 1; n < len(row); n *= 2 {
-						copy(row[n:], row[:n])
-					}
+			j.winoConv(p, s, j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz], j.b, false)
+		}
+		return
+	}
+	for b := lo; b < hi; b++ {
+		xb, yb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
+		col := xb
+		if !s.pointwise() {
+			col = j.col[p]
+			im2col(col, xb, s)
+		}
+		beta := T(0)
+		if j.b != nil { // the bias first, each row filled in doubling copies; the GEMM adds to it
+			for o, bv := range j.b[:s.co] {
+				row := yb[o*s.p : (o+1)*s.p]
+				row[0] = bv
+				for n := 1; n < len(row); n *= 2 {
+					copy(row[n:], row[:n])
 				}
+			}
+			beta = 1
+		}
+		j.gemm(false, false, s.co, s.p, s.k, 1, j.w, s.k, col, s.p, beta, yb, s.p)
+	}
+}
+
+// dataDirect is the data gradient as a convolution of dy (stride 1):
+// dx_b[C,H·W] (+)= W'[C, Co·K·K] · im2col(dy_b).
+func (j *convJob[T]) dataDirect(p, lo, hi int) {
+	s, s2 := j.s, j.s2
+	xsz, ysz := s.c*s.h*s.w, s.co*s.p
+	if j.wino {
+		for b := lo; b < hi; b++ {
+			j.winoConv(p, s2, j.y[b*ysz:(b+1)*ysz], j.x[b*xsz:(b+1)*xsz], nil, j.accumulate)
+		}
+		return
+	}
+	beta := T(0)
+	if j.accumulate {
+		beta = 1
+	}
+	for b := lo; b < hi; b++ {
+		dxb, dyb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
+		col := j.col[p]
+		im2col(col, dyb, s2)
+		j.gemm(false, false, s2.co, s2.p, s2.k, 1, j.wt, s2.k, col, s2.p, beta, dxb, s2.p)
+	}
+}
+
+// data is the data gradient through col2im: dcol_b[K,P] = Wᵀ · dy_b;
+// dx_b (+)= col2im(dcol_b).
+func (j *convJob[T]) data(p, lo, hi int) {
+	s := j.s
+	xsz, ysz := s.c*s.h*s.w, s.co*s.p
+	for b := lo; b < hi; b++ {
+		dxb, dyb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
+		if s.pointwise() {
+			beta := T(0)
+			if j.accumulate {
 				beta = 1
 			}
-			j.gemm(false, false, s.co, s.p, s.k, 1, j.w, s.k, col, s.p, beta, yb, s.p)
+			j.gemm(true, false, s.k, s.p, s.co, 1, j.w, s.k, dyb, s.p, beta, dxb, s.p)
+			continue
 		}
-	case passDataDirect: // dx_b[C,H·W] (+)= W'[C, Co·K·K] · im2col(dy_b)
-		s2 := j.s2
-		if j.wino {
-			for b := lo; b < hi; b++ {
-				j.winoConv(p, s2, j.y[b*ysz:(b+1)*ysz], j.x[b*xsz:(b+1)*xsz], nil, j.accumulate)
-			}
-			return
+		col := j.col[p]
+		j.gemm(true, false, s.k, s.p, s.co, 1, j.w, s.k, dyb, s.p, 0, col, s.p)
+		if !j.accumulate {
+			clear(dxb)
 		}
-		beta := T(0)
-		if j.accumulate {
-			beta = 1
+		col2im(dxb, col, s)
+	}
+}
+
+// filter is the filter gradient over images lo..hi−1:
+// dw[Co,K] (+)= Σ_b dy_b · col_bᵀ, part p ≥ 1 into its own buffer.
+func (j *convJob[T]) filter(p, lo, hi int) {
+	s := j.s
+	xsz, ysz := s.c*s.h*s.w, s.co*s.p
+	dw := j.w
+	beta := T(0)
+	if p == 0 && j.accumulate {
+		beta = 1
+	}
+	db := j.b
+	if p > 0 {
+		dw, db = j.dw[p], j.db[p]
+	}
+	if db != nil && beta == 0 {
+		clear(db)
+	}
+	if j.wino {
+		j.winoFilterPass(p, lo, hi, dw, db, beta != 0)
+		return
+	}
+	for b := lo; b < hi; b++ {
+		xb, dyb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
+		col := xb
+		if !s.pointwise() {
+			col = j.col[p]
+			im2col(col, xb, s)
 		}
-		for b := lo; b < hi; b++ {
-			dxb, dyb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
-			col := j.col[p]
-			im2col(col, dyb, s2)
-			j.gemm(false, false, s2.co, s2.p, s2.k, 1, j.wt, s2.k, col, s2.p, beta, dxb, s2.p)
-		}
-	case passData: // dcol_b[K,P] = Wᵀ · dy_b; dx_b = col2im(dcol_b)
-		for b := lo; b < hi; b++ {
-			dxb, dyb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
-			if s.pointwise() {
-				beta := T(0)
-				if j.accumulate {
-					beta = 1
-				}
-				j.gemm(true, false, s.k, s.p, s.co, 1, j.w, s.k, dyb, s.p, beta, dxb, s.p)
-				continue
-			}
-			col := j.col[p]
-			j.gemm(true, false, s.k, s.p, s.co, 1, j.w, s.k, dyb, s.p, 0, col, s.p)
-			if !j.accumulate {
-				clear(dxb)
-			}
-			col2im(dxb, col, s)
-		}
-	case passFilter: // dw[Co,K] (+)= Σ_b dy_b · col_bᵀ; part p ≥ 1 into its own buffer
-		dw := j.w
-		beta := T(0)
-		if p == 0 && j.accumulate {
-			beta = 1
-		}
-		db := j.b
-		if p > 0 {
-			dw, db = j.dw[p], j.db[p]
-		}
-		if db != nil && beta == 0 {
-			clear(db)
-		}
-		if j.wino {
-			j.winoFilterPass(p, lo, hi, dw, db, beta != 0)
-			return
-		}
-		for b := lo; b < hi; b++ {
-			xb, dyb := j.x[b*xsz:(b+1)*xsz], j.y[b*ysz:(b+1)*ysz]
-			col := xb
-			if !s.pointwise() {
-				col = j.col[p]
-				im2col(col, xb, s)
-			}
-			j.gemm(false, true, s.co, s.k, s.p, 1, dyb, s.p, col, s.p, beta, dw, s.k)
-			beta = 1
-			if db != nil {
-				for o := range db[:s.co] {
-					db[o] += T(SumSlice(dyb[o*s.p : (o+1)*s.p]))
-				}
+		j.gemm(false, true, s.co, s.k, s.p, 1, dyb, s.p, col, s.p, beta, dw, s.k)
+		beta = 1
+		if db != nil {
+			for o := range db[:s.co] {
+				db[o] += T(SumSlice(dyb[o*s.p : (o+1)*s.p]))
 			}
 		}
 	}
