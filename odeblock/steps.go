@@ -179,93 +179,131 @@ func (p *pass[T]) sharesFSAL(j int) bool {
 // each step's stages from stages. It returns the gradients of z0 and of
 // the parameters (p.pgrads).
 func (p *pass[T]) stepsBackward(g *tensor.Tensor[T], stages stagesOf[T]) ([]*tensor.Tensor[T], error) {
-	tb := p.solver.tb
-	s := tb.Stages()
-	need := needed(tb)
-	stepNeed := make([]bool, s)
-	// Work buffers from the outer tape: valid until its next Reset, after
-	// this backward (ybar, the gradient of z0, is returned, and only read).
-	ybar := p.tp.Scratch(p.n).Data()
-	clear(ybar)
-	acc := p.tp.Scratch(p.n).Data()
-	kbar := make([][]T, tb.Stages())
-	kbarT := make([]*tensor.Tensor[T], tb.Stages())
-	for i := range kbar {
-		kbarT[i] = p.tp.Scratch(p.shape...)
-		kbar[i] = kbarT[i].Data()
-	}
-	row := func(k int) []T { return g.Slice(k, k+1).Data() }
+	w := p.newStepAdjoint(g)
 	var st Stats
 	defer func() { p.b.stats.Backward = st }()
 	for j := len(p.steps) - 1; j >= 0; j-- {
-		sp := &p.steps[j]
-		inner := p.innerOutputs(sp)
-		if sp.out > 0 {
-			axpy(ybar, 1, row(sp.out))
-		}
-		for _, o := range inner {
-			axpy(ybar, T(o.cy1), row(o.k))
-		}
-		copy(stepNeed, need)
-		copy(acc, ybar)
-		for i := range kbar {
-			clear(kbar[i])
-			if tb.B[i] != 0 {
-				axpy(kbar[i], T(sp.geom.h*tb.B[i]), ybar)
-			}
-		}
-		// The outputs inside the step read its start and stages; its last
-		// stage, when step j+1 shares it, was pulled back there.
-		shared := p.sharesFSAL(j)
-		for _, o := range inner {
-			axpy(acc, T(o.cy0), row(o.k))
-			for i, w := range o.w {
-				if w != 0 && !(shared && i == s-1) {
-					axpy(kbar[i], T(sp.geom.h*w), row(o.k))
-					stepNeed[i] = true
-				}
-			}
-		}
-		if j > 0 && p.sharesFSAL(j-1) {
-			// Step j−1's last stage is this step's first.
-			prev := &p.steps[j-1]
-			for _, o := range p.innerOutputs(prev) {
-				if w := o.w[s-1]; w != 0 {
-					axpy(kbar[0], T(prev.geom.h*w), row(o.k))
-					stepNeed[0] = true
-				}
-			}
-		}
-		tapes, nfe, err := stages(j, stepNeed)
+		w.seed(j)
+		tapes, nfe, err := stages(j, w.stepNeed)
 		st.NFE += nfe
 		if err != nil {
 			return nil, err
 		}
-		for i := s - 1; i >= 0; i-- {
-			if !stepNeed[i] {
-				continue
-			}
-			x := tapes[i]
-			if err := x.tp.BackwardWith(x.out, kbarT[i]); err != nil {
-				return nil, fmt.Errorf("odeblock: backward through the step at t=%g, stage %d: %w", sp.geom.t, i, err)
-			}
-			st.NFE++
-			ybarI := x.in.Grad().Data()
-			axpy(acc, 1, ybarI)
-			for l, a := range tb.A[i] {
-				if a != 0 {
-					axpy(kbar[l], T(sp.geom.h*a), ybarI)
-				}
-			}
+		n, err := w.pullStages(&p.steps[j], tapes)
+		st.NFE += n
+		if err != nil {
+			return nil, err
 		}
-		copy(ybar, acc)
+		copy(w.ybar, w.acc)
 		st.Accepted++
 	}
-	axpy(ybar, 1, row(0))
+	axpy(w.ybar, 1, w.row(0))
 	out := make([]*tensor.Tensor[T], 1+len(p.params))
-	out[0] = tensor.FromSlice(ybar, p.shape...)
+	out[0] = tensor.FromSlice(w.ybar, p.shape...)
 	copy(out[1:], p.pgrads)
 	return out, nil
+}
+
+// stepAdjoint is the work of stepsBackward: the cotangents of a step's end
+// (ybar), of its start (acc) and of its stages (kbar), and the stages that
+// need pulling back.
+type stepAdjoint[T tensor.Float] struct {
+	p              *pass[T]
+	g              *tensor.Tensor[T] // ∂L/∂z at every output time
+	need, stepNeed []bool
+	ybar, acc      []T
+	kbar           [][]T
+	kbarT          []*tensor.Tensor[T]
+}
+
+// newStepAdjoint makes the work buffers, from the outer tape: valid until
+// its next Reset, after this backward (ybar, the gradient of z0, is
+// returned, and only read).
+func (p *pass[T]) newStepAdjoint(g *tensor.Tensor[T]) *stepAdjoint[T] {
+	s := p.solver.tb.Stages()
+	w := &stepAdjoint[T]{p: p, g: g, need: needed(p.solver.tb), stepNeed: make([]bool, s),
+		ybar: p.tp.Scratch(p.n).Data(), acc: p.tp.Scratch(p.n).Data(),
+		kbar: make([][]T, s), kbarT: make([]*tensor.Tensor[T], s)}
+	clear(w.ybar)
+	for i := range w.kbar {
+		w.kbarT[i] = p.tp.Scratch(p.shape...)
+		w.kbar[i] = w.kbarT[i].Data()
+	}
+	return w
+}
+
+// row returns ∂L/∂z at output k.
+func (w *stepAdjoint[T]) row(k int) []T { return w.g.Slice(k, k+1).Data() }
+
+// seed sets the cotangents of step j from those of its end and of the
+// outputs it gives (at its end, and inside it from its dense output), and
+// marks the stages to pull back.
+func (w *stepAdjoint[T]) seed(j int) {
+	p, tb := w.p, w.p.solver.tb
+	s := tb.Stages()
+	sp := &p.steps[j]
+	inner := p.innerOutputs(sp)
+	if sp.out > 0 {
+		axpy(w.ybar, 1, w.row(sp.out))
+	}
+	for _, o := range inner {
+		axpy(w.ybar, T(o.cy1), w.row(o.k))
+	}
+	copy(w.stepNeed, w.need)
+	copy(w.acc, w.ybar)
+	for i := range w.kbar {
+		clear(w.kbar[i])
+		if tb.B[i] != 0 {
+			axpy(w.kbar[i], T(sp.geom.h*tb.B[i]), w.ybar)
+		}
+	}
+	// The outputs inside the step read its start and stages; its last
+	// stage, when step j+1 shares it, was pulled back there.
+	shared := p.sharesFSAL(j)
+	for _, o := range inner {
+		axpy(w.acc, T(o.cy0), w.row(o.k))
+		for i, wi := range o.w {
+			if wi != 0 && !(shared && i == s-1) {
+				axpy(w.kbar[i], T(sp.geom.h*wi), w.row(o.k))
+				w.stepNeed[i] = true
+			}
+		}
+	}
+	if j > 0 && p.sharesFSAL(j-1) {
+		// Step j−1's last stage is this step's first.
+		prev := &p.steps[j-1]
+		for _, o := range p.innerOutputs(prev) {
+			if wi := o.w[s-1]; wi != 0 {
+				axpy(w.kbar[0], T(prev.geom.h*wi), w.row(o.k))
+				w.stepNeed[0] = true
+			}
+		}
+	}
+}
+
+// pullStages pulls the stage cotangents of step sp back through its stage
+// tapes, last to first, into the cotangent of its start and of the earlier
+// stages, and returns the evaluations pulled back.
+func (w *stepAdjoint[T]) pullStages(sp *step[T], tapes []*stageTape[T]) (nfe int, err error) {
+	tb := w.p.solver.tb
+	for i := tb.Stages() - 1; i >= 0; i-- {
+		if !w.stepNeed[i] {
+			continue
+		}
+		x := tapes[i]
+		if err := x.tp.BackwardWith(x.out, w.kbarT[i]); err != nil {
+			return nfe, fmt.Errorf("odeblock: backward through the step at t=%g, stage %d: %w", sp.geom.t, i, err)
+		}
+		nfe++
+		ybarI := x.in.Grad().Data()
+		axpy(w.acc, 1, ybarI)
+		for l, a := range tb.A[i] {
+			if a != 0 {
+				axpy(w.kbar[l], T(sp.geom.h*a), ybarI)
+			}
+		}
+	}
+	return nfe, nil
 }
 
 // restage records the stages of the step sp from the state y0 at its
