@@ -116,6 +116,8 @@ func (a Adjoint) validate() error {
 
 func init() { registerMode(Adjoint{}) }
 
+func (m Adjoint) stepsOnly() GradMode { return m }
+
 func (Adjoint) String() string { return "adjoint" }
 
 func (m Adjoint) strategy32(p *pass[float32]) strategy[float32] {
@@ -660,12 +662,19 @@ func (a *adjoint[T]) augmented(w *adjointWork[T]) Func[T] {
 // wanted (a stage the solver weights by zero) and skips them. Any other,
 // a type embedding one of them included, gets spare buffers to fill.
 func takesNilGrads[T tensor.Float](dyn Dynamics[T]) bool {
-	switch dyn.(type) {
-	case *HBNODE[T], *AdamNODE[T]:
-		return true
-	}
-	return false
+	f, ok := dyn.(nilGradsAdjointer)
+	return ok && f.adjointSelf() == any(dyn)
 }
+
+// nilGradsAdjointer is implemented by the package's Adjointers whose
+// EvalAdjoint takes a nil dg. adjointSelf returns the receiver itself:
+// through a type that embeds one, the promoted method returns the
+// embedded value, not the embedding one, which takesNilGrads then refuses
+// (its EvalAdjoint may be its own).
+type nilGradsAdjointer interface{ adjointSelf() any }
+
+func (d *HBNODE[T]) adjointSelf() any   { return d }
+func (d *AdamNODE[T]) adjointSelf() any { return d }
 
 // spare returns a buffer shaped like parameter j's value v, for an
 // Adjointer's gradient that nothing reads.

@@ -23,6 +23,8 @@ type Backprop struct{}
 
 func init() { registerMode(Backprop{}) }
 
+func (Backprop) stepsOnly() GradMode { return Interpolated{} }
+
 func (Backprop) String() string  { return "backprop" }
 func (Backprop) validate() error { return nil }
 

@@ -250,40 +250,21 @@ func (b *Block[T]) mode() GradMode {
 }
 
 // stepsOnlyMode returns the mode a block with solver options opt runs in:
-// mode itself, except that Backprop and Checkpoint, which differentiate
-// explicit RK steps, run as Interpolated for a method whose steps are not
-// (the stiff, implicit and Adams methods), and Recursive as Interpolated
-// with its Budget (few states kept, stretches re-solved).
+// mode itself, or its stand-in (GradMode.stepsOnly) for a method whose
+// steps are not explicit RK stages.
 func stepsOnlyMode(mode GradMode, opt Options) (GradMode, error) {
 	tb, err := opt.method()
 	if err != nil {
 		return nil, err
 	}
-	if !tb.stepsOnly() {
-		return mode, nil
-	}
-	switch m := mode.(type) {
-	case Backprop, Checkpoint:
-		return Interpolated{}, nil
-	case Recursive:
-		b := m.Budget
-		if b == 0 {
-			b = DefaultBudget
-		}
-		return Interpolated{Budget: b}, nil
+	if tb.stepsOnly() {
+		return mode.stepsOnly(), nil
 	}
 	return mode, nil
 }
 
 func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (autograd.Var[T], error) {
-	if b.Dynamics == nil {
-		return autograd.Var[T]{}, fmt.Errorf("odeblock: Block has no Dynamics")
-	}
-	mode := b.mode()
-	if err := mode.validate(); err != nil {
-		return autograd.Var[T]{}, err
-	}
-	ts, err := b.checkTimes()
+	mode, ts, err := b.checkRecord()
 	if err != nil {
 		return autograd.Var[T]{}, err
 	}
@@ -299,34 +280,17 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		}
 	}
 	p := &pass[T]{b: b, tp: tp, eng: tp.Engine(), shape: z0.Shape(), n: z0.Len(), ts: ts, params: listed(b.Dynamics.Params())}
-	mode, err = stepsOnlyMode(mode, b.Solver)
-	if err != nil {
+	if mode, err = stepsOnlyMode(mode, b.Solver); err != nil {
 		return autograd.Var[T]{}, err
 	}
 	strat, err := newStrategy(mode, p)
 	if err != nil {
 		return autograd.Var[T]{}, err
 	}
-	opt := b.Solver
-	if strat.stepEnds() {
-		// Every output time is a step end, so backward needs no
-		// interpolant (and the value is the same with or without
-		// gradients).
-		opt.StepTo = append(slices.Clone(opt.StepTo), ts[1:len(ts)-1]...)
-	}
-	opt.Phase = "forward"
-	if opt.Quadrature != 0 {
-		return autograd.Var[T]{}, fmt.Errorf("odeblock: Block.Solver.Quadrature must be 0, got %d: a block's state has no quadratures (its adjoint solve sets its own)", opt.Quadrature)
-	}
-	if b.fwd == nil {
-		b.fwd = &Solver[T]{shared: &b.slab}
-	}
-	s := b.fwd
-	s.comb.use(p.eng)
-	if err := s.configure(opt); err != nil {
+	if err := p.forwardSolver(strat.stepEnds()); err != nil {
 		return autograd.Var[T]{}, err
 	}
-	p.solver = s
+	s := p.solver
 	p.traj = tp.Scratch(len(ts), p.n) // every row is written by the solve
 	outs := make([][]T, len(ts))
 	for i := range outs {
@@ -351,6 +315,47 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		return autograd.Var[T]{}, err
 	}
 	return p.node(z0, strat, mode, traj), nil
+}
+
+// checkRecord returns the block's gradient mode and output times, or the
+// error naming what it lacks or what is out of range.
+func (b *Block[T]) checkRecord() (GradMode, []float64, error) {
+	if b.Dynamics == nil {
+		return nil, nil, fmt.Errorf("odeblock: Block has no Dynamics")
+	}
+	mode := b.mode()
+	if err := mode.validate(); err != nil {
+		return nil, nil, err
+	}
+	ts, err := b.checkTimes()
+	return mode, ts, err
+}
+
+// forwardSolver configures the block's forward solver for the pass (p.solver),
+// with every output time a step end when stepEnds.
+func (p *pass[T]) forwardSolver(stepEnds bool) error {
+	b, ts := p.b, p.ts
+	opt := b.Solver
+	if stepEnds {
+		// Every output time is a step end, so backward needs no
+		// interpolant (and the value is the same with or without
+		// gradients).
+		opt.StepTo = append(slices.Clone(opt.StepTo), ts[1:len(ts)-1]...)
+	}
+	opt.Phase = "forward"
+	if opt.Quadrature != 0 {
+		return fmt.Errorf("odeblock: Block.Solver.Quadrature must be 0, got %d: a block's state has no quadratures (its adjoint solve sets its own)", opt.Quadrature)
+	}
+	if b.fwd == nil {
+		b.fwd = &Solver[T]{shared: &b.slab}
+	}
+	s := b.fwd
+	s.comb.use(p.eng)
+	if err := s.configure(opt); err != nil {
+		return err
+	}
+	p.solver = s
+	return nil
 }
 
 // node records the pass's ODEBlock node on its tape: its value (z at the

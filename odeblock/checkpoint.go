@@ -13,6 +13,8 @@ type Checkpoint struct{}
 
 func init() { registerMode(Checkpoint{}) }
 
+func (Checkpoint) stepsOnly() GradMode { return Interpolated{} }
+
 func (Checkpoint) String() string  { return "checkpoint" }
 func (Checkpoint) validate() error { return nil }
 

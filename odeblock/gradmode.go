@@ -26,6 +26,11 @@ type GradMode interface {
 	// strategy32 and strategy64 return the mode at work on one pass.
 	strategy32(p *pass[float32]) strategy[float32]
 	strategy64(p *pass[float64]) strategy[float64]
+	// stepsOnly returns the mode that runs in its stead with a method
+	// whose steps are not explicit RK stages (the stiff, implicit and
+	// Adams methods): itself, or Interpolated for the modes that
+	// differentiate RK steps.
+	stepsOnly() GradMode
 }
 
 // strategy is a gradient mode at work on one pass of a Block: it decides

@@ -38,6 +38,8 @@ type Interpolated struct {
 
 func init() { registerMode(Interpolated{}) }
 
+func (m Interpolated) stepsOnly() GradMode { return m }
+
 func (Interpolated) String() string { return "interpolated" }
 
 func (m Interpolated) validate() error {

@@ -30,6 +30,14 @@ const DefaultBudget = 16
 
 func init() { registerMode(Recursive{}) }
 
+// stepsOnly keeps the budget: few states kept, stretches re-solved.
+func (m Recursive) stepsOnly() GradMode {
+	if m.Budget == 0 {
+		return Interpolated{Budget: DefaultBudget}
+	}
+	return Interpolated{Budget: m.Budget}
+}
+
 func (Recursive) String() string { return "recursive" }
 
 func (m Recursive) validate() error {
