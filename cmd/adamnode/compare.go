@@ -2,15 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
-
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/adamnode/adamnode/data"
 	"github.com/adamnode/adamnode/models"
@@ -22,6 +22,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	var f trainFlags
 	names := fs.String("models", "node,anode,sonode,hbnode,ghbnode,adamnode", "comma-separated models to train, in this order")
 	addTrainFlags(fs, &f, "out/compare")
+	replot := fs.Bool("replot", false, "only redraw loss.png and efficacy.png in --out from its compare.csv (trains nothing; --dataset names the data in the titles)")
 	if err := parseFlags(fs, args, out); err != nil {
 		return err
 	}
@@ -32,6 +33,9 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	s, err := f.resolve("compare")
 	if err != nil {
 		return err
+	}
+	if *replot {
+		return replotCompare(s, out)
 	}
 	tr, te, err := prepare(s)
 	if err != nil {
@@ -119,6 +123,66 @@ func writeCompare(s runSettings, results []compareResult, command string, out io
 	fmt.Fprint(out, table)
 	fmt.Fprintf(out, "wrote %s: compare.csv, table.md, loss.png, efficacy.png, %s\n", s.out, checkpointSummary(results))
 	return nil
+}
+
+// replotCompare redraws the plots in s.out from the compare.csv there.
+func replotCompare(s runSettings, out io.Writer) error {
+	path := filepath.Join(s.out, "compare.csv")
+	results, err := readCompareCSV(path)
+	if err != nil {
+		return err
+	}
+	if err := comparePlots(s, results); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "redrew %s and %s from %s\n",
+		filepath.Join(s.out, "loss.png"), filepath.Join(s.out, "efficacy.png"), path)
+	return nil
+}
+
+// readCompareCSV reads a compare.csv (train.WriteCSV's columns) into one
+// result per model, in the order the models first appear.
+func readCompareCSV(path string) ([]compareResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 || !slices.Equal(recs[0], train.CSVHeader()) {
+		return nil, fmt.Errorf("%s: not a compare CSV (want the header %s)", path, strings.Join(train.CSVHeader(), ","))
+	}
+	var results []compareResult
+	index := map[string]int{}
+	for n, rec := range recs[1:] {
+		bad := func(err error) error { return fmt.Errorf("%s, line %d: %w", path, n+2, err) }
+		row := train.Row{Model: rec[0], Split: rec[1]}
+		if row.Epoch, err = strconv.Atoi(rec[2]); err != nil {
+			return nil, bad(err)
+		}
+		for k, v := range []*float64{&row.Loss, &row.Accuracy, &row.FwdNFE, &row.BwdNFE, &row.Seconds, &row.Elapsed} {
+			if *v, err = strconv.ParseFloat(rec[3+k], 64); err != nil {
+				return nil, bad(err)
+			}
+		}
+		i, ok := index[row.Model]
+		if !ok {
+			kind, err := models.ParseKind(row.Model)
+			if err != nil {
+				return nil, bad(err)
+			}
+			i, index[row.Model] = len(results), len(results)
+			results = append(results, compareResult{trainResult: trainResult{Result: &train.Result{}, kind: kind}})
+		}
+		results[i].Rows = append(results[i].Rows, row)
+	}
+	if len(results) == 0 {
+		return nil, fmt.Errorf("%s: no rows", path)
+	}
+	return results, nil
 }
 
 // checkpointSummary says which of the per-model files this run wrote: the
@@ -219,7 +283,9 @@ func countOrAll(n int) string {
 }
 
 // comparePlots draws training loss and efficacy per epoch, one line per
-// model, into loss.png and efficacy.png.
+// model, into loss.png and efficacy.png. Per epoch is the finest the
+// training loop reports the loss at (Config.OnBatch carries no numbers);
+// efficacy needs the epoch's test accuracy.
 func comparePlots(s runSettings, results []compareResult) error {
 	var loss, eff []series
 	for _, r := range results {
@@ -236,37 +302,19 @@ func comparePlots(s runSettings, results []compareResult) error {
 	for _, fig := range []struct {
 		file, title, ylabel string
 		ss                  []series
-		top                 bool // legend at the top right (else bottom right)
 	}{
-		{"loss.png", "Training loss on " + s.dataset, "cross-entropy", loss, true},
-		{"efficacy.png", "Efficacy on " + s.dataset, "test accuracy per NFE (fwd + bwd)", eff, false},
+		{"loss.png", "Training loss on " + s.dataset, "cross-entropy (mean over the epoch's batches)", loss},
+		{"efficacy.png", "Efficacy on " + s.dataset, "test accuracy per NFE (fwd + bwd)", eff},
 	} {
 		p, err := linePlot(fig.title, "epoch", fig.ylabel, false, fig.ss)
 		if err != nil {
 			return err
 		}
-		// Falling loss and rising efficacy leave these corners free.
-		p.Legend.Left, p.Legend.Top = false, fig.top
-		// Points as well as lines, so that a one-epoch run still shows.
-		for i, sr := range fig.ss {
-			var pts plotter.XYs
-			for k := range sr.xs {
-				if !math.IsNaN(sr.ys[k]) && !math.IsInf(sr.ys[k], 0) {
-					pts = append(pts, plotter.XY{X: sr.xs[k], Y: sr.ys[k]})
-				}
-			}
-			if len(pts) == 0 {
-				continue
-			}
-			sc, err := plotter.NewScatter(pts)
-			if err != nil {
-				return err
-			}
-			sc.GlyphStyle.Color = lineColor(i)
-			sc.GlyphStyle.Shape = draw.CircleGlyph{}
-			p.Add(sc)
-		}
-		if err := savePNG(p, 6, 4, filepath.Join(s.out, fig.file)); err != nil {
+		p.X.Tick.Marker = integerTicks{}
+		// A little room either side so that the first and last epochs'
+		// markers are not cut by the axes.
+		p.X.Min, p.X.Max = p.X.Min-0.1, p.X.Max+0.1
+		if err := savePNG(p, 7, 4, filepath.Join(s.out, fig.file)); err != nil {
 			return err
 		}
 	}

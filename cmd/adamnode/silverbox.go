@@ -374,7 +374,7 @@ func (o silverboxOptions) plot(n silverboxNorms) error {
 		if err != nil {
 			return err
 		}
-		if err := savePNG(p, 6, 4.5, filepath.Join(o.dir, fig.file)); err != nil {
+		if err := savePNG(p, 7.5, 4.5, filepath.Join(o.dir, fig.file)); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"os"
@@ -10,7 +11,6 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -174,7 +174,9 @@ func runTrajectories(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // trajectoryFigure draws the trajectories over log-spaced contours of the
-// function, with the minimum as a star.
+// function (light gray, darker for lower levels), each path in its own
+// colour, dash pattern, width and markers spaced along it, with the minimum as a
+// black star; the legend sits beside the axes.
 func trajectoryFigure(tf testFunction, ss []series, t1 float64, path string) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s, t from 0 to %g", tf.name, t1)
@@ -184,7 +186,7 @@ func trajectoryFigure(tf testFunction, ss []series, t1 float64, path string) err
 	for i := range levels {
 		levels[i] = math.Pow(10, -1+0.4*float64(i))
 	}
-	c := plotter.NewContour(grid, levels, palette.Heat(len(levels), 0.5))
+	c := plotter.NewContour(grid, levels, grayLevels(len(levels)))
 	p.Add(c)
 	for i, s := range ss {
 		var pts plotter.XYs
@@ -198,24 +200,36 @@ func trajectoryFigure(tf testFunction, ss []series, t1 float64, path string) err
 		if len(pts) == 0 {
 			continue
 		}
-		l, err := plotter.NewLine(pts)
-		if err != nil {
-			return err
+		// Each line thinner than the one under it: where the paths share
+		// a valley, each still shows beside the next.
+		width := vg.Points(max(4.5-1.25*float64(i), 2))
+		if err := styledLine(p, i, s.name, pts, width, 10, nil); err != nil {
+			return fmt.Errorf("trajectories: %s: %w", tf.name, err)
 		}
-		l.Color, l.Width = lineColor(i), vg.Points(2)
-		p.Add(l)
-		p.Legend.Add(s.name, l)
 	}
 	star, err := plotter.NewScatter(plotter.XYs{{X: tf.min[0], Y: tf.min[1]}})
 	if err != nil {
 		return err
 	}
 	star.Shape = draw.PyramidGlyph{}
+	star.Color = color.Black
 	star.Radius = vg.Points(6)
 	p.Add(star)
 	p.Legend.Add("minimum", star)
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = tf.box[0], tf.box[1], tf.box[2], tf.box[3]
-	return savePNG(p, 6, 5, path)
+	return savePNG(p, 7, 5, path)
+}
+
+// grayLevels is a palette of n light grays, darker for the lower contour
+// levels: a background the coloured paths stand out on.
+type grayLevels int
+
+func (n grayLevels) Colors() []color.Color {
+	cs := make([]color.Color, n)
+	for i := range cs {
+		cs[i] = color.Gray{Y: uint8(150 + 80*i/max(int(n)-1, 1))}
+	}
+	return cs
 }
 
 // fnGrid samples a function on a regular grid for a contour plot.
