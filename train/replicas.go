@@ -34,7 +34,7 @@ type Replica[T tensor.Float] struct {
 // cores two replicas of one worker each train the paper's MNIST AdamNODE
 // faster than one process of two (bench/README.md).
 //
-// Replica 0 reports (cfg.Log, the progress bar, OnBatch and OnEpoch) and
+// Replica 0 reports (cfg.Log, the progress bar, OnBatch, OnStep and OnEpoch) and
 // writes the files; the result is its. An error in any replica stops all
 // of them at the same step and is returned. With an adaptive solver each
 // replica's solve takes its own steps (for its shard), so the training
@@ -84,7 +84,7 @@ func fitReplicas[T tensor.Float, B any](ctx context.Context, name string, cfg Co
 		c := cfg
 		c.Distributed, c.Backend = comms[i], one
 		if i > 0 {
-			c.Log, c.Quiet, c.OnBatch, c.OnEpoch = io.Discard, true, nil, nil
+			c.Log, c.Quiet, c.OnBatch, c.OnStep, c.OnEpoch = io.Discard, true, nil, nil, nil
 		}
 		wg.Go(func() {
 			results[i], errs[i] = Fit(ctx, c, tasks[i], opts[i])

@@ -382,3 +382,44 @@ func TestSampledCounter(t *testing.T) {
 		t.Errorf("the log does not show the NFE:\n%s", log.String())
 	}
 }
+
+// TestOnStep: Config.OnStep reports every training batch, in order, with
+// its mean loss and examples, whose weighted mean is the epoch's row; with
+// replicas, the global batch's.
+func TestOnStep(t *testing.T) {
+	type rec struct {
+		epoch, batches int
+		s              train.Step
+	}
+	for _, replicas := range []int{1, 2} {
+		var got []rec
+		cfg := train.Config{Name: "line", Epochs: 2, Quiet: true, OnStep: func(epoch, batches int, s train.Step) {
+			got = append(got, rec{epoch, batches, s})
+		}}
+		res, err := train.FitReplicas(context.Background(), cfg, replicas, func(i int) (train.Task[float64, points], optim.Optimizer[float64], error) {
+			task, _ := regression(13, i, replicas)
+			task.Counter = fixedStats{5, 7}
+			return task, optim.NewSGD(task.Params(), optim.SGDConfig{LR: 0.1}), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 10 {
+			t.Fatalf("%d replicas: %d steps reported, want 2 epochs of 5", replicas, len(got))
+		}
+		for e := range 2 {
+			var sum float64
+			var n int
+			for b, r := range got[5*e : 5*e+5] {
+				if r.epoch != e || r.batches != b+1 || r.s.N != 8 || r.s.FwdNFE != 5 || r.s.BwdNFE != 7 || !(r.s.Loss > 0) || !(r.s.Seconds >= 0) {
+					t.Errorf("%d replicas: step %+v, want epoch %d, batch %d of 8 examples, NFE 5 + 7", replicas, r, e, b+1)
+				}
+				sum += r.s.Loss * float64(r.s.N)
+				n += r.s.N
+			}
+			if row := res.Rows[e].Loss; math.Abs(sum/float64(n)-row) > 1e-12*row {
+				t.Errorf("%d replicas, epoch %d: the steps' mean loss %g, the row's %g", replicas, e+1, sum/float64(n), row)
+			}
+		}
+	}
+}

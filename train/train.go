@@ -81,6 +81,10 @@ type Config struct {
 	// OnBatch, if set, is called after every training batch with the
 	// epoch (from 0) and the batches done in it.
 	OnBatch func(epoch, batches int)
+	// OnStep, if set, is called after every training batch too, with the
+	// epoch (from 0), the batches done in it and that batch's numbers (in
+	// a distributed run the global batch's): a loss curve per batch.
+	OnStep func(epoch, batches int, s Step)
 	// OnEpoch, if set, is called after each epoch's files are written,
 	// with its training and test rows; returning ErrStop ends the run
 	// there (early stopping), another error ends it with that error.
@@ -555,10 +559,14 @@ func (r *run[T, B]) trainBatches(epoch int, p progressSums) (progressSums, error
 		if err != nil {
 			return p, fmt.Errorf("train %s: epoch %d, batch %d of %d: %w", cfg.Name, epoch+1, i, r.nb, err)
 		}
-		p.add(st, time.Since(t0).Seconds())
+		secs := time.Since(t0).Seconds()
+		p.add(st, secs)
 		r.bar.set(p.Batches, r.barText(epoch, p))
 		if cfg.OnBatch != nil {
 			cfg.OnBatch(epoch, p.Batches)
+		}
+		if cfg.OnStep != nil {
+			cfg.OnStep(epoch, p.Batches, st.public(secs))
 		}
 		if stop && p.Batches < r.nb {
 			return p, r.interrupted(epoch, p)
@@ -581,6 +589,19 @@ func (r *run[T, B]) barText(epoch int, p progressSums) string {
 		nfe = fmt.Sprintf(" NFE %.0f+%.0f", float64(p.FwdNFE)/float64(p.Batches), float64(p.BwdNFE)/float64(p.Batches))
 	}
 	return fmt.Sprintf("%s %d/%d loss %.4g%s%s", r.cfg.Name, epoch+1, r.cfg.Epochs, p.LossSum/float64(p.Seen), acc, nfe)
+}
+
+// Step is what Config.OnStep reports of a training batch.
+type Step struct {
+	Loss           float64 // the batch's mean loss
+	N, Correct     int     // its examples, and those predicted right
+	FwdNFE, BwdNFE int     // the ODE block's evaluations (Counted tasks)
+	Seconds        float64 // the step's wall time
+}
+
+// public returns the step's numbers as Config.OnStep reports them.
+func (st stepStats) public(seconds float64) Step {
+	return Step{Loss: st.loss / float64(st.seen), N: st.seen, Correct: st.correct, FwdNFE: st.fwd, BwdNFE: st.bwd, Seconds: seconds}
 }
 
 // stepStats are the numbers of one training iteration.
