@@ -213,6 +213,19 @@ func Fit[T tensor.Float, B any](ctx context.Context, cfg Config, task Task[T, B]
 	if err != nil && !cfg.distributed() {
 		return nil, err
 	}
+	r := newRun(ctx, cfg, task, opt, err == nil)
+	start, p, err := r.prepare(err)
+	if err != nil || start >= cfg.Epochs {
+		return r.res, err
+	}
+	r.res.Ran = true
+	return r.res, r.epochs(start, p)
+}
+
+// newRun returns the run of Fit; valid reports whether its task and
+// configuration passed the checks (a distributed rank goes on without,
+// to tell the others).
+func newRun[T tensor.Float, B any](ctx context.Context, cfg Config, task Task[T, B], opt optim.Optimizer[T], valid bool) *run[T, B] {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
@@ -220,7 +233,7 @@ func Fit[T tensor.Float, B any](ctx context.Context, cfg Config, task Task[T, B]
 	if a, ok := task.(interface{ hasAccuracy() bool }); ok {
 		r.showAccuracy = a.hasAccuracy()
 	}
-	if err == nil {
+	if valid {
 		r.nb = task.NumBatches()
 	}
 	if r.distributed() {
@@ -235,24 +248,29 @@ func Fit[T tensor.Float, B any](ctx context.Context, cfg Config, task Task[T, B]
 		r.res.CSVPath = filepath.Join(cfg.Dir, cfg.Name+".csv")
 		r.res.CheckpointPath = filepath.Join(cfg.Dir, cfg.Name+".safetensors")
 	}
+	return r
+}
+
+// prepare agrees with the other ranks on the settings (distributed), then
+// resumes (begin): it returns the epoch to run next and its progress. err
+// is this rank's failure so far: a rank that cannot begin, or fails to
+// resume, still takes part in agreeing, so that the others learn of it
+// and stop too.
+func (r *run[T, B]) prepare(err error) (start int, p progressSums, _ error) {
+	cfg := r.cfg
 	if r.distributed() {
 		// First, before any call whose shape depends on the settings
 		// (sharing the checkpoint, the number of epochs).
-		// A rank that cannot begin says so here, and every rank stops.
-		anyFailed, aerr := agree(cfg.Distributed, runSettings(cfg, task, opt), err != nil)
+		anyFailed, aerr := agree(cfg.Distributed, runSettings(cfg, r.task, r.opt), err != nil)
 		switch {
 		case aerr != nil:
-			return r.res, aerr
+			return 0, p, aerr
 		case err != nil:
-			return r.res, fmt.Errorf("rank %d: %w", cfg.Distributed.Rank(), err)
+			return 0, p, fmt.Errorf("rank %d: %w", cfg.Distributed.Rank(), err)
 		case anyFailed:
-			return r.res, remote("to begin")
+			return 0, p, remote("to begin")
 		}
 	}
-	// A rank that fails to resume still takes part in agreeing to start,
-	// so that the others learn of it and stop too.
-	var start int
-	var p progressSums
 	if r.distributed() && cfg.Resume && cfg.Dir != "" {
 		// Every rank resumes from rank 0's checkpoint, whether or not
 		// the ranks share a file system.
@@ -268,11 +286,12 @@ func Fit[T tensor.Float, B any](ctx context.Context, cfg Config, task Task[T, B]
 			err = r.broadcastParams()
 		}
 	}
-	if err != nil || start >= cfg.Epochs {
-		return r.res, err
-	}
-	r.res.Ran = true
-	be := cfg.Backend
+	return start, p, err
+}
+
+// epochs trains the epochs from start, the first from the progress p.
+func (r *run[T, B]) epochs(start int, p progressSums) error {
+	be := r.cfg.Backend
 	if be == nil {
 		be = tensor.Default()
 	}
@@ -282,16 +301,15 @@ func Fit[T tensor.Float, B any](ctx context.Context, cfg Config, task Task[T, B]
 	defer r.tp.Release()
 	defer r.evalT.Release()
 	r.bar = newProgress(r.cfg.Quiet)
-	for epoch := start; epoch < cfg.Epochs; epoch++ {
+	for epoch := start; epoch < r.cfg.Epochs; epoch++ {
 		if epoch > start {
 			p = progressSums{}
 		}
-		stop, err := r.epoch(epoch, p)
-		if err != nil || stop {
-			return r.res, err
+		if stop, err := r.epoch(epoch, p); err != nil || stop {
+			return err
 		}
 	}
-	return r.res, nil
+	return nil
 }
 
 // begin removes the temporary files of interrupted saves and, resuming,
