@@ -110,13 +110,6 @@ func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 // made, its step counts at most the training iterations done).
 func (r *run[T, B]) checkMeta(path string, meta map[string]string) (resumeState, error) {
 	var st resumeState
-	name, nb, batchSize := r.cfg.Name, r.nb, math.MaxInt
-	if bs, ok := r.task.(interface{ batchSize() int }); ok {
-		batchSize = bs.batchSize()
-	}
-	if r.distributed() && batchSize < math.MaxInt {
-		batchSize *= r.cfg.Distributed.Size() // the global batch
-	}
 	whole := func(key string) (int, error) {
 		v, ok := meta[key]
 		if !ok {
@@ -140,88 +133,15 @@ func (r *run[T, B]) checkMeta(path string, meta map[string]string) (resumeState,
 	if err != nil {
 		return st, err
 	}
-	if batch > nb {
-		return st, metaError(path, "batch", meta["batch"], "more than the %d batches of an epoch", nb)
+	if batch > r.nb {
+		return st, metaError(path, "batch", meta["batch"], "more than the %d batches of an epoch", r.nb)
 	}
-
-	// The progress of the epoch under way.
-	pv, ok := meta["progress"]
-	if !ok {
-		return st, fmt.Errorf("checkpoint %s: metadata %q is missing", path, "progress")
+	if st.progress, err = r.checkProgress(path, meta, batch); err != nil {
+		return st, err
 	}
-	if err := decodeExact([]byte(pv), &st.progress); err != nil {
-		return st, metaError(path, "progress", pv, "%v", err)
+	if st.rows, err = r.checkRows(path, meta, st.epoch); err != nil {
+		return st, err
 	}
-	p := st.progress
-	badP := func(field string, v any, want string) error {
-		return metaError(path, "progress", pv, "field %q = %v: %s", field, v, want)
-	}
-	switch {
-	case p.Batches != batch:
-		return st, badP("batches", p.Batches, fmt.Sprintf("want %d, the metadata \"batch\"", batch))
-	case p.Seen < p.Batches || float64(p.Seen) > float64(p.Batches)*float64(batchSize):
-		return st, badP("seen", p.Seen, fmt.Sprintf("want between %d and %d×%d (batches × batch size)", p.Batches, p.Batches, batchSize))
-	case p.Correct < 0 || p.Correct > p.Seen:
-		return st, badP("correct", p.Correct, fmt.Sprintf("want between 0 and %d (seen)", p.Seen))
-	case !finiteNonNeg(p.LossSum) || p.Seen == 0 && p.LossSum != 0:
-		return st, badP("loss_sum", p.LossSum, "want a finite number ≥ 0 (0 when no batch is done)")
-	case p.FwdNFE < 0 || p.Seen == 0 && p.FwdNFE != 0:
-		return st, badP("fwd_nfe", p.FwdNFE, "want a whole number ≥ 0 (0 when no batch is done)")
-	case p.BwdNFE < 0 || p.Seen == 0 && p.BwdNFE != 0:
-		return st, badP("bwd_nfe", p.BwdNFE, "want a whole number ≥ 0 (0 when no batch is done)")
-	case !finiteNonNeg(p.Seconds):
-		return st, badP("seconds", p.Seconds, "want a finite number ≥ 0")
-	}
-
-	// The CSV rows of the finished epochs.
-	rv, ok := meta["rows"]
-	if !ok {
-		return st, fmt.Errorf("checkpoint %s: metadata %q is missing", path, "rows")
-	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal([]byte(rv), &raw); err != nil {
-		return st, metaError(path, "rows", rv, "%v", err)
-	}
-	splits := []string{"train"}
-	if r.evaluates() {
-		splits = append(splits, "test")
-	}
-	per := len(splits)
-	if len(raw) != per*st.epoch {
-		return st, metaError(path, "rows", rv, "%d rows, want %d for each of the %d epochs of \"epoch\"", len(raw), per, st.epoch)
-	}
-	st.rows = make([]Row, len(raw))
-	for i, b := range raw {
-		r := &st.rows[i]
-		if err := decodeExact(b, r); err != nil {
-			return st, metaError(path, "rows", rv, "row %d: %v", i+1, err)
-		}
-		split, epoch := splits[i%per], i/per+1
-		bad := func(field string, v any, want string) error {
-			return metaError(path, "rows", rv, "row %d (epoch %d, %s): field %q = %v: %s", i+1, epoch, split, field, v, want)
-		}
-		switch {
-		case r.Model != name:
-			return st, bad("model", strconv.Quote(r.Model), "want "+strconv.Quote(name))
-		case r.Split != split:
-			return st, bad("split", strconv.Quote(r.Split), "want "+strconv.Quote(split))
-		case r.Epoch != epoch:
-			return st, bad("epoch", r.Epoch, fmt.Sprintf("want %d", epoch))
-		case !finiteNonNeg(r.Loss):
-			return st, bad("loss", r.Loss, "want a finite number ≥ 0")
-		case !(r.Accuracy >= 0 && r.Accuracy <= 1):
-			return st, bad("accuracy", r.Accuracy, "want a number in [0, 1]")
-		case !finiteNonNeg(r.FwdNFE):
-			return st, bad("forward_nfe", r.FwdNFE, "want a finite number ≥ 0")
-		case !finiteNonNeg(r.BwdNFE):
-			return st, bad("backward_nfe", r.BwdNFE, "want a finite number ≥ 0")
-		case !finiteNonNeg(r.Seconds):
-			return st, bad("seconds", r.Seconds, "want a finite number ≥ 0")
-		case !finiteNonNeg(r.Elapsed):
-			return st, bad("elapsed", r.Elapsed, "want a finite number ≥ 0")
-		}
-	}
-
 	n, err := whole("parameters")
 	if err != nil {
 		return st, err
@@ -229,8 +149,101 @@ func (r *run[T, B]) checkMeta(path string, meta map[string]string) (resumeState,
 	if nparams := numel(r.task.Params()); n != nparams {
 		return st, metaError(path, "parameters", meta["parameters"], "the model has %d", nparams)
 	}
+	return st, r.checkOptimMeta(path, meta, float64(st.epoch)*float64(r.nb)+float64(batch))
+}
 
-	return st, r.checkOptimMeta(path, meta, float64(st.epoch)*float64(nb)+float64(batch))
+// checkProgress parses and range-checks the progress of the epoch under
+// way (batch batches done) in a checkpoint's metadata.
+func (r *run[T, B]) checkProgress(path string, meta map[string]string, batch int) (progressSums, error) {
+	var p progressSums
+	batchSize := math.MaxInt // unknown: a task's batches may be of any size
+	if bs, ok := r.task.(interface{ batchSize() int }); ok {
+		batchSize = bs.batchSize()
+		if r.distributed() {
+			batchSize *= r.cfg.Distributed.Size() // the global batch
+		}
+	}
+	pv, ok := meta["progress"]
+	if !ok {
+		return p, fmt.Errorf("checkpoint %s: metadata %q is missing", path, "progress")
+	}
+	if err := decodeExact([]byte(pv), &p); err != nil {
+		return p, metaError(path, "progress", pv, "%v", err)
+	}
+	badP := func(field string, v any, want string) error {
+		return metaError(path, "progress", pv, "field %q = %v: %s", field, v, want)
+	}
+	switch {
+	case p.Batches != batch:
+		return p, badP("batches", p.Batches, fmt.Sprintf("want %d, the metadata \"batch\"", batch))
+	case p.Seen < p.Batches || float64(p.Seen) > float64(p.Batches)*float64(batchSize):
+		return p, badP("seen", p.Seen, fmt.Sprintf("want between %d and %d×%d (batches × batch size)", p.Batches, p.Batches, batchSize))
+	case p.Correct < 0 || p.Correct > p.Seen:
+		return p, badP("correct", p.Correct, fmt.Sprintf("want between 0 and %d (seen)", p.Seen))
+	case !finiteNonNeg(p.LossSum) || p.Seen == 0 && p.LossSum != 0:
+		return p, badP("loss_sum", p.LossSum, "want a finite number ≥ 0 (0 when no batch is done)")
+	case p.FwdNFE < 0 || p.Seen == 0 && p.FwdNFE != 0:
+		return p, badP("fwd_nfe", p.FwdNFE, "want a whole number ≥ 0 (0 when no batch is done)")
+	case p.BwdNFE < 0 || p.Seen == 0 && p.BwdNFE != 0:
+		return p, badP("bwd_nfe", p.BwdNFE, "want a whole number ≥ 0 (0 when no batch is done)")
+	case !finiteNonNeg(p.Seconds):
+		return p, badP("seconds", p.Seconds, "want a finite number ≥ 0")
+	}
+	return p, nil
+}
+
+// checkRows parses and range-checks the CSV rows of the epochs finished
+// in a checkpoint's metadata: per epoch, a training row and, for an
+// Evaluator, a test row, in order, of this model.
+func (r *run[T, B]) checkRows(path string, meta map[string]string, epochs int) ([]Row, error) {
+	rv, ok := meta["rows"]
+	if !ok {
+		return nil, fmt.Errorf("checkpoint %s: metadata %q is missing", path, "rows")
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal([]byte(rv), &raw); err != nil {
+		return nil, metaError(path, "rows", rv, "%v", err)
+	}
+	splits := []string{"train"}
+	if r.evaluates() {
+		splits = append(splits, "test")
+	}
+	per := len(splits)
+	if len(raw) != per*epochs {
+		return nil, metaError(path, "rows", rv, "%d rows, want %d for each of the %d epochs of \"epoch\"", len(raw), per, epochs)
+	}
+	rows := make([]Row, len(raw))
+	for i, b := range raw {
+		row := &rows[i]
+		if err := decodeExact(b, row); err != nil {
+			return nil, metaError(path, "rows", rv, "row %d: %v", i+1, err)
+		}
+		split, epoch := splits[i%per], i/per+1
+		bad := func(field string, v any, want string) error {
+			return metaError(path, "rows", rv, "row %d (epoch %d, %s): field %q = %v: %s", i+1, epoch, split, field, v, want)
+		}
+		switch {
+		case row.Model != r.cfg.Name:
+			return nil, bad("model", strconv.Quote(row.Model), "want "+strconv.Quote(r.cfg.Name))
+		case row.Split != split:
+			return nil, bad("split", strconv.Quote(row.Split), "want "+strconv.Quote(split))
+		case row.Epoch != epoch:
+			return nil, bad("epoch", row.Epoch, fmt.Sprintf("want %d", epoch))
+		case !finiteNonNeg(row.Loss):
+			return nil, bad("loss", row.Loss, "want a finite number ≥ 0")
+		case !(row.Accuracy >= 0 && row.Accuracy <= 1):
+			return nil, bad("accuracy", row.Accuracy, "want a number in [0, 1]")
+		case !finiteNonNeg(row.FwdNFE):
+			return nil, bad("forward_nfe", row.FwdNFE, "want a finite number ≥ 0")
+		case !finiteNonNeg(row.BwdNFE):
+			return nil, bad("backward_nfe", row.BwdNFE, "want a finite number ≥ 0")
+		case !finiteNonNeg(row.Seconds):
+			return nil, bad("seconds", row.Seconds, "want a finite number ≥ 0")
+		case !finiteNonNeg(row.Elapsed):
+			return nil, bad("elapsed", row.Elapsed, "want a finite number ≥ 0")
+		}
+	}
+	return rows, nil
 }
 
 // checkOptimMeta checks the optimizer's scalars in a checkpoint's
