@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -433,5 +434,50 @@ func TestODERNNErrors(t *testing.T) {
 	var se *tensor.ShapeError
 	if errors.As(err, &se) {
 		t.Errorf("bad solver: a shape error %v", err)
+	}
+}
+
+// countingCell is a GRUCell that counts its steps.
+type countingCell struct {
+	*layers.GRUCell[float64]
+	steps *int
+}
+
+func (c countingCell) Step(tp *autograd.Tape[float64], x, h autograd.Var[float64]) autograd.Var[float64] {
+	*c.steps++
+	return c.GRUCell.Step(tp, x, h)
+}
+
+// TestODERNNSkipsUnobservedTimes: at a union time where no series has an
+// observation (t = 1 in irregular: series 3's channels are all masked) the
+// cell is not called: five steps for six times.
+func TestODERNNSkipsUnobservedTimes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 15))
+	var steps int
+	m := &models.ODERNN[float64]{Cell: countingCell{layers.NewGRUCell[float64](rng, 4, 3), &steps},
+		ODE: &odeblock.Block[float64]{Dynamics: models.NewGRUODE[float64](rng, 3), Solver: rk4}}
+	if _, err := m.Run(tape64(), irregular(t), autograd.Var[float64]{}, false); err != nil {
+		t.Fatal(err)
+	}
+	if steps != 5 {
+		t.Errorf("the cell took %d steps for 6 times, one unobserved: want 5", steps)
+	}
+}
+
+// TestGRUODEEvalShape: a state of the wrong width or rank panics with a
+// *tensor.ShapeError of the GRU-ODE's own, naming the shapes.
+func TestGRUODEEvalShape(t *testing.T) {
+	g := models.NewGRUODE[float64](rand.New(rand.NewPCG(16, 17)), 3)
+	for _, shape := range [][]int{{2, 4}, {2, 3, 1}} {
+		func() {
+			defer func() {
+				se, ok := recover().(*tensor.ShapeError)
+				if !ok || se.Op != "models.GRUODE" || !strings.Contains(se.Error(), fmt.Sprint(shape)) {
+					t.Errorf("state %v: panic %v, want the GRU-ODE's ShapeError naming it", shape, se)
+				}
+			}()
+			tp := tape64()
+			g.Eval(tp, 0, tp.Const(tensor.New[float64](shape...)))
+		}()
 	}
 }
