@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -84,23 +87,215 @@ func printModelSizes(out io.Writer, s runSettings, kinds []models.Kind) error {
 }
 
 // trainAll trains (or resumes) each model of kinds in turn, watching its
-// memory while it trains.
+// memory while it trains, and records its training batches in
+// batches.csv in s.out: after every epoch, after each model and when a
+// model's run fails or is interrupted, so that a resumed run finds the
+// batches of the epochs it will not train again.
 func trainAll(ctx context.Context, s runSettings, kinds []models.Kind, tr, te *data.Loader, out io.Writer, command string) ([]compareResult, error) {
+	log, err := newBatchLog(filepath.Join(s.out, "batches.csv"), kinds, s.resume)
+	if err != nil {
+		return nil, err
+	}
+	nb := tr.NumBatches()
 	var results []compareResult
 	for _, k := range kinds {
+		name := k.String()
+		hooks := trainHooks{
+			onStep: func(epoch, batches int, st train.Step) {
+				log.add(batchRow{Model: name, Epoch: epoch + 1, Batch: batches, Batches: nb, Loss: st.Loss,
+					N: st.N, Correct: st.Correct, FwdNFE: st.FwdNFE, BwdNFE: st.BwdNFE, Seconds: st.Seconds})
+			},
+			onEpoch: func(row, _ train.Row) error {
+				log.done[name] = row.Epoch
+				return log.write()
+			},
+		}
 		w := startMemWatch()
-		r, err := trainModel(ctx, s, k, tr, te, out, command)
+		r, err := trainModel(ctx, s, k, tr, te, out, command, hooks)
 		mem := w.stop()
 		if err != nil {
+			if werr := log.write(); werr != nil {
+				err = fmt.Errorf("%w (and writing %s: %v)", err, log.path, werr)
+			}
 			return nil, err
 		}
 		cr := compareResult{trainResult: *r}
 		if r.Ran {
 			cr.mem = &mem
 		}
+		log.done[name] = len(cr.split("train"))
+		cr.batches = log.merged(name)
+		if err := log.write(); err != nil {
+			return nil, err
+		}
 		results = append(results, cr)
 	}
 	return results, nil
+}
+
+// batchRow is one line of batches.csv: one training batch of one model,
+// as train.Config.OnStep reported it.
+type batchRow struct {
+	Model                 string
+	Epoch, Batch, Batches int     // the epoch (from 1), the batch in it (from 1), the epoch's batches
+	Loss                  float64 // the batch's mean cross-entropy
+	N, Correct            int     // its examples, and those predicted right
+	FwdNFE, BwdNFE        int     // the ODE block's evaluations in its forward and backward passes
+	Seconds               float64 // the step's wall time
+}
+
+// batchHeader is batches.csv's header; position, accuracy and efficacy
+// are derived from the other columns (and not read back).
+var batchHeader = []string{"model", "epoch", "batch", "batches", "position", "loss", "examples", "correct",
+	"accuracy", "forward_nfe", "backward_nfe", "efficacy", "seconds"}
+
+// position is the batch's place in epochs: the epochs before it plus the
+// fraction of its epoch done after it (the last batch of epoch e is at e).
+func (b batchRow) position() float64 {
+	return float64(b.Epoch-1) + float64(b.Batch)/float64(b.Batches)
+}
+
+// accuracy is the fraction of the batch's examples predicted right (while
+// it was being trained on, before the step).
+func (b batchRow) accuracy() float64 { return float64(b.Correct) / float64(b.N) }
+
+// efficacy is the batch's training accuracy per NFE of its iteration
+// (forward + backward): the per-batch counterpart of efficacy, which
+// needs a test accuracy only an epoch's end has.
+func (b batchRow) efficacy() float64 { return b.accuracy() / float64(b.FwdNFE+b.BwdNFE) }
+
+func (b batchRow) record() []string {
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	return []string{b.Model, strconv.Itoa(b.Epoch), strconv.Itoa(b.Batch), strconv.Itoa(b.Batches), g(b.position()),
+		g(b.Loss), strconv.Itoa(b.N), strconv.Itoa(b.Correct), g(b.accuracy()), strconv.Itoa(b.FwdNFE),
+		strconv.Itoa(b.BwdNFE), g(b.efficacy()), g(b.Seconds)}
+}
+
+// before reports whether a comes before b in training.
+func (b batchRow) before(c batchRow) bool {
+	return b.Epoch < c.Epoch || b.Epoch == c.Epoch && b.Batch < c.Batch
+}
+
+// batchLog is a comparison's batches.csv as it is being trained: the rows
+// this run reported and, when it resumes, those the file held before.
+type batchLog struct {
+	path  string
+	kinds []models.Kind
+	old   map[string][]batchRow // the file's rows when the run began (resuming)
+	rows  map[string][]batchRow // this run's
+	done  map[string]int        // epochs each model's checkpoint holds, once known
+}
+
+// newBatchLog starts the log of kinds' batches at path, with the rows the
+// file there holds when resuming (none when it does not exist).
+func newBatchLog(path string, kinds []models.Kind, resume bool) (*batchLog, error) {
+	l := &batchLog{path: path, kinds: kinds, old: map[string][]batchRow{}, rows: map[string][]batchRow{}, done: map[string]int{}}
+	if !resume {
+		return l, nil
+	}
+	rows, err := readBatchCSV(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w (move it away to resume without it)", err)
+	}
+	for _, r := range rows {
+		l.old[r.Model] = append(l.old[r.Model], r)
+	}
+	return l, nil
+}
+
+func (l *batchLog) add(r batchRow) { l.rows[r.Model] = append(l.rows[r.Model], r) }
+
+// merged returns a model's rows in training order: the old ones before the
+// first this run reported (the batches its checkpoint already held), then
+// this run's; none past the epochs its checkpoint holds, once known.
+func (l *batchLog) merged(model string) []batchRow {
+	fresh := l.rows[model]
+	var out []batchRow
+	for _, r := range l.old[model] {
+		if len(fresh) == 0 || r.before(fresh[0]) {
+			out = append(out, r)
+		}
+	}
+	out = append(out, fresh...)
+	slices.SortStableFunc(out, func(a, b batchRow) int {
+		if a.before(b) {
+			return -1
+		} else if b.before(a) {
+			return 1
+		}
+		return 0
+	})
+	if done, ok := l.done[model]; ok {
+		out = slices.DeleteFunc(out, func(r batchRow) bool { return r.Epoch > done })
+	}
+	return out
+}
+
+// write writes every model's merged rows to the log's file, through a
+// temporary file renamed into place.
+func (l *batchLog) write() error {
+	var rows []batchRow
+	for _, k := range l.kinds {
+		rows = append(rows, l.merged(k.String())...)
+	}
+	return writeBatchCSV(l.path, rows)
+}
+
+// writeBatchCSV writes rows as batches.csv to path.
+func writeBatchCSV(path string, rows []batchRow) error {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.Write(batchHeader)
+	for _, r := range rows {
+		w.Write(r.record())
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	return saveText(path, b.String())
+}
+
+// readBatchCSV reads a batches.csv.
+func readBatchCSV(path string) ([]batchRow, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 || !slices.Equal(recs[0], batchHeader) {
+		return nil, fmt.Errorf("%s: not a batches CSV (want the header %s)", path, strings.Join(batchHeader, ","))
+	}
+	var rows []batchRow
+	for n, rec := range recs[1:] {
+		bad := func(err error) error { return fmt.Errorf("%s, line %d: %w", path, n+2, err) }
+		r := batchRow{Model: rec[0]}
+		if _, err := models.ParseKind(r.Model); err != nil {
+			return nil, bad(err)
+		}
+		for k, v := range map[int]*int{1: &r.Epoch, 2: &r.Batch, 3: &r.Batches, 6: &r.N, 7: &r.Correct, 9: &r.FwdNFE, 10: &r.BwdNFE} {
+			if *v, err = strconv.Atoi(rec[k]); err != nil {
+				return nil, bad(err)
+			}
+		}
+		for k, v := range map[int]*float64{5: &r.Loss, 12: &r.Seconds} {
+			if *v, err = strconv.ParseFloat(rec[k], 64); err != nil {
+				return nil, bad(err)
+			}
+		}
+		if r.Epoch < 1 || r.Batch < 1 || r.Batch > r.Batches || r.N < 1 {
+			return nil, bad(fmt.Errorf("epoch %d, batch %d of %d, %d examples", r.Epoch, r.Batch, r.Batches, r.N))
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
 }
 
 // writeCompare writes the comparison's CSV, table and plots into s.out and
@@ -121,22 +316,40 @@ func writeCompare(s runSettings, results []compareResult, command string, out io
 		return err
 	}
 	fmt.Fprint(out, table)
-	fmt.Fprintf(out, "wrote %s: compare.csv, table.md, loss.png, efficacy.png, %s\n", s.out, checkpointSummary(results))
+	fmt.Fprintf(out, "wrote %s: compare.csv, batches.csv, table.md, loss.png, efficacy.png, %s\n", s.out, checkpointSummary(results))
 	return nil
 }
 
-// replotCompare redraws the plots in s.out from the compare.csv there.
+// replotCompare redraws the plots in s.out from the compare.csv there and
+// the batches.csv beside it when there is one (per epoch without it).
 func replotCompare(s runSettings, out io.Writer) error {
 	path := filepath.Join(s.out, "compare.csv")
 	results, err := readCompareCSV(path)
 	if err != nil {
 		return err
 	}
+	from := path
+	bpath := filepath.Join(s.out, "batches.csv")
+	rows, err := readBatchCSV(bpath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		from += " and " + bpath
+		for i := range results {
+			for _, r := range rows {
+				if r.Model == results[i].kind.String() {
+					results[i].batches = append(results[i].batches, r)
+				}
+			}
+		}
+	}
 	if err := comparePlots(s, results); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "redrew %s and %s from %s\n",
-		filepath.Join(s.out, "loss.png"), filepath.Join(s.out, "efficacy.png"), path)
+		filepath.Join(s.out, "loss.png"), filepath.Join(s.out, "efficacy.png"), from)
 	return nil
 }
 
@@ -203,10 +416,12 @@ func checkpointSummary(results []compareResult) string {
 	return "and each model's CSV and checkpoint"
 }
 
-// compareResult is one model's run, with its memory when it ran here.
+// compareResult is one model's run, with its memory when it ran here and
+// its training batches (batches.csv's rows) when known.
 type compareResult struct {
 	trainResult
-	mem *memUse
+	mem     *memUse
+	batches []batchRow
 }
 
 // split returns the model's rows of one split.
@@ -271,7 +486,7 @@ func compareTable(s runSettings, results []compareResult, command string) string
 		b.WriteString(" (This kernel would not reset the mark, so it is the process's peak so far: getrusage's ru_maxrss.)")
 	}
 	b.WriteString("\n- *peak heap*: the largest Go heap (live and not yet collected objects) sampled every 10 ms during that model's run.\n")
-	b.WriteString("- Plots: loss.png (training loss per epoch) and efficacy.png (efficacy per epoch), the paper's Figure 2.\n")
+	b.WriteString("- Plots (the paper's Figure 2): loss.png, the training loss of every batch (light) and its trailing mean over a quarter of an epoch's batches; efficacy.png, per batch the batch's training accuracy divided by its forward + backward NFE (the test accuracy exists only at an epoch's end), light and as the same trailing mean. The batches' numbers are in batches.csv.\n")
 	return b.String()
 }
 
@@ -282,29 +497,51 @@ func countOrAll(n int) string {
 	return fmt.Sprint(n)
 }
 
-// comparePlots draws training loss and efficacy per epoch, one line per
-// model, into loss.png and efficacy.png. Per epoch is the finest the
-// training loop reports the loss at (Config.OnBatch carries no numbers);
-// efficacy needs the epoch's test accuracy.
+// comparePlots draws training loss and efficacy, one line per model, into
+// loss.png and efficacy.png: per logged batch for the models whose batches
+// are known (each batch's value a thin light line, their trailing mean
+// over a quarter of an epoch the styled line; efficacy there is the
+// batch's training accuracy per NFE, batchRow.efficacy), else per epoch
+// (efficacy with the epoch's test accuracy).
 func comparePlots(s runSettings, results []compareResult) error {
 	var loss, eff []series
+	perBatch, perEpoch := false, false
 	for _, r := range results {
-		tr, te := r.split("train"), r.split("test")
 		ls, es := series{name: r.kind.Title()}, series{name: r.kind.Title()}
-		for i, row := range tr {
-			ls.xs, ls.ys = append(ls.xs, float64(row.Epoch)), append(ls.ys, row.Loss)
-			if i < len(te) {
-				es.xs, es.ys = append(es.xs, float64(row.Epoch)), append(es.ys, efficacy(row, te[i]))
+		if len(r.batches) > 0 {
+			perBatch = true
+			for _, b := range r.batches {
+				ls.rawXs, ls.rawYs = append(ls.rawXs, b.position()), append(ls.rawYs, b.Loss)
+				es.rawXs, es.rawYs = append(es.rawXs, b.position()), append(es.rawYs, b.efficacy())
+			}
+			w := (r.batches[0].Batches + 3) / 4
+			ls.xs, ls.ys = ls.rawXs, trailingMean(ls.rawYs, w)
+			es.xs, es.ys = es.rawXs, trailingMean(es.rawYs, w)
+		} else {
+			perEpoch = true
+			tr, te := r.split("train"), r.split("test")
+			for i, row := range tr {
+				ls.xs, ls.ys = append(ls.xs, float64(row.Epoch)), append(ls.ys, row.Loss)
+				if i < len(te) {
+					es.xs, es.ys = append(es.xs, float64(row.Epoch)), append(es.ys, efficacy(row, te[i]))
+				}
 			}
 		}
 		loss, eff = append(loss, ls), append(eff, es)
+	}
+	lossY, effY := "cross-entropy (mean over the epoch's batches)", "test accuracy per NFE (fwd + bwd)"
+	switch {
+	case perBatch && !perEpoch:
+		lossY, effY = "cross-entropy per batch (line: trailing mean)", "training accuracy per NFE, per batch"
+	case perBatch:
+		lossY, effY = "cross-entropy (per batch or per epoch)", "accuracy per NFE (train per batch, test per epoch)"
 	}
 	for _, fig := range []struct {
 		file, title, ylabel string
 		ss                  []series
 	}{
-		{"loss.png", "Training loss on " + s.dataset, "cross-entropy (mean over the epoch's batches)", loss},
-		{"efficacy.png", "Efficacy on " + s.dataset, "test accuracy per NFE (fwd + bwd)", eff},
+		{"loss.png", "Training loss on " + s.dataset, lossY, loss},
+		{"efficacy.png", "Efficacy on " + s.dataset, effY, eff},
 	} {
 		p, err := linePlot(fig.title, "epoch", fig.ylabel, false, fig.ss)
 		if err != nil {
@@ -314,9 +551,31 @@ func comparePlots(s runSettings, results []compareResult) error {
 		// A little room either side so that the first and last epochs'
 		// markers are not cut by the axes.
 		p.X.Min, p.X.Max = p.X.Min-0.1, p.X.Max+0.1
+		if perBatch {
+			p.X.Min = math.Min(p.X.Min, 0)
+		}
 		if err := savePNG(p, 7, 4, filepath.Join(s.out, fig.file)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// trailingMean returns each of ys averaged with the w−1 before it (fewer
+// at the start), leaving out the non-finite ones.
+func trailingMean(ys []float64, w int) []float64 {
+	out := make([]float64, len(ys))
+	for i := range ys {
+		sum, n := 0.0, 0
+		for _, y := range ys[max(0, i-w+1) : i+1] {
+			if !math.IsNaN(y) && !math.IsInf(y, 0) {
+				sum, n = sum+y, n+1
+			}
+		}
+		out[i] = math.NaN()
+		if n > 0 {
+			out[i] = sum / float64(n)
+		}
+	}
+	return out
 }

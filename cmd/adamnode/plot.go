@@ -15,10 +15,34 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// series is one named line of a figure.
+// series is one named line of a figure, and optionally the values it
+// summarises (rawXs, rawYs: a smoothed line's unsmoothed points), drawn
+// under every figure's lines as a thin light line in the series' colour.
 type series struct {
-	name   string
-	xs, ys []float64
+	name         string
+	xs, ys       []float64
+	rawXs, rawYs []float64
+}
+
+// finitePoints returns the points of xs, ys with a finite y (and a
+// positive one when logY).
+func finitePoints(xs, ys []float64, logY bool) plotter.XYs {
+	var pts plotter.XYs
+	for k := range xs {
+		y := ys[k]
+		if math.IsNaN(y) || math.IsInf(y, 0) || logY && y <= 0 {
+			continue
+		}
+		pts = append(pts, plotter.XY{X: xs[k], Y: y})
+	}
+	return pts
+}
+
+// lighten mixes c with white, keeping the fraction keep of c.
+func lighten(c color.Color, keep float64) color.Color {
+	r, g, b, _ := c.RGBA()
+	mix := func(v uint32) uint8 { return uint8(keep*float64(v>>8) + (1-keep)*255 + 0.5) }
+	return color.RGBA{mix(r), mix(g), mix(b), 255}
 }
 
 // lineStyle is the look of the i-th line of a figure: its own colour, dash
@@ -132,14 +156,19 @@ func linePlot(title, xlabel, ylabel string, logY bool, ss []series) (*plot.Plot,
 	grid.Vertical.Color, grid.Horizontal.Color = color.Gray{Y: 225}, color.Gray{Y: 225}
 	p.Add(grid)
 	for i, s := range ss {
-		var pts plotter.XYs
-		for k := range s.xs {
-			y := s.ys[k]
-			if math.IsNaN(y) || math.IsInf(y, 0) || logY && y <= 0 {
-				continue
-			}
-			pts = append(pts, plotter.XY{X: s.xs[k], Y: y})
+		raw := finitePoints(s.rawXs, s.rawYs, logY)
+		if len(raw) == 0 {
+			continue
 		}
+		l, err := plotter.NewLine(raw)
+		if err != nil {
+			return nil, fmt.Errorf("plot %q: line %q: %w", title, s.name, err)
+		}
+		l.Color, l.Width = lighten(styleOf(i).color, 0.35), vg.Points(0.75)
+		p.Add(l)
+	}
+	for i, s := range ss {
+		pts := finitePoints(s.xs, s.ys, logY)
 		if len(pts) == 0 {
 			continue
 		}

@@ -68,7 +68,7 @@ func trainDistributed(ctx context.Context, s runSettings, kind models.Kind, out 
 		fmt.Fprintf(out, "%s on %s, %d ranks: %d training images in global batches of %d, %d test images; %s\n",
 			kind.Title(), s.dataset, c.Size(), tr.Len(), s.batch, te.Len(), s.describe())
 		var r *trainResult
-		if r, err = trainModel(ctx, s, kind, tr, te, out, command); err == nil {
+		if r, err = trainModel(ctx, s, kind, tr, te, out, command, trainHooks{}); err == nil {
 			fmt.Fprintln(out, r.Wrote())
 			if r.AllReduces > 0 {
 				fmt.Fprintf(out, "all-reduce of %d numbers: %.2f ms per step over %d steps (rank 0; waiting for the slowest rank included)\n",
@@ -93,7 +93,7 @@ func trainOne(ctx context.Context, s runSettings, kind models.Kind, out io.Write
 	}
 	fmt.Fprintf(out, "%s on %s: %d training images in batches of %d, %d test images; %s\n",
 		kind.Title(), s.dataset, tr.Len(), s.batch, te.Len(), s.describe())
-	r, err := trainModel(ctx, s, kind, tr, te, out, command)
+	r, err := trainModel(ctx, s, kind, tr, te, out, command, trainHooks{})
 	if err != nil {
 		return err
 	}
@@ -122,11 +122,19 @@ type trainResult struct {
 	counts models.ParamCounts
 }
 
+// trainHooks are what a caller of trainModel may watch besides the result:
+// every training batch (train.Config.OnStep) and every epoch's rows, after
+// its files are written (train.Config.OnEpoch); nil ones are not called.
+type trainHooks struct {
+	onStep  func(epoch, batches int, st train.Step)
+	onEpoch func(train, test train.Row) error
+}
+
 // trainModel trains model kind under s with package train, writing its
 // CSV and checkpoint into s.out after every epoch (and the checkpoint on
 // Ctrl-C). A checkpoint this run cannot continue (another model, more
 // epochs than --epochs) is a usage error.
-func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *data.Loader, out io.Writer, command string) (*trainResult, error) {
+func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *data.Loader, out io.Writer, command string, hooks trainHooks) (*trainResult, error) {
 	// The model and its optimizer (one per replica: identical, from the seed).
 	build := func() (*models.Classifier[float32], optim.Optimizer[float32], error) {
 		m, err := models.New[float32](rand.New(rand.NewPCG(s.seed, 0)), s.modelConfig(kind))
@@ -145,7 +153,7 @@ func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *da
 	}
 	cfg := train.Config{Name: kind.String(), Dir: s.out, Epochs: s.epochs, Clip: s.clip, Resume: s.resume,
 		Meta: meta, CheckResume: s.checkIdentity, Log: out, Quiet: s.quiet, OnBatch: s.onBatch, Backend: s.backend,
-		Settings: s.agreement(kind)}
+		Settings: s.agreement(kind), OnStep: hooks.onStep, OnEpoch: hooks.onEpoch}
 	if s.comm != nil {
 		cfg.Distributed = s.comm
 	}

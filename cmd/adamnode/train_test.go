@@ -317,6 +317,8 @@ func TestCompareTiny(t *testing.T) {
 	if recs := readCSV(t, filepath.Join(out, "compare.csv")); len(recs) != 1+6*2*2 {
 		t.Errorf("compare.csv has %d lines, want %d", len(recs), 1+6*2*2)
 	}
+	// 24 training images in batches of 8: three batches an epoch.
+	checkBatches(t, filepath.Join(out, "batches.csv"), []string{"node", "anode", "sonode", "hbnode", "ghbnode", "adamnode"}, 2, 3)
 	for _, name := range []string{"loss.png", "efficacy.png"} {
 		f, err := os.Open(filepath.Join(out, name))
 		if err != nil {
