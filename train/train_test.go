@@ -3,6 +3,7 @@ package train_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -177,5 +178,87 @@ func TestConfigChecked(t *testing.T) {
 		if _, err := train.Run[float32](context.Background(), train.Config{Name: "x", Epochs: 1}, c.m, c.opt, c.tr, c.te); err == nil || !strings.Contains(err.Error(), "needs a model, an optimizer and both loaders") {
 			t.Errorf("no %s: %v, want an error saying what Run needs", c.name, err)
 		}
+	}
+}
+
+// TestResumeChecksParametersAndOptimizer: a checkpoint whose parameter
+// count or optimizer hyperparameters are not the run's, or that lacks the
+// count, is refused with an error naming the field, before anything loads.
+func TestResumeChecksParametersAndOptimizer(t *testing.T) {
+	dir := t.TempDir()
+	tr, te := loaders(t)
+	m := newLinear[float32](7)
+	opt := optim.NewAdam(m.Params(), optim.AdamDefaults())
+	cfg := train.Config{Name: "lin", Dir: dir, Epochs: 1, Quiet: true}
+	if _, err := train.Run[float32](context.Background(), cfg, m, opt, tr, te); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "lin.safetensors")
+	st, err := layers.ReadSafetensorsFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := map[string]string{}
+	for k, v := range st.Metadata {
+		if !strings.HasPrefix(k, optim.Prefix) {
+			base[k] = v
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		spoil func(meta map[string]string) optim.Optimizer[float32]
+		want  string
+	}{
+		{"parameter count", func(meta map[string]string) optim.Optimizer[float32] {
+			meta["parameters"] = "5"
+			return opt
+		}, `"parameters" = "5": the model has 99`},
+		{"no parameter count", func(meta map[string]string) optim.Optimizer[float32] {
+			delete(meta, "parameters")
+			return opt
+		}, `"parameters" is missing`},
+		{"learning rate", func(map[string]string) optim.Optimizer[float32] {
+			return optim.NewAdam(m.Params(), optim.AdamConfig{LR: 0.5})
+		}, "lr"},
+	} {
+		meta := maps.Clone(base)
+		if err := layers.SaveCheckpoint(path, m.Params(), c.spoil(meta), meta); err != nil {
+			t.Fatal(err)
+		}
+		cfg := cfg
+		cfg.Epochs, cfg.Resume = 2, true
+		if _, err := train.Run[float32](context.Background(), cfg, m, opt, tr, te); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestResumeAfterInterruptedEvaluation: a run interrupted during an
+// epoch's evaluation (every batch trained) saves that, and resumes to the
+// straight run's parameters and rows, bit for bit.
+func TestResumeAfterInterruptedEvaluation(t *testing.T) {
+	straight, rows, err := run(t, context.Background(), train.Config{Name: "lin", Dir: t.TempDir(), Epochs: 2, Quiet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := train.Config{Name: "lin", Dir: dir, Epochs: 2, Quiet: true, OnBatch: func(epoch, batches int) {
+		if epoch == 0 && batches == 5 { // the epoch's last batch
+			cancel()
+		}
+	}}
+	_, _, err = run(t, ctx, cfg)
+	var ie *train.InterruptedError
+	if !errors.As(err, &ie) || ie.Epoch != 0 || ie.Batch != 5 {
+		t.Fatalf("interrupted run: %v, want one interrupted after batch 5 of epoch 1", err)
+	}
+	cfg.OnBatch, cfg.Resume = nil, true
+	resumed, rrows, err := run(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(resumed, straight) || !reflect.DeepEqual(rrows, rows) {
+		t.Errorf("resumed run differs from the straight one:\n%v\n%v", rrows, rows)
 	}
 }
