@@ -25,7 +25,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	var f trainFlags
 	names := fs.String("models", "node,anode,sonode,hbnode,ghbnode,adamnode", "comma-separated models to train, in this order")
 	addTrainFlags(fs, &f, "out/compare")
-	replot := fs.Bool("replot", false, "only redraw loss.png and efficacy.png in --out from its compare.csv (trains nothing; --dataset names the data in the titles)")
+	replot := fs.Bool("replot", false, "only redraw loss.png and efficacy.png in --out from its compare.csv and batches.csv (per epoch without batches.csv; trains nothing; --dataset names the data in the titles)")
 	if err := parseFlags(fs, args, out); err != nil {
 		return err
 	}
