@@ -423,3 +423,33 @@ func TestOnStep(t *testing.T) {
 		}
 	}
 }
+
+// plainTask is a Task of its own methods, none of Sampled's promoted.
+type plainTask struct{ s *train.Sampled[float64, points] }
+
+func (p plainTask) Params() []*autograd.Param[float64] { return p.s.Params() }
+func (p plainTask) NumBatches() int                    { return p.s.NumBatches() }
+func (p plainTask) Batches(ctx context.Context, epoch int) iter.Seq2[points, error] {
+	return p.s.Batches(ctx, epoch)
+}
+func (p plainTask) Loss(tp *autograd.Tape[float64], b points) (train.Loss[float64], error) {
+	return p.s.Loss(tp, b)
+}
+
+// TestFitPlainTask: a task of the user's own type trains, and Fit without
+// an optimizer, or with a nil task of that type, is an error.
+func TestFitPlainTask(t *testing.T) {
+	task, _ := regression(17, 0, 1)
+	cfg := train.Config{Name: "plain", Epochs: 2, Quiet: true}
+	res, err := train.Fit(context.Background(), cfg, plainTask{task}, optim.NewSGD(task.Params(), optim.SGDConfig{LR: 0.1}))
+	if err != nil || len(res.Rows) != 2 || !(res.Rows[1].Loss < res.Rows[0].Loss) {
+		t.Fatalf("plain task: %v, rows %+v", err, res)
+	}
+	if _, err := train.Fit[float64, points](context.Background(), cfg, plainTask{task}, nil); err == nil || !strings.Contains(err.Error(), "needs a task and an optimizer") {
+		t.Errorf("no optimizer: %v", err)
+	}
+	var none *plainTask
+	if _, err := train.Fit[float64, points](context.Background(), cfg, none, optim.NewSGD(task.Params(), optim.SGDConfig{LR: 0.1})); err == nil || !strings.Contains(err.Error(), "needs a task and an optimizer") {
+		t.Errorf("a nil task: %v", err)
+	}
+}
