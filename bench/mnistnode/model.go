@@ -94,7 +94,8 @@ func New(seed uint64, mode odeblock.GradMode) *Model {
 		W3: weight(rng, "f.3.weight", c, n+1, 1, 1), B3: uniform(rng, "f.3.bias", n+1, c),
 		HW: weight(rng, "head.weight", 10, c*side*side), HB: uniform(rng, "head.bias", c*side*side, 10),
 	}
-	m.Dyn = odeblock.NewAdamNODE[float32](field{m}, -5, 5, odeblock.ScaleSoftplus)
+	s := odeblock.PaperScalars()
+	m.Dyn = odeblock.NewAdamNODE[float32](field{m}, s.R1, s.R2, s.Scale)
 	m.Block = &odeblock.Block[float32]{Dynamics: m.Dyn, Times: []float64{0, 1}, Mode: mode,
 		Solver: odeblock.Options{RTol: 1e-4, ATol: 1e-4}}
 	return m

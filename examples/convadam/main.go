@@ -47,7 +47,8 @@ func newModel(rng *rand.Rand, c, hidden, side int, mode odeblock.GradMode) *mode
 		Add("t2", layers.TimeConcat[float32]{}).
 		Add("conv2", layers.NewConv2D[float32](rng, hidden+1, c, 3, tensor.ConvParams{Pad: 1}))
 	layers.Prefix("f", f)
-	dyn := odeblock.NewAdamNODE[float32](f, -5, 5, odeblock.ScaleSoftplus)
+	s := odeblock.PaperScalars() // the authors' r1, r2 and s(v)
+	dyn := odeblock.NewAdamNODE[float32](f, s.R1, s.R2, s.Scale)
 	head := layers.NewLinear[float32](rng, c*side*side, 10)
 	layers.Prefix("head", head)
 	return &model{
