@@ -20,7 +20,8 @@
 // the models' hidden width. Each model writes MODEL.csv (a row per epoch
 // and split) and MODEL.safetensors (parameters, Adam state and the run's
 // metadata) into --out after every epoch; compare adds compare.csv,
-// table.md, loss.png and efficacy.png.
+// batches.csv (every training batch of every model), table.md, loss.png and
+// efficacy.png (per batch; --replot redraws them from the CSVs).
 package main
 
 import (
