@@ -143,3 +143,50 @@ func TestCheckGradientsWorstElements(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckGradientsStepAndTies: each element is perturbed by
+// Step·max(1, |x|) either way, and of two elements with equal errors the
+// first checked is reported.
+func TestCheckGradientsStepAndTies(t *testing.T) {
+	w := ag.NewParam("w", tensor.FromSlice([]float64{100, 0.5}, 2))
+	var seen []float64
+	f := func(tp *ag.Tape[float64]) ag.Var[float64] {
+		seen = append(seen, w.Value.Data()...)
+		return ag.Sum(ag.Square(tp.Param(w)))
+	}
+	if _, err := ag.CheckGradients(f, []*ag.Param[float64]{w}, ag.GradCheckOptions{Step: 1e-6}); err != nil {
+		t.Fatal(err)
+	}
+	// The first call records the gradients; then x₀ ± 1e-4 and x₁ ± 1e-6.
+	want := []float64{100, 0.5, 100 + 1e-4, 0.5, 100 - 1e-4, 0.5, 100, 0.5 + 1e-6, 100, 0.5 - 1e-6}
+	if len(seen) != len(want) {
+		t.Fatalf("f saw %v, want %v", seen, want)
+	}
+	for i := range want {
+		if math.Abs(seen[i]-want[i]) > 1e-12 {
+			t.Fatalf("f saw %v, want %v", seen, want)
+		}
+	}
+	// Two elements alike, both 1% off: the same errors; the first is worst.
+	twin := ag.NewParam("twin", tensor.FromSlice([]float64{2, 2}, 2))
+	g := func(tp *ag.Tape[float64]) ag.Var[float64] { return ag.Sum(wrongSquareAt(tp.Param(twin), 0, 1)) }
+	rep, err := ag.CheckGradients(g, []*ag.Param[float64]{twin}, ag.GradCheckOptions{})
+	if err == nil || rep.WorstAbs.AbsErr == 0 {
+		t.Fatalf("%v: the 1%% errors were not found", err)
+	}
+	if rep.WorstAbs.Index[0] != 0 || rep.WorstRel.Index[0] != 0 {
+		t.Errorf("worst elements %v and %v of two equal errors, want the first, [0]", rep.WorstAbs.Index, rep.WorstRel.Index)
+	}
+}
+
+// wrongSquareAt is x² with its derivative 1% off at the elements bad.
+func wrongSquareAt(x ag.Var[float64], bad ...int) ag.Var[float64] {
+	xv := x.Value()
+	return ag.Custom("wrongSquareAt", tensor.Mul(xv, xv), func(gy *tensor.Tensor[float64]) ([]*tensor.Tensor[float64], error) {
+		gx := tensor.Scale(tensor.Mul(gy, xv), 2)
+		for _, k := range bad {
+			gx.Data()[k] *= 1.01
+		}
+		return []*tensor.Tensor[float64]{gx}, nil
+	}, x)
+}
