@@ -2,6 +2,7 @@ package odeblock_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -195,6 +196,40 @@ func TestOutputsInsideJumps(t *testing.T) {
 		t.Errorf("Checkpoint against Backprop: relative difference %.3g", d)
 	}
 	rep, err := autograd.CheckGradients(block(odeblock.Backprop{}), params, autograd.GradCheckOptions{Step: 1e-6, AbsTol: 1e-7, RelTol: 1e-5})
+	if err != nil {
+		t.Errorf("%v\n%v", err, rep)
+	}
+}
+
+// TestOutputsInsideBackwards: a trajectory backwards in time (decreasing
+// Times) takes its outputs inside steps too: the adjoint's steps and
+// values, Checkpoint's gradients, central differences.
+func TestOutputsInsideBackwards(t *testing.T) {
+	f := families(8)[0] // node
+	times := slices.Clone(insideTimes)
+	slices.Reverse(times)
+	solver := odeblock.Options{RTol: 1, ATol: 1, FirstStep: 0.1, MaxStep: 0.1}
+	values := func(mode odeblock.GradMode) ([]float64, odeblock.BlockStats) {
+		b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: mode}
+		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+		z, err := b.Trajectory(tp, f.state(tp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return z.Value().Data(), b.Stats()
+	}
+	adj, as := values(odeblock.Adjoint{})
+	bpv, bs := values(odeblock.Backprop{})
+	if bs.Forward.Accepted != 10 || as.Forward.Accepted != 10 || maxRelDiff(bpv, adj) > 1e-14 {
+		t.Fatalf("Backprop took %d steps (the adjoint %d), values %.3g from the adjoint's; want 10, equal", bs.Forward.Accepted, as.Forward.Accepted, maxRelDiff(bpv, adj))
+	}
+	bp := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Backprop{}}
+	gb, _ := gradients(t, f, bp)
+	gc, _ := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Checkpoint{}})
+	if d := maxRelDiff(gc, gb); d > 1e-12 {
+		t.Errorf("Checkpoint against Backprop: relative difference %.3g", d)
+	}
+	rep, err := autograd.CheckGradients(blockFunc(t, f, bp), f.params(), autograd.GradCheckOptions{Step: 1e-6, AbsTol: 1e-7, RelTol: 1e-5})
 	if err != nil {
 		t.Errorf("%v\n%v", err, rep)
 	}

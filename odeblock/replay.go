@@ -94,7 +94,7 @@ func (p *pass[T]) replay(z0 autograd.Var[T], traj bool) autograd.Var[T] {
 			// cy0·y0 + cy1·y1 + h·Σ w_i·k_i, the dense output.
 			outs[o.k] = autograd.Add(autograd.Scale(y0, T(o.cy0)), combine(autograd.Scale(y, T(o.cy1)), h, o.w, ks))
 		}
-		if sp.out > 0 {
+		if sp.out != 0 {
 			outs[sp.out] = y
 		}
 	}

@@ -2,6 +2,7 @@ package odeblock
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -17,7 +18,7 @@ type step[T tensor.Float] struct {
 	geom   stepGeom
 	y0     []T             // Checkpoint: the state at its start
 	stages []*stageTape[T] // Backprop: its stages, recorded
-	out    int             // index into Times of the output at its end, or −1
+	out    int             // index into Times of the output at its end, or 0 (z0's: none)
 	inner  []int           // indices into Times of the outputs strictly inside it (dense output)
 }
 
@@ -36,19 +37,21 @@ func (p *pass[T]) logStep(si StepInfo[T]) *step[T] {
 	if !si.Accepted {
 		return nil
 	}
-	st := step[T]{geom: si.geom, out: -1}
-	dir := 1.0
-	if p.ts[len(p.ts)-1] < p.ts[0] {
-		dir = -1
-	}
+	st := step[T]{geom: si.geom}
+	dir := math.Copysign(1, p.ts[len(p.ts)-1]-p.ts[0])
 	p.nextOut = max(p.nextOut, 1)
-	for p.nextOut < len(p.ts) && (p.ts[p.nextOut]-si.End)*dir < 0 {
-		st.inner = append(st.inner, p.nextOut)
+	for _, t := range p.ts[p.nextOut:] {
+		d := (t - si.End) * dir
+		if d > 0 {
+			break
+		}
+		k := p.nextOut
 		p.nextOut++
-	}
-	if p.nextOut < len(p.ts) && p.ts[p.nextOut] == si.End {
-		st.out = p.nextOut
-		p.nextOut++
+		if d == 0 {
+			st.out = k
+			break
+		}
+		st.inner = append(st.inner, k)
 	}
 	p.steps = append(p.steps, st)
 	return &p.steps[len(p.steps)-1]
@@ -243,7 +246,7 @@ func (w *stepAdjoint[T]) seed(j int) {
 	s := tb.Stages()
 	sp := &p.steps[j]
 	inner := p.innerOutputs(sp)
-	if sp.out > 0 {
+	if sp.out != 0 {
 		axpy(w.ybar, 1, w.row(sp.out))
 	}
 	for _, o := range inner {
