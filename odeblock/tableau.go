@@ -88,6 +88,33 @@ func (tb *Tableau) Adaptive() bool { return tb.E != nil }
 
 // validate checks the tableau's internal consistency.
 func (tb *Tableau) validate() error {
+	if err := tb.validateShape(); err != nil {
+		return err
+	}
+	if tb.rodas != nil {
+		return nil // a Rosenbrock method's weights, not an explicit RK method's (rodas.go)
+	}
+	if err := tb.validateDenseStages(); err != nil {
+		return err
+	}
+	if err := tb.validateCoefficients(); err != nil {
+		return err
+	}
+	return tb.validateDense()
+}
+
+// stageRows returns the rows of the stage matrix: A, or IA for an
+// implicit method.
+func (tb *Tableau) stageRows() [][]float64 {
+	if tb.IA != nil {
+		return tb.IA
+	}
+	return tb.A
+}
+
+// validateShape checks the sizes of the coefficients, the rows of A (or
+// IA), FSAL's conditions and the order.
+func (tb *Tableau) validateShape() error {
 	s := len(tb.C)
 	if s > 16 {
 		return fmt.Errorf("odeblock: tableau %q: %d stages, at most 16 are supported", tb.Name, s)
@@ -95,12 +122,9 @@ func (tb *Tableau) validate() error {
 	if s == 0 || len(tb.A) != s || len(tb.B) != s || (tb.E != nil && len(tb.E) != s) || (tb.Mid != nil && len(tb.Mid) != s) {
 		return fmt.Errorf("odeblock: tableau %q: inconsistent sizes", tb.Name)
 	}
-	rows := tb.A
-	if tb.IA != nil {
-		rows = tb.IA
-		if len(rows) != s || tb.FSAL || tb.E != nil {
-			return fmt.Errorf("odeblock: tableau %q: an implicit method takes an s × s IA, no FSAL and no error estimate", tb.Name)
-		}
+	rows := tb.stageRows()
+	if tb.IA != nil && (len(rows) != s || tb.FSAL || tb.E != nil) {
+		return fmt.Errorf("odeblock: tableau %q: an implicit method takes an s × s IA, no FSAL and no error estimate", tb.Name)
 	}
 	for i, row := range rows {
 		if want := i; len(row) != want && (tb.IA == nil || len(row) != s) {
@@ -124,9 +148,13 @@ func (tb *Tableau) validate() error {
 	if tb.Order < 1 {
 		return fmt.Errorf("odeblock: tableau %q: order %d", tb.Name, tb.Order)
 	}
-	if tb.rodas != nil {
-		return nil // a Rosenbrock method's weights, not an explicit RK method's (rodas.go)
-	}
+	return nil
+}
+
+// validateDenseStages checks the dense-output stages (DenseC, DenseA) and
+// E3's size.
+func (tb *Tableau) validateDenseStages() error {
+	s := len(tb.C)
 	if len(tb.DenseA) != len(tb.DenseC) || (len(tb.DenseC) > 0 && tb.Dense == nil) || s+len(tb.DenseC) > 16 {
 		return fmt.Errorf("odeblock: tableau %q: DenseC and DenseA need as many entries, a Dense function, and at most 16 stages in all", tb.Name)
 	}
@@ -145,10 +173,14 @@ func (tb *Tableau) validate() error {
 	if tb.E3 != nil && (len(tb.E3) != s || tb.E == nil) {
 		return fmt.Errorf("odeblock: tableau %q: E3 needs E and %d entries", tb.Name, s)
 	}
-	// Coefficients: finite numbers, nodes inside the step (f is never
-	// evaluated outside the span of a solve), and the consistency
-	// conditions every method of order ≥ 1 meets: Σ_j A[i][j] = C[i],
-	// Σ B = 1, Σ E = 0 (both weights sum to 1), Σ Mid = ½.
+	return nil
+}
+
+// validateCoefficients checks that the coefficients are finite numbers,
+// the nodes inside the step (f is never evaluated outside the span of a
+// solve), and the consistency conditions every method of order ≥ 1 meets:
+// Σ_j A[i][j] = C[i], Σ B = 1, Σ E = 0 (both weights sum to 1), Σ Mid = ½.
+func (tb *Tableau) validateCoefficients() error {
 	const tol = 1e-12
 	near := func(x, want float64) bool { return math.Abs(x-want) <= tol*math.Max(1, math.Abs(want)) }
 	// sum returns Σ xs, or the index of an entry that is not finite.
@@ -165,6 +197,7 @@ func (tb *Tableau) validate() error {
 	notFinite := func(name string, j int, x float64) error {
 		return fmt.Errorf("odeblock: tableau %q: %s[%d] = %g is not finite", tb.Name, name, j, x)
 	}
+	rows := tb.stageRows()
 	for i, c := range tb.C {
 		if !(c >= 0 && c <= 1) || (i == 0 && c != 0 && tb.IA == nil) {
 			return fmt.Errorf("odeblock: tableau %q: node C[%d] = %g outside [0, 1] (C[0] must be 0)", tb.Name, i, c)
@@ -193,18 +226,26 @@ func (tb *Tableau) validate() error {
 			return fmt.Errorf("odeblock: tableau %q: %s sums to %g, want %g", tb.Name, w.name, t, w.want)
 		}
 	}
-	if tb.Dense != nil {
-		w := make([]float64, s+len(tb.DenseC))
-		for _, th := range []float64{0, 1} {
-			tb.Dense(th, w)
-			for i, v := range w {
-				want := 0.0
-				if th == 1 && i < s {
-					want = tb.B[i]
-				}
-				if math.IsNaN(v) || math.Abs(v-want) > 1e-12 {
-					return fmt.Errorf("odeblock: tableau %q: dense weight %d at θ = %g is %g, want %g", tb.Name, i, th, v, want)
-				}
+	return nil
+}
+
+// validateDense checks the dense output's weights at the step's ends: 0 at
+// θ = 0, B at θ = 1 (and 0 on the dense-only stages).
+func (tb *Tableau) validateDense() error {
+	if tb.Dense == nil {
+		return nil
+	}
+	s := len(tb.C)
+	w := make([]float64, s+len(tb.DenseC))
+	for _, th := range []float64{0, 1} {
+		tb.Dense(th, w)
+		for i, v := range w {
+			want := 0.0
+			if th == 1 && i < s {
+				want = tb.B[i]
+			}
+			if math.IsNaN(v) || math.Abs(v-want) > 1e-12 {
+				return fmt.Errorf("odeblock: tableau %q: dense weight %d at θ = %g is %g, want %g", tb.Name, i, th, v, want)
 			}
 		}
 	}
