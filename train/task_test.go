@@ -425,7 +425,9 @@ func TestOnStep(t *testing.T) {
 }
 
 // plainTask is a Task of its own methods, none of Sampled's promoted.
-type plainTask struct{ s *train.Sampled[float64, points] }
+type plainTask struct {
+	s *train.Sampled[float64, points]
+}
 
 func (p plainTask) Params() []*autograd.Param[float64] { return p.s.Params() }
 func (p plainTask) NumBatches() int                    { return p.s.NumBatches() }
