@@ -214,7 +214,7 @@ func (a *adjoint[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
 					if i%2 == 1 {
 						kept = append(kept, an)
 					} else {
-						a.p.b.statePool = append(a.p.b.statePool, an.z)
+						a.p.b.pools.putState(an.z)
 					}
 				}
 				clear(a.anchors[len(kept):])
@@ -282,7 +282,7 @@ func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) 
 		if a.budget > 0 {
 			p.b.stats.Stored = len(a.anchors) + a.maxLog // states, and steps logged at once
 			for _, an := range a.anchors {
-				p.b.statePool = append(p.b.statePool, an.z)
+				p.b.pools.putState(an.z)
 			}
 			a.anchors = nil
 		}
@@ -303,7 +303,7 @@ func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) 
 	a.stats = Stats{}
 	defer func() { p.b.stats.Backward = a.stats }()
 	if a.log != nil {
-		defer p.b.giveLog(a.log) // read by the backward solve only
+		defer p.b.pools.giveLog(a.log) // read by the backward solve only
 	}
 	y := a.w.y // the augmented state [z, a, g_θ] at the time reached
 	clear(y)   // a and g_θ start at zero

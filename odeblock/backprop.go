@@ -124,19 +124,7 @@ func (r *backprop[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error)
 // records every pass on the tapes (and buffers) of the one before.
 func (r *backprop[T]) newStageTape(t float64, y []T) *stageTape[T] {
 	p, b := r.p, r.p.b
-	var st *stageTape[T]
-	for len(b.stagePool) > 0 && st == nil {
-		last := len(b.stagePool) - 1
-		st, b.stagePool[last] = b.stagePool[last], nil
-		b.stagePool = b.stagePool[:last]
-		if st.tp.Engine() != p.eng || !st.y.HasShape(p.shape...) {
-			st.tp.Release()
-			st = nil
-		}
-	}
-	if st == nil {
-		st = &stageTape[T]{tp: autograd.NewTape(p.eng), y: tensor.New[T](p.shape...)}
-	}
+	st := b.pools.takeStageTape(p.eng, p.shape)
 	st.free = false
 	r.taken++
 	copy(st.y.Data(), y)
@@ -157,17 +145,11 @@ func (r *backprop[T]) putStageTape(st *stageTape[T]) {
 	st.free = true
 	st.tp.Reset()
 	st.in, st.out = autograd.Var[T]{}, autograd.Var[T]{}
-	r.p.b.stagePool = append(r.p.b.stagePool, st)
+	r.p.b.pools.putStageTape(st)
 }
 
 // trimStagePool lets go of pooled tapes beyond what this pass used, so that
 // one long solve does not keep its memory for good.
 func (r *backprop[T]) trimStagePool() {
-	b := r.p.b
-	for len(b.stagePool) > r.taken {
-		last := len(b.stagePool) - 1
-		b.stagePool[last].tp.Release()
-		b.stagePool[last] = nil
-		b.stagePool = b.stagePool[:last]
-	}
+	r.p.b.pools.trimStageTapes(r.taken)
 }

@@ -68,16 +68,11 @@ type Block[T tensor.Float] struct {
 	// slabSeen is where slab began when the view caches were last checked:
 	// views of a replaced slab are dropped (they would keep it alive).
 	slabSeen *T
-	restaged []*stageTape[T] // the tapes steps are recomputed on
-	// stagePool holds Backprop's stage tapes between passes, statePool
-	// the states Checkpoint and Recursive keep.
-	stagePool []*stageTape[T]
-	statePool [][]T
-	// spareSteps holds the dense log's steps (and their buffers) between
-	// Interpolated passes: a pass takes them (takeLog) and gives them back
-	// when its backward is done, so that steady-state passes allocate no
-	// log; a second pass recorded before the first's backward makes its own.
-	spareSteps []denseStep[T]
+	// pools is what the gradient modes keep from pass to pass (a pass of
+	// Interpolated takes the dense log's steps and gives them back when its
+	// backward is done; a second pass recorded before the first's
+	// backward makes its own).
+	pools passPools[T]
 
 	shards      *shardSolve[T] // the solves of Shards
 	shardedPass bool           // whether the last pass was sharded
@@ -466,19 +461,4 @@ func (p *pass[T]) evaluator() evalFunc[T] {
 		copy(dy, out.Data())
 		return nil
 	}
-}
-
-// takeLog returns an empty dense log with the block's spare steps.
-func (b *Block[T]) takeLog() *denseLog[T] {
-	l := &denseLog[T]{steps: b.spareSteps[:0]}
-	b.spareSteps = nil
-	return l
-}
-
-// giveLog keeps l's steps, and their buffers, for the next pass.
-func (b *Block[T]) giveLog(l *denseLog[T]) {
-	if cap(l.steps) > cap(b.spareSteps) {
-		b.spareSteps = l.steps[:0]
-	}
-	l.steps = nil
 }

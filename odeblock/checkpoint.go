@@ -55,15 +55,12 @@ func (c *checkpoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], erro
 // putStates gives the steps' states back to the Block's pool, keeping no
 // more than this pass used.
 func (c *checkpoint[T]) putStates() {
-	b, steps := c.p.b, c.p.steps
+	pools, steps := &c.p.b.pools, c.p.steps
 	for i := range steps {
 		if steps[i].y0 != nil {
-			b.statePool = append(b.statePool, steps[i].y0)
+			pools.putState(steps[i].y0)
 			steps[i].y0 = nil
 		}
 	}
-	if len(b.statePool) > len(steps) {
-		clear(b.statePool[len(steps):])
-		b.statePool = b.statePool[:len(steps)]
-	}
+	pools.trimStates(len(steps))
 }

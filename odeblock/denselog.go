@@ -31,7 +31,7 @@ type denseStep[T tensor.Float] struct {
 
 // next returns the log's next step, reusing the buffers of a step kept
 // earlier in the slice's capacity (the steps of an earlier pass, see
-// Block.takeLog).
+// passPools.takeLog).
 func (l *denseLog[T]) next() *denseStep[T] {
 	n := len(l.steps)
 	if n < cap(l.steps) {

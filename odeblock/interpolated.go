@@ -63,9 +63,9 @@ func (m Interpolated) adjoint() Adjoint {
 }
 
 func (m Interpolated) strategy32(p *pass[float32]) strategy[float32] {
-	return &adjoint[float32]{p: p, opt: m.adjoint(), log: p.b.takeLog(), budget: m.Budget}
+	return &adjoint[float32]{p: p, opt: m.adjoint(), log: p.b.pools.takeLog(), budget: m.Budget}
 }
 
 func (m Interpolated) strategy64(p *pass[float64]) strategy[float64] {
-	return &adjoint[float64]{p: p, opt: m.adjoint(), log: p.b.takeLog(), budget: m.Budget}
+	return &adjoint[float64]{p: p, opt: m.adjoint(), log: p.b.pools.takeLog(), budget: m.Budget}
 }

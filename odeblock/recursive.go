@@ -105,7 +105,7 @@ func (r *recursive[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
 func (r *recursive[T]) putStates() {
 	for i := range r.p.steps {
 		if y := r.p.steps[i].y0; y != nil {
-			r.p.b.statePool = append(r.p.b.statePool, y)
+			r.p.b.pools.putState(y)
 			r.p.steps[i].y0 = nil
 		}
 	}

@@ -3,7 +3,6 @@ package odeblock
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
@@ -100,22 +99,7 @@ func outputWeights(tb *Tableau, x float64) (cy0, cy1 float64, w []float64) {
 
 // takeState returns a copy of y in a buffer from the Block's pool (given
 // back when the pass's backward ends).
-func (p *pass[T]) takeState(y []T) []T {
-	pool := p.b.statePool
-	for len(pool) > 0 {
-		last := len(pool) - 1
-		buf := pool[last]
-		pool[last] = nil
-		pool = pool[:last]
-		if len(buf) == len(y) {
-			p.b.statePool = pool
-			copy(buf, y)
-			return buf
-		}
-	}
-	p.b.statePool = pool
-	return slices.Clone(y)
-}
+func (p *pass[T]) takeState(y []T) []T { return p.b.pools.takeState(y) }
 
 // startParamGrads makes the pass's parameter gradient buffers, which the
 // stage tapes accumulate into (autograd.Tape.RedirectParams) and the
@@ -347,20 +331,10 @@ func (p *pass[T]) stageValues(s int) [][]T {
 	return p.kv
 }
 
-// restageTapes returns the block's s stage tapes for recomputing steps,
-// with input buffers shaped like the state, making them when they do not
-// fit. They are reused from step to step and kept from pass to pass.
+// restageTapes returns the block's s stage tapes for recomputing steps
+// (passPools.restageTapes).
 func (p *pass[T]) restageTapes(s int) []*stageTape[T] {
-	ts := p.b.restaged
-	if len(ts) == s && ts[0].tp.Engine() == p.eng && ts[0].y.HasShape(p.shape...) {
-		return ts
-	}
-	ts = make([]*stageTape[T], s)
-	for i := range ts {
-		ts[i] = &stageTape[T]{tp: autograd.NewTape(p.eng), y: tensor.New[T](p.shape...)}
-	}
-	p.b.restaged = ts
-	return ts
+	return p.b.pools.restageTapes(p.eng, p.shape, s)
 }
 
 // recordStage records the dynamics at time t on the stage tape x, whose

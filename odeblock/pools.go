@@ -1,0 +1,110 @@
+package odeblock
+
+import (
+	"slices"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// passPools is the memory the gradient modes keep from pass to pass of a
+// Block, so that a training loop reusing the block records every pass on
+// the tapes and buffers of the one before: Backprop's stage tapes, the
+// states Checkpoint, Recursive and the adjoint's anchors keep, the tapes
+// steps are recomputed on, and the Interpolated mode's dense-log steps.
+// The modes take what they need and give it back when their backward is
+// done; nothing here belongs to one pass.
+type passPools[T tensor.Float] struct {
+	stages   []*stageTape[T]
+	states   [][]T
+	restaged []*stageTape[T]
+	logSteps []denseStep[T]
+}
+
+// takeStageTape returns a pooled stage tape on eng with an input buffer
+// of the shape, or a new one; tapes that fit neither are released.
+func (q *passPools[T]) takeStageTape(eng tensor.Engine[T], shape []int) *stageTape[T] {
+	for len(q.stages) > 0 {
+		last := len(q.stages) - 1
+		st := q.stages[last]
+		q.stages[last] = nil
+		q.stages = q.stages[:last]
+		if st.tp.Engine() == eng && st.y.HasShape(shape...) {
+			return st
+		}
+		st.tp.Release()
+	}
+	return &stageTape[T]{tp: autograd.NewTape(eng), y: tensor.New[T](shape...)}
+}
+
+// putStageTape pools st (reset by the caller).
+func (q *passPools[T]) putStageTape(st *stageTape[T]) { q.stages = append(q.stages, st) }
+
+// trimStageTapes releases the pooled tapes beyond n, so that one long
+// solve does not keep its memory for good.
+func (q *passPools[T]) trimStageTapes(n int) {
+	for len(q.stages) > n {
+		last := len(q.stages) - 1
+		q.stages[last].tp.Release()
+		q.stages[last] = nil
+		q.stages = q.stages[:last]
+	}
+}
+
+// takeState returns a copy of y in a pooled buffer of its length (others
+// are dropped), or a new one.
+func (q *passPools[T]) takeState(y []T) []T {
+	for len(q.states) > 0 {
+		last := len(q.states) - 1
+		buf := q.states[last]
+		q.states[last] = nil
+		q.states = q.states[:last]
+		if len(buf) == len(y) {
+			copy(buf, y)
+			return buf
+		}
+	}
+	return slices.Clone(y)
+}
+
+// putState pools the state buffer y.
+func (q *passPools[T]) putState(y []T) { q.states = append(q.states, y) }
+
+// trimStates keeps at most n pooled states.
+func (q *passPools[T]) trimStates(n int) {
+	if len(q.states) > n {
+		clear(q.states[n:])
+		q.states = q.states[:n]
+	}
+}
+
+// restageTapes returns s stage tapes on eng with input buffers of the
+// shape for recomputing steps, made anew when the pooled ones do not fit.
+// They are reused from step to step and kept from pass to pass.
+func (q *passPools[T]) restageTapes(eng tensor.Engine[T], shape []int, s int) []*stageTape[T] {
+	ts := q.restaged
+	if len(ts) == s && ts[0].tp.Engine() == eng && ts[0].y.HasShape(shape...) {
+		return ts
+	}
+	ts = make([]*stageTape[T], s)
+	for i := range ts {
+		ts[i] = &stageTape[T]{tp: autograd.NewTape(eng), y: tensor.New[T](shape...)}
+	}
+	q.restaged = ts
+	return ts
+}
+
+// takeLog returns an empty dense log with the pooled steps.
+func (q *passPools[T]) takeLog() *denseLog[T] {
+	l := &denseLog[T]{steps: q.logSteps[:0]}
+	q.logSteps = nil
+	return l
+}
+
+// giveLog keeps l's steps, and their buffers, for the next pass.
+func (q *passPools[T]) giveLog(l *denseLog[T]) {
+	if cap(l.steps) > cap(q.logSteps) {
+		q.logSteps = l.steps[:0]
+	}
+	l.steps = nil
+}
