@@ -72,10 +72,9 @@ func (q *passPools[T]) putState(y []T) { q.states = append(q.states, y) }
 
 // trimStates keeps at most n pooled states.
 func (q *passPools[T]) trimStates(n int) {
-	if len(q.states) > n {
-		clear(q.states[n:])
-		q.states = q.states[:n]
-	}
+	n = min(n, len(q.states))
+	clear(q.states[n:])
+	q.states = q.states[:n]
 }
 
 // restageTapes returns s stage tapes on eng with input buffers of the
@@ -101,10 +100,9 @@ func (q *passPools[T]) takeLog() *denseLog[T] {
 	return l
 }
 
-// giveLog keeps l's steps, and their buffers, for the next pass.
+// giveLog keeps l's steps, and their buffers, for the next pass (the
+// last pass's: a training loop's passes are alike).
 func (q *passPools[T]) giveLog(l *denseLog[T]) {
-	if cap(l.steps) > cap(q.logSteps) {
-		q.logSteps = l.steps[:0]
-	}
+	q.logSteps = l.steps[:0]
 	l.steps = nil
 }

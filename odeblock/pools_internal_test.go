@@ -1,0 +1,81 @@
+package odeblock
+
+import (
+	"testing"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// TestPassPools: the pools hand back what fits (the same tape or buffer),
+// make anew what does not, and trim to the count asked for.
+func TestPassPools(t *testing.T) {
+	eng := tensor.EngineFor[float64](tensor.Gonum(1))
+	other := tensor.Serial(tensor.EngineFor[float64](tensor.Gonum(2)))
+	var q passPools[float64]
+
+	a := q.takeStageTape(eng, []int{2, 3})
+	q.putStageTape(a)
+	if b := q.takeStageTape(eng, []int{2, 3}); b != a || len(q.stages) != 0 {
+		t.Errorf("a fitting stage tape was not reused")
+	}
+	q.putStageTape(a)
+	if b := q.takeStageTape(other, []int{2, 3}); b == a || b.tp.Engine() != other || len(q.stages) != 0 {
+		t.Errorf("a tape of another engine was handed out or kept")
+	}
+	q.putStageTape(q.takeStageTape(eng, []int{2, 3}))
+	if b := q.takeStageTape(eng, []int{3, 2}); !b.y.HasShape(3, 2) || len(q.stages) != 0 {
+		t.Errorf("a tape of another shape was handed out or kept")
+	}
+	four := []*stageTape[float64]{q.takeStageTape(eng, []int{1}), q.takeStageTape(eng, []int{1}), q.takeStageTape(eng, []int{1}), q.takeStageTape(eng, []int{1})}
+	for _, st := range four {
+		q.putStageTape(st)
+	}
+	q.trimStageTapes(2)
+	if len(q.stages) != 2 {
+		t.Errorf("%d stage tapes after trimming to 2", len(q.stages))
+	}
+
+	y := []float64{1, 2}
+	s1 := q.takeState(y)
+	q.putState(s1)
+	q.putState(make([]float64, 5))
+	if s2 := q.takeState(y); &s2[0] != &s1[0] || s2[1] != 2 || len(q.states) != 0 {
+		t.Errorf("takeState: %v; want the pooled buffer of the same length, filled (the other dropped)", s2)
+	}
+	q.putState(s1)
+	q.putState(s1)
+	q.trimStates(3)
+	if len(q.states) != 2 {
+		t.Errorf("%d states after trimming 2 to 3", len(q.states))
+	}
+	q.trimStates(1)
+	if len(q.states) != 1 {
+		t.Errorf("%d states after trimming 2 to 1", len(q.states))
+	}
+
+	ts := q.restageTapes(eng, []int{2}, 3)
+	if again := q.restageTapes(eng, []int{2}, 3); &again[0] != &ts[0] {
+		t.Error("restaging tapes that fit were made anew")
+	}
+	for _, c := range []struct {
+		eng   tensor.Engine[float64]
+		shape []int
+		s     int
+	}{{other, []int{2}, 3}, {eng, []int{3}, 3}, {eng, []int{2}, 4}} {
+		prev := q.restageTapes(eng, []int{2}, 3)
+		got := q.restageTapes(c.eng, c.shape, c.s)
+		if &got[0] == &prev[0] || len(got) != c.s || got[0].tp.Engine() != c.eng || !got[0].y.HasShape(c.shape...) {
+			t.Errorf("restaging tapes for %v, %d stages: the old ones kept, or not made to fit", c.shape, c.s)
+		}
+	}
+
+	l := q.takeLog()
+	l.steps = append(l.steps, denseStep[float64]{}, denseStep[float64]{})
+	q.giveLog(l)
+	if l.steps != nil || cap(q.logSteps) < 2 || len(q.logSteps) != 0 {
+		t.Errorf("giveLog: the log keeps %d steps, the pool %d of capacity %d", len(l.steps), len(q.logSteps), cap(q.logSteps))
+	}
+	if m := q.takeLog(); cap(m.steps) < 2 || q.logSteps != nil {
+		t.Error("takeLog did not hand out the pooled steps")
+	}
+}
