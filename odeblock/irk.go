@@ -78,12 +78,43 @@ func (w *irkWork) ensure(s, n int) {
 // irkStep takes the fixed step g of an implicit method from s.y with
 // s.k[0] = f(t, y).
 func (s *Solver[T]) irkStep(eval evalFunc[T], g stepGeom) error {
-	tb, n, h := s.tb, s.n, g.h
+	tb, n := s.tb, s.n
 	st := tb.Stages()
-	w := &s.irk
-	w.ensure(st, n)
+	s.irk.ensure(st, n)
+	if err := s.irkJacobian(eval, g); err != nil {
+		return err
+	}
+	if err := s.irkFactor(g); err != nil {
+		return err
+	}
+	if err := s.irkNewton(eval, g); err != nil {
+		return err
+	}
+	w, y := &s.irk, s.y
+	if stifflyAccurate(tb) {
+		for i := range n {
+			s.y1[i] = y[i] + T(w.z[(st-1)*n+i])
+		}
+		return nil
+	}
+	if err := s.irkStageF(eval, g); err != nil {
+		return err
+	}
+	for i := range n {
+		var v float64
+		for j := range st {
+			v += tb.B[j] * w.f[j][i]
+		}
+		s.y1[i] = y[i] + T(g.h*v)
+	}
+	return nil
+}
+
+// irkJacobian sets the Jacobian J of f by forward differences around
+// (t, y), f(t, y) being in s.k[0].
+func (s *Solver[T]) irkJacobian(eval evalFunc[T], g stepGeom) error {
+	n, w := s.n, &s.irk
 	y, tmp, fbuf := s.y, s.tmp, s.y1 // y1 is free until the end
-	// J by forward differences around (t, y), f(t, y) in s.k[0].
 	copy(tmp, y)
 	for j := range n {
 		yj := float64(y[j])
@@ -99,7 +130,13 @@ func (s *Solver[T]) irkStep(eval evalFunc[T], g stepGeom) error {
 		tmp[j] = y[j]
 	}
 	s.run.st.Jacobians++
-	// M = I − h·(A ⊗ J), factorised.
+	return nil
+}
+
+// irkFactor forms and factorises the Newton matrix M = I − h·(A ⊗ J).
+func (s *Solver[T]) irkFactor(g stepGeom) error {
+	tb, n, h, w := s.tb, s.n, g.h, &s.irk
+	st := tb.Stages()
 	sn := st * n
 	for bi := range st {
 		for bj := range st {
@@ -119,28 +156,42 @@ func (s *Solver[T]) irkStep(eval evalFunc[T], g stepGeom) error {
 		return fmt.Errorf("%w: the Newton matrix of %s is singular at t=%g", ErrStepUnderflow, tb.Name, g.t)
 	}
 	s.run.st.LUs++
-	clear(w.z)
-	stageF := func() error {
-		for j := range st {
-			for i := range n {
-				tmp[i] = y[i] + T(w.z[j*n+i])
-			}
-			tj := g.t + tb.C[j]*h
-			if tb.C[j] == 1 {
-				tj = g.end
-			}
-			if err := eval(evalStage, j, tj, tmp, fbuf); err != nil {
-				return err
-			}
-			for i := range n {
-				w.f[j][i] = float64(fbuf[i])
-			}
+	return nil
+}
+
+// irkStageF evaluates f at every stage, y + Z_j at t + C_j·h, into w.f.
+func (s *Solver[T]) irkStageF(eval evalFunc[T], g stepGeom) error {
+	tb, n, w := s.tb, s.n, &s.irk
+	y, tmp, fbuf := s.y, s.tmp, s.y1
+	for j := range tb.Stages() {
+		for i := range n {
+			tmp[i] = y[i] + T(w.z[j*n+i])
 		}
-		return nil
+		tj := g.t + tb.C[j]*g.h
+		if tb.C[j] == 1 {
+			tj = g.end
+		}
+		if err := eval(evalStage, j, tj, tmp, fbuf); err != nil {
+			return err
+		}
+		for i := range n {
+			w.f[j][i] = float64(fbuf[i])
+		}
 	}
+	return nil
+}
+
+// irkNewton solves the stage equations Z = h·(A ⊗ I)·F(y + Z) for the
+// stage increments Z by simplified Newton iterations with the factorised
+// M, from Z = 0, at most 10 of them.
+func (s *Solver[T]) irkNewton(eval evalFunc[T], g stepGeom) error {
+	tb, n, h, w, y := s.tb, s.n, g.h, &s.irk, s.y
+	st := tb.Stages()
+	sn := st * n
+	clear(w.z)
 	converged := false
 	for iter := 0; iter < 10 && !converged; iter++ {
-		if err := stageF(); err != nil {
+		if err := s.irkStageF(eval, g); err != nil {
 			return err
 		}
 		// G = Z − h·(A ⊗ I)·F; ΔZ = −M⁻¹·G.
@@ -170,22 +221,6 @@ func (s *Solver[T]) irkStep(eval evalFunc[T], g stepGeom) error {
 	}
 	if !converged {
 		return fmt.Errorf("%w: %s's Newton iteration did not converge in 10 iterations at t=%g: take a smaller Step", ErrStepUnderflow, tb.Name, g.t)
-	}
-	if stifflyAccurate(tb) {
-		for i := range n {
-			s.y1[i] = y[i] + T(w.z[(st-1)*n+i])
-		}
-		return nil
-	}
-	if err := stageF(); err != nil {
-		return err
-	}
-	for i := range n {
-		var v float64
-		for j := range st {
-			v += tb.B[j] * w.f[j][i]
-		}
-		s.y1[i] = y[i] + T(h*v)
 	}
 	return nil
 }
