@@ -154,35 +154,15 @@ func (w *bdfWork) rescale(factor float64) {
 // bdfSolve runs the solve r from its start (f at the start in s.k[0], the
 // first step r.h chosen) with the BDF method.
 func (r *solveRun[T]) bdfSolve() error {
-	s := r.s
-	n := s.n
-	w := &s.bdf
-	w.ensure(n)
-	w.order, w.luValid, w.jacCurrent, w.jacSet = 1, false, false, false
-	for i := range w.D {
-		clear(w.D[i])
-	}
-	h := r.h
-	for i := range n {
-		w.D[0][i] = float64(s.y[i])
-		w.D[1][i] = h * float64(s.k[0][i])
-	}
-	const newtonMax = 4
-	ntol := math.Max(10*eps/s.opt.RTol, math.Min(0.03, math.Sqrt(s.opt.RTol)))
+	h := r.bdfStart()
+	ntol := math.Max(10*eps/r.s.opt.RTol, math.Min(0.03, math.Sqrt(r.s.opt.RTol)))
 	nEqual := 0
 	for !r.done {
-		if r.steps >= s.opt.MaxSteps {
+		if r.steps >= r.s.opt.MaxSteps {
 			return r.fail(r.t, h, fmt.Errorf("%w: %d steps did not reach t=%g", ErrMaxSteps, r.steps, r.tEnd))
 		}
 		r.steps++
-		// Land on the end.
-		if rem := r.tEnd - r.t; math.Abs(h) >= math.Abs(rem) || math.Abs(rem-h) <= 1e-9*math.Abs(h) {
-			if h != rem {
-				w.rescale(rem / h)
-				h = rem
-				nEqual = 0
-			}
-		}
+		h, nEqual = r.bdfLandOnEnd(h, nEqual)
 		if tiny := 4 * eps * math.Max(math.Abs(r.t), math.Abs(r.t+h)); math.Abs(h) <= tiny {
 			err := ErrStepUnderflow
 			if r.lastNonFinite {
@@ -194,98 +174,26 @@ func (r *solveRun[T]) bdfSolve() error {
 		if h == r.tEnd-r.t {
 			tNew = r.tEnd
 		}
-		k := w.order
-		for i := range n {
-			p, q := 0.0, 0.0
-			for j := 0; j <= k; j++ {
-				p += w.D[j][i]
-			}
-			for j := 1; j <= k; j++ {
-				q += bdfGamma[j] * w.D[j][i]
-			}
-			w.pred[i], w.psi[i] = p, q/bdfAlpha[k]
-			w.scale[i] = s.opt.ATol + s.opt.RTol*math.Abs(p)
-		}
-		c := h / bdfAlpha[k]
-		// A Jacobian or an LU that is not finite (f turned NaN or Inf near
-		// the prediction) rejects the step, as a NaN in the state does.
-		converged, iters, bad := false, 0, false
-		if !w.jacSet {
-			if err := r.bdfJacobian(tNew); errors.Is(err, errNonFiniteJacobian) {
-				bad = true
-			} else if err != nil {
-				return r.fail(r.t, h, err)
-			}
-		}
-		for !bad {
-			if !w.luValid {
-				if err := s.ros.factor(c); err != nil {
-					if !allFiniteF(s.ros.jac) {
-						bad = true
-						break
-					}
-					return r.fail(r.t, h, fmt.Errorf("%w: the BDF matrix I − c·J is singular at t=%g", ErrStepUnderflow, tNew))
-				}
-				s.run.st.LUs++
-				w.luValid = true
-			}
-			var err error
-			if converged, iters, err = r.bdfNewton(tNew, c, newtonMax, ntol); err != nil {
-				return r.fail(r.t, h, err)
-			}
-			if converged || w.jacCurrent {
-				break
-			}
-			// Not converged with an old Jacobian: a fresh one at the
-			// prediction, then try again.
-			if err := r.bdfJacobian(tNew); errors.Is(err, errNonFiniteJacobian) {
-				bad = true
-			} else if err != nil {
-				return r.fail(r.t, h, err)
-			}
-		}
-		reject := func(factor float64, ratio float64) error {
-			r.st.Rejected++
-			if math.IsNaN(ratio) {
-				if r.nonFinite++; r.nonFinite > maxNonFiniteRejections {
-					return r.fail(r.t, h, fmt.Errorf("%w: %d steps rejected for NaN or Inf", ErrNonFinite, r.nonFinite-1))
-				}
-			}
-			if s.opt.MinStep > 0 && math.Abs(h) <= s.opt.MinStep {
-				err := ErrStepUnderflow
-				if math.IsNaN(ratio) {
-					err = ErrNonFinite
-				}
-				return r.fail(r.t, h, fmt.Errorf("%w: rejected at the minimum step", err))
-			}
-			for i := range n {
-				s.y1[i] = T(w.y[i]) // the rejected solution, for the hook
-			}
-			r.lastNonFinite = math.IsNaN(ratio)
-			if err := r.bdfHook(h, tNew, false, ratio); err != nil {
-				return err
-			}
-			if mn := s.opt.MinStep; mn > 0 && math.Abs(h*factor) < mn {
-				factor = mn / math.Abs(h)
-			}
-			h *= factor
-			w.rescale(factor)
-			nEqual = 0
-			return nil
+		w, k := &r.s.bdf, r.s.bdf.order
+		r.bdfPredict(k)
+		converged, iters, bad, err := r.bdfCorrect(tNew, h/bdfAlpha[k], ntol)
+		if err != nil {
+			return r.fail(r.t, h, err)
 		}
 		if !converged {
 			ratio := math.Inf(1) // Newton did not converge: a smaller step
 			if bad || w.nonFinite {
 				ratio = math.NaN()
 			}
-			if err := reject(0.5, ratio); err != nil {
+			if h, err = r.bdfReject(h, tNew, 0.5, ratio); err != nil {
 				return err
 			}
+			nEqual = 0
 			continue
 		}
-		safety := 0.9 * (2*newtonMax + 1) / float64(2*newtonMax+iters)
-		for i := range n {
-			w.scale[i] = s.opt.ATol + s.opt.RTol*math.Abs(w.y[i])
+		safety := 0.9 * (2*bdfNewtonMax + 1) / float64(2*bdfNewtonMax+iters)
+		for i := range r.s.n {
+			w.scale[i] = r.s.opt.ATol + r.s.opt.RTol*math.Abs(w.y[i])
 		}
 		errNorm := r.bdfNorm(w.d, bdfErrConst[k])
 		if !(errNorm <= 1) {
@@ -293,77 +201,211 @@ func (r *solveRun[T]) bdfSolve() error {
 			if !math.IsNaN(errNorm) {
 				factor = math.Max(0.2, safety*math.Pow(errNorm, -1/float64(k+1)))
 			}
-			if err := reject(factor, errNorm); err != nil {
+			if h, err = r.bdfReject(h, tNew, factor, errNorm); err != nil {
 				return err
 			}
+			nEqual = 0
 			continue
 		}
-		// Accepted.
-		r.st.Accepted++
-		r.lastNonFinite = false
-		w.jacCurrent = false
-		for i := range n {
-			w.D[k+2][i] = w.d[i] - w.D[k+1][i]
-			w.D[k+1][i] = w.d[i]
-		}
-		for j := k; j >= 0; j-- {
-			for i := range n {
-				w.D[j][i] += w.D[j+1][i]
-			}
-		}
-		for i := range n {
-			s.y1[i] = T(w.D[0][i])
-		}
-		if err := r.bdfHook(h, tNew, true, errNorm); err != nil {
+		if err := r.bdfAccept(h, tNew, k, errNorm); err != nil || r.hit || r.done {
 			return err
-		}
-		if s.Event != nil {
-			g := stepGeom{t: r.t, h: h, end: tNew}
-			if err := r.eventIn(g, func(dst []T, tq float64) { bdfInterpolate(dst, w.D, k, tNew, h, tq) }); err != nil || r.hit {
-				return err
-			}
-		}
-		r.bdfEmit(tNew, h, k)
-		if s.keep != nil {
-			s.keep.addBDF(s.tb, r.t, h, tNew, k, w.D, s.y1)
-		}
-		copy(s.y, s.y1)
-		r.t, r.t0 = tNew, tNew
-		if tNew == r.tEnd {
-			r.done = true
-			break
 		}
 		if nEqual++; nEqual < k+1 {
 			continue
 		}
-		// Choose the order with the largest next step.
-		errM, errP := math.Inf(1), math.Inf(1)
-		if k > 1 {
-			errM = r.bdfNorm(w.D[k], bdfErrConst[k-1])
-		}
-		if k < bdfMaxOrder {
-			errP = r.bdfNorm(w.D[k+2], bdfErrConst[k+1])
-		}
-		factors := [3]float64{math.Pow(errM, -1/float64(k)), math.Pow(errNorm, -1/float64(k+1)), math.Pow(errP, -1/float64(k+2))}
-		best := 1
-		for i, f := range factors {
-			if f > factors[best] || math.IsNaN(factors[best]) {
-				best = i
-			}
-		}
-		w.order = k + best - 1
-		factor := math.Min(10, safety*factors[best])
-		if math.IsNaN(factor) || math.IsInf(factor, 1) {
-			factor = 10
-		}
-		if mx := s.opt.MaxStep; mx > 0 && math.Abs(h*factor) > mx {
-			factor = mx / math.Abs(h)
-		}
-		h *= factor
-		w.rescale(factor)
+		h = r.bdfNextStep(h, k, errNorm, safety)
 		nEqual = 0
 	}
 	return nil
+}
+
+// bdfNewtonMax is the most Newton iterations of a BDF step.
+const bdfNewtonMax = 4
+
+// bdfStart sets the BDF state at the solve's start (order 1, the
+// differences of y and h·f) and returns the first step.
+func (r *solveRun[T]) bdfStart() float64 {
+	s := r.s
+	w := &s.bdf
+	w.ensure(s.n)
+	w.order, w.luValid, w.jacCurrent, w.jacSet = 1, false, false, false
+	for i := range w.D {
+		clear(w.D[i])
+	}
+	for i := range s.n {
+		w.D[0][i] = float64(s.y[i])
+		w.D[1][i] = r.h * float64(s.k[0][i])
+	}
+	return r.h
+}
+
+// bdfLandOnEnd stretches or cuts the step h to land on the end when it
+// would reach or nearly reach it (the differences rescaled, the count of
+// equal steps restarted), and returns it and that count.
+func (r *solveRun[T]) bdfLandOnEnd(h float64, nEqual int) (float64, int) {
+	if rem := r.tEnd - r.t; math.Abs(h) >= math.Abs(rem) || math.Abs(rem-h) <= 1e-9*math.Abs(h) {
+		if h != rem {
+			r.s.bdf.rescale(rem / h)
+			return rem, 0
+		}
+	}
+	return h, nEqual
+}
+
+// bdfPredict sets the prediction Σ_j D_j, ψ and the error scale at order k.
+func (r *solveRun[T]) bdfPredict(k int) {
+	s, w := r.s, &r.s.bdf
+	for i := range s.n {
+		p, q := 0.0, 0.0
+		for j := 0; j <= k; j++ {
+			p += w.D[j][i]
+		}
+		for j := 1; j <= k; j++ {
+			q += bdfGamma[j] * w.D[j][i]
+		}
+		w.pred[i], w.psi[i] = p, q/bdfAlpha[k]
+		w.scale[i] = s.opt.ATol + s.opt.RTol*math.Abs(p)
+	}
+}
+
+// bdfCorrect solves the corrector at tNew with I − c·J, refreshing the
+// Jacobian once when the Newton iteration with an old one does not
+// converge. bad reports a Jacobian or LU that is not finite (f turned NaN
+// or Inf near the prediction), which rejects the step as a NaN in the
+// state does; err is a failure that ends the solve.
+func (r *solveRun[T]) bdfCorrect(tNew, c, ntol float64) (converged bool, iters int, bad bool, err error) {
+	s, w := r.s, &r.s.bdf
+	if !w.jacSet {
+		if err := r.bdfJacobian(tNew); errors.Is(err, errNonFiniteJacobian) {
+			return false, 0, true, nil
+		} else if err != nil {
+			return false, 0, false, err
+		}
+	}
+	for {
+		if !w.luValid {
+			if err := s.ros.factor(c); err != nil {
+				if !allFiniteF(s.ros.jac) {
+					return false, iters, true, nil
+				}
+				return false, iters, false, fmt.Errorf("%w: the BDF matrix I − c·J is singular at t=%g", ErrStepUnderflow, tNew)
+			}
+			s.run.st.LUs++
+			w.luValid = true
+		}
+		if converged, iters, err = r.bdfNewton(tNew, c, bdfNewtonMax, ntol); err != nil || converged || w.jacCurrent {
+			return converged, iters, false, err
+		}
+		// Not converged with an old Jacobian: a fresh one at the
+		// prediction, then try again.
+		if err := r.bdfJacobian(tNew); errors.Is(err, errNonFiniteJacobian) {
+			return false, iters, true, nil
+		} else if err != nil {
+			return false, iters, false, err
+		}
+	}
+}
+
+// bdfReject rejects the step h to tNew with error ratio ratio (NaN: not
+// finite) and returns the step to retry with, h·factor (at least MinStep),
+// or the error that ends the solve.
+func (r *solveRun[T]) bdfReject(h, tNew, factor, ratio float64) (float64, error) {
+	s, w := r.s, &r.s.bdf
+	r.st.Rejected++
+	if math.IsNaN(ratio) {
+		if r.nonFinite++; r.nonFinite > maxNonFiniteRejections {
+			return h, r.fail(r.t, h, fmt.Errorf("%w: %d steps rejected for NaN or Inf", ErrNonFinite, r.nonFinite-1))
+		}
+	}
+	if s.opt.MinStep > 0 && math.Abs(h) <= s.opt.MinStep {
+		err := ErrStepUnderflow
+		if math.IsNaN(ratio) {
+			err = ErrNonFinite
+		}
+		return h, r.fail(r.t, h, fmt.Errorf("%w: rejected at the minimum step", err))
+	}
+	for i := range s.n {
+		s.y1[i] = T(w.y[i]) // the rejected solution, for the hook
+	}
+	r.lastNonFinite = math.IsNaN(ratio)
+	if err := r.bdfHook(h, tNew, false, ratio); err != nil {
+		return h, err
+	}
+	if mn := s.opt.MinStep; mn > 0 && math.Abs(h*factor) < mn {
+		factor = mn / math.Abs(h)
+	}
+	w.rescale(factor)
+	return h * factor, nil
+}
+
+// bdfAccept takes the accepted step h to tNew at order k: the differences
+// updated, the hook, events, outputs and the kept log; it sets r.done at
+// the end (r.hit at a terminal event).
+func (r *solveRun[T]) bdfAccept(h, tNew float64, k int, errNorm float64) error {
+	s, w := r.s, &r.s.bdf
+	r.st.Accepted++
+	r.lastNonFinite = false
+	w.jacCurrent = false
+	for i := range s.n {
+		w.D[k+2][i] = w.d[i] - w.D[k+1][i]
+		w.D[k+1][i] = w.d[i]
+	}
+	for j := k; j >= 0; j-- {
+		for i := range s.n {
+			w.D[j][i] += w.D[j+1][i]
+		}
+	}
+	for i := range s.n {
+		s.y1[i] = T(w.D[0][i])
+	}
+	if err := r.bdfHook(h, tNew, true, errNorm); err != nil {
+		return err
+	}
+	if s.Event != nil {
+		g := stepGeom{t: r.t, h: h, end: tNew}
+		if err := r.eventIn(g, func(dst []T, tq float64) { bdfInterpolate(dst, w.D, k, tNew, h, tq) }); err != nil || r.hit {
+			return err
+		}
+	}
+	r.bdfEmit(tNew, h, k)
+	if s.keep != nil {
+		s.keep.addBDF(s.tb, r.t, h, tNew, k, w.D, s.y1)
+	}
+	copy(s.y, s.y1)
+	r.t, r.t0 = tNew, tNew
+	r.done = tNew == r.tEnd
+	return nil
+}
+
+// bdfNextStep chooses the order of the next step, of k − 1, k and k + 1
+// the one allowing the largest step, and returns that step (at most 10
+// times h and MaxStep), the differences rescaled to it.
+func (r *solveRun[T]) bdfNextStep(h float64, k int, errNorm, safety float64) float64 {
+	s, w := r.s, &r.s.bdf
+	errM, errP := math.Inf(1), math.Inf(1)
+	if k > 1 {
+		errM = r.bdfNorm(w.D[k], bdfErrConst[k-1])
+	}
+	if k < bdfMaxOrder {
+		errP = r.bdfNorm(w.D[k+2], bdfErrConst[k+1])
+	}
+	factors := [3]float64{math.Pow(errM, -1/float64(k)), math.Pow(errNorm, -1/float64(k+1)), math.Pow(errP, -1/float64(k+2))}
+	best := 1
+	for i, f := range factors {
+		if f > factors[best] || math.IsNaN(factors[best]) {
+			best = i
+		}
+	}
+	w.order = k + best - 1
+	factor := math.Min(10, safety*factors[best])
+	if math.IsNaN(factor) || math.IsInf(factor, 1) {
+		factor = 10
+	}
+	if mx := s.opt.MaxStep; mx > 0 && math.Abs(h*factor) > mx {
+		factor = mx / math.Abs(h)
+	}
+	w.rescale(factor)
+	return h * factor
 }
 
 // bdfNewton solves the corrector at tNew from the prediction by simplified
