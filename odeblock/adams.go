@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+
+	"github.com/adamnode/adamnode/tensor"
 )
 
 // The Adams methods of torchdiffeq's fixed_adams.py, with a fixed Step:
@@ -37,7 +39,7 @@ const adamsMaxOrder = 12
 // adamsTableau is rk38's tableau (the start-up steps) marked as Adams.
 func adamsTableau(name string, implicit bool) *Tableau {
 	tb := *rk38
-	tb.Name, tb.Adams, tb.Implicit = name, true, implicit
+	tb.Name, tb.family = name, adamsFamily{implicit: implicit}
 	if implicit {
 		tb.Order = 5 // the Adams–Moulton corrector of order 5 after Adams–Bashforth 4
 	}
@@ -94,6 +96,32 @@ func adamsCoefficients(m int) (ab, am [][]float64) {
 	return ab, am
 }
 
+// adamsFamily is the family of the Adams methods: the tableau is the
+// start-up method's (rk38), implicit adds the Adams–Moulton corrector.
+type adamsFamily struct{ implicit bool }
+
+// validate checks the start-up method's tableau.
+func (adamsFamily) validate(tb *Tableau) error { return tb.validateExplicit() }
+func (adamsFamily) stiff() bool                { return false }
+func (f adamsFamily) method32() method[float32] {
+	return &adams[float32]{implicit: f.implicit}
+}
+func (f adamsFamily) method64() method[float64] {
+	return &adams[float64]{implicit: f.implicit}
+}
+
+// adams is an Adams method with a fixed step; its dense output is the
+// start-up tableau's (explicitRK's).
+type adams[T tensor.Float] struct {
+	explicitRK[T]
+	w        adamsWork[T]
+	implicit bool
+}
+
+// begin forgets the history: the solve starts, or restarts after a jump
+// (the history from before it belongs to other dynamics), with rk38.
+func (m *adams[T]) begin(*Solver[T], float64) { m.w.hist, m.w.at = m.w.hist[:0], m.w.at[:0] }
+
 // adamsWork is the history of f at the past step starts, newest first,
 // and the coefficients of the last uneven history.
 type adamsWork[T any] struct {
@@ -103,19 +131,13 @@ type adamsWork[T any] struct {
 	mu   []float64 // Adams–Moulton coefficients for an uneven history
 }
 
-// adamsStep takes the step g: rk38 until three past f are known, then the
-// Adams update (s.k[0] = f(t_n, y_n) is the newest). A step that starts
-// after a jump (g.t0 ≠ g.t: f0 is the right limit) forgets the history
-// from before it, which belongs to other dynamics, and starts again with
-// rk38.
-func (s *Solver[T]) adamsStep(eval evalFunc[T], g stepGeom) error {
-	w := &s.adams
+// step takes the step g: rk38 until three past f are known, then the
+// Adams update (s.k[0] = f(t_n, y_n) is the newest).
+func (m *adams[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
+	w := &m.w
 	maxHist := s.opt.MaxOrder - 1 // torchdiffeq's history length
 	if maxHist < 0 {
 		maxHist = adamsMaxOrder - 1
-	}
-	if g.t0 != g.t && len(w.at) > 0 && w.at[0] != g.t0 {
-		w.hist, w.at = w.hist[:0], w.at[:0]
 	}
 	if len(w.at) == 0 || w.at[0] != g.t0 {
 		// Push f_n (copied: s.k[0] is reused).
@@ -132,10 +154,10 @@ func (s *Solver[T]) adamsStep(eval evalFunc[T], g stepGeom) error {
 	}
 	k := min(len(w.hist), maxHist)
 	if k < 3 {
-		return s.rkStep(eval, g)
+		return m.explicitRK.step(s, eval, g)
 	}
 	h := g.h
-	beta, mu := w.coefficients(k, h, s.tb.Implicit)
+	beta, mu := w.coefficients(k, h, m.implicit)
 	for i := range s.y1 {
 		var d float64
 		for j, b := range beta {
@@ -143,7 +165,7 @@ func (s *Solver[T]) adamsStep(eval evalFunc[T], g stepGeom) error {
 		}
 		s.y1[i] = s.y[i] + T(h*d)
 	}
-	if !s.tb.Implicit {
+	if !m.implicit {
 		return nil
 	}
 	// δ = h·Σ_{j≥1} μ_j·f_{n+1−j}; then y1 = y + h·μ_0·f(t1, y1) + δ.

@@ -28,7 +28,180 @@ var bdf = &Tableau{
 	E:             []float64{0}, // adaptive; the error is the method's own (below)
 	Order:         5,            // the highest it uses
 	EstimateOrder: 2,            // the first step: Hairer's rule with the exponent ½ of an order-1 method (SciPy's)
-	bdf:           true,
+	family:        bdfFamily{},
+}
+
+// bdfFamily is the family of the bdf method.
+type bdfFamily struct{}
+
+// validate checks the one-stage layout the loop sees.
+func (bdfFamily) validate(tb *Tableau) error { return tb.validateExplicit() }
+func (bdfFamily) stiff() bool                { return true }
+func (bdfFamily) method32() method[float32]  { return &bdfMethod[float32]{} }
+func (bdfFamily) method64() method[float64]  { return &bdfMethod[float64]{} }
+
+// bdfMethod is the bdf method in the solver's loop. The loop picks each
+// step's end as for every method (stops, jumps, MaxStep); a step of
+// another size than the one the differences are scaled to rescales them
+// first. With a fixed Step it keeps the step and still moves its order
+// (to the neighbour with the smallest error estimate after k + 1 steps);
+// a Newton iteration that does not converge is then an error. At a jump
+// it starts again at order 1 from f just after it.
+type bdfMethod[T tensor.Float] struct {
+	w      bdfWork
+	la     rosenbrockWork // J and the LU of I − c·J
+	h      float64        // the step the differences are scaled to
+	ntol   float64        // the Newton iteration's tolerance
+	nEqual int            // steps of size h accepted in a row
+	k      int            // the order of the step attempted last
+	ratio  float64        // its error ratio (+Inf: Newton did not converge, NaN: not finite)
+	failed bool           // its Newton iteration did not converge
+	safety float64        // the step-size safety factor its iterations allow
+	factor float64        // the next step's factor, chosen when a step is accepted
+}
+
+// begin sets the state at the start or after a jump: order 1, the
+// differences of y and h·f.
+func (m *bdfMethod[T]) begin(s *Solver[T], h float64) {
+	w := &m.w
+	w.ensure(s.n)
+	w.order, w.luValid, w.jacCurrent, w.jacSet = 1, false, false, false
+	for i := range w.D {
+		clear(w.D[i])
+	}
+	for i := range s.n {
+		w.D[0][i] = float64(s.y[i])
+		w.D[1][i] = h * float64(s.k[0][i])
+	}
+	m.h, m.nEqual = h, 0
+	m.ntol = math.Max(10*eps/s.opt.RTol, math.Min(0.03, math.Sqrt(s.opt.RTol)))
+}
+
+// step predicts from the differences (rescaled to g.h first when the loop
+// chose another step) and corrects by Newton's method; s.y1 gets the
+// corrected state.
+func (m *bdfMethod[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
+	w := &m.w
+	if g.h != m.h {
+		w.rescale(g.h / m.h)
+		m.h, m.nEqual = g.h, 0
+	}
+	k := w.order
+	m.k = k
+	m.predict(s, k)
+	// f is evaluated at the step's end, or just before it when the step
+	// ends at a jump (the left limit of the dynamics).
+	tEnd := stageTime(g.t, g.h, g.end, 1, g.leftLimit)
+	converged, iters, bad, err := m.correct(s, eval, tEnd, g.h/bdfAlpha[k])
+	if err != nil {
+		return err
+	}
+	for i := range s.n {
+		s.y1[i] = T(w.y[i])
+	}
+	m.failed = !converged
+	if !converged {
+		m.ratio = math.Inf(1) // a smaller step
+		if bad || w.nonFinite {
+			m.ratio = math.NaN()
+		}
+		if s.opt.Step != 0 {
+			return fmt.Errorf("%w: bdf's Newton iteration did not converge at the fixed step %g: take a smaller Step", ErrStepUnderflow, g.h)
+		}
+		return nil
+	}
+	m.safety = 0.9 * (2*bdfNewtonMax + 1) / float64(2*bdfNewtonMax+iters)
+	for i := range s.n {
+		w.scale[i] = s.opt.ATol + s.opt.RTol*math.Abs(w.y[i])
+	}
+	m.ratio = m.norm(s, w.d, bdfErrConst[k])
+	return nil
+}
+
+func (m *bdfMethod[T]) errorRatio(*Solver[T], float64) float64 { return m.ratio }
+
+// accept updates the differences with the accepted step's correction and,
+// after k + 1 steps of equal size, chooses the next order: of k − 1, k and
+// k + 1 the one allowing the largest step (the factor next applies).
+func (m *bdfMethod[T]) accept(s *Solver[T], _ stepGeom, _ float64) {
+	w, k := &m.w, m.k
+	w.jacCurrent = false
+	for i := range s.n {
+		w.D[k+2][i] = w.d[i] - w.D[k+1][i]
+		w.D[k+1][i] = w.d[i]
+	}
+	for j := k; j >= 0; j-- {
+		for i := range s.n {
+			w.D[j][i] += w.D[j+1][i]
+		}
+	}
+	for i := range s.n {
+		s.y1[i] = T(w.D[0][i])
+	}
+	m.factor = 1
+	if m.nEqual++; m.nEqual < k+1 {
+		return
+	}
+	m.nEqual = 0
+	errM, errP := math.Inf(1), math.Inf(1)
+	if k > 1 {
+		errM = m.norm(s, w.D[k], bdfErrConst[k-1])
+	}
+	if k < bdfMaxOrder {
+		errP = m.norm(s, w.D[k+2], bdfErrConst[k+1])
+	}
+	factors := [3]float64{math.Pow(errM, -1/float64(k)), math.Pow(m.ratio, -1/float64(k+1)), math.Pow(errP, -1/float64(k+2))}
+	best := 1
+	for i, f := range factors {
+		if f > factors[best] || math.IsNaN(factors[best]) {
+			best = i
+		}
+	}
+	if w.order = k + best - 1; w.order != k {
+		w.luValid = false // c = h/α_k changes with the order
+	}
+	m.factor = math.Min(10, m.safety*factors[best])
+	if math.IsNaN(m.factor) || math.IsInf(m.factor, 1) {
+		m.factor = 10
+	}
+}
+
+// next returns the next step, the differences rescaled to it: after an
+// accepted step the factor accept chose (at most MaxStep); after a
+// rejected one half the step when Newton's iteration failed, else the
+// error estimate's factor (at least 0.2, and MinStep).
+func (m *bdfMethod[T]) next(s *Solver[T], h, ratio float64, accepted bool) float64 {
+	factor := m.factor
+	switch {
+	case accepted && factor == 1:
+		return h
+	case accepted:
+		if mx := s.opt.MaxStep; mx > 0 && math.Abs(h*factor) > mx {
+			factor = mx / math.Abs(h)
+		}
+	case m.failed:
+		factor = 0.5
+	case math.IsNaN(ratio):
+		factor = 0.2
+	default:
+		factor = math.Max(0.2, m.safety*math.Pow(ratio, -1/float64(m.k+1)))
+	}
+	if mn := s.opt.MinStep; !accepted && mn > 0 && math.Abs(h*factor) < mn {
+		factor = mn / math.Abs(h)
+	}
+	m.w.rescale(factor)
+	m.h, m.nEqual = h*factor, 0
+	return m.h
+}
+
+func (m *bdfMethod[T]) endSlope() bool { return false }
+
+func (m *bdfMethod[T]) interpolate(_ *Solver[T], dst []T, g stepGeom, tq float64, _, _ []T) {
+	bdfInterpolate(dst, m.w.D, m.k, g.end, g.h, tq)
+}
+
+func (m *bdfMethod[T]) log(s *Solver[T], l *denseLog[T], g stepGeom, _, _ []T) {
+	l.addBDF(s.tb, g.t, g.h, g.end, m.k, m.w.D, s.y1)
 }
 
 const bdfMaxOrder = 5
@@ -151,110 +324,12 @@ func (w *bdfWork) rescale(factor float64) {
 	w.luValid = false
 }
 
-// bdfSolve runs the solve r from its start (f at the start in s.k[0], the
-// first step r.h chosen) with the BDF method.
-func (r *solveRun[T]) bdfSolve() error {
-	h := r.bdfStart()
-	ntol := math.Max(10*eps/r.s.opt.RTol, math.Min(0.03, math.Sqrt(r.s.opt.RTol)))
-	nEqual := 0
-	for !r.done {
-		if r.steps >= r.s.opt.MaxSteps {
-			return r.fail(r.t, h, fmt.Errorf("%w: %d steps did not reach t=%g", ErrMaxSteps, r.steps, r.tEnd))
-		}
-		r.steps++
-		h, nEqual = r.bdfLandOnEnd(h, nEqual)
-		if tiny := 4 * eps * math.Max(math.Abs(r.t), math.Abs(r.t+h)); math.Abs(h) <= tiny {
-			err := ErrStepUnderflow
-			if r.lastNonFinite {
-				err = ErrNonFinite
-			}
-			return r.fail(r.t, h, err)
-		}
-		tNew := r.t + h
-		if h == r.tEnd-r.t {
-			tNew = r.tEnd
-		}
-		w, k := &r.s.bdf, r.s.bdf.order
-		r.bdfPredict(k)
-		converged, iters, bad, err := r.bdfCorrect(tNew, h/bdfAlpha[k], ntol)
-		if err != nil {
-			return r.fail(r.t, h, err)
-		}
-		if !converged {
-			ratio := math.Inf(1) // Newton did not converge: a smaller step
-			if bad || w.nonFinite {
-				ratio = math.NaN()
-			}
-			if h, err = r.bdfReject(h, tNew, 0.5, ratio); err != nil {
-				return err
-			}
-			nEqual = 0
-			continue
-		}
-		safety := 0.9 * (2*bdfNewtonMax + 1) / float64(2*bdfNewtonMax+iters)
-		for i := range r.s.n {
-			w.scale[i] = r.s.opt.ATol + r.s.opt.RTol*math.Abs(w.y[i])
-		}
-		errNorm := r.bdfNorm(w.d, bdfErrConst[k])
-		if !(errNorm <= 1) {
-			factor := 0.2
-			if !math.IsNaN(errNorm) {
-				factor = math.Max(0.2, safety*math.Pow(errNorm, -1/float64(k+1)))
-			}
-			if h, err = r.bdfReject(h, tNew, factor, errNorm); err != nil {
-				return err
-			}
-			nEqual = 0
-			continue
-		}
-		if err := r.bdfAccept(h, tNew, k, errNorm); err != nil || r.hit || r.done {
-			return err
-		}
-		if nEqual++; nEqual < k+1 {
-			continue
-		}
-		h = r.bdfNextStep(h, k, errNorm, safety)
-		nEqual = 0
-	}
-	return nil
-}
-
 // bdfNewtonMax is the most Newton iterations of a BDF step.
 const bdfNewtonMax = 4
 
-// bdfStart sets the BDF state at the solve's start (order 1, the
-// differences of y and h·f) and returns the first step.
-func (r *solveRun[T]) bdfStart() float64 {
-	s := r.s
-	w := &s.bdf
-	w.ensure(s.n)
-	w.order, w.luValid, w.jacCurrent, w.jacSet = 1, false, false, false
-	for i := range w.D {
-		clear(w.D[i])
-	}
-	for i := range s.n {
-		w.D[0][i] = float64(s.y[i])
-		w.D[1][i] = r.h * float64(s.k[0][i])
-	}
-	return r.h
-}
-
-// bdfLandOnEnd stretches or cuts the step h to land on the end when it
-// would reach or nearly reach it (the differences rescaled, the count of
-// equal steps restarted), and returns it and that count.
-func (r *solveRun[T]) bdfLandOnEnd(h float64, nEqual int) (float64, int) {
-	if rem := r.tEnd - r.t; math.Abs(h) >= math.Abs(rem) || math.Abs(rem-h) <= 1e-9*math.Abs(h) {
-		if h != rem {
-			r.s.bdf.rescale(rem / h)
-			return rem, 0
-		}
-	}
-	return h, nEqual
-}
-
-// bdfPredict sets the prediction Σ_j D_j, ψ and the error scale at order k.
-func (r *solveRun[T]) bdfPredict(k int) {
-	s, w := r.s, &r.s.bdf
+// predict sets the prediction Σ_j D_j, ψ and the error scale at order k.
+func (m *bdfMethod[T]) predict(s *Solver[T], k int) {
+	w := &m.w
 	for i := range s.n {
 		p, q := 0.0, 0.0
 		for j := 0; j <= k; j++ {
@@ -268,15 +343,15 @@ func (r *solveRun[T]) bdfPredict(k int) {
 	}
 }
 
-// bdfCorrect solves the corrector at tNew with I − c·J, refreshing the
+// correct solves the corrector at tNew with I − c·J, refreshing the
 // Jacobian once when the Newton iteration with an old one does not
 // converge. bad reports a Jacobian or LU that is not finite (f turned NaN
 // or Inf near the prediction), which rejects the step as a NaN in the
 // state does; err is a failure that ends the solve.
-func (r *solveRun[T]) bdfCorrect(tNew, c, ntol float64) (converged bool, iters int, bad bool, err error) {
-	s, w := r.s, &r.s.bdf
+func (m *bdfMethod[T]) correct(s *Solver[T], eval evalFunc[T], tNew, c float64) (converged bool, iters int, bad bool, err error) {
+	w := &m.w
 	if !w.jacSet {
-		if err := r.bdfJacobian(tNew); errors.Is(err, errNonFiniteJacobian) {
+		if err := m.jacobian(s, eval, tNew); errors.Is(err, errNonFiniteJacobian) {
 			return false, 0, true, nil
 		} else if err != nil {
 			return false, 0, false, err
@@ -284,8 +359,8 @@ func (r *solveRun[T]) bdfCorrect(tNew, c, ntol float64) (converged bool, iters i
 	}
 	for {
 		if !w.luValid {
-			if err := s.ros.factor(c); err != nil {
-				if !allFiniteF(s.ros.jac) {
+			if err := m.la.factor(c); err != nil {
+				if !allFiniteF(m.la.jac) {
 					return false, iters, true, nil
 				}
 				return false, iters, false, fmt.Errorf("%w: the BDF matrix I − c·J is singular at t=%g", ErrStepUnderflow, tNew)
@@ -293,12 +368,12 @@ func (r *solveRun[T]) bdfCorrect(tNew, c, ntol float64) (converged bool, iters i
 			s.run.st.LUs++
 			w.luValid = true
 		}
-		if converged, iters, err = r.bdfNewton(tNew, c, bdfNewtonMax, ntol); err != nil || converged || w.jacCurrent {
+		if converged, iters, err = m.newton(s, eval, tNew, c, bdfNewtonMax, m.ntol); err != nil || converged || w.jacCurrent {
 			return converged, iters, false, err
 		}
 		// Not converged with an old Jacobian: a fresh one at the
 		// prediction, then try again.
-		if err := r.bdfJacobian(tNew); errors.Is(err, errNonFiniteJacobian) {
+		if err := m.jacobian(s, eval, tNew); errors.Is(err, errNonFiniteJacobian) {
 			return false, iters, true, nil
 		} else if err != nil {
 			return false, iters, false, err
@@ -306,114 +381,12 @@ func (r *solveRun[T]) bdfCorrect(tNew, c, ntol float64) (converged bool, iters i
 	}
 }
 
-// bdfReject rejects the step h to tNew with error ratio ratio (NaN: not
-// finite) and returns the step to retry with, h·factor (at least MinStep),
-// or the error that ends the solve.
-func (r *solveRun[T]) bdfReject(h, tNew, factor, ratio float64) (float64, error) {
-	s, w := r.s, &r.s.bdf
-	r.st.Rejected++
-	if math.IsNaN(ratio) {
-		if r.nonFinite++; r.nonFinite > maxNonFiniteRejections {
-			return h, r.fail(r.t, h, fmt.Errorf("%w: %d steps rejected for NaN or Inf", ErrNonFinite, r.nonFinite-1))
-		}
-	}
-	if s.opt.MinStep > 0 && math.Abs(h) <= s.opt.MinStep {
-		err := ErrStepUnderflow
-		if math.IsNaN(ratio) {
-			err = ErrNonFinite
-		}
-		return h, r.fail(r.t, h, fmt.Errorf("%w: rejected at the minimum step", err))
-	}
-	for i := range s.n {
-		s.y1[i] = T(w.y[i]) // the rejected solution, for the hook
-	}
-	r.lastNonFinite = math.IsNaN(ratio)
-	if err := r.bdfHook(h, tNew, false, ratio); err != nil {
-		return h, err
-	}
-	if mn := s.opt.MinStep; mn > 0 && math.Abs(h*factor) < mn {
-		factor = mn / math.Abs(h)
-	}
-	w.rescale(factor)
-	return h * factor, nil
-}
-
-// bdfAccept takes the accepted step h to tNew at order k: the differences
-// updated, the hook, events, outputs and the kept log; it sets r.done at
-// the end (r.hit at a terminal event).
-func (r *solveRun[T]) bdfAccept(h, tNew float64, k int, errNorm float64) error {
-	s, w := r.s, &r.s.bdf
-	r.st.Accepted++
-	r.lastNonFinite = false
-	w.jacCurrent = false
-	for i := range s.n {
-		w.D[k+2][i] = w.d[i] - w.D[k+1][i]
-		w.D[k+1][i] = w.d[i]
-	}
-	for j := k; j >= 0; j-- {
-		for i := range s.n {
-			w.D[j][i] += w.D[j+1][i]
-		}
-	}
-	for i := range s.n {
-		s.y1[i] = T(w.D[0][i])
-	}
-	if err := r.bdfHook(h, tNew, true, errNorm); err != nil {
-		return err
-	}
-	if s.Event != nil {
-		g := stepGeom{t: r.t, h: h, end: tNew}
-		if err := r.eventIn(g, func(dst []T, tq float64) { bdfInterpolate(dst, w.D, k, tNew, h, tq) }); err != nil || r.hit {
-			return err
-		}
-	}
-	r.bdfEmit(tNew, h, k)
-	if s.keep != nil {
-		s.keep.addBDF(s.tb, r.t, h, tNew, k, w.D, s.y1)
-	}
-	copy(s.y, s.y1)
-	r.t, r.t0 = tNew, tNew
-	r.done = tNew == r.tEnd
-	return nil
-}
-
-// bdfNextStep chooses the order of the next step, of k − 1, k and k + 1
-// the one allowing the largest step, and returns that step (at most 10
-// times h and MaxStep), the differences rescaled to it.
-func (r *solveRun[T]) bdfNextStep(h float64, k int, errNorm, safety float64) float64 {
-	s, w := r.s, &r.s.bdf
-	errM, errP := math.Inf(1), math.Inf(1)
-	if k > 1 {
-		errM = r.bdfNorm(w.D[k], bdfErrConst[k-1])
-	}
-	if k < bdfMaxOrder {
-		errP = r.bdfNorm(w.D[k+2], bdfErrConst[k+1])
-	}
-	factors := [3]float64{math.Pow(errM, -1/float64(k)), math.Pow(errNorm, -1/float64(k+1)), math.Pow(errP, -1/float64(k+2))}
-	best := 1
-	for i, f := range factors {
-		if f > factors[best] || math.IsNaN(factors[best]) {
-			best = i
-		}
-	}
-	w.order = k + best - 1
-	factor := math.Min(10, safety*factors[best])
-	if math.IsNaN(factor) || math.IsInf(factor, 1) {
-		factor = 10
-	}
-	if mx := s.opt.MaxStep; mx > 0 && math.Abs(h*factor) > mx {
-		factor = mx / math.Abs(h)
-	}
-	w.rescale(factor)
-	return h * factor
-}
-
-// bdfNewton solves the corrector at tNew from the prediction by simplified
+// newton solves the corrector at tNew from the prediction by simplified
 // Newton iterations with the factorised I − c·J: converged (the
 // iterations' contraction says the remaining correction is below tol),
 // and the number of iterations. A non-finite f ends it unconverged.
-func (r *solveRun[T]) bdfNewton(tNew, c float64, maxIter int, tol float64) (bool, int, error) {
-	s, w := r.s, &r.s.bdf
+func (m *bdfMethod[T]) newton(s *Solver[T], eval evalFunc[T], tNew, c float64, maxIter int, tol float64) (bool, int, error) {
+	w := &m.w
 	n := s.n
 	clear(w.d)
 	copy(w.y, w.pred)
@@ -424,7 +397,7 @@ func (r *solveRun[T]) bdfNewton(tNew, c float64, maxIter int, tol float64) (bool
 		for i := range n {
 			s.tmp[i] = T(w.y[i])
 		}
-		if err := r.eval(evalStage, 0, tNew, s.tmp, s.y1); err != nil {
+		if err := eval(evalStage, 0, tNew, s.tmp, s.y1); err != nil {
 			return false, k + 1, err
 		}
 		for i := range n {
@@ -433,10 +406,10 @@ func (r *solveRun[T]) bdfNewton(tNew, c float64, maxIter int, tol float64) (bool
 				w.nonFinite = true
 				return false, k + 1, nil
 			}
-			s.ros.rhs[i] = c*v - w.psi[i] - w.d[i]
+			m.la.rhs[i] = c*v - w.psi[i] - w.d[i]
 		}
-		luSolve(s.ros.lu, n, s.ros.piv, s.ros.rhs)
-		norm := r.bdfNorm(s.ros.rhs, 1)
+		luSolve(m.la.lu, n, m.la.piv, m.la.rhs)
+		norm := m.norm(s, m.la.rhs, 1)
 		rate := -1.0
 		if old >= 0 {
 			rate = norm / old
@@ -445,8 +418,8 @@ func (r *solveRun[T]) bdfNewton(tNew, c float64, maxIter int, tol float64) (bool
 			}
 		}
 		for i := range n {
-			w.y[i] += s.ros.rhs[i]
-			w.d[i] += s.ros.rhs[i]
+			w.y[i] += m.la.rhs[i]
+			w.d[i] += m.la.rhs[i]
 		}
 		if norm == 0 || (rate >= 0 && rate/(1-rate)*norm < tol) {
 			return true, k + 1, nil
@@ -456,11 +429,11 @@ func (r *solveRun[T]) bdfNewton(tNew, c float64, maxIter int, tol float64) (bool
 	return false, k, nil
 }
 
-// bdfNorm returns the error norm (RMS, or the largest over ErrorParts) of
+// norm returns the error norm (RMS, or the largest over ErrorParts) of
 // scale_factor·x / w.scale.
-func (r *solveRun[T]) bdfNorm(x []float64, factor float64) float64 {
-	w := &r.s.bdf
-	return r.s.mixed(func(lo, hi int) float64 {
+func (m *bdfMethod[T]) norm(s *Solver[T], x []float64, factor float64) float64 {
+	w := &m.w
+	return s.mixed(func(lo, hi int) float64 {
 		sum := 0.0
 		for i := lo; i < hi; i++ {
 			v := factor * x[i] / w.scale[i]
@@ -470,17 +443,17 @@ func (r *solveRun[T]) bdfNorm(x []float64, factor float64) float64 {
 	})
 }
 
-// bdfJacobian forms J = ∂f/∂y at (tNew, prediction) by forward
+// jacobian forms J = ∂f/∂y at (tNew, prediction) by forward
 // differences (n + 1 evaluations of f).
-func (r *solveRun[T]) bdfJacobian(tNew float64) error {
-	s, w := r.s, &r.s.bdf
-	n, ros := s.n, &s.ros
+func (m *bdfMethod[T]) jacobian(s *Solver[T], eval evalFunc[T], tNew float64) error {
+	w := &m.w
+	n, ros := s.n, &m.la
 	ros.ensure(n)
 	for i := range n {
 		s.tmp[i] = T(w.pred[i])
 	}
 	f0 := w.f
-	if err := r.eval(evalProbe, 0, tNew, s.tmp, s.y1); err != nil {
+	if err := eval(evalProbe, 0, tNew, s.tmp, s.y1); err != nil {
 		return err
 	}
 	for i := range n {
@@ -491,7 +464,7 @@ func (r *solveRun[T]) bdfJacobian(tNew float64) error {
 		dy := math.Sqrt(eps) * math.Max(math.Abs(yj), 1e-3)
 		s.tmp[j] = T(yj + dy)
 		dy = float64(s.tmp[j]) - yj
-		if err := r.eval(evalProbe, 0, tNew, s.tmp, s.y1); err != nil {
+		if err := eval(evalProbe, 0, tNew, s.tmp, s.y1); err != nil {
 			return err
 		}
 		for i := range n {
@@ -499,25 +472,12 @@ func (r *solveRun[T]) bdfJacobian(tNew float64) error {
 		}
 		s.tmp[j] = T(yj)
 	}
-	r.st.Jacobians++
+	s.run.st.Jacobians++
 	if !allFiniteF(ros.jac[:n*n]) {
 		w.jacSet = false
 		return errNonFiniteJacobian
 	}
 	w.jacSet, w.jacCurrent, w.luValid = true, true, false
-	return nil
-}
-
-// bdfHook calls OnStep for the step from r.t of size h.
-func (r *solveRun[T]) bdfHook(h, tNew float64, accepted bool, ratio float64) error {
-	s := r.s
-	if s.OnStep == nil {
-		return nil
-	}
-	si := StepInfo[T]{T: r.t, H: h, End: tNew, Accepted: accepted, Ratio: ratio, Y0: s.y, Y1: s.y1, Phase: s.opt.Phase}
-	if err := s.OnStep(si); err != nil {
-		return r.fail(r.t, h, err)
-	}
 	return nil
 }
 
@@ -531,20 +491,5 @@ func bdfInterpolate[T tensor.Float](dst []T, D [][]float64, k int, tNew, h, tq f
 			v += D[j+1][i] * p
 		}
 		dst[i] = T(v)
-	}
-}
-
-// bdfEmit writes the outputs up to tNew, reached by the accepted step of
-// size h at order k: inside the step from the polynomial through the
-// differences, at tNew the state.
-func (r *solveRun[T]) bdfEmit(tNew, h float64, k int) {
-	s, w := r.s, &r.s.bdf
-	for r.nextOut < len(r.ts) && (r.ts[r.nextOut]-tNew)*r.dir < 0 {
-		bdfInterpolate(r.out[r.nextOut], w.D, k, tNew, h, r.ts[r.nextOut])
-		r.nextOut++
-	}
-	if r.nextOut < len(r.ts) && r.ts[r.nextOut] == tNew {
-		copy(r.out[r.nextOut], s.y1)
-		r.nextOut++
 	}
 }

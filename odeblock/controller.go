@@ -18,7 +18,7 @@ type controller interface {
 // or the PI controller when PCoeff is set.
 func newController(opt Options, tb *Tableau) controller {
 	ic := iController{safety: opt.Safety, ifactor: opt.IFactor, dfactor: opt.DFactor, order: float64(tb.estimateOrder()),
-		shrink: tb.Rosenbrock}
+		shrink: tb.Stiff()}
 	if opt.PCoeff > 0 {
 		return &piController{iController: ic, pcoeff: opt.PCoeff, prev: 1}
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/adamnode/adamnode/tensor"
+
 	"gonum.org/v1/gonum/blas"
 	gonumlapack "gonum.org/v1/gonum/lapack/gonum"
 )
@@ -50,7 +52,52 @@ func irkTableau(name string, order int, c []float64, ia [][]float64, b []float64
 	for i := range a {
 		a[i] = make([]float64, i)
 	}
-	return &Tableau{Name: name, C: c, A: a, IA: ia, B: b, Order: order}
+	return &Tableau{Name: name, C: c, A: a, B: b, Order: order, family: irkFamily{ia: ia}}
+}
+
+// irkFamily is the family of the implicit Runge–Kutta methods: the
+// tableau's C, B and Order, and the full s × s stage matrix ia (the
+// tableau's A holds zero placeholders).
+type irkFamily struct{ ia [][]float64 }
+
+// validate checks the stage matrix's shape, that its rows sum to the
+// nodes (in [0, 1], f is never evaluated outside the solve's span) and B
+// to 1, every sum a number, and that the method has no error estimate or
+// FSAL.
+func (f irkFamily) validate(tb *Tableau) error {
+	s := len(tb.C)
+	if s == 0 || s > 16 || len(f.ia) != s || len(tb.B) != s || tb.FSAL || tb.E != nil || tb.Order < 1 {
+		return fmt.Errorf("odeblock: tableau %q: an implicit method takes 1 to 16 stages, an s × s matrix, s weights, an order, no FSAL and no error estimate", tb.Name)
+	}
+	near := func(x, want float64) bool { return math.Abs(x-want) <= 1e-12 } // false for NaN
+	sumB := 0.0
+	for i, row := range f.ia {
+		sum := 0.0
+		for _, a := range row {
+			sum += a
+		}
+		if c := tb.C[i]; len(row) != s || !(c >= 0 && c <= 1) || !near(sum, c) {
+			return fmt.Errorf("odeblock: tableau %q: row %d of the stage matrix: %d entries summing to %g, want %d summing to C[%d] = %g in [0, 1]", tb.Name, i, len(row), sum, s, i, c)
+		}
+		sumB += tb.B[i]
+	}
+	if !near(sumB, 1) {
+		return fmt.Errorf("odeblock: tableau %q: B sums to %g, want 1", tb.Name, sumB)
+	}
+	return nil
+}
+
+func (irkFamily) stiff() bool                 { return false }
+func (f irkFamily) method32() method[float32] { return &implicitRK[float32]{ia: f.ia} }
+func (f irkFamily) method64() method[float64] { return &implicitRK[float64]{ia: f.ia} }
+
+// implicitRK is an implicit Runge–Kutta method with a fixed step; its
+// dense output is the cubic Hermite interpolant (explicitRK's for a
+// tableau without Dense or Mid).
+type implicitRK[T tensor.Float] struct {
+	explicitRK[T]
+	ia [][]float64
+	w  irkWork
 }
 
 // irkWork is the Newton iteration's storage, in float64.
@@ -75,29 +122,29 @@ func (w *irkWork) ensure(s, n int) {
 	}
 }
 
-// irkStep takes the fixed step g of an implicit method from s.y with
+// step takes the fixed step g of an implicit method from s.y with
 // s.k[0] = f(t, y).
-func (s *Solver[T]) irkStep(eval evalFunc[T], g stepGeom) error {
+func (m *implicitRK[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 	tb, n := s.tb, s.n
 	st := tb.Stages()
-	s.irk.ensure(st, n)
-	if err := s.irkJacobian(eval, g); err != nil {
+	m.w.ensure(st, n)
+	if err := m.jacobian(s, eval, g); err != nil {
 		return err
 	}
-	if err := s.irkFactor(g); err != nil {
+	if err := m.factor(s, g); err != nil {
 		return err
 	}
-	if err := s.irkNewton(eval, g); err != nil {
+	if err := m.newton(s, eval, g); err != nil {
 		return err
 	}
-	w, y := &s.irk, s.y
-	if stifflyAccurate(tb) {
+	w, y := &m.w, s.y
+	if stifflyAccurate(tb, m.ia) {
 		for i := range n {
 			s.y1[i] = y[i] + T(w.z[(st-1)*n+i])
 		}
 		return nil
 	}
-	if err := s.irkStageF(eval, g); err != nil {
+	if err := m.stageF(s, eval, g); err != nil {
 		return err
 	}
 	for i := range n {
@@ -110,10 +157,10 @@ func (s *Solver[T]) irkStep(eval evalFunc[T], g stepGeom) error {
 	return nil
 }
 
-// irkJacobian sets the Jacobian J of f by forward differences around
+// jacobian sets the Jacobian J of f by forward differences around
 // (t, y), f(t, y) being in s.k[0].
-func (s *Solver[T]) irkJacobian(eval evalFunc[T], g stepGeom) error {
-	n, w := s.n, &s.irk
+func (m *implicitRK[T]) jacobian(s *Solver[T], eval evalFunc[T], g stepGeom) error {
+	n, w := s.n, &m.w
 	y, tmp, fbuf := s.y, s.tmp, s.y1 // y1 is free until the end
 	copy(tmp, y)
 	for j := range n {
@@ -133,14 +180,14 @@ func (s *Solver[T]) irkJacobian(eval evalFunc[T], g stepGeom) error {
 	return nil
 }
 
-// irkFactor forms and factorises the Newton matrix M = I − h·(A ⊗ J).
-func (s *Solver[T]) irkFactor(g stepGeom) error {
-	tb, n, h, w := s.tb, s.n, g.h, &s.irk
+// factor forms and factorises the Newton matrix M = I − h·(A ⊗ J).
+func (m *implicitRK[T]) factor(s *Solver[T], g stepGeom) error {
+	tb, n, h, w := s.tb, s.n, g.h, &m.w
 	st := tb.Stages()
 	sn := st * n
 	for bi := range st {
 		for bj := range st {
-			a := h * tb.IA[bi][bj]
+			a := h * m.ia[bi][bj]
 			for i := range n {
 				for j := range n {
 					v := -a * w.jac[i*n+j]
@@ -159,9 +206,9 @@ func (s *Solver[T]) irkFactor(g stepGeom) error {
 	return nil
 }
 
-// irkStageF evaluates f at every stage, y + Z_j at t + C_j·h, into w.f.
-func (s *Solver[T]) irkStageF(eval evalFunc[T], g stepGeom) error {
-	tb, n, w := s.tb, s.n, &s.irk
+// stageF evaluates f at every stage, y + Z_j at t + C_j·h, into w.f.
+func (m *implicitRK[T]) stageF(s *Solver[T], eval evalFunc[T], g stepGeom) error {
+	tb, n, w := s.tb, s.n, &m.w
 	y, tmp, fbuf := s.y, s.tmp, s.y1
 	for j := range tb.Stages() {
 		for i := range n {
@@ -181,17 +228,17 @@ func (s *Solver[T]) irkStageF(eval evalFunc[T], g stepGeom) error {
 	return nil
 }
 
-// irkNewton solves the stage equations Z = h·(A ⊗ I)·F(y + Z) for the
+// newton solves the stage equations Z = h·(A ⊗ I)·F(y + Z) for the
 // stage increments Z by simplified Newton iterations with the factorised
 // M, from Z = 0, at most 10 of them.
-func (s *Solver[T]) irkNewton(eval evalFunc[T], g stepGeom) error {
-	tb, n, h, w, y := s.tb, s.n, g.h, &s.irk, s.y
+func (m *implicitRK[T]) newton(s *Solver[T], eval evalFunc[T], g stepGeom) error {
+	tb, n, h, w, y := s.tb, s.n, g.h, &m.w, s.y
 	st := tb.Stages()
 	sn := st * n
 	clear(w.z)
 	converged := false
 	for iter := 0; iter < 10 && !converged; iter++ {
-		if err := s.irkStageF(eval, g); err != nil {
+		if err := m.stageF(s, eval, g); err != nil {
 			return err
 		}
 		// G = Z − h·(A ⊗ I)·F; ΔZ = −M⁻¹·G.
@@ -199,7 +246,7 @@ func (s *Solver[T]) irkNewton(eval evalFunc[T], g stepGeom) error {
 			for i := range n {
 				v := w.z[bi*n+i]
 				for bj := range st {
-					v -= h * tb.IA[bi][bj] * w.f[bj][i]
+					v -= h * m.ia[bi][bj] * w.f[bj][i]
 				}
 				w.g[bi*n+i] = -v
 			}
@@ -225,9 +272,9 @@ func (s *Solver[T]) irkNewton(eval evalFunc[T], g stepGeom) error {
 	return nil
 }
 
-// stifflyAccurate reports whether B is the last row of IA.
-func stifflyAccurate(tb *Tableau) bool {
-	last := tb.IA[len(tb.IA)-1]
+// stifflyAccurate reports whether B is the last row of the stage matrix ia.
+func stifflyAccurate(tb *Tableau, ia [][]float64) bool {
+	last := ia[len(ia)-1]
 	for j, b := range tb.B {
 		if last[j] != b {
 			return false

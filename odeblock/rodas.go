@@ -57,14 +57,13 @@ var rodas4Coeffs = &rodasCoeffs{
 // (they do not sum to 1), so the tableau's consistency checks do not apply
 // to it.
 var rodas4 = &Tableau{
-	Name:       "rodas4",
-	C:          make([]float64, 7),
-	A:          [][]float64{{}, {0}, {0, 0}, {0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}},
-	B:          append([]float64{0}, rodas4Coeffs.m[:]...),
-	E:          []float64{0, 0, 0, 0, 0, 0, 1},
-	Order:      4, // h·K_6, the difference to the embedded third-order solution, is O(h⁴)
-	Rosenbrock: true,
-	rodas:      rodas4Coeffs,
+	Name:   "rodas4",
+	C:      make([]float64, 7),
+	A:      [][]float64{{}, {0}, {0, 0}, {0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}},
+	B:      append([]float64{0}, rodas4Coeffs.m[:]...),
+	E:      []float64{0, 0, 0, 0, 0, 0, 1},
+	Order:  4, // h·K_6, the difference to the embedded third-order solution, is O(h⁴)
+	family: rosenbrockFamily{rodas: rodas4Coeffs},
 	Dense: func(x float64, w []float64) {
 		r := rodas4Coeffs
 		w[0] = 0
@@ -76,10 +75,10 @@ var rodas4 = &Tableau{
 
 // rodasStep takes the step g of a Rodas method from s.y with s.k[0] =
 // f(t, y), leaving y1 in s.y1.
-func (s *Solver[T]) rodasStep(eval evalFunc[T], g stepGeom) error {
-	r, n, h := s.tb.rodas, s.n, g.h
-	w := &s.ros
-	if ok, err := s.rosenbrockMatrix(eval, g, r.gamma*h); !ok || err != nil {
+func (m *rosenbrock[T]) rodasStep(s *Solver[T], eval evalFunc[T], g stepGeom) error {
+	r, n, h := m.rodas, s.n, g.h
+	w := &m.w
+	if ok, err := m.matrix(s, eval, g, r.gamma*h); !ok || err != nil {
 		return err
 	}
 	K := s.k[1:7]
@@ -118,13 +117,12 @@ func (s *Solver[T]) rodasStep(eval evalFunc[T], g stepGeom) error {
 	return nil
 }
 
-// rejectNonFinite makes the step under way one the engine rejects for a
+// rejectNonFinite makes the step under way one the loop rejects for a
 // non-finite state (and retries smaller), forgetting the Jacobian.
-func (s *Solver[T]) rejectNonFinite() error {
+func (m *rosenbrock[T]) rejectNonFinite(s *Solver[T]) {
 	nan := T(math.NaN())
 	for i := range s.y1 {
 		s.y1[i] = nan
 	}
-	s.ros.jacValid = false
-	return nil
+	m.w.jacValid = false
 }

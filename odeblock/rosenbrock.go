@@ -33,7 +33,7 @@ var rosenbrock23 = &Tableau{
 	Order:         2,
 	EstimateOrder: 3,
 	FSAL:          true,
-	Rosenbrock:    true,
+	family:        rosenbrockFamily{},
 	Dense: func(x float64, w []float64) {
 		c := 1 / (1 - 2*ros23d)
 		clear(w)
@@ -46,6 +46,44 @@ var (
 	ros23d   = 1 / (2 + math.Sqrt2)
 	ros23e32 = 6 + math.Sqrt2
 )
+
+// rosenbrockFamily is the family of the Rosenbrock methods: rosenbrock23,
+// and the Rodas methods with their coefficients.
+type rosenbrockFamily struct{ rodas *rodasCoeffs }
+
+// validate checks the stage layout: rosenbrock23's as an explicit
+// tableau's (its nodes, weights, error weights and dense output), a Rodas
+// method's sizes (its weights are a Rosenbrock method's: rodas.go).
+func (f rosenbrockFamily) validate(tb *Tableau) error {
+	if f.rodas != nil {
+		return tb.validateShape()
+	}
+	return tb.validateExplicit()
+}
+
+func (rosenbrockFamily) stiff() bool { return true }
+func (f rosenbrockFamily) method32() method[float32] {
+	return &rosenbrock[float32]{rodas: f.rodas}
+}
+func (f rosenbrockFamily) method64() method[float64] {
+	return &rosenbrock[float64]{rodas: f.rodas}
+}
+
+// rosenbrock is a Rosenbrock method: its stages are stored as an RK
+// method's would be, so that the explicit RK error norm, controller
+// (which lets an accepted step shrink the next, as Hairer and Wanner's
+// codes do) and dense output apply.
+type rosenbrock[T tensor.Float] struct {
+	explicitRK[T]
+	w     rosenbrockWork
+	rodas *rodasCoeffs // a Rodas method's coefficients; nil for rosenbrock23
+}
+
+// begin forgets the Jacobian: the solve starts, or restarts after a jump.
+func (m *rosenbrock[T]) begin(*Solver[T], float64) { m.w.jacValid = false }
+
+// accept forgets the Jacobian: the next step starts elsewhere.
+func (m *rosenbrock[T]) accept(*Solver[T], stepGeom, float64) { m.w.jacValid = false }
 
 // rosenbrockWork holds a Rosenbrock step's Jacobian, its time derivative,
 // the factorised W and scratch, in float64.
@@ -67,14 +105,14 @@ func (w *rosenbrockWork) ensure(n int) {
 		piv: make([]int, n), rhs: make([]float64, n), sol: make([]float64, n)}
 }
 
-// rosenbrockStep takes the step g from s.y with s.k[0] = f(t, y).
-func (s *Solver[T]) rosenbrockStep(eval evalFunc[T], g stepGeom) error {
-	if s.tb.rodas != nil {
-		return s.rodasStep(eval, g)
+// step takes the step g from s.y with s.k[0] = f(t, y).
+func (m *rosenbrock[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
+	if m.rodas != nil {
+		return m.rodasStep(s, eval, g)
 	}
 	n, h, d := s.n, g.h, ros23d
-	w := &s.ros
-	if ok, err := s.rosenbrockMatrix(eval, g, h*d); !ok || err != nil {
+	w := &m.w
+	if ok, err := m.matrix(s, eval, g, h*d); !ok || err != nil {
 		return err
 	}
 	f0, k1, k2, k3, f2 := s.k[0], s.k[1], s.k[2], s.k[3], s.k[4]
@@ -112,19 +150,20 @@ func (s *Solver[T]) rosenbrockStep(eval evalFunc[T], g stepGeom) error {
 	return nil
 }
 
-// rosenbrockMatrix forms (or reuses) J and T at the step's start and
-// factorises I − c·J. ok is false, with no error, when J or T is not
-// finite: the step is then one the engine rejects (rejectNonFinite).
-func (s *Solver[T]) rosenbrockMatrix(eval evalFunc[T], g stepGeom, c float64) (ok bool, err error) {
-	w := &s.ros
+// matrix forms (or reuses) J and T at the step's start and factorises
+// I − c·J. ok is false, with no error, when J or T is not finite: the
+// step is then one the loop rejects (rejectNonFinite).
+func (m *rosenbrock[T]) matrix(s *Solver[T], eval evalFunc[T], g stepGeom, c float64) (ok bool, err error) {
+	w := &m.w
 	w.ensure(s.n)
 	if !w.jacValid || w.jacAt != g.t0 {
-		if err := s.jacobian(eval, g); err != nil {
+		if err := m.jacobian(s, eval, g); err != nil {
 			return false, err
 		}
 	}
 	if !allFiniteF(w.jac) || !allFiniteF(w.dt) {
-		return false, s.rejectNonFinite() // f is NaN or Inf near y: a smaller step
+		m.rejectNonFinite(s) // f is NaN or Inf near y: a smaller step
+		return false, nil
 	}
 	if err := w.factor(c); err != nil {
 		return false, fmt.Errorf("%w: the Rosenbrock matrix I − c·J is singular at t=%g", ErrStepUnderflow, g.t)
@@ -136,8 +175,8 @@ func (s *Solver[T]) rosenbrockMatrix(eval evalFunc[T], g stepGeom, c float64) (o
 // jacobian forms J = ∂f/∂y and T = ∂f/∂t at the step's start by forward
 // differences (the time difference taken inside the step, so that f is
 // never evaluated outside the solve's span).
-func (s *Solver[T]) jacobian(eval evalFunc[T], g stepGeom) error {
-	n, w := s.n, &s.ros
+func (m *rosenbrock[T]) jacobian(s *Solver[T], eval evalFunc[T], g stepGeom) error {
+	n, w := s.n, &m.w
 	f0, col := s.k[0], s.k[3] // s.k[3] is free until k3
 	copy(s.tmp, s.y)
 	for j := range n {

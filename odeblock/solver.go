@@ -169,6 +169,7 @@ type Solver[T tensor.Float] struct {
 
 	opt Options
 	tb  *Tableau
+	m   method[T] // tb's method, with its state
 	ctl controller
 
 	n          int
@@ -182,13 +183,9 @@ type Solver[T tensor.Float] struct {
 	shared     *[]T // a slab shared with other solvers used in turn
 	base       *T   // the first element of the memory the buffers are in
 	stops      []float64
-	run        solveRun[T]    // the state of the solve under way
-	ros        rosenbrockWork // a Rosenbrock method's Jacobian and LU
-	adams      adamsWork[T]   // an Adams method's history
-	comb       combiner[T]    // the stage sums, over an engine's workers when a block sets one
-	irk        irkWork        // an implicit method's Newton iteration
-	bdf        bdfWork        // the BDF method's differences
-	keep       *denseLog[T]   // if set, every accepted step's dense output is kept here
+	run        solveRun[T]  // the state of the solve under way
+	comb       combiner[T]  // the stage sums, over an engine's workers when a block sets one
+	keep       *denseLog[T] // if set, every accepted step's dense output is kept here
 	// errBuf is the error norm's block of terms (a local array would
 	// escape to the heap through the generic calls that fill it).
 	errBuf [errBlock]T
@@ -269,6 +266,9 @@ func (s *Solver[T]) configure(opt Options) error {
 	if s.tb != nil && s.tb.Stages() != tb.Stages() {
 		s.k = nil // remade by ensure
 	}
+	if s.tb != tb || s.m == nil {
+		s.m = newMethod[T](tb)
+	}
 	s.opt, s.tb = opt, tb
 	s.ctl = newController(opt, tb)
 	return nil
@@ -293,8 +293,6 @@ func (opt *Options) validate(tb *Tableau) error {
 		return fmt.Errorf("odeblock: ATol must be positive and finite, got %g", opt.ATol)
 	case !(opt.Step >= 0) || !finite(opt.Step):
 		return fmt.Errorf("odeblock: Step must be positive and finite (or 0: adaptive), got %g", opt.Step)
-	case tb.bdf && (opt.Step != 0 || len(opt.Jumps) > 0 || len(opt.StepTo) > 0):
-		return fmt.Errorf("odeblock: method bdf takes no fixed Step, Jumps or StepTo (it chooses its own steps and orders)")
 	case !tb.Adaptive() && opt.Step == 0:
 		return fmt.Errorf("odeblock: method %q has no error estimate: set a fixed Step", tb.Name)
 	case opt.MaxOrder != 0 && (opt.MaxOrder < 4 || opt.MaxOrder > adamsMaxOrder):
@@ -440,8 +438,6 @@ func (s *Solver[T]) solve(f evalFunc[T], y0 []T, ts []float64, out [][]T) (Stats
 	copy(out[0], y0)
 	s.setStops(ts, dir)
 	s.ctl.reset()
-	s.ros.jacValid = false
-	s.adams.hist, s.adams.at = s.adams.hist[:0], s.adams.at[:0]
 	r := &s.run
 	*r = solveRun[T]{s: s, f: f, ts: ts, out: out, dir: dir, t: ts[0], t0: ts[0], tEnd: ts[len(ts)-1], nextOut: 1}
 	if s.Event != nil {
@@ -454,9 +450,6 @@ func (s *Solver[T]) solve(f evalFunc[T], y0 []T, ts []float64, out [][]T) (Stats
 	}
 	defer func() { r.f, r.ts, r.out = nil, nil, nil }() // keep nothing of this solve alive
 	err = r.start()
-	if err == nil && s.tb.bdf {
-		return r.st, r.bdfSolve()
-	}
 	for err == nil && !r.done {
 		err = r.attempt()
 	}
@@ -517,6 +510,7 @@ func (r *solveRun[T]) start() error {
 		return r.fail(r.t, 0, err)
 	}
 	r.h = h
+	s.m.begin(s, h)
 	return nil
 }
 
@@ -548,13 +542,13 @@ func (r *solveRun[T]) attempt() error {
 		// before it: the left limit of the dynamics.
 		g.leftLimit = slices.Contains(s.opt.Jumps, target)
 	}
-	if err := s.step(r.eval, g); err != nil {
+	if err := s.m.step(s, r.eval, g); err != nil {
 		return r.fail(r.t, g.h, err)
 	}
 	ratio, accept := 0.0, true
 	finite := allFinite(s.y1)
 	if s.opt.Step == 0 {
-		ratio = s.errorRatio(g.h)
+		ratio = s.m.errorRatio(s, g.h)
 		accept = ratio <= 1 && finite
 	} else if !finite {
 		// Named by the step's start, as adaptive methods name it.
@@ -583,11 +577,12 @@ func (r *solveRun[T]) attempt() error {
 func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
 	s := r.s
 	r.st.Accepted++
+	s.m.accept(s, g, ratio)
 	// f at the step end: the last stage (FSAL), else evaluated now when it
 	// is needed next (another step, or dense output).
 	f0, f1 := s.k[0], s.k[len(s.k)-1]
 	needInterp := r.nextOut < len(r.ts) && (r.ts[r.nextOut]-g.end)*r.dir < 0 || s.Event != nil || s.keep != nil
-	if !s.tb.FSAL {
+	if !s.tb.FSAL && s.m.endSlope() {
 		f1 = s.fnext
 		if g.end != r.tEnd || needInterp {
 			if err := r.eval(evalStepEnd, 0, g.end, s.y1, f1); err != nil {
@@ -605,22 +600,22 @@ func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
 			return err
 		}
 	}
-	r.nextOut = s.emit(r.out, r.ts, r.nextOut, g.t, g.h, g.end, r.dir, f0, f1)
+	r.nextOut = r.emit(g, f0, f1)
 	if s.keep != nil {
-		s.keep.add(s.tb, g, s.y, s.y1, s.kall, f0, f1)
+		s.m.log(s, s.keep, g, f0, f1)
 	}
 	r.t, r.t0 = g.end, g.end
-	s.ros.jacValid = false // the next step starts elsewhere
 	s.y, s.y1 = s.y1, s.y
-	copy(f0, f1)
+	if s.m.endSlope() {
+		copy(f0, f1)
+	}
 	if s.opt.Step == 0 {
-		next := s.nextStep(g.h, ratio, true)
+		next := s.m.next(s, g.h, ratio, true)
 		if g.h != r.h {
 			// A step cut short to land on a stop does not shrink the next.
 			next = math.Copysign(math.Max(math.Abs(next), math.Abs(r.h)), r.dir)
 		}
 		r.h = next
-		s.ctl.accept(ratio)
 	}
 	if !reached {
 		return nil
@@ -634,6 +629,7 @@ func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
 		if err := r.eval(evalRestart, 0, r.t0, s.y, f0); err != nil {
 			return r.fail(r.t, 0, err)
 		}
+		s.m.begin(s, r.h)
 	}
 	r.stop++
 	return nil
@@ -656,19 +652,20 @@ func (s *Solver[T]) firstStep(eval evalFunc[T], t, tEnd, dir float64, f0 []T) (f
 	return s.clampStep(h, dir), nil
 }
 
-// emit writes the outputs that the step from t to t1 (of size h) reached:
-// those inside (t, t1) from the dense output, the one at t1 from the
-// state; nextOut is the first output not yet written, and emit returns it.
-func (s *Solver[T]) emit(out [][]T, ts []float64, nextOut int, t, h, t1, dir float64, f0, f1 []T) int {
-	for nextOut < len(ts) && (ts[nextOut]-t1)*dir < 0 {
-		s.interpolate(out[nextOut], t, h, ts[nextOut], f0, f1)
-		nextOut++
+// emit writes the outputs that the accepted step g reached: those inside
+// it from the dense output, the one at its end from the state; it returns
+// the first output not yet written.
+func (r *solveRun[T]) emit(g stepGeom, f0, f1 []T) int {
+	s, next := r.s, r.nextOut
+	for next < len(r.ts) && (r.ts[next]-g.end)*r.dir < 0 {
+		s.m.interpolate(s, r.out[next], g, r.ts[next], f0, f1)
+		next++
 	}
-	if nextOut < len(ts) && ts[nextOut] == t1 {
-		copy(out[nextOut], s.y1)
-		nextOut++
+	if next < len(r.ts) && r.ts[next] == g.end {
+		copy(r.out[next], s.y1)
+		next++
 	}
-	return nextOut
+	return next
 }
 
 // retryStep returns the size to retry a step with after the step hStep
@@ -685,7 +682,7 @@ func (s *Solver[T]) retryStep(t, hStep, ratio float64, nonFiniteState bool, nonF
 		return 0, fmt.Errorf("%w: rejected at the minimum step", err)
 	}
 	if !nonFiniteState {
-		return s.nextStep(hStep, ratio, false), nil
+		return s.m.next(s, hStep, ratio, false), nil
 	}
 	// The dynamics have no finite value a step ahead. Shrinking may get
 	// past it (an overflow from too long a step), but a state creeping
@@ -695,7 +692,7 @@ func (s *Solver[T]) retryStep(t, hStep, ratio float64, nonFiniteState bool, nonF
 	if *nonFinite > maxNonFiniteRejections {
 		return 0, fmt.Errorf("%w: %d steps from t=%.9g or near it gave NaN or Inf", ErrNonFinite, *nonFinite, t)
 	}
-	return hStep * s.opt.DFactor, nil
+	return s.m.next(s, hStep, math.NaN(), false), nil
 }
 
 // checkSolve returns the direction of the times (+1 or −1) after checking
@@ -776,69 +773,6 @@ const eps = 0x1p-52
 // before it fails with ErrNonFinite.
 const maxNonFiniteRejections = 100
 
-// step computes one RK step g from s.y with f0 = f(g.t0, s.y) in s.k[0],
-// leaving y1 in s.y1 (and the stages in s.k, from which errorRatio forms
-// the error estimate).
-func (s *Solver[T]) step(eval evalFunc[T], g stepGeom) error {
-	switch {
-	case s.tb.Rosenbrock:
-		return s.rosenbrockStep(eval, g)
-	case s.tb.Adams:
-		return s.adamsStep(eval, g)
-	case s.tb.IA != nil:
-		return s.irkStep(eval, g)
-	}
-	return s.rkStep(eval, g)
-}
-
-// rkStep is step for an explicit Runge–Kutta method.
-func (s *Solver[T]) rkStep(eval evalFunc[T], g stepGeom) error {
-	n, q := len(s.tmp), s.quadrature()
-	tb, last := s.tb, len(s.k)-1
-	// With quadratures, the stage inputs stop short of them but for an
-	// FSAL method's last (the solution), and the stages nothing weights
-	// leave them out of their derivative.
-	in := func(i int) []T {
-		if q > 0 && !(tb.FSAL && i == last) {
-			return s.tmp[:n-q]
-		}
-		return s.tmp
-	}
-	err := rkStages(&s.comb, tb, g, s.y, s.k, 1, len(s.k), in, func(i int, t float64, y []T) error {
-		dy := s.k[i]
-		if q > 0 && tb.B[i] == 0 && (tb.E == nil || tb.E[i] == 0) && !(tb.FSAL && i == last) {
-			dy = dy[:n-q]
-		}
-		return eval(evalStage, i, t, y, dy)
-	})
-	if err != nil {
-		return err
-	}
-	rkSolution(&s.comb, s.tb, g.h, s.y, s.y1, s.tmp, s.k)
-	return nil
-}
-
-// quadrature returns how many trailing elements rkStep may leave out
-// (Options.Quadrature), or 0 when this solve reads whole stages: dense
-// output for an output time inside it or an event, kept steps, the
-// second error estimate of dop853 and methods with dense stages.
-func (s *Solver[T]) quadrature() int {
-	if s.opt.Quadrature == 0 || s.Event != nil || s.keep != nil || len(s.run.ts) > 2 || s.tb.E3 != nil || len(s.tb.DenseC) > 0 {
-		return 0
-	}
-	return s.opt.Quadrature
-}
-
-// errorRatio returns the norm of err / (atol + rtol·max(|y0|, |y1|)): its
-// RMS over the first ErrorLen elements (all when 0), or the largest RMS of
-// the ErrorParts; err = h·Σ E_j·k_j is the embedded error estimate of the
-// step of size h just taken. NaN when the state is not finite. err is
-// formed a block at a time in a small buffer: no state-sized buffer, one
-// pass over the stages.
-func (s *Solver[T]) errorRatio(h float64) float64 {
-	return s.mixed(func(lo, hi int) float64 { return s.errorRatioRange(h, lo, hi) })
-}
-
 // partsLen returns the sum of the part lengths.
 func partsLen(parts []int) int {
 	n := 0
@@ -869,50 +803,6 @@ func (s *Solver[T]) mixed(norm func(lo, hi int) float64) float64 {
 		lo += l
 	}
 	return m
-}
-
-// errorRatioRange is errorRatio's RMS over elements [lo, hi).
-func (s *Solver[T]) errorRatioRange(h float64, lo, hi int) float64 {
-	n := hi - lo
-	if n <= 0 {
-		return 0
-	}
-	if s.tb.E3 != nil {
-		return s.errorRatio853(h, lo, hi)
-	}
-	scale := func(i int) float64 {
-		return s.opt.ATol + s.opt.RTol*math.Max(math.Abs(float64(s.y[i])), math.Abs(float64(s.y1[i])))
-	}
-	// Each block's terms are formed and summed in T (their sum taken into
-	// float64): the scalar float64 arithmetic per element cost as much as
-	// the rest of a step of a small MLP field.
-	// A block whose squares overflow or underflow in T, or tolerances
-	// that underflow in T, take the scaled float64 norm below.
-	buf := &s.errBuf
-	var sum float64
-	atol, rtol := T(s.opt.ATol), T(s.opt.RTol)
-	scaled := atol == 0 || rtol == 0 && s.opt.RTol != 0
-	for b := lo; b < hi && !scaled; b += errBlock {
-		e := buf[:min(errBlock, hi-b)]
-		s.errorEstimate(e, h, b)
-		y0, y1 := s.y[b:b+len(e)], s.y1[b:b+len(e)]
-		scaleError(e, y0, y1, atol, rtol)
-		acc := sumSquares(e)
-		if acc == 0 && slices.ContainsFunc(e, func(x T) bool { return x != 0 }) {
-			scaled = true // the squares underflowed
-		}
-		sum += float64(acc)
-	}
-	if scaled || math.IsInf(sum, 1) {
-		// A square overflowed (tolerances far below the error): the norm
-		// is large but not infinite; or one underflowed.
-		var one [1]T
-		return rms(n, func(i int) float64 {
-			s.errorEstimate(one[:], h, lo+i)
-			return float64(one[0]) / scale(lo+i)
-		})
-	}
-	return math.Sqrt(sum / float64(n))
 }
 
 // scaledRMS returns the RMS over elements [from, to) of x/(atol +
@@ -994,16 +884,6 @@ func absT[T tensor.Float](x T) T {
 
 // errBlock is the length of the blocks errorRatio forms the error in.
 const errBlock = 256
-
-// errorEstimate writes elements lo, lo+1, … of the step's error estimate
-// h·Σ E_j·k_j into e.
-func (s *Solver[T]) errorEstimate(e []T, h float64, lo int) {
-	var ks [16][]T
-	for j, k := range s.k {
-		ks[j] = k[lo : lo+len(e)]
-	}
-	linComb(e, nil, h, s.tb.E, ks[:len(s.k)])
-}
 
 // rms returns √(Σ r(i)² / n) without overflow or underflow in the squares:
 // the terms are scaled by the largest |r(i)|. It is NaN when a term is NaN,
@@ -1140,48 +1020,6 @@ func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T)
 	return dir * h, nil
 }
 
-// interpolate writes the dense output at time tq in the step [t, t+h] into
-// dst.
-func (s *Solver[T]) interpolate(dst []T, t, h, tq float64, f0, f1 []T) {
-	interpolateStep(s.tb, dst, s.y, s.y1, s.kall, t, h, tq, f0, f1)
-}
-
-// interpolateStep writes into dst the dense output of method tb at time tq
-// in the step [t, t+h] from y0 to y1 with stages ks (the dense-output
-// stages after the step's) and f at its ends f0, f1.
-func interpolateStep[T tensor.Float](tb *Tableau, dst, y0, y1 []T, ks [][]T, t, h, tq float64, f0, f1 []T) {
-	x := (tq - t) / h
-	if tb.Dense != nil {
-		var w [16]float64
-		m := len(ks)
-		tb.Dense(x, w[:m])
-		linComb(dst, y0, h, w[:m], ks)
-		return
-	}
-	if tb.Mid != nil {
-		// Quartic p(x) with p(0)=y0, p(1)=y1, p(½)=ymid, p'(0)=h·f0, p'(1)=h·f1;
-		// ymid is formed in dst, each element read before it is replaced.
-		linComb(dst, y0, h, tb.Mid, ks[:tb.Stages()])
-		for i := range dst {
-			a0, a1, m := float64(y0[i]), float64(y1[i]), float64(dst[i])
-			g0, g1 := h*float64(f0[i]), h*float64(f1[i])
-			c4 := 2*(g1-g0) - 8*(a1+a0) + 16*m
-			c3 := 5*g0 - 3*g1 + 18*a0 + 14*a1 - 32*m
-			c2 := g1 - 4*g0 - 11*a0 - 5*a1 + 16*m
-			dst[i] = T(a0 + x*(g0+x*(c2+x*(c3+x*c4))))
-		}
-		return
-	}
-	// Cubic Hermite through (y0, h·f0) and (y1, h·f1).
-	h00 := (1 + 2*x) * (1 - x) * (1 - x)
-	h10 := x * (1 - x) * (1 - x)
-	h01 := x * x * (3 - 2*x)
-	h11 := x * x * (x - 1)
-	for i := range dst {
-		dst[i] = T(h00*float64(y0[i]) + h10*h*float64(f0[i]) + h01*float64(y1[i]) + h11*h*float64(f1[i]))
-	}
-}
-
 // axpy sets dst += a·x.
 func axpy[T tensor.Float](dst []T, a T, x []T) { tensor.AxpySlice(a, x, dst) }
 
@@ -1226,49 +1064,4 @@ func Solve[T tensor.Float](f Func[T], y0 []T, ts []float64, opt Options) ([][]T,
 	}
 	st, err := s.Solve(f, y0, ts, out)
 	return out, st, err
-}
-
-// errorRatio853 is errorRatioRange for a tableau with E3 (see Tableau.E3).
-func (s *Solver[T]) errorRatio853(h float64, lo, hi int) float64 {
-	var s5, s3 float64
-	for i := lo; i < hi; i++ {
-		var e5, e3 float64
-		for j, k := range s.k {
-			e5 += s.tb.E[j] * float64(k[i])
-			e3 += s.tb.E3[j] * float64(k[i])
-		}
-		sc := s.opt.ATol + s.opt.RTol*math.Max(math.Abs(float64(s.y[i])), math.Abs(float64(s.y1[i])))
-		s5 += (e5 / sc) * (e5 / sc)
-		s3 += (e3 / sc) * (e3 / sc)
-	}
-	if s5 == 0 && s3 == 0 {
-		return 0
-	}
-	return math.Abs(h) * s5 / math.Sqrt((s5+0.01*s3)*float64(hi-lo))
-}
-
-// denseStages evaluates the dense-output stages of the accepted step g
-// (Tableau.DenseC), once per step.
-func (r *solveRun[T]) denseStages(g stepGeom) error {
-	s := r.s
-	if s.kdAt == g.t && !math.IsNaN(s.kdAt) {
-		return nil
-	}
-	tb, n := s.tb, s.n
-	for i, row := range tb.DenseA {
-		for e := range n {
-			acc := 0.0
-			for j, a := range row {
-				if a != 0 {
-					acc += a * float64(s.kall[j][e])
-				}
-			}
-			s.tmp[e] = s.y[e] + T(g.h*acc)
-		}
-		if err := r.eval(evalProbe, 0, g.t+tb.DenseC[i]*g.h, s.tmp, s.kd[i]); err != nil {
-			return err
-		}
-	}
-	s.kdAt = g.t
-	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -137,16 +136,6 @@ func TestBDFConverges(t *testing.T) {
 				t.Errorf("%s tol %g: %d steps: the order does not rise", p.name, tol, st.Accepted)
 			}
 			prevSteps = st.Accepted
-		}
-	}
-}
-
-// TestBDFRefusesWhatItLacks: a fixed Step, Jumps and StepTo are errors
-// for bdf, saying so.
-func TestBDFRefusesWhatItLacks(t *testing.T) {
-	for _, o := range []Options{{Method: "bdf", Step: 0.1}, {Method: "bdf", Jumps: []float64{0.5}}, {Method: "bdf", StepTo: []float64{0.5}}} {
-		if _, err := NewSolver[float64](o); err == nil || !strings.Contains(err.Error(), "bdf") {
-			t.Errorf("%+v: %v, want an error naming bdf", o, err)
 		}
 	}
 }

@@ -23,18 +23,6 @@ type Tableau struct {
 	// not Order (a pair propagating its lower-order solution, as
 	// rosenbrock23): the controller's exponent is then 1/EstimateOrder.
 	EstimateOrder int
-	// Rosenbrock marks a linearly implicit (Rosenbrock) method: its stages
-	// are not explicit RK stages but solves with I − h·d·J (see
-	// rosenbrock23); only the adjoint differentiates it.
-	Rosenbrock bool
-	// IA, if set, is the full s × s coefficient matrix of an implicit RK
-	// method (see irk.go), solved by Newton's method at each fixed step;
-	// A is then unused. Only the adjoint differentiates it.
-	IA [][]float64
-	// Adams marks a fixed-step Adams multistep method (see adams.go):
-	// the tableau is its RK start-up method; Implicit adds the
-	// Adams–Moulton corrector. Only the adjoint differentiates it.
-	Adams, Implicit bool
 	// FSAL (first same as last): the last stage is f(t+h, y1), so it is
 	// reused as the first stage of the next step.
 	FSAL bool
@@ -59,16 +47,19 @@ type Tableau struct {
 	// e3 = Σ E3_i·k_i / scale.
 	E3 []float64
 
-	rodas *rodasCoeffs // a Rodas method's coefficients (see rodas.go)
-	bdf   bool         // the variable-order BDF method (see bdf.go)
+	// family, if set, makes this the tableau of a built-in method that is
+	// not an explicit RK method (a Rosenbrock, implicit RK, Adams or BDF
+	// method: see method.go), which only the adjoint differentiates.
+	family family
 }
 
 // Stages returns the number of stages.
 func (tb *Tableau) Stages() int { return len(tb.C) }
 
 // stepsOnly reports whether the method's steps are not explicit RK stages
-// the discrete gradient modes can record (a Rosenbrock or Adams method).
-func (tb *Tableau) stepsOnly() bool { return tb.Rosenbrock || tb.Adams || tb.IA != nil || tb.bdf }
+// the discrete gradient modes can record (a Rosenbrock, implicit RK, Adams
+// or BDF method).
+func (tb *Tableau) stepsOnly() bool { return tb.family != nil }
 
 // estimateOrder returns the order of the error estimate.
 func (tb *Tableau) estimateOrder() int {
@@ -81,18 +72,25 @@ func (tb *Tableau) estimateOrder() int {
 // Stiff reports whether the method is one of the stiff solvers
 // (rosenbrock23, rodas4, bdf), which form a dense Jacobian of the state by
 // finite differences: methods for small systems.
-func (tb *Tableau) Stiff() bool { return tb.Rosenbrock || tb.bdf }
+func (tb *Tableau) Stiff() bool { return tb.family != nil && tb.family.stiff() }
 
 // Adaptive reports whether the method has an embedded error estimate.
 func (tb *Tableau) Adaptive() bool { return tb.E != nil }
 
-// validate checks the tableau's internal consistency.
+// validate checks the tableau's internal consistency: its family's
+// checks, or an explicit RK method's.
 func (tb *Tableau) validate() error {
+	if tb.family != nil {
+		return tb.family.validate(tb)
+	}
+	return tb.validateExplicit()
+}
+
+// validateExplicit checks an explicit RK tableau: its shape, dense
+// stages, coefficients and dense output.
+func (tb *Tableau) validateExplicit() error {
 	if err := tb.validateShape(); err != nil {
 		return err
-	}
-	if tb.rodas != nil {
-		return nil // a Rosenbrock method's weights, not an explicit RK method's (rodas.go)
 	}
 	if err := tb.validateDenseStages(); err != nil {
 		return err
@@ -103,17 +101,8 @@ func (tb *Tableau) validate() error {
 	return tb.validateDense()
 }
 
-// stageRows returns the rows of the stage matrix: A, or IA for an
-// implicit method.
-func (tb *Tableau) stageRows() [][]float64 {
-	if tb.IA != nil {
-		return tb.IA
-	}
-	return tb.A
-}
-
-// validateShape checks the sizes of the coefficients, the rows of A (or
-// IA), FSAL's conditions and the order.
+// validateShape checks the sizes of the coefficients, the rows of A,
+// FSAL's conditions and the order.
 func (tb *Tableau) validateShape() error {
 	s := len(tb.C)
 	if s > 16 {
@@ -122,16 +111,9 @@ func (tb *Tableau) validateShape() error {
 	if s == 0 || len(tb.A) != s || len(tb.B) != s || (tb.E != nil && len(tb.E) != s) || (tb.Mid != nil && len(tb.Mid) != s) {
 		return fmt.Errorf("odeblock: tableau %q: inconsistent sizes", tb.Name)
 	}
-	rows := tb.stageRows()
-	if tb.IA != nil && (len(rows) != s || tb.FSAL || tb.E != nil) {
-		return fmt.Errorf("odeblock: tableau %q: an implicit method takes an s × s IA, no FSAL and no error estimate", tb.Name)
-	}
-	for i, row := range rows {
-		if want := i; len(row) != want && (tb.IA == nil || len(row) != s) {
-			if tb.IA != nil {
-				want = s
-			}
-			return fmt.Errorf("odeblock: tableau %q: row %d of A has %d entries, want %d", tb.Name, i, len(row), want)
+	for i, row := range tb.A {
+		if len(row) != i {
+			return fmt.Errorf("odeblock: tableau %q: row %d of A has %d entries, want %d", tb.Name, i, len(row), i)
 		}
 	}
 	if tb.FSAL {
@@ -197,9 +179,9 @@ func (tb *Tableau) validateCoefficients() error {
 	notFinite := func(name string, j int, x float64) error {
 		return fmt.Errorf("odeblock: tableau %q: %s[%d] = %g is not finite", tb.Name, name, j, x)
 	}
-	rows := tb.stageRows()
+	rows := tb.A
 	for i, c := range tb.C {
-		if !(c >= 0 && c <= 1) || (i == 0 && c != 0 && tb.IA == nil) {
+		if !(c >= 0 && c <= 1) || (i == 0 && c != 0) {
 			return fmt.Errorf("odeblock: tableau %q: node C[%d] = %g outside [0, 1] (C[0] must be 0)", tb.Name, i, c)
 		}
 		row, bad := sum(rows[i])
