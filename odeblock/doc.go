@@ -5,7 +5,15 @@
 //
 // # Solvers
 //
-// One RK engine runs every method from its Butcher tableau (Tableau).
+// One loop runs every method: it picks each step's size and end (output
+// times with fixed steps, StepTo, Jumps, the end, MinStep and MaxStep),
+// calls OnStep, accepts or rejects, finds events and writes outputs alike
+// for all; each method family (explicit Runge–Kutta from its Butcher
+// tableau, Rosenbrock, implicit Runge–Kutta, Adams, BDF) owns its state
+// and provides the step, its error, the next step's size and order and
+// its dense output (one file each: rk.go, rosenbrock.go, irk.go,
+// adams.go, bdf.go). A Tableau is an explicit RK method's; the other
+// built-in methods are named by Method, which returns their description.
 // The built-in methods (Method, MethodNames):
 //
 //	name           order  steps     dense output               torchdiffeq    diffrax
@@ -49,8 +57,12 @@
 // MATLAB's ode15s and SciPy's BDF, with a Jacobian formed only when its
 // Newton iteration stops converging: on Van der Pol μ = 1000 at 1e-6 it
 // takes 4095 evaluations of f in all (84 Jacobians), where rodas4 takes
-// 8843 — the choice for long stiff solves at moderate accuracy; it takes
-// no fixed Step, Jumps or StepTo (events it finds on its interpolant). In a Block the stiff, implicit
+// 8843 — the choice for long stiff solves at moderate accuracy. It takes
+// Step, Jumps, StepTo, MaxStep and events as every method does: a step
+// cut to land on a stop rescales its differences, a jump restarts it at
+// order 1 from f just after it, and with a fixed Step it keeps the step
+// and still moves its order (a Newton iteration that does not converge at
+// that step is then an error). In a Block the stiff, implicit
 // and Adams methods, whose steps are not explicit RK stages, work with the
 // Adjoint and Interpolated modes, and Backprop and Checkpoint run as
 // Interpolated with them, and Recursive as Interpolated with its Budget
