@@ -184,6 +184,7 @@ type Solver[T tensor.Float] struct {
 	base       *T   // the first element of the memory the buffers are in
 	stops      []float64
 	run        solveRun[T]  // the state of the solve under way
+	counted    evalFunc[T]  // run.eval, which counts the evaluations
 	comb       combiner[T]  // the stage sums, over an engine's workers when a block sets one
 	keep       *denseLog[T] // if set, every accepted step's dense output is kept here
 	// errBuf is the error norm's block of terms (a local array would
@@ -448,6 +449,9 @@ func (s *Solver[T]) solve(f evalFunc[T], y0 []T, ts []float64, out [][]T) (Stats
 			return Stats{}, &SolveError{Phase: s.opt.Phase, T: ts[0], Err: err}
 		}
 	}
+	if s.counted == nil {
+		s.counted = r.eval // bound to s.run: made once (a method value handed to the method interface escapes)
+	}
 	defer func() { r.f, r.ts, r.out = nil, nil, nil }() // keep nothing of this solve alive
 	err = r.start()
 	for err == nil && !r.done {
@@ -542,7 +546,7 @@ func (r *solveRun[T]) attempt() error {
 		// before it: the left limit of the dynamics.
 		g.leftLimit = slices.Contains(s.opt.Jumps, target)
 	}
-	if err := s.m.step(s, r.eval, g); err != nil {
+	if err := s.m.step(s, s.counted, g); err != nil {
 		return r.fail(r.t, g.h, err)
 	}
 	ratio, accept := 0.0, true
