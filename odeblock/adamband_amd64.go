@@ -2,6 +2,11 @@
 
 package odeblock
 
+import "golang.org/x/sys/cpu"
+
+// avx512 reports whether the AVX-512 kernels of this package can run.
+var avx512 = cpu.X86.HasAVX512F
+
 // adamBandAVX512 is adamWork.band's loop on float32 (after s and s′), with
 // its operands in a.
 //
@@ -36,3 +41,8 @@ func adamRHSFwdAVX512(a *adamFwdArgs)
 //
 //go:noescape
 func adamRHSFwdEpsAVX512(a *adamFwdArgs)
+
+// norm2AVX512 returns Σ x[i]² for i < n, in float64.
+//
+//go:noescape
+func norm2AVX512(x *float32, n int) float64

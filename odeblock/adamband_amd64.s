@@ -304,3 +304,51 @@ TEXT ·adamRHSFwdAVX512(SB), NOSPLIT, $0-8
 TEXT ·adamRHSFwdEpsAVX512(SB), NOSPLIT, $0-8
 	FWDPROLOGUE
 	LOOP16(FWDEPSSTEP, NOP)
+
+
+// func norm2AVX512(x *float32, n int) float64
+// Σ x[i]² for i < n in float64: each square exact, summed in 16 lanes of
+// two accumulators (the last elements under a mask), then added up.
+TEXT ·norm2AVX512(SB), NOSPLIT, $0-24
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), BX
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+nrm16:
+	CMPQ        BX, $16
+	JB          nrmtail
+	VCVTPS2PD   (SI), Z0
+	VCVTPS2PD   32(SI), Z1
+	VFMADD231PD Z0, Z0, Z2
+	VFMADD231PD Z1, Z1, Z3
+	ADDQ        $64, SI
+	SUBQ        $16, BX
+	JMP         nrm16
+
+nrmtail:
+	TESTQ       BX, BX
+	JZ          nrmsum
+	MOVQ        BX, CX
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z4
+	VCVTPS2PD   Y4, Z0
+	VEXTRACTF32X8 $1, Z4, Y4
+	VCVTPS2PD   Y4, Z1
+	VFMADD231PD Z0, Z0, Z2
+	VFMADD231PD Z1, Z1, Z3
+
+nrmsum:
+	VADDPD        Z3, Z2, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPD        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $1, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, ret+16(FP)
+	VZEROUPPER
+	RET

@@ -17,7 +17,7 @@ func TestAdamBandKernel(t *testing.T) {
 	if o := [4]uintptr{unsafe.Offsetof(a.n), unsafe.Offsetof(a.a1), unsafe.Offsetof(a.a2), unsafe.Offsetof(a.eps)}; o != [4]uintptr{104, 112, 116, 120} || unsafe.Offsetof(a.dav) != 96 {
 		t.Fatalf("adamBandArgs: n, a1, a2, eps at %v, dav at %d; the assembly reads 104, 112, 116, 120 and 96", o, unsafe.Offsetof(a.dav))
 	}
-	if !errScaleAVX {
+	if !avx512 {
 		t.Skip("no AVX-512 kernel in this build or on this CPU")
 	}
 	for _, post := range []bool{false, true} {
@@ -94,7 +94,7 @@ func TestAdamRHSBwdKernel(t *testing.T) {
 	if o := [6]uintptr{unsafe.Offsetof(a.n), unsafe.Offsetof(a.a1), unsafe.Offsetof(a.a2), unsafe.Offsetof(a.eps), unsafe.Offsetof(a.sr1), unsafe.Offsetof(a.sr2)}; o != [6]uintptr{72, 80, 84, 88, 96, 104} || unsafe.Offsetof(a.gg) != 64 {
 		t.Fatalf("adamBwdArgs: n, a1, a2, eps, sr1, sr2 at %v, gg at %d; the assembly reads 72, 80, 84, 88, 96, 104 and 64", o, unsafe.Offsetof(a.gg))
 	}
-	if !errScaleAVX {
+	if !avx512 {
 		t.Skip("no AVX-512 kernel in this build or on this CPU")
 	}
 	const a1, a2, eps = float32(0.3), float32(0.9), float32(1e-3)
@@ -169,7 +169,7 @@ func TestAdamRHSFwdKernel(t *testing.T) {
 	if o := [4]uintptr{unsafe.Offsetof(a.n), unsafe.Offsetof(a.a1), unsafe.Offsetof(a.a2), unsafe.Offsetof(a.eps)}; o != [4]uintptr{48, 56, 60, 64} || unsafe.Offsetof(a.dv) != 40 {
 		t.Fatalf("adamFwdArgs: n, a1, a2, eps at %v, dv at %d; the assembly reads 48, 56, 60, 64 and 40", o, unsafe.Offsetof(a.dv))
 	}
-	if !errScaleAVX {
+	if !avx512 {
 		t.Skip("no AVX-512 kernel in this build or on this CPU")
 	}
 	const a1, a2, eps = float32(0.3), float32(0.9), float32(1e-3)

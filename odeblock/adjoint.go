@@ -3,6 +3,7 @@ package odeblock
 import (
 	"errors"
 	"fmt"
+	"github.com/adamnode/adamnode/odeblock/internal/integrate"
 	"math"
 	"slices"
 
@@ -137,7 +138,7 @@ type adjoint[T tensor.Float] struct {
 	// log, for the Interpolated mode, keeps the forward's dense output:
 	// the backward solve reads the state from it instead of
 	// reconstructing it.
-	log *denseLog[T]
+	log *integrate.DenseLog[T]
 	// budget, with log, bounds the forward states kept: the forward keeps
 	// at most budget of them (thinned by halves as the steps grow) instead
 	// of every step's dense output, and the backward re-solves each
@@ -172,13 +173,13 @@ func (a *adjoint[T]) abort()         {}
 // and the largest state it passed: a backward solve that takes far more
 // steps, or whose reconstruction grows far larger, is diverging, and is
 // stopped early (guard) rather than left to run to MaxSteps.
-func (a *adjoint[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
+func (a *adjoint[T]) forward() (integrate.EvalFunc[T], func(StepInfo[T]) error) {
 	ts := a.p.ts
 	a.seen = make([]stretchSeen, len(ts)-1)
 	dir := math.Copysign(1, ts[1]-ts[0])
 	count, cur := 0, 0
 	if a.log != nil && a.budget == 0 {
-		a.p.solver.keep = a.log
+		a.p.solver.SetDenseLog(a.log)
 	}
 	// The backward solve of [z, a, g_θ] takes the forward's slab in turn:
 	// sized for it now, the forward's own is not dropped at the first
@@ -187,7 +188,7 @@ func (a *adjoint[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
 	for _, prm := range a.p.params {
 		m += prm.Value.Len()
 	}
-	if need := a.p.solver.slabLen(2*a.p.n + m); len(a.p.b.slab) < need {
+	if need := a.p.solver.SlabLen(2*a.p.n + m); len(a.p.b.slab) < need {
 		a.p.b.slab = make([]T, need)
 	}
 	every := 1 // with budget: the steps between kept states
@@ -235,7 +236,7 @@ type stretchSeen struct {
 
 // norm2 returns ‖x‖₂², summed in float64.
 func norm2[T tensor.Float](x []T) float64 {
-	if f, ok := any(x).([]float32); ok && errScaleAVX && len(f) > 0 {
+	if f, ok := any(x).([]float32); ok && avx512 && len(f) > 0 {
 		return norm2AVX512(&f[0], len(f))
 	}
 	var s float64
@@ -276,7 +277,7 @@ func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) 
 	p := a.p
 	p.b.stats.Stored = len(a.anchors)
 	if a.log != nil && a.budget == 0 {
-		p.b.stats.Stored = len(a.log.steps)
+		p.b.stats.Stored = a.log.Len()
 	}
 	defer func() {
 		if a.budget > 0 {
@@ -295,7 +296,7 @@ func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) 
 	a.bopt = a.options(sizes)
 	a.w = p.adjointWork(sizes)
 	p.b.dropStaleViews()
-	if err := a.w.solver.configure(a.bopt); err != nil {
+	if err := a.w.solver.Configure(a.bopt); err != nil {
 		return nil, err
 	}
 	a.w.solver.OnStep = p.b.OnStep
@@ -377,7 +378,7 @@ func (a *adjoint[T]) piece(hi, lo anchor[T], k int) error {
 	if err == nil {
 		// The drift holds the forward's error too: measured against the
 		// looser of the two solves' tolerances.
-		rtol := math.Max(a.bopt.RTol, a.p.solver.opt.RTol)
+		rtol := math.Max(a.bopt.RTol, a.p.solver.Options().RTol)
 		// A piece of a recovery (k = 0) is one step re-anchored at both
 		// ends: only the gross bound applies there.
 		if k == 0 {
@@ -403,11 +404,11 @@ func (a *adjoint[T]) piece(hi, lo anchor[T], k int) error {
 // relog re-solves the forward from lo to hi (kept states of the forward
 // solution) into the dense log the backward piece over them reads.
 func (a *adjoint[T]) relog(hi, lo anchor[T]) error {
-	a.log.steps, a.log.last = a.log.steps[:0], 0
+	a.log.Reset()
 	if err := a.resolve(hi, lo, a.log, nil); err != nil {
 		return fmt.Errorf("odeblock: re-solving the forward from t=%g to t=%g for its dense output: %w", lo.t, hi.t, err)
 	}
-	a.maxLog = max(a.maxLog, len(a.log.steps))
+	a.maxLog = max(a.maxLog, a.log.Len())
 	return nil
 }
 
@@ -415,13 +416,15 @@ func (a *adjoint[T]) relog(hi, lo anchor[T]) error {
 // (idle during backward), keeping its dense output in keep and calling
 // onStep after each step when they are not nil. Its evaluations count in
 // the backward pass's.
-func (a *adjoint[T]) resolve(hi, lo anchor[T], keep *denseLog[T], onStep func(StepInfo[T]) error) error {
+func (a *adjoint[T]) resolve(hi, lo anchor[T], keep *integrate.DenseLog[T], onStep func(StepInfo[T]) error) error {
 	p := a.p
 	s := p.solver
-	s.keep, s.OnStep = keep, onStep
+	s.SetDenseLog(keep)
+	s.OnStep = onStep
 	outs := [][]T{p.tp.Scratch(p.n).Data(), p.tp.Scratch(p.n).Data()}
-	st, err := s.solve(p.evaluator(), lo.z, []float64{lo.t, hi.t}, outs)
-	s.keep, s.OnStep = nil, nil
+	st, err := s.SolveEval(p.evaluator(), lo.z, []float64{lo.t, hi.t}, outs)
+	s.SetDenseLog(nil)
+	s.OnStep = nil
 	a.stats = a.stats.Add(st)
 	return err
 }
@@ -462,8 +465,8 @@ func (a *adjoint[T]) recover(hi, lo anchor[T]) error {
 func (a *adjoint[T]) options(sizes []int) Options {
 	p := a.p
 	n := p.n
-	opt := p.solver.opt
-	opt.Tableau, opt.Method = p.solver.tb, ""
+	opt := p.solver.Options()
+	opt.Tableau, opt.Method = p.solver.Tableau(), ""
 	opt.Phase, opt.ErrorLen, opt.ErrorParts = "backward", 0, nil
 	adj := a.opt
 	if adj.RTol > 0 {
@@ -609,7 +612,7 @@ func (a *adjoint[T]) augmented(w *adjointWork[T]) Func[T] {
 			// The state from the forward's dense output; the z part of
 			// the augmented state stays as it is (dz = 0).
 			defer clear(dy[:n])
-			log.at(t, zbuf)
+			log.At(t, zbuf)
 			zsrc = zbuf
 		}
 		// The parts of y and dy as tensors: views, no copies. dy stops
@@ -720,14 +723,14 @@ func (p *pass[T]) adjointWork(sizes []int) *adjointWork[T] {
 		m += sz
 	}
 	w = &adjointWork[T]{
-		solver: &Solver[T]{shared: &p.b.slab}, pb: p.b.pullback(p.eng), eng: p.eng, n: p.n,
+		solver: integrate.NewShared(&p.b.slab), pb: p.b.pullback(p.eng), eng: p.eng, n: p.n,
 		sizes: sizes, y: make([]T, 2*p.n+m), other: make([]T, 2*p.n+m), out: make([][]T, 2),
 		dg: make([]*tensor.Tensor[T], len(p.params)),
 		// Four parts of y and dy and one per parameter, for each of the
 		// solver's buffers that f is evaluated at or into.
 		views: viewCache[T]{limit: (4 + len(p.params)) * 16},
 	}
-	w.solver.comb.use(p.eng)
+	w.solver.Combiner().Use(p.eng)
 	for _, prm := range p.params {
 		w.shapes = append(w.shapes, prm.Value.Shape())
 	}

@@ -2,6 +2,7 @@ package odeblock
 
 import (
 	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/odeblock/internal/integrate"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -43,21 +44,21 @@ type backprop[T tensor.Float] struct {
 
 func (r *backprop[T]) stepEnds() bool { return !outputsInside(r.p.b.Solver) }
 
-func (r *backprop[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
+func (r *backprop[T]) forward() (integrate.EvalFunc[T], func(StepInfo[T]) error) {
 	r.p.startParamGrads()
 	return r.eval, r.onStep
 }
 
-func (r *backprop[T]) eval(kind evalKind, stage int, t float64, y, dy []T) (err error) {
+func (r *backprop[T]) eval(kind integrate.EvalKind, stage int, t float64, y, dy []T) (err error) {
 	defer recoverUnlisted(&err)
 	st := r.newStageTape(t, y)
 	copy(dy, st.out.Value().Data())
 	switch kind {
-	case evalProbe:
+	case integrate.EvalProbe:
 		r.putStageTape(st)
-	case evalStage:
+	case integrate.EvalStage:
 		if r.pending == nil {
-			r.pending = make([]*stageTape[T], r.p.solver.tb.Stages())
+			r.pending = make([]*stageTape[T], r.p.solver.Tableau().Stages())
 		}
 		r.pending[stage] = st
 	default: // the first stage of the next step (any former one is a step's last stage)
@@ -77,7 +78,7 @@ func (r *backprop[T]) onStep(si StepInfo[T]) error {
 	}
 	sp.stages = append([]*stageTape[T]{r.stage0}, r.pending[1:]...)
 	r.stage0 = nil
-	if r.p.solver.tb.FSAL {
+	if r.p.solver.Tableau().FSAL {
 		r.stage0 = sp.stages[len(sp.stages)-1]
 	}
 	clear(r.pending)

@@ -2,6 +2,7 @@ package odeblock
 
 import (
 	"fmt"
+	"github.com/adamnode/adamnode/odeblock/internal/integrate"
 	"math"
 	"slices"
 
@@ -248,11 +249,11 @@ func (b *Block[T]) mode() GradMode {
 // mode itself, or its stand-in (GradMode.stepsOnly) for a method whose
 // steps are not explicit RK stages.
 func stepsOnlyMode(mode GradMode, opt Options) (GradMode, error) {
-	tb, err := opt.method()
+	tb, err := opt.MethodTableau()
 	if err != nil {
 		return nil, err
 	}
-	if tb.stepsOnly() {
+	if !tb.Explicit() {
 		return mode.stepsOnly(), nil
 	}
 	return mode, nil
@@ -298,8 +299,9 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		f, hook = strat.forward()
 	}
 	s.OnStep = chainHooks(hook, b.OnStep)
-	st, err := s.solve(f, z0.Value().Data(), ts, outs)
-	s.OnStep, s.keep = nil, nil // the kept solver must not keep this pass alive
+	st, err := s.SolveEval(f, z0.Value().Data(), ts, outs)
+	s.OnStep = nil // the kept solver must not keep this pass alive
+	s.SetDenseLog(nil)
 	b.stats = BlockStats{Forward: st}
 	b.total.Forward = b.total.Forward.Add(st)
 	b.passes++
@@ -342,11 +344,11 @@ func (p *pass[T]) forwardSolver(stepEnds bool) error {
 		return fmt.Errorf("odeblock: Block.Solver.Quadrature must be 0, got %d: a block's state has no quadratures (its adjoint solve sets its own)", opt.Quadrature)
 	}
 	if b.fwd == nil {
-		b.fwd = &Solver[T]{shared: &b.slab}
+		b.fwd = integrate.NewShared(&b.slab)
 	}
 	s := b.fwd
-	s.comb.use(p.eng)
-	if err := s.configure(opt); err != nil {
+	s.Combiner().Use(p.eng)
+	if err := s.Configure(opt); err != nil {
 		return err
 	}
 	p.solver = s
@@ -444,12 +446,12 @@ func (b *Block[T]) dropStaleViews() {
 }
 
 // evaluator returns f(t, y) → dy evaluating the dynamics with no gradient.
-func (p *pass[T]) evaluator() evalFunc[T] {
+func (p *pass[T]) evaluator() integrate.EvalFunc[T] {
 	b := p.b
 	b.dropStaleViews()
 	pb := b.pullback(p.eng)
 	at := make([]*tensor.Tensor[T], 1)
-	return func(_ evalKind, _ int, t float64, y, dy []T) error {
+	return func(_ integrate.EvalKind, _ int, t float64, y, dy []T) error {
 		at[0] = b.views.of(y, p.shape)
 		out := pb.Value(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 			return b.Dynamics.Eval(tp, t, in[0])

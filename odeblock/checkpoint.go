@@ -1,6 +1,7 @@
 package odeblock
 
 import (
+	"github.com/adamnode/adamnode/odeblock/internal/integrate"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -28,7 +29,7 @@ type checkpoint[T tensor.Float] struct {
 
 func (c *checkpoint[T]) stepEnds() bool { return !outputsInside(c.p.b.Solver) }
 
-func (c *checkpoint[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
+func (c *checkpoint[T]) forward() (integrate.EvalFunc[T], func(StepInfo[T]) error) {
 	c.p.startParamGrads()
 	return c.p.evaluator(), func(si StepInfo[T]) error {
 		if sp := c.p.logStep(si); sp != nil {
@@ -44,7 +45,7 @@ func (c *checkpoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], erro
 	defer c.putStates()
 	p := c.p
 	p.b.stats.Stored = len(p.steps)
-	tapes := p.restageTapes(p.solver.tb.Stages())
+	tapes := p.restageTapes(p.solver.Tableau().Stages())
 	return p.stepsBackward(g, func(j int, need []bool) ([]*stageTape[T], int, error) {
 		sp := &p.steps[j]
 		nfe, err := p.restage(sp, sp.y0, tapes, need)

@@ -11,9 +11,22 @@
 // for all; each method family (explicit Runge–Kutta from its Butcher
 // tableau, Rosenbrock, implicit Runge–Kutta, Adams, BDF) owns its state
 // and provides the step, its error, the next step's size and order and
-// its dense output (one file each: rk.go, rosenbrock.go, irk.go,
-// adams.go, bdf.go). A Tableau is an explicit RK method's; the other
-// built-in methods are named by Method, which returns their description.
+// its dense output (one file each in odeblock/internal/integrate: rk.go,
+// rosenbrock.go, irk.go, adams.go, bdf.go). A Tableau is an explicit RK
+// method's; the other built-in methods are named by Method, which returns
+// their description.
+//
+// The package is in two layers. The integrator — Solver, the methods,
+// step-size controllers, dense output, events and the error norms' kernels
+// — is the internal package integrate, which imports only tensor;
+// odeblock, above it, holds the Block, the gradient modes and the
+// families (and their fused kernels), and re-exports the integrator's API
+// as aliases (Solver, Options, Tableau, Event, StepInfo, Stats,
+// SolveError, Func, NewSolver, Solve, Method, MethodNames and the Err
+// values), so code written against odeblock is unchanged. Internal, not a
+// public package of its own: the gradient modes reach into the solver
+// (its stages, the stage evaluation's kinds, the dense log), and those
+// hooks are not an API to promise.
 // The built-in methods (Method, MethodNames):
 //
 //	name           order  steps     dense output               torchdiffeq    diffrax

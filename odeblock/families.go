@@ -371,7 +371,7 @@ func (w *adamWork[T]) band(lo, hi int) {
 	s, ds := d.s[lo:hi], d.ds[lo:hi]
 	n := hi - lo
 	_, asm := any(a1).(float32)
-	asm = asm && errScaleAVX && n > 0
+	asm = asm && avx512 && n > 0
 	post := asm && d.S == ScaleSoftplus // s′'s last loop in the kernel's registers
 	if post {
 		d.softplusScaleParts(s, ds, w.v[lo:hi])

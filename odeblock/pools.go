@@ -1,6 +1,7 @@
 package odeblock
 
 import (
+	"github.com/adamnode/adamnode/odeblock/internal/integrate"
 	"slices"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -18,7 +19,7 @@ type passPools[T tensor.Float] struct {
 	stages   []*stageTape[T]
 	states   [][]T
 	restaged []*stageTape[T]
-	logSteps []denseStep[T]
+	logSteps []integrate.DenseStep[T]
 }
 
 // takeStageTape returns a pooled stage tape on eng with an input buffer
@@ -94,15 +95,14 @@ func (q *passPools[T]) restageTapes(eng tensor.Engine[T], shape []int, s int) []
 }
 
 // takeLog returns an empty dense log with the pooled steps.
-func (q *passPools[T]) takeLog() *denseLog[T] {
-	l := &denseLog[T]{steps: q.logSteps[:0]}
+func (q *passPools[T]) takeLog() *integrate.DenseLog[T] {
+	l := integrate.NewDenseLog(q.logSteps)
 	q.logSteps = nil
 	return l
 }
 
 // giveLog keeps l's steps, and their buffers, for the next pass (the
 // last pass's: a training loop's passes are alike).
-func (q *passPools[T]) giveLog(l *denseLog[T]) {
-	q.logSteps = l.steps[:0]
-	l.steps = nil
+func (q *passPools[T]) giveLog(l *integrate.DenseLog[T]) {
+	q.logSteps = l.Release()
 }

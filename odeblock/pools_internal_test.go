@@ -1,6 +1,7 @@
 package odeblock
 
 import (
+	"github.com/adamnode/adamnode/odeblock/internal/integrate"
 	"testing"
 
 	"github.com/adamnode/adamnode/tensor"
@@ -69,13 +70,16 @@ func TestPassPools(t *testing.T) {
 		}
 	}
 
+	q.logSteps = make([]integrate.DenseStep[float64], 2, 3) // two steps of an earlier pass
 	l := q.takeLog()
-	l.steps = append(l.steps, denseStep[float64]{}, denseStep[float64]{})
-	q.giveLog(l)
-	if l.steps != nil || cap(q.logSteps) < 2 || len(q.logSteps) != 0 {
-		t.Errorf("giveLog: the log keeps %d steps, the pool %d of capacity %d", len(l.steps), len(q.logSteps), cap(q.logSteps))
+	if l.Len() != 0 || q.logSteps != nil {
+		t.Errorf("takeLog: a log of %d steps, the pool still holds %d", l.Len(), len(q.logSteps))
 	}
-	if m := q.takeLog(); cap(m.steps) < 2 || q.logSteps != nil {
+	q.giveLog(l)
+	if l.Len() != 0 || cap(q.logSteps) != 3 || len(q.logSteps) != 0 {
+		t.Errorf("giveLog: the log keeps %d steps, the pool %d of capacity %d", l.Len(), len(q.logSteps), cap(q.logSteps))
+	}
+	if m := q.takeLog(); cap(m.Release()) != 3 || q.logSteps != nil {
 		t.Error("takeLog did not hand out the pooled steps")
 	}
 }

@@ -2,6 +2,7 @@ package odeblock
 
 import (
 	"fmt"
+	"github.com/adamnode/adamnode/odeblock/internal/integrate"
 
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -86,7 +87,7 @@ func (r *recursive[T]) abort()         { r.putStates() }
 // forward keeps the state at the start of each step while the steps fit
 // the budget: a solve of at most Budget steps needs no recomputation. Past
 // that it lets them go; the backward pass recomputes from z0.
-func (r *recursive[T]) forward() (evalFunc[T], func(StepInfo[T]) error) {
+func (r *recursive[T]) forward() (integrate.EvalFunc[T], func(StepInfo[T]) error) {
 	r.p.startParamGrads()
 	return r.p.evaluator(), func(si StepInfo[T]) error {
 		sp := r.p.logStep(si)
@@ -113,7 +114,7 @@ func (r *recursive[T]) putStates() {
 
 func (r *recursive[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
 	p := r.p
-	tb := p.solver.tb
+	tb := p.solver.Tableau()
 	tapes := p.restageTapes(tb.Stages())
 	r.cur, r.tmp, r.next = r.buffer(), r.buffer(), r.buffer()
 	r.k = make([][]T, tb.Stages())
@@ -146,7 +147,7 @@ func (r *recursive[T]) buffer() []T { return r.p.tp.Scratch(r.p.n).Data() }
 // having been pulled back: from the latest state kept at or before j,
 // re-advanced to j, keeping states on the way where the binomial schedule
 // puts them while the budget allows. It returns the evaluations taken.
-func (r *recursive[T]) stateAt(j int, eval evalFunc[T]) (y []T, nfe int, err error) {
+func (r *recursive[T]) stateAt(j int, eval integrate.EvalFunc[T]) (y []T, nfe int, err error) {
 	for last := len(r.kept) - 1; r.kept[last].i > j; last-- {
 		r.spare = append(r.spare, r.kept[last].z)
 		r.kept = r.kept[:last]
@@ -188,19 +189,19 @@ func (r *recursive[T]) stateAt(j int, eval evalFunc[T]) (y []T, nfe int, err err
 // r.cur, leaving the state at the start of step to there, with the shared
 // stepper and the forward's evaluator: the states are the forward's to
 // the bit.
-func (r *recursive[T]) advance(from, to int, eval evalFunc[T]) (nfe int, err error) {
-	tb := r.p.solver.tb
+func (r *recursive[T]) advance(from, to int, eval integrate.EvalFunc[T]) (nfe int, err error) {
+	tb := r.p.solver.Tableau()
 	in := func(int) []T { return r.tmp }
 	for q := from; q < to; q++ {
 		g := r.p.steps[q].geom
-		err := rkStages(&r.p.solver.comb, tb, g, r.cur, r.k, 0, tb.Stages(), in, func(i int, t float64, y []T) error {
+		err := integrate.RKStages(r.p.solver.Combiner(), tb, g, r.cur, r.k, 0, tb.Stages(), in, func(i int, t float64, y []T) error {
 			nfe++
-			return eval(evalStage, i, t, y, r.k[i])
+			return eval(integrate.EvalStage, i, t, y, r.k[i])
 		})
 		if err != nil {
-			return nfe, fmt.Errorf("odeblock: recomputing the step at t=%g: %w", g.t, err)
+			return nfe, fmt.Errorf("odeblock: recomputing the step at t=%g: %w", g.Start(), err)
 		}
-		rkSolution(&r.p.solver.comb, tb, g.h, r.cur, r.next, r.tmp, r.k)
+		integrate.RKSolution(r.p.solver.Combiner(), tb, g.Size(), r.cur, r.next, r.tmp, r.k)
 		r.cur, r.next = r.next, r.cur
 	}
 	return nfe, nil

@@ -64,7 +64,7 @@ func (p *pass[T]) backwardOps(z0 autograd.Var[T], strat strategy[T], mode GradMo
 // output. It returns the state at the last time, or with
 // traj at every time stacked as the node's value is.
 func (p *pass[T]) replay(z0 autograd.Var[T], traj bool) autograd.Var[T] {
-	tb := p.solver.tb
+	tb := p.solver.Tableau()
 	need := needed(tb)
 	outs := make([]autograd.Var[T], len(p.ts))
 	outs[0] = z0
@@ -73,7 +73,7 @@ func (p *pass[T]) replay(z0 autograd.Var[T], traj bool) autograd.Var[T] {
 	stepNeed := make([]bool, len(need))
 	for j := range p.steps {
 		sp := &p.steps[j]
-		h := sp.geom.h
+		h := sp.geom.Size()
 		inner := p.innerOutputs(sp)
 		copy(stepNeed, need)
 		for _, o := range inner {
@@ -86,7 +86,7 @@ func (p *pass[T]) replay(z0 autograd.Var[T], traj bool) autograd.Var[T] {
 			if !stepNeed[i] {
 				continue
 			}
-			ks[i] = p.b.Dynamics.Eval(p.tp, sp.geom.stageTime(tb, i), combine(y, h, tb.A[i][:i], ks))
+			ks[i] = p.b.Dynamics.Eval(p.tp, sp.geom.StageTime(tb, i), combine(y, h, tb.A[i][:i], ks))
 		}
 		y0 := y
 		y = combine(y, h, tb.B, ks)

@@ -41,7 +41,7 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 	ta1, ta2 := T(a1), T(a2)
 	dm, dv := od[n:2*n], od[2*n:3*n]
 	gd, m, v = gd[:n], m[:n], v[:n]
-	if _, ok := any(ta1).(float32); ok && errScaleAVX && n > 0 {
+	if _, ok := any(ta1).(float32); ok && avx512 && n > 0 {
 		// In assembly, to the bit; ScaleSoftplus's +ε in the kernel's registers.
 		eps := d.S == ScaleSoftplus
 		if eps {
@@ -76,7 +76,7 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 		// s(v) into gm, s'(v) into gvv, then the gradients over them.
 		ggd = ggd[:n]
 		var sr1, sr2 float64
-		if _, ok := any(ta1).(float32); ok && errScaleAVX && n > 0 {
+		if _, ok := any(ta1).(float32); ok && avx512 && n > 0 {
 			// In assembly: the same gradients to the bit, the sums in float64
 			// lanes (see adamRHSBwdAVX512).
 			post := d.S == ScaleSoftplus // s′'s last loop in the kernel's registers

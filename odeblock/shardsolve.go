@@ -222,12 +222,12 @@ func (ss *shardSolve[T]) totals() BlockStats {
 
 // most returns the larger of each count of s and o.
 func (s BlockStats) most(o BlockStats) BlockStats {
-	return BlockStats{Forward: s.Forward.most(o.Forward), Backward: s.Backward.most(o.Backward),
+	return BlockStats{Forward: mostStats(s.Forward, o.Forward), Backward: mostStats(s.Backward, o.Backward),
 		Stored: max(s.Stored, o.Stored), Recovered: max(s.Recovered, o.Recovered)}
 }
 
-// most returns the larger of each count of s and o.
-func (s Stats) most(o Stats) Stats {
+// mostStats returns the larger of each count of s and o.
+func mostStats(s, o Stats) Stats {
 	return Stats{NFE: max(s.NFE, o.NFE), Accepted: max(s.Accepted, o.Accepted), Rejected: max(s.Rejected, o.Rejected),
 		Jacobians: max(s.Jacobians, o.Jacobians), LUs: max(s.LUs, o.LUs)}
 }

@@ -2,6 +2,7 @@ package odeblock
 
 import (
 	"fmt"
+	"github.com/adamnode/adamnode/odeblock/internal/integrate"
 	"math"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -14,7 +15,7 @@ import (
 
 // step is one accepted step of the forward solve.
 type step[T tensor.Float] struct {
-	geom   stepGeom
+	geom   integrate.StepGeom
 	y0     []T             // Checkpoint: the state at its start
 	stages []*stageTape[T] // Backprop: its stages, recorded
 	out    int             // index into Times of the output at its end, or 0 (z0's: none)
@@ -36,7 +37,7 @@ func (p *pass[T]) logStep(si StepInfo[T]) *step[T] {
 	if !si.Accepted {
 		return nil
 	}
-	st := step[T]{geom: si.geom}
+	st := step[T]{geom: si.Geom()}
 	dir := math.Copysign(1, p.ts[len(p.ts)-1]-p.ts[0])
 	p.nextOut = max(p.nextOut, 1)
 	for _, t := range p.ts[p.nextOut:] {
@@ -67,14 +68,14 @@ func (p *pass[T]) logStep(si StepInfo[T]) *step[T] {
 // (which land on every output time), and for dopri8, whose quartic
 // interpolant is far less accurate than its eighth-order steps.
 func outputsInside(opt Options) bool {
-	tb, err := opt.method()
-	return err == nil && !tb.stepsOnly() && tb.Order <= 5 && len(tb.DenseC) == 0 && (tb.Dense != nil || tb.FSAL)
+	tb, err := opt.MethodTableau()
+	return err == nil && !!tb.Explicit() && tb.Order <= 5 && len(tb.DenseC) == 0 && (tb.Dense != nil || tb.FSAL)
 }
 
 // outputWeights returns the weights of method tb's dense output at the
 // fraction x of a step from y0 to y1 of size h with stages k:
 // y(t + x·h) = cy0·y0 + cy1·y1 + h·Σ w[i]·k_i (f at the step's ends being
-// its first and, FSAL, last stage). It evaluates interpolateStep itself on
+// its first and, FSAL, last stage). It evaluates integrate.InterpolateStep itself on
 // unit inputs, so the weights are those of the values the solve wrote.
 func outputWeights(tb *Tableau, x float64) (cy0, cy1 float64, w []float64) {
 	s := tb.Stages()
@@ -84,7 +85,7 @@ func outputWeights(tb *Tableau, x float64) (cy0, cy1 float64, w []float64) {
 	}
 	at := func(y0, y1 float64) float64 {
 		dst := []float64{0}
-		interpolateStep(tb, dst, []float64{y0}, []float64{y1}, ks, 0, 1, x, ks[0], ks[s-1])
+		integrate.InterpolateStep(tb, dst, []float64{y0}, []float64{y1}, ks, 0, 1, x, ks[0], ks[s-1])
 		return dst[0]
 	}
 	cy0, cy1 = at(1, 0), at(0, 1)
@@ -144,7 +145,7 @@ func (p *pass[T]) innerOutputs(sp *step[T]) []innerOutput {
 	out := make([]innerOutput, len(sp.inner))
 	for i, k := range sp.inner {
 		o := innerOutput{k: k}
-		o.cy0, o.cy1, o.w = outputWeights(p.solver.tb, (p.ts[k]-sp.geom.t)/sp.geom.h)
+		o.cy0, o.cy1, o.w = outputWeights(p.solver.Tableau(), (p.ts[k]-sp.geom.Start())/sp.geom.Size())
 		out[i] = o
 	}
 	return out
@@ -207,8 +208,8 @@ type stepAdjoint[T tensor.Float] struct {
 // its next Reset, after this backward (ybar, the gradient of z0, is
 // returned, and only read).
 func (p *pass[T]) newStepAdjoint(g *tensor.Tensor[T]) *stepAdjoint[T] {
-	s := p.solver.tb.Stages()
-	w := &stepAdjoint[T]{p: p, g: g, need: needed(p.solver.tb), stepNeed: make([]bool, s),
+	s := p.solver.Tableau().Stages()
+	w := &stepAdjoint[T]{p: p, g: g, need: needed(p.solver.Tableau()), stepNeed: make([]bool, s),
 		ybar: p.tp.Scratch(p.n).Data(), acc: p.tp.Scratch(p.n).Data(),
 		kbar: make([][]T, s), kbarT: make([]*tensor.Tensor[T], s)}
 	clear(w.ybar)
@@ -226,7 +227,7 @@ func (w *stepAdjoint[T]) row(k int) []T { return w.g.Slice(k, k+1).Data() }
 // outputs it gives (at its end, and inside it from its dense output), and
 // marks the stages to pull back.
 func (w *stepAdjoint[T]) seed(j int) {
-	p, tb := w.p, w.p.solver.tb
+	p, tb := w.p, w.p.solver.Tableau()
 	s := tb.Stages()
 	sp := &p.steps[j]
 	inner := p.innerOutputs(sp)
@@ -241,7 +242,7 @@ func (w *stepAdjoint[T]) seed(j int) {
 	for i := range w.kbar {
 		clear(w.kbar[i])
 		if tb.B[i] != 0 {
-			axpy(w.kbar[i], T(sp.geom.h*tb.B[i]), w.ybar)
+			axpy(w.kbar[i], T(sp.geom.Size()*tb.B[i]), w.ybar)
 		}
 	}
 	// The outputs inside the step read its start and stages; its last
@@ -251,7 +252,7 @@ func (w *stepAdjoint[T]) seed(j int) {
 		axpy(w.acc, T(o.cy0), w.row(o.k))
 		for i, wi := range o.w {
 			if wi != 0 && !(shared && i == s-1) {
-				axpy(w.kbar[i], T(sp.geom.h*wi), w.row(o.k))
+				axpy(w.kbar[i], T(sp.geom.Size()*wi), w.row(o.k))
 				w.stepNeed[i] = true
 			}
 		}
@@ -261,7 +262,7 @@ func (w *stepAdjoint[T]) seed(j int) {
 		prev := &p.steps[j-1]
 		for _, o := range p.innerOutputs(prev) {
 			if wi := o.w[s-1]; wi != 0 {
-				axpy(w.kbar[0], T(prev.geom.h*wi), w.row(o.k))
+				axpy(w.kbar[0], T(prev.geom.Size()*wi), w.row(o.k))
 				w.stepNeed[0] = true
 			}
 		}
@@ -272,21 +273,21 @@ func (w *stepAdjoint[T]) seed(j int) {
 // tapes, last to first, into the cotangent of its start and of the earlier
 // stages, and returns the evaluations pulled back.
 func (w *stepAdjoint[T]) pullStages(sp *step[T], tapes []*stageTape[T]) (nfe int, err error) {
-	tb := w.p.solver.tb
+	tb := w.p.solver.Tableau()
 	for i := tb.Stages() - 1; i >= 0; i-- {
 		if !w.stepNeed[i] {
 			continue
 		}
 		x := tapes[i]
 		if err := x.tp.BackwardWith(x.out, w.kbarT[i]); err != nil {
-			return nfe, fmt.Errorf("odeblock: backward through the step at t=%g, stage %d: %w", sp.geom.t, i, err)
+			return nfe, fmt.Errorf("odeblock: backward through the step at t=%g, stage %d: %w", sp.geom.Start(), i, err)
 		}
 		nfe++
 		ybarI := x.in.Grad().Data()
 		axpy(w.acc, 1, ybarI)
 		for l, a := range tb.A[i] {
 			if a != 0 {
-				axpy(w.kbar[l], T(sp.geom.h*a), ybarI)
+				axpy(w.kbar[l], T(sp.geom.Size()*a), ybarI)
 			}
 		}
 	}
@@ -298,7 +299,7 @@ func (w *stepAdjoint[T]) pullStages(sp *step[T], tapes []*stageTape[T]) (nfe int
 // shared stepper: the inputs and times are the forward's to the bit. It
 // returns the evaluations taken.
 func (p *pass[T]) restage(sp *step[T], y0 []T, tapes []*stageTape[T], need []bool) (nfe int, err error) {
-	tb := p.solver.tb
+	tb := p.solver.Tableau()
 	last := 0
 	for i := range need {
 		if need[i] {
@@ -307,7 +308,7 @@ func (p *pass[T]) restage(sp *step[T], y0 []T, tapes []*stageTape[T], need []boo
 	}
 	k := p.stageValues(len(tapes))
 	in := func(i int) []T { return tapes[i].y.Data() }
-	err = rkStages(&p.solver.comb, tb, sp.geom, y0, k, 0, last+1, in, func(i int, t float64, _ []T) error {
+	err = integrate.RKStages(p.solver.Combiner(), tb, sp.geom, y0, k, 0, last+1, in, func(i int, t float64, _ []T) error {
 		x := tapes[i]
 		x.tp.Reset()
 		if p.pgrads != nil {

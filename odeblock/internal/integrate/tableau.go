@@ -1,4 +1,4 @@
-package odeblock
+package integrate
 
 import (
 	"fmt"
@@ -56,10 +56,10 @@ type Tableau struct {
 // Stages returns the number of stages.
 func (tb *Tableau) Stages() int { return len(tb.C) }
 
-// stepsOnly reports whether the method's steps are not explicit RK stages
-// the discrete gradient modes can record (a Rosenbrock, implicit RK, Adams
-// or BDF method).
-func (tb *Tableau) stepsOnly() bool { return tb.family != nil }
+// Explicit reports whether the method is an explicit Runge–Kutta method,
+// whose stages the discrete gradient modes can record (not a Rosenbrock,
+// implicit RK, Adams or BDF method).
+func (tb *Tableau) Explicit() bool { return tb.family == nil }
 
 // estimateOrder returns the order of the error estimate.
 func (tb *Tableau) estimateOrder() int {

@@ -1,4 +1,4 @@
-package odeblock
+package integrate
 
 import (
 	"math"
@@ -8,19 +8,19 @@ import (
 	"github.com/adamnode/adamnode/tensor"
 )
 
-// denseLog keeps the dense output of every accepted step of a solve, so
+// DenseLog keeps the dense output of every accepted step of a solve, so
 // that the solution can be evaluated anywhere in its span afterwards (the
 // Interpolated gradient mode reads the state from it).
-type denseLog[T tensor.Float] struct {
+type DenseLog[T tensor.Float] struct {
 	tb    *Tableau
-	steps []denseStep[T]
+	steps []DenseStep[T]
 	last  int // the step the last lookup found
 }
 
-// denseStep is what one step's interpolant needs: its start, size and
+// DenseStep is what one step's interpolant needs: its start, size and
 // end, the states and f at its ends, the stages its interpolant weighs
 // (none for a cubic Hermite), or, for bdf, the differences and order.
-type denseStep[T tensor.Float] struct {
+type DenseStep[T tensor.Float] struct {
 	t, h, end      float64
 	y0, y1, f0, f1 []T
 	ks             [][]T
@@ -32,12 +32,12 @@ type denseStep[T tensor.Float] struct {
 // next returns the log's next step, reusing the buffers of a step kept
 // earlier in the slice's capacity (the steps of an earlier pass, see
 // passPools.takeLog).
-func (l *denseLog[T]) next() *denseStep[T] {
+func (l *DenseLog[T]) next() *DenseStep[T] {
 	n := len(l.steps)
 	if n < cap(l.steps) {
 		l.steps = l.steps[:n+1]
 	} else {
-		l.steps = append(l.steps, denseStep[T]{})
+		l.steps = append(l.steps, DenseStep[T]{})
 	}
 	return &l.steps[n]
 }
@@ -53,7 +53,7 @@ func keep[E any](dst, src []E) []E {
 }
 
 // add keeps the step g of method tb (copies of what its interpolant reads).
-func (l *denseLog[T]) add(tb *Tableau, g stepGeom, y0, y1 []T, ks [][]T, f0, f1 []T) {
+func (l *DenseLog[T]) add(tb *Tableau, g StepGeom, y0, y1 []T, ks [][]T, f0, f1 []T) {
 	l.tb = tb
 	st := l.next()
 	st.t, st.h, st.end, st.bdf = g.t, g.h, g.end, false
@@ -77,7 +77,7 @@ func (l *denseLog[T]) add(tb *Tableau, g stepGeom, y0, y1 []T, ks [][]T, f0, f1 
 
 // addBDF keeps a bdf step ending at end of size h and order k, whose
 // differences D[0…k] define its interpolant.
-func (l *denseLog[T]) addBDF(tb *Tableau, t, h, end float64, k int, D [][]float64, y1 []T) {
+func (l *DenseLog[T]) addBDF(tb *Tableau, t, h, end float64, k int, D [][]float64, y1 []T) {
 	l.tb = tb
 	st := l.next()
 	st.t, st.h, st.end, st.order, st.bdf = t, h, end, k, true
@@ -94,7 +94,7 @@ func (l *denseLog[T]) addBDF(tb *Tableau, t, h, end float64, k int, D [][]float6
 
 // at writes the solution at time tq into dst; tq must lie in the span the
 // steps cover.
-func (l *denseLog[T]) at(tq float64, dst []T) {
+func (l *DenseLog[T]) At(tq float64, dst []T) {
 	st := &l.steps[l.find(tq)]
 	switch {
 	case tq == st.end:
@@ -102,14 +102,14 @@ func (l *denseLog[T]) at(tq float64, dst []T) {
 	case st.bdf:
 		bdfInterpolate(dst, st.d, st.order, st.end, st.h, tq)
 	default:
-		interpolateStep(l.tb, dst, st.y0, st.y1, st.ks, st.t, st.h, tq, st.f0, st.f1)
+		InterpolateStep(l.tb, dst, st.y0, st.y1, st.ks, st.t, st.h, tq, st.f0, st.f1)
 	}
 }
 
 // find returns the index of the step whose span holds tq (the nearest
 // at the ends): first the last one found and its neighbours, as the
 // backward solve moves steadily, then by bisection.
-func (l *denseLog[T]) find(tq float64) int {
+func (l *DenseLog[T]) find(tq float64) int {
 	inside := func(i int) bool {
 		st := &l.steps[i]
 		return (tq-st.t)*st.h >= 0 && (st.end-tq)*st.h >= 0
@@ -126,3 +126,23 @@ func (l *denseLog[T]) find(tq float64) int {
 	l.last = min(i, n-1)
 	return l.last
 }
+
+// NewDenseLog returns an empty log that reuses the steps, and their
+// buffers, in steps' capacity (those Release returned).
+func NewDenseLog[T tensor.Float](steps []DenseStep[T]) *DenseLog[T] {
+	return &DenseLog[T]{steps: steps[:0]}
+}
+
+// Release returns the log's steps, emptied, for a later NewDenseLog, and
+// forgets them.
+func (l *DenseLog[T]) Release() []DenseStep[T] {
+	st := l.steps[:0]
+	l.steps = nil
+	return st
+}
+
+// Len returns the number of steps kept.
+func (l *DenseLog[T]) Len() int { return len(l.steps) }
+
+// Reset empties the log, keeping its steps' buffers.
+func (l *DenseLog[T]) Reset() { l.steps, l.last = l.steps[:0], 0 }

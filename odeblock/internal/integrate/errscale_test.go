@@ -1,4 +1,4 @@
-package odeblock
+package integrate
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package odeblock
+package integrate
 
 // dopri8 is the Dormand–Prince 8(7) pair (Prince and Dormand 1981) in the
 // form torchdiffeq's "dopri8" uses: 14 stages, FSAL (the last is

@@ -1,6 +1,6 @@
 //go:build !purego
 
-package odeblock
+package integrate
 
 import "golang.org/x/sys/cpu"
 
@@ -16,8 +16,3 @@ func errScaleAVX512(e, y0, y1 *float32, n int, atol, rtol float32)
 //
 //go:noescape
 func allFiniteAVX512(x *float32, n int) bool
-
-// norm2AVX512 returns Σ x[i]² for i < n, in float64.
-//
-//go:noescape
-func norm2AVX512(x *float32, n int) float64

@@ -1,4 +1,4 @@
-package odeblock
+package integrate
 
 // dop853 is Dormand and Prince's 8th-order method with Hairer's error
 // estimate and 7th-order dense output (DOP853, Hairer–Nørsett–Wanner
