@@ -246,11 +246,16 @@ func unary64[T Float](op string, z, x *Tensor[T], f func(float64) float64) *Tens
 }
 
 // vecMap sets z = f(x): with the float32 kernel k of the vector-math path
-// for float32 tensors, else with f64 computed in float64.
-func vecMap[T Float](op string, z, x *Tensor[T], k func(z, x []float32), f64 func(float64) float64) *Tensor[T] {
+// for float32 tensors, the float64 kernel k64 of the float64 path for
+// float64 ones, else (named float types) with f64 computed in float64.
+func vecMap[T Float](op string, z, x *Tensor[T], k func(z, x []float32), k64 func(z, x []float64), f64 func(float64) float64) *Tensor[T] {
 	mustSameShape(op, z.shape, x.shape)
-	if zd, ok := any(z.data).([]float32); ok {
+	switch zd := any(z.data).(type) {
+	case []float32:
 		k(zd, any(x.data).([]float32))
+		return z
+	case []float64:
+		k64(zd, any(x.data).([]float64))
 		return z
 	}
 	return unary64(op, z, x, f64)
@@ -265,19 +270,19 @@ func (z *Tensor[T]) Map(x *Tensor[T], f func(T) T) *Tensor[T] {
 // Exp sets z = exp(x) elementwise and returns z.
 func (z *Tensor[T]) Exp(x *Tensor[T]) *Tensor[T] {
 	z.wrote()
-	return vecMap("Exp", z, x, vec.exp, math.Exp)
+	return vecMap("Exp", z, x, vec.exp, vec64.exp, math.Exp)
 }
 
 // Log sets z = ln(x) elementwise and returns z.
 func (z *Tensor[T]) Log(x *Tensor[T]) *Tensor[T] {
 	z.wrote()
-	return vecMap("Log", z, x, vec.log, math.Log)
+	return vecMap("Log", z, x, vec.log, vec64.log, math.Log)
 }
 
 // Sqrt sets z = √x elementwise and returns z.
 func (z *Tensor[T]) Sqrt(x *Tensor[T]) *Tensor[T] {
 	z.wrote()
-	return vecMap("Sqrt", z, x, vec.sqrt, math.Sqrt)
+	return vecMap("Sqrt", z, x, vec.sqrt, vec64.sqrt, math.Sqrt)
 }
 
 // Square sets z = x² elementwise and returns z.
@@ -295,7 +300,7 @@ func (z *Tensor[T]) Neg(x *Tensor[T]) *Tensor[T] {
 // Tanh sets z = tanh(x) elementwise and returns z.
 func (z *Tensor[T]) Tanh(x *Tensor[T]) *Tensor[T] {
 	z.wrote()
-	return vecMap("Tanh", z, x, vec.tanh, math.Tanh)
+	return vecMap("Tanh", z, x, vec.tanh, vec64.tanh, math.Tanh)
 }
 
 // SigmoidOf returns the logistic function σ(v) = 1/(1+e^−v), computed without
@@ -319,13 +324,13 @@ func SoftplusOf(v float64) float64 {
 // Sigmoid sets z = σ(x) = 1/(1+e^−x) elementwise and returns z.
 func (z *Tensor[T]) Sigmoid(x *Tensor[T]) *Tensor[T] {
 	z.wrote()
-	return vecMap("Sigmoid", z, x, vec.sigmoid, SigmoidOf)
+	return vecMap("Sigmoid", z, x, vec.sigmoid, vec64.sigmoid, SigmoidOf)
 }
 
 // Softplus sets z = ln(1+eˣ) elementwise and returns z.
 func (z *Tensor[T]) Softplus(x *Tensor[T]) *Tensor[T] {
 	z.wrote()
-	return vecMap("Softplus", z, x, vec.softplus, SoftplusOf)
+	return vecMap("Softplus", z, x, vec.softplus, vec64.softplus, SoftplusOf)
 }
 
 // ReLU sets z = max(x, 0) elementwise and returns z. NaN stays NaN, and
@@ -373,25 +378,30 @@ func (z *Tensor[T]) ReLUBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 	return z
 }
 
-// bwdMap32 runs the backward kernel k of the vector-math path on z, g and
-// y if they hold float32, and reports whether it did.
-func bwdMap32[T Float](z, g, y *Tensor[T], accumulate bool, k func(z, g, y []float32, acc bool)) bool {
-	z32, ok := any(z.data).([]float32)
-	if ok {
-		k(z32, any(g.data).([]float32), any(y.data).([]float32), accumulate)
+// bwdMap runs the backward kernel k (float32) or k64 (float64) of the
+// vector-math paths on z, g and y if they hold float32 or float64, and
+// reports whether it did.
+func bwdMap[T Float](z, g, y *Tensor[T], accumulate bool, k func(z, g, y []float32, acc bool), k64 func(z, g, y []float64, acc bool)) bool {
+	switch zd := any(z.data).(type) {
+	case []float32:
+		k(zd, any(g.data).([]float32), any(y.data).([]float32), accumulate)
+		return true
+	case []float64:
+		k64(zd, any(g.data).([]float64), any(y.data).([]float64), accumulate)
+		return true
 	}
-	return ok
+	return false
 }
 
 // TanhBackward sets z = g ⊙ (1 − y²), or adds it to z with accumulate: the
-// gradient of a Tanh given its output y and output gradient g. float32
-// tensors round 1 − y² once (so that it keeps its relative accuracy as |y|
-// nears 1) and are within an ulp of the exact product. It returns z.
+// gradient of a Tanh given its output y and output gradient g. float32 and
+// float64 tensors round 1 − y² once (so that it keeps its relative accuracy
+// as |y| nears 1) and are within an ulp of the exact product. It returns z.
 func (z *Tensor[T]) TanhBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 	z.wrote()
 	mustSameShape("TanhBackward", z.shape, g.shape)
 	mustSameShape("TanhBackward", z.shape, y.shape)
-	if bwdMap32(z, g, y, accumulate, vec.tanhBwd) {
+	if bwdMap(z, g, y, accumulate, vec.tanhBwd, vec64.tanhBwd) {
 		return z
 	}
 	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
@@ -409,13 +419,13 @@ func (z *Tensor[T]) TanhBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 
 // SigmoidBackward sets z = g ⊙ y(1 − y), or adds it to z with accumulate:
 // the gradient of a Sigmoid given its output y and output gradient g.
-// float32 tensors compute y(1 − y) as y − y², rounded once, and are within
-// an ulp of the exact product. It returns z.
+// float32 and float64 tensors compute y(1 − y) as y − y², rounded once,
+// and are within an ulp of the exact product. It returns z.
 func (z *Tensor[T]) SigmoidBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 	z.wrote()
 	mustSameShape("SigmoidBackward", z.shape, g.shape)
 	mustSameShape("SigmoidBackward", z.shape, y.shape)
-	if bwdMap32(z, g, y, accumulate, vec.sigmoidBwd) {
+	if bwdMap(z, g, y, accumulate, vec.sigmoidBwd, vec64.sigmoidBwd) {
 		return z
 	}
 	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
@@ -434,13 +444,14 @@ func (z *Tensor[T]) SigmoidBackward(g, y *Tensor[T], accumulate bool) *Tensor[T]
 // SoftplusBackward sets z = g ⊙ σ(x), or adds it to z with accumulate: the
 // gradient of a Softplus given its output y = softplus(x) ≥ 0 and output
 // gradient g, with σ(x) = 1 − e^−y = −expm1(−y), accurate where y is tiny:
-// float32 tensors compute it from the vector exp's reduction (within 2 ulps
-// with the product), float64 ones with math.Expm1. It returns z.
+// float32 and float64 tensors compute it from the vector exp's reduction
+// (within 2 ulps with the product), named float types with math.Expm1. It
+// returns z.
 func (z *Tensor[T]) SoftplusBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 	z.wrote()
 	mustSameShape("SoftplusBackward", z.shape, g.shape)
 	mustSameShape("SoftplusBackward", z.shape, y.shape)
-	if bwdMap32(z, g, y, accumulate, vec.softplusBwd) {
+	if bwdMap(z, g, y, accumulate, vec.softplusBwd, vec64.softplusBwd) {
 		return z
 	}
 	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
