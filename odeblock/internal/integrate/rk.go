@@ -24,10 +24,11 @@ func (explicitRK[T]) accept(*Solver[T], StepGeom, float64) {}
 
 // next is the controller's step: after an accepted step it notes the
 // step's error ratio (the PI controller's history); after a step
-// rejected for NaN or Inf it is DFactor times the step.
+// rejected for NaN or Inf it is DFactor times the step (at least
+// MinStep).
 func (explicitRK[T]) next(s *Solver[T], h, ratio float64, accepted bool) float64 {
 	if !accepted && math.IsNaN(ratio) {
-		return h * s.opt.DFactor
+		return s.clampStep(h*s.opt.DFactor, math.Copysign(1, h))
 	}
 	next := s.nextStep(h, ratio, accepted)
 	if accepted {
