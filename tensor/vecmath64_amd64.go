@@ -2,6 +2,143 @@
 
 package tensor
 
+import "golang.org/x/sys/cpu"
+
+// The float64 assembly kernels of vecmath64_amd64.s. Each sets z[i] =
+// f(x[i]) (or g[i]·f′(y[i])) for i < len(z) and needs the sources at
+// least as long as z, which checked64 and checked3_64 make sure of.
+
+//go:noescape
+func exp64AVX512(z, x []float64)
+
+//go:noescape
+func tanh64AVX512(z, x []float64)
+
+//go:noescape
+func sigmoid64AVX512(z, x []float64)
+
+//go:noescape
+func softplus64AVX512(z, x []float64)
+
+//go:noescape
+func log64AVX512(z, x []float64)
+
+//go:noescape
+func sqrt64AVX512(z, x []float64)
+
+//go:noescape
+func tanhBwd64AVX512(z, g, y []float64)
+
+//go:noescape
+func tanhBwdAcc64AVX512(z, g, y []float64)
+
+//go:noescape
+func sigmoidBwd64AVX512(z, g, y []float64)
+
+//go:noescape
+func sigmoidBwdAcc64AVX512(z, g, y []float64)
+
+//go:noescape
+func softplusBwd64AVX512(z, g, y []float64)
+
+//go:noescape
+func softplusBwdAcc64AVX512(z, g, y []float64)
+
+//go:noescape
+func exp64AVX2(z, x []float64)
+
+//go:noescape
+func tanh64AVX2(z, x []float64)
+
+//go:noescape
+func sigmoid64AVX2(z, x []float64)
+
+//go:noescape
+func softplus64AVX2(z, x []float64)
+
+//go:noescape
+func log64AVX2(z, x []float64)
+
+//go:noescape
+func sqrt64AVX2(z, x []float64)
+
+//go:noescape
+func tanhBwd64AVX2(z, g, y []float64)
+
+//go:noescape
+func tanhBwdAcc64AVX2(z, g, y []float64)
+
+//go:noescape
+func sigmoidBwd64AVX2(z, g, y []float64)
+
+//go:noescape
+func sigmoidBwdAcc64AVX2(z, g, y []float64)
+
+//go:noescape
+func softplusBwd64AVX2(z, g, y []float64)
+
+//go:noescape
+func softplusBwdAcc64AVX2(z, g, y []float64)
+
+// checked64 returns k with the bounds check that the assembly leaves out.
+func checked64(k func(z, x []float64)) func(z, x []float64) {
+	return func(z, x []float64) {
+		_ = x[:len(z)]
+		k(z, x)
+	}
+}
+
+// checked3_64 returns a backward map that runs k, or kAcc with acc, after
+// the bounds checks that the assembly leaves out.
+func checked3_64(k, kAcc func(z, g, y []float64)) func(z, g, y []float64, acc bool) {
+	return func(z, g, y []float64, acc bool) {
+		_, _ = g[:len(z)], y[:len(z)]
+		if acc {
+			kAcc(z, g, y)
+		} else {
+			k(z, g, y)
+		}
+	}
+}
+
+// avx512Path64 runs 8 lanes in ZMM registers (AVX-512F).
+var avx512Path64 = vecPath64{
+	name:        "avx512",
+	exp:         checked64(exp64AVX512),
+	tanh:        checked64(tanh64AVX512),
+	sigmoid:     checked64(sigmoid64AVX512),
+	softplus:    checked64(softplus64AVX512),
+	log:         checked64(log64AVX512),
+	sqrt:        checked64(sqrt64AVX512),
+	tanhBwd:     checked3_64(tanhBwd64AVX512, tanhBwdAcc64AVX512),
+	sigmoidBwd:  checked3_64(sigmoidBwd64AVX512, sigmoidBwdAcc64AVX512),
+	softplusBwd: checked3_64(softplusBwd64AVX512, softplusBwdAcc64AVX512),
+}
+
+// avx2Path64 runs 4 lanes in YMM registers (AVX2 and FMA).
+var avx2Path64 = vecPath64{
+	name:        "avx2",
+	exp:         checked64(exp64AVX2),
+	tanh:        checked64(tanh64AVX2),
+	sigmoid:     checked64(sigmoid64AVX2),
+	softplus:    checked64(softplus64AVX2),
+	log:         checked64(log64AVX2),
+	sqrt:        checked64(sqrt64AVX2),
+	tanhBwd:     checked3_64(tanhBwd64AVX2, tanhBwdAcc64AVX2),
+	sigmoidBwd:  checked3_64(sigmoidBwd64AVX2, sigmoidBwdAcc64AVX2),
+	softplusBwd: checked3_64(softplusBwd64AVX2, softplusBwdAcc64AVX2),
+}
+
 // vecPaths64 returns the float64 kernel paths this CPU can run, fastest
-// first.
-func vecPaths64() []vecPath64 { return []vecPath64{goPath64} }
+// first: AVX-512, AVX2+FMA, pure Go (GODEBUG=cpu.avx512f=off or
+// cpu.avx2=off takes a path away, as for vecPaths).
+func vecPaths64() []vecPath64 {
+	var ps []vecPath64
+	if cpu.X86.HasAVX512F {
+		ps = append(ps, avx512Path64)
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ps = append(ps, avx2Path64)
+	}
+	return append(ps, goPath64)
+}

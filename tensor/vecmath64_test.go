@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"flag"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -9,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
+
+var vec64Random = flag.Int("vecmath64.random", 1<<15, "how many random inputs TestVec64Accuracy checks")
 
 // vecFunc64 is one float64 kernel with its reference, correctly rounded
 // (vecmath64_ref_test.go), and the largest error allowed against it, in
@@ -124,7 +127,7 @@ func checkVec64(t *testing.T, p vecPath64, f vecFunc64, xs, want []float64) int6
 // denormals).
 func TestVec64Accuracy(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	xs := append(vecEdges64(), vecRandom64(rng, 1<<15)...)
+	xs := append(vecEdges64(), vecRandom64(rng, *vec64Random)...)
 	for _, f := range vecFuncs64 {
 		want := make([]float64, len(xs))
 		for i, x := range xs {
