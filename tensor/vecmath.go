@@ -2,7 +2,9 @@ package tensor
 
 import "math"
 
-// Vectorised float32 maps.
+// Vectorised float32 maps. (The float64 maps have kernels of their own,
+// built the same way, with the algorithms carried to float64 precision:
+// vecmath64.go.)
 //
 // The float32 maps (Exp, Tanh, Sigmoid, Softplus, Log, Sqrt, ReLU,
 // LeakyReLU) and the activations' backward maps run through slice kernels

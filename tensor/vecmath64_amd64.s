@@ -201,8 +201,10 @@ GLOBL ·vec64Consts(SB), RODATA|NOPTR, $1600
 	VMINPD Z0, ZHI, Z0; \
 	EXP512(Z0, Z0)
 
-// tanh|x| = t/(t + 2), t = e^2a − 1 = 2ᵏ·expm1(r) + (2ᵏ − 1), a = min(|x|, 20);
-// the sign of x is put back with a bitwise or (VPTERNLOGQ 0xEC: x = t | x&sign).
+// tanh|x| = t/(t + 2), t = e^2a − 1 = 2ᵏ·expm1(r) + (2ᵏ − 1), a = min(|x|, 20),
+// the quotient y = t/d, d = t + 2 rounded, corrected by (t − y·d − y·e)/d,
+// e = (t + 2) − d (Fast2Sum), with VRCP14PD's 1/d; the sign of x is put
+// back with a bitwise or (VPTERNLOGQ 0xEC: x = y | x&sign).
 #define BODYTANH512 \
 	VPANDQ.BCST ABSMASK, Z0, Z1; \
 	VMINPD Z1, ZHI, Z1; \
@@ -213,8 +215,17 @@ GLOBL ·vec64Consts(SB), RODATA|NOPTR, $1600
 	VSUBPD ZONE, Z7, Z8; \
 	VFMADD231PD Z6, Z7, Z8; \
 	VADDPD.BCST TWO, Z8, Z1; \
-	VDIVPD Z1, Z8, Z8; \
-	VPTERNLOGQ $0xEC, ZSIGN, Z8, Z0
+	VMAXPD.BCST TWO, Z8, Z2; \
+	VSUBPD Z1, Z2, Z2; \
+	VMINPD.BCST TWO, Z8, Z3; \
+	VADDPD Z3, Z2, Z2; \
+	VDIVPD Z1, Z8, Z3; \
+	VMOVAPD Z8, Z4; \
+	VFNMADD231PD Z3, Z1, Z4; \
+	VFNMADD231PD Z3, Z2, Z4; \
+	VRCP14PD Z1, Z5; \
+	VFMADD231PD Z5, Z4, Z3; \
+	VPTERNLOGQ $0xEC, ZSIGN, Z3, Z0
 
 // σ(x) = n/(1 + e), e = e^−|x|, n = e where x has its sign bit set, else 1.
 #define BODYSIGMOID512 \
@@ -559,7 +570,8 @@ TEXT ·softplusBwdAcc64AVX512(SB), NOSPLIT, $0-72
 	VMINPD Y0, YHI, Y0; \
 	EXP256(Y0, Y0)
 
-// tanh: as BODYTANH512, with 2ᵏ made from the bits of T (k is in [0, 58]).
+// tanh: as BODYTANH512, with 2ᵏ made from the bits of T (k is in [0, 58])
+// and the correction divided by d.
 #define BODYTANH256 \
 	VANDPD ABSMASK, Y0, Y5; \
 	VMINPD Y5, YHI, Y5; \
@@ -571,7 +583,15 @@ TEXT ·softplusBwdAcc64AVX512(SB), NOSPLIT, $0-72
 	VSUBPD YONE, Y1, Y7; \
 	VFMADD231PD Y6, Y1, Y7; \
 	VADDPD TWO, Y7, Y1; \
+	VMAXPD TWO, Y7, Y2; \
+	VSUBPD Y1, Y2, Y2; \
+	VMINPD TWO, Y7, Y3; \
+	VADDPD Y3, Y2, Y2; \
+	VDIVPD Y1, Y7, Y3; \
+	VFNMADD231PD Y3, Y1, Y7; \
+	VFNMADD231PD Y3, Y2, Y7; \
 	VDIVPD Y1, Y7, Y7; \
+	VADDPD Y7, Y3, Y7; \
 	VANDPD SIGNBIT, Y0, Y0; \
 	VORPD Y7, Y0, Y0
 
