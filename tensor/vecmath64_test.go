@@ -274,6 +274,7 @@ type vecBwdFunc64 struct {
 	yOK    func(y float64) bool // the y the kernel is defined for
 }
 
+// anyY64 accepts every y.
 func anyY64(float64) bool { return true }
 
 var vecBwdFuncs64 = []vecBwdFunc64{

@@ -128,7 +128,7 @@ func BenchmarkVec64Kernel(b *testing.B) {
 		z := make([]float64, len(x))
 		for _, p := range append([]vecPath64{mathPath64}, vecPaths64()...) {
 			k := f.kernel(p)
-			b.Run(f.name+"/"+p.name, func(b *testing.B) {
+			b.Run(f.name+"/path="+p.name, func(b *testing.B) {
 				for b.Loop() {
 					k(z, x)
 				}
@@ -152,7 +152,7 @@ func BenchmarkVec64BwdKernel(b *testing.B) {
 		for _, p := range vecPaths64() {
 			k := f.kernel(p)
 			for _, acc := range []bool{false, true} {
-				name := f.name + "/" + p.name
+				name := f.name + "/path=" + p.name
 				if acc {
 					name += "+acc"
 				}
