@@ -10,10 +10,15 @@ import "math"
 // (8 lanes in ZMM registers) or AVX2+FMA (4 lanes in YMM) assembly in
 // vecmath64_amd64.s, or the portable pure-Go kernels of this file, which
 // compute the same algorithms with the same constants one element at a
-// time. Every path is within 2 ulps of the math package over the edge
-// values and random values of TestVec64Accuracy, and matches it at ±0,
-// ±Inf, NaN and the overflow and underflow thresholds. (The ReLU and
-// LeakyReLU maps of float64 tensors stay plain Go loops.)
+// time. TestVec64Accuracy checks every path against results correctly
+// rounded in math/big, on edge values and random values over all
+// exponents, within 2 ulps (sqrt exact). Measured, also over 2¹⁹ more
+// inputs per map in its working range: exp and log 1 ulp at most, tanh,
+// sigmoid and softplus 2. They match the math package at ±0, ±Inf, NaN and the documented
+// overflow and underflow thresholds of exp (709.78, −745.13); they differ
+// from it where it is off: on amd64 math.Exp returns +Inf from 709.44 on,
+// and math.Log is far off for denormal inputs. (The ReLU and LeakyReLU
+// maps of float64 tensors stay plain Go loops.)
 //
 // # Algorithms
 //
