@@ -1,13 +1,13 @@
 package main
 
 import (
-	"image/png"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/adamnode/adamnode/internal/pngtest"
 )
 
 // tiny is a configuration that trains in about a second.
@@ -38,7 +38,7 @@ func TestTiny(t *testing.T) {
 			if last > first-0.2 {
 				t.Errorf("mean training loss of the last 10 iterations %.3f, of the first 10 %.3f: want a drop of 0.2 or more", last, first)
 			}
-			checkPNG(t, c.Out)
+			pngtest.Check(t, c.Out, 1000, 400)
 		})
 	}
 }
@@ -92,25 +92,6 @@ func TestUnknownData(t *testing.T) {
 	c := tiny(t, "spirals")
 	if _, err := run[float32](c); err == nil {
 		t.Error("no error for -data spirals")
-	}
-}
-
-func checkPNG(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if b := img.Bounds(); b.Dx() < 1000 || b.Dy() < 400 {
-		t.Errorf("%s is %v, want a wide three-panel figure", path, b)
-	}
-	if tmp, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*.tmp-*")); len(tmp) != 0 {
-		t.Errorf("temporary files left behind: %v", tmp)
 	}
 }
 

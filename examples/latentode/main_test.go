@@ -1,12 +1,12 @@
 package main
 
 import (
-	"image/png"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/adamnode/adamnode/internal/pngtest"
 )
 
 // tiny is a configuration that trains in about a second.
@@ -37,7 +37,7 @@ func TestTiny(t *testing.T) {
 	if math.IsNaN(r.ExtrapMSE) {
 		t.Error("extrapolation MSE is NaN")
 	}
-	checkPNG(t, c.Out)
+	pngtest.Check(t, c.Out, 600, 300)
 }
 
 // TestSameSeed: a run is deterministic given the seed.
@@ -56,25 +56,6 @@ func TestSameSeed(t *testing.T) {
 		if a.Losses[i] != b.Losses[i] {
 			t.Fatalf("step %d: loss %v, then %v with the same seed", i, a.Losses[i], b.Losses[i])
 		}
-	}
-}
-
-func checkPNG(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if b := img.Bounds(); b.Dx() < 600 || b.Dy() < 300 {
-		t.Errorf("%s is %v, want a row of panels", path, b)
-	}
-	if tmp, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*.tmp-*")); len(tmp) != 0 {
-		t.Errorf("temporary files left behind: %v", tmp)
 	}
 }
 
