@@ -20,6 +20,7 @@ type step[T tensor.Float] struct {
 	stages []*stageTape[T] // Backprop: its stages, recorded
 	out    int             // index into Times of the output at its end, or 0 (z0's: none)
 	inner  []int           // indices into Times of the outputs strictly inside it (dense output)
+	innerW []innerOutput   // their dense-output weights, once innerOutputs has formed them
 }
 
 // stageTape is one evaluation of the dynamics recorded on its own tape.
@@ -140,14 +141,20 @@ type innerOutput struct {
 	w        []float64
 }
 
-// innerOutputs returns the weights of the outputs inside step sp.
+// innerOutputs returns the weights of the outputs inside step sp, formed
+// on the first call and kept on the step (the backward pass asks for a
+// step's twice when it shares its last stage with the next).
 func (p *pass[T]) innerOutputs(sp *step[T]) []innerOutput {
+	if len(sp.inner) == 0 || sp.innerW != nil {
+		return sp.innerW
+	}
 	out := make([]innerOutput, len(sp.inner))
 	for i, k := range sp.inner {
 		o := innerOutput{k: k}
 		o.cy0, o.cy1, o.w = outputWeights(p.solver.Tableau(), (p.ts[k]-sp.geom.Start())/sp.geom.Size())
 		out[i] = o
 	}
+	sp.innerW = out
 	return out
 }
 
