@@ -1,0 +1,86 @@
+package dgemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+type impl struct {
+	name string
+	gemm func(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int)
+}
+
+// others are the Dgemms the benchmarks compare with (OpenBLAS is added in
+// the build with the tag openblas).
+var others = []impl{{"gonum", gonum.Implementation{}.Dgemm}}
+
+type shape struct {
+	name    string
+	tA, tB  bool
+	m, n, k int
+}
+
+// benchShapes are the MLP shapes of package sgemm's benchmark (batch ×
+// in → out, the passes fwd = x·Wᵀ, dx = g·W, dw = gᵀ·x) that an AdamNODE
+// of state 16 and width 64 runs, with a few larger ones.
+func benchShapes() []shape {
+	var out []shape
+	for _, s := range []struct{ batch, in, out int }{
+		{512, 17, 64}, {512, 64, 64}, {512, 64, 16}, {256, 64, 64}, {512, 256, 256},
+	} {
+		name := fmt.Sprintf("%dx%dto%d", s.batch, s.in, s.out)
+		out = append(out,
+			shape{name + "/fwd", false, true, s.batch, s.out, s.in},
+			shape{name + "/dx", false, false, s.batch, s.in, s.out},
+			shape{name + "/dw", true, false, s.out, s.in, s.batch})
+	}
+	return append(out, shape{"square256", false, false, 256, 256, 256})
+}
+
+// lds returns the leading dimensions of A and B for s, stored densely.
+func (s shape) lds() (lda, ldb int) {
+	lda, ldb = s.k, s.n
+	if s.tA {
+		lda = s.m
+	}
+	if s.tB {
+		ldb = s.k
+	}
+	return lda, ldb
+}
+
+// BenchmarkDgemm runs each shape by this package's Dgemm (asm) and the
+// others, in GFLOP/s.
+func BenchmarkDgemm(b *testing.B) {
+	impls := append([]impl{{"asm", Dgemm}}, others...)
+	for _, s := range benchShapes() {
+		rng := rand.New(rand.NewPCG(1, 1))
+		lda, ldb := s.lds()
+		a, bb, c := randSlice(rng, s.m*s.k), randSlice(rng, s.k*s.n), make([]float64, s.m*s.n)
+		for _, im := range impls {
+			b.Run(s.name+"/"+im.name, func(b *testing.B) {
+				for b.Loop() {
+					im.gemm(tr(s.tA), tr(s.tB), s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
+				}
+				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// BenchmarkFMAPeak measures the core's float64 FMA throughput on registers
+// (no loads): the ceiling of any DGEMM here.
+func BenchmarkFMAPeak(b *testing.B) {
+	if !hasKernel {
+		b.Skip("no AVX-512")
+	}
+	const rounds = 1 << 16
+	for b.Loop() {
+		fmaPeak(rounds)
+	}
+	b.ReportMetric(192*rounds*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}

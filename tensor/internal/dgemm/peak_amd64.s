@@ -1,0 +1,45 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func fmaPeak(n int)
+// n rounds of 12 independent 8-wide float64 FMAs on registers: the core's
+// float64 FMA throughput with no memory traffic, for BenchmarkFMAPeak.
+TEXT ·fmaPeak(SB), NOSPLIT, $0-8
+	MOVQ n+0(FP), CX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z30, Z30, Z30
+	VXORPD Z31, Z31, Z31
+	TESTQ CX, CX
+	JLE done
+
+loop:
+	VFMADD231PD Z30, Z31, Z0
+	VFMADD231PD Z30, Z31, Z1
+	VFMADD231PD Z30, Z31, Z2
+	VFMADD231PD Z30, Z31, Z3
+	VFMADD231PD Z30, Z31, Z4
+	VFMADD231PD Z30, Z31, Z5
+	VFMADD231PD Z30, Z31, Z6
+	VFMADD231PD Z30, Z31, Z7
+	VFMADD231PD Z30, Z31, Z8
+	VFMADD231PD Z30, Z31, Z9
+	VFMADD231PD Z30, Z31, Z10
+	VFMADD231PD Z30, Z31, Z11
+	DECQ CX
+	JNZ  loop
+
+done:
+	VZEROUPPER
+	RET
