@@ -16,3 +16,13 @@ func errScaleAVX512(e, y0, y1 *float32, n int, atol, rtol float32)
 //
 //go:noescape
 func allFiniteAVX512(x *float32, n int) bool
+
+// errScale64AVX512 is errScaleAVX512 on n float64 elements.
+//
+//go:noescape
+func errScale64AVX512(e, y0, y1 *float64, n int, atol, rtol float64)
+
+// allFinite64AVX512 reports whether x[:n] has no NaN or ±Inf.
+//
+//go:noescape
+func allFinite64AVX512(x *float64, n int) bool
