@@ -27,3 +27,13 @@ func sumAVX512(x *float32, n int) float64
 //
 //go:noescape
 func linCombAVX512(dst, base *float32, n int, coef *float32, src **float32, m int)
+
+// axpy64AVX512 sets y[i] += a·x[i] for i < n, in float64.
+//
+//go:noescape
+func axpy64AVX512(a float64, x, y *float64, n int)
+
+// linComb64AVX512 is linCombAVX512 in float64.
+//
+//go:noescape
+func linComb64AVX512(dst, base *float64, n int, coef *float64, src **float64, m int)

@@ -14,3 +14,9 @@ func sumAVX512(x *float32, n int) float64 { panic("tensor: no assembly in this b
 func linCombAVX512(dst, base *float32, n int, coef *float32, src **float32, m int) {
 	panic("tensor: no assembly in this build")
 }
+
+func axpy64AVX512(a float64, x, y *float64, n int) { panic("tensor: no assembly in this build") }
+
+func linComb64AVX512(dst, base *float64, n int, coef *float64, src **float64, m int) {
+	panic("tensor: no assembly in this build")
+}

@@ -131,47 +131,55 @@ func TestSumSlice(t *testing.T) {
 // reads nothing past the operands (NaNs there would show) and writes nothing
 // past dst.
 func TestLinearCombination(t *testing.T) {
+	testLinearCombination[float32](t, 0x1p-22)
+	testLinearCombination[float64](t, 0x1p-51)
+}
+
+// testLinearCombination checks LinearCombination in T against axpys,
+// bit for bit where the assembly runs (else within tol of the terms'
+// magnitude).
+func testLinearCombination[T Float](t *testing.T, tol float64) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	for n := range 151 {
 		for _, m := range []int{0, 1, 2, 5, 7, 17} {
 			for _, withBase := range []bool{false, true} {
-				src := make([][]float32, m)
-				coef := make([]float32, m)
+				src := make([][]T, m)
+				coef := make([]T, m)
 				for j := range src {
-					src[j] = make([]float32, n+17)
+					src[j] = make([]T, n+17)
 					for i := range src[j] {
-						src[j][i] = float32(rng.NormFloat64())
+						src[j][i] = T(rng.NormFloat64())
 					}
 					for i := n; i < len(src[j]); i++ {
-						src[j][i] = float32(math.NaN())
+						src[j][i] = T(math.NaN())
 					}
 					if rng.IntN(4) > 0 {
-						coef[j] = float32(rng.NormFloat64())
+						coef[j] = T(rng.NormFloat64())
 					}
 				}
-				var base []float32
+				var base []T
 				if withBase {
-					base = make([]float32, n+3)
+					base = make([]T, n+3)
 					for i := range base {
-						base[i] = float32(rng.NormFloat64())
+						base[i] = T(rng.NormFloat64())
 					}
-					base[n] = float32(math.NaN())
+					base[n] = T(math.NaN())
 				}
-				want, mag := make([]float32, n), make([]float64, n)
+				want, mag := make([]T, n), make([]float64, n)
 				if withBase {
 					copy(want, base)
 				}
 				for j := range src {
 					for i := range want {
-						want[i] += float32(coef[j] * src[j][i]) // the conversion rounds the product
+						want[i] += T(coef[j] * src[j][i]) // the conversion rounds the product
 						mag[i] += math.Abs(float64(want[i]))
 					}
 				}
-				dst := make([]float32, n+5)
+				dst := make([]T, n+5)
 				for i := range dst {
 					dst[i] = 7
 				}
-				var b []float32
+				var b []T
 				if withBase {
 					b = base[:n]
 				}
@@ -179,8 +187,8 @@ func TestLinearCombination(t *testing.T) {
 				for i := range want {
 					// Bit for bit where the assembly runs; gonum's axpy loop
 					// may be fused into multiply-adds on other architectures.
-					if d := math.Abs(float64(dst[i] - want[i])); math.Float32bits(dst[i]) != math.Float32bits(want[i]) && (axpyAVX || !(d <= 0x1p-22*mag[i])) {
-						t.Fatalf("n=%d m=%d base=%v: dst[%d] = %v, want %v", n, m, withBase, i, dst[i], want[i])
+					if d := math.Abs(float64(dst[i] - want[i])); dst[i] != want[i] && (axpyAVX || !(d <= tol*mag[i])) {
+						t.Fatalf("%T n=%d m=%d base=%v: dst[%d] = %v, want %v", dst[i], n, m, withBase, i, dst[i], want[i])
 					}
 				}
 				for i := n; i < len(dst); i++ {

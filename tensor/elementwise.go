@@ -86,10 +86,10 @@ func (z *Tensor[T]) Axpy(a T, x *Tensor[T]) *Tensor[T] {
 }
 
 // AxpySlice sets y[i] += a·x[i] for every i < len(y) (BLAS axpy on slices;
-// x must be at least as long as y): for float32 in AVX-512 assembly where
-// the CPU has it, else with the SIMD kernels of gonum's BLAS (about 5x a
-// plain loop on 512 float32 in the first-level cache); both round the
-// product before the sum, so they agree bit for bit.
+// x must be at least as long as y): in AVX-512 assembly where the CPU has
+// it, else with the SIMD kernels of gonum's BLAS (about 5x a plain loop on
+// 512 float32 in the first-level cache); both round the product before
+// the sum, so they agree bit for bit.
 func AxpySlice[T Float](a T, x, y []T) {
 	n := len(y)
 	if n == 0 {
@@ -104,6 +104,10 @@ func AxpySlice[T Float](a T, x, y []T) {
 		}
 		gonumBLAS.Saxpy(n, float32(a), any(x).([]float32), 1, y, 1)
 	case []float64:
+		if axpyAVX {
+			axpy64AVX512(float64(a), &any(x).([]float64)[0], &y[0], n)
+			return
+		}
 		gonumBLAS.Daxpy(n, float64(a), any(x).([]float64), 1, y, 1)
 	}
 }
@@ -144,8 +148,8 @@ func AddColumnSums[T Float](dst, x []T) {
 //
 // for i < len(dst) (base nil: 0 + …), each product rounded before it is
 // added and the terms added in order: bit for bit a copy of base followed
-// by AxpySlice(coef[j], src[j], dst) for each j (float32 on amd64 with
-// AVX-512: in one pass, the sums in registers, for up to 16 terms). dst
+// by AxpySlice(coef[j], src[j], dst) for each j (on amd64 with AVX-512:
+// in one pass, the sums in registers, for up to 16 terms). dst
 // may be base but must not overlap a source. It panics if coef and src
 // differ in length or base or a source is shorter than dst.
 func LinearCombination[T Float](dst, base, coef []T, src [][]T) {
@@ -175,6 +179,19 @@ func LinearCombination[T Float](dst, base, coef []T, src [][]T) {
 			bp = &any(base).([]float32)[0]
 		}
 		linCombAVX512(&d[0], bp, n, &cs[0], &ptrs[0], len(src))
+		return
+	}
+	if d, ok := any(dst).([]float64); ok && axpyAVX && len(src) <= 16 {
+		var ptrs [16]*float64
+		var cs [16]float64
+		for j, s := range src {
+			ptrs[j], cs[j] = &any(s).([]float64)[0], float64(coef[j])
+		}
+		var bp *float64
+		if base != nil {
+			bp = &any(base).([]float64)[0]
+		}
+		linComb64AVX512(&d[0], bp, n, &cs[0], &ptrs[0], len(src))
 		return
 	}
 	const block = 512 // a block of dst stays in the first-level cache across the terms
