@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""PyTorch's float32 elementwise maps, timed as tensor.BenchmarkMap times
+"""PyTorch's elementwise maps, timed as tensor.BenchmarkMap times
 adamnode's: a [512, 64] input drawn uniformly from the same range, written
-into a preallocated output (out=), one thread, ns per element.
+into a preallocated output (out=), one thread, ns per element, in float32
+or (--dtype float64) float64.
 
-    /usr/bin/python3 bench/torch_maps.py [--threads 1] [--repeat 5]
+    /usr/bin/python3 bench/torch_maps.py [--threads 1] [--repeat 5] [--dtype float32]
 
 Prints one line per map: the median over --repeat runs of the time per
 element, each run the mean of enough calls to take about 0.2 s. The Python
@@ -47,15 +48,17 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--shape", default="512,64", help="rows,cols of the input (default 512,64)")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     rows, cols = (int(s) for s in args.shape.split(","))
     gen = torch.Generator().manual_seed(3)
-    print("torch %s, %d thread(s), float32 [%d, %d], CPU capability %s" % (
-        torch.__version__, args.threads, rows, cols, torch.backends.cpu.get_cpu_capability()
+    dtype = getattr(torch, args.dtype)
+    print("torch %s, %d thread(s), %s [%d, %d], CPU capability %s" % (
+        torch.__version__, args.threads, args.dtype, rows, cols, torch.backends.cpu.get_cpu_capability()
         if hasattr(torch.backends, "cpu") else "?"))
     for name, lo, hi, f in MAPS:
-        x = torch.rand(rows, cols, generator=gen, dtype=torch.float32) * (hi - lo) + lo
+        x = torch.rand(rows, cols, generator=gen, dtype=dtype) * (hi - lo) + lo
         out = torch.empty_like(x)
         ref = {"Softplus": F.softplus(x), "ReLU": F.relu(x)}.get(name)
         f(x, out)

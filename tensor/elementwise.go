@@ -359,6 +359,10 @@ func (z *Tensor[T]) ReLU(x *Tensor[T]) *Tensor[T] {
 		vec.relu(z32, any(x.data).([]float32))
 		return z
 	}
+	if z64, ok := any(z.data).([]float64); ok && axpyAVX && len(z64) > 0 {
+		relu64AVX512(z64, any(x.data).([]float64)[:len(z64)])
+		return z
+	}
 	zd, xd := z.data, x.data[:len(z.data)]
 	for i, v := range xd {
 		zd[i] = max(v, 0) // branch-free: signs are random, a branch mispredicts
@@ -505,6 +509,10 @@ func (z *Tensor[T]) LeakyReLU(x *Tensor[T], slope T) *Tensor[T] {
 	mustSameShape("LeakyReLU", z.shape, x.shape)
 	if z32, ok := any(z.data).([]float32); ok {
 		vec.leaky(z32, any(x.data).([]float32), float32(slope))
+		return z
+	}
+	if z64, ok := any(z.data).([]float64); ok && axpyAVX && len(z64) > 0 {
+		leaky64AVX512(z64, any(x.data).([]float64)[:len(z64)], float64(slope))
 		return z
 	}
 	zd, xd := z.data, x.data[:len(z.data)]
