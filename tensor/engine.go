@@ -70,7 +70,7 @@ func Workers[T Float](e Engine[T]) int {
 // core), so that concurrent kernels do not split again over the same
 // workers. It is what e's Serial method returns, or e itself for an engine
 // without one. (The float64 engine of the gonum backend keeps gonum's own
-// threading inside its GEMMs.)
+// threading inside its GEMMs where package dgemm's kernels do not run.)
 func Serial[T Float](e Engine[T]) Engine[T] {
 	if s, ok := e.(interface{ Serial() Engine[T] }); ok {
 		return s.Serial()

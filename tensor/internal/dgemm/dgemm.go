@@ -42,6 +42,7 @@ const (
 	nc = 2048
 )
 
+// buffers are the pack buffers of one call: panels of A and of B.
 type buffers struct{ a, b []float64 }
 
 // free holds the pack buffers of finished calls: as many as calls ever ran
@@ -52,6 +53,7 @@ var free struct {
 	list []*buffers
 }
 
+// getBuffers takes a pair of pack buffers from the free list, or new ones.
 func getBuffers() *buffers {
 	free.Lock()
 	defer free.Unlock()
@@ -63,6 +65,7 @@ func getBuffers() *buffers {
 	return new(buffers)
 }
 
+// putBuffers returns b to the free list.
 func putBuffers(b *buffers) {
 	free.Lock()
 	free.list = append(free.list, b)
