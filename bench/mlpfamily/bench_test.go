@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/adamnode/adamnode/bench/mlpfamily"
+	"github.com/adamnode/adamnode/tensor"
 )
 
 // BenchmarkMLPFamily times one training iteration (forward solve, backward,
@@ -20,29 +21,56 @@ import (
 // The problem trains while it is timed, so its NFE drift with b.N (the base
 // adjoint: 26+26 at the start, 32+26 after 30 iterations); compare µs/NFE
 // between runs, or use mlpbench, which times a fixed number of iterations.
-// The side-by-side comparison with PyTorch is bench/compare_mlp.sh.
+// The side-by-side comparison with PyTorch is bench/compare_mlp.sh;
+// BenchmarkMLPFamilyDType times the base in float32 and float64.
 func BenchmarkMLPFamily(b *testing.B) {
 	for _, c := range mlpfamily.Configs() {
-		b.Run(c.Name, func(b *testing.B) {
-			p, err := mlpfamily.New(c)
-			if err != nil {
-				b.Fatal(err)
+		b.Run(c.Name, func(b *testing.B) { benchSteps[float32](b, c) })
+	}
+}
+
+// BenchmarkMLPFamilyDType times the base configuration's training
+// iteration in each dtype, sub-benchmarks named
+// adamnode_w64_l2_tanh_b512_adjoint/dtype=float32 and .../dtype=float64,
+// with BenchmarkMLPFamily's metrics, so that one run compares the two:
+//
+//	go test -run '^$' -bench 'MLPFamilyDType' -benchmem ./bench/mlpfamily
+//
+// The float64 problem is the float32 one unrounded (same seed, same draws);
+// its NFE may differ a little, so compare µs/NFE as well as ns/op.
+func BenchmarkMLPFamilyDType(b *testing.B) {
+	c := mlpfamily.Base()
+	for _, dt := range mlpfamily.DTypes {
+		b.Run(c.Name+"/dtype="+dt, func(b *testing.B) {
+			if dt == "float64" {
+				benchSteps[float64](b, c.WithDType(dt))
+				return
 			}
-			st, err := p.Step() // warm-up: buffers sized, tapes grown
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				if st, err = p.Step(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			perIter := b.Elapsed().Seconds() / float64(b.N)
-			b.ReportMetric(float64(st.FwdNFE), "fwd-NFE")
-			b.ReportMetric(float64(st.BwdNFE), "bwd-NFE")
-			b.ReportMetric(perIter/float64(st.FwdNFE+st.BwdNFE)*1e6, "µs/NFE")
+			benchSteps[float32](b, c.WithDType(dt))
 		})
 	}
+}
+
+// benchSteps times training iterations of c's problem in T after one
+// warm-up iteration and reports the last iteration's NFE and µs/NFE.
+func benchSteps[T tensor.Float](b *testing.B, c mlpfamily.Config) {
+	p, err := mlpfamily.NewOf[T](c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := p.Step() // warm-up: buffers sized, tapes grown
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if st, err = p.Step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perIter := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(float64(st.FwdNFE), "fwd-NFE")
+	b.ReportMetric(float64(st.BwdNFE), "bwd-NFE")
+	b.ReportMetric(perIter/float64(st.FwdNFE+st.BwdNFE)*1e6, "µs/NFE")
 }

@@ -5,11 +5,20 @@
 // (D = 16) evolves under one of three families whose field f(h, t) is an
 // MLP on [h, t] — Linear(D+1 → W), activation, (Linear(W → W), activation)
 // × (L−1), Linear(W → D) — from t = 0 to t = 1 with dopri5 at
-// rtol = atol = 1e-6 in float32; the loss is the mean squared error of
-// h(1) against a fixed random target. One training iteration is the
-// forward solve, the backward pass (adjoint, backprop through the solver,
-// or checkpointed recomputation) and an Adam step (torch's defaults,
-// lr 1e-3).
+// rtol = atol = 1e-6; the loss is the mean squared error of h(1) against a
+// fixed random target. One training iteration is the forward solve, the
+// backward pass (adjoint, backprop through the solver, or checkpointed
+// recomputation) and an Adam step (torch's defaults, lr 1e-3).
+//
+// Every configuration runs in float32 (the default) or float64: the dtype
+// axis, Config.DType, crosses the whole family rather than being one more
+// variation of the base. A configuration's name does not say its dtype; its
+// JSON, the weights file and mlpbench's result lines do. NewOf[T] builds a
+// problem in T (New: float32); the float64 problem draws the same numbers
+// from the same seed, unrounded, so the two dtypes train the same problem.
+// mlpbench -dtype float64 and bench/compare_mlp.sh -d float64 run the
+// family in float64 on both sides, and BenchmarkMLPFamilyDType times the
+// base configuration in both dtypes in one run.
 //
 // The base configuration is an AdamNODE with two tanh hidden layers of
 // width 64 and batch 512, adjoint gradients. The variations change one axis
@@ -21,7 +30,9 @@
 // The weights are PyTorch's default Linear initialisation drawn from a
 // seeded generator; Problem.Save writes them with the initial state, the
 // target, the configuration and reference values of the right-hand side
-// and the initial loss to a safetensors file, which the PyTorch side loads.
+// and the initial loss to a safetensors file, which the PyTorch side loads;
+// its tensors are stored in the run's dtype (F32 or F64), so a float64
+// run's PyTorch twin starts from the very same float64 numbers.
 package mlpfamily
 
 import (
@@ -31,13 +42,16 @@ import (
 	"strings"
 
 	"github.com/adamnode/adamnode/odeblock"
+	"github.com/adamnode/adamnode/tensor"
 )
 
-// The families, activations and gradient modes a Config may name.
+// The families, activations, gradient modes and element types a Config
+// may name.
 var (
 	Families    = []string{"node", "hbnode", "adamnode"}
 	Activations = []string{"tanh", "softplus", "relu"}
 	Modes       = []string{"adjoint", "backprop", "checkpoint"}
+	DTypes      = []string{"float32", "float64"}
 )
 
 // Config is one member of the family. Its JSON form is written into the
@@ -56,6 +70,10 @@ type Config struct {
 	Batch  int    `json:"batch"`
 	Mode   string `json:"mode"` // adjoint, backprop or checkpoint
 	D      int    `json:"d"`    // dimension of h
+	// DType is the element type the problem is built and trained in:
+	// "float32" (Base's; also what an empty DType, as in files written
+	// before the axis existed, means) or "float64".
+	DType string `json:"dtype"`
 
 	RTol float64 `json:"rtol"` // dopri5 tolerances (forward and adjoint)
 	ATol float64 `json:"atol"`
@@ -78,10 +96,10 @@ type Config struct {
 
 // Base returns the base configuration: AdamNODE, f with two tanh hidden
 // layers of width 64 on [h, t], D = 16, batch 512, dopri5 at 1e-6 on
-// [0, 1], adjoint gradients, Adam at lr 1e-3.
+// [0, 1], adjoint gradients, Adam at lr 1e-3, float32.
 func Base() Config {
 	c := Config{
-		Axis: "base", Family: "adamnode", Width: 64, Layers: 2, Act: "tanh", Batch: 512, Mode: "adjoint", D: 16,
+		Axis: "base", Family: "adamnode", Width: 64, Layers: 2, Act: "tanh", Batch: 512, Mode: "adjoint", D: 16, DType: "float32",
 		RTol: 1e-6, ATol: 1e-6, T1: 1, LR: 1e-3,
 		Eps:  1e-8,
 		Seed: 1,
@@ -182,6 +200,33 @@ func Lookup(name string) (Config, error) {
 	return Config{}, fmt.Errorf("mlpfamily: no configuration %q (have %s)", name, strings.Join(names, ", "))
 }
 
+// WithDType returns c in the element type dtype ("float32" or "float64";
+// Validate rejects any other), its name unchanged.
+func (c Config) WithDType(dtype string) Config {
+	c.DType = dtype
+	return c
+}
+
+// Float64 reports whether c runs in float64.
+func (c Config) Float64() bool { return c.ElemType() == "float64" }
+
+// ElemType returns c's element type: DType, or float32 when DType is empty.
+func (c Config) ElemType() string {
+	if c.DType == "" {
+		return "float32"
+	}
+	return c.DType
+}
+
+// DTypeOf returns the name Config.DType gives T: "float32" or "float64".
+func DTypeOf[T tensor.Float]() string {
+	var zero T
+	if _, ok := any(zero).(float64); ok {
+		return "float64"
+	}
+	return "float32"
+}
+
 // family returns c's family as odeblock knows it.
 func (c Config) family() (odeblock.Family, error) {
 	return odeblock.FamilyNamed(c.Family)
@@ -225,6 +270,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("mlpfamily: %s: unknown activation %q (want %s)", c.Name, c.Act, strings.Join(Activations, ", "))
 	case !in(c.Mode, Modes):
 		return fmt.Errorf("mlpfamily: %s: unknown gradient mode %q (want %s)", c.Name, c.Mode, strings.Join(Modes, ", "))
+	case !in(c.ElemType(), DTypes):
+		return fmt.Errorf("mlpfamily: %s: unknown dtype %q (want %s)", c.Name, c.DType, strings.Join(DTypes, ", "))
 	case c.Width <= 0 || c.Layers <= 0 || c.Batch <= 0 || c.D <= 0:
 		return fmt.Errorf("mlpfamily: %s: sizes must be positive (width %d, layers %d, batch %d, d %d)", c.Name, c.Width, c.Layers, c.Batch, c.D)
 	case !(c.RTol > 0) || !(c.ATol > 0) || !(c.T1 > 0) || !(c.LR >= 0):

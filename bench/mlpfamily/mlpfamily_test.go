@@ -82,9 +82,9 @@ func oneWorker(t *testing.T) {
 	t.Helper()
 	for _, b := range tensor.Backends(1) {
 		if b.Name() == tensor.Default().Name() {
-			old := engine
-			engine = func() tensor.Engine[float32] { return tensor.EngineFor[float32](b) }
-			t.Cleanup(func() { engine = old })
+			old := engineBackend
+			engineBackend = func() tensor.Backend { return b }
+			t.Cleanup(func() { engineBackend = old })
 			return
 		}
 	}
@@ -278,6 +278,8 @@ func TestValidate(t *testing.T) {
 		func(c *Config) { c.Width = 0 },
 		func(c *Config) { c.RTol = 0 },
 		func(c *Config) { c.Name = "" },
+		func(c *Config) { c.DType = "float16" },
+		func(c *Config) { c.DType = "float64" }, // New builds float32 only
 	} {
 		c := Base()
 		mod(&c)
@@ -291,11 +293,11 @@ func TestValidate(t *testing.T) {
 // plain loops: the equations of the package doc (and of odeblock's
 // families, and of bench/torch_mlp.py), written out independently of
 // autograd and odeblock. It returns the parts of F stacked, [P·B·D].
-func rhsByHand(p *Problem, t float64) []float64 {
+func rhsByHand[T tensor.Float](p *ProblemOf[T], t float64) []float64 {
 	c := p.Config
-	byName := map[string][]float32{}
+	byName := map[string][]float64{}
 	for _, q := range p.Params {
-		byName[q.Name] = q.Value.Data()
+		byName[q.Name] = widen(q.Value.Data())
 	}
 	act := map[string]func(float64) float64{
 		"tanh":     math.Tanh,
@@ -312,9 +314,9 @@ func rhsByHand(p *Problem, t float64) []float64 {
 			out := len(b)
 			y := make([]float64, out)
 			for o := range out {
-				s := float64(b[o])
+				s := b[o]
 				for i, xi := range x {
-					s += float64(w[o*len(x)+i]) * xi
+					s += w[o*len(x)+i] * xi
 				}
 				if l < c.Layers {
 					s = act(s)
@@ -327,13 +329,7 @@ func rhsByHand(p *Problem, t float64) []float64 {
 	}
 	B, D := c.Batch, c.D
 	out := make([]float64, c.Parts()*B*D)
-	row := func(t *tensor.Tensor[float32], r int) []float64 {
-		v := make([]float64, D)
-		for j := range v {
-			v[j] = float64(t.Data()[r*D+j])
-		}
-		return v
-	}
+	row := func(t *tensor.Tensor[T], r int) []float64 { return widen(t.Data()[r*D : (r+1)*D]) }
 	for r := range B {
 		h, m := row(p.H0, r), row(p.M0, r)
 		g := f(h)
@@ -342,11 +338,11 @@ func rhsByHand(p *Problem, t float64) []float64 {
 			case "node":
 				out[r*D+j] = g[j]
 			case "hbnode":
-				gamma := sigmoid(float64(byName["gamma"][0]))
+				gamma := sigmoid(byName["gamma"][0])
 				out[r*D+j] = -m[j]
 				out[(B+r)*D+j] = g[j] - gamma*m[j]
 			case "adamnode":
-				a1, a2 := sigmoid(float64(byName["r1"][0])), sigmoid(float64(byName["r2"][0]))
+				a1, a2 := sigmoid(byName["r1"][0]), sigmoid(byName["r2"][0])
 				v := m[j] * m[j] // v0 = m0²
 				s := math.Sqrt(math.Max(v, 0)+math.Log1p(math.Exp(-math.Abs(v)))) + c.Eps
 				out[r*D+j] = -m[j] / s
@@ -354,6 +350,15 @@ func rhsByHand(p *Problem, t float64) []float64 {
 				out[(2*B+r)*D+j] = a2 * (g[j]*g[j] - v)
 			}
 		}
+	}
+	return out
+}
+
+// widen returns x in float64.
+func widen[T tensor.Float](x []T) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
 	}
 	return out
 }
@@ -401,11 +406,11 @@ func TestRHSEquations(t *testing.T) {
 // one solve of the batch to the solver's tolerance and nearly its
 // gradients (each shard takes its own steps).
 func TestShardSolve(t *testing.T) {
-	old, oldSolve := engine, ShardSolve
-	t.Cleanup(func() { engine, ShardSolve = old, oldSolve })
+	old, oldSolve := engineBackend, ShardSolve
+	t.Cleanup(func() { engineBackend, ShardSolve = old, oldSolve })
 	for _, b := range tensor.Backends(2) {
 		if b.Name() == tensor.Default().Name() {
-			engine = func() tensor.Engine[float32] { return tensor.EngineFor[float32](b) }
+			engineBackend = func() tensor.Backend { return b }
 		}
 	}
 	n := 0
@@ -472,7 +477,7 @@ func TestFamilyKnowledge(t *testing.T) {
 	}
 	c := Base()
 	c.Family, c.Batch = "nonesuch", 2
-	p := &Problem{Config: c, Field: newField(c, rand.New(rand.NewPCG(0, 0)))}
+	p := &Problem{Config: c, Field: newField[float32](c, rand.New(rand.NewPCG(0, 0)))}
 	if err := p.build(); err == nil || !strings.Contains(err.Error(), "nonesuch") {
 		t.Errorf("build of family nonesuch: %v", err)
 	}

@@ -9,32 +9,32 @@ import (
 	"github.com/adamnode/adamnode/tensor"
 )
 
-// Replicas is a problem trained data-parallel in one process: k copies
+// Replicas is a problem in T trained data-parallel in one process: k copies
 // of it, each with a share of the batch's rows and a one-worker backend,
 // stepping in goroutines of their own; each replica's gradients are
 // weighted by its share of the rows and summed over the replicas (one
 // all-reduce), so every replica takes the full batch's Adam step.
-type Replicas struct {
-	reps  []*Problem
+type Replicas[T tensor.Float] struct {
+	reps  []*ProblemOf[T]
 	comms []*distributed.Local
 	share []float64 // each replica's rows / the batch
 }
 
 // NewReplicas splits p over k replicas (k ≤ its batch); p's weights and
 // data are copied, p itself is not used.
-func NewReplicas(p *Problem, k int) (*Replicas, error) {
+func NewReplicas[T tensor.Float](p *ProblemOf[T], k int) (*Replicas[T], error) {
 	b := p.Config.Batch
 	if k < 1 || k > b {
 		return nil, fmt.Errorf("mlpfamily: %d replicas of a batch of %d", k, b)
 	}
-	r := &Replicas{comms: distributed.NewLocal(k)}
+	r := &Replicas[T]{comms: distributed.NewLocal(k)}
 	d := p.Config.D
 	lo := 0
 	for i := range k {
 		hi := b * (i + 1) / k
-		q := &Problem{Config: p.Config, Field: newField(p.Config, rand.New(rand.NewPCG(0, 0)))}
-		rows := func(t *tensor.Tensor[float32]) *tensor.Tensor[float32] {
-			return tensor.FromSlice(append([]float32(nil), t.Data()[lo*d:hi*d]...), hi-lo, d)
+		q := &ProblemOf[T]{Config: p.Config, Field: newField[T](p.Config, rand.New(rand.NewPCG(0, 0)))}
+		rows := func(t *tensor.Tensor[T]) *tensor.Tensor[T] {
+			return tensor.FromSlice(append([]T(nil), t.Data()[lo*d:hi*d]...), hi-lo, d)
 		}
 		q.H0, q.M0, q.Target = rows(p.H0), rows(p.M0), rows(p.Target)
 		q.Config.Batch = hi - lo
@@ -45,7 +45,7 @@ func NewReplicas(p *Problem, k int) (*Replicas, error) {
 			prm.Value.Copy(p.Params[j].Value)
 		}
 		q.tp.Release()
-		q.eng = tensor.EngineFor[float32](backend(1))
+		q.eng = tensor.EngineFor[T](backend(1))
 		q.tp = newTape(q.eng)
 		r.reps = append(r.reps, q)
 		r.share = append(r.share, float64(hi-lo)/float64(b))
@@ -56,7 +56,7 @@ func NewReplicas(p *Problem, k int) (*Replicas, error) {
 
 // Step runs one data-parallel training iteration; the loss is the full
 // batch's, the NFE the mean of the replicas'.
-func (r *Replicas) Step() (IterStats, error) {
+func (r *Replicas[T]) Step() (IterStats, error) {
 	k := len(r.reps)
 	sts := make([]IterStats, k)
 	errs := make([]error, k)
@@ -81,7 +81,7 @@ func (r *Replicas) Step() (IterStats, error) {
 
 // stepShared is Step with the gradients weighted by share and summed over
 // the replicas through c before the Adam step.
-func (p *Problem) stepShared(c *distributed.Local, share float64) (IterStats, error) {
+func (p *ProblemOf[T]) stepShared(c *distributed.Local, share float64) (IterStats, error) {
 	st, err := p.gradients()
 	buf := p.share[:0]
 	defer func() { p.share = buf }()
@@ -111,7 +111,7 @@ func (p *Problem) stepShared(c *distributed.Local, share float64) (IterStats, er
 	for _, prm := range p.Params {
 		g := prm.Grad.Data()
 		for i := range g {
-			g[i] = float32(buf[off+i])
+			g[i] = T(buf[off+i])
 		}
 		off += len(g)
 	}

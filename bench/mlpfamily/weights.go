@@ -13,7 +13,8 @@ import (
 // Format is the value of the weights file's "format" metadata.
 const Format = "adamnode-mlpfamily/1"
 
-// The weights file (safetensors, all tensors F32) holds
+// The weights file (safetensors, every tensor in the run's dtype: F32 for
+// float32, F64 for float64) holds
 //
 //	f.K.weight, f.K.bias   f's Linear layers, K their positions in the
 //	                       Sequential (1, 3, 5, ...; position 0 is the time
@@ -26,7 +27,7 @@ const Format = "adamnode-mlpfamily/1"
 // and the metadata
 //
 //	format          Format
-//	config          the Config as JSON
+//	config          the Config as JSON (its dtype the tensors')
 //	check.loss      the loss of a forward solve from z0 at these weights
 //	check.fwd_nfe   that solve's number of evaluations
 const (
@@ -37,7 +38,7 @@ const (
 // Save writes the problem's current weights, data, configuration and
 // reference values (the right-hand side at z0 at t = 0 and T1/2, the loss
 // and forward NFE of a forward solve) to a safetensors file at path.
-func (p *Problem) Save(path string) error {
+func (p *ProblemOf[T]) Save(path string) error {
 	loss, nfe, err := p.ForwardLoss()
 	if err != nil {
 		return fmt.Errorf("mlpfamily: %s: reference solve: %w", p.Config.Name, err)
@@ -65,32 +66,52 @@ func (p *Problem) Save(path string) error {
 	return s.WriteFile(path)
 }
 
-// Load reads a weights file written by Save and returns its problem, with
-// the file's weights and data (the Adam state is fresh).
-func Load(path string) (*Problem, error) {
+// Load reads a float32 weights file written by Save (LoadOf[float32]).
+func Load(path string) (*Problem, error) { return LoadOf[float32](path) }
+
+// ReadConfig returns the configuration a weights file written by Save
+// holds, so that a caller can pick the element type to load it in.
+func ReadConfig(path string) (Config, error) {
+	_, c, err := readFile(path)
+	return c, err
+}
+
+// readFile reads a weights file and its configuration.
+func readFile(path string) (*layers.Safetensors, Config, error) {
+	var c Config
 	s, err := layers.ReadSafetensorsFile(path)
+	if err != nil {
+		return nil, c, err
+	}
+	if f := s.Metadata["format"]; f != Format {
+		return nil, c, fmt.Errorf("mlpfamily: %s: format %q, want %q", path, f, Format)
+	}
+	if err := json.Unmarshal([]byte(s.Metadata["config"]), &c); err != nil {
+		return nil, c, fmt.Errorf("mlpfamily: %s: config: %w", path, err)
+	}
+	return s, c, nil
+}
+
+// LoadOf reads a weights file written by Save and returns its problem in T,
+// which must be the file's dtype, with the file's weights and data (the
+// Adam state is fresh).
+func LoadOf[T tensor.Float](path string) (*ProblemOf[T], error) {
+	s, c, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if f := s.Metadata["format"]; f != Format {
-		return nil, fmt.Errorf("mlpfamily: %s: format %q, want %q", path, f, Format)
-	}
-	var c Config
-	if err := json.Unmarshal([]byte(s.Metadata["config"]), &c); err != nil {
-		return nil, fmt.Errorf("mlpfamily: %s: config: %w", path, err)
-	}
-	p, err := New(c)
+	p, err := NewOf[T](c)
 	if err != nil {
 		return nil, fmt.Errorf("mlpfamily: %s: %w", path, err)
 	}
-	set := func(name string, dst *tensor.Tensor[float32]) error {
+	set := func(name string, dst *tensor.Tensor[T]) error {
 		r, ok := s.Tensor(name)
 		if !ok {
 			return fmt.Errorf("mlpfamily: %s: no tensor %q", path, name)
 		}
-		t, err := layers.TensorFromRaw[float32](r)
+		t, err := layers.TensorFromRaw[T](r)
 		if err != nil {
-			return err
+			return fmt.Errorf("mlpfamily: %s: tensor %q: %w", path, name, err)
 		}
 		if !slices.Equal(t.Shape(), dst.Shape()) {
 			return fmt.Errorf("mlpfamily: %s: tensor %q has shape %v, want %v", path, name, t.Shape(), dst.Shape())
@@ -103,7 +124,7 @@ func Load(path string) (*Problem, error) {
 			return nil, err
 		}
 	}
-	for name, t := range map[string]*tensor.Tensor[float32]{"h0": p.H0, "m0": p.M0, "target": p.Target} {
+	for name, t := range map[string]*tensor.Tensor[T]{"h0": p.H0, "m0": p.M0, "target": p.Target} {
 		if err := set(name, t); err != nil {
 			return nil, err
 		}

@@ -6,7 +6,12 @@
 //	mlpbench -config adamnode_w64_l2_tanh_b512_adjoint -iters 10 -out weights/
 //	mlpbench -config all -iters 10 -out weights/
 //	mlpbench -config all -save-only -out weights/
+//	mlpbench -config adamnode_w64_l2_tanh_b512_adjoint -dtype float64 -out weights64/
 //
+// -dtype float64 builds and trains the configurations in float64 (their
+// weights files then hold F64 tensors and say "dtype": "float64" in their
+// configuration); the default is float32. -load runs a file in its own
+// dtype (a -dtype that differs from it is an error).
 // For each configuration it writes NAME.safetensors into -out (unless -out
 // is empty; -save-only writes the file and stops there), runs -warmup
 // iterations, times -iters more and prints one JSON line:
@@ -16,7 +21,7 @@
 //	 "bwd_nfe": mean backward NFE, "peak_rss_mb": the process's peak RSS,
 //	 "fwd_nfe_first", "bwd_nfe_first", "loss_first": the first iteration's
 //	 (at the file's weights), "loss_last", "iters", "warmup", "threads"
-//	 (GOMAXPROCS), "backend", "grad_mode", "replicas", "shard",
+//	 (GOMAXPROCS), "backend", "grad_mode", "dtype", "replicas", "shard",
 //	 "shard_solve"}
 //
 // The block solves the batch as GOMAXPROCS separate ODEs at once, one per
@@ -67,6 +72,7 @@ type Result struct {
 	Threads     int     `json:"threads"`
 	Backend     string  `json:"backend"`
 	GradMode    string  `json:"grad_mode"`
+	DType       string  `json:"dtype"` // float32 or float64 (-dtype)
 	Replicas    int     `json:"replicas"`
 	Shard       bool    `json:"shard"`       // f sharded where that pays (-shard)
 	ShardSolve  int     `json:"shard_solve"` // Block.Shards (-shard-solve)
@@ -106,26 +112,44 @@ func main() {
 		}
 		return
 	}
-	p, err := o.problem()
+	r, err := runConfig(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mlpbench:", err)
 		os.Exit(1)
 	}
-	if o.save {
-		return
+	if r != nil {
+		b, _ := json.Marshal(r)
+		fmt.Println(string(b))
+	}
+}
+
+// runConfig builds the problem of the command line in its dtype and, unless
+// -save-only, times it; its result is nil under -save-only.
+func runConfig(o options) (*Result, error) {
+	c, err := o.config()
+	if err != nil {
+		return nil, err
+	}
+	if c.Float64() {
+		return runIn[float64](o, c)
+	}
+	return runIn[float32](o, c)
+}
+
+// runIn is runConfig in T, c's dtype.
+func runIn[T tensor.Float](o options, c mlpfamily.Config) (*Result, error) {
+	p, err := problem[T](o, c)
+	if err != nil || o.save {
+		return nil, err
 	}
 	r, err := run(p, o.warmup, o.iters, o.reps)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mlpbench:", err)
-		os.Exit(1)
-	}
-	b, _ := json.Marshal(r)
-	fmt.Println(string(b))
+	return &r, err
 }
 
 // options are mlpbench's flags.
 type options struct {
 	name, out, load, prof string
+	dtype                 string
 	list, save, shard     bool
 	iters, warmup         int
 	reps, solves          int
@@ -141,12 +165,13 @@ func parseOptions() options {
 	flag.StringVar(&o.out, "out", "", "directory for the weights files NAME.safetensors (empty: write none)")
 	flag.BoolVar(&o.save, "save-only", false, "write the weights file into -out, time nothing")
 	flag.StringVar(&o.load, "load", "", "run the problem of this weights file instead of -config")
+	flag.StringVar(&o.dtype, "dtype", "", "element type: float32 or float64 (empty: float32, or -load's file's)")
 	flag.IntVar(&o.reps, "replicas", 1, "data-parallel replicas, each with one worker and a share of the batch (mlpfamily.Replicas)")
 	flag.BoolVar(&o.shard, "shard", true, "evaluate f on shards of the batch where that pays (odeblock.ShardedField; mlpfamily.ShardField)")
 	flag.IntVar(&o.solves, "shard-solve", runtime.GOMAXPROCS(0), "solve the batch as this many separate ODEs at once (odeblock.Block.Shards; mlpfamily.ShardSolve); 0 or 1: one solve")
 	flag.StringVar(&o.prof, "cpuprofile", "", "write a CPU profile of the whole run here (empty: none)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: mlpbench -config NAME|all [-iters N] [-warmup N] [-out DIR] [-save-only] | -load FILE | -list\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: mlpbench -config NAME|all [-dtype float32|float64] [-iters N] [-warmup N] [-out DIR] [-save-only] | -load FILE | -list\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -164,6 +189,8 @@ func (o options) check() string {
 		return "-replicas must be at least 1"
 	case o.solves < 0:
 		return "-shard-solve must be at least 0"
+	case o.dtype != "" && !slices.Contains(mlpfamily.DTypes, o.dtype):
+		return fmt.Sprintf("-dtype %q: want float32 or float64", o.dtype)
 	case o.list:
 	case (o.name == "") == (o.load == ""):
 		return "give one of -config and -load"
@@ -173,17 +200,31 @@ func (o options) check() string {
 	return ""
 }
 
-// problem returns the problem of -load, or of -config, whose weights file
-// it writes into -out if given.
-func (o options) problem() (*mlpfamily.Problem, error) {
+// config returns the configuration of -load's file, or of -config in
+// -dtype (float32 if empty); a -dtype other than -load's file's is an
+// error.
+func (o options) config() (mlpfamily.Config, error) {
+	if o.load == "" {
+		c, err := mlpfamily.Lookup(o.name)
+		if err == nil && o.dtype != "" {
+			c = c.WithDType(o.dtype)
+		}
+		return c, err
+	}
+	c, err := mlpfamily.ReadConfig(o.load)
+	if err == nil && o.dtype != "" && o.dtype != c.ElemType() {
+		err = fmt.Errorf("%s holds a %s problem, not -dtype %s", o.load, c.ElemType(), o.dtype)
+	}
+	return c, err
+}
+
+// problem returns the problem of configuration c (o.config's) in T: -load's
+// file's, or a new one whose weights file it writes into -out if given.
+func problem[T tensor.Float](o options, c mlpfamily.Config) (*mlpfamily.ProblemOf[T], error) {
 	if o.load != "" {
-		return mlpfamily.Load(o.load)
+		return mlpfamily.LoadOf[T](o.load)
 	}
-	c, err := mlpfamily.Lookup(o.name)
-	if err != nil {
-		return nil, err
-	}
-	p, err := mlpfamily.New(c)
+	p, err := mlpfamily.NewOf[T](c)
 	if err != nil || o.out == "" {
 		return p, err
 	}
@@ -217,9 +258,10 @@ func runAll() error {
 }
 
 // run does warmup untimed and iters timed training iterations.
-func run(p *mlpfamily.Problem, warmup, iters, k int) (Result, error) {
+func run[T tensor.Float](p *mlpfamily.ProblemOf[T], warmup, iters, k int) (Result, error) {
 	r := Result{Config: p.Config.Name, Side: "adamnode", Iters: iters, Warmup: warmup,
-		Threads: runtime.GOMAXPROCS(0), Backend: tensor.Default().Name(), GradMode: p.Config.Mode, Replicas: k, Shard: mlpfamily.ShardField, ShardSolve: mlpfamily.ShardSolve}
+		Threads: runtime.GOMAXPROCS(0), Backend: tensor.Default().Name(), GradMode: p.Config.Mode, DType: mlpfamily.DTypeOf[T](),
+		Replicas: k, Shard: mlpfamily.ShardField, ShardSolve: mlpfamily.ShardSolve}
 	var stepper interface {
 		Step() (mlpfamily.IterStats, error)
 	} = p
