@@ -170,7 +170,7 @@ func newBackend(name string, workers int, s blas.Float32, d blas.Float64) *cpuBa
 			f32, bias32 = hybridSgemm(s.Sgemm), hybridSgemmBias(s.Sgemm)
 		}
 	}
-	f64, bias64, split64 := float64Gemm(name, d, splitGemm)
+	f64, bias64, split64 := float64Gemm(d, splitGemm)
 	return &cpuBackend{
 		name:    name,
 		workers: workers,
@@ -179,13 +179,16 @@ func newBackend(name string, workers int, s blas.Float32, d blas.Float64) *cpuBa
 	}
 }
 
-// float64Gemm chooses the float64 GEMM of the backend named name over the
-// BLAS d: package dgemm's AVX-512 DGEMM (split over the workers) in the
-// gonum backend where the CPU runs it (gonum's Dgemm is 4–9 GFLOP/s at the
-// MLP shapes, dgemm 18–50 on one core of the Zen 4), else d's Dgemm, split
-// over the workers when split is set.
-func float64Gemm(name string, d blas.Float64, split bool) (gemmFunc[float64], biasGemmFunc[float64], bool) {
-	if dgemm.Enabled() && name == "gonum" {
+// float64Gemm chooses the float64 GEMM of a backend over the BLAS d:
+// package dgemm's AVX-512 DGEMM (split over the workers) where the CPU runs
+// it, else d's Dgemm, split over the workers when split is set. gonum's
+// Dgemm is 3–9 GFLOP/s at the MLP shapes, dgemm 18–50 on one core of a
+// Zen 4; OpenBLAS 0.3.21's (SkylakeX kernels) is faster at some of them
+// (a weight gradient of 17 or 16 columns: 28–33 against 18–26) and slower
+// at most, and an AdamNODE of width 64 in float64 trains 12% faster on
+// dgemm than on it (median of 9 alternations, adjoint and backprop alike).
+func float64Gemm(d blas.Float64, split bool) (gemmFunc[float64], biasGemmFunc[float64], bool) {
+	if dgemm.Enabled() {
 		return dgemm.Dgemm, dgemm.DgemmBias, true
 	}
 	return d.Dgemm, broadcastGemm(d.Dgemm), split
