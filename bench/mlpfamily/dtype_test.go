@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -181,8 +182,9 @@ func TestFloat64RHS(t *testing.T) {
 	}
 }
 
-// TestSaveLoadFloat64: a float64 problem's weights file holds F64 tensors
-// and a float64 configuration, and loads back bit for bit as float64 only.
+// TestSaveLoadFloat64: a float64 problem's weights file holds F64 tensors,
+// a float64 configuration and every digit of the reference loss, and loads
+// back bit for bit as float64 only.
 func TestSaveLoadFloat64(t *testing.T) {
 	oneWorker(t)
 	c := small(Base()).WithDType("float64")
@@ -202,6 +204,13 @@ func TestSaveLoadFloat64(t *testing.T) {
 		if r.DType != layers.F64 {
 			t.Errorf("tensor %s stored as %s, want F64", r.Name, r.DType)
 		}
+	}
+	loss, _, err := p.ForwardLoss()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := strconv.ParseFloat(s.Metadata["check.loss"], 64); err != nil || got != loss {
+		t.Errorf("check.loss %q (%v), want every digit of %v", s.Metadata["check.loss"], err, loss)
 	}
 	if got, err := ReadConfig(path); err != nil || cmp.Diff(c, got) != "" {
 		t.Errorf("ReadConfig: %v; diff (-saved +read):\n%s", err, cmp.Diff(c, got))

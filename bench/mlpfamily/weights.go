@@ -29,6 +29,7 @@ const Format = "adamnode-mlpfamily/1"
 //	format          Format
 //	config          the Config as JSON (its dtype the tensors')
 //	check.loss      the loss of a forward solve from z0 at these weights
+//	                (9 significant digits in float32, all in float64)
 //	check.fwd_nfe   that solve's number of evaluations
 const (
 	keyRHS0   = "check.rhs0"
@@ -47,10 +48,14 @@ func (p *ProblemOf[T]) Save(path string) error {
 	if err != nil {
 		return err
 	}
+	digits := 9 // float32's loss to float32 precision, as before the dtype axis
+	if p.Config.Float64() {
+		digits = -1 // every digit: nothing of a float64 loss rounded away
+	}
 	s := &layers.Safetensors{Metadata: map[string]string{
 		"format":        Format,
 		"config":        string(cfg),
-		"check.loss":    strconv.FormatFloat(loss, 'g', 9, 64),
+		"check.loss":    strconv.FormatFloat(loss, 'g', digits, 64),
 		"check.fwd_nfe": strconv.Itoa(nfe),
 	}}
 	for _, q := range p.Params {
