@@ -4,10 +4,17 @@
 # (bench/torch_mlp.py), side by side.
 #
 #   TORCHDIFFEQ=/tmp/torchdiffeq bench/compare_mlp.sh [-r ROUNDS] [-i ITERS]
-#       [-w WARMUP] [-t "THREADS ..."] [-o DIR] [CONFIG ...]
+#       [-w WARMUP] [-t "THREADS ..."] [-d float32|float64] [-o DIR] [CONFIG ...]
 #
 # Defaults: 3 rounds, 10 timed iterations after 2 warm-up ones, threads
-# "1 2", DIR out/mlp-compare, every configuration (mlpbench -list).
+# "1 2", dtype float32, DIR out/mlp-compare (out/mlp-compare-float64 with
+# -d float64), every configuration (mlpbench -list).
+# -d float64 runs every chosen configuration in float64 on both sides: the
+# Go side builds and trains it in float64 (mlpbench -dtype float64), its
+# weights file holds F64 tensors and "dtype": "float64" in its config, and
+# the PyTorch side builds its model in torch.float64 from them and checks it
+# at float64's tolerances (bench/torch_mlp.py). Every result line carries
+# "dtype", and table.md's headings name float64.
 # REPLICAS=k (environment) has the Go side split each batch over k
 # data-parallel replicas of one worker each (mlpbench -replicas).
 # SHARD_SOLVE=k has the Go side's block solve each batch as k separate ODEs
@@ -41,19 +48,25 @@
 #    count) and DIR/table.md (bench/mlp_table.py: medians over the rounds).
 set -euo pipefail
 
-rounds=3 iters=10 warmup=2 threads="1 2" out=out/mlp-compare
-usage() { sed -n '4,6p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-while getopts "r:i:w:t:o:h" opt; do
+rounds=3 iters=10 warmup=2 threads="1 2" out= dtype=float32
+usage() { sed -n '6,7p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while getopts "r:i:w:t:d:o:h" opt; do
 	case $opt in
 	r) rounds=$OPTARG ;;
 	i) iters=$OPTARG ;;
 	w) warmup=$OPTARG ;;
 	t) threads=$OPTARG ;;
+	d) dtype=$OPTARG ;;
 	o) out=$OPTARG ;;
 	*) usage ;;
 	esac
 done
 shift $((OPTIND - 1))
+case $dtype in
+float32) out=${out:-out/mlp-compare} ;;
+float64) out=${out:-out/mlp-compare-float64} ;;
+*) echo "compare_mlp.sh: -d $dtype: want float32 or float64" >&2; usage ;;
+esac
 
 cd "$(dirname "$0")/.."
 python=${PYTHON:-/usr/bin/python3}
@@ -85,6 +98,7 @@ fi
 	echo "python: $($python --version 2>&1)"
 	echo "torch: $($python -c 'import torch; print(torch.__version__)')"
 	echo "torchdiffeq: $TORCHDIFFEQ ($(sed -n 's/^__version__ = //p' "$TORCHDIFFEQ/torchdiffeq/__init__.py"))"
+	echo "dtype: $dtype (both sides)"
 	echo "go block shards (SHARD_SOLVE): ${SHARD_SOLVE:-the thread count}, replicas: ${REPLICAS:-1}"
 	echo "rounds: $rounds, iters: $iters, warmup: $warmup, threads: $threads, PyTorch OpenBLAS threads: ${TORCH_BLAS_THREADS:-1}, PyTorch OMP_WAIT_POLICY: ${TORCH_OMP_WAIT_POLICY:-unset}"
 	echo "load before the checks: $(uptime)"
@@ -93,7 +107,7 @@ fi
 echo "writing and checking ${#configs[@]} weights files" >&2
 files=()
 for c in "${configs[@]}"; do
-	"$bin" -config "$c" -save-only -out "$out/weights"
+	"$bin" -config "$c" -dtype "$dtype" -save-only -out "$out/weights"
 	files+=("$out/weights/$c.safetensors")
 done
 "$python" bench/torch_mlp.py --check-only "${files[@]}" >"$out/checks.jsonl"
@@ -111,7 +125,7 @@ failed() { echo "compare_mlp.sh: $1 run of $3 ($2 threads, round $4) failed or r
 go_run() {
 	local l
 	l=$(load1)
-	GOMAXPROCS=$1 OPENBLAS_NUM_THREADS=1 timeout "$tmo" "$bin" -config "$2" -iters "$iters" -warmup "$warmup" -replicas "${REPLICAS:-1}" -shard-solve "${SHARD_SOLVE:-$1}" |
+	GOMAXPROCS=$1 OPENBLAS_NUM_THREADS=1 timeout "$tmo" "$bin" -config "$2" -dtype "$dtype" -iters "$iters" -warmup "$warmup" -replicas "${REPLICAS:-1}" -shard-solve "${SHARD_SOLVE:-$1}" |
 		tag "$3" "$l" >>"$res" || failed go "$@"
 }
 torch_run() ( # a subshell: OMP_WAIT_POLICY stays out of the Go runs

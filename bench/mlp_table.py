@@ -3,8 +3,9 @@
 
     python3 bench/mlp_table.py results.jsonl > table.md
 
-One table per thread count, one row per configuration (in the order they
-first appear), the medians over the rounds of each side's per-run median
+One table per dtype and thread count (a float64 table's heading says
+float64; lines without a "dtype" are float32), one row per configuration
+(in the order they first appear), the medians over the rounds of each side's per-run median
 seconds per iteration:
 
     Go s/iter, PyTorch s/iter   median over the rounds
@@ -37,7 +38,7 @@ def main(path):
         if "iter_seconds" not in d:
             continue
         side = "go" if d["side"] == "adamnode" else "torch"
-        key = (d["threads"], d["config"])
+        key = (d.get("dtype", "float32"), d["threads"], d["config"])
         if key not in runs:
             runs[key] = {"go": [], "torch": []}
             order.append(key)
@@ -58,20 +59,21 @@ def main(path):
         return f"{s['fwd']:g}+{s['bwd']:g}"
 
     out = []
-    for threads in sorted({k[0] for k in order}):
-        out.append(f"### {threads} thread{'s' if threads > 1 else ''}\n")
+    for dtype, threads in sorted({k[:2] for k in order}):
+        suffix = "" if dtype == "float32" else f", {dtype}"
+        out.append(f"### {threads} thread{'s' if threads > 1 else ''}{suffix}\n")
         out.append("| config | Go s/iter | PyTorch s/iter | ratio PT/Go | Go NFE f+b | PT NFE f+b "
                    "| Go µs/NFE | PT µs/NFE | spread Go/PT % | load |")
         out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         ratios = []
         for key in order:
-            if key[0] != threads:
+            if key[:2] != (dtype, threads):
                 continue
             g, t = summary(runs[key]["go"]), summary(runs[key]["torch"])
             dash = "—"
-            row = [f"`{key[1]}`"]
+            row = [f"`{key[2]}`"]
             row.append(f"{g['s']:.4f}" if g else dash)
-            row.append(f"{t['s']:.4f}" if t else "n/a (no torchdiffeq equivalent)" if key[1].endswith("_checkpoint") else dash)
+            row.append(f"{t['s']:.4f}" if t else "n/a (no torchdiffeq equivalent)" if key[2].endswith("_checkpoint") else dash)
             if g and t:
                 ratios.append(t["s"] / g["s"])
                 row.append(f"{t['s'] / g['s']:.2f}")

@@ -45,11 +45,12 @@ def import_torchdiffeq(script):
 _DTYPES = {"F32": "<f4", "F64": "<f8"}
 
 
-def read_safetensors(path):
-    """Returns (tensors, metadata): tensors maps a name to a float32 torch
-    tensor. The format: an 8-byte little-endian header length n, n bytes of
-    JSON header, then the raw little-endian data, each tensor at its
-    data_offsets (relative to the data's start)."""
+def read_safetensors(path, dtype=np.float32):
+    """Returns (tensors, metadata): tensors maps a name to a torch tensor of
+    the numpy dtype given (float32 unless given; np.float64 keeps F64
+    tensors exact). The format: an 8-byte little-endian header length n, n
+    bytes of JSON header, then the raw little-endian data, each tensor at
+    its data_offsets (relative to the data's start)."""
     with open(path, "rb") as fh:
         buf = fh.read()
     if len(buf) < 8:
@@ -71,5 +72,5 @@ def read_safetensors(path):
         if not (0 <= begin <= end <= len(data)) or end - begin != count * np.dtype(dt).itemsize:
             raise ValueError(f"{path}: tensor {name}: data_offsets [{begin}, {end}] do not fit shape {shape} of {e['dtype']}")
         arr = np.frombuffer(data[begin:end], dtype=dt).reshape(shape)
-        tensors[name] = torch.from_numpy(arr.astype(np.float32))
+        tensors[name] = torch.from_numpy(arr.astype(dtype))
     return tensors, meta
