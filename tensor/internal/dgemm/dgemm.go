@@ -4,9 +4,10 @@
 // purego build, it is gonum's Dgemm.
 //
 // Dgemm packs B, a KC×NC block at a time, into panels of 16 columns (the
-// last one 8 when at most 8 remain) and A, an MC×KC block at a time, into
-// panels of 12 rows, both zero-padded; a 12×16 (or 12×8) kernel with the
-// accumulators in ZMM registers then computes each tile of C, storing
+// last one 8 or 4 when at most that many remain) and A, an MC×KC block at
+// a time, into panels of 12 rows, both zero-padded; a 12×16 (or 12×8,
+// 12×4) kernel with the accumulators in vector registers then computes
+// each tile of C, storing
 // partial tiles at the edges through masks (a block's last panel of A, of
 // fewer than 12 rows, runs a kernel of 4 or 8 rows where that covers it).
 // An untransposed B is read in place when C has few rows, a transposed A
@@ -197,11 +198,7 @@ func (bm *bMatrix) panel(j0, kb, w int) (*float64, int) {
 	if bm.ldb != 0 {
 		return &bm.b[j0], bm.ldb
 	}
-	s := nr
-	if w <= nr/2 {
-		s = nr / 2
-	}
-	return &bm.b[j0*kb], s
+	return &bm.b[j0*kb], panelWidth(w)
 }
 
 // packAll makes Dgemm pack every panel of A (else only the edge panels).
@@ -211,6 +208,18 @@ var packAll = false
 // B reuse each panel of A, which is read faster packed (package sgemm's
 // threshold, not tuned again for float64).
 const packAMinN = 512
+
+// panelWidth is the width of the kernel that computes a panel of w columns
+// of C (w ≤ nr): 4, 8 or nr.
+func panelWidth(w int) int {
+	switch {
+	case w <= 4:
+		return 4
+	case w <= 8:
+		return 8
+	}
+	return nr
+}
 
 // roundUp rounds x up to a multiple of m.
 func roundUp(x, m int) int { return (x + m - 1) / m * m }
@@ -242,15 +251,10 @@ func macroKernel(blk *aBlock, pa []float64, bm *bMatrix, c []float64, ldc, nb in
 		i0 := 0
 		for ; i0 < blk.edge; i0 += mr {
 			cp := &c[i0*ldc+j0]
-			switch {
-			case blk.trans && w > nr/2:
-				kernP16(kb, &blk.a[i0], blk.lda, bp, ldb, cp, ldc, alpha, beta, mr, mask, bi)
-			case blk.trans:
-				kernP8(kb, &blk.a[i0], blk.lda, bp, ldb, cp, ldc, alpha, beta, mr, mask, bi)
-			case w > nr/2:
-				kernS16(kb, &blk.a[i0*blk.lda], blk.lda, bp, ldb, cp, ldc, alpha, beta, mr, mask, bi)
-			default:
-				kernS8(kb, &blk.a[i0*blk.lda], blk.lda, bp, ldb, cp, ldc, alpha, beta, mr, mask, bi)
+			if blk.trans {
+				edgeKernel(mr, w)(kb, &blk.a[i0], blk.lda, bp, ldb, cp, ldc, alpha, beta, mr, mask, bi)
+			} else {
+				rowKernel(w)(kb, &blk.a[i0*blk.lda], blk.lda, bp, ldb, cp, ldc, alpha, beta, mr, mask, bi)
 			}
 		}
 		for ; i0 < blk.mb; i0 += mr {
@@ -265,23 +269,37 @@ type kernelFunc func(k int, a *float64, ka int, b *float64, ldb int, c *float64,
 
 // edgeKernel returns the packed-A kernel for a panel of rows rows (at most
 // mr) and w columns: the one computing the fewest rows that covers them
-// (4, 8 or mr), so that a last panel of a few rows does not cost a full
-// one.
+// (4, 8 or mr) and the fewest columns (4, 8 or nr), so that a last panel
+// of a few rows or columns does not cost a full one.
 func edgeKernel(rows, w int) kernelFunc {
-	wide := w > nr/2
-	switch {
-	case rows <= 4 && wide:
-		return kernP16r4
-	case rows <= 4:
-		return kernP8r4
-	case rows <= 8 && wide:
-		return kernP16r8
-	case rows <= 8:
-		return kernP8r8
-	case wide:
-		return kernP16
+	var ks [3]kernelFunc // the kernels of 4, 8 and mr rows
+	switch panelWidth(w) {
+	case 4:
+		ks = [3]kernelFunc{kernP4r4, kernP4r8, kernP4}
+	case 8:
+		ks = [3]kernelFunc{kernP8r4, kernP8r8, kernP8}
+	default:
+		ks = [3]kernelFunc{kernP16r4, kernP16r8, kernP16}
 	}
-	return kernP8
+	switch {
+	case rows <= 4:
+		return ks[0]
+	case rows <= 8:
+		return ks[1]
+	}
+	return ks[2]
+}
+
+// rowKernel returns the kernel reading rows of A in place (kernS16 and
+// the like) for a panel of w columns.
+func rowKernel(w int) kernelFunc {
+	switch panelWidth(w) {
+	case 4:
+		return kernS4
+	case 8:
+		return kernS8
+	}
+	return kernS16
 }
 
 // packA packs the mb×kb block of op(A) at (ic, pc) into panels of mr rows:
@@ -299,16 +317,13 @@ func packA(dst []float64, trans bool, a []float64, lda, ic, pc, mb, kb int) {
 }
 
 // packB packs the kb×nb block of op(B) at (pc, jc) into panels of nr
-// columns (the last of 8 when at most 8 remain): element (p, j) of the
+// columns (the last of 8 or 4 when at most that many remain): element (p, j) of the
 // panel at column j0 at dst[j0·kb + p·s + j] with s its width, columns past
 // nb zero.
 func packB(dst []float64, trans bool, b []float64, ldb, pc, jc, kb, nb int) {
 	for j0 := 0; j0 < nb; j0 += nr {
 		w := min(nr, nb-j0)
-		s := nr
-		if w <= nr/2 {
-			s = nr / 2
-		}
+		s := panelWidth(w)
 		// trans: op(B)(p, j) = b[j·ldb + p], one row of B per lane; else
 		// b[p·ldb + j], the columns of a panel contiguous for each p.
 		base := pc*ldb + jc + j0

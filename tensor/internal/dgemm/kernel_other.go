@@ -37,5 +37,21 @@ func kernP8r8(k int, a *float64, ka int, b *float64, ldb int, c *float64, ldc in
 	panic("dgemm: no kernel")
 }
 
+func kernP4(k int, a *float64, ka int, b *float64, ldb int, c *float64, ldc int, alpha, beta float64, rows int, mask uint32, bias *float64) {
+	panic("dgemm: no kernel")
+}
+
+func kernS4(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha, beta float64, rows int, mask uint32, bias *float64) {
+	panic("dgemm: no kernel")
+}
+
+func kernP4r4(k int, a *float64, ka int, b *float64, ldb int, c *float64, ldc int, alpha, beta float64, rows int, mask uint32, bias *float64) {
+	panic("dgemm: no kernel")
+}
+
+func kernP4r8(k int, a *float64, ka int, b *float64, ldb int, c *float64, ldc int, alpha, beta float64, rows int, mask uint32, bias *float64) {
+	panic("dgemm: no kernel")
+}
+
 // fmaPeak is the amd64 FMA loop; elsewhere there is none to measure.
 func fmaPeak(n int) {}
