@@ -181,12 +181,16 @@ func newBackend(name string, workers int, s blas.Float32, d blas.Float64) *cpuBa
 
 // float64Gemm chooses the float64 GEMM of a backend over the BLAS d:
 // package dgemm's AVX-512 DGEMM (split over the workers) where the CPU runs
-// it, else d's Dgemm, split over the workers when split is set. gonum's
-// Dgemm is 3–9 GFLOP/s at the MLP shapes, dgemm 18–50 on one core of a
-// Zen 4; OpenBLAS 0.3.21's (SkylakeX kernels) is faster at some of them
-// (a weight gradient of 17 or 16 columns: 28–33 against 18–26) and slower
-// at most, and an AdamNODE of width 64 in float64 trains 12% faster on
-// dgemm than on it (median of 9 alternations, adjoint and backprop alike).
+// it, else d's Dgemm, split over the workers when split is set. On one core
+// of a Zen 4 (float64 FMA peak 57 GFLOP/s) at the MLP shapes of batch 512
+// (BenchmarkDgemm in tensor/internal/dgemm, medians of 9), dgemm runs 34–50
+// GFLOP/s, gonum's Dgemm 4–9, OpenBLAS 0.3.21's (SkylakeX kernels) 31–46:
+// faster than dgemm where C is 17 columns wide (43–46 against 34–39) or k
+// is 16, slower at the rest. Routing those shapes to OpenBLAS, as
+// hybridSgemm does for float32, did not show end to end (an AdamNODE of
+// width 64: 35.5 against 34.0 ms an iteration, medians of 6), while dgemm
+// for all of them trains it 12% faster than OpenBLAS alone (medians of 9
+// alternations): both backends take dgemm.
 func float64Gemm(d blas.Float64, split bool) (gemmFunc[float64], biasGemmFunc[float64], bool) {
 	if dgemm.Enabled() {
 		return dgemm.Dgemm, dgemm.DgemmBias, true

@@ -92,12 +92,13 @@
 // GFLOP/s; OpenBLASCore names them, OPENBLAS_CORETYPE=SkylakeX or Haswell
 // overrides the choice), and then sgemm takes every float32 shape. float64
 // GEMM runs on tensor/internal/dgemm, in both backends, the same algorithm
-// around 12×16 and 12×8 float64 kernels, split over the workers (18–50
-// GFLOP/s on one core of a Zen 4 at the MLP shapes, against gonum's 3–9
-// and OpenBLAS's 10–41; an AdamNODE of width 64 in float64 trains 3.7×
-// faster than on gonum's Dgemm, 12% faster than on OpenBLAS's: see
-// float64Gemm). Without AVX-512 it stays on the BLAS (even generic OpenBLAS
-// beats gonum's Dgemm, 10.6 against 4.1 GFLOP/s at n = 256 there). GFLOP/s on one core of the
+// around 12×16, 12×8 and 12×4 float64 kernels, split over the workers
+// (34–50 GFLOP/s on one core of a Zen 4 at the MLP shapes of batch 512,
+// whose float64 peak is 57, against gonum's 4–9 and OpenBLAS's 31–46; an
+// AdamNODE of width 64 in float64 trains 3.7× faster than on gonum's
+// Dgemm, 12% faster than on OpenBLAS's: see float64Gemm). Without AVX-512
+// it stays on the BLAS (even generic OpenBLAS beats gonum's Dgemm, 10.6
+// against 4.1 GFLOP/s at n = 256 there). float32 GFLOP/s on one core of the
 // Zen 5 (BenchmarkSgemm, sgemm / OpenBLAS 0.3.21; the kernel alone peaks at
 // 117; gonum's Sgemm, on two cores, 5–27):
 //

@@ -144,8 +144,8 @@ func check(t *testing.T, rng *rand.Rand, tc gemmCase) {
 }
 
 // TestDgemmShapes covers every transpose combination over sizes around the
-// register tile (12×16, the 8-wide and 4- and 8-row edge kernels) and the
-// cache blocks, k from 0 up, padded leading dimensions and offsets.
+// register tile (12×16, the 8- and 4-wide and 4- and 8-row edge kernels)
+// and the cache blocks, k from 0 up, padded leading dimensions and offsets.
 func TestDgemmShapes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	dims := []int{0, 1, 2, 4, 5, 7, 8, 9, 11, 12, 13, 15, 16, 17, 23, 24, 25, 31, 33, 47, 64, 97, 131, 193, 257}
