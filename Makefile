@@ -31,7 +31,7 @@ endif
 # MPI (Debian: libopenmpi-dev openmpi-bin) for the data-parallel tests.
 HAVE_MPI := $(shell pkg-config --exists ompi 2>/dev/null && command -v mpirun >/dev/null && echo yes)
 MPI_PKGS := ./distributed ./train ./cmd/adamnode
-RACE_PKGS := ./tensor/... ./autograd ./data ./distributed ./train
+RACE_PKGS := ./tensor ./autograd ./data ./distributed ./train
 BENCHTIME ?= 1s
 
 .PHONY: test vet bench bench-compare fmt-check demo demo-data mutate mutate-diff
@@ -49,8 +49,10 @@ else
 	@echo "Open MPI not found: skipped the MPI tests (apt-get install libopenmpi-dev openmpi-bin)"
 endif
 	$(GO) test -count=1 -race $(RACE_PKGS)
+	$(GO) test -count=1 -race -short ./tensor/internal/...
 	$(GO) test -count=1 -race -run 'TestTrainReplicas' ./cmd/adamnode
-	$(GO) test -count=1 -race -run 'TestShardedField|ExampleShardedField|TestCombinerSplits|TestShardedSolve|ExampleBlock_shards' ./odeblock
+	$(GO) test -count=1 -race -run 'TestShardedField|ExampleShardedField|TestShardedSolve|ExampleBlock_shards' ./odeblock
+	$(GO) test -count=1 -race -run 'TestCombinerSplits' ./odeblock/internal/integrate
 
 vet:
 	$(GO) vet ./...
@@ -70,7 +72,7 @@ bench:
 	@mv bench/latest.txt.tmp bench/latest.txt
 	@echo "saved bench/latest.txt"
 
-MUTATE_PKGS ?= ./tensor ./autograd ./layers ./optim ./odeblock ./train
+MUTATE_PKGS ?= ./tensor ./autograd ./layers ./optim ./odeblock ./odeblock/internal/integrate ./train
 MUTATE_BUDGET ?= 5m
 MUTATE_DIFF ?= auto
 MUTATE_DIFF_BUDGET ?= 3m
