@@ -12,7 +12,10 @@ mnistbench.
 
 TORCHDIFFEQ is a directory holding the torchdiffeq package (its source
 tree); torchdiffeq is not packaged by Debian. --mode adjoint uses
-odeint_adjoint, --mode backprop odeint.
+odeint_adjoint, --mode backprop odeint. --device cuda (or cuda:N) puts the
+model, the batch and the solve's times on that GPU; each iteration then ends
+with torch.cuda.synchronize() before its clock stops, and the JSON line adds
+the device and torch.cuda.max_memory_allocated in MB.
 """
 
 import argparse
@@ -117,6 +120,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--mode", choices=["adjoint", "backprop"], default="adjoint")
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda / cuda:N")
     a = ap.parse_args()
     if a.iters < 1 or a.warmup < 1 or a.threads < 1:
         sys.exit("torch_mnist.py: --iters, --warmup and --threads must be at least 1")
@@ -136,8 +140,12 @@ def main():
             if tuple(t.shape) != tuple(p.shape):
                 sys.exit("torch_mnist.py: %s: %r has shape %s, the model's is %s" % (a.weights, name, tuple(t.shape), tuple(p.shape)))
             p.copy_(t)
-    x = tensors["input"]
-    labels = torch.tensor(json.loads(meta["labels"]), dtype=torch.long)
+    dev = torch.device(a.device)
+    model.times = model.times.to(dev)
+    model.to(dev)
+    x = tensors["input"].to(dev)
+    labels = torch.tensor(json.loads(meta["labels"]), dtype=torch.long).to(dev)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 
     # The loss at the file's weights must be the Go side's.
     with torch.no_grad():
@@ -159,6 +167,7 @@ def main():
         loss.backward()
         nb = model.dyn.nfe - nf
         opt.step()
+        sync()
         dt = time.perf_counter() - t0
         if i >= a.warmup:
             secs.append(dt)
@@ -169,7 +178,8 @@ def main():
         "fwd_nfe": statistics.mean(fwd), "bwd_nfe": statistics.mean(bwd),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "loss_first": loss0, "iters": a.iters, "warmup": a.warmup,
-        "threads": torch.get_num_threads(), "grad_mode": a.mode,
+        "threads": torch.get_num_threads(), "grad_mode": a.mode, "device": str(dev),
+        **({"device_peak_mb": torch.cuda.max_memory_allocated(dev) / 2**20} if dev.type == "cuda" else {}),
     }))
 
 
