@@ -88,6 +88,8 @@ def parse_args():
     ap.add_argument("--iters", type=int, default=10, help="timed iterations")
     ap.add_argument("--warmup", type=int, default=2, help="untimed iterations before them (at least 1)")
     ap.add_argument("--check-only", action="store_true", help="run the checks, time nothing")
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda / cuda:N: the model, data and solve on that GPU, "
+                    "each iteration synchronised before its clock stops")
     a = ap.parse_args()
     if a.threads < 1 or a.blas_threads < 1 or a.iters < 1 or a.warmup < 1:
         ap.error("--threads, --blas-threads, --iters and --warmup must be at least 1")
@@ -248,7 +250,7 @@ class Counted(nn.Module):
 
 
 class Problem:
-    def __init__(self, path):
+    def __init__(self, path, device="cpu"):
         # Read in float64, exact for F32 and F64 tensors alike, then cast
         # to the run's dtype (exact too: the file holds that dtype).
         tensors, meta = read_safetensors(path, dtype=np.float64)
@@ -259,8 +261,9 @@ class Problem:
         self.cfg = cfg = json.loads(meta["config"])
         self.dtype_name = dtype_of(cfg)
         self.dtype = TORCH_DTYPES[self.dtype_name]
-        self.tensors = tensors = {k: v.to(self.dtype) for k, v in tensors.items()}
-        self.dyn = FAMILIES[cfg["family"]](cfg, tensors)
+        self.dev = torch.device(device)
+        self.tensors = tensors = {k: v.to(self.dtype).to(self.dev) for k, v in tensors.items()}
+        self.dyn = FAMILIES[cfg["family"]](cfg, tensors).to(self.dev)
         self.func = Counted(self.dyn)
         self.h0, self.m0, self.target = tensors["h0"], tensors["m0"], tensors["target"]
         B, D = cfg["batch"], cfg["d"]
@@ -273,7 +276,7 @@ class Problem:
             self.z0 = torch.cat([self.h0, self.m0], 0)
         else:
             self.z0 = torch.cat([self.h0, self.m0, self.m0 * self.m0], 0)
-        self.t = torch.tensor([0.0, cfg["t1"]], dtype=self.dtype)
+        self.t = torch.tensor([0.0, cfg["t1"]], dtype=self.dtype, device=self.dev)
         self.opt = torch.optim.Adam(self.dyn.parameters(), lr=cfg["lr"], betas=(0.9, 0.999), eps=1e-8)
         self.solve_kw = dict(rtol=cfg["rtol"], atol=cfg["atol"], method="dopri5")
 
@@ -287,7 +290,7 @@ class Problem:
         with torch.no_grad():
             for key, t in (("check.rhs0", 0.0), ("check.rhs_mid", self.cfg["t1"] / 2)):
                 want = self.tensors[key]
-                got = self.dyn(torch.tensor(t, dtype=self.dtype), self.z0)
+                got = self.dyn(torch.tensor(t, dtype=self.dtype, device=self.dev), self.z0)
                 if got.shape != want.shape:
                     raise ValueError(f"{self.path}: F(t, z0) has shape {tuple(got.shape)}, {key} {tuple(want.shape)}")
                 for g, w in zip(got.chunk(P, 0), want.chunk(P, 0)):
@@ -319,6 +322,8 @@ class Problem:
         loss.backward()
         bwd = (f.calls - c1) if adjoint else (f.pulled - p1)
         self.opt.step()
+        if self.dev.type == "cuda":
+            torch.cuda.synchronize(self.dev)
         return loss.item(), c1 - c0, bwd
 
 
@@ -327,7 +332,7 @@ def main():
     backend = f"torch {torch.__version__} + torchdiffeq {torchdiffeq.__version__}"
     status = 0
     for path in ARGS.files:
-        p = Problem(path)
+        p = Problem(path, ARGS.device)
         cfg = p.cfg
         res = {"config": cfg["name"], "side": "pytorch", "dtype": p.dtype_name}
         rhs_tol, loss_tol = RHS_RTOL[p.dtype_name], LOSS_RTOL[p.dtype_name]
@@ -373,7 +378,9 @@ def main():
                    peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                    loss_last=loss, iters=ARGS.iters, warmup=ARGS.warmup, threads=torch.get_num_threads(),
                    blas_threads=ARGS.blas_threads, omp_wait_policy=os.environ.get("OMP_WAIT_POLICY", ""),
-                   backend=backend, grad_mode=cfg["mode"])
+                   backend=backend, grad_mode=cfg["mode"], device=str(p.dev))
+        if p.dev.type == "cuda":
+            res["device_peak_mb"] = torch.cuda.max_memory_allocated(p.dev) / 2**20
         print(json.dumps(res), flush=True)
     return status
 
