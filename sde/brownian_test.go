@@ -1,0 +1,242 @@
+package sde
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+func mustBrownian[T tensor.Float](t *testing.T, t0, t1 float64, shape []int, opt BrownianOptions) *Brownian[T] {
+	t.Helper()
+	b, err := NewBrownian[T](t0, t1, shape, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func mustW[T tensor.Float](t *testing.T, b *Brownian[T], s, u float64) []T {
+	t.Helper()
+	w, err := b.W(s, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.Data()
+}
+
+func meanVar(x []float64) (mean, variance float64) {
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	for _, v := range x {
+		variance += (v - mean) * (v - mean)
+	}
+	return mean, variance / float64(len(x)-1)
+}
+
+func toF64[T tensor.Float](x []T) []float64 {
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = float64(v)
+	}
+	return y
+}
+
+// TestBrownianMoments: W(s, t) over 20000 independent components has mean
+// 0 and variance t − s. The standard error of the sample variance is
+// (t − s)·√(2/N) = 1%, so the 5% band is five standard errors; the mean's
+// band is five of its standard errors √((t − s)/N).
+func TestBrownianMoments(t *testing.T) {
+	const n = 20000
+	b := mustBrownian[float64](t, 0, 2, []int{n}, BrownianOptions{Seed: 1})
+	for _, tc := range []struct{ s, u float64 }{
+		{0, 2}, {0, 1}, {0.1234, 0.77}, {1.5, 1.5 + 1e-6}, {0.3, 0.3001}, {1 / 3.0, 2 / 3.0}, {1.999, 2},
+	} {
+		m, v := meanVar(mustW(t, b, tc.s, tc.u))
+		h := tc.u - tc.s
+		if math.Abs(m) > 5*math.Sqrt(h/n) {
+			t.Errorf("W(%g, %g): mean %.4g, want 0 within %.3g", tc.s, tc.u, m, 5*math.Sqrt(h/n))
+		}
+		if r := v / h; math.Abs(r-1) > 0.05 {
+			t.Errorf("W(%g, %g): variance/(t−s) = %.4f, want 1 ± 0.05", tc.s, tc.u, r)
+		}
+	}
+}
+
+// TestBrownianIndependence: disjoint increments are uncorrelated (|ρ| within
+// five standard errors 5/√N of 0), nested ones have the correlation of
+// Brownian motion, √(|I ∩ J|² / (|I|·|J|)).
+func TestBrownianIndependence(t *testing.T) {
+	const n = 20000
+	b := mustBrownian[float64](t, 0, 1, []int{n}, BrownianOptions{Seed: 2})
+	corr := func(x, y []float64) float64 {
+		mx, vx := meanVar(x)
+		my, vy := meanVar(y)
+		var c float64
+		for i := range x {
+			c += (x[i] - mx) * (y[i] - my)
+		}
+		return c / float64(len(x)-1) / math.Sqrt(vx*vy)
+	}
+	band := 5 / math.Sqrt(n)
+	for _, tc := range []struct {
+		i, j [2]float64
+		want float64
+	}{
+		{[2]float64{0, 0.3}, [2]float64{0.3, 0.7}, 0},
+		{[2]float64{0.3, 0.7}, [2]float64{0.7, 1}, 0},
+		{[2]float64{0, 0.25}, [2]float64{0.5, 0.75}, 0},
+		{[2]float64{0.1, 0.11}, [2]float64{0.11, 0.9}, 0},
+		{[2]float64{0, 1}, [2]float64{0.25, 0.5}, math.Sqrt(0.25)},
+		{[2]float64{0, 0.6}, [2]float64{0.3, 0.9}, 0.3 / 0.6},
+	} {
+		x := mustW(t, b, tc.i[0], tc.i[1])
+		y := mustW(t, b, tc.j[0], tc.j[1])
+		if r := corr(x, y); math.Abs(r-tc.want) > band {
+			t.Errorf("corr(W%v, W%v) = %.4f, want %.4f ± %.3f", tc.i, tc.j, r, tc.want, band)
+		}
+	}
+}
+
+// TestBrownianQuadraticVariation: on a grid of 1024 steps the sum of
+// squared increments of each component is about t1 − t0 (its standard
+// deviation is √(2/1024) of it; averaged over 64 components, 0.55%): the
+// deep levels of the tree have the right scale.
+func TestBrownianQuadraticVariation(t *testing.T) {
+	const comps, steps = 64, 1024
+	b := mustBrownian[float64](t, 0, 3, []int{comps}, BrownianOptions{Seed: 3})
+	qv := make([]float64, comps)
+	h := 3.0 / steps
+	for k := range steps {
+		for i, v := range mustW(t, b, float64(k)*h, float64(k+1)*h) {
+			qv[i] += v * v
+		}
+	}
+	m, _ := meanVar(qv)
+	if math.Abs(m/3-1) > 0.03 {
+		t.Errorf("mean quadratic variation %.4f, want 3 ± 3%%", m)
+	}
+}
+
+func testAdditivity[T tensor.Float](t *testing.T, tol float64) {
+	b := mustBrownian[T](t, -1, 2, []int{3, 50}, BrownianOptions{Seed: 4})
+	for _, tc := range [][3]float64{{-1, 0.5, 2}, {0.1, 0.2, 0.30000000000000004}, {0.123, 0.456, 1.789}, {-0.5, -0.5 + 1e-7, 1}} {
+		whole := toF64(mustW(t, b, tc[0], tc[2]))
+		a := toF64(mustW(t, b, tc[0], tc[1]))
+		c := toF64(mustW(t, b, tc[1], tc[2]))
+		sum := make([]float64, len(a))
+		for i := range a {
+			sum[i] = a[i] + c[i]
+		}
+		if d := cmp.Diff(whole, sum, cmpopts.EquateApprox(0, tol)); d != "" {
+			t.Errorf("W(%g, %g) ≠ W(%g, %g) + W(%g, %g) (-whole +sum):\n%s", tc[0], tc[2], tc[0], tc[1], tc[1], tc[2], d)
+		}
+	}
+}
+
+// TestBrownianAdditivity: W(s, u) = W(s, t) + W(t, u) to the rounding of
+// the increments to T (W is of order 1 here).
+func TestBrownianAdditivity(t *testing.T) {
+	t.Run("float64", func(t *testing.T) { testAdditivity[float64](t, 1e-14) })
+	t.Run("float32", func(t *testing.T) { testAdditivity[float32](t, 1e-6) })
+}
+
+// TestBrownianOrderIndependence: the increments do not depend on the order
+// of the queries, nor on the cache (a cache of 2 nodes evicts constantly),
+// and a path read backward gives the forward path's increments bit for bit.
+func TestBrownianOrderIndependence(t *testing.T) {
+	times := []float64{0, 0.05, 0.1, 0.17, 0.2, 0.25, 0.3, 0.333, 0.5, 0.61, 0.75, 0.9, 0.95, 1}
+	forward := mustBrownian[float32](t, 0, 1, []int{2, 3}, BrownianOptions{Seed: 5})
+	var want [][]float32
+	for k := 1; k < len(times); k++ {
+		want = append(want, mustW(t, forward, times[k-1], times[k]))
+	}
+	for _, tc := range []struct {
+		name  string
+		cache int
+		order func(n int) []int
+	}{
+		{"backward", 0, func(n int) []int {
+			o := make([]int, n)
+			for i := range o {
+				o[i] = n - 1 - i
+			}
+			return o
+		}},
+		{"shuffled, cache 2", 2, func(n int) []int { return rand.New(rand.NewPCG(9, 9)).Perm(n) }},
+		{"shuffled twice over, cache 3", 3, func(n int) []int {
+			r := rand.New(rand.NewPCG(7, 7))
+			return append(r.Perm(n), r.Perm(n)...)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := mustBrownian[float32](t, 0, 1, []int{2, 3}, BrownianOptions{Seed: 5, CacheSize: tc.cache})
+			got := make([][]float32, len(want))
+			for _, k := range tc.order(len(want)) {
+				got[k] = mustW(t, b, times[k], times[k+1])
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("increments differ from the forward queries' (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestBrownianSeed: the same seed gives the same path in a new Brownian;
+// another seed another path.
+func TestBrownianSeed(t *testing.T) {
+	w := func(seed uint64) []float64 {
+		return mustW(t, mustBrownian[float64](t, 0, 1, []int{8}, BrownianOptions{Seed: seed}), 0.2, 0.7)
+	}
+	if d := cmp.Diff(w(11), w(11)); d != "" {
+		t.Errorf("seed 11 twice (-first +second):\n%s", d)
+	}
+	if cmp.Equal(w(11), w(12)) {
+		t.Errorf("seeds 11 and 12 give the same increment %v", w(11))
+	}
+}
+
+func TestBrownianErrors(t *testing.T) {
+	b := mustBrownian[float64](t, 0, 1, []int{2}, BrownianOptions{})
+	for _, tc := range []struct {
+		s, u float64
+		want error
+	}{
+		{0.5, 0.4, ErrReversedInterval},
+		{-0.1, 0.5, ErrOutsideSpan},
+		{0.5, 1.01, ErrOutsideSpan},
+		{math.NaN(), 0.5, ErrOutsideSpan},
+	} {
+		if _, err := b.W(tc.s, tc.u); !errors.Is(err, tc.want) {
+			t.Errorf("W(%g, %g): error %v, want %v", tc.s, tc.u, err, tc.want)
+		}
+	}
+	if w := mustW(t, b, 0.3, 0.3); !cmp.Equal(w, []float64{0, 0}) {
+		t.Errorf("W(0.3, 0.3) = %v, want zeros", w)
+	}
+	if err := b.Increment(tensor.New[float64](3), 0, 1); err == nil {
+		t.Error("Increment into a tensor of 3 elements for a path of 2: no error")
+	}
+	for _, tc := range []struct {
+		t0, t1 float64
+		shape  []int
+		opt    BrownianOptions
+	}{
+		{1, 1, []int{2}, BrownianOptions{}},
+		{0, math.Inf(1), []int{2}, BrownianOptions{}},
+		{0, 1, []int{-2}, BrownianOptions{}},
+		{0, 1, []int{2}, BrownianOptions{Tol: -1}},
+		{0, 1, []int{2}, BrownianOptions{CacheSize: -1}},
+	} {
+		if _, err := NewBrownian[float64](tc.t0, tc.t1, tc.shape, tc.opt); err == nil {
+			t.Errorf("NewBrownian(%g, %g, %v, %+v): no error", tc.t0, tc.t1, tc.shape, tc.opt)
+		}
+	}
+}

@@ -1,0 +1,2 @@
+// Package sde solves stochastic differential equations.
+package sde
