@@ -1,0 +1,428 @@
+package sde
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// The methods, by name (Options.Method), with their calculus and strong
+// order (the error in y(t1) against the exact solution on the same
+// Brownian path, as the step h → 0; measured orders in solve_test.go).
+const (
+	// EulerMaruyama (Itô; any noise): y₁ = y + f(t, y) h + g(t, y) ΔW.
+	// Strong order ½ (1 for additive noise), weak order 1. One f and one g
+	// per step.
+	EulerMaruyama = "euler"
+	// Milstein (Itô; diagonal and scalar noise): Euler–Maruyama plus
+	// ½ (∂g/∂y · g)(ΔW² − h), the derivative taken by autograd.JVP, or
+	// with Options.DerivativeFree by the difference quotient
+	// (g(t, ȳ) − g(t, y))/√h at ȳ = y + f h + g √h (Kloeden & Platen
+	// 1992, §11.1). Strong order 1. One f and two g per step.
+	Milstein = "milstein"
+	// SRK is a stochastic Runge–Kutta method of strong order 1 for Itô
+	// SDEs with diagonal or scalar noise: Rößler's SRI family (2010) with
+	// the tableau torchsde's srk uses for such noise (c⁰ = (0, 1, 0),
+	// c¹ = (0, 1, 1), A⁰₂₁ = A¹₂₁ = A¹₃₁ = 1, B¹₂₁ = 1, B¹₃₁ = −1,
+	// α = (½, ½, 0), β¹ = (1, 0, 0), β² = (0, ½, −½), B⁰ = β³ = β⁴ = 0, so
+	// no Lévy area is needed):
+	//
+	//	y₁ = y + (h/2)(f(t, y) + f(t+h, y + f h)) + g(t, y) ΔW
+	//	       + (g(t+h, y + f h + g√h) − g(t+h, y + f h − g√h)) (ΔW² − h)/(4√h)
+	//
+	// with f = f(t, y), g = g(t, y) inside the stages. Two f and three g
+	// per step.
+	SRK = "srk"
+	// Heun (Stratonovich; any noise): the stochastic trapezoidal rule
+	//
+	//	ỹ = y + f(t, y) h + g(t, y) ΔW
+	//	y₁ = y + ½(f(t, y) + f(t+h, ỹ)) h + ½(g(t, y) + g(t+h, ỹ)) ΔW.
+	//
+	// Strong order 1 for commutative noise (diagonal, scalar), ½ in
+	// general. Two f and two g per step.
+	Heun = "heun"
+	// ReversibleHeun (Stratonovich; any noise) is Kidger et al.'s (2021,
+	// "Efficient and accurate gradients for neural SDEs") reversible
+	// solver. It carries a second state ŷ (ŷ₀ = y₀) and f and g at ŷ:
+	//
+	//	ŷ₁ = 2y − ŷ + f(t, ŷ) h + g(t, ŷ) ΔW
+	//	y₁ = y + ½(f(t, ŷ) + f(t+h, ŷ₁)) h + ½(g(t, ŷ) + g(t+h, ŷ₁)) ΔW,
+	//
+	// one f and one g per step, and a step can be undone exactly in
+	// algebra: ŷ = 2y₁ − ŷ₁ − f(t+h, ŷ₁) h − g(t+h, ŷ₁) ΔW, then y from
+	// y₁. Gradient Reversible uses this. Strong order ½ in general
+	// (Kidger et al.); on the diagonal-noise test problem here it
+	// measures 1 (see solve_test.go).
+	ReversibleHeun = "reversible_heun"
+)
+
+// MethodNames lists the methods Solve knows.
+func MethodNames() []string {
+	return []string{EulerMaruyama, Milstein, SRK, Heun, ReversibleHeun}
+}
+
+// MethodCalculus returns the calculus a method solves in.
+func MethodCalculus(method string) (Calculus, error) {
+	switch method {
+	case EulerMaruyama, Milstein, SRK:
+		return Ito, nil
+	case Heun, ReversibleHeun:
+		return Stratonovich, nil
+	}
+	return 0, fmt.Errorf("sde: unknown method %q (known: %v)", method, MethodNames())
+}
+
+// Gradient selects how a solve is differentiated.
+type Gradient int
+
+const (
+	// Backprop records every operation of every step on the caller's tape
+	// (discretise-then-optimise): exact gradients of the discrete solve for
+	// every method, memory growing with the number of steps.
+	Backprop Gradient = iota
+	// Reversible (ReversibleHeun only) records the whole solve as one node
+	// and, in the backward pass, runs the steps backward, reconstructing
+	// each state from the next in algebra and pulling the cotangent back
+	// with one vector–Jacobian product of (f, g) per step (Kidger et al.
+	// 2021). The gradients equal Backprop's to rounding (the reconstruction
+	// errs by rounding only) in memory independent of the number of steps,
+	// for the cost of one more evaluation of f and g per step.
+	Reversible
+)
+
+// Options configure a solve. The zero value asks for Euler–Maruyama with
+// diagonal noise; Step must be set.
+type Options struct {
+	// Method is one of MethodNames; "" means EulerMaruyama.
+	Method string
+	// Noise is the layout of the diffusion (Diagonal by default).
+	Noise Noise
+	// Calculus, if set, is the calculus the caller's SDE is written in;
+	// a method of the other calculus is an error (as torchsde checks
+	// sde_type), rather than a silently different solution. 0: no check.
+	Calculus Calculus
+	// Step is the largest step size. Each interval between output times is
+	// cut into the fewest equal steps no longer than Step (to a relative
+	// 1e-9), so a Step that divides it gives steps of exactly Step.
+	Step float64
+	// DerivativeFree makes Milstein use a difference quotient instead of
+	// the Jacobian–vector product of g.
+	DerivativeFree bool
+	// Gradient is how the solve is differentiated when tp records
+	// gradients (Backprop by default).
+	Gradient Gradient
+}
+
+// Stats counts the work of a solve.
+type Stats struct {
+	Steps          int
+	DriftEvals     int // evaluations of f, forward pass
+	DiffusionEvals int // evaluations of g, forward pass
+	// BackwardEvals counts the vector–Jacobian products of (f, g) and the
+	// reconstructing evaluations of the Reversible gradient's backward
+	// pass; it is filled in when that pass runs.
+	BackwardEvals int
+}
+
+// Solve integrates the SDE from y0 at ts[0] through the output times ts
+// (strictly increasing, inside the path's span) on the Brownian path, and
+// returns y at each output time (ys[0] is y0). The steps are recorded on
+// tp: with gradients on, Backward differentiates y with respect to y0 and
+// the SDE's parameters (Options.Gradient); in no-grad mode only values are
+// computed. Errors — a bad option, a noise layout that does not fit the
+// state and the path, a drift or diffusion of the wrong shape, a NaN or
+// infinity in f, g or the state (ErrNonFinite), a path that cannot give an
+// increment — are returned, as a *SolveError naming the method and the time
+// once the solve has begun.
+func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options) (ys []autograd.Var[T], st *Stats, err error) {
+	defer tensor.Recover(&err)
+	st = new(Stats)
+	method := opt.Method
+	if method == "" {
+		method = EulerMaruyama
+	}
+	calc, err := MethodCalculus(method)
+	if err != nil {
+		return nil, st, err
+	}
+	if opt.Calculus != 0 && opt.Calculus != calc {
+		return nil, st, fmt.Errorf("sde: method %q solves %v SDEs, the SDE is %v", method, calc, opt.Calculus)
+	}
+	if !(opt.Step > 0) || math.IsInf(opt.Step, 0) {
+		return nil, st, fmt.Errorf("sde: Step %g must be positive and finite", opt.Step)
+	}
+	if len(ts) < 1 {
+		return nil, st, errors.New("sde: no output times")
+	}
+	for k := 1; k < len(ts); k++ {
+		if !(ts[k] > ts[k-1]) {
+			return nil, st, fmt.Errorf("sde: output times must increase strictly: ts[%d] = %g after %g", k, ts[k], ts[k-1])
+		}
+	}
+	if (method == Milstein || method == SRK) && opt.Noise == General {
+		return nil, st, fmt.Errorf("sde: method %q takes diagonal or scalar noise, not general noise (it would need Lévy areas)", method)
+	}
+	if opt.Gradient == Reversible && method != ReversibleHeun {
+		return nil, st, fmt.Errorf("sde: the Reversible gradient needs method %q, not %q", ReversibleHeun, method)
+	}
+	p, err := newProblem(s, opt.Noise, method, y0.Shape(), path.Shape(), st)
+	if err != nil {
+		return nil, st, err
+	}
+	if opt.Gradient == Reversible && !tp.NoGrad() {
+		return solveReversible(tp, p, y0, ts, path, opt.Step)
+	}
+	stp := newStepper(p, method, opt.DerivativeFree)
+	ys = append(ys, y0)
+	y := y0
+	if err := stp.start(tp, ts[0], y0); err != nil {
+		return nil, st, p.fail(ts[0], err)
+	}
+	err = forSteps(method, ts, opt.Step, func(k int, t, h float64) error {
+		dW, err := increment(tp, p, path, t, h)
+		if err != nil {
+			return err
+		}
+		if y, err = stp.step(tp, t, h, y, dW); err != nil {
+			return err
+		}
+		st.Steps++
+		if err := p.finite(y); err != nil {
+			return err
+		}
+		if k >= 0 {
+			ys = append(ys, y)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, st, err
+	}
+	return ys, st, nil
+}
+
+// forSteps calls step for each step (t, h) from ts[0] to ts[len−1], with
+// k the index of the output time the step ends on, or −1. It wraps step's
+// errors in a SolveError naming the method and the step's start.
+func forSteps(method string, ts []float64, maxStep float64, step func(k int, t, h float64) error) error {
+	for k := 1; k < len(ts); k++ {
+		a, b := ts[k-1], ts[k]
+		n := stepsIn(b-a, maxStep)
+		h := (b - a) / float64(n)
+		for i := range n {
+			t := a + float64(i)*h
+			end := -1
+			if i == n-1 {
+				end = k
+				h = b - t // land exactly on the output time
+			}
+			if err := step(end, t, h); err != nil {
+				var se *SolveError
+				if errors.As(err, &se) {
+					return err
+				}
+				return &SolveError{Method: method, T: t, Err: err}
+			}
+		}
+	}
+	return nil
+}
+
+func stepsIn(span, maxStep float64) int {
+	return max(1, int(math.Ceil(span/maxStep*(1-1e-9))))
+}
+
+// increment reads ΔW = W(t, t+h) from the path as a constant shaped to
+// multiply the diffusion.
+func increment[T tensor.Float](tp *autograd.Tape[T], p *problem[T], path Path[T], t, h float64) (autograd.Var[T], error) {
+	dW := tensor.New[T](path.Shape()...)
+	if err := path.Increment(dW, t, t+h); err != nil {
+		return autograd.Var[T]{}, err
+	}
+	return tp.Const(dW.Reshape(p.wShape...)), nil
+}
+
+// iterated returns (ΔW² − h)/2, the iterated Itô integral I_(j,j), as a
+// constant shaped as ΔW.
+func iterated[T tensor.Float](tp *autograd.Tape[T], dW autograd.Var[T], h float64) autograd.Var[T] {
+	w := dW.Value().ReadData()
+	out := tensor.New[T](dW.Shape()...)
+	d := out.Data()
+	for i, v := range w {
+		d[i] = (v*v - T(h)) / 2
+	}
+	return tp.Const(out)
+}
+
+type stepper[T tensor.Float] interface {
+	start(tp *autograd.Tape[T], t0 float64, y0 autograd.Var[T]) error
+	step(tp *autograd.Tape[T], t, h float64, y, dW autograd.Var[T]) (autograd.Var[T], error)
+}
+
+func newStepper[T tensor.Float](p *problem[T], method string, derivativeFree bool) stepper[T] {
+	switch method {
+	case Milstein:
+		return &milstein[T]{p: p, derivativeFree: derivativeFree}
+	case SRK:
+		return &srk[T]{p: p}
+	case Heun:
+		return &heun[T]{p: p}
+	case ReversibleHeun:
+		return &reversibleHeun[T]{p: p}
+	}
+	return &eulerMaruyama[T]{p: p}
+}
+
+type eulerMaruyama[T tensor.Float] struct{ p *problem[T] }
+
+func (s *eulerMaruyama[T]) start(*autograd.Tape[T], float64, autograd.Var[T]) error { return nil }
+
+func (s *eulerMaruyama[T]) step(tp *autograd.Tape[T], t, h float64, y, dW autograd.Var[T]) (autograd.Var[T], error) {
+	f, err := s.p.drift(tp, t, y)
+	if err != nil {
+		return y, err
+	}
+	g, err := s.p.diffusion(tp, t, y)
+	if err != nil {
+		return y, err
+	}
+	return autograd.LinComb([]T{1, T(h), 1}, y, f, s.p.apply(g, dW)), nil
+}
+
+type milstein[T tensor.Float] struct {
+	p              *problem[T]
+	derivativeFree bool
+}
+
+func (s *milstein[T]) start(*autograd.Tape[T], float64, autograd.Var[T]) error { return nil }
+
+func (s *milstein[T]) step(tp *autograd.Tape[T], t, h float64, y, dW autograd.Var[T]) (autograd.Var[T], error) {
+	p := s.p
+	f, err := p.drift(tp, t, y)
+	if err != nil {
+		return y, err
+	}
+	g, err := p.diffusion(tp, t, y)
+	if err != nil {
+		return y, err
+	}
+	i11 := iterated(tp, dW, h)
+	var lg autograd.Var[T] // ∂g/∂y · g, or its difference quotient times √h
+	coef := T(1)
+	if s.derivativeFree {
+		sq := math.Sqrt(h)
+		ybar := autograd.LinComb([]T{1, T(h), T(sq)}, y, f, g)
+		gbar, err := p.diffusion(tp, t, ybar)
+		if err != nil {
+			return y, err
+		}
+		lg, coef = autograd.Sub(gbar, g), T(1/sq)
+	} else {
+		var jvpErr error
+		p.stats.DiffusionEvals++
+		_, lg, jvpErr = autograd.JVP(func(x autograd.Var[T]) autograd.Var[T] { return p.sde.Diffusion(tp, t, x) }, y, g)
+		if jvpErr != nil {
+			return y, fmt.Errorf("Milstein's ∂g/∂y·g: %w", jvpErr)
+		}
+	}
+	return autograd.LinComb([]T{1, T(h), 1, coef}, y, f, p.apply(g, dW), p.apply(lg, i11)), nil
+}
+
+type srk[T tensor.Float] struct{ p *problem[T] }
+
+func (s *srk[T]) start(*autograd.Tape[T], float64, autograd.Var[T]) error { return nil }
+
+func (s *srk[T]) step(tp *autograd.Tape[T], t, h float64, y, dW autograd.Var[T]) (autograd.Var[T], error) {
+	p := s.p
+	f1, err := p.drift(tp, t, y)
+	if err != nil {
+		return y, err
+	}
+	g1, err := p.diffusion(tp, t, y)
+	if err != nil {
+		return y, err
+	}
+	sq := math.Sqrt(h)
+	h02 := autograd.LinComb([]T{1, T(h)}, y, f1) // H⁰₂ = y + f h
+	h12 := autograd.LinComb([]T{1, T(sq)}, h02, g1)
+	h13 := autograd.LinComb([]T{1, T(-sq)}, h02, g1)
+	f2, err := p.drift(tp, t+h, h02)
+	if err != nil {
+		return y, err
+	}
+	g2, err := p.diffusion(tp, t+h, h12)
+	if err != nil {
+		return y, err
+	}
+	g3, err := p.diffusion(tp, t+h, h13)
+	if err != nil {
+		return y, err
+	}
+	i11 := iterated(tp, dW, h)
+	return autograd.LinComb([]T{1, T(h / 2), T(h / 2), 1, T(1 / (2 * sq))},
+		y, f1, f2, p.apply(g1, dW), p.apply(autograd.Sub(g2, g3), i11)), nil
+}
+
+type heun[T tensor.Float] struct{ p *problem[T] }
+
+func (s *heun[T]) start(*autograd.Tape[T], float64, autograd.Var[T]) error { return nil }
+
+func (s *heun[T]) step(tp *autograd.Tape[T], t, h float64, y, dW autograd.Var[T]) (autograd.Var[T], error) {
+	p := s.p
+	f1, err := p.drift(tp, t, y)
+	if err != nil {
+		return y, err
+	}
+	g1, err := p.diffusion(tp, t, y)
+	if err != nil {
+		return y, err
+	}
+	gw1 := p.apply(g1, dW)
+	yt := autograd.LinComb([]T{1, T(h), 1}, y, f1, gw1)
+	f2, err := p.drift(tp, t+h, yt)
+	if err != nil {
+		return y, err
+	}
+	g2, err := p.diffusion(tp, t+h, yt)
+	if err != nil {
+		return y, err
+	}
+	return autograd.LinComb([]T{1, T(h / 2), T(h / 2), 0.5, 0.5}, y, f1, f2, gw1, p.apply(g2, dW)), nil
+}
+
+// reversibleHeun carries ŷ and f, g at ŷ from step to step.
+type reversibleHeun[T tensor.Float] struct {
+	p         *problem[T]
+	yhat      autograd.Var[T]
+	mu, sigma autograd.Var[T]
+}
+
+func (s *reversibleHeun[T]) start(tp *autograd.Tape[T], t0 float64, y0 autograd.Var[T]) (err error) {
+	s.yhat = y0
+	if s.mu, err = s.p.drift(tp, t0, y0); err != nil {
+		return err
+	}
+	s.sigma, err = s.p.diffusion(tp, t0, y0)
+	return err
+}
+
+func (s *reversibleHeun[T]) step(tp *autograd.Tape[T], t, h float64, y, dW autograd.Var[T]) (autograd.Var[T], error) {
+	p := s.p
+	sw := p.apply(s.sigma, dW)
+	yhat := autograd.LinComb([]T{2, -1, T(h), 1}, y, s.yhat, s.mu, sw)
+	mu, err := p.drift(tp, t+h, yhat)
+	if err != nil {
+		return y, err
+	}
+	sigma, err := p.diffusion(tp, t+h, yhat)
+	if err != nil {
+		return y, err
+	}
+	y1 := autograd.LinComb([]T{1, T(h / 2), T(h / 2), 0.5, 0.5}, y, s.mu, mu, sw, p.apply(sigma, dW))
+	s.yhat, s.mu, s.sigma = yhat, mu, sigma
+	return y1, nil
+}
+
