@@ -425,4 +425,3 @@ func (s *reversibleHeun[T]) step(tp *autograd.Tape[T], t, h float64, y, dW autog
 	s.yhat, s.mu, s.sigma = yhat, mu, sigma
 	return y1, nil
 }
-
