@@ -7,42 +7,58 @@ import "golang.org/x/sys/cpu"
 // avx512 reports whether the AVX-512 kernels of this package can run.
 var avx512 = cpu.X86.HasAVX512F
 
-// adamBandAVX512 is adamWork.band's loop on float32 (after s and s′), with
-// its operands in a.
+// The AdamNODE kernels (adamband_amd64.h), each for float32 and float64:
 //
-//go:noescape
-func adamBandAVX512(a *adamBandArgs)
+//   - adamBand*: adamWork.band's loop (after s and s′); the Post ones with
+//     scaleDerivInto's last loop first: s holds √softplus(v) and ds holds
+//     σ(v) on entry (they are not written);
+//   - adamRHSBwd*: adamRHS's backward loop (after s and s′), with the sums;
+//     the Post ones as adamBandPost*;
+//   - adamRHSFwd*: adamRHS's forward loop, s read from dh; the Eps ones add
+//     eps to s first.
 
-// adamBandPostAVX512 is adamBandAVX512 with scaleDerivInto's last loop
-// first: s holds √softplus(v) and ds holds σ(v) on entry (they are not
-// written).
-//
 //go:noescape
-func adamBandPostAVX512(a *adamBandArgs)
+func adamBandAVX512(a *adamBandArgs[float32])
 
-// adamRHSBwdAVX512 is adamRHS's backward loop on float32 (after s and s′),
-// with its operands and the sums in a.
-//
 //go:noescape
-func adamRHSBwdAVX512(a *adamBwdArgs)
+func adamBandPostAVX512(a *adamBandArgs[float32])
 
-// adamRHSBwdPostAVX512 is adamRHSBwdAVX512 with scaleDerivInto's last loop
-// first, as adamBandPostAVX512.
-//
 //go:noescape
-func adamRHSBwdPostAVX512(a *adamBwdArgs)
+func adamRHSBwdAVX512(a *adamBwdArgs[float32])
 
-// adamRHSFwdAVX512 is adamRHS's forward loop on float32, s read from dh.
-//
 //go:noescape
-func adamRHSFwdAVX512(a *adamFwdArgs)
+func adamRHSBwdPostAVX512(a *adamBwdArgs[float32])
 
-// adamRHSFwdEpsAVX512 is adamRHSFwdAVX512 with eps added to s first.
-//
 //go:noescape
-func adamRHSFwdEpsAVX512(a *adamFwdArgs)
+func adamRHSFwdAVX512(a *adamFwdArgs[float32])
+
+//go:noescape
+func adamRHSFwdEpsAVX512(a *adamFwdArgs[float32])
+
+//go:noescape
+func adamBand64AVX512(a *adamBandArgs[float64])
+
+//go:noescape
+func adamBandPost64AVX512(a *adamBandArgs[float64])
+
+//go:noescape
+func adamRHSBwd64AVX512(a *adamBwdArgs[float64])
+
+//go:noescape
+func adamRHSBwdPost64AVX512(a *adamBwdArgs[float64])
+
+//go:noescape
+func adamRHSFwd64AVX512(a *adamFwdArgs[float64])
+
+//go:noescape
+func adamRHSFwdEps64AVX512(a *adamFwdArgs[float64])
 
 // norm2AVX512 returns Σ x[i]² for i < n, in float64.
 //
 //go:noescape
 func norm2AVX512(x *float32, n int) float64
+
+// norm2F64AVX512 returns Σ x[i]² for i < n.
+//
+//go:noescape
+func norm2F64AVX512(x *float64, n int) float64

@@ -3,9 +3,10 @@ package odeblock
 import (
 	"errors"
 	"fmt"
-	"github.com/adamnode/adamnode/odeblock/internal/integrate"
 	"math"
 	"slices"
+
+	"github.com/adamnode/adamnode/odeblock/internal/integrate"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
@@ -236,8 +237,13 @@ type stretchSeen struct {
 
 // norm2 returns ‖x‖₂², summed in float64.
 func norm2[T tensor.Float](x []T) float64 {
-	if f, ok := any(x).([]float32); ok && avx512 && len(f) > 0 {
-		return norm2AVX512(&f[0], len(f))
+	if avx512 && len(x) > 0 {
+		switch f := any(x).(type) {
+		case []float32:
+			return norm2AVX512(&f[0], len(f))
+		case []float64:
+			return norm2F64AVX512(&f[0], len(f))
+		}
 	}
 	var s float64
 	for _, v := range x {

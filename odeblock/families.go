@@ -1,8 +1,6 @@
 package odeblock
 
 import (
-	"unsafe"
-
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -354,24 +352,12 @@ func (w *adamWork[T]) blocks(lo, hi int) {
 	}
 }
 
-// adamBandArgs are adamBandAVX512's operands: the 13 arrays of band's
-// loop (n elements each) and the two rates. The assembly reads the fields at
-// fixed offsets: the pointers at 0–96, n at 104, a1 at 112, a2 at 116, eps
-// (adamBandPostAVX512's) at 120.
-type adamBandArgs struct {
-	g, m, v, ah, am, av, s, ds *float32
-	dh, dm, dv, dam, dav       *float32
-	n                          int
-	a1, a2, eps                float32
-}
-
 // band computes elements [lo, hi) of dz = (h', m', v') and of a_m', a_v'.
 func (w *adamWork[T]) band(lo, hi int) {
 	d, a1, a2 := w.d, w.a1, w.a2
 	s, ds := d.s[lo:hi], d.ds[lo:hi]
 	n := hi - lo
-	_, asm := any(a1).(float32)
-	asm = asm && avx512 && n > 0
+	asm := hasAdamKernels[T]() && n > 0
 	post := asm && d.S == ScaleSoftplus // s′'s last loop in the kernel's registers
 	if post {
 		d.softplusScaleParts(s, ds, w.v[lo:hi])
@@ -383,17 +369,11 @@ func (w *adamWork[T]) band(lo, hi int) {
 	g, m, v, ah, am, av = g[:n], m[:n], v[:n], ah[:n], am[:n], av[:n]
 	dh, dm, dv, dam, dav = dh[:n], dm[:n], dv[:n], dam[:n], dav[:n]
 	if asm {
-		p := func(x []T) *float32 { return (*float32)(unsafe.Pointer(&x[0])) }
-		args := &adamBandArgs{
-			g: p(g), m: p(m), v: p(v), ah: p(ah), am: p(am), av: p(av), s: p(s), ds: p(ds),
-			dh: p(dh), dm: p(dm), dv: p(dv), dam: p(dam), dav: p(dav),
-			n: n, a1: float32(a1), a2: float32(a2), eps: float32(d.eps()),
-		}
-		if post {
-			adamBandPostAVX512(args)
-		} else {
-			adamBandAVX512(args)
-		}
+		runAdamBand(&adamBandArgs[T]{
+			g: &g[0], m: &m[0], v: &v[0], ah: &ah[0], am: &am[0], av: &av[0], s: &s[0], ds: &ds[0],
+			dh: &dh[0], dm: &dm[0], dv: &dv[0], dam: &dam[0], dav: &dav[0],
+			n: n, a1: a1, a2: a2, eps: T(d.eps()),
+		}, post)
 		return
 	}
 	for i := range n {

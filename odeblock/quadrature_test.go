@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/adamnode/adamnode/tensor"
 )
 
 // TestQuadrature solves a system with quadrature elements (x' = A·x
@@ -101,10 +103,16 @@ func TestQuadrature(t *testing.T) {
 	}
 }
 
-// TestNorm2: norm2 (in assembly for float32 where the CPU has AVX-512) is
-// Σ x² in float64 to within its rounding, at every length 0–70 and a long
-// one, reading nothing past the slice, and NaN where an element is.
+// TestNorm2: norm2 (in assembly where the CPU has AVX-512) is Σ x² in
+// float64 to within its rounding, for float32 and float64, at every length
+// 0–70 and a long one, reading nothing past the slice, and NaN where an
+// element is.
 func TestNorm2(t *testing.T) {
+	t.Run("float32", testNorm2[float32])
+	t.Run("float64", testNorm2[float64])
+}
+
+func testNorm2[T tensor.Float](t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, n := range append([]int{1000}, func() []int {
 		var ns []int
@@ -113,12 +121,12 @@ func TestNorm2(t *testing.T) {
 		}
 		return ns
 	}()...) {
-		buf := make([]float32, n+17)
+		buf := make([]T, n+17)
 		for i := range buf {
-			buf[i] = float32(rng.NormFloat64() * 1e3)
+			buf[i] = T(rng.NormFloat64() * 1e3)
 		}
 		for i := n; i < len(buf); i++ {
-			buf[i] = float32(math.NaN())
+			buf[i] = T(math.NaN())
 		}
 		x := buf[:n]
 		var want float64
@@ -129,7 +137,7 @@ func TestNorm2(t *testing.T) {
 			t.Fatalf("n=%d: norm2 = %v, want %v", n, got, want)
 		}
 		if n > 0 {
-			x[rng.IntN(n)] = float32(math.NaN())
+			x[rng.IntN(n)] = T(math.NaN())
 			if got := norm2(x); !math.IsNaN(got) {
 				t.Fatalf("n=%d with a NaN: norm2 = %v", n, got)
 			}

@@ -2,7 +2,6 @@ package odeblock
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
@@ -41,7 +40,7 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 	ta1, ta2 := T(a1), T(a2)
 	dm, dv := od[n:2*n], od[2*n:3*n]
 	gd, m, v = gd[:n], m[:n], v[:n]
-	if _, ok := any(ta1).(float32); ok && avx512 && n > 0 {
+	if hasAdamKernels[T]() && n > 0 {
 		// In assembly, to the bit; ScaleSoftplus's +ε in the kernel's registers.
 		eps := d.S == ScaleSoftplus
 		if eps {
@@ -49,13 +48,7 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 		} else {
 			d.scaleInto(dh, v)
 		}
-		p := func(x []T) *float32 { return (*float32)(unsafe.Pointer(&x[0])) }
-		args := &adamFwdArgs{g: p(gd), m: p(m), v: p(v), dh: p(dh), dm: p(dm), dv: p(dv), n: n, a1: float32(ta1), a2: float32(ta2), eps: float32(d.eps())}
-		if eps {
-			adamRHSFwdEpsAVX512(args)
-		} else {
-			adamRHSFwdAVX512(args)
-		}
+		runAdamRHSFwd(&adamFwdArgs[T]{g: &gd[0], m: &m[0], v: &v[0], dh: &dh[0], dm: &dm[0], dv: &dv[0], n: n, a1: ta1, a2: ta2, eps: T(d.eps())}, eps)
 	} else {
 		d.scaleInto(dh, v)
 		for i, gi := range gd {
@@ -76,23 +69,18 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 		// s(v) into gm, s'(v) into gvv, then the gradients over them.
 		ggd = ggd[:n]
 		var sr1, sr2 float64
-		if _, ok := any(ta1).(float32); ok && avx512 && n > 0 {
+		if hasAdamKernels[T]() && n > 0 {
 			// In assembly: the same gradients to the bit, the sums in float64
-			// lanes (see adamRHSBwdAVX512).
+			// lanes (see adamband_amd64.h).
 			post := d.S == ScaleSoftplus // s′'s last loop in the kernel's registers
 			if post {
 				d.softplusScaleParts(gm, gvv, v)
 			} else {
 				d.scaleDerivInto(gm, gvv, v)
 			}
-			p := func(x []T) *float32 { return (*float32)(unsafe.Pointer(&x[0])) }
-			args := &adamBwdArgs{g: p(gd), m: p(m), v: p(v), ch: p(ch), cm: p(cm), cv: p(cv), s: p(gm), ds: p(gvv), gg: p(ggd),
-				n: n, a1: float32(ta1), a2: float32(ta2), eps: float32(d.eps())}
-			if post {
-				adamRHSBwdPostAVX512(args)
-			} else {
-				adamRHSBwdAVX512(args)
-			}
+			args := &adamBwdArgs[T]{g: &gd[0], m: &m[0], v: &v[0], ch: &ch[0], cm: &cm[0], cv: &cv[0], s: &gm[0], ds: &gvv[0], gg: &ggd[0],
+				n: n, a1: ta1, a2: ta2, eps: T(d.eps())}
+			runAdamRHSBwd(args, post)
 			sr1, sr2 = args.sr1, args.sr2
 		} else {
 			d.scaleDerivInto(gm, gvv, v)
@@ -148,27 +136,6 @@ func hbRHSByOps[T tensor.Float](z, g, gammaRaw autograd.Var[T]) autograd.Var[T] 
 	p := splitParts(z, 2)
 	gamma := autograd.Sigmoid(gammaRaw)
 	return Stack(autograd.Neg(p[1]), autograd.Sub(g, autograd.MulScalar(p[1], gamma)))
-}
-
-// adamFwdArgs are adamRHSFwdAVX512's operands: g, m, v, then dh (holding
-// s on entry), dm and dv, n elements each, the rates and ε, at the offsets
-// the assembly reads: the pointers at 0–40, n at 48, a1 at 56, a2 at 60,
-// eps at 64.
-type adamFwdArgs struct {
-	g, m, v, dh, dm, dv *float32
-	n                   int
-	a1, a2, eps         float32
-}
-
-// adamBwdArgs are adamRHSBwdAVX512's operands: the 9 arrays of
-// adamRHSBwdLoop (n elements each), the rates, ε, and the two sums it
-// returns. The assembly reads the fields at fixed offsets: the pointers at
-// 0–64, n at 72, a1 at 80, a2 at 84, eps at 88, sr1 at 96, sr2 at 104.
-type adamBwdArgs struct {
-	g, m, v, ch, cm, cv, s, ds, gg *float32
-	n                              int
-	a1, a2, eps                    float32
-	sr1, sr2                       float64
 }
 
 // adamRHSBwdLoop is adamRHS's backward loop: from g, the state's m and v,
