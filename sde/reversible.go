@@ -1,12 +1,199 @@
 package sde
 
 import (
-	"errors"
+	"fmt"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
 )
 
-func solveReversible[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], step float64) ([]autograd.Var[T], *Stats, error) {
-	return nil, p.stats, errors.New("todo")
+// revState is reversible Heun's extended state at a step boundary: y, ŷ
+// and f, g at ŷ — plain tensors owned by the solve.
+type revState[T tensor.Float] struct {
+	y, yhat, mu, sigma *tensor.Tensor[T]
+}
+
+// revStep is one step of the grid, with the output index it ends on (or
+// −1).
+type revStep struct {
+	t, h float64
+	out  int
+}
+
+// solveReversible runs reversible Heun forward on a scratch tape in
+// no-grad mode, reset after every step (memory independent of the number
+// of steps), and records the outputs on tp as one custom node whose
+// backward runs the steps in reverse: each state is reconstructed from the
+// next in algebra and the cotangent of the extended state (y, ŷ, μ, σ) is
+// pulled back through the step, with one vector–Jacobian product of
+// (f, g) per step.
+//
+// The step map, with μₙ = f(tₙ, ŷₙ), σₙ = g(tₙ, ŷₙ) and σΔW the noise
+// layout's product:
+//
+//	ŷₙ₊₁ = 2yₙ − ŷₙ + h μₙ + σₙΔW
+//	μₙ₊₁, σₙ₊₁ = f(tₙ₊₁, ŷₙ₊₁), g(tₙ₊₁, ŷₙ₊₁)
+//	yₙ₊₁ = yₙ + ½h(μₙ + μₙ₊₁) + ½(σₙ + σₙ₊₁)ΔW
+//
+// is undone by ŷₙ = 2yₙ₊₁ − ŷₙ₊₁ − h μₙ₊₁ − σₙ₊₁ΔW, then μₙ, σₙ at ŷₙ,
+// then yₙ = yₙ₊₁ − ½h(μₙ + μₙ₊₁) − ½(σₙ + σₙ₊₁)ΔW. Its transpose, for the
+// cotangents (a_y, a_ŷ, a_μ, a_σ) of the state at n+1:
+//
+//	a_μ += ½h a_y,  a_σ += ½ a_y ⊗ ΔW          (μₙ₊₁, σₙ₊₁ in yₙ₊₁)
+//	a_ŷ += (a_μ, a_σ)ᵀ ∂(f, g)/∂ŷ at ŷₙ₊₁       (and into ∂L/∂θ)
+//	a_y, a_ŷ, a_μ, a_σ ← a_y + 2a_ŷ, −a_ŷ, h(a_ŷ + ½a_y), (a_ŷ + ½a_y) ⊗ ΔW
+//
+// and at t₀, where ŷ₀ = y₀ and μ₀, σ₀ are read at y₀, the gradient of y₀
+// is a_y + a_ŷ + (a_μ, a_σ)ᵀ ∂(f, g)/∂y.
+func solveReversible[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], maxStep float64) ([]autograd.Var[T], *Stats, error) {
+	st := p.stats
+	eng := tp.Engine()
+	inner := autograd.NewTape(eng)
+	inner.SetNoGrad(true)
+	defer inner.Release()
+
+	var steps []revStep
+	_ = forSteps(p.method, ts, maxStep, func(k int, t, h float64) error {
+		steps = append(steps, revStep{t, h, k})
+		return nil
+	})
+
+	// Forward.
+	s := revState[T]{y: y0.Value().Clone(), yhat: y0.Value().Clone()}
+	stp := &reversibleHeun[T]{p: p}
+	if err := stp.start(inner, ts[0], inner.Const(s.y)); err != nil {
+		return nil, st, p.fail(ts[0], err)
+	}
+	s.mu, s.sigma = stp.mu.Value().Clone(), stp.sigma.Value().Clone()
+	outShape := append([]int{len(ts) - 1}, p.yShape...)
+	out := tensor.New[T](outShape...)
+	for _, sp := range steps {
+		inner.Reset()
+		stp.yhat, stp.mu, stp.sigma = inner.Const(s.yhat), inner.Const(s.mu), inner.Const(s.sigma)
+		dW, err := increment(inner, p, path, sp.t, sp.h)
+		if err != nil {
+			return nil, st, p.fail(sp.t, err)
+		}
+		y1, err := stp.step(inner, sp.t, sp.h, inner.Const(s.y), dW)
+		if err == nil {
+			err = p.finite(y1)
+		}
+		if err != nil {
+			return nil, st, p.fail(sp.t, err)
+		}
+		st.Steps++
+		s.y.Copy(y1.Value())
+		s.yhat.Copy(stp.yhat.Value())
+		s.mu.Copy(stp.mu.Value())
+		s.sigma.Copy(stp.sigma.Value())
+		if sp.out > 0 {
+			copy(out.Slice(sp.out-1, sp.out).Data(), s.y.ReadData())
+		}
+	}
+	inner.Reset()
+
+	params := p.sde.Params()
+	inputs := []autograd.Var[T]{y0}
+	for _, q := range params {
+		inputs = append(inputs, tp.Param(q))
+	}
+	final, y0v := s, y0.Value().Clone()
+	back := func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
+		return reverseHeun(p, eng, final, y0v, steps, ts[0], path, gy, params)
+	}
+	node := autograd.Custom("sde.ReversibleHeun", out, back, inputs...)
+	ys := []autograd.Var[T]{y0}
+	for k := 1; k < len(ts); k++ {
+		ys = append(ys, autograd.Select(node, 0, k-1))
+	}
+	return ys, st, nil
+}
+
+// reverseHeun is the backward pass of solveReversible: it returns the
+// cotangents of y0 and of each parameter.
+func reverseHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], final revState[T], y0 *tensor.Tensor[T], steps []revStep, t0 float64, path Path[T], gy *tensor.Tensor[T], params []*autograd.Param[T]) ([]*tensor.Tensor[T], error) {
+	st := p.stats
+	s := revState[T]{y: final.y.Clone(), yhat: final.yhat.Clone(), mu: final.mu.Clone(), sigma: final.sigma.Clone()}
+	ay, ayh := tensor.New[T](p.yShape...), tensor.New[T](p.yShape...)
+	amu, asig := tensor.New[T](p.yShape...), tensor.New[T](p.gShape...)
+	tmp, tmpG := tensor.New[T](p.yShape...), tensor.New[T](p.gShape...)
+	pgrads := make([]*tensor.Tensor[T], len(params))
+	for j, q := range params {
+		pgrads[j] = tensor.New[T](q.Value.Shape()...)
+	}
+	pb := autograd.NewPullback(eng)
+	inner := autograd.NewTape(eng)
+	inner.SetNoGrad(true)
+	defer inner.Release()
+	n, ng := p.n, numel(p.gShape)
+	cot := tensor.New[T](n + ng)
+	dW := tensor.New[T](path.Shape()...)
+
+	// vjp adds (amu, asig)ᵀ ∂(f, g)/∂y at (t, at) into dst and the
+	// parameters' gradients.
+	vjp := func(t float64, at, dst *tensor.Tensor[T]) error {
+		st.BackwardEvals++
+		copy(cot.Data()[:n], amu.ReadData())
+		copy(cot.Data()[n:], asig.ReadData())
+		fg := func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+			f := p.sde.Drift(tp, t, in[0])
+			g := p.sde.Diffusion(tp, t, in[0])
+			return autograd.Concat(0, autograd.Reshape(f, n), autograd.Reshape(g, ng))
+		}
+		_, err := pb.VJP(fg, []*tensor.Tensor[T]{at}, cot, autograd.VJPDest[T]{
+			Inputs: []*tensor.Tensor[T]{dst}, Params: params, ParamGrads: pgrads, Accumulate: true,
+		})
+		return err
+	}
+
+	for i := len(steps) - 1; i >= 0; i-- {
+		sp := steps[i]
+		t1 := sp.t + sp.h
+		if sp.out > 0 {
+			ay.Add(ay, gy.Slice(sp.out-1, sp.out).Reshape(p.yShape...))
+		}
+		if err := path.Increment(dW, sp.t, t1); err != nil {
+			return nil, p.fail(sp.t, fmt.Errorf("backward: %w", err))
+		}
+		w := dW.Reshape(p.wShape...)
+		// μₙ₊₁ and σₙ₊₁ in yₙ₊₁, then through f and g at ŷₙ₊₁.
+		amu.AddScaled(amu, T(sp.h/2), ay)
+		tmp.Scale(ay, 0.5)
+		p.applyT(tmpG, tmp, w)
+		asig.Add(asig, tmpG)
+		if err := vjp(t1, s.yhat, ayh); err != nil {
+			return nil, p.fail(sp.t, fmt.Errorf("backward: %w", err))
+		}
+		// Reconstruct the state at tₙ.
+		inner.Reset()
+		sw := p.apply(inner.Const(s.sigma), inner.Const(w))
+		yhat := autograd.LinComb([]T{2, -1, T(-sp.h), -1}, inner.Const(s.y), inner.Const(s.yhat), inner.Const(s.mu), sw)
+		st.BackwardEvals++
+		mu := p.sde.Drift(inner, sp.t, yhat)
+		sigma := p.sde.Diffusion(inner, sp.t, yhat)
+		y := autograd.LinComb([]T{1, T(-sp.h / 2), T(-sp.h / 2), -0.5, -0.5},
+			inner.Const(s.y), mu, inner.Const(s.mu), p.apply(sigma, inner.Const(w)), sw)
+		for _, v := range []autograd.Var[T]{yhat, mu, sigma, y} {
+			if err := p.finite(v); err != nil {
+				return nil, p.fail(sp.t, fmt.Errorf("backward reconstruction: %w", err))
+			}
+		}
+		s.y.Copy(y.Value())
+		s.yhat.Copy(yhat.Value())
+		s.mu.Copy(mu.Value())
+		s.sigma.Copy(sigma.Value())
+		// The linear part of the step, transposed.
+		tmp.AddScaled(ayh, 0.5, ay) // a_ŷ + ½a_y
+		amu.Scale(tmp, T(sp.h))
+		p.applyT(asig, tmp, w)
+		ay.AddScaled(ay, 2, ayh)
+		ayh.Neg(ayh)
+	}
+	// ŷ₀ = y₀, and μ₀, σ₀ were read at y₀ (kept: the reconstruction
+	// reached it to rounding).
+	ay.Add(ay, ayh)
+	if err := vjp(t0, y0, ay); err != nil {
+		return nil, p.fail(t0, fmt.Errorf("backward: %w", err))
+	}
+	return append([]*tensor.Tensor[T]{ay}, pgrads...), nil
 }

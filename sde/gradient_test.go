@@ -1,0 +1,195 @@
+package sde
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// neural is a small neural SDE on a batch y [3, 2], time-dependent:
+//
+//	f(t, y) = (1 + t/2) tanh(y Wᵀ + b)
+//	g(t, y) = ½ σ(a ⊙ y + c)                 (diagonal: g_i reads y_i only)
+//	g(t, y) = 0.3 tanh(y Vᵀ) as [3, 2, 2]    (general, two Brownian motions)
+type neural struct {
+	noise              Noise
+	w, b, a, c, v, y0p *autograd.Param[float64]
+}
+
+func newNeural(noise Noise, seed uint64) *neural {
+	r := rand.New(rand.NewPCG(seed, 1))
+	p := func(name string, shape ...int) *autograd.Param[float64] {
+		return autograd.NewParam(name, tensor.RandN[float64](r, 0, 0.7, shape...))
+	}
+	return &neural{noise: noise, w: p("W", 2, 2), b: p("b", 2), a: p("a", 2), c: p("c", 2), v: p("V", 4, 2), y0p: p("y0", 3, 2)}
+}
+
+func (m *neural) Drift(tp *autograd.Tape[float64], t float64, y autograd.Var[float64]) autograd.Var[float64] {
+	return autograd.Scale(autograd.Tanh(autograd.Linear(y, tp.Param(m.w), tp.Param(m.b))), 1+t/2)
+}
+
+func (m *neural) Diffusion(tp *autograd.Tape[float64], t float64, y autograd.Var[float64]) autograd.Var[float64] {
+	if m.noise == General {
+		return autograd.Reshape(autograd.Scale(autograd.Tanh(autograd.Linear(y, tp.Param(m.v), autograd.Var[float64]{})), 0.3), 3, 2, 2)
+	}
+	return autograd.Scale(autograd.Sigmoid(autograd.Add(autograd.Mul(y, tp.Param(m.a)), tp.Param(m.c))), 0.5)
+}
+
+func (m *neural) Params() []*autograd.Param[float64] {
+	if m.noise == General {
+		return []*autograd.Param[float64]{m.w, m.b, m.v}
+	}
+	return []*autograd.Param[float64]{m.w, m.b, m.a, m.c}
+}
+
+// all lists the SDE's parameters and y0.
+func (m *neural) all() []*autograd.Param[float64] { return append(m.Params(), m.y0p) }
+
+func (m *neural) pathShape() []int {
+	if m.noise == General {
+		return []int{3, 2}
+	}
+	return []int{3, 2}
+}
+
+// loss solves to ts = 0, 0.5, 1 and returns Σ r₁ ⊙ y(0.5) + Σ r₂ ⊙ y(1)
+// for fixed weights r.
+func (m *neural) loss(path Path[float64], opt Options) func(tp *autograd.Tape[float64]) (autograd.Var[float64], error) {
+	r1 := tensor.FromSlice([]float64{0.3, -1.2, 0.8, 0.5, -0.4, 1.1}, 3, 2)
+	r2 := tensor.FromSlice([]float64{1.0, 0.2, -0.7, 0.9, 0.6, -0.3}, 3, 2)
+	return func(tp *autograd.Tape[float64]) (autograd.Var[float64], error) {
+		opt.Noise = m.noise
+		ys, _, err := Solve[float64](tp, m, tp.Param(m.y0p), []float64{0, 0.5, 1}, path, opt)
+		if err != nil {
+			return autograd.Var[float64]{}, err
+		}
+		return autograd.Add(autograd.Sum(autograd.Mul(ys[1], tp.Const(r1))), autograd.Sum(autograd.Mul(ys[2], tp.Const(r2)))), nil
+	}
+}
+
+// grads runs loss with gradients on and returns its value and the
+// gradients of the parameters and y0, by name.
+func grads(t *testing.T, m *neural, f func(tp *autograd.Tape[float64]) (autograd.Var[float64], error)) (float64, map[string][]float64) {
+	t.Helper()
+	autograd.ZeroGrads(m.all())
+	tp := autograd.NewTape(engine64())
+	l, err := f(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tp.Backward(l); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]float64{}
+	for _, p := range m.all() {
+		out[p.Name] = append([]float64(nil), p.Grad.ReadData()...)
+	}
+	return l.Item(), out
+}
+
+// TestReversibleMatchesBackprop: reversible Heun's algebraic backward
+// (Gradient Reversible) gives the loss and the gradients of backprop
+// through the same solve, to a relative 1e-10 (the reconstruction is exact
+// but for rounding), for diagonal and general noise.
+func TestReversibleMatchesBackprop(t *testing.T) {
+	for _, noise := range []Noise{Diagonal, General} {
+		t.Run(noise.String(), func(t *testing.T) {
+			m := newNeural(noise, 3)
+			b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
+			lb, gb := grads(t, m, m.loss(b, Options{Method: ReversibleHeun, Step: 1.0 / 32}))
+			lr, gr := grads(t, m, m.loss(b, Options{Method: ReversibleHeun, Step: 1.0 / 32, Gradient: Reversible}))
+			if lb != lr {
+				t.Errorf("loss %.17g with Backprop, %.17g with Reversible", lb, lr)
+			}
+			if d := cmp.Diff(gb, gr, cmpopts.EquateApprox(1e-10, 1e-13)); d != "" {
+				t.Errorf("gradients (-backprop +reversible):\n%s", d)
+			}
+			for name, g := range gb {
+				if cmp.Equal(g, make([]float64, len(g))) {
+					t.Errorf("gradient of %s is zero", name)
+				}
+			}
+		})
+	}
+}
+
+// TestGradientsCentralDifferences: the gradients of a loss of y(0.5) and
+// y(1) with respect to y0 and every parameter, by backprop through each
+// method and by reversible Heun's backward, against central differences on
+// the same fixed Brownian path, float64, every element.
+func TestGradientsCentralDifferences(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		noise  Noise
+		opt    Options
+	}{
+		{EulerMaruyama, Diagonal, Options{}},
+		{EulerMaruyama, General, Options{}},
+		{Milstein, Diagonal, Options{}},
+		{Milstein, Diagonal, Options{DerivativeFree: true}},
+		{SRK, Diagonal, Options{}},
+		{Heun, General, Options{}},
+		{ReversibleHeun, Diagonal, Options{}},
+		{ReversibleHeun, Diagonal, Options{Gradient: Reversible}},
+		{ReversibleHeun, General, Options{Gradient: Reversible}},
+	} {
+		name := fmt.Sprintf("%s/%v", tc.method, tc.noise)
+		if tc.opt.DerivativeFree {
+			name += "/derivative-free"
+		}
+		if tc.opt.Gradient == Reversible {
+			name += "/reversible"
+		}
+		t.Run(name, func(t *testing.T) {
+			m := newNeural(tc.noise, 11)
+			b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 6})
+			opt := tc.opt
+			opt.Method, opt.Step = tc.method, 0.1
+			rep, err := autograd.CheckGradients(m.loss(b, opt), m.all(), autograd.GradCheckOptions{AbsTol: 1e-8, RelTol: 1e-6, Engine: engine64()})
+			if err != nil {
+				t.Fatalf("%v\n%+v", err, rep)
+			}
+		})
+	}
+}
+
+// TestReversibleMemory: the Reversible gradient records a fixed number of
+// nodes whatever the number of steps (Backprop's grow with them), and its
+// backward pass costs one vector–Jacobian product and one reconstructing
+// evaluation of (f, g) per step, plus one VJP at t0.
+func TestReversibleMemory(t *testing.T) {
+	m := newNeural(Diagonal, 3)
+	b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
+	record := func(steps int, g Gradient) (int, *Stats) {
+		tp := autograd.NewTape(engine64())
+		ys, st, err := Solve[float64](tp, m, tp.Param(m.y0p), []float64{0, 1}, b, Options{Method: ReversibleHeun, Step: 1 / float64(steps), Gradient: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := tp.Len()
+		if err := tp.Backward(autograd.Sum(ys[1])); err != nil {
+			t.Fatal(err)
+		}
+		return n, st
+	}
+	n8, _ := record(8, Reversible)
+	n128, st := record(128, Reversible)
+	if n8 != n128 {
+		t.Errorf("Reversible: %d tape nodes for 8 steps, %d for 128; want the same", n8, n128)
+	}
+	if st.BackwardEvals != 2*128+1 || st.Steps != 128 {
+		t.Errorf("Reversible, 128 steps: %d steps and %d backward evaluations, want 128 and %d", st.Steps, st.BackwardEvals, 2*128+1)
+	}
+	b8, _ := record(8, Backprop)
+	b128, _ := record(128, Backprop)
+	if b128 < 10*b8 {
+		t.Errorf("Backprop: %d tape nodes for 8 steps, %d for 128; want them to grow with the steps", b8, b128)
+	}
+	t.Logf("tape nodes: Reversible %d (8 and 128 steps), Backprop %d and %d", n8, b8, b128)
+}
