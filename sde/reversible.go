@@ -45,51 +45,29 @@ type revStep struct {
 //
 // and at t₀, where ŷ₀ = y₀ and μ₀, σ₀ are read at y₀, the gradient of y₀
 // is a_y + a_ŷ + (a_μ, a_σ)ᵀ ∂(f, g)/∂y.
-func solveReversible[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], maxStep float64) ([]autograd.Var[T], *Stats, error) {
+func solveReversible[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options) ([]autograd.Var[T], *Stats, error) {
 	st := p.stats
 	eng := tp.Engine()
 	inner := autograd.NewTape(eng)
 	inner.SetNoGrad(true)
 	defer inner.Release()
 
-	var steps []revStep
-	_ = forSteps(p.method, ts, maxStep, func(k int, t, h float64) error {
-		steps = append(steps, revStep{t, h, k})
-		return nil
-	})
-
-	// Forward.
-	s := revState[T]{y: y0.Value().Clone(), yhat: y0.Value().Clone()}
+	// Forward, values only, recording the steps taken.
+	out := tensor.New[T](append([]int{len(ts) - 1}, p.yShape...)...)
 	stp := &reversibleHeun[T]{p: p}
-	if err := stp.start(inner, ts[0], inner.Const(s.y)); err != nil {
-		return nil, st, p.fail(ts[0], err)
+	var steps []revStep
+	l := &loop[T]{p: p, stp: stp, path: path, opt: opt, tp: inner, scratch: true,
+		out: func(k int, y autograd.Var[T]) {
+			copy(out.Slice(k-1, k).Data(), y.Value().ReadData())
+		},
+		taken: func(s revStep) { steps = append(steps, s) },
 	}
-	s.mu, s.sigma = stp.mu.Value().Clone(), stp.sigma.Value().Clone()
-	outShape := append([]int{len(ts) - 1}, p.yShape...)
-	out := tensor.New[T](outShape...)
-	for _, sp := range steps {
-		inner.Reset()
-		stp.yhat, stp.mu, stp.sigma = inner.Const(s.yhat), inner.Const(s.mu), inner.Const(s.sigma)
-		dW, err := increment(inner, p, path, sp.t, sp.h)
-		if err != nil {
-			return nil, st, p.fail(sp.t, err)
-		}
-		y1, err := stp.step(inner, sp.t, sp.h, inner.Const(s.y), dW)
-		if err == nil {
-			err = p.finite(y1)
-		}
-		if err != nil {
-			return nil, st, p.fail(sp.t, err)
-		}
-		st.Steps++
-		s.y.Copy(y1.Value())
-		s.yhat.Copy(stp.yhat.Value())
-		s.mu.Copy(stp.mu.Value())
-		s.sigma.Copy(stp.sigma.Value())
-		if sp.out > 0 {
-			copy(out.Slice(sp.out-1, sp.out).Data(), s.y.ReadData())
-		}
+	yN, err := l.run(inner.Const(y0.Value()), ts)
+	if err != nil {
+		return nil, st, err
 	}
+	final := revState[T]{y: yN.Value().Clone(), yhat: stp.yhat.Value().Clone(), mu: stp.mu.Value().Clone(), sigma: stp.sigma.Value().Clone()}
+	y0v := y0.Value().Clone()
 	inner.Reset()
 
 	params := p.sde.Params()
@@ -97,7 +75,6 @@ func solveReversible[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 aut
 	for _, q := range params {
 		inputs = append(inputs, tp.Param(q))
 	}
-	final, y0v := s, y0.Value().Clone()
 	back := func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
 		return reverseHeun(p, eng, final, y0v, steps, ts[0], path, gy, params)
 	}

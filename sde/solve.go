@@ -114,13 +114,38 @@ type Options struct {
 	// Gradient is how the solve is differentiated when tp records
 	// gradients (Backprop by default).
 	Gradient Gradient
+
+	// Adaptive turns on step-size control by step doubling (as torchsde's
+	// adaptive mode): every attempt takes a step of h and two of h/2 on the
+	// same Brownian path, whose difference estimates the error; accepted
+	// attempts enter the solution by their two half steps. Step is then
+	// the first step size. Any method; three times the work per step. The
+	// Brownian path must answer queries at any time (a Brownian does).
+	// Backprop records the rejected attempts too (they do not reach the
+	// outputs, so the gradients are those of the accepted steps); the
+	// Reversible gradient runs backward over the accepted half steps.
+	Adaptive bool
+	// RTol and ATol are the tolerances of adaptive steps: an attempt is
+	// accepted when the RMS norm of the error over
+	// ATol + RTol·max(|y|, |y₁|) is at most 1. 0 means torchsde's 1e-5 and
+	// 1e-4.
+	RTol, ATol float64
+	// MinStep is the smallest adaptive step (0: 1e-10 of the span); a step
+	// that must be smaller is an error wrapping ErrStepUnderflow. MaxSteps
+	// bounds the attempted steps (0: 10000), an error wrapping ErrMaxSteps.
+	MinStep  float64
+	MaxSteps int
 }
 
 // Stats counts the work of a solve.
 type Stats struct {
-	Steps          int
-	DriftEvals     int // evaluations of f, forward pass
-	DiffusionEvals int // evaluations of g, forward pass
+	// Steps counts the steps that make up the solution; with adaptive
+	// steps, two per accepted attempt.
+	Steps int
+	// Accepted and Rejected count the adaptive attempts.
+	Accepted, Rejected int
+	DriftEvals         int // evaluations of f, forward pass
+	DiffusionEvals     int // evaluations of g, forward pass
 	// BackwardEvals counts the vector–Jacobian products of (f, g) and the
 	// reconstructing evaluations of the Reversible gradient's backward
 	// pass; it is filled in when that pass runs.
@@ -172,67 +197,38 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 	if err != nil {
 		return nil, st, err
 	}
+	if opt.Adaptive {
+		if opt.RTol == 0 {
+			opt.RTol = 1e-5
+		}
+		if opt.ATol == 0 {
+			opt.ATol = 1e-4
+		}
+		if !(opt.RTol > 0) || !(opt.ATol > 0) || opt.MinStep < 0 || opt.MaxSteps < 0 {
+			return nil, st, fmt.Errorf("sde: adaptive tolerances RTol %g, ATol %g must be positive and MinStep %g, MaxSteps %d not negative", opt.RTol, opt.ATol, opt.MinStep, opt.MaxSteps)
+		}
+	}
 	if opt.Gradient == Reversible && !tp.NoGrad() {
-		return solveReversible(tp, p, y0, ts, path, opt.Step)
+		return solveReversible(tp, p, y0, ts, path, opt)
 	}
-	stp := newStepper(p, method, opt.DerivativeFree)
+	l := &loop[T]{p: p, stp: newStepper(p, method, opt.DerivativeFree), path: path, opt: opt, tp: tp}
 	ys = append(ys, y0)
-	y := y0
-	if err := stp.start(tp, ts[0], y0); err != nil {
-		return nil, st, p.fail(ts[0], err)
+	if tp.NoGrad() {
+		// Values only: run on a scratch tape reset at every step, so that
+		// memory does not grow with the steps.
+		l.tp = autograd.NewTape(tp.Engine())
+		l.tp.SetNoGrad(true)
+		defer l.tp.Release()
+		l.scratch = true
+		l.out = func(_ int, y autograd.Var[T]) { ys = append(ys, tp.Const(y.Value().Clone())) }
+		y0 = l.tp.Const(y0.Value())
+	} else {
+		l.out = func(_ int, y autograd.Var[T]) { ys = append(ys, y) }
 	}
-	err = forSteps(method, ts, opt.Step, func(k int, t, h float64) error {
-		dW, err := increment(tp, p, path, t, h)
-		if err != nil {
-			return err
-		}
-		if y, err = stp.step(tp, t, h, y, dW); err != nil {
-			return err
-		}
-		st.Steps++
-		if err := p.finite(y); err != nil {
-			return err
-		}
-		if k >= 0 {
-			ys = append(ys, y)
-		}
-		return nil
-	})
-	if err != nil {
+	if _, err := l.run(y0, ts); err != nil {
 		return nil, st, err
 	}
 	return ys, st, nil
-}
-
-// forSteps calls step for each step (t, h) from ts[0] to ts[len−1], with
-// k the index of the output time the step ends on, or −1. It wraps step's
-// errors in a SolveError naming the method and the step's start.
-func forSteps(method string, ts []float64, maxStep float64, step func(k int, t, h float64) error) error {
-	for k := 1; k < len(ts); k++ {
-		a, b := ts[k-1], ts[k]
-		n := stepsIn(b-a, maxStep)
-		h := (b - a) / float64(n)
-		for i := range n {
-			t := a + float64(i)*h
-			end := -1
-			if i == n-1 {
-				end = k
-				h = b - t // land exactly on the output time
-			}
-			if err := step(end, t, h); err != nil {
-				var se *SolveError
-				if errors.As(err, &se) {
-					return err
-				}
-				return &SolveError{Method: method, T: t, Err: err}
-			}
-		}
-	}
-	return nil
-}
-
-func stepsIn(span, maxStep float64) int {
-	return max(1, int(math.Ceil(span/maxStep*(1-1e-9))))
 }
 
 // increment reads ΔW = W(t, t+h) from the path as a constant shaped to
@@ -257,10 +253,22 @@ func iterated[T tensor.Float](tp *autograd.Tape[T], dW autograd.Var[T], h float6
 	return tp.Const(out)
 }
 
+// stepper is one method. start is called at t0; step advances y by one
+// step with the increment dW; snapshot and restore save and set back the
+// values a method carries from step to step (reversible Heun's ŷ, f and g),
+// for a rejected adaptive attempt or a scratch tape's reset.
 type stepper[T tensor.Float] interface {
 	start(tp *autograd.Tape[T], t0 float64, y0 autograd.Var[T]) error
 	step(tp *autograd.Tape[T], t, h float64, y, dW autograd.Var[T]) (autograd.Var[T], error)
+	snapshot() []autograd.Var[T]
+	restore([]autograd.Var[T])
 }
+
+// stateless is the snapshot and restore of a method that carries nothing.
+type stateless[T tensor.Float] struct{}
+
+func (stateless[T]) snapshot() []autograd.Var[T] { return nil }
+func (stateless[T]) restore([]autograd.Var[T])   {}
 
 func newStepper[T tensor.Float](p *problem[T], method string, derivativeFree bool) stepper[T] {
 	switch method {
@@ -276,7 +284,10 @@ func newStepper[T tensor.Float](p *problem[T], method string, derivativeFree boo
 	return &eulerMaruyama[T]{p: p}
 }
 
-type eulerMaruyama[T tensor.Float] struct{ p *problem[T] }
+type eulerMaruyama[T tensor.Float] struct {
+	stateless[T]
+	p *problem[T]
+}
 
 func (s *eulerMaruyama[T]) start(*autograd.Tape[T], float64, autograd.Var[T]) error { return nil }
 
@@ -293,6 +304,7 @@ func (s *eulerMaruyama[T]) step(tp *autograd.Tape[T], t, h float64, y, dW autogr
 }
 
 type milstein[T tensor.Float] struct {
+	stateless[T]
 	p              *problem[T]
 	derivativeFree bool
 }
@@ -331,7 +343,10 @@ func (s *milstein[T]) step(tp *autograd.Tape[T], t, h float64, y, dW autograd.Va
 	return autograd.LinComb([]T{1, T(h), 1, coef}, y, f, p.apply(g, dW), p.apply(lg, i11)), nil
 }
 
-type srk[T tensor.Float] struct{ p *problem[T] }
+type srk[T tensor.Float] struct {
+	stateless[T]
+	p *problem[T]
+}
 
 func (s *srk[T]) start(*autograd.Tape[T], float64, autograd.Var[T]) error { return nil }
 
@@ -366,7 +381,10 @@ func (s *srk[T]) step(tp *autograd.Tape[T], t, h float64, y, dW autograd.Var[T])
 		y, f1, f2, p.apply(g1, dW), p.apply(autograd.Sub(g2, g3), i11)), nil
 }
 
-type heun[T tensor.Float] struct{ p *problem[T] }
+type heun[T tensor.Float] struct {
+	stateless[T]
+	p *problem[T]
+}
 
 func (s *heun[T]) start(*autograd.Tape[T], float64, autograd.Var[T]) error { return nil }
 
@@ -399,6 +417,12 @@ type reversibleHeun[T tensor.Float] struct {
 	yhat      autograd.Var[T]
 	mu, sigma autograd.Var[T]
 }
+
+func (s *reversibleHeun[T]) snapshot() []autograd.Var[T] {
+	return []autograd.Var[T]{s.yhat, s.mu, s.sigma}
+}
+
+func (s *reversibleHeun[T]) restore(v []autograd.Var[T]) { s.yhat, s.mu, s.sigma = v[0], v[1], v[2] }
 
 func (s *reversibleHeun[T]) start(tp *autograd.Tape[T], t0 float64, y0 autograd.Var[T]) (err error) {
 	s.yhat = y0
