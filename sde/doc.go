@@ -1,2 +1,81 @@
-// Package sde solves stochastic differential equations.
+// Package sde solves stochastic differential equations
+//
+//	dY = f(t, Y) dt + g(t, Y) dW      (Itô)   or   dY = f dt + g ∘dW   (Stratonovich)
+//
+// on a Brownian path that is fixed by a seed, and differentiates the
+// solutions: torchsde's role, in the project's terms (tapes, tensors,
+// options structs, errors).
+//
+// # What there is
+//
+// Brownian motion: Brownian is a virtual Brownian tree (Li et al. 2020):
+// W(s, t) for any t0 ≤ s ≤ t ≤ t1, one independent motion per element of a
+// shape, found by Brownian-bridge bisection with a seed per node split from
+// its parent's, so the same seed gives the same path whatever order it is
+// queried in, forward or backward, in memory bounded by an LRU cache of
+// nodes. Path is the interface a solver reads increments through (a
+// caller's own replay of given increments is one too).
+//
+// Problems: an SDE is a drift f and a diffusion g written with autograd ops
+// (Funcs adapts two functions), so a solve records on an autograd.Tape and
+// Backward differentiates it. Noise says how g multiplies ΔW: Diagonal (g
+// shaped like y, one motion per element), Scalar (one motion per row of a
+// batch) or General (g a matrix per row, [B, d, m] against ΔW [B, m]).
+//
+// Methods (Options.Method), each for one calculus; the strong orders are
+// those measured on geometric Brownian motion in solve_test.go:
+//
+//	method            calculus       noise                     strong order  f, g per step
+//	euler             Itô            any                       ½ (0.49)      1, 1
+//	milstein          Itô            diagonal, scalar          1 (0.97–1.00) 1, 2 (JVP or difference)
+//	srk               Itô            diagonal, scalar          1 (0.97)      2, 3
+//	heun              Stratonovich   any (order 1 if commuting) 1 (0.95–0.97) 2, 2
+//	reversible_heun   Stratonovich   any                       ½; 1 measured 1, 1
+//	                                                           here (0.94–0.96)
+//
+// Options.Calculus, if set, must match the method's: a Stratonovich SDE
+// handed to an Itô method is an error, not a different answer. Steps are
+// fixed (the fewest equal steps of at most Options.Step between output
+// times) or, with Options.Adaptive, controlled by step doubling on the same
+// Brownian path (any method).
+//
+// Gradients (Options.Gradient): Backprop records every step on the tape
+// (exact gradients of the discrete solve, any method, memory growing with
+// the steps). Reversible, for reversible_heun, records the solve as one node
+// whose backward runs the steps in reverse, rebuilding each state from the
+// next in algebra (Kidger et al. 2021, "Efficient and accurate gradients
+// for neural SDEs"): the same gradients as Backprop to rounding, in memory
+// flat in the number of steps. Both are checked against central differences
+// in float64 on a fixed path.
+//
+// # Choices
+//
+//   - One code path: the methods are written once in autograd ops. A solve on
+//     a no-grad tape runs on a scratch tape reset at every step and returns
+//     its outputs as constants, so sampling keeps no history.
+//   - The Brownian tree computes in float64 and rounds each increment once
+//     to T, so W(s, u) = W(s, t) + W(t, u) holds to T's rounding for float32
+//     too. Query times within Options.Tol (2⁻⁴⁰ of the span by default) of a
+//     node read that node, so times computed two ways read one W; a step of
+//     (t1 − t0)/2^k reads exact dyadic values.
+//   - Milstein's derivative term ∂g/∂y·g is a Jacobian–vector product
+//     (autograd.JVP, differentiable again for Backprop), which is the
+//     Milstein correction for scalar noise and, for diagonal noise, when each
+//     g_i reads only y_i — the usual meaning of diagonal noise, and the
+//     condition for it to commute.
+//   - Milstein and srk refuse general noise: a strong order 1 there needs
+//     Lévy areas, which Brownian does not provide.
+//   - Errors, never panics, for bad input: options, a noise layout that does
+//     not fit the state and the path (both shapes named), a drift or diffusion
+//     of the wrong shape, a NaN or infinity in f, g or the state (ErrNonFinite,
+//     with the element and the time), a path queried outside its span
+//     (ErrOutsideSpan) or backward (ErrReversedInterval). A *SolveError names
+//     the method and the time of the step that failed.
+//
+// # Not yet
+//
+// The stochastic adjoint (Li et al. 2020) and checkpointing; Lévy areas (and
+// so torchsde's order-1.5 srk and Milstein for non-commuting noise); additive-
+// noise SRA methods; an SDE Block for odeblock's models; comparisons with
+// torchsde on given increments.
 package sde

@@ -24,17 +24,21 @@ const (
 	// 1992, §11.1). Strong order 1. One f and two g per step.
 	Milstein = "milstein"
 	// SRK is a stochastic Runge–Kutta method of strong order 1 for Itô
-	// SDEs with diagonal or scalar noise: Rößler's SRI family (2010) with
-	// the tableau torchsde's srk uses for such noise (c⁰ = (0, 1, 0),
-	// c¹ = (0, 1, 1), A⁰₂₁ = A¹₂₁ = A¹₃₁ = 1, B¹₂₁ = 1, B¹₃₁ = −1,
-	// α = (½, ½, 0), β¹ = (1, 0, 0), β² = (0, ½, −½), B⁰ = β³ = β⁴ = 0, so
-	// no Lévy area is needed):
+	// SDEs with diagonal or scalar noise, written in Rößler's (2010) SRI
+	// form with three stages chosen here so that no Lévy area is needed:
+	// c⁰ = (0, 1, 0), c¹ = (0, 1, 1), A⁰₂₁ = A¹₂₁ = A¹₃₁ = 1, B¹₂₁ = 1,
+	// B¹₃₁ = −1, α = (½, ½, 0), β¹ = (1, 0, 0), β² = (0, ½, −½),
+	// B⁰ = β³ = β⁴ = 0 (β²ᵀB¹e = 1, the order-1 condition of the
+	// iterated integral); Heun's rule for the drift and a central
+	// difference for Milstein's term:
 	//
 	//	y₁ = y + (h/2)(f(t, y) + f(t+h, y + f h)) + g(t, y) ΔW
 	//	       + (g(t+h, y + f h + g√h) − g(t+h, y + f h − g√h)) (ΔW² − h)/(4√h)
 	//
 	// with f = f(t, y), g = g(t, y) inside the stages. Two f and three g
-	// per step.
+	// per step. torchsde's srk is another member of the family, of strong
+	// order 1.5 (Rößler's SRI2), which needs the space-time Lévy area that
+	// Brownian does not provide yet.
 	SRK = "srk"
 	// Heun (Stratonovich; any noise): the stochastic trapezoidal rule
 	//
