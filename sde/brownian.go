@@ -22,6 +22,13 @@ type Path[T tensor.Float] interface {
 	Shape() []int
 }
 
+// AreaPath is a Path that also gives the space-time Lévy area of an
+// interval (Brownian.IncrementArea), as the order-1.5 method SRI2 needs.
+type AreaPath[T tensor.Float] interface {
+	Path[T]
+	IncrementArea(dW, dH *tensor.Tensor[T], s, t float64) error
+}
+
 // ErrOutsideSpan is wrapped by the errors of queries on a Brownian path
 // outside its span [t0, t1].
 var ErrOutsideSpan = errors.New("outside the Brownian path's span")
@@ -42,9 +49,9 @@ type BrownianOptions struct {
 	// ⌈log₂((t1 − t0)/Tol)⌉ (at most 60).
 	Tol float64
 	// CacheSize is the number of tree nodes kept (least recently used
-	// evicted), each one increment's worth of float64s; 0 means 128.
-	// Memory is bounded by CacheSize × the increment's size × 8 bytes
-	// whatever the number of queries; an evicted node is recomputed, with
+	// evicted), each two increments' worth of float64s (W and ∫W); 0
+	// means 128. Memory is bounded by CacheSize × the increment's size × 16
+	// bytes whatever the number of queries; an evicted node is recomputed, with
 	// the same value, when it is needed again.
 	CacheSize int
 }
@@ -60,11 +67,14 @@ type BrownianOptions struct {
 //
 //	W(m) = (W(a) + W(b))/2 + √((b − a)/4) · Z,  Z ~ N(0, I),
 //
-// with Z drawn from a generator seeded by the node's own seed, which is
-// split from its parent's (a left and a right child seed per node), so
-// that W at any node is a fixed function of the seed and the node: the
-// values do not depend on which queries came before, and a path read
-// backward in time (an adjoint or reversible solve) sees exactly the
+// conditioned further on the node's space-time Lévy area, which the tree
+// carries along with W (as the running integral ∫W; see node), so that
+// IncrementArea gives the area of any interval consistently with the
+// increments. The draws come from a generator seeded by the node's own
+// seed, which is split from its parent's (a left and a right child seed per
+// node), so that W at any node is a fixed function of the seed and the
+// node: the values do not depend on which queries came before, and a path
+// read backward in time (an adjoint or reversible solve) sees exactly the
 // increments the forward solve saw. A query time t descends until it is
 // within Tol of a node, and reads W there; a tree of depth d makes W exact
 // at the dyadic times t0 + k(t1 − t0)/2^d, so a fixed-step solve with
@@ -77,8 +87,9 @@ type BrownianOptions struct {
 // (the steps of a solve) cost about two new nodes each. A Brownian is safe
 // for concurrent use (a mutex guards the cache).
 //
-// Lévy areas are not provided: no solver here needs them (see the package
-// documentation).
+// Space-time Lévy areas come with IncrementArea (AreaPath); the
+// space-space Lévy areas between components, which methods of strong order
+// 1 for non-commuting general noise need, are not provided.
 type Brownian[T tensor.Float] struct {
 	t0, t1   float64
 	tol      float64
@@ -144,15 +155,18 @@ func NewBrownian[T tensor.Float](t0, t1 float64, shape []int, opt BrownianOption
 		shape: append([]int(nil), shape...), n: n,
 		seed:  splitmix(opt.Seed ^ 0x5DEECE66D1CE4E5B),
 		cache: make(map[nodeKey]*list.Element), lru: list.New(), cap: capacity,
-		ws: make([]float64, n), wt: make([]float64, n), zero: make([]float64, n),
+		ws: make([]float64, 2*n), wt: make([]float64, 2*n), zero: make([]float64, 2*n),
 		pcg: rand.NewPCG(0, 0),
 	}
 	b.rng = rand.New(b.pcg)
-	b.root = make([]float64, n)
+	// The root: W(t1) ~ N(0, T) and, independent of it, the space-time
+	// Lévy area H ~ N(0, T/12) of [t0, t1]; I(t1) = T(H + W(t1)/2).
+	b.root = make([]float64, 2*n)
 	b.normals(b.root, splitmix(b.seed^0xA0761D6478BD642F))
-	sd := math.Sqrt(span)
-	for i := range b.root {
-		b.root[i] *= sd
+	sd, sh := math.Sqrt(span), math.Sqrt(span/12)
+	for i := range n {
+		w := sd * b.root[i]
+		b.root[i], b.root[n+i] = w, span*(sh*b.root[n+i]+w/2)
 	}
 	return b, nil
 }
@@ -176,11 +190,44 @@ func (b *Brownian[T]) Increment(dst *tensor.Tensor[T], s, t float64) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	ws := b.at(s, b.ws)
-	wt := b.at(t, b.wt)
+	ws, _ := b.at(s, b.ws)
+	wt, _ := b.at(t, b.wt)
 	d := dst.Data()
 	for i := range d {
 		d[i] = T(wt[i] - ws[i])
+	}
+	return nil
+}
+
+// IncrementArea writes W(s, t) into dW and the space-time Lévy area of
+// [s, t] into dH (both shaped like the path),
+//
+//	H(s, t) = (1/h) ∫ₛᵗ (W(s, u) − ((u − s)/h) W(s, t)) du,   h = t − s,
+//
+// which is N(0, h/12) and independent of W(s, t); the iterated integral
+// ∫ₛᵗ W(s, u) du = h(H + W(s, t)/2) follows. For s = t both are zero.
+// Errors as Increment's.
+func (b *Brownian[T]) IncrementArea(dW, dH *tensor.Tensor[T], s, t float64) error {
+	if err := b.check(s, t); err != nil {
+		return err
+	}
+	if dW.Len() != b.n || dH.Len() != b.n {
+		return fmt.Errorf("sde: Brownian increment destinations have shapes %v and %v, want %v", dW.Shape(), dH.Shape(), b.shape)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ws, s := b.at(s, b.ws)
+	wt, t := b.at(t, b.wt)
+	n, h := b.n, t-s
+	w, a := dW.Data(), dH.Data()
+	for i := range w {
+		dw := wt[i] - ws[i]
+		w[i] = T(dw)
+		if h > 0 {
+			a[i] = T((wt[n+i]-ws[n+i]-h*ws[i])/h - dw/2)
+		} else {
+			a[i] = 0
+		}
 	}
 	return nil
 }
@@ -208,25 +255,27 @@ func (b *Brownian[T]) check(s, t float64) error {
 	return nil
 }
 
-// at returns W(t): a cached slice, the root, zeros, or scratch filled in.
-// The caller holds b.mu. The result is valid until the next call.
-func (b *Brownian[T]) at(t float64, scratch []float64) []float64 {
+// at returns (W(t), I(t)), I(t) = ∫_{t0}^t W(u) du, concatenated: a cached
+// slice, the root, zeros, or scratch filled in; and the time of the node it
+// read (t to within Tol). The caller holds b.mu. The result is valid until
+// the next call.
+func (b *Brownian[T]) at(t float64, scratch []float64) ([]float64, float64) {
 	a, c := b.t0, b.t1
 	wa, wc := b.zero, b.root
 	seed := b.seed
 	var index uint64
 	for depth := 0; ; depth++ {
 		if math.Abs(t-a) <= b.tol {
-			return wa
+			return wa, a
 		}
 		if math.Abs(t-c) <= b.tol {
-			return wc
+			return wc, c
 		}
 		m := a + (c-a)/2
 		wm := b.node(nodeKey{depth, index}, seed, a, c, wa, wc)
 		if math.Abs(t-m) <= b.tol || depth+1 >= b.maxDepth {
 			copy(scratch, wm)
-			return scratch
+			return scratch, m
 		}
 		if t < m {
 			c, wc = m, wm
@@ -240,18 +289,36 @@ func (b *Brownian[T]) at(t float64, scratch []float64) []float64 {
 	}
 }
 
-// node returns W at the midpoint of the node [a, c], from the cache or
-// drawn from the bridge between wa and wc with the node's seed.
+// node returns (W, I) at the midpoint m of the node [a, c], from the cache
+// or drawn given the node's ends with the node's seed. With h = c − a,
+// W = W(a, c) and H the node's space-time Lévy area (from I(c) − I(a)),
+// the halves' increments W₁, W₂ and areas H₁, H₂ are independent,
+// N(0, h/2) and N(0, h/24), and tied to the whole by W = W₁ + W₂ and
+// H = (H₁ + H₂)/2 + (W₁ − W₂)/4. Conditioned on W and H, D = W₁ − W₂ is
+// N(3H, h/4), S = H₁ + H₂ = 2H − D/2, and E = H₁ − H₂ is N(0, h/12) on its
+// own; so W(m) = W(a) + (W + D)/2 and I(m) = I(a) + (h/2)(W(a) + H₁ + W₁/2)
+// with H₁ = (S + E)/2. Without the areas this is the Brownian bridge:
+// D is N(0, h) given W alone, and W(m) has mean (W(a) + W(c))/2 and
+// variance h/4.
 func (b *Brownian[T]) node(k nodeKey, seed uint64, a, c float64, wa, wc []float64) []float64 {
 	if e, ok := b.cache[k]; ok {
 		b.lru.MoveToFront(e)
 		return e.Value.(*cacheEntry).w
 	}
-	w := make([]float64, b.n)
+	n := b.n
+	w := make([]float64, 2*n)
 	b.normals(w, seed)
-	sd := math.Sqrt((c - a) / 4)
-	for i := range w {
-		w[i] = (wa[i]+wc[i])/2 + sd*w[i]
+	h := c - a
+	sd, se := math.Sqrt(h/4), math.Sqrt(h/12)
+	for i := range n {
+		wab := wc[i] - wa[i]
+		hab := (wc[n+i]-wa[n+i]-h*wa[i])/h - wab/2
+		d := 3*hab + sd*w[i]
+		sum := 2*hab - d/2
+		e := se * w[n+i]
+		w1 := (wab + d) / 2
+		h1 := (sum + e) / 2
+		w[i], w[n+i] = wa[i]+w1, wa[n+i]+h/2*(wa[i]+h1+w1/2)
 	}
 	if b.lru.Len() >= b.cap {
 		old := b.lru.Back()
