@@ -38,6 +38,8 @@ func TestMain(m *testing.M) {
 			} else {
 				standinDir = dir
 				os.Setenv(DirEnv, dir)
+				// The compiled kernels go to a cache of the test's own.
+				os.Setenv(KernelCacheEnv, filepath.Join(dir, "kernel-cache"))
 				// The stand-in's device memory is the host's; a small limit
 				// also has the models' tests drop copies under the verify mode.
 				os.Setenv(CacheEnv, "32")
@@ -50,10 +52,26 @@ func TestMain(m *testing.M) {
 
 // buildStandin compiles the stand-in libraries into dir.
 func buildStandin(dir string) error {
+	emu, err := filepath.Abs("testdata/standin_kernel.h")
+	if err != nil {
+		return err
+	}
+	// Read by the test itself, the sources count for go test's cache (gcc
+	// reading them does not).
+	srcs, _ := filepath.Glob("testdata/standin_*")
+	for _, s := range srcs {
+		if _, err := os.ReadFile(s); err != nil {
+			return err
+		}
+	}
 	for _, args := range [][]string{
 		{"-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "libcudart.so"), "testdata/standin_rt.c", "-lpthread"},
 		{"-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "libcublas.so"), "testdata/standin_blas.c", "-L" + dir, "-lcudart", "-Wl,-rpath,$ORIGIN"},
 		{"-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "libcudnn.so"), "testdata/standin_dnn.c", "-L" + dir, "-lcudart", "-Wl,-rpath,$ORIGIN"},
+		// The driver and NVRTC under their first names, ahead of a real
+		// NVRTC (Debian's libnvrtc11.2) on the loader's path.
+		{"-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "libcuda.so.1"), "testdata/standin_cuda.c", "-L" + dir, "-lcudart", "-Wl,-rpath,$ORIGIN", "-ldl"},
+		{"-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "libnvrtc.so.13"), "testdata/standin_nvrtc.c", "-DSTANDIN_EMU=\"" + emu + "\""},
 	} {
 		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("gcc %s: %v: %s", strings.Join(args, " "), err, out)

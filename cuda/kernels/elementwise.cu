@@ -1,0 +1,183 @@
+// The elementwise kernels of package cuda, compiled at run time by NVRTC
+// (and, in the tests, by the C compiler under the stand-in's emulation
+// header; see the package doc for the rules that makes them follow).
+//
+// Every kernel walks its elements in a grid-stride loop, so any grid runs
+// them all; the launch picks the grid. The reductions reduce each block in
+// static shared memory with __syncthreads, blocks of exactly NORM_THREADS
+// threads, and write one record per block; a second kernel of one block
+// reduces the records. No warp intrinsics, no atomics, no dynamic shared
+// memory. Sizes are long long. The source is C as well as CUDA C++: kernels
+// have C linkage, and no helper is overloaded (float and double versions
+// come from one macro, suffixed _f32 and _f64).
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// isnan_d and notfinite_d, without the math headers: NaN is the one value
+// unequal to itself, and x − x is NaN exactly when x is NaN or ±Inf.
+__device__ static inline int isnan_d(double x) { return x != x; }
+__device__ static inline int notfinite_d(double x) {
+	double d = x - x;
+	return d != d;
+}
+
+#define ANK_ELEMENTWISE(S, T, EXP, LOG1P, EXPM1, TANH, FMA)                                              \
+	__device__ static inline T abs_##S(T x) { return x < 0 ? -x : x; }                                     \
+	/* max of a and b, NaN when either is */                                                               \
+	__device__ static inline T maxnan_##S(T a, T b) { return (a != a || a > b) ? a : b; }                   \
+                                                                                                               \
+	__global__ void fill_##S(T *__restrict__ y, T v, long long n) {                                         \
+		for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                       \
+		     i += (long long)gridDim.x * blockDim.x)                                                    \
+			y[i] = v;                                                                              \
+	}                                                                                                      \
+                                                                                                               \
+	__global__ void copy_##S(T *__restrict__ y, const T *__restrict__ x, long long n) {                     \
+		for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                       \
+		     i += (long long)gridDim.x * blockDim.x)                                                    \
+			y[i] = x[i];                                                                           \
+	}                                                                                                      \
+                                                                                                               \
+	/* y = base + c0·k0 + … + c(m−1)·k(m−1), each product rounded, the terms added in order        \
+	   (base null: 0 + …). y may be base; no k may overlap y. */                                        \
+	__global__ void lincomb_##S(T *y, const T *base, long long m, const T *k0, const T *k1,                \
+				    const T *k2, const T *k3, const T *k4, const T *k5, const T *k6, T c0,     \
+				    T c1, T c2, T c3, T c4, T c5, T c6, long long n) {                         \
+		for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                       \
+		     i += (long long)gridDim.x * blockDim.x) {                                                  \
+			T s = base ? base[i] : (T)0;                                                           \
+			T p;                                                                                   \
+			if (m > 0) { p = c0 * k0[i]; s = s + p; }                                              \
+			if (m > 1) { p = c1 * k1[i]; s = s + p; }                                              \
+			if (m > 2) { p = c2 * k2[i]; s = s + p; }                                              \
+			if (m > 3) { p = c3 * k3[i]; s = s + p; }                                              \
+			if (m > 4) { p = c4 * k4[i]; s = s + p; }                                              \
+			if (m > 5) { p = c5 * k5[i]; s = s + p; }                                              \
+			if (m > 6) { p = c6 * k6[i]; s = s + p; }                                              \
+			y[i] = s;                                                                              \
+		}                                                                                              \
+	}                                                                                                      \
+                                                                                                               \
+	__device__ static inline T sigmoid_##S(T x) {                                                          \
+		if (x >= 0) return (T)1 / ((T)1 + EXP(-x));                                                    \
+		T e = EXP(x);                                                                                  \
+		return e / ((T)1 + e);                                                                         \
+	}                                                                                                      \
+	__device__ static inline T softplus_##S(T x) {                                                         \
+		if (x > 0) return x + LOG1P(EXP(-x));                                                          \
+		return LOG1P(EXP(x));                                                                          \
+	}                                                                                                      \
+	/* max(x, 0) with NaN kept and −0 made +0 */                                                           \
+	__device__ static inline T relu_##S(T x) { return x > 0 ? x : (x != x ? x : (T)0); }                   \
+                                                                                                               \
+	/* y = f(x) for op 0 tanh, 1 sigmoid, 2 exp, 3 relu, 4 softplus (the MapOp values) */                  \
+	__global__ void map_##S(T *__restrict__ y, const T *__restrict__ x, int op, long long n) {             \
+		for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                       \
+		     i += (long long)gridDim.x * blockDim.x) {                                                  \
+			T v = x[i];                                                                            \
+			switch (op) {                                                                          \
+			case 0: v = TANH(v); break;                                                            \
+			case 1: v = sigmoid_##S(v); break;                                                     \
+			case 2: v = EXP(v); break;                                                             \
+			case 3: v = relu_##S(v); break;                                                        \
+			default: v = softplus_##S(v); break;                                                   \
+			}                                                                                      \
+			y[i] = v;                                                                              \
+		}                                                                                              \
+	}                                                                                                      \
+                                                                                                               \
+	/* z = g·f′ from the map's output y (or z += it, acc ≠ 0): tanh 1 − y², sigmoid y − y² (each      \
+	   rounded once), exp y, relu [y > 0] (+0 elsewhere, whatever g), softplus −expm1(−y). */          \
+	__global__ void mapbwd_##S(T *z, const T *__restrict__ g, const T *__restrict__ y, int op, int acc,   \
+				   long long n) {                                                              \
+		for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                       \
+		     i += (long long)gridDim.x * blockDim.x) {                                                  \
+			T v = y[i], d;                                                                         \
+			switch (op) {                                                                          \
+			case 0: d = g[i] * FMA(-v, v, (T)1); break;                                            \
+			case 1: d = g[i] * FMA(-v, v, v); break;                                               \
+			case 2: d = g[i] * v; break;                                                           \
+			case 3: d = v > 0 ? g[i] : (T)0; break;                                                \
+			default: d = g[i] * -EXPM1(-v); break;                                                 \
+			}                                                                                      \
+			z[i] = acc ? z[i] + d : d;                                                             \
+		}                                                                                              \
+	}                                                                                                      \
+                                                                                                               \
+	/* One record per block of the scaled error r = e/(atol + rtol·max(|y0|, |y1|)), formed in T:    \
+	   part[4b..4b+3] = Σ (scale·r)² over the finite r, max |r| over them, the count of NaN r, the   \
+	   count of ±Inf r. Blocks of NORM_THREADS threads. */                                              \
+	__global__ void errnorm_##S(double *__restrict__ part, const T *__restrict__ e,                         \
+				    const T *__restrict__ y0, const T *__restrict__ y1, T atol, T rtol,        \
+				    double scale, long long n) {                                               \
+		__shared__ double sh[4 * NORM_THREADS];                                                        \
+		double sum = 0, mx = 0, nnan = 0, ninf = 0;                                                      \
+		for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                       \
+		     i += (long long)gridDim.x * blockDim.x) {                                                  \
+			T w = atol + rtol * maxnan_##S(abs_##S(y0[i]), abs_##S(y1[i]));                         \
+			double r = (double)(e[i] / w);                                                         \
+			if (isnan_d(r)) {                                                                      \
+				nnan += 1;                                                                      \
+			} else if (notfinite_d(r)) {                                                           \
+				ninf += 1;                                                                      \
+			} else {                                                                               \
+				r = r < 0 ? -r : r;                                                            \
+				mx = r > mx ? r : mx;                                                          \
+				r *= scale;                                                                    \
+				sum += r * r;                                                                  \
+			}                                                                                      \
+		}                                                                                              \
+		reduce4(sh, sum, mx, nnan, ninf);                                                                \
+		if (threadIdx.x == 0)                                                                          \
+			for (int j = 0; j < 4; j++) part[4 * blockIdx.x + j] = sh[j * NORM_THREADS];             \
+	}
+
+#define NORM_THREADS 256
+
+// reduce4 combines the four values of every thread of a block of
+// NORM_THREADS threads in sh (4·NORM_THREADS doubles): sums of the first,
+// third and fourth, the largest second, the results in sh[0],
+// sh[NORM_THREADS], sh[2·NORM_THREADS], sh[3·NORM_THREADS].
+__device__ static void reduce4(double *sh, double sum, double mx, double nnan, double ninf) {
+	int t = threadIdx.x;
+	sh[t] = sum;
+	sh[NORM_THREADS + t] = mx;
+	sh[2 * NORM_THREADS + t] = nnan;
+	sh[3 * NORM_THREADS + t] = ninf;
+	__syncthreads();
+	for (int w = NORM_THREADS / 2; w > 0; w >>= 1) {
+		if (t < w) {
+			sh[t] += sh[t + w];
+			double a = sh[NORM_THREADS + t], b = sh[NORM_THREADS + t + w];
+			sh[NORM_THREADS + t] = b > a ? b : a;
+			sh[2 * NORM_THREADS + t] += sh[2 * NORM_THREADS + t + w];
+			sh[3 * NORM_THREADS + t] += sh[3 * NORM_THREADS + t + w];
+		}
+		__syncthreads();
+	}
+}
+
+ANK_ELEMENTWISE(f32, float, expf, log1pf, expm1f, tanhf, fmaf)
+ANK_ELEMENTWISE(f64, double, exp, log1p, expm1, tanh, fma)
+
+// errnorm_final reduces the nparts records of errnorm_* to one, in out[0..3].
+// One block of NORM_THREADS threads.
+__global__ void errnorm_final(double *__restrict__ out, const double *__restrict__ part, long long nparts) {
+	__shared__ double sh[4 * NORM_THREADS];
+	double sum = 0, mx = 0, nnan = 0, ninf = 0;
+	for (long long b = threadIdx.x; b < nparts; b += blockDim.x) {
+		sum += part[4 * b];
+		mx = part[4 * b + 1] > mx ? part[4 * b + 1] : mx;
+		nnan += part[4 * b + 2];
+		ninf += part[4 * b + 3];
+	}
+	reduce4(sh, sum, mx, nnan, ninf);
+	if (threadIdx.x == 0)
+		for (int j = 0; j < 4; j++) out[j] = sh[j * NORM_THREADS];
+}
+
+#ifdef __cplusplus
+}
+#endif

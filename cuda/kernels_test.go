@@ -1,0 +1,785 @@
+package cuda
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// kernels returns the kernels on device 0, closed at the test's end; the
+// test skips without NVRTC and the driver (and without the stand-in).
+func kernels(t *testing.T) *Kernels {
+	t.Helper()
+	if _, err := loadedKernelLibs(); err != nil {
+		t.Skipf("no NVRTC and driver, and no stand-in: %v", err)
+	}
+	k, err := NewKernels(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := k.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return k
+}
+
+// toDevice returns a new Buffer holding x, freed at the test's end.
+func toDevice[T tensor.Float](t *testing.T, k *Kernels, x []T) Buffer[T] {
+	t.Helper()
+	b, err := Alloc[T](k, len(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := Free(k, b); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := Upload(k, b, x); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func fromDevice[T tensor.Float](t *testing.T, k *Kernels, b Buffer[T]) []T {
+	t.Helper()
+	x := make([]T, b.Len())
+	if err := Download(k, x, b); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// lengths are the sizes the kernels run on: empty, one, a block and
+// around it, and more than the stand-in's largest grid (4 multiprocessors ×
+// 32 blocks × 256 threads), so the grid-stride loops go round.
+var lengths = []int{0, 1, 7, 255, 256, 257, 1000, 40000}
+
+// edges are the values every kernel meets besides random ones.
+var edges = []float64{0, math.Copysign(0, -1), 1, -1, 0.5, 1e-30, -1e-30, 20, -20, 88, 89, -88, -104, 710, -745, 1e30, -1e30,
+	math.Inf(1), math.Inf(-1), math.NaN(), math.MaxFloat32, 1e-45, 5e-324, math.MaxFloat64}
+
+// values returns n values of T: the edges first, then random ones of
+// magnitudes from 1e-3 to 1e2, signs mixed.
+func values[T tensor.Float](r *rand.Rand, n int) []T {
+	x := make([]T, n)
+	for i := range x {
+		if i < len(edges) && n > 2*len(edges) {
+			x[i] = T(edges[i])
+			continue
+		}
+		v := math.Pow(10, -3+5*r.Float64())
+		if r.IntN(2) == 0 {
+			v = -v
+		}
+		x[i] = T(v)
+	}
+	return x
+}
+
+func isNaN[T tensor.Float](v T) bool { return v != v }
+
+// same reports whether a and b are the same value (NaN the same as NaN,
+// the signs of zero told apart).
+func same[T tensor.Float](a, b T) bool {
+	if isNaN(a) || isNaN(b) {
+		return isNaN(a) && isNaN(b)
+	}
+	return a == b && math.Signbit(float64(a)) == math.Signbit(float64(b))
+}
+
+// ulp returns the spacing of T's values at |v|.
+func ulp[T tensor.Float](v T) float64 {
+	a := math.Abs(float64(v))
+	if _, ok := any(v).(float32); ok {
+		return float64(math.Nextafter32(float32(a), float32(math.Inf(1)))) - a
+	}
+	return math.Nextafter(a, math.Inf(1)) - a
+}
+
+// within reports whether got is want to tol ulps of want (NaN as NaN,
+// infinities exactly).
+func within[T tensor.Float](got, want T, tol float64) bool {
+	if same(got, want) {
+		return true
+	}
+	if isNaN(got) || isNaN(want) || math.IsInf(float64(want), 0) || math.IsInf(float64(got), 0) {
+		return same(got, want) || got == want
+	}
+	return math.Abs(float64(got)-float64(want)) <= tol*ulp(want)
+}
+
+func bothTypes(t *testing.T, f32, f64 func(t *testing.T)) {
+	t.Run("float32", f32)
+	t.Run("float64", f64)
+}
+
+// TestFillCopy: Fill sets every element, Copy copies every bit (NaN,
+// infinities, −0 and subnormals among them), on every length.
+func TestFillCopy(t *testing.T) {
+	k := kernels(t)
+	bothTypes(t, func(t *testing.T) { testFillCopy[float32](t, k) }, func(t *testing.T) { testFillCopy[float64](t, k) })
+}
+
+func testFillCopy[T tensor.Float](t *testing.T, k *Kernels) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range lengths {
+		x := values[T](r, n)
+		src, dst := toDevice(t, k, x), toDevice(t, k, make([]T, n))
+		if err := Copy(k, dst, src); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range fromDevice(t, k, dst) {
+			if !same(v, x[i]) {
+				t.Fatalf("n=%d: Copy[%d] = %v, want %v", n, i, v, x[i])
+			}
+		}
+		for _, v := range []T{T(math.NaN()), T(math.Inf(-1)), T(math.Copysign(0, -1)), 3.25} {
+			if err := Fill(k, dst, v); err != nil {
+				t.Fatal(err)
+			}
+			for i, got := range fromDevice(t, k, dst) {
+				if !same(got, v) {
+					t.Fatalf("n=%d: Fill(%v)[%d] = %v", n, v, i, got)
+				}
+			}
+		}
+		if n > 3 { // a part of a buffer: the rest untouched
+			if err := Fill(k, dst.Slice(1, 3), 7); err != nil {
+				t.Fatal(err)
+			}
+			got := fromDevice(t, k, dst)
+			if got[0] != 3.25 || got[1] != 7 || got[2] != 7 || got[3] != 3.25 {
+				t.Fatalf("n=%d: Fill of [1, 3): %v", n, got[:4])
+			}
+		}
+	}
+}
+
+// linCombRef is the CPU's linear combination: each product rounded, the
+// terms added in order.
+func linCombRef[T tensor.Float](base []T, coef []T, src [][]T, n int) []T {
+	y := make([]T, n)
+	for i := range y {
+		var s T
+		if base != nil {
+			s = base[i]
+		}
+		for j, c := range coef {
+			p := T(c * src[j][i]) // the conversion forbids fusing the product into the sum
+			s += p
+		}
+		y[i] = s
+	}
+	return y
+}
+
+// TestLinComb: y = base + Σ cⱼ kⱼ for 0 to MaxTerms terms, with and
+// without base, in place over base, equals the CPU's sum bit for bit
+// (tensor.LinearCombination and the reference), NaN and Inf included.
+func TestLinComb(t *testing.T) {
+	k := kernels(t)
+	bothTypes(t, func(t *testing.T) { testLinComb[float32](t, k) }, func(t *testing.T) { testLinComb[float64](t, k) })
+}
+
+func testLinComb[T tensor.Float](t *testing.T, k *Kernels) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 257, 40000} {
+		base := values[T](r, n)
+		var src [][]T
+		var bufs []Buffer[T]
+		for range MaxTerms {
+			s := values[T](r, n)
+			r.Shuffle(n, func(i, j int) { s[i], s[j] = s[j], s[i] }) // edges meet other values
+			src = append(src, s)
+			bufs = append(bufs, toDevice(t, k, s))
+		}
+		coef := make([]T, MaxTerms)
+		for j := range coef {
+			coef[j] = T(r.NormFloat64())
+		}
+		for m := 0; m <= MaxTerms; m++ {
+			for _, mode := range []string{"base", "no base", "in place"} {
+				dst := toDevice(t, k, make([]T, n))
+				b := toDevice(t, k, base)
+				var want []T
+				switch mode {
+				case "base":
+					want = linCombRef(base, coef[:m], src[:m], n)
+				case "no base":
+					b = Buffer[T]{}
+					want = linCombRef(nil, coef[:m], src[:m], n)
+				case "in place":
+					dst = b
+					want = linCombRef(base, coef[:m], src[:m], n)
+				}
+				if err := LinComb(k, dst, b, coef[:m], bufs[:m]); err != nil {
+					t.Fatal(err)
+				}
+				cpu := make([]T, n)
+				var cb []T
+				if mode != "no base" {
+					cb = base
+				}
+				tensor.LinearCombination(cpu, cb, coef[:m], src[:m])
+				for i, v := range fromDevice(t, k, dst) {
+					if !same(v, want[i]) || !same(v, cpu[i]) {
+						t.Fatalf("n=%d, %d terms, %s: y[%d] = %v, want %v (tensor.LinearCombination %v)", n, m, mode, i, v, want[i], cpu[i])
+					}
+				}
+			}
+		}
+	}
+	if err := LinComb(k, bufs1[T](t, k), Buffer[T]{}, make([]T, 8), make([]Buffer[T], 8)); err == nil {
+		t.Error("LinComb of 8 terms: no error")
+	}
+}
+
+func bufs1[T tensor.Float](t *testing.T, k *Kernels) Buffer[T] { return toDevice(t, k, []T{1}) }
+
+// mapRef is op(x) computed in float64 with the Go functions the tensor
+// package's maps are checked against.
+func mapRef(op MapOp, x float64) float64 {
+	switch op {
+	case Tanh:
+		return math.Tanh(x)
+	case Sigmoid:
+		return tensor.SigmoidOf(x)
+	case Exp:
+		return math.Exp(x)
+	case ReLU:
+		if x > 0 || x != x {
+			return x
+		}
+		return 0
+	}
+	return tensor.SoftplusOf(x)
+}
+
+// mapTol is the most ulps a map may be from the float64 reference rounded
+// to T: CUDA's tanhf, expf and log1pf are within 2 ulps, and sigmoid and
+// softplus compose them.
+func mapTol(op MapOp) float64 {
+	if op == ReLU {
+		return 0
+	}
+	return 4
+}
+
+// TestMap: each map on random and edge values (NaN, ±Inf, ±0, overflow,
+// subnormal results) is within mapTol ulps of the float64 reference;
+// ReLU is exact and makes −0 +0; in place as well.
+func TestMap(t *testing.T) {
+	k := kernels(t)
+	bothTypes(t, func(t *testing.T) { testMap[float32](t, k) }, func(t *testing.T) { testMap[float64](t, k) })
+}
+
+func testMap[T tensor.Float](t *testing.T, k *Kernels) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range lengths {
+		x := values[T](r, n)
+		for i := range x {
+			if r.IntN(2) == 0 && !math.IsInf(float64(x[i]), 0) && i >= len(edges) {
+				x[i] = T(math.Mod(float64(x[i]), 30)) // most where the functions bend
+			}
+		}
+		for op := range numMapOps {
+			src, dst := toDevice(t, k, x), toDevice(t, k, make([]T, n))
+			if err := Map(k, op, dst, src); err != nil {
+				t.Fatal(err)
+			}
+			got := fromDevice(t, k, dst)
+			if err := Map(k, op, src, src); err != nil { // in place
+				t.Fatal(err)
+			}
+			inPlace := fromDevice(t, k, src)
+			for i, v := range got {
+				want := T(mapRef(op, float64(x[i])))
+				if !within(v, want, mapTol(op)) || !same(inPlace[i], v) {
+					t.Fatalf("n=%d: %v(%v) = %v (in place %v), want %v", n, op, x[i], v, inPlace[i], want)
+				}
+				if op == ReLU && v == 0 && math.Signbit(float64(v)) {
+					t.Fatalf("ReLU(%v) = −0", x[i])
+				}
+			}
+		}
+	}
+	if err := Map(k, MapOp(9), bufs1[T](t, k), bufs1[T](t, k)); err == nil {
+		t.Error("an unknown map: no error")
+	}
+}
+
+// bwdRef is the backward map's g·f′(y) in float64 (the once-rounded
+// factors of tanh and sigmoid as fma).
+func bwdRef(op MapOp, g, y float64) float64 {
+	switch op {
+	case Tanh:
+		return g * math.FMA(-y, y, 1)
+	case Sigmoid:
+		return g * math.FMA(-y, y, y)
+	case Exp:
+		return g * y
+	case ReLU:
+		if y > 0 {
+			return g
+		}
+		return 0
+	}
+	return g * -math.Expm1(-y)
+}
+
+// TestMapBackward: each backward map, set and accumulated, on the outputs
+// of its map (and on edge values: NaN and Inf gradients and outputs), is
+// within a few ulps of the float64 reference; ReLU and Exp exactly, ReLU's
+// +0 where y is not positive whatever g.
+func TestMapBackward(t *testing.T) {
+	k := kernels(t)
+	bothTypes(t, func(t *testing.T) { testMapBackward[float32](t, k) }, func(t *testing.T) { testMapBackward[float64](t, k) })
+}
+
+func testMapBackward[T tensor.Float](t *testing.T, k *Kernels) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 257, 40000} {
+		g, z := values[T](r, n), values[T](r, n)
+		r.Shuffle(n, func(i, j int) { g[i], g[j] = g[j], g[i] })
+		for op := range numMapOps {
+			y := values[T](r, n)
+			for i := range y {
+				if i >= len(edges) {
+					y[i] = T(mapRef(op, float64(y[i])))
+				}
+			}
+			yb, gb := toDevice(t, k, y), toDevice(t, k, g)
+			for _, acc := range []bool{false, true} {
+				dst := toDevice(t, k, z)
+				if err := MapBackward(k, op, dst, gb, yb, acc); err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range fromDevice(t, k, dst) {
+					d := T(bwdRef(op, float64(g[i]), float64(y[i])))
+					want, tol := d, 2.0
+					if op == Softplus {
+						tol = 4
+					}
+					if op == ReLU || op == Exp || is64[T]() && op != Softplus {
+						tol = 0
+					}
+					if acc {
+						want = z[i] + d
+						// the product's error, in ulps of the sum
+						if u := ulp(want); u > 0 && !math.IsInf(float64(want), 0) {
+							tol = tol*ulp(d)/u + 1
+						}
+					}
+					if !within(v, want, tol) {
+						t.Fatalf("n=%d: %vBackward(g=%v, y=%v), acc %v: %v, want %v", n, op, g[i], y[i], acc, v, want)
+					}
+					if op == ReLU && !acc && !(y[i] > 0) && (v != 0 || math.Signbit(float64(v))) {
+						t.Fatalf("ReLUBackward(g=%v, y=%v) = %v, want +0", g[i], y[i], v)
+					}
+				}
+			}
+		}
+	}
+}
+
+// normRef is the scaled error norm formed as the CPU solvers form it:
+// the ratios in T (max NaN when either is), their squares summed in
+// float64 here.
+func normRef[T tensor.Float](e, y0, y1 []T, atol, rtol T) Norm {
+	var res Norm
+	var sum float64
+	for i := range e {
+		a, b := y0[i], y1[i]
+		if a < 0 {
+			a = -a
+		}
+		if b < 0 {
+			b = -b
+		}
+		w := atol + T(rtol*max(a, b))
+		r := float64(e[i] / w)
+		switch {
+		case math.IsNaN(r):
+			res.NaN++
+		case math.IsInf(r, 0):
+			res.Inf++
+		default:
+			res.Max = math.Max(res.Max, math.Abs(r))
+		}
+	}
+	for i := range e { // scaled by the largest: no square overflows or underflows
+		a, b := y0[i], y1[i]
+		if a < 0 {
+			a = -a
+		}
+		if b < 0 {
+			b = -b
+		}
+		if r := float64(e[i]/(atol+T(rtol*max(a, b)))) / res.Max; !math.IsNaN(r) && !math.IsInf(r, 0) {
+			sum += r * r
+		}
+	}
+	switch {
+	case res.NaN > 0:
+		res.RMS = math.NaN()
+	case res.Inf > 0:
+		res.RMS = math.Inf(1)
+	case res.Max > 0:
+		res.RMS = res.Max * math.Sqrt(sum/float64(len(e)))
+	}
+	return res
+}
+
+// TestErrorNorm: the RMS of e/(atol + rtol·max(|y0|, |y1|)) agrees with
+// the reference to 1e-12 relative (the same ratios, summed in another
+// order), the largest ratio exactly, the NaN and Inf counts exactly (a NaN
+// in y0 or y1 alone counts); errors so large or small that their squares
+// leave float64 are rescaled.
+func TestErrorNorm(t *testing.T) {
+	k := kernels(t)
+	bothTypes(t, func(t *testing.T) { testErrorNorm[float32](t, k) }, func(t *testing.T) { testErrorNorm[float64](t, k) })
+}
+
+func testErrorNorm[T tensor.Float](t *testing.T, k *Kernels) {
+	r := rand.New(rand.NewPCG(9, 10))
+	type tc struct {
+		name   string
+		scale  float64 // of the errors
+		nonfin bool    // plant a NaN in y1 and an Inf in e
+	}
+	cases := []tc{{"plain", 1e-4, false}, {"non-finite", 1e-4, true}}
+	if is64[T]() {
+		cases = append(cases, tc{"huge", 1e200, false}, tc{"tiny", 1e-200, false})
+	}
+	for _, n := range lengths {
+		for _, c := range cases {
+			e, y0, y1 := make([]T, n), make([]T, n), make([]T, n)
+			for i := range e {
+				e[i] = T(c.scale * r.NormFloat64())
+				y0[i] = T(r.NormFloat64())
+				y1[i] = y0[i] + T(0.01*r.NormFloat64())
+			}
+			if c.nonfin && n >= 3 {
+				y1[n/2] = T(math.NaN())
+				e[n-1] = T(math.Inf(-1))
+			}
+			atol, rtol := T(1e-6), T(1e-3)
+			got, err := ErrorNorm(k, toDevice(t, k, e), toDevice(t, k, y0), toDevice(t, k, y1), atol, rtol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := normRef(e, y0, y1, atol, rtol)
+			okRMS := math.Abs(got.RMS-want.RMS) <= 1e-12*want.RMS || same(got.RMS, want.RMS)
+			if !okRMS || got.Max != want.Max || got.NaN != want.NaN || got.Inf != want.Inf || got.NonFinite() != (want.NaN+want.Inf > 0) {
+				t.Fatalf("n=%d %s: %+v, want %+v", n, c.name, got, want)
+			}
+		}
+	}
+}
+
+// TestCompileErrorLog: a source that does not compile is a
+// *CompileError whose log names what is wrong.
+func TestCompileErrorLog(t *testing.T) {
+	kernels(t)
+	libs, _ := loadedKernelLibs()
+	src := "extern \"C\" __global__ void broken(float *y) { y[0] = no_such_thing; }\n"
+	if standinDir != "" {
+		src = strings.Replace(src, "extern \"C\" ", "", 1) // the stand-in builds C
+	}
+	_, err := libs.compile(src, "broken.cu", append(nvrtcOptions, "--gpu-architecture=sm_80"))
+	var ce *CompileError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Log, "no_such_thing") || !strings.Contains(err.Error(), "no_such_thing") || ce.Arch != "sm_80" {
+		t.Fatalf("compile error %v, want a *CompileError naming no_such_thing", err)
+	}
+	_, err = libs.compile("__global__ void f(float *y) {}\n", "f.cu", []string{"--no-such-option", "--gpu-architecture=sm_80"})
+	if !errors.As(err, &ce) || ce.Status != 5 { // NVRTC_ERROR_INVALID_OPTION
+		t.Fatalf("an unknown option: %v", err)
+	}
+}
+
+// TestKernelCache: the first Kernels compiles and writes the disk cache
+// (through a temporary file renamed, none left behind); a second in the
+// same process takes the image from the process cache; one in a new
+// process (a new process cache) from the disk; a cache file cut short, or
+// one with a byte changed, or an image the driver refuses, is compiled
+// again and rewritten; with no cache directory nothing is written.
+func TestKernelCache(t *testing.T) {
+	kernels(t)
+	libs, _ := loadedKernelLibs()
+	dir := t.TempDir()
+	mk := func(c *imageCache, dir string) ImageSource {
+		t.Helper()
+		k, err := newKernels(libs, c, dir, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer k.Close()
+		// the kernels run, whichever the image's source
+		b, err := Alloc[float32](k, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer Free(k, b)
+		if err := Fill(k, b, 5); err != nil {
+			t.Fatal(err)
+		}
+		if got := fromDevice(t, k, b); got[2] != 5 {
+			t.Fatalf("Fill: %v", got)
+		}
+		return k.Source()
+	}
+	files := func() []string {
+		t.Helper()
+		names, err := filepath.Glob(filepath.Join(dir, "*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	var proc imageCache
+	if s := mk(&proc, dir); s != FromNVRTC {
+		t.Fatalf("first Kernels: image from %v", s)
+	}
+	fs := files()
+	if len(fs) != 1 || !strings.HasSuffix(fs[0], ".bin") {
+		t.Fatalf("cache directory holds %v, want one .bin file", fs)
+	}
+	path := fs[0]
+	good, _ := os.ReadFile(path)
+	if s := mk(&proc, dir); s != FromProcessCache {
+		t.Fatalf("second Kernels: image from %v", s)
+	}
+	if s := mk(new(imageCache), dir); s != FromDiskCache {
+		t.Fatalf("new process: image from %v", s)
+	}
+	for name, corrupt := range map[string]func([]byte) []byte{
+		"cut short":    func(b []byte) []byte { return b[:len(b)/2] },
+		"byte changed": func(b []byte) []byte { c := bytes.Clone(b); c[len(c)-100] ^= 1; return c },
+		"empty":        func([]byte) []byte { return nil },
+	} {
+		if err := os.WriteFile(path, corrupt(good), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if s := mk(new(imageCache), dir); s != FromNVRTC {
+			t.Fatalf("%s cache file: image from %v", name, s)
+		}
+		if b, _ := os.ReadFile(path); !bytes.Equal(b, good) {
+			t.Fatalf("%s cache file: not rewritten", name)
+		}
+	}
+	// A whole file whose image the driver refuses.
+	key := [32]byte{}
+	copy(key[:], mustHex(t, strings.TrimSuffix(filepath.Base(path), ".bin")))
+	if err := writeCached(dir, key, []byte("not an image at all")); err != nil {
+		t.Fatal(err)
+	}
+	if s := mk(new(imageCache), dir); s != FromNVRTC {
+		t.Fatalf("a refused image: from %v", s)
+	}
+	if fs := files(); len(fs) != 1 {
+		t.Fatalf("cache directory holds %v", fs)
+	}
+	if s := mk(new(imageCache), ""); s != FromNVRTC {
+		t.Fatalf("no cache directory: image from %v", s)
+	}
+}
+
+func mustHex(t *testing.T, s string) []byte {
+	t.Helper()
+	var b []byte
+	for i := 0; i+1 < len(s); i += 2 {
+		var v byte
+		for _, c := range s[i : i+2] {
+			v <<= 4
+			switch {
+			case c >= '0' && c <= '9':
+				v |= byte(c - '0')
+			default:
+				v |= byte(c-'a') + 10
+			}
+		}
+		b = append(b, v)
+	}
+	return b
+}
+
+// TestLaunchRefusesHostPointer: the stand-in refuses a kernel argument
+// that points into host memory, and the memory is left as it was.
+func TestLaunchRefusesHostPointer(t *testing.T) {
+	k := kernels(t)
+	if standinDir == "" {
+		t.Skip("a real GPU: a host pointer in a kernel would spoil the context")
+	}
+	host, err := newCMemory(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.free()
+	if err := k.enter(); err != nil {
+		t.Fatal(err)
+	}
+	err = k.launch(kernelIndex[float32](kFill), 1, uint64(host.addr(0)), uint64(math.Float32bits(1)), 16)
+	k.leave()
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Status != 700 || ce.Call != "cuLaunchKernel fill_f32" || !strings.Contains(ce.Msg, "ILLEGAL_ADDRESS") {
+		t.Fatalf("a host pointer as a kernel argument: %v", err)
+	}
+	if host[0] != 0 {
+		t.Fatal("the kernel wrote the host memory")
+	}
+}
+
+// TestContextPerThread: the driver's current context is per OS thread;
+// every call sets it, so calls from threads that have none (or had it
+// unset) succeed, and from many goroutines at once.
+func TestContextPerThread(t *testing.T) {
+	k := kernels(t)
+	d := &k.libs.drv
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// The thread ends with the goroutine (locked, never unlocked),
+			// so each goroutine after it starts on a fresh thread.
+			runtime.LockOSThread()
+			if standinDir != "" {
+				d.cuCtxSetCurrent(0)
+				var p uintptr
+				if st := d.cuMemAlloc(&p, 8); st != 201 { // CUDA_ERROR_INVALID_CONTEXT
+					errs <- errors.New("the stand-in allocated without a current context")
+					return
+				}
+			}
+			x := make([]float64, 300)
+			b, err := Alloc[float64](k, len(x))
+			if err == nil {
+				err = Fill(k, b, float64(g))
+			}
+			if err == nil {
+				err = Download(k, x, b)
+			}
+			if err == nil {
+				err = Free(k, b)
+			}
+			if err == nil && (x[0] != float64(g) || x[299] != float64(g)) {
+				err = errors.New("Fill from another thread: wrong values")
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestKernelsMisuse: wrong lengths are errors naming the call, and so is
+// any call after Close; nothing panics.
+func TestKernelsMisuse(t *testing.T) {
+	kernels(t)
+	k, err := NewKernels(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(x []float32) Buffer[float32] {
+		b, err := Alloc[float32](k, len(x))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Upload(k, b, x); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	a, b := mk([]float32{1, 2}), mk([]float32{1, 2, 3})
+	for name, err := range map[string]error{
+		"Copy":        Copy(k, a, b),
+		"Map":         Map(k, Tanh, a, b),
+		"MapBackward": MapBackward(k, Tanh, a, a, b, false),
+		"LinComb":     LinComb(k, a, b, []float32{1}, []Buffer[float32]{a}),
+		"Upload":      Upload(k, a, []float32{1}),
+		"Download":    Download(k, []float32{1}, a),
+	} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s with lengths 2 and 3: %v", name, err)
+		}
+	}
+	if _, err := ErrorNorm(k, a, a, b, 1, 1); err == nil {
+		t.Error("ErrorNorm with lengths 2 and 3: no error")
+	}
+	if _, err := NewKernels(5); !errors.Is(err, ErrNoDevice) {
+		t.Errorf("device 5: %v", err)
+	}
+	for _, buf := range []Buffer[float32]{a, b} {
+		if err := Free(k, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Fill(k, a, 1); !errors.Is(err, ErrClosed) {
+		t.Errorf("Fill after Close: %v", err)
+	}
+	if err := k.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestKernelLibsUnavailable: without NVRTC and the driver, the error says
+// which library is missing.
+func TestKernelLibsUnavailable(t *testing.T) {
+	_, err := loadKernelLibs(t.TempDir())
+	if err == nil {
+		t.Skip("NVRTC and the driver are on the loader's path")
+	}
+	if !strings.Contains(err.Error(), "libnvrtc") && !strings.Contains(err.Error(), "libcuda") {
+		t.Errorf("error %q names neither library", err)
+	}
+}
+
+// TestRealNVRTC compiles the kernel source with a real NVRTC when one is
+// on the loader's path (Debian's libnvrtc11.2, even without a GPU): what
+// only the CUDA compiler rejects fails here.
+func TestRealNVRTC(t *testing.T) {
+	h, err := open("", []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"})
+	if err != nil {
+		t.Skip("no NVRTC on the loader's path")
+	}
+	var libs kernelLibs
+	if err := libs.bindNVRTC(h); err != nil {
+		t.Fatal(err)
+	}
+	for _, arch := range []string{"sm_70", "sm_80"} {
+		img, err := libs.compile(kernelSource(), "adamnode.cu", append(nvrtcOptions, "--gpu-architecture="+arch))
+		if err != nil {
+			t.Fatalf("NVRTC %s, %s: %v", libs.nvrtcVersion, arch, err)
+		}
+		if len(img) < 4 || string(img[1:4]) != "ELF" {
+			t.Fatalf("NVRTC %s, %s: the CUBIN is no ELF image", libs.nvrtcVersion, arch)
+		}
+	}
+	_, err = libs.compile("extern \"C\" __global__ void broken(float *y) { y[0] = no_such_thing; }\n", "broken.cu", append(nvrtcOptions, "--gpu-architecture=sm_80"))
+	var ce *CompileError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Log, "no_such_thing") {
+		t.Fatalf("NVRTC %s: compile error %v", libs.nvrtcVersion, err)
+	}
+	t.Logf("NVRTC %s compiled the kernels", libs.nvrtcVersion)
+}

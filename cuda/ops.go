@@ -1,0 +1,327 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Buffer is n elements of T in device memory: a whole allocation of
+// Alloc, or a part of one (Slice). It is a value: copies share the memory.
+// The zero Buffer has no elements.
+type Buffer[T tensor.Float] struct {
+	ptr uintptr
+	n   int
+}
+
+// Len returns the number of elements.
+func (b Buffer[T]) Len() int { return b.n }
+
+// Slice returns elements [lo, hi) of b, sharing its memory. It panics if
+// the range is not within b, as slicing does.
+func (b Buffer[T]) Slice(lo, hi int) Buffer[T] {
+	if lo < 0 || hi < lo || hi > b.n {
+		panic(fmt.Sprintf("cuda: Buffer.Slice(%d, %d) of %d elements", lo, hi, b.n))
+	}
+	return Buffer[T]{ptr: b.ptr + uintptr(lo)*elemSize[T](), n: hi - lo}
+}
+
+func elemSize[T tensor.Float]() uintptr { return unsafe.Sizeof(T(0)) }
+
+// is64 reports whether T is 8 bytes (the _f64 kernels).
+func is64[T tensor.Float]() bool { return elemSize[T]() == 8 }
+
+// kernelIndex returns the index of kind's kernel for T.
+func kernelIndex[T tensor.Float](kind int) int {
+	if is64[T]() {
+		return 2*kind + 1
+	}
+	return 2 * kind
+}
+
+// scalar returns v as a kernel argument of type T (float or double).
+func scalar[T tensor.Float](v T) uint64 {
+	if is64[T]() {
+		return math.Float64bits(float64(v))
+	}
+	return uint64(math.Float32bits(float32(v)))
+}
+
+// Alloc returns a new Buffer of n elements (not set), to be freed with
+// Free.
+func Alloc[T tensor.Float](k *Kernels, n int) (Buffer[T], error) {
+	if n < 0 {
+		return Buffer[T]{}, fmt.Errorf("cuda: Alloc of %d elements", n)
+	}
+	if n == 0 {
+		return Buffer[T]{}, nil
+	}
+	if err := k.enter(); err != nil {
+		return Buffer[T]{}, err
+	}
+	defer k.leave()
+	var p uintptr
+	if err := k.libs.check("cuMemAlloc_v2", k.libs.drv.cuMemAlloc(&p, uintptr(n)*elemSize[T]())); err != nil {
+		return Buffer[T]{}, err
+	}
+	return Buffer[T]{ptr: p, n: n}, nil
+}
+
+// Free frees a Buffer that Alloc returned (not a Slice of one).
+func Free[T tensor.Float](k *Kernels, b Buffer[T]) error {
+	if b.ptr == 0 {
+		return nil
+	}
+	if err := k.enter(); err != nil {
+		return err
+	}
+	defer k.leave()
+	return k.libs.check("cuMemFree_v2", k.libs.drv.cuMemFree(b.ptr))
+}
+
+// sameLen returns an error naming op unless every length in ns is n.
+func sameLen(op string, n int, ns ...int) error {
+	for _, m := range ns {
+		if m != n {
+			return fmt.Errorf("cuda: %s: lengths %d and %d differ", op, n, m)
+		}
+	}
+	return nil
+}
+
+// Upload copies src into dst (of the same length).
+func Upload[T tensor.Float](k *Kernels, dst Buffer[T], src []T) error {
+	if err := sameLen("Upload", dst.n, len(src)); err != nil || dst.n == 0 {
+		return err
+	}
+	if err := k.enter(); err != nil {
+		return err
+	}
+	defer k.leave()
+	return k.libs.check("cuMemcpyHtoD_v2", k.libs.drv.cuMemcpyHtoD(dst.ptr, unsafe.Pointer(&src[0]), uintptr(dst.n)*elemSize[T]()))
+}
+
+// Download copies src into dst (of the same length), after the kernels
+// launched before it have run.
+func Download[T tensor.Float](k *Kernels, dst []T, src Buffer[T]) error {
+	if err := sameLen("Download", src.n, len(dst)); err != nil || src.n == 0 {
+		return err
+	}
+	if err := k.enter(); err != nil {
+		return err
+	}
+	defer k.leave()
+	return k.libs.check("cuMemcpyDtoH_v2", k.libs.drv.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), src.ptr, uintptr(src.n)*elemSize[T]()))
+}
+
+// Fill sets every element of dst to v.
+func Fill[T tensor.Float](k *Kernels, dst Buffer[T], v T) error {
+	if dst.n == 0 {
+		return nil
+	}
+	if err := k.enter(); err != nil {
+		return err
+	}
+	defer k.leave()
+	return k.launch(kernelIndex[T](kFill), k.gridFor(dst.n), uint64(dst.ptr), scalar(v), uint64(dst.n))
+}
+
+// Copy copies src into dst (of the same length; they must not overlap).
+func Copy[T tensor.Float](k *Kernels, dst, src Buffer[T]) error {
+	if err := sameLen("Copy", dst.n, src.n); err != nil || dst.n == 0 {
+		return err
+	}
+	if err := k.enter(); err != nil {
+		return err
+	}
+	defer k.leave()
+	return k.launch(kernelIndex[T](kCopy), k.gridFor(dst.n), uint64(dst.ptr), uint64(src.ptr), uint64(dst.n))
+}
+
+// MaxTerms is the most terms LinComb takes.
+const MaxTerms = 7
+
+// LinComb sets
+//
+//	dst[i] = base[i] + coef[0]·src[0][i] + … + coef[m−1]·src[m−1][i]
+//
+// (base of no elements: 0 + …), each product rounded before it is added
+// and the terms added in order: bit for bit tensor.LinearCombination, the
+// Runge–Kutta stage sums. dst may be base but must not overlap a source.
+// At most MaxTerms terms; every buffer has dst's length.
+func LinComb[T tensor.Float](k *Kernels, dst, base Buffer[T], coef []T, src []Buffer[T]) error {
+	if len(coef) != len(src) || len(src) > MaxTerms {
+		return fmt.Errorf("cuda: LinComb: %d coefficients for %d sources (at most %d)", len(coef), len(src), MaxTerms)
+	}
+	for _, s := range src {
+		if err := sameLen("LinComb", dst.n, s.n); err != nil {
+			return err
+		}
+	}
+	if base.n != 0 {
+		if err := sameLen("LinComb", dst.n, base.n); err != nil {
+			return err
+		}
+	}
+	if dst.n == 0 {
+		return nil
+	}
+	var args [4 + 2*MaxTerms]uint64
+	args[0], args[1], args[2] = uint64(dst.ptr), uint64(base.ptr), uint64(len(src))
+	for j := range MaxTerms {
+		if j < len(src) {
+			args[3+j], args[3+MaxTerms+j] = uint64(src[j].ptr), scalar(coef[j])
+		}
+	}
+	args[3+2*MaxTerms] = uint64(dst.n)
+	if err := k.enter(); err != nil {
+		return err
+	}
+	defer k.leave()
+	return k.launch(kernelIndex[T](kLinComb), k.gridFor(dst.n), args[:]...)
+}
+
+// MapOp names an elementwise function for Map and MapBackward.
+type MapOp int32
+
+const (
+	Tanh     MapOp = iota // tanh x
+	Sigmoid               // 1/(1+e^−x), without overflow
+	Exp                   // eˣ
+	ReLU                  // max(x, 0): NaN kept, −0 made +0
+	Softplus              // ln(1+eˣ), without overflow
+	numMapOps
+)
+
+func (op MapOp) String() string {
+	switch op {
+	case Tanh:
+		return "Tanh"
+	case Sigmoid:
+		return "Sigmoid"
+	case Exp:
+		return "Exp"
+	case ReLU:
+		return "ReLU"
+	case Softplus:
+		return "Softplus"
+	}
+	return fmt.Sprintf("MapOp(%d)", int32(op))
+}
+
+// Map sets dst = op(x) elementwise (dst may be x). float32 computes in
+// float32 with CUDA's single-precision functions (tanhf, expf, log1pf:
+// within 2 ulps), float64 in float64.
+func Map[T tensor.Float](k *Kernels, op MapOp, dst, x Buffer[T]) error {
+	if op < 0 || op >= numMapOps {
+		return fmt.Errorf("cuda: Map: unknown %v", op)
+	}
+	if err := sameLen("Map "+op.String(), dst.n, x.n); err != nil || dst.n == 0 {
+		return err
+	}
+	if err := k.enter(); err != nil {
+		return err
+	}
+	defer k.leave()
+	return k.launch(kernelIndex[T](kMap), k.gridFor(dst.n), uint64(dst.ptr), uint64(x.ptr), uint64(op), uint64(dst.n))
+}
+
+// MapBackward sets dst = g ⊙ op′, or adds it to dst with accumulate: the
+// gradient of Map given its output y and output gradient g, as the tensor
+// package's backward maps compute it: Tanh g·(1 − y²) and Sigmoid
+// g·(y − y²) with the factor rounded once (an fma), Exp g·y, ReLU g where
+// y > 0 and +0 elsewhere (NaN y included, whatever g), Softplus
+// g·(−expm1(−y)). dst may be g.
+func MapBackward[T tensor.Float](k *Kernels, op MapOp, dst, g, y Buffer[T], accumulate bool) error {
+	if op < 0 || op >= numMapOps {
+		return fmt.Errorf("cuda: MapBackward: unknown %v", op)
+	}
+	if err := sameLen("MapBackward "+op.String(), dst.n, g.n, y.n); err != nil || dst.n == 0 {
+		return err
+	}
+	acc := uint64(0)
+	if accumulate {
+		acc = 1
+	}
+	if err := k.enter(); err != nil {
+		return err
+	}
+	defer k.leave()
+	return k.launch(kernelIndex[T](kMapBwd), k.gridFor(dst.n), uint64(dst.ptr), uint64(g.ptr), uint64(y.ptr), uint64(op), acc, uint64(dst.n))
+}
+
+// Norm is the result of ErrorNorm.
+type Norm struct {
+	RMS      float64 // √(Σ r²/n); NaN if an r is NaN, else +Inf if one is ±Inf; 0 for n = 0
+	Max      float64 // the largest finite |r|
+	NaN, Inf int     // how many r are NaN, how many ±Inf
+}
+
+// NonFinite reports whether an r is NaN or ±Inf: the step that made the
+// error must be rejected.
+func (n Norm) NonFinite() bool { return n.NaN > 0 || n.Inf > 0 }
+
+// ErrorNorm returns the RMS norm of the scaled error
+//
+//	r[i] = e[i] / (atol + rtol·max(|y0[i]|, |y1[i]|))
+//
+// (max NaN when either is), the adaptive solvers' error norm. Each r[i]
+// is formed in T with the operations of the CPU solvers', rounded alike
+// (no contraction), so the ratios are theirs bit for bit; their squares
+// are summed in float64 (the CPU sums float32 squares in float32 blocks
+// of 256, so float32 norms agree with it to about 1e-6 relative, float64
+// ones to about 1e-13). Squares that would overflow or underflow float64
+// are summed again scaled by a power of two near 1/Max. Two kernels (one
+// record per block, then one block reducing the records) and one copy of
+// four float64 to the host.
+func ErrorNorm[T tensor.Float](k *Kernels, e, y0, y1 Buffer[T], atol, rtol T) (Norm, error) {
+	if err := sameLen("ErrorNorm", e.n, y0.n, y1.n); err != nil || e.n == 0 {
+		return Norm{}, err
+	}
+	if err := k.enter(); err != nil {
+		return Norm{}, err
+	}
+	defer k.leave()
+	rec, err := k.errNorm(kernelIndex[T](kErrNorm), e.ptr, y0.ptr, y1.ptr, scalar(atol), scalar(rtol), 1, e.n)
+	if err != nil {
+		return Norm{}, err
+	}
+	res := Norm{Max: rec[1], NaN: int(rec[2]), Inf: int(rec[3])}
+	sum, scale := rec[0], 1.0
+	if res.Max > 0 && (math.IsInf(sum, 1) || res.Max > 0x1p+500 || res.Max < 0x1p-500) {
+		_, exp := math.Frexp(res.Max)
+		scale = math.Ldexp(1, min(-exp, 1000))
+		if rec, err = k.errNorm(kernelIndex[T](kErrNorm), e.ptr, y0.ptr, y1.ptr, scalar(atol), scalar(rtol), scale, e.n); err != nil {
+			return Norm{}, err
+		}
+		sum = rec[0]
+	}
+	switch {
+	case res.NaN > 0:
+		res.RMS = math.NaN()
+	case res.Inf > 0:
+		res.RMS = math.Inf(1)
+	default:
+		res.RMS = math.Sqrt(sum/float64(e.n)) / scale
+	}
+	return res, nil
+}
+
+// errNorm runs the error norm's two kernels with the squares scaled by
+// scale and returns the record: Σ (scale·r)², max |r|, #NaN, #Inf. Call
+// between enter and leave.
+func (k *Kernels) errNorm(fn int, e, y0, y1 uintptr, atol, rtol uint64, scale float64, n int) ([4]float64, error) {
+	var rec [4]float64
+	parts := max(1, min((n+blockThreads-1)/blockThreads, maxParts, blocksPerSM*k.sms))
+	if err := k.launch(fn, parts, uint64(k.norm), uint64(e), uint64(y0), uint64(y1), atol, rtol, math.Float64bits(scale), uint64(n)); err != nil {
+		return rec, err
+	}
+	out := k.norm + 4*maxParts*8
+	if err := k.launch(kErrNormFinal, 1, uint64(out), uint64(k.norm), uint64(parts)); err != nil {
+		return rec, err
+	}
+	err := k.libs.check("cuMemcpyDtoH_v2", k.libs.drv.cuMemcpyDtoH(unsafe.Pointer(&rec[0]), out, uintptr(len(rec)*8)))
+	return rec, err
+}
