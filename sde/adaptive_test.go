@@ -21,7 +21,7 @@ func TestAdaptiveConverges(t *testing.T) {
 	const n = 200
 	g := gbmDiag
 	b := mustBrownian[float64](t, 0, 1, []int{n}, BrownianOptions{Seed: 8})
-	for _, method := range []string{EulerMaruyama, SRK, Heun, ReversibleHeun} {
+	for _, method := range []string{EulerMaruyama, SRK, SRI2, Heun, ReversibleHeun} {
 		t.Run(method, func(t *testing.T) {
 			calc, _ := MethodCalculus(method)
 			exact := g.exact(t, b, n, calc)

@@ -13,7 +13,8 @@
 // shape, found by Brownian-bridge bisection with a seed per node split from
 // its parent's, so the same seed gives the same path whatever order it is
 // queried in, forward or backward, in memory bounded by an LRU cache of
-// nodes. Path is the interface a solver reads increments through (a
+// nodes. The tree also carries the space-time Lévy area of every interval
+// (IncrementArea), which sri2 reads. Path is the interface a solver reads increments through (a
 // caller's own replay of given increments is one too).
 //
 // Problems: an SDE is a drift f and a diffusion g written with autograd ops
@@ -23,15 +24,18 @@
 // batch) or General (g a matrix per row, [B, d, m] against ΔW [B, m]).
 //
 // Methods (Options.Method), each for one calculus; the strong orders are
-// those measured on geometric Brownian motion in solve_test.go:
+// those of the literature, with the fitted slopes on geometric Brownian
+// motion of solve_test.go in brackets:
 //
-//	method            calculus       noise                     strong order  f, g per step
-//	euler             Itô            any                       ½ (0.49)      1, 1
-//	milstein          Itô            diagonal, scalar          1 (0.97–1.00) 1, 2 (JVP or difference)
-//	srk               Itô            diagonal, scalar          1 (0.97)      2, 3
-//	heun              Stratonovich   any (order 1 if commuting) 1 (0.95–0.97) 2, 2
-//	reversible_heun   Stratonovich   any                       ½; 1 measured 1, 1
-//	                                                           here (0.94–0.96)
+//	method           calculus      noise             strong order       f, g per step
+//	euler            Itô           any               ½ (0.47–0.50)      1, 1
+//	milstein         Itô           diagonal, scalar  1 (0.96–0.98)      1, 2
+//	srk              Itô           diagonal, scalar  1 (0.95–0.96)      2, 3
+//	sri2             Itô           diagonal, scalar  1.5 (1.45–1.46)    3, 4
+//	heun             Stratonovich  any               1 if the noise     2, 2
+//	                                                 commutes (0.95–0.97)
+//	reversible_heun  Stratonovich  any               ½ in general;      1, 1
+//	                                                 here 0.95–0.96
 //
 // Options.Calculus, if set, must match the method's: a Stratonovich SDE
 // handed to an Itô method is an error, not a different answer. Steps are
@@ -55,7 +59,7 @@
 //     its outputs as constants, so sampling keeps no history.
 //   - The Brownian tree computes in float64 and rounds each increment once
 //     to T, so W(s, u) = W(s, t) + W(t, u) holds to T's rounding for float32
-//     too. Query times within Options.Tol (2⁻⁴⁰ of the span by default) of a
+//     too. Query times within BrownianOptions.Tol (2⁻⁴⁰ of the span by default) of a
 //     node read that node, so times computed two ways read one W; a step of
 //     (t1 − t0)/2^k reads exact dyadic values.
 //   - Milstein's derivative term ∂g/∂y·g is a Jacobian–vector product
@@ -63,8 +67,11 @@
 //     Milstein correction for scalar noise and, for diagonal noise, when each
 //     g_i reads only y_i — the usual meaning of diagonal noise, and the
 //     condition for it to commute.
-//   - Milstein and srk refuse general noise: a strong order 1 there needs
-//     Lévy areas, which Brownian does not provide.
+//   - Milstein, srk and sri2 refuse general noise: a strong order 1 there
+//     needs the space-space Lévy areas between components, which Brownian
+//     does not provide (it has the space-time area only).
+//   - srk is an order-1 tableau of Rößler's SRI form chosen here to need no
+//     Lévy area; sri2 is Rößler's SRI2, the method torchsde calls srk.
 //   - Errors, never panics, for bad input: options, a noise layout that does
 //     not fit the state and the path (both shapes named), a drift or diffusion
 //     of the wrong shape, a NaN or infinity in f, g or the state (ErrNonFinite,
@@ -74,8 +81,8 @@
 //
 // # Not yet
 //
-// The stochastic adjoint (Li et al. 2020) and checkpointing; Lévy areas (and
-// so torchsde's order-1.5 srk and Milstein for non-commuting noise); additive-
-// noise SRA methods; an SDE Block for odeblock's models; comparisons with
-// torchsde on given increments.
+// The stochastic adjoint (Li et al. 2020) and checkpointing; space-space
+// Lévy areas (for order-1 methods on non-commuting general noise);
+// additive-noise SRA methods; an SDE Block for odeblock's models;
+// comparisons with torchsde on given increments.
 package sde

@@ -134,6 +134,7 @@ func TestGradientsCentralDifferences(t *testing.T) {
 		{Milstein, Diagonal, Options{}},
 		{Milstein, Diagonal, Options{DerivativeFree: true}},
 		{SRK, Diagonal, Options{}},
+		{SRI2, Diagonal, Options{}},
 		{Heun, General, Options{}},
 		{ReversibleHeun, Diagonal, Options{}},
 		{ReversibleHeun, Diagonal, Options{Gradient: Reversible}},

@@ -70,11 +70,25 @@ func (l *loop[T]) run(y0 autograd.Var[T], ts []float64) (autograd.Var[T], error)
 
 // step takes one step and checks the state.
 func (l *loop[T]) step(t, h float64, y autograd.Var[T]) (autograd.Var[T], error) {
-	dW, err := increment(l.tp, l.p, l.path, t, h)
-	if err != nil {
-		return y, err
+	var y1 autograd.Var[T]
+	var err error
+	if as, ok := l.stp.(areaStepper[T]); ok {
+		ap, ok := l.path.(AreaPath[T])
+		if !ok {
+			return y, fmt.Errorf("method %q needs a path with Lévy areas (an AreaPath, as Brownian)", l.p.method)
+		}
+		dW, dH := tensor.New[T](l.path.Shape()...), tensor.New[T](l.path.Shape()...)
+		if err := ap.IncrementArea(dW, dH, t, t+h); err != nil {
+			return y, err
+		}
+		y1, err = as.stepArea(l.tp, t, h, y, dW.Reshape(l.p.wShape...), dH.Reshape(l.p.wShape...))
+	} else {
+		var dW autograd.Var[T]
+		if dW, err = increment(l.tp, l.p, l.path, t, h); err != nil {
+			return y, err
+		}
+		y1, err = l.stp.step(l.tp, t, h, y, dW)
 	}
-	y1, err := l.stp.step(l.tp, t, h, y, dW)
 	if err != nil {
 		return y, err
 	}
@@ -211,6 +225,8 @@ func strongOrder(method string, noise Noise) float64 {
 	switch method {
 	case Milstein, SRK:
 		return 1
+	case SRI2:
+		return 1.5
 	case Heun:
 		if noise != General {
 			return 1

@@ -40,6 +40,15 @@ const (
 	// order 1.5 (Rößler's SRI2), which needs the space-time Lévy area that
 	// Brownian does not provide yet.
 	SRK = "srk"
+	// SRI2 (Itô; diagonal and scalar noise) is Rößler's (2010) SRI2, the
+	// four-stage stochastic Runge–Kutta method of strong order 1.5 that
+	// torchsde's srk uses for diagonal noise (its tableau: c⁰ = (0, 1, ½, 0),
+	// c¹ = (0, ¼, 1, ¼), α = (⅙, ⅙, ⅔, 0), β¹ = (−1, 4/3, ⅔, 0),
+	// β² = (1, −4/3, ⅓, 0), β³ = (2, −4/3, −⅔, 0), β⁴ = (−2, 5/3, −⅔, 1),
+	// A⁰, A¹, B⁰, B¹ in sri.go). It reads the space-time Lévy area of each
+	// step, so the path must be an AreaPath (Brownian is). Three f and
+	// four g per step.
+	SRI2 = "sri2"
 	// Heun (Stratonovich; any noise): the stochastic trapezoidal rule
 	//
 	//	ỹ = y + f(t, y) h + g(t, y) ΔW
@@ -65,13 +74,13 @@ const (
 
 // MethodNames lists the methods Solve knows.
 func MethodNames() []string {
-	return []string{EulerMaruyama, Milstein, SRK, Heun, ReversibleHeun}
+	return []string{EulerMaruyama, Milstein, SRK, SRI2, Heun, ReversibleHeun}
 }
 
 // MethodCalculus returns the calculus a method solves in.
 func MethodCalculus(method string) (Calculus, error) {
 	switch method {
-	case EulerMaruyama, Milstein, SRK:
+	case EulerMaruyama, Milstein, SRK, SRI2:
 		return Ito, nil
 	case Heun, ReversibleHeun:
 		return Stratonovich, nil
@@ -191,11 +200,14 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 			return nil, st, fmt.Errorf("sde: output times must increase strictly: ts[%d] = %g after %g", k, ts[k], ts[k-1])
 		}
 	}
-	if (method == Milstein || method == SRK) && opt.Noise == General {
+	if (method == Milstein || method == SRK || method == SRI2) && opt.Noise == General {
 		return nil, st, fmt.Errorf("sde: method %q takes diagonal or scalar noise, not general noise (it would need Lévy areas)", method)
 	}
 	if opt.Gradient == Reversible && method != ReversibleHeun {
 		return nil, st, fmt.Errorf("sde: the Reversible gradient needs method %q, not %q", ReversibleHeun, method)
+	}
+	if _, ok := path.(AreaPath[T]); method == SRI2 && !ok {
+		return nil, st, fmt.Errorf("sde: method %q needs a path with Lévy areas (an AreaPath, as Brownian); %T is not one", method, path)
 	}
 	p, err := newProblem(s, opt.Noise, method, y0.Shape(), path.Shape(), st)
 	if err != nil {
@@ -280,6 +292,8 @@ func newStepper[T tensor.Float](p *problem[T], method string, derivativeFree boo
 		return &milstein[T]{p: p, derivativeFree: derivativeFree}
 	case SRK:
 		return &srk[T]{p: p}
+	case SRI2:
+		return &sri[T]{p: p, tb: &sri2}
 	case Heun:
 		return &heun[T]{p: p}
 	case ReversibleHeun:

@@ -163,6 +163,8 @@ func TestStrongOrder(t *testing.T) {
 		{Milstein, true, gbmScalar, 0.85, 1.15},
 		{SRK, false, gbmDiag, 0.85, 1.15},
 		{SRK, false, gbmScalar, 0.85, 1.15},
+		{SRI2, false, gbmDiag, 1.35, 1.65},
+		{SRI2, false, gbmScalar, 1.35, 1.65},
 		{Heun, false, gbmDiag, 0.85, 1.15},
 		{Heun, false, gbmScalar, 0.85, 1.15},
 		{Heun, false, gbmGeneral, 0.85, 1.15},
@@ -322,6 +324,7 @@ func TestSolveErrors(t *testing.T) {
 		{"scalar path", good, []int{4}, []int{3}, ts, Options{Step: 0.1, Noise: Scalar}, []string{"scalar", "[4]", "[3]"}, nil},
 		{"general path", good, []int{4, 2}, []int{3}, ts, Options{Step: 0.1, Noise: General}, []string{"general", "[4 2]", "[3]"}, nil},
 		{"milstein general", good, []int{4, 2}, []int{4, 2}, ts, Options{Method: Milstein, Step: 0.1, Noise: General}, []string{"general"}, nil},
+		{"sri2 without areas", good, []int{1}, []int{1}, ts, Options{Method: SRI2, Step: 0.1}, []string{"sri2", "Lévy", "givenPath"}, nil},
 		{"reversible gradient", good, []int{4}, []int{4}, ts, Options{Method: Heun, Step: 0.1, Gradient: Reversible}, []string{"reversible_heun"}, nil},
 		{"diffusion shape", wrongG, []int{4}, []int{4}, ts, Options{Step: 0.1}, []string{"diffusion", "[2 4]", "want [4]", "t=0"}, nil},
 		{"drift shape", wrongF, []int{4}, []int{4}, ts, Options{Step: 0.1}, []string{"drift", "[8]", "[4]"}, nil},
@@ -329,9 +332,12 @@ func TestSolveErrors(t *testing.T) {
 		{"outside the path", good, []int{4}, []int{4}, []float64{0, 1.5}, Options{Step: 0.5}, []string{"t=1", "span"}, ErrOutsideSpan},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := mustBrownian[float64](t, 0, 1, tc.pathShape, BrownianOptions{Seed: 1})
+			var path Path[float64] = mustBrownian[float64](t, 0, 1, tc.pathShape, BrownianOptions{Seed: 1})
+			if tc.opt.Method == SRI2 {
+				path = givenPath{0.1}
+			}
 			tp := autograd.NewTape(engine64())
-			_, _, err := Solve[float64](tp, tc.s, tp.Const(tensor.Full(1.0, tc.yShape...)), tc.ts, b, tc.opt)
+			_, _, err := Solve[float64](tp, tc.s, tp.Const(tensor.Full(1.0, tc.yShape...)), tc.ts, path, tc.opt)
 			if err == nil {
 				t.Fatal("no error")
 			}
