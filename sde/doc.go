@@ -35,7 +35,7 @@
 //	heun             Stratonovich  any               1 if the noise     2, 2
 //	                                                 commutes (0.95–0.97)
 //	reversible_heun  Stratonovich  any               ½ in general;      1, 1
-//	                                                 here 0.95–0.96
+//	                                                 here 0.94–0.96
 //
 // Options.Calculus, if set, must match the method's: a Stratonovich SDE
 // handed to an Itô method is an error, not a different answer. Steps are
@@ -59,9 +59,9 @@
 //     its outputs as constants, so sampling keeps no history.
 //   - The Brownian tree computes in float64 and rounds each increment once
 //     to T, so W(s, u) = W(s, t) + W(t, u) holds to T's rounding for float32
-//     too. Query times within BrownianOptions.Tol (2⁻⁴⁰ of the span by default) of a
-//     node read that node, so times computed two ways read one W; a step of
-//     (t1 − t0)/2^k reads exact dyadic values.
+//     too. Query times within BrownianOptions.Tol (2⁻⁴⁰ of the span by
+//     default) of a node read that node, so times computed two ways read one
+//     W; a step of (t1 − t0)/2^k reads exact dyadic values.
 //   - Milstein's derivative term ∂g/∂y·g is a Jacobian–vector product
 //     (autograd.JVP, differentiable again for Backprop), which is the
 //     Milstein correction for scalar noise and, for diagonal noise, when each
