@@ -108,7 +108,8 @@ func reverseHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], final revS
 
 	// vjp adds (amu, asig)ᵀ ∂(f, g)/∂y at (t, at) into dst and the
 	// parameters' gradients.
-	vjp := func(t float64, at, dst *tensor.Tensor[T]) error {
+	vjp := func(t float64, at, dst *tensor.Tensor[T]) (err error) {
+		defer recoverUnlisted(&err)
 		st.BackwardEvals++
 		copy(cot.Data()[:n], amu.ReadData())
 		copy(cot.Data()[n:], asig.ReadData())
@@ -117,7 +118,7 @@ func reverseHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], final revS
 			g := p.sde.Diffusion(tp, t, in[0])
 			return autograd.Concat(0, autograd.Reshape(f, n), autograd.Reshape(g, ng))
 		}
-		_, err := pb.VJP(fg, []*tensor.Tensor[T]{at}, cot, autograd.VJPDest[T]{
+		_, err = pb.VJP(fg, []*tensor.Tensor[T]{at}, cot, autograd.VJPDest[T]{
 			Inputs: []*tensor.Tensor[T]{dst}, Params: params, ParamGrads: pgrads, Accumulate: true,
 		})
 		return err
@@ -173,4 +174,19 @@ func reverseHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], final revS
 		return nil, p.fail(t0, fmt.Errorf("backward: %w", err))
 	}
 	return append([]*tensor.Tensor[T]{ay}, pgrads...), nil
+}
+
+// recoverUnlisted turns the panic of a parameter that the SDE reads but
+// does not list in Params() (autograd.UnlistedParamError) into *err; other
+// panics go on. Call it deferred.
+func recoverUnlisted(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	u, ok := r.(*autograd.UnlistedParamError)
+	if !ok {
+		panic(r)
+	}
+	*err = fmt.Errorf("the SDE reads parameter %q, which its Params() does not list: list it there (its gradient would be lost), or read it with Tape.Const to hold it constant", u.Name)
 }
