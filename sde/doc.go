@@ -50,7 +50,11 @@
 // next in algebra (Kidger et al. 2021, "Efficient and accurate gradients
 // for neural SDEs"): the same gradients as Backprop to rounding, in memory
 // flat in the number of steps. Both are checked against central differences
-// in float64 on a fixed path.
+// in float64 on a fixed path. Adjoint, for the Stratonovich methods, is the
+// stochastic adjoint (Li et al. 2020): the adjoint SDE solved backward on
+// the same path, memory flat in the steps, gradients of the continuous
+// solution that converge to Backprop's as the step shrinks (checked: the
+// error against a fine solve falls with order about 1 for diagonal noise).
 //
 // # Choices
 //
@@ -81,7 +85,7 @@
 //
 // # Not yet
 //
-// The stochastic adjoint (Li et al. 2020) and checkpointing; space-space
+// Checkpointing (the Recursive mode's binomial schedule); space-space
 // Lévy areas (for order-1 methods on non-commuting general noise);
 // additive-noise SRA methods; an SDE Block for odeblock's models;
 // comparisons with torchsde on given increments.

@@ -2,6 +2,7 @@ package sde
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -161,10 +162,11 @@ func TestGradientsCentralDifferences(t *testing.T) {
 	}
 }
 
-// TestReversibleMemory: the Reversible gradient records a fixed number of
-// nodes whatever the number of steps (Backprop's grow with them), and its
-// backward pass costs one vector–Jacobian product and one reconstructing
-// evaluation of (f, g) per step, plus one VJP at t0.
+// TestReversibleMemory: the Reversible and Adjoint gradients record a
+// fixed number of nodes whatever the number of steps (Backprop's grow with
+// them); Reversible's backward pass costs one vector–Jacobian product and
+// one reconstructing evaluation of (f, g) per step, plus one VJP at t0,
+// and Adjoint's two VJPs per step.
 func TestReversibleMemory(t *testing.T) {
 	m := newNeural(Diagonal, 3)
 	b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
@@ -187,6 +189,11 @@ func TestReversibleMemory(t *testing.T) {
 	}
 	if st.BackwardEvals != 2*128+1 || st.Steps != 128 {
 		t.Errorf("Reversible, 128 steps: %d steps and %d backward evaluations, want 128 and %d", st.Steps, st.BackwardEvals, 2*128+1)
+	}
+	a8, _ := record(8, Adjoint)
+	a128, st := record(128, Adjoint)
+	if a8 != a128 || st.BackwardEvals != 2*128 {
+		t.Errorf("Adjoint: %d tape nodes for 8 steps, %d for 128, %d backward evaluations for 128; want the same and %d", a8, a128, st.BackwardEvals, 2*128)
 	}
 	b8, _ := record(8, Backprop)
 	b128, _ := record(128, Backprop)
@@ -268,6 +275,58 @@ func TestFloat32(t *testing.T) {
 			}
 			if d := cmp.Diff(x64.Grad().ReadData(), toF64(x32.Grad().ReadData()), cmpopts.EquateApprox(1e-3, 1e-6)); d != "" {
 				t.Errorf("∂Σy(1)/∂y0 float32 against float64 (-float64 +float32):\n%s", d)
+			}
+		})
+	}
+}
+
+// relErr is max|a − b| over max|b| across the gradients by name.
+func relErr(a, b map[string][]float64) float64 {
+	var num, den float64
+	for name, g := range b {
+		for i, v := range g {
+			num = max(num, math.Abs(a[name][i]-v))
+			den = max(den, math.Abs(v))
+		}
+	}
+	return num / den
+}
+
+// TestAdjointConverges: the stochastic adjoint's gradients (Heun forward,
+// the adjoint SDE solved backward on the same path) approach those of
+// backprop through a fine solve (1/1024) as the step shrinks, with the
+// fitted order of the largest error (relative to the largest gradient) in
+// the band given for diagonal noise (commutative: about 1) and general
+// noise (about ½); at each step they also stay near backprop's at the
+// same step.
+func TestAdjointConverges(t *testing.T) {
+	hs := []float64{1.0 / 8, 1.0 / 16, 1.0 / 32, 1.0 / 64}
+	for _, tc := range []struct {
+		noise  Noise
+		method string
+		lo, hi float64
+	}{
+		{Diagonal, Heun, 0.8, 1.3},
+		{Diagonal, ReversibleHeun, 0.8, 1.3},
+		{General, Heun, 0.35, 1.3},
+	} {
+		t.Run(tc.noise.String()+"/"+tc.method, func(t *testing.T) {
+			m := newNeural(tc.noise, 4)
+			b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 12})
+			_, ref := grads(t, m, m.loss(b, Options{Method: tc.method, Step: 1.0 / 1024}))
+			var errs []float64
+			for _, h := range hs {
+				_, ga := grads(t, m, m.loss(b, Options{Method: tc.method, Step: h, Gradient: Adjoint}))
+				_, gb := grads(t, m, m.loss(b, Options{Method: tc.method, Step: h}))
+				errs = append(errs, relErr(ga, ref))
+				if e, eb := relErr(ga, gb), relErr(gb, ref); e > 3*eb+1e-3 {
+					t.Errorf("h = %g: adjoint and backprop differ by %.3g, backprop and the fine solve by %.3g", h, e, eb)
+				}
+			}
+			p := slope(hs, errs)
+			t.Logf("errors %.3g, fitted order %.2f", errs, p)
+			if p < tc.lo || p > tc.hi || errs[len(errs)-1] > 0.05 {
+				t.Errorf("adjoint gradient errors %.3g at h = %g: fitted order %.2f, want in [%g, %g] and the last below 0.05", errs, hs, p, tc.lo, tc.hi)
 			}
 		})
 	}

@@ -46,15 +46,34 @@ type revStep struct {
 // and at t₀, where ŷ₀ = y₀ and μ₀, σ₀ are read at y₀, the gradient of y₀
 // is a_y + a_ŷ + (a_μ, a_σ)ᵀ ∂(f, g)/∂y.
 func solveReversible[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options) ([]autograd.Var[T], *Stats, error) {
+	stp := &reversibleHeun[T]{p: p}
+	y0v := y0.Value().Clone()
+	return solveAsNode(tp, p, y0, ts, path, opt, stp, "sde.ReversibleHeun",
+		func(yN *tensor.Tensor[T], steps []revStep) backwardFunc[T] {
+			final := revState[T]{y: yN, yhat: stp.yhat.Value().Clone(), mu: stp.mu.Value().Clone(), sigma: stp.sigma.Value().Clone()}
+			return func(gy *tensor.Tensor[T], params []*autograd.Param[T]) ([]*tensor.Tensor[T], error) {
+				return reverseHeun(p, tp.Engine(), final, y0v, steps, ts[0], path, gy, params)
+			}
+		})
+}
+
+// backwardFunc returns the cotangents of y0 and of each parameter given the
+// cotangent gy of the stacked outputs y(ts[1:]).
+type backwardFunc[T tensor.Float] func(gy *tensor.Tensor[T], params []*autograd.Param[T]) ([]*tensor.Tensor[T], error)
+
+// solveAsNode runs stp forward from y0 on a scratch tape (values only,
+// memory flat in the steps), recording the steps taken, and records the
+// outputs y(ts[1:]) on tp as one custom node, stacked along a new leading
+// axis, whose inputs are y0 and the SDE's parameters; ys[k] selects output
+// k. makeBack, called once the forward pass is done with its final state
+// and the steps, returns the node's backward.
+func solveAsNode[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options, stp stepper[T], name string, makeBack func(yN *tensor.Tensor[T], steps []revStep) backwardFunc[T]) ([]autograd.Var[T], *Stats, error) {
 	st := p.stats
-	eng := tp.Engine()
-	inner := autograd.NewTape(eng)
+	inner := autograd.NewTape(tp.Engine())
 	inner.SetNoGrad(true)
 	defer inner.Release()
 
-	// Forward, values only, recording the steps taken.
 	out := tensor.New[T](append([]int{len(ts) - 1}, p.yShape...)...)
-	stp := &reversibleHeun[T]{p: p}
 	var steps []revStep
 	l := &loop[T]{p: p, stp: stp, path: path, opt: opt, tp: inner, scratch: true,
 		out: func(k int, y autograd.Var[T]) {
@@ -66,19 +85,20 @@ func solveReversible[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 aut
 	if err != nil {
 		return nil, st, err
 	}
-	final := revState[T]{y: yN.Value().Clone(), yhat: stp.yhat.Value().Clone(), mu: stp.mu.Value().Clone(), sigma: stp.sigma.Value().Clone()}
-	y0v := y0.Value().Clone()
+	back := makeBack(yN.Value().Clone(), steps)
 	inner.Reset()
 
 	params := p.sde.Params()
+	if params == nil {
+		params = []*autograd.Param[T]{} // a VJP then reports any parameter read
+	}
 	inputs := []autograd.Var[T]{y0}
 	for _, q := range params {
 		inputs = append(inputs, tp.Param(q))
 	}
-	back := func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
-		return reverseHeun(p, eng, final, y0v, steps, ts[0], path, gy, params)
-	}
-	node := autograd.Custom("sde.ReversibleHeun", out, back, inputs...)
+	node := autograd.Custom(name, out, func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
+		return back(gy, params)
+	}, inputs...)
 	ys := []autograd.Var[T]{y0}
 	for k := 1; k < len(ts); k++ {
 		ys = append(ys, autograd.Select(node, 0, k-1))

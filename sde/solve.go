@@ -104,6 +104,19 @@ const (
 	// errs by rounding only) in memory independent of the number of steps,
 	// for the cost of one more evaluation of f and g per step.
 	Reversible
+	// Adjoint (a Stratonovich method: Heun or ReversibleHeun) is the
+	// stochastic adjoint of Li et al. (2020, "Scalable gradients for
+	// stochastic differential equations"): the forward solve keeps no
+	// history, and the backward pass solves the adjoint SDE of (y, a, g_θ)
+	// backward in time on the same Brownian path, with Heun's rule on the
+	// forward steps, two vector–Jacobian products of (f, g) per step.
+	// Memory is flat in the steps; the gradients are those of the
+	// continuous solution, so they differ from Backprop's by the
+	// discretisation error of both solves, and converge to them as the
+	// step shrinks (not exactly, as Reversible's). The state is rebuilt by
+	// solving the SDE backward, which is accurate where the SDE does not
+	// amplify errors backward in time.
+	Adjoint
 )
 
 // Options configure a solve. The zero value asks for Euler–Maruyama with
@@ -160,8 +173,8 @@ type Stats struct {
 	DriftEvals         int // evaluations of f, forward pass
 	DiffusionEvals     int // evaluations of g, forward pass
 	// BackwardEvals counts the vector–Jacobian products of (f, g) and the
-	// reconstructing evaluations of the Reversible gradient's backward
-	// pass; it is filled in when that pass runs.
+	// reconstructing evaluations of the Reversible and Adjoint gradients'
+	// backward passes; it is filled in when that pass runs.
 	BackwardEvals int
 }
 
@@ -206,6 +219,9 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 	if opt.Gradient == Reversible && method != ReversibleHeun {
 		return nil, st, fmt.Errorf("sde: the Reversible gradient needs method %q, not %q", ReversibleHeun, method)
 	}
+	if opt.Gradient == Adjoint && calc != Stratonovich {
+		return nil, st, fmt.Errorf("sde: the Adjoint gradient needs a Stratonovich method (%q or %q), not %q", Heun, ReversibleHeun, method)
+	}
 	if _, ok := path.(AreaPath[T]); method == SRI2 && !ok {
 		return nil, st, fmt.Errorf("sde: method %q needs a path with Lévy areas (an AreaPath, as Brownian); %T is not one", method, path)
 	}
@@ -226,6 +242,9 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 	}
 	if opt.Gradient == Reversible && !tp.NoGrad() {
 		return solveReversible(tp, p, y0, ts, path, opt)
+	}
+	if opt.Gradient == Adjoint && !tp.NoGrad() {
+		return solveAdjoint(tp, p, y0, ts, path, opt, method)
 	}
 	l := &loop[T]{p: p, stp: newStepper(p, method, opt.DerivativeFree), path: path, opt: opt, tp: tp}
 	ys = append(ys, y0)
