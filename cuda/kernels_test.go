@@ -783,3 +783,34 @@ func TestRealNVRTC(t *testing.T) {
 	}
 	t.Logf("NVRTC %s compiled the kernels", libs.nvrtcVersion)
 }
+
+// TestKernelsOnRuntimeMemory: the kernels run on device memory from the
+// CUDA runtime (cudaMalloc, as the backend's pool has it), in the same
+// primary context: what device-resident tensors will pass them.
+func TestKernelsOnRuntimeMemory(t *testing.T) {
+	k := kernels(t)
+	l, err := loaded()
+	if err != nil {
+		t.Skipf("no CUDA runtime: %v", err)
+	}
+	const n = 1000
+	var p uintptr
+	if err := l.rtCheck("cudaMalloc", l.cudaMalloc(&p, n*8)); err != nil {
+		t.Fatal(err)
+	}
+	defer l.cudaFree(p)
+	b := Buffer[float64]{ptr: p, n: n}
+	if err := Fill(k, b, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := Map(k, Exp, b, b); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float64, n)
+	if err := l.rtCheck("cudaMemcpy", l.cudaMemcpy(addr(got), p, n*8, deviceToHost)); err != nil {
+		t.Fatal(err)
+	}
+	if want := math.Exp(2); !within(got[0], want, 4) || !within(got[n-1], want, 4) {
+		t.Fatalf("exp(2) on runtime memory: %v … %v, want %v", got[0], got[n-1], want)
+	}
+}

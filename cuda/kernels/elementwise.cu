@@ -1,15 +1,16 @@
 // The elementwise kernels of package cuda, compiled at run time by NVRTC
 // (and, in the tests, by the C compiler under the stand-in's emulation
-// header; see the package doc for the rules that makes them follow).
+// header; the package doc says why they follow the rules below).
 //
 // Every kernel walks its elements in a grid-stride loop, so any grid runs
 // them all; the launch picks the grid. The reductions reduce each block in
 // static shared memory with __syncthreads, blocks of exactly NORM_THREADS
 // threads, and write one record per block; a second kernel of one block
 // reduces the records. No warp intrinsics, no atomics, no dynamic shared
-// memory. Sizes are long long. The source is C as well as CUDA C++: kernels
-// have C linkage, and no helper is overloaded (float and double versions
-// come from one macro, suffixed _f32 and _f64).
+// memory. Pointers that a kernel's doc lets alias (in place) are not
+// __restrict__. Sizes are long long. The source is C as well as CUDA C++:
+// kernels have C linkage, and no helper is overloaded (float and double
+// versions come from one macro, suffixed _f32 and _f64).
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,7 +74,7 @@ __device__ static inline int notfinite_d(double x) {
 	__device__ static inline T relu_##S(T x) { return x > 0 ? x : (x != x ? x : (T)0); }                   \
                                                                                                                \
 	/* y = f(x) for op 0 tanh, 1 sigmoid, 2 exp, 3 relu, 4 softplus (the MapOp values) */                  \
-	__global__ void map_##S(T *__restrict__ y, const T *__restrict__ x, int op, long long n) {             \
+	__global__ void map_##S(T *y, const T *x, int op, long long n) {                                              \
 		for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                       \
 		     i += (long long)gridDim.x * blockDim.x) {                                                  \
 			T v = x[i];                                                                            \
@@ -90,8 +91,7 @@ __device__ static inline int notfinite_d(double x) {
                                                                                                                \
 	/* z = g·f′ from the map's output y (or z += it, acc ≠ 0): tanh 1 − y², sigmoid y − y² (each      \
 	   rounded once), exp y, relu [y > 0] (+0 elsewhere, whatever g), softplus −expm1(−y). */          \
-	__global__ void mapbwd_##S(T *z, const T *__restrict__ g, const T *__restrict__ y, int op, int acc,   \
-				   long long n) {                                                              \
+	__global__ void mapbwd_##S(T *z, const T *g, const T *__restrict__ y, int op, int acc, long long n) {         \
 		for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                       \
 		     i += (long long)gridDim.x * blockDim.x) {                                                  \
 			T v = y[i], d;                                                                         \
