@@ -69,6 +69,7 @@ const (
 	General
 )
 
+// String names the noise layout.
 func (n Noise) String() string {
 	switch n {
 	case Diagonal:
@@ -93,6 +94,7 @@ const (
 	Stratonovich
 )
 
+// String names the calculus.
 func (c Calculus) String() string {
 	switch c {
 	case Ito:
@@ -115,10 +117,12 @@ type SolveError struct {
 	Err    error
 }
 
+// Error says "sde: <method> at t=<time>: <what>".
 func (e *SolveError) Error() string {
 	return fmt.Sprintf("sde: %s at t=%g: %v", e.Method, e.T, e.Err)
 }
 
+// Unwrap returns what went wrong, for errors.Is and errors.As.
 func (e *SolveError) Unwrap() error { return e.Err }
 
 // problem is an SDE with its shapes checked: the noise's layout, and the

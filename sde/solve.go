@@ -180,14 +180,21 @@ type Stats struct {
 
 // Solve integrates the SDE from y0 at ts[0] through the output times ts
 // (strictly increasing, inside the path's span) on the Brownian path, and
-// returns y at each output time (ys[0] is y0). The steps are recorded on
-// tp: with gradients on, Backward differentiates y with respect to y0 and
-// the SDE's parameters (Options.Gradient); in no-grad mode only values are
-// computed. Errors — a bad option, a noise layout that does not fit the
-// state and the path, a drift or diffusion of the wrong shape, a NaN or
-// infinity in f, g or the state (ErrNonFinite), a path that cannot give an
-// increment — are returned, as a *SolveError naming the method and the time
-// once the solve has begun.
+// returns y at each output time (ys[0] is y0) and the solve's counts.
+//
+// With gradients on, tp records the solve so that Backward differentiates
+// the outputs with respect to y0 and the SDE's parameters: every step
+// (Backprop), or one node whose backward runs reversible Heun backward
+// (Reversible) or the adjoint SDE (Adjoint); those two fill in
+// Stats.BackwardEvals when Backward runs. On a tape in no-grad mode only
+// values are computed, on a scratch tape reset at every step, and the
+// outputs are constants on tp.
+//
+// Errors — a bad option, a noise layout that does not fit the state and
+// the path, a drift or diffusion of the wrong shape, a NaN or infinity in
+// f, g or the state (ErrNonFinite), a path that cannot give an increment —
+// are returned, as a *SolveError naming the method and the time once the
+// solve has begun.
 func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options) (ys []autograd.Var[T], st *Stats, err error) {
 	defer tensor.Recover(&err)
 	st = new(Stats)
