@@ -338,7 +338,7 @@ const (
 	blockThreads = 256
 	blocksPerSM  = 32
 	maxParts     = 1024
-	maxParams    = 24
+	maxParams    = 24 // one more than any kernel's, for the null pointer after the last
 )
 
 // Kernels is the package's kernels (kernels/*.cu) compiled for one device
@@ -361,7 +361,7 @@ type Kernels struct {
 
 	mu     sync.Mutex
 	closed bool
-	params cMemory // maxParams pointers to the maxParams 8-byte slots that follow them
+	params cMemory // maxParams pointers (to the 8-byte slots that follow them, or null)
 	norm   uintptr // device memory: maxParts records of the error norm, then the result
 }
 
@@ -453,9 +453,6 @@ func newKernels(libs *kernelLibs, cache *imageCache, dir string, device int) (_ 
 	if k.params, err = newCMemory(2 * 8 * maxParams); err != nil {
 		return nil, err
 	}
-	for i := range maxParams {
-		*(*uintptr)(unsafe.Pointer(&k.params[8*i])) = k.params.addr(8 * (maxParams + i))
-	}
 	return k, nil
 }
 
@@ -536,13 +533,22 @@ func (k *Kernels) leave() {
 // arguments args (each 8 bytes: a device pointer, a long long, a double,
 // or an int or float in the low bytes). The arguments go through the
 // parameter block: cuLaunchKernel's kernelParams is an array of pointers
-// that C reads, and must not be Go memory. Call between enter and leave.
+// that C reads, and must not be Go memory. A null pointer follows the last
+// (the driver reads as many as the kernel has; the stand-in checks the
+// count). Call between enter and leave.
 func (k *Kernels) launch(fn int, grid int, args ...uint64) error {
-	if len(args) > maxParams {
+	if len(args) >= maxParams {
 		panic("cuda: too many kernel arguments") // a bug here
 	}
+	ptrs := (*[maxParams]uintptr)(unsafe.Pointer(&k.params[0]))
 	slots := (*[maxParams]uint64)(unsafe.Pointer(&k.params[8*maxParams]))
 	copy(slots[:], args)
+	for i := range ptrs {
+		ptrs[i] = 0
+		if i < len(args) {
+			ptrs[i] = k.params.addr(8 * (maxParams + i))
+		}
+	}
 	st := k.libs.drv.cuLaunchKernel(k.fns[fn], uint32(grid), 1, 1, blockThreads, 1, 1, 0, 0, k.params.addr(0), 0)
 	if st == 0 {
 		return nil

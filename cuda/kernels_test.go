@@ -616,7 +616,8 @@ func mustHex(t *testing.T, s string) []byte {
 }
 
 // TestLaunchRefusesHostPointer: the stand-in refuses a kernel argument
-// that points into host memory, and the memory is left as it was.
+// that points into host memory, and the memory is left as it was; and a
+// launch with the wrong number of arguments.
 func TestLaunchRefusesHostPointer(t *testing.T) {
 	k := kernels(t)
 	if standinDir == "" {
@@ -638,6 +639,18 @@ func TestLaunchRefusesHostPointer(t *testing.T) {
 	}
 	if host[0] != 0 {
 		t.Fatal("the kernel wrote the host memory")
+	}
+	// Too few and too many arguments.
+	dev := toDevice(t, k, make([]float32, 16))
+	for _, args := range [][]uint64{{uint64(dev.ptr), 0}, {uint64(dev.ptr), 0, 16, 0}} {
+		if err := k.enter(); err != nil {
+			t.Fatal(err)
+		}
+		err = k.launch(kernelIndex[float32](kFill), 1, args...)
+		k.leave()
+		if !errors.As(err, &ce) || ce.Status != 1 {
+			t.Errorf("fill_f32 with %d arguments of 3: %v", len(args), err)
+		}
 	}
 }
 

@@ -8,8 +8,9 @@
 // a context fails with CUDA_ERROR_INVALID_CONTEXT unless the calling thread
 // made the device's primary context current (contexts are per thread, as
 // on a GPU); a module image must be an ELF object (the stand-in NVRTC's
-// "CUBIN", a shared object); a launch checks its grid and block, and
-// refuses any pointer argument that is neither null nor device memory.
+// "CUBIN", a shared object); a launch checks its grid and block and the
+// number of its arguments, and refuses any pointer argument that is
+// neither null nor device memory.
 //
 // A launch runs the grid on the CPU with the device pages open: the blocks
 // one after another, the threads of a block as coroutines (ucontext) that
@@ -360,8 +361,14 @@ int cuLaunchKernel(function *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 	unsigned long long nt = (unsigned long long)bx * by * bz;
 	if (nt > maxThreads || bz > 64) return errInvalidValue;
 	if (shared != 0) return errLaunchOutOfResources; // no dynamic shared memory
+	// The argument count: package cuda ends kernelParams with a null pointer
+	// (the real driver reads only as many as the kernel has), so a wrapper
+	// that passes too few or too many arguments fails here.
 	size_t np = strlen(f->sig);
-	if (np > 0 && !params) return errInvalidValue;
+	if (!params) return np ? errInvalidValue : ok;
+	for (size_t i = 0; i < np; i++)
+		if (!params[i]) return errInvalidValue;
+	if (params[np]) return errInvalidValue;
 	pthread_mutex_lock(&launchMu);
 	standin_enter();
 	for (size_t i = 0; i < np; i++)

@@ -268,7 +268,9 @@ int nvrtcCompileProgram(program *p, int numOptions, const char *const *options) 
 		return errInvalidOption;
 	}
 
-	char dir[] = "/tmp/standin-nvrtc-XXXXXX";
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/standin-nvrtc-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir)) return errInternal;
 	char *src, *pre, *gen, *so, *log, *cmd;
 	asprintf(&src, "%s/%s", dir, p->name);
