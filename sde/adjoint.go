@@ -27,7 +27,7 @@ import (
 // reconstructed by solving the SDE backward, not stored.
 func solveAdjoint[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options, method string) ([]autograd.Var[T], *Stats, error) {
 	stp := newStepper(p, method, false)
-	return solveAsNode(tp, p, y0, ts, path, opt, stp, "sde.Adjoint",
+	return solveAsNode(tp, p, y0, ts, path, opt, stp, "sde.Adjoint", nil,
 		func(yN *tensor.Tensor[T], steps []revStep) backwardFunc[T] {
 			return func(gy *tensor.Tensor[T], params []*autograd.Param[T]) ([]*tensor.Tensor[T], error) {
 				return adjointHeun(p, tp.Engine(), yN, steps, path, gy, params)

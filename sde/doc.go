@@ -55,6 +55,9 @@
 // the same path, memory flat in the steps, gradients of the continuous
 // solution that converge to Backprop's as the step shrinks (checked: the
 // error against a fine solve falls with order about 1 for diagonal noise).
+// Checkpoint, for the methods that carry nothing between steps, keeps the
+// state every √N steps and replays one segment at a time in the backward
+// pass: Backprop's gradients to rounding in O(√N) memory.
 //
 // # Choices
 //
@@ -85,7 +88,8 @@
 //
 // # Not yet
 //
-// Checkpointing (the Recursive mode's binomial schedule); space-space
+// Checkpointing by a binomial schedule (odeblock's Recursive mode; here
+// uniform segments); space-space
 // Lévy areas (for order-1 methods on non-commuting general noise);
 // additive-noise SRA methods; an SDE Block for odeblock's models;
 // comparisons with torchsde on given increments.

@@ -95,6 +95,40 @@ func grads(t *testing.T, m *neural, f func(tp *autograd.Tape[float64]) (autograd
 	return l.Item(), out
 }
 
+// TestCheckpointMatchesBackprop: the Checkpoint gradient replays the
+// segments between checkpoints and gives backprop's loss and gradients to
+// rounding, for several segment lengths (1 step, the default √N, more
+// steps than the solve has), fixed and adaptive steps, and a method with a
+// Lévy area and one with a JVP.
+func TestCheckpointMatchesBackprop(t *testing.T) {
+	for _, tc := range []struct {
+		method   string
+		every    int
+		adaptive bool
+	}{
+		{EulerMaruyama, 0, false},
+		{Heun, 1, false},
+		{Heun, 0, true},
+		{Milstein, 3, false},
+		{SRI2, 100, false},
+	} {
+		t.Run(fmt.Sprintf("%s/every %d/adaptive %v", tc.method, tc.every, tc.adaptive), func(t *testing.T) {
+			m := newNeural(Diagonal, 3)
+			b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
+			opt := Options{Method: tc.method, Step: 1.0 / 20, Adaptive: tc.adaptive, RTol: 1e-3, ATol: 1e-4}
+			lb, gb := grads(t, m, m.loss(b, opt))
+			opt.Gradient, opt.CheckpointEvery = Checkpoint, tc.every
+			lc, gc := grads(t, m, m.loss(b, opt))
+			if lb != lc {
+				t.Errorf("loss %.17g with Backprop, %.17g with Checkpoint", lb, lc)
+			}
+			if d := cmp.Diff(gb, gc, cmpopts.EquateApprox(1e-12, 1e-14)); d != "" {
+				t.Errorf("gradients (-backprop +checkpoint):\n%s", d)
+			}
+		})
+	}
+}
+
 // TestReversibleMatchesBackprop: reversible Heun's algebraic backward
 // (Gradient Reversible) gives the loss and the gradients of backprop
 // through the same solve, to a relative 1e-10 (the reconstruction is exact
@@ -170,9 +204,9 @@ func TestGradientsCentralDifferences(t *testing.T) {
 func TestReversibleMemory(t *testing.T) {
 	m := newNeural(Diagonal, 3)
 	b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
-	record := func(steps int, g Gradient) (int, *Stats) {
+	recordWith := func(steps int, g Gradient, method string) (int, *Stats) {
 		tp := autograd.NewTape(engine64())
-		ys, st, err := Solve[float64](tp, m, tp.Param(m.y0p), []float64{0, 1}, b, Options{Method: ReversibleHeun, Step: 1 / float64(steps), Gradient: g})
+		ys, st, err := Solve[float64](tp, m, tp.Param(m.y0p), []float64{0, 1}, b, Options{Method: method, Step: 1 / float64(steps), Gradient: g})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,6 +216,7 @@ func TestReversibleMemory(t *testing.T) {
 		}
 		return n, st
 	}
+	record := func(steps int, g Gradient) (int, *Stats) { return recordWith(steps, g, ReversibleHeun) }
 	n8, _ := record(8, Reversible)
 	n128, st := record(128, Reversible)
 	if n8 != n128 {
@@ -189,6 +224,13 @@ func TestReversibleMemory(t *testing.T) {
 	}
 	if st.BackwardEvals != 2*128+1 || st.Steps != 128 {
 		t.Errorf("Reversible, 128 steps: %d steps and %d backward evaluations, want 128 and %d", st.Steps, st.BackwardEvals, 2*128+1)
+	}
+	c16, st := recordWith(16, Checkpoint, Heun)
+	if st.BackwardEvals != 2*16 {
+		t.Errorf("Checkpoint, Heun, 16 steps: %d evaluations of f in the replays, want 32", st.BackwardEvals)
+	}
+	if c128, _ := recordWith(128, Checkpoint, Heun); c16 != c128 {
+		t.Errorf("Checkpoint: %d tape nodes for 16 steps, %d for 128; want the same", c16, c128)
 	}
 	a8, _ := record(8, Adjoint)
 	a128, st := record(128, Adjoint)

@@ -30,7 +30,7 @@ type loop[T tensor.Float] struct {
 	// so memory does not grow with the steps.
 	scratch bool
 	out     func(k int, y autograd.Var[T]) // at output time k ≥ 1; y valid until the next step
-	taken   func(revStep)                  // each step that enters the solution
+	taken   func(revStep, autograd.Var[T]) // each step that enters the solution, and its end state
 }
 
 // run integrates from y0 at ts[0] and returns the state at the last time.
@@ -59,7 +59,7 @@ func (l *loop[T]) run(y0 autograd.Var[T], ts []float64) (autograd.Var[T], error)
 			if y, err = l.step(t, hi, y); err != nil {
 				return y, p.fail(t, err)
 			}
-			l.commit(revStep{t, hi, end})
+			l.commit(revStep{t, hi, end}, y)
 			if end > 0 {
 				l.out(end, y)
 			}
@@ -95,10 +95,10 @@ func (l *loop[T]) step(t, h float64, y autograd.Var[T]) (autograd.Var[T], error)
 	return y1, l.p.finite(y1)
 }
 
-func (l *loop[T]) commit(s revStep) {
+func (l *loop[T]) commit(s revStep, y1 autograd.Var[T]) {
 	l.p.stats.Steps++
 	if l.taken != nil {
-		l.taken(s)
+		l.taken(s, y1)
 	}
 }
 
@@ -182,8 +182,8 @@ func (l *loop[T]) adaptive(y autograd.Var[T], ts []float64) (autograd.Var[T], er
 			if lands {
 				out = k
 			}
-			l.commit(revStep{t, mid - t, -1})
-			l.commit(revStep{mid, end - mid, out})
+			l.commit(revStep{t, mid - t, -1}, half)
+			l.commit(revStep{mid, end - mid, out}, two)
 			y, t = two, end
 			if lands {
 				l.out(k, y)

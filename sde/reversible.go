@@ -48,7 +48,7 @@ type revStep struct {
 func solveReversible[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options) ([]autograd.Var[T], *Stats, error) {
 	stp := &reversibleHeun[T]{p: p}
 	y0v := y0.Value().Clone()
-	return solveAsNode(tp, p, y0, ts, path, opt, stp, "sde.ReversibleHeun",
+	return solveAsNode(tp, p, y0, ts, path, opt, stp, "sde.ReversibleHeun", nil,
 		func(yN *tensor.Tensor[T], steps []revStep) backwardFunc[T] {
 			final := revState[T]{y: yN, yhat: stp.yhat.Value().Clone(), mu: stp.mu.Value().Clone(), sigma: stp.sigma.Value().Clone()}
 			return func(gy *tensor.Tensor[T], params []*autograd.Param[T]) ([]*tensor.Tensor[T], error) {
@@ -65,9 +65,10 @@ type backwardFunc[T tensor.Float] func(gy *tensor.Tensor[T], params []*autograd.
 // memory flat in the steps), recording the steps taken, and records the
 // outputs y(ts[1:]) on tp as one custom node, stacked along a new leading
 // axis, whose inputs are y0 and the SDE's parameters; ys[k] selects output
-// k. makeBack, called once the forward pass is done with its final state
-// and the steps, returns the node's backward.
-func solveAsNode[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options, stp stepper[T], name string, makeBack func(yN *tensor.Tensor[T], steps []revStep) backwardFunc[T]) ([]autograd.Var[T], *Stats, error) {
+// k. taken, if not nil, sees each step and its end state (valid during the
+// call). makeBack, called once the forward pass is done with its final
+// state and the steps, returns the node's backward.
+func solveAsNode[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options, stp stepper[T], name string, taken func(revStep, autograd.Var[T]), makeBack func(yN *tensor.Tensor[T], steps []revStep) backwardFunc[T]) ([]autograd.Var[T], *Stats, error) {
 	st := p.stats
 	inner := autograd.NewTape(tp.Engine())
 	inner.SetNoGrad(true)
@@ -79,7 +80,12 @@ func solveAsNode[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autogra
 		out: func(k int, y autograd.Var[T]) {
 			copy(out.Slice(k-1, k).Data(), y.Value().ReadData())
 		},
-		taken: func(s revStep) { steps = append(steps, s) },
+		taken: func(s revStep, y autograd.Var[T]) {
+			steps = append(steps, s)
+			if taken != nil {
+				taken(s, y)
+			}
+		},
 	}
 	yN, err := l.run(inner.Const(y0.Value()), ts)
 	if err != nil {

@@ -117,6 +117,15 @@ const (
 	// solving the SDE backward, which is accurate where the SDE does not
 	// amplify errors backward in time.
 	Adjoint
+	// Checkpoint (any method but ReversibleHeun, which has Reversible)
+	// keeps the state every Options.CheckpointEvery steps of a forward
+	// solve that records nothing, and in the backward pass solves each
+	// segment again from its checkpoint on a tape of its own, last segment
+	// first, backpropagating through it: Backprop's gradients (the same
+	// operations on the same values) in memory of the checkpoints and one
+	// segment's tape (O(√N) each for N steps by default), for the cost of
+	// one more forward solve.
+	Checkpoint
 )
 
 // Options configure a solve. The zero value asks for Euler–Maruyama with
@@ -140,6 +149,10 @@ type Options struct {
 	// Gradient is how the solve is differentiated when tp records
 	// gradients (Backprop by default).
 	Gradient Gradient
+
+	// CheckpointEvery is the number of steps per segment of the
+	// Checkpoint gradient; 0 means ⌈√N⌉ for N fixed steps.
+	CheckpointEvery int
 
 	// Adaptive turns on step-size control by step doubling (as torchsde's
 	// adaptive mode): every attempt takes a step of h and two of h/2 on the
@@ -174,7 +187,8 @@ type Stats struct {
 	DiffusionEvals     int // evaluations of g, forward pass
 	// BackwardEvals counts the vector–Jacobian products of (f, g) and the
 	// reconstructing evaluations of the Reversible and Adjoint gradients'
-	// backward passes; it is filled in when that pass runs.
+	// backward passes, and the evaluations of f in the Checkpoint
+	// gradient's replays; it is filled in when that pass runs.
 	BackwardEvals int
 }
 
@@ -185,8 +199,9 @@ type Stats struct {
 // With gradients on, tp records the solve so that Backward differentiates
 // the outputs with respect to y0 and the SDE's parameters: every step
 // (Backprop), or one node whose backward runs reversible Heun backward
-// (Reversible) or the adjoint SDE (Adjoint); those two fill in
-// Stats.BackwardEvals when Backward runs. On a tape in no-grad mode only
+// (Reversible), the adjoint SDE (Adjoint) or the segments between
+// checkpoints again (Checkpoint); those fill in Stats.BackwardEvals when
+// Backward runs. On a tape in no-grad mode only
 // values are computed, on a scratch tape reset at every step, and the
 // outputs are constants on tp.
 //
@@ -226,6 +241,12 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 	if opt.Gradient == Reversible && method != ReversibleHeun {
 		return nil, st, fmt.Errorf("sde: the Reversible gradient needs method %q, not %q", ReversibleHeun, method)
 	}
+	if opt.Gradient == Checkpoint && method == ReversibleHeun {
+		return nil, st, fmt.Errorf("sde: the Checkpoint gradient takes methods that carry nothing from step to step; for %q use the Reversible gradient", method)
+	}
+	if opt.CheckpointEvery < 0 {
+		return nil, st, fmt.Errorf("sde: CheckpointEvery %d is negative", opt.CheckpointEvery)
+	}
 	if opt.Gradient == Adjoint && calc != Stratonovich {
 		return nil, st, fmt.Errorf("sde: the Adjoint gradient needs a Stratonovich method (%q or %q), not %q", Heun, ReversibleHeun, method)
 	}
@@ -252,6 +273,9 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 	}
 	if opt.Gradient == Adjoint && !tp.NoGrad() {
 		return solveAdjoint(tp, p, y0, ts, path, opt, method)
+	}
+	if opt.Gradient == Checkpoint && !tp.NoGrad() {
+		return solveCheckpoint(tp, p, y0, ts, path, opt, method)
 	}
 	l := &loop[T]{p: p, stp: newStepper(p, method, opt.DerivativeFree), path: path, opt: opt, tp: tp}
 	ys = append(ys, y0)
