@@ -96,6 +96,11 @@ func trainAll(ctx context.Context, s runSettings, kinds []models.Kind, tr, te *d
 	if err != nil {
 		return nil, err
 	}
+	if !s.resume { // a fresh comparison: forget the memory of an earlier one
+		if err := os.Remove(filepath.Join(s.out, "memory.csv")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
 	nb := tr.NumBatches()
 	var results []compareResult
 	for _, k := range kinds {
@@ -114,14 +119,17 @@ func trainAll(ctx context.Context, s runSettings, kinds []models.Kind, tr, te *d
 		r, err := trainModel(ctx, s, k, tr, te, out, command, hooks)
 		mem := w.stop()
 		if err != nil {
-			if werr := log.write(); werr != nil {
-				err = fmt.Errorf("%w (and writing %s: %v)", err, log.path, werr)
+			// Interrupted or failed: the batches and the memory so far are
+			// kept for a resumed run.
+			_, merr := saveMemory(filepath.Join(s.out, "memory.csv"), name, mem)
+			if werr := errors.Join(log.write(), merr); werr != nil {
+				err = fmt.Errorf("%w (and writing %s: %v)", err, s.out, werr)
 			}
 			return nil, err
 		}
 		cr := compareResult{trainResult: *r}
-		if r.Ran {
-			cr.mem = &mem
+		if cr.mem, err = modelMemory(s, name, r.Ran, mem); err != nil {
+			return nil, err
 		}
 		log.done[name] = len(cr.split("train"))
 		cr.batches = log.merged(name)
@@ -131,6 +139,24 @@ func trainAll(ctx context.Context, s runSettings, kinds []models.Kind, tr, te *d
 		results = append(results, cr)
 	}
 	return results, nil
+}
+
+// modelMemory returns the memory a model's run took, kept in memory.csv in
+// s.out (trainAll removes it when not resuming): when it ran (ran), mem,
+// with the peaks of its runs before when resuming; when it did not (its
+// checkpoint held every epoch), those of its runs before, or nil when none
+// was recorded.
+func modelMemory(s runSettings, name string, ran bool, mem memUse) (*memUse, error) {
+	path := filepath.Join(s.out, "memory.csv")
+	if ran {
+		u, err := saveMemory(path, name, mem)
+		return &u, err
+	}
+	all, err := loadMemory(path)
+	if u, ok := all[name]; ok && err == nil {
+		return &u, nil
+	}
+	return nil, err
 }
 
 // batchRow is one line of batches.csv: one training batch of one model,
@@ -447,8 +473,8 @@ func compareTable(s runSettings, results []compareResult, command string) string
 	var b strings.Builder
 	fmt.Fprintf(&b, "# NODE families on %s\n\n", s.dataset)
 	fmt.Fprintf(&b, "`%s`\n\n", command)
-	b.WriteString("| model | parameters | final train loss | test accuracy | forward NFE | backward NFE | efficacy | s / epoch | peak RSS (MiB) | peak heap (MiB) |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| model | parameters | final train loss | test accuracy | forward NFE | backward NFE | efficacy | s / epoch | median s / batch | peak RSS (MiB) | peak heap (MiB) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	cumulative := false
 	for _, r := range results {
 		tr, te := r.split("train"), r.split("test")
@@ -465,9 +491,13 @@ func compareTable(s runSettings, results []compareResult, command string) string
 			rss, heap = fmt.Sprintf("%.0f", r.mem.rssMiB), fmt.Sprintf("%.0f", r.mem.heapMiB)
 			cumulative = cumulative || r.mem.rssCumulative
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.4f | %.2f%% | %.1f | %.1f | %.4f | %.1f | %s | %s |\n",
+		med := "–"
+		if len(r.batches) > 0 {
+			med = fmt.Sprintf("%.3f", medianSeconds(r.batches))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.4f | %.2f%% | %.1f | %.1f | %.4f | %.1f | %s | %s | %s |\n",
 			r.kind.Title(), r.counts.Total, last.Loss, 100*lastTest.Accuracy, last.FwdNFE, last.BwdNFE,
-			efficacy(last, lastTest), secs/float64(len(tr)), rss, heap)
+			efficacy(last, lastTest), secs/float64(len(tr)), med, rss, heap)
 	}
 	fmt.Fprintf(&b, "\nThe last epoch's numbers; %s. ", s.describe())
 	if s.subset > 0 || s.testSubset > 0 {
@@ -481,13 +511,28 @@ func compareTable(s runSettings, results []compareResult, command string) string
 	b.WriteString("- *forward / backward NFE*: evaluations of the ODE's right-hand side per training iteration (one batch), averaged over the last epoch; backward NFE counts the adjoint solve's evaluations (each one vector–Jacobian product).\n")
 	b.WriteString("- *efficacy*: test accuracy (as a fraction) divided by the forward + backward NFE of one training iteration, both of the last epoch.\n")
 	b.WriteString("- *s / epoch*: wall time of the training part of an epoch (evaluation excluded), averaged over the epochs.\n")
-	b.WriteString("- *peak RSS*: the process's resident-set high-water mark (VmHWM) while that model trained and was evaluated, reset before each model after returning freed memory to the OS; it includes the datasets and the Go runtime.")
+	b.WriteString("- *median s / batch*: the median wall time of a training step over every logged batch (batches.csv): unlike s / epoch, it does not count the minutes a run was paused or interrupted.\n")
+	b.WriteString("- *peak RSS*: the process's resident-set high-water mark (VmHWM) while that model trained and was evaluated, reset before each model after returning freed memory to the OS; it includes the datasets and the Go runtime. A resumed model's is the largest of its runs' (memory.csv).")
 	if cumulative {
 		b.WriteString(" (This kernel would not reset the mark, so it is the process's peak so far: getrusage's ru_maxrss.)")
 	}
 	b.WriteString("\n- *peak heap*: the largest Go heap (live and not yet collected objects) sampled every 10 ms during that model's run.\n")
 	b.WriteString("- Plots (the paper's Figure 2): loss.png, the training loss of every batch (light) and its trailing mean over a quarter of an epoch's batches; efficacy.png, per batch the batch's training accuracy divided by its forward + backward NFE (the test accuracy exists only at an epoch's end), light and as the same trailing mean. The batches' numbers are in batches.csv.\n")
 	return b.String()
+}
+
+// medianSeconds returns the median of the batches' step times.
+func medianSeconds(rows []batchRow) float64 {
+	secs := make([]float64, len(rows))
+	for i, r := range rows {
+		secs[i] = r.Seconds
+	}
+	slices.Sort(secs)
+	n := len(secs)
+	if n%2 == 1 {
+		return secs[n/2]
+	}
+	return (secs[n/2-1] + secs[n/2]) / 2
 }
 
 func countOrAll(n int) string {

@@ -59,6 +59,16 @@ func TestCompareBatchesResume(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	rows := checkBatches(t, path, names, 1, 3)
+	mpath := filepath.Join(out, "memory.csv")
+	mem, err := loadMemory(mpath)
+	if err != nil || len(mem) != 2 || !(mem["node"].rssMiB > 0) || !(mem["anode"].heapMiB > 0) {
+		t.Fatalf("memory.csv after the first run: %v, %v", mem, err)
+	}
+	// A mark: a resumed run keeps the larger peak, and a model that does
+	// not run again keeps its row.
+	if _, err := saveMemory(mpath, "node", memUse{rssMiB: 1e6, heapMiB: 1e6}); err != nil {
+		t.Fatal(err)
+	}
 	for i := range rows {
 		rows[i].Seconds = 1000 + float64(i) // marks: a run would not take so long
 	}
@@ -69,6 +79,13 @@ func TestCompareBatchesResume(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	got := checkBatches(t, path, names, 2, 3)
+	if mem, err := loadMemory(mpath); err != nil || mem["node"].rssMiB != 1e6 || !(mem["anode"].rssMiB > 0) {
+		t.Errorf("memory.csv after resuming: %v, %v (node's mark must be kept)", mem, err)
+	}
+	table, err := os.ReadFile(filepath.Join(out, "table.md"))
+	if err != nil || !strings.Contains(string(table), "median s / batch") || !strings.Contains(string(table), "| 1000000 | 1000000 |") {
+		t.Errorf("table.md after resuming (%v): want a median s / batch column and node's marked memory:\n%s", err, table)
+	}
 	for m := range names {
 		for i := range 6 {
 			r := got[6*m+i]
@@ -97,6 +114,81 @@ func TestCompareBatchesResume(t *testing.T) {
 	for _, r := range checkBatches(t, path, names, 1, 3) {
 		if r.Seconds >= 1000 {
 			t.Errorf("a fresh run kept the old row %+v", r)
+		}
+	}
+	if mem, err := loadMemory(mpath); err != nil || len(mem) != 2 || mem["node"].rssMiB == 1e6 {
+		t.Errorf("memory.csv after a fresh run: %v, %v (the mark must be gone)", mem, err)
+	}
+}
+
+// TestMemoryCSV: memory.csv keeps the larger of each peak over a model's
+// runs, reads back what it wrote, is empty when missing, and a damaged
+// file is an error naming the file and the line.
+func TestMemoryCSV(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.csv")
+	if mem, err := loadMemory(path); err != nil || len(mem) != 0 {
+		t.Fatalf("missing file: %v, %v", mem, err)
+	}
+	steps := []struct {
+		model string
+		in    memUse
+		want  memUse
+	}{
+		{"node", memUse{rssMiB: 100, heapMiB: 40}, memUse{rssMiB: 100, heapMiB: 40}},
+		{"anode", memUse{rssMiB: 90.5, heapMiB: 30}, memUse{rssMiB: 90.5, heapMiB: 30}},
+		{"node", memUse{rssMiB: 80, heapMiB: 50, rssCumulative: true}, memUse{rssMiB: 100, heapMiB: 50, rssCumulative: true}},
+	}
+	for i, st := range steps {
+		got, err := saveMemory(path, st.model, st.in)
+		if err != nil || got != st.want {
+			t.Fatalf("step %d: saveMemory = %+v, %v; want %+v", i, got, err, st.want)
+		}
+	}
+	mem, err := loadMemory(path)
+	want := map[string]memUse{"node": steps[2].want, "anode": steps[1].want}
+	if err != nil || len(mem) != 2 || mem["node"] != want["node"] || mem["anode"] != want["anode"] {
+		t.Fatalf("read back %v, %v; want %v", mem, err, want)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*")); len(left) != 1 {
+		t.Errorf("files beside memory.csv: %v", left)
+	}
+	for _, bad := range []struct{ text, want string }{
+		{"model,rss\n", "header"},
+		{"model,peak_rss_mib,rss_cumulative,peak_heap_mib\nnode,-1,false,3\n", "line 2"},
+		{"model,peak_rss_mib,rss_cumulative,peak_heap_mib\nnode,1,maybe,3\n", "line 2"},
+	} {
+		if err := os.WriteFile(path, []byte(bad.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := loadMemory(path)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: error %v, want one naming %s and %q", bad.text, err, path, bad.want)
+		}
+		if _, err := saveMemory(path, "node", memUse{}); err == nil {
+			t.Errorf("%q: saveMemory over a damaged file succeeded", bad.text)
+		}
+	}
+}
+
+// TestMedianSeconds: the median of odd and even counts, whatever the order.
+func TestMedianSeconds(t *testing.T) {
+	rows := func(secs ...float64) []batchRow {
+		var rs []batchRow
+		for _, s := range secs {
+			rs = append(rs, batchRow{Seconds: s})
+		}
+		return rs
+	}
+	for _, c := range []struct {
+		rows []batchRow
+		want float64
+	}{
+		{rows(3), 3},
+		{rows(5, 1, 900), 5},
+		{rows(4, 1, 900, 2), 3},
+	} {
+		if got := medianSeconds(c.rows); got != c.want {
+			t.Errorf("medianSeconds(%v) = %g, want %g", c.rows, got, c.want)
 		}
 	}
 }

@@ -3,14 +3,23 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/adamnode/adamnode/layers"
 )
 
 // memUse is the memory one model's run took.
@@ -95,4 +104,69 @@ func vmHWM() (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// memoryHeader is memory.csv's header: one row per model of a comparison.
+var memoryHeader = []string{"model", "peak_rss_mib", "rss_cumulative", "peak_heap_mib"}
+
+// loadMemory reads a comparison's memory.csv: each model's memory as its
+// runs so far took it. A missing file is an empty map.
+func loadMemory(path string) (map[string]memUse, error) {
+	mem := map[string]memUse{}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return mem, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 || !slices.Equal(recs[0], memoryHeader) {
+		return nil, fmt.Errorf("%s: the header is not %s", path, strings.Join(memoryHeader, ","))
+	}
+	for i, r := range recs[1:] {
+		rss, err1 := strconv.ParseFloat(r[1], 64)
+		cum, err2 := strconv.ParseBool(r[2])
+		heap, err3 := strconv.ParseFloat(r[3], 64)
+		if err := errors.Join(err1, err2, err3); err != nil || !(rss >= 0) || !(heap >= 0) {
+			return nil, fmt.Errorf("%s: line %d: %q: want a model, two sizes in MiB and true or false", path, i+2, strings.Join(r, ","))
+		}
+		mem[r[0]] = memUse{rssMiB: rss, rssCumulative: cum, heapMiB: heap}
+	}
+	return mem, nil
+}
+
+// saveMemory records a run of model that took u in the memory.csv at
+// path and returns the model's memory: for a model run before (a
+// comparison resumed) the larger of each peak. The file is replaced whole
+// (written to a temporary file, then renamed).
+func saveMemory(path, model string, u memUse) (memUse, error) {
+	mem, err := loadMemory(path)
+	if err != nil {
+		return u, err
+	}
+	if old, ok := mem[model]; ok {
+		u = memUse{rssMiB: max(u.rssMiB, old.rssMiB), rssCumulative: u.rssCumulative || old.rssCumulative, heapMiB: max(u.heapMiB, old.heapMiB)}
+	}
+	mem[model] = u
+	names := slices.Sorted(maps.Keys(mem))
+	return u, layers.WriteFileAtomic(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		if err := cw.Write(memoryHeader); err != nil {
+			return err
+		}
+		for _, name := range names {
+			m := mem[name]
+			g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+			if err := cw.Write([]string{name, g(m.rssMiB), strconv.FormatBool(m.rssCumulative), g(m.heapMiB)}); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	})
 }
