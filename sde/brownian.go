@@ -49,10 +49,18 @@ type BrownianOptions struct {
 	// ⌈log₂((t1 − t0)/Tol)⌉ (at most 60).
 	Tol float64
 	// CacheSize is the number of tree nodes kept (least recently used
-	// evicted), each two increments' worth of float64s (W and ∫W); 0
-	// means 128. Memory is bounded by CacheSize × the increment's size × 16
-	// bytes whatever the number of queries; an evicted node is recomputed, with
-	// the same value, when it is needed again.
+	// evicted), each two increments' worth of float64s (W and ∫W). 0 means
+	// as many as fit in 32 MiB, at least 128 and at most 65536 (for an
+	// increment of 500 elements, 4096 nodes). Memory is bounded by
+	// CacheSize × the increment's size × 16 bytes whatever the number of
+	// queries; an evicted node is recomputed, with the same value, when it
+	// is needed again.
+	//
+	// A query at a time t0 + k(t1 − t0)/2^d computes at most d nodes, any
+	// other time about log₂((t1 − t0)/Tol) (40 by default), so steps of
+	// (t1 − t0)/2^d are cheapest; a cache that holds a solve's nodes makes
+	// the solves that follow on the same path (a backward pass, training
+	// on a fixed path) read them instead of drawing them again.
 	CacheSize int
 }
 
@@ -148,7 +156,7 @@ func NewBrownian[T tensor.Float](t0, t1 float64, shape []int, opt BrownianOption
 	depth = max(1, min(depth, 60))
 	capacity := opt.CacheSize
 	if capacity == 0 {
-		capacity = 128
+		capacity = min(65536, max(128, (32<<20)/(16*max(n, 1))))
 	}
 	b := &Brownian[T]{
 		t0: t0, t1: t1, tol: tol, maxDepth: depth,
