@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -25,7 +26,12 @@ type nvrtcLib struct {
 	getLog         func(prog uintptr, log *byte) int32
 	getCUBINSize   func(prog uintptr, size *uintptr) int32
 	getCUBIN       func(prog uintptr, cubin *byte) int32
-	destroyProgram func(prog *uintptr) int32
+	getPTXSize     func(prog uintptr, size *uintptr) int32
+	getPTX         func(prog uintptr, ptx *byte) int32
+	// Since NVRTC 11.2; nil when the library lacks them.
+	getNumSupportedArchs func(n *int32) int32
+	getSupportedArchs    func(archs *int32) int32
+	destroyProgram       func(prog *uintptr) int32
 }
 
 // driverLib holds the bound functions of the driver API.
@@ -122,11 +128,17 @@ func (k *kernelLibs) bindNVRTC(h uintptr) error {
 		{&n.getLog, "nvrtcGetProgramLog"},
 		{&n.getCUBINSize, "nvrtcGetCUBINSize"},
 		{&n.getCUBIN, "nvrtcGetCUBIN"},
+		{&n.getPTXSize, "nvrtcGetPTXSize"},
+		{&n.getPTX, "nvrtcGetPTX"},
 		{&n.destroyProgram, "nvrtcDestroyProgram"},
 	} {
 		if err := bind(h, "libnvrtc", b.fptr, b.name); err != nil {
 			return err
 		}
+	}
+	if bind(h, "libnvrtc", &n.getNumSupportedArchs, "nvrtcGetNumSupportedArchs") != nil ||
+		bind(h, "libnvrtc", &n.getSupportedArchs, "nvrtcGetSupportedArchs") != nil {
+		n.getNumSupportedArchs, n.getSupportedArchs = nil, nil
 	}
 	var major, minor int32
 	if st := n.version(&major, &minor); st != 0 {
@@ -134,6 +146,29 @@ func (k *kernelLibs) bindNVRTC(h uintptr) error {
 	}
 	k.nvrtcVersion = fmt.Sprintf("%d.%d", major, minor)
 	return nil
+}
+
+// supportedArchs returns the architectures NVRTC compiles CUBIN for, as
+// 10·major + minor, ascending; nil when it does not say (before 11.2).
+func (k *kernelLibs) supportedArchs() []int {
+	n := &k.nvrtc
+	if n.getNumSupportedArchs == nil {
+		return nil
+	}
+	var c int32
+	if n.getNumSupportedArchs(&c) != 0 || c <= 0 || c > 1024 {
+		return nil
+	}
+	a := make([]int32, c)
+	if n.getSupportedArchs(&a[0]) != 0 {
+		return nil
+	}
+	out := make([]int, c)
+	for i, v := range a {
+		out[i] = int(v)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // check returns nil for a successful driver call, else its *Error with the

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -122,9 +123,33 @@ func cStrings(ss []string) (cMemory, error) {
 	return m, nil
 }
 
-// compile compiles src (named name) for arch with NVRTC and returns the
-// CUBIN; a source that does not compile is a *CompileError with the log.
-func (k *kernelLibs) compile(src, name string, opts []string) ([]byte, error) {
+// target returns the --gpu-architecture option for a device of compute
+// capability cc (10·major + minor) given the architectures NVRTC
+// compiles CUBIN for (nil: unknown), and whether the image is PTX: CUBIN
+// for the device's own architecture when NVRTC has it (or does not say),
+// else PTX for the newest virtual architecture NVRTC has that the device
+// runs, for the driver to compile when it loads it; "" when NVRTC has
+// none.
+func target(cc int, supported []int) (opt string, ptx bool) {
+	if supported == nil || slices.Contains(supported, cc) {
+		return fmt.Sprintf("--gpu-architecture=sm_%d", cc), false
+	}
+	best := 0
+	for _, a := range supported {
+		if a <= cc && a > best {
+			best = a
+		}
+	}
+	if best == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("--gpu-architecture=compute_%d", best), true
+}
+
+// compile compiles src (named name) with NVRTC and returns the CUBIN (or
+// the PTX, NUL-terminated, with ptx); a source that does not compile is a
+// *CompileError with the log.
+func (k *kernelLibs) compile(src, name string, opts []string, ptx bool) ([]byte, error) {
 	n := &k.nvrtc
 	var prog uintptr
 	if st := n.createProgram(&prog, src, name, 0, 0, 0); st != 0 {
@@ -146,16 +171,20 @@ func (k *kernelLibs) compile(src, name string, opts []string) ([]byte, error) {
 		}
 		return nil, &CompileError{Arch: arch, NVRTC: k.nvrtcVersion, Status: st, Msg: n.getErrorString(st), Log: k.programLog(prog)}
 	}
+	getSize, get, what := n.getCUBINSize, n.getCUBIN, "CUBIN"
+	if ptx {
+		getSize, get, what = n.getPTXSize, n.getPTX, "PTX"
+	}
 	var size uintptr
-	if st := n.getCUBINSize(prog, &size); st != 0 {
-		return nil, k.nvrtcError("nvrtcGetCUBINSize", st)
+	if st := getSize(prog, &size); st != 0 {
+		return nil, k.nvrtcError("nvrtcGet"+what+"Size", st)
 	}
 	if size == 0 {
-		return nil, &Error{Call: "nvrtcGetCUBINSize", Msg: "an empty image"}
+		return nil, &Error{Call: "nvrtcGet" + what + "Size", Msg: "an empty image"}
 	}
 	img := make([]byte, size)
-	if st := n.getCUBIN(prog, &img[0]); st != 0 {
-		return nil, k.nvrtcError("nvrtcGetCUBIN", st)
+	if st := get(prog, &img[0]); st != 0 {
+		return nil, k.nvrtcError("nvrtcGet"+what, st)
 	}
 	return img, nil
 }
@@ -279,7 +308,7 @@ func writeCached(dir string, k imageKey, img []byte) error {
 // then stored in both; a failure to write the disk cache is not an
 // error: the image is compiled again next time), and where it came from.
 // fresh skips both caches.
-func (k *kernelLibs) image(c *imageCache, dir, src, name string, opts []string, fresh bool) ([]byte, ImageSource, error) {
+func (k *kernelLibs) image(c *imageCache, dir, src, name string, opts []string, ptx, fresh bool) ([]byte, ImageSource, error) {
 	key := keyOf(src, opts, k.nvrtcVersion)
 	if !fresh {
 		if img := c.get(key); img != nil {
@@ -292,7 +321,7 @@ func (k *kernelLibs) image(c *imageCache, dir, src, name string, opts []string, 
 			}
 		}
 	}
-	img, err := k.compile(src, name, opts)
+	img, err := k.compile(src, name, opts, ptx)
 	if err != nil {
 		return nil, FromNVRTC, err
 	}
@@ -369,7 +398,9 @@ type Kernels struct {
 var ErrClosed = errors.New("cuda: kernels closed")
 
 // NewKernels returns the kernels on device i (from 0): compiled by NVRTC
-// for the device's architecture (sm_XY) the first time, and then taken
+// for the device's architecture (CUBIN for sm_XY; PTX for the newest
+// older architecture NVRTC has, when it lacks the device's, which the
+// driver compiles on loading) the first time, and then taken
 // from the process's cache or the disk cache (KernelCacheEnv), whose
 // entries are keyed by a hash of the source, the compile options, the
 // architecture and NVRTC's version; an entry that does not read back
@@ -410,6 +441,10 @@ func newKernels(libs *kernelLibs, cache *imageCache, dir string, device int) (_ 
 		}
 	}
 	k.arch, k.sms = fmt.Sprintf("sm_%d%d", major, minor), max(int(sms), 1)
+	arch, ptx := target(int(10*major+minor), libs.supportedArchs())
+	if arch == "" {
+		return nil, fmt.Errorf("cuda: NVRTC %s compiles for none of the architectures a %s device runs", libs.nvrtcVersion, k.arch)
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := libs.check("cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain(&k.ctx, k.device)); err != nil {
@@ -423,16 +458,16 @@ func newKernels(libs *kernelLibs, cache *imageCache, dir string, device int) (_ 
 	if err := libs.check("cuCtxSetCurrent", d.cuCtxSetCurrent(k.ctx)); err != nil {
 		return nil, err
 	}
-	opts := append(append([]string(nil), nvrtcOptions...), "--gpu-architecture="+k.arch)
+	opts := append(append([]string(nil), nvrtcOptions...), arch)
 	src := kernelSource()
-	img, from, err := libs.image(cache, dir, src, "adamnode.cu", opts, false)
+	img, from, err := libs.image(cache, dir, src, "adamnode.cu", opts, ptx, false)
 	if err != nil {
 		return nil, err
 	}
 	err = libs.check("cuModuleLoadData", d.cuModuleLoadData(&k.mod, &img[0]))
 	if err != nil && from != FromNVRTC {
 		// A cached image the driver refuses: compile it again.
-		img, from, err = libs.image(cache, dir, src, "adamnode.cu", opts, true)
+		img, from, err = libs.image(cache, dir, src, "adamnode.cu", opts, ptx, true)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -498,12 +499,12 @@ func TestCompileErrorLog(t *testing.T) {
 	if standinDir != "" {
 		src = strings.Replace(src, "extern \"C\" ", "", 1) // the stand-in builds C
 	}
-	_, err := libs.compile(src, "broken.cu", append(nvrtcOptions, "--gpu-architecture=sm_80"))
+	_, err := libs.compile(src, "broken.cu", slices.Concat(nvrtcOptions, []string{"--gpu-architecture=sm_80"}), false)
 	var ce *CompileError
 	if !errors.As(err, &ce) || !strings.Contains(ce.Log, "no_such_thing") || !strings.Contains(err.Error(), "no_such_thing") || ce.Arch != "sm_80" {
 		t.Fatalf("compile error %v, want a *CompileError naming no_such_thing", err)
 	}
-	_, err = libs.compile("__global__ void f(float *y) {}\n", "f.cu", []string{"--no-such-option", "--gpu-architecture=sm_80"})
+	_, err = libs.compile("__global__ void f(float *y) {}\n", "f.cu", []string{"--no-such-option", "--gpu-architecture=sm_80"}, false)
 	if !errors.As(err, &ce) || ce.Status != 5 { // NVRTC_ERROR_INVALID_OPTION
 		t.Fatalf("an unknown option: %v", err)
 	}
@@ -781,7 +782,7 @@ func TestRealNVRTC(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, arch := range []string{"sm_70", "sm_80"} {
-		img, err := libs.compile(kernelSource(), "adamnode.cu", append(nvrtcOptions, "--gpu-architecture="+arch))
+		img, err := libs.compile(kernelSource(), "adamnode.cu", slices.Concat(nvrtcOptions, []string{"--gpu-architecture=" + arch}), false)
 		if err != nil {
 			t.Fatalf("NVRTC %s, %s: %v", libs.nvrtcVersion, arch, err)
 		}
@@ -789,7 +790,37 @@ func TestRealNVRTC(t *testing.T) {
 			t.Fatalf("NVRTC %s, %s: the CUBIN is no ELF image", libs.nvrtcVersion, arch)
 		}
 	}
-	_, err = libs.compile("extern \"C\" __global__ void broken(float *y) { y[0] = no_such_thing; }\n", "broken.cu", append(nvrtcOptions, "--gpu-architecture=sm_80"))
+	if a := libs.supportedArchs(); len(a) == 0 || !slices.Contains(a, 80) {
+		t.Errorf("NVRTC %s: supported architectures %v", libs.nvrtcVersion, a)
+	}
+	// The precision flags at work: with --fmad=false no multiply-add is
+	// fused in the linear combination (with --fmad=true there would be),
+	// while the backward maps' explicit fma stays.
+	fused := func(fmad string) map[string]bool {
+		opts := slices.Concat(slices.DeleteFunc(slices.Clone(nvrtcOptions), func(o string) bool { return strings.HasPrefix(o, "--fmad=") }),
+			[]string{fmad, "--gpu-architecture=compute_80"})
+		ptx, err := libs.compile(kernelSource(), "adamnode.cu", opts, true)
+		if err != nil {
+			t.Fatalf("NVRTC %s, PTX %s: %v", libs.nvrtcVersion, fmad, err)
+		}
+		has := map[string]bool{}
+		for _, fn := range strings.Split(string(ptx), ".entry ")[1:] {
+			name, _, _ := strings.Cut(fn, "(")
+			has[name] = strings.Contains(fn, "fma.rn.")
+		}
+		return has
+	}
+	off, on := fused("--fmad=false"), fused("--fmad=true")
+	for _, name := range []string{"lincomb_f32", "lincomb_f64", "mapbwd_f32", "mapbwd_f64", "errnorm_f32", "errnorm_f64"} {
+		want := strings.HasPrefix(name, "mapbwd")
+		if _, ok := off[name]; !ok || off[name] != want {
+			t.Errorf("%s with --fmad=false: fma %v, want %v (kernels %v)", name, off[name], want, off)
+		}
+	}
+	if !on["lincomb_f32"] {
+		t.Errorf("lincomb_f32 with --fmad=true has no fma: the check above checks nothing")
+	}
+	_, err = libs.compile("extern \"C\" __global__ void broken(float *y) { y[0] = no_such_thing; }\n", "broken.cu", slices.Concat(nvrtcOptions, []string{"--gpu-architecture=sm_80"}), false)
 	var ce *CompileError
 	if !errors.As(err, &ce) || !strings.Contains(ce.Log, "no_such_thing") {
 		t.Fatalf("NVRTC %s: compile error %v", libs.nvrtcVersion, err)
@@ -825,5 +856,56 @@ func TestKernelsOnRuntimeMemory(t *testing.T) {
 	}
 	if want := math.Exp(2); !within(got[0], want, 4) || !within(got[n-1], want, 4) {
 		t.Fatalf("exp(2) on runtime memory: %v … %v, want %v", got[0], got[n-1], want)
+	}
+}
+
+// TestTarget: CUBIN for the device's own architecture when NVRTC has it
+// (or does not say what it has), else PTX for the newest older one NVRTC
+// has, else nothing.
+func TestTarget(t *testing.T) {
+	for _, c := range []struct {
+		cc        int
+		supported []int
+		opt       string
+		ptx       bool
+	}{
+		{90, nil, "--gpu-architecture=sm_90", false},
+		{90, []int{75, 80, 86, 89, 90}, "--gpu-architecture=sm_90", false},
+		{100, []int{75, 80, 86, 89, 90}, "--gpu-architecture=compute_90", true},
+		{87, []int{75, 80, 86, 89, 90}, "--gpu-architecture=compute_86", true},
+		{70, []int{75, 80, 90}, "", false},
+	} {
+		opt, ptx := target(c.cc, c.supported)
+		if opt != c.opt || ptx != c.ptx {
+			t.Errorf("target(%d, %v) = %q, %v; want %q, %v", c.cc, c.supported, opt, ptx, c.opt, c.ptx)
+		}
+	}
+}
+
+// TestPTXImage: a program compiled for a virtual architecture gives PTX
+// and no CUBIN, which the driver loads and runs (the stand-in's "PTX" is
+// its shared object).
+func TestPTXImage(t *testing.T) {
+	k := kernels(t)
+	opts := slices.Concat(nvrtcOptions, []string{"--gpu-architecture=compute_80"})
+	img, err := k.libs.compile(kernelSource(), "adamnode.cu", opts, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.libs.compile(kernelSource(), "adamnode.cu", opts, false); err == nil {
+		t.Error("the CUBIN of a program compiled for compute_80: no error")
+	}
+	if err := k.enter(); err != nil {
+		t.Fatal(err)
+	}
+	defer k.leave()
+	d := &k.libs.drv
+	var mod, fn uintptr
+	if err := k.libs.check("cuModuleLoadData", d.cuModuleLoadData(&mod, &img[0])); err != nil {
+		t.Fatal(err)
+	}
+	defer d.cuModuleUnload(mod)
+	if err := k.libs.check("cuModuleGetFunction", d.cuModuleGetFunction(&fn, mod, "fill_f64")); err != nil {
+		t.Fatal(err)
 	}
 }

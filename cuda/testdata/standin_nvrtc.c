@@ -14,9 +14,11 @@
 // __global__ is a marker, so kernels made by macros are found too.
 //
 // Strict where the real one is: an option NVRTC does not know, or no
-// --gpu-architecture=sm_XY, is NVRTC_ERROR_INVALID_OPTION; a source that
-// does not build is NVRTC_ERROR_COMPILATION with the compiler's messages as
-// the log; the CUBIN of a program not compiled is an error.
+// --gpu-architecture of an architecture it lists, is
+// NVRTC_ERROR_INVALID_OPTION; a source that does not build is
+// NVRTC_ERROR_COMPILATION with the compiler's messages as the log; the
+// CUBIN of a program not compiled for a real architecture (sm_XY), or the
+// PTX of one not compiled for a virtual one (compute_XY), is an error.
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <stdio.h>
@@ -39,7 +41,29 @@ typedef struct {
 	char *log;
 	unsigned char *image;
 	size_t imageSize;
+	int ptx; // compiled for a virtual architecture (compute_XY): the image is "PTX"
 } program;
+
+// The architectures the stand-in compiles for.
+static const int archs[] = {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90};
+
+int nvrtcGetNumSupportedArchs(int *n) {
+	if (!n) return errInvalidInput;
+	*n = (int)(sizeof archs / sizeof archs[0]);
+	return ok;
+}
+
+int nvrtcGetSupportedArchs(int *a) {
+	if (!a) return errInvalidInput;
+	memcpy(a, archs, sizeof archs);
+	return ok;
+}
+
+static int supported(int arch) {
+	for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
+		if (archs[i] == arch) return 1;
+	return 0;
+}
 
 int nvrtcVersion(int *major, int *minor) {
 	if (!major || !minor) return errInvalidInput;
@@ -248,10 +272,13 @@ int nvrtcCompileProgram(program *p, int numOptions, const char *const *options) 
 	free(p->image);
 	p->image = NULL, p->imageSize = 0;
 	int arch = 0;
+	p->ptx = 0;
 	for (int i = 0; i < numOptions; i++) {
 		const char *o = options[i];
-		if (startsWith(o, "--gpu-architecture=sm_") || startsWith(o, "-arch=sm_")) {
+		if (startsWith(o, "--gpu-architecture=sm_") || startsWith(o, "-arch=sm_") ||
+		    startsWith(o, "--gpu-architecture=compute_") || startsWith(o, "-arch=compute_")) {
 			arch = atoi(strchr(o, '_') + 1);
+			p->ptx = strstr(o, "compute_") != NULL;
 		} else if (strcmp(o, "--fmad=false") == 0 || strcmp(o, "--fmad=true") == 0 || strcmp(o, "--ftz=false") == 0 ||
 			   strcmp(o, "--ftz=true") == 0 || strcmp(o, "--prec-div=true") == 0 || strcmp(o, "--prec-div=false") == 0 ||
 			   strcmp(o, "--prec-sqrt=true") == 0 || strcmp(o, "--prec-sqrt=false") == 0 ||
@@ -263,8 +290,8 @@ int nvrtcCompileProgram(program *p, int numOptions, const char *const *options) 
 			return errInvalidOption;
 		}
 	}
-	if (arch < 50) {
-		setLog(p, "nvrtc: error: the stand-in compiles CUBIN only: give --gpu-architecture=sm_XY\n");
+	if (!supported(arch)) {
+		setLog(p, "nvrtc: error: give --gpu-architecture=sm_XY or compute_XY of a supported architecture\n");
 		return errInvalidOption;
 	}
 
@@ -351,16 +378,23 @@ int nvrtcGetProgramLog(program *p, char *log) {
 	return ok;
 }
 
-int nvrtcGetCUBINSize(program *p, size_t *size) {
+// The image: "CUBIN" of a program compiled for sm_XY, "PTX" of one for
+// compute_XY (the same shared object: the stand-in driver loads both).
+static int getSize(program *p, size_t *size, int ptx) {
 	if (!valid(p)) return errInvalidProgram;
-	if (!size || !p->image) return errInvalidInput;
+	if (!size || !p->image || p->ptx != ptx) return errInvalidInput;
 	*size = p->imageSize;
 	return ok;
 }
 
-int nvrtcGetCUBIN(program *p, char *cubin) {
+static int get(program *p, char *out, int ptx) {
 	if (!valid(p)) return errInvalidProgram;
-	if (!cubin || !p->image) return errInvalidInput;
-	memcpy(cubin, p->image, p->imageSize);
+	if (!out || !p->image || p->ptx != ptx) return errInvalidInput;
+	memcpy(out, p->image, p->imageSize);
 	return ok;
 }
+
+int nvrtcGetCUBINSize(program *p, size_t *size) { return getSize(p, size, 0); }
+int nvrtcGetCUBIN(program *p, char *cubin) { return get(p, cubin, 0); }
+int nvrtcGetPTXSize(program *p, size_t *size) { return getSize(p, size, 1); }
+int nvrtcGetPTX(program *p, char *ptx) { return get(p, ptx, 1); }
