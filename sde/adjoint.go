@@ -27,15 +27,16 @@ import (
 // reconstructed by solving the SDE backward, not stored.
 func solveAdjoint[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options, method string) ([]autograd.Var[T], *Stats, error) {
 	stp := newStepper(p, method, false)
+	y0v := y0.Value().Clone()
 	return solveAsNode(tp, p, y0, ts, path, opt, stp, "sde.Adjoint", nil,
 		func(yN *tensor.Tensor[T], steps []revStep) backwardFunc[T] {
 			return func(gy *tensor.Tensor[T], params []*autograd.Param[T]) ([]*tensor.Tensor[T], error) {
-				return adjointHeun(p, tp.Engine(), yN, steps, path, gy, params)
+				return adjointHeun(p, tp.Engine(), yN, y0v, steps, path, gy, params)
 			}
 		})
 }
 
-func adjointHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], yN *tensor.Tensor[T], steps []revStep, path Path[T], gy *tensor.Tensor[T], params []*autograd.Param[T]) ([]*tensor.Tensor[T], error) {
+func adjointHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], yN, y0 *tensor.Tensor[T], steps []revStep, path Path[T], gy *tensor.Tensor[T], params []*autograd.Param[T]) ([]*tensor.Tensor[T], error) {
 	st := p.stats
 	y, a := yN.Clone(), tensor.New[T](p.yShape...)
 	grads := make([]*tensor.Tensor[T], len(params))
@@ -104,5 +105,6 @@ func adjointHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], yN *tensor
 			}
 		}
 	}
+	st.Drift = maxAbsDiff(y, y0)
 	return append([]*tensor.Tensor[T]{a}, grads...), nil
 }

@@ -222,6 +222,9 @@ func TestReversibleMemory(t *testing.T) {
 	if n8 != n128 {
 		t.Errorf("Reversible: %d tape nodes for 8 steps, %d for 128; want the same", n8, n128)
 	}
+	if st.Drift > 1e-12 {
+		t.Errorf("Reversible, 128 steps: y0 reconstructed to %.3g, want rounding (1e-12)", st.Drift)
+	}
 	if st.BackwardEvals != 2*128+1 || st.Steps != 128 {
 		t.Errorf("Reversible, 128 steps: %d steps and %d backward evaluations, want 128 and %d", st.Steps, st.BackwardEvals, 2*128+1)
 	}
@@ -234,6 +237,10 @@ func TestReversibleMemory(t *testing.T) {
 	}
 	a8, _ := record(8, Adjoint)
 	a128, st := record(128, Adjoint)
+	t.Logf("Adjoint, 128 steps: y0 reconstructed to %.3g", st.Drift)
+	if st.Drift == 0 || st.Drift > 1e-4 {
+		t.Errorf("Adjoint, 128 steps: y0 reconstructed to %.3g, want a small nonzero error (a backward solve)", st.Drift)
+	}
 	if a8 != a128 || st.BackwardEvals != 2*128 {
 		t.Errorf("Adjoint: %d tape nodes for 8 steps, %d for 128, %d backward evaluations for 128; want the same and %d", a8, a128, st.BackwardEvals, 2*128)
 	}

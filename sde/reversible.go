@@ -2,6 +2,7 @@ package sde
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
@@ -194,7 +195,8 @@ func reverseHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], final revS
 		ayh.Neg(ayh)
 	}
 	// ŷ₀ = y₀, and μ₀, σ₀ were read at y₀ (kept: the reconstruction
-	// reached it to rounding).
+	// reaches it to rounding, which Stats.Drift reports).
+	st.Drift = max(maxAbsDiff(s.y, y0), maxAbsDiff(s.yhat, y0))
 	ay.Add(ay, ayh)
 	if err := vjp(t0, y0, ay); err != nil {
 		return nil, p.fail(t0, fmt.Errorf("backward: %w", err))
@@ -215,4 +217,14 @@ func recoverUnlisted(err *error) {
 		panic(r)
 	}
 	*err = fmt.Errorf("the SDE reads parameter %q, which its Params() does not list: list it there (its gradient would be lost), or read it with Tape.Const to hold it constant", u.Name)
+}
+
+// maxAbsDiff is the largest |a − b| elementwise.
+func maxAbsDiff[T tensor.Float](a, b *tensor.Tensor[T]) float64 {
+	var m float64
+	bv := b.ReadData()
+	for i, v := range a.ReadData() {
+		m = max(m, math.Abs(float64(v-bv[i])))
+	}
+	return m
 }

@@ -190,6 +190,12 @@ type Stats struct {
 	// backward passes, and the evaluations of f in the Checkpoint
 	// gradient's replays; it is filled in when that pass runs.
 	BackwardEvals int
+	// Drift is the largest error, elementwise, of the initial state that
+	// the Reversible or Adjoint backward pass reconstructs, against y0:
+	// rounding for Reversible; for Adjoint the error of solving the SDE
+	// backward, a sign of how far its gradients can be trusted. Filled in
+	// when that pass runs.
+	Drift float64
 }
 
 // Solve integrates the SDE from y0 at ts[0] through the output times ts
