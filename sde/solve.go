@@ -37,8 +37,7 @@ const (
 	//
 	// with f = f(t, y), g = g(t, y) inside the stages. Two f and three g
 	// per step. torchsde's srk is another member of the family, of strong
-	// order 1.5 (Rößler's SRI2), which needs the space-time Lévy area that
-	// Brownian does not provide yet.
+	// order 1.5, which reads the space-time Lévy area: SRI2 here.
 	SRK = "srk"
 	// SRI2 (Itô; diagonal and scalar noise) is Rößler's (2010) SRI2, the
 	// four-stage stochastic Runge–Kutta method of strong order 1.5 that
@@ -207,9 +206,8 @@ type Stats struct {
 // (Backprop), or one node whose backward runs reversible Heun backward
 // (Reversible), the adjoint SDE (Adjoint) or the segments between
 // checkpoints again (Checkpoint); those fill in Stats.BackwardEvals when
-// Backward runs. On a tape in no-grad mode only
-// values are computed, on a scratch tape reset at every step, and the
-// outputs are constants on tp.
+// Backward runs. On a tape in no-grad mode only values are computed, on a
+// scratch tape reset at every step, and the outputs are constants on tp.
 //
 // Errors — a bad option, a noise layout that does not fit the state and
 // the path, a drift or diffusion of the wrong shape, a NaN or infinity in
@@ -242,7 +240,10 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 		}
 	}
 	if (method == Milstein || method == SRK || method == SRI2) && opt.Noise == General {
-		return nil, st, fmt.Errorf("sde: method %q takes diagonal or scalar noise, not general noise (it would need Lévy areas)", method)
+		return nil, st, fmt.Errorf("sde: method %q takes diagonal or scalar noise, not general noise (it would need the space-space Lévy areas)", method)
+	}
+	if opt.Gradient < Backprop || opt.Gradient > Checkpoint {
+		return nil, st, fmt.Errorf("sde: unknown gradient mode %d", opt.Gradient)
 	}
 	if opt.Gradient == Reversible && method != ReversibleHeun {
 		return nil, st, fmt.Errorf("sde: the Reversible gradient needs method %q, not %q", ReversibleHeun, method)
