@@ -37,6 +37,10 @@
 //	reversible_heun  Stratonovich  any               ½ in general;      1, 1
 //	                                                 here 0.94–0.96
 //
+// Models: Block is a solve as one op of a model (odeblock.Block's
+// counterpart), drawing a new Brownian path per call from its Seed, so
+// that networks mix SDE blocks with ordinary layers.
+//
 // Options.Calculus, if set, must match the method's: a Stratonovich SDE
 // handed to an Itô method is an error, not a different answer. Steps are
 // fixed (the fewest equal steps of at most Options.Step between output
@@ -91,6 +95,7 @@
 // Checkpointing by a binomial schedule (odeblock's Recursive mode; here
 // uniform segments); space-space
 // Lévy areas (for order-1 methods on non-commuting general noise);
-// additive-noise SRA methods; an SDE Block for odeblock's models;
-// comparisons with torchsde on given increments.
+// additive-noise SRA methods; stochastic members of odeblock's model
+// families (momentum with noise); comparisons with torchsde on given
+// increments, and timings against it.
 package sde
