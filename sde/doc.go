@@ -93,9 +93,8 @@
 // # Not yet
 //
 // Checkpointing by a binomial schedule (odeblock's Recursive mode; here
-// uniform segments); space-space
-// Lévy areas (for order-1 methods on non-commuting general noise);
-// additive-noise SRA methods; stochastic members of odeblock's model
+// uniform segments); space-space Lévy areas (for order-1 methods on
+// non-commuting general noise); additive-noise SRA methods; stochastic members of odeblock's model
 // families (momentum with noise); comparisons with torchsde on given
 // increments, and timings against it.
 package sde
