@@ -275,6 +275,9 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 			return nil, st, fmt.Errorf("sde: adaptive tolerances RTol %g, ATol %g must be positive and MinStep %g, MaxSteps %d not negative", opt.RTol, opt.ATol, opt.MinStep, opt.MaxSteps)
 		}
 	}
+	if len(ts) == 1 {
+		return []autograd.Var[T]{y0}, st, nil
+	}
 	if opt.Gradient == Reversible && !tp.NoGrad() {
 		return solveReversible(tp, p, y0, ts, path, opt)
 	}

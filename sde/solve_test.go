@@ -387,6 +387,27 @@ func TestOutputTimes(t *testing.T) {
 	}
 }
 
+// TestSingleTime: a solve with one output time returns y0 itself in every
+// gradient mode, with no step taken.
+func TestSingleTime(t *testing.T) {
+	b := mustBrownian[float64](t, 0, 1, []int{4}, BrownianOptions{Seed: 3})
+	for _, g := range []Gradient{Backprop, Reversible, Adjoint, Checkpoint} {
+		method := ReversibleHeun
+		if g == Checkpoint {
+			method = Heun
+		}
+		tp := autograd.NewTape(engine64())
+		y0 := tp.Input(tensor.Full(1.0, 4))
+		ys, st, err := Solve[float64](tp, gbmDiag.sde(), y0, []float64{0.5}, b, Options{Method: method, Step: 0.1, Gradient: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ys) != 1 || ys[0] != y0 || st.Steps != 0 {
+			t.Errorf("gradient %d: %d outputs after %d steps, want y0 alone", g, len(ys), st.Steps)
+		}
+	}
+}
+
 func sameFloats(a, b []float64) bool {
 	if len(a) != len(b) {
 		return false
