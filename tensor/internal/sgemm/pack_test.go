@@ -1,7 +1,13 @@
 package sgemm
 
-import "testing"
+import (
+	"testing"
 
+	"github.com/adamnode/adamnode/tensor/internal/gemm"
+)
+
+// BenchmarkPackB packs a k×n B into panels of nr columns as gemm.Driver
+// does, through packPanel.
 func BenchmarkPackB(b *testing.B) {
 	for _, c := range []struct {
 		name  string
@@ -10,14 +16,22 @@ func BenchmarkPackB(b *testing.B) {
 	}{{"trans256", true, 256, 256}, {"plain256", false, 256, 256}, {"trans159", true, 159, 159}, {"plain512x256", false, 256, 256}} {
 		b.Run(c.name, func(b *testing.B) {
 			src := make([]float32, c.k*c.n)
-			dst := make([]float32, roundUp(c.n, nr)*c.k)
+			dst := make([]float32, (c.n+nr-1)/nr*nr*c.k)
 			ld := c.n
 			if c.trans {
 				ld = c.k
 			}
 			b.SetBytes(int64(4 * c.k * c.n))
 			for b.Loop() {
-				packB(dst, c.trans, src, ld, 0, 0, c.k, c.n)
+				for j0 := 0; j0 < c.n; j0 += nr {
+					w := min(nr, c.n-j0)
+					s := driver.PanelWidth(w)
+					base := j0
+					if c.trans {
+						base = j0 * ld
+					}
+					packPanel(dst[j0*c.k:j0*c.k+c.k*s], s, w, c.k, !c.trans, src, base, ld)
+				}
 			}
 		})
 	}
@@ -48,7 +62,7 @@ func TestPackPanel(t *testing.T) {
 						got[i], want[i] = -1, -1
 					}
 					packPanelAsm(got[:kb*s], s, w, kb, perStep, src, 7, ld)
-					packPanelGo(want[:kb*s], s, w, kb, perStep, src, 7, ld)
+					gemm.PackPanelGo(want[:kb*s], s, w, kb, perStep, src, 7, ld)
 					for i := range got {
 						if got[i] != want[i] {
 							t.Fatalf("perStep %v s %d w %d kb %d: element %d is %g, want %g", perStep, s, w, kb, i, got[i], want[i])

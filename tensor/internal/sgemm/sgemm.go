@@ -16,14 +16,14 @@
 package sgemm
 
 import (
-	"sync"
-
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/adamnode/adamnode/tensor/internal/gemm"
 )
 
 // The register tile (mr × nr) and the cache blocks: a kc×nr panel of B stays
-// in L1, an mc×kc block of A in L2, a kc×nc block of B in L3.
+// in L1, an mc×kc block of A in L2, a kc×nc block of B in L3 (gemm.Driver).
 const (
 	mr = 12
 	nr = 32
@@ -32,31 +32,24 @@ const (
 	nc = 4096
 )
 
-type buffers struct{ a, b []float32 }
-
-// free holds the pack buffers of finished calls: as many as calls ever ran
-// at once. (A sync.Pool would do, but drops buffers at random under the
-// race detector and at each GC, which then shows as allocation.)
-var free struct {
-	sync.Mutex
-	list []*buffers
-}
-
-func getBuffers() *buffers {
-	free.Lock()
-	defer free.Unlock()
-	if n := len(free.list); n > 0 {
-		b := free.list[n-1]
-		free.list = free.list[:n-1]
-		return b
-	}
-	return new(buffers)
-}
-
-func putBuffers(b *buffers) {
-	free.Lock()
-	free.list = append(free.list, b)
-	free.Unlock()
+// driver is Sgemm's blocked GEMM.
+var driver = &gemm.Driver[float32]{
+	MR: mr, NR: nr, KC: kc, MC: mc, NC: nc,
+	DirectBMaxM: 96,
+	// From this width of C every panel of A is packed: square 1024, 97
+	// against 75 GFLOP/s read in place.
+	PackAMinN: 512,
+	Enabled:   hasKernel,
+	PanelWidth: func(w int) int {
+		if w <= 16 {
+			return 16
+		}
+		return nr
+	},
+	InPlace:   inPlaceKernel,
+	Edge:      edgeKernel,
+	PackPanel: packPanel,
+	Fallback:  gonum.Implementation{}.Sgemm,
 }
 
 // Enabled reports whether Sgemm runs the assembly kernels (rather than
@@ -67,19 +60,7 @@ func Enabled() bool { return hasKernel }
 // where op(A) is m×k, op(B) is k×n and C is m×n, with the contract of
 // blas.Float32's Sgemm: when beta is 0, C is not read.
 func Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	checkArgs(tA, tB, m, n, k, a, lda, b, ldb, c, ldc)
-	if m == 0 || n == 0 {
-		return
-	}
-	if !hasKernel {
-		gonum.Implementation{}.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		return
-	}
-	if k == 0 || alpha == 0 {
-		scale(m, n, beta, c, ldc)
-		return
-	}
-	blocked(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc)
+	driver.Gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // SgemmBias computes C = alpha·op(A)·op(B) + 1·biasᵀ, bias (of length at
@@ -87,173 +68,29 @@ func Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda i
 // affine map of a linear layer, the bias added as the kernels store C
 // instead of in a pass of its own.
 func SgemmBias(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, bias, c []float32, ldc int) {
-	checkArgs(tA, tB, m, n, k, a, lda, b, ldb, c, ldc)
-	if len(bias) < n {
-		panic("sgemm: bias shorter than n")
-	}
-	if m == 0 || n == 0 {
-		return
-	}
-	if !hasKernel || k == 0 || alpha == 0 {
-		broadcastRows(m, n, bias, c, ldc)
-		if k > 0 && alpha != 0 {
-			gonum.Implementation{}.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, 1, c, ldc)
-		}
-		return
-	}
-	blocked(tA, tB, m, n, k, alpha, a, lda, b, ldb, 0, bias[:n], c, ldc)
+	driver.GemmBias(tA, tB, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc)
 }
 
-// broadcastRows sets the first n elements of each of the m rows of c (ldc
-// apart) to bias[:n].
-func broadcastRows(m, n int, bias, c []float32, ldc int) {
-	for i := range m {
-		copy(c[i*ldc:i*ldc+n], bias[:n])
+// inPlaceKernel returns the kernel reading 12 rows of A in place against
+// a panel of w columns: transposed (kernP32, kernP16) or by rows (kernS32,
+// kernS16).
+func inPlaceKernel(trans bool, w int) gemm.Kernel[float32] {
+	switch {
+	case trans && w > 16:
+		return kernP32
+	case trans:
+		return kernP16
+	case w > 16:
+		return kernS32
 	}
+	return kernS16
 }
-
-// blocked is Sgemm by the kernels, for positive m, n, k and alpha ≠ 0,
-// with the bias (nil for none) added at the first block of k, where beta
-// must then be 0.
-func blocked(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int) {
-	transA, transB := tA != blas.NoTrans, tB != blas.NoTrans
-	buf := getBuffers()
-	kb0 := min(kc, k)
-	if need := roundUp(min(mc, m), mr) * kb0; len(buf.a) < need {
-		buf.a = make([]float32, need)
-	}
-	if need := roundUp(min(nc, n), nr) * kb0; len(buf.b) < need {
-		buf.b = make([]float32, need)
-	}
-	for jc := 0; jc < n; jc += nc {
-		nb := min(nc, n-jc)
-		for pc := 0; pc < k; pc += kc {
-			kb := min(kc, k-pc)
-			bm := bMatrix{b: buf.b}
-			if !transB && m <= directBMaxM {
-				bm = bMatrix{b: b[pc*ldb+jc:], ldb: ldb}
-			} else {
-				packB(buf.b, transB, b, ldb, pc, jc, kb, nb)
-			}
-			bet, bi := beta, bias
-			if pc > 0 {
-				bet, bi = 1, nil
-			}
-			if bi != nil {
-				bi = bi[jc:]
-			}
-			for ic := 0; ic < m; ic += mc {
-				mb := min(mc, m-ic)
-				blk := aBlock{trans: transA, kb: kb, mb: mb}
-				if packAll || nb >= packAMinN {
-					packA(buf.a, transA, a, lda, ic, pc, mb, kb)
-					blk.edge = 0
-				} else {
-					if transA {
-						blk.a = a[pc*lda+ic:]
-					} else {
-						blk.a = a[ic*lda+pc:]
-					}
-					blk.lda = lda
-					// The last panel, of fewer than mr rows, is packed:
-					// the kernels read all mr rows.
-					blk.edge = mb / mr * mr
-					if blk.edge < mb {
-						packA(buf.a, transA, a, lda, ic+blk.edge, pc, mb-blk.edge, kb)
-					}
-				}
-				macroKernel(&blk, buf.a, &bm, c[ic*ldc+jc:], ldc, nb, alpha, bet, bi)
-			}
-		}
-	}
-	putBuffers(buf)
-}
-
-// directBMaxM is the largest m for which an untransposed B is read in
-// place rather than packed: packing pays when many panels of A reuse B.
-var directBMaxM = 96
-
-// bMatrix is a kb×nb block of op(B): packed (ldb = 0), or rows of B in place.
-type bMatrix struct {
-	b   []float32
-	ldb int
-}
-
-// panel returns the panel of columns j0.. of B and its stride.
-func (bm *bMatrix) panel(j0, kb, w int) (*float32, int) {
-	if bm.ldb != 0 {
-		return &bm.b[j0], bm.ldb
-	}
-	s := nr
-	if w <= 16 {
-		s = 16
-	}
-	return &bm.b[j0*kb], s
-}
-
-// packAll makes Sgemm pack every panel of A (else only the edge panels).
-var packAll = false
-
-// packAMinN is the width of C from which A is packed: then many panels of
-// B reuse each panel of A, which is read faster packed (square 1024: 97
-// against 75 GFLOP/s).
-const packAMinN = 512
-
-func roundUp(x, m int) int { return (x + m - 1) / m * m }
-
-// aBlock is an mb×kb block of op(A): its panels of mr rows below edge are
-// read in place (a[p·lda + i] when trans, else a[i·lda + p]), the last one,
-// from edge on, from the packed buffer.
-type aBlock struct {
-	a      []float32
-	lda    int
-	trans  bool
-	kb, mb int
-	edge   int
-}
-
-// macroKernel runs the micro-kernel over the mb×nb block of C from the A
-// block and the B block (kb×nb), each B panel against every A panel, adding
-// bias[j] (nil for none; beta is then 0) to column j.
-func macroKernel(blk *aBlock, pa []float32, bm *bMatrix, c []float32, ldc, nb int, alpha, beta float32, bias []float32) {
-	kb := blk.kb
-	for j0 := 0; j0 < nb; j0 += nr {
-		w := min(nr, nb-j0)
-		mask := lanes(w)
-		bp, ldb := bm.panel(j0, kb, w)
-		var bi *float32
-		if bias != nil {
-			bi = &bias[j0]
-		}
-		i0 := 0
-		for ; i0 < blk.edge; i0 += mr {
-			cp := &c[i0*ldc+j0]
-			switch {
-			case blk.trans && w > 16:
-				kernP32(kb, &blk.a[i0], blk.lda, bp, ldb, cp, ldc, alpha, beta, mr, mask, bi)
-			case blk.trans:
-				kernP16(kb, &blk.a[i0], blk.lda, bp, ldb, cp, ldc, alpha, beta, mr, mask, bi)
-			case w > 16:
-				kernS32(kb, &blk.a[i0*blk.lda], blk.lda, bp, ldb, cp, ldc, alpha, beta, mr, mask, bi)
-			default:
-				kernS16(kb, &blk.a[i0*blk.lda], blk.lda, bp, ldb, cp, ldc, alpha, beta, mr, mask, bi)
-			}
-		}
-		for ; i0 < blk.mb; i0 += mr {
-			rows := min(mr, blk.mb-i0)
-			edgeKernel(rows, w)(kb, &pa[(i0-blk.edge)*kb], mr, bp, ldb, &c[i0*ldc+j0], ldc, alpha, beta, rows, mask, bi)
-		}
-	}
-}
-
-// kernelFunc is a packed-A micro-kernel (kernP32 and the like).
-type kernelFunc func(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 
 // edgeKernel returns the packed-A kernel for a panel of rows rows (at most
 // mr) and w columns: the one computing the fewest rows that covers them
 // (4, 8 or mr), so that a last panel of a few rows does not cost a full
 // one.
-func edgeKernel(rows, w int) kernelFunc {
+func edgeKernel(rows, w int) gemm.Kernel[float32] {
 	wide := w > 16
 	switch {
 	case rows <= 4 && wide:
@@ -270,41 +107,6 @@ func edgeKernel(rows, w int) kernelFunc {
 	return kernP16
 }
 
-// packA packs the mb×kb block of op(A) at (ic, pc) into panels of mr rows:
-// element (i, p) of panel q at dst[q·mr·kb + p·mr + i], rows past mb zero.
-func packA(dst []float32, trans bool, a []float32, lda, ic, pc, mb, kb int) {
-	for i0 := 0; i0 < mb; i0 += mr {
-		// trans: op(A)(i, p) = a[p·lda + i], the rows of a panel contiguous
-		// for each p; else a[i·lda + p], one row of A per lane.
-		base := (ic+i0)*lda + pc
-		if trans {
-			base = pc*lda + ic + i0
-		}
-		packPanel(dst[i0*kb:i0*kb+kb*mr], mr, min(mr, mb-i0), kb, trans, a, base, lda)
-	}
-}
-
-// packB packs the kb×nb block of op(B) at (pc, jc) into panels of nr
-// columns (the last of 16 when at most 16 remain): element (p, j) of the
-// panel at column j0 at dst[j0·kb + p·s + j] with s its width, columns past
-// nb zero.
-func packB(dst []float32, trans bool, b []float32, ldb, pc, jc, kb, nb int) {
-	for j0 := 0; j0 < nb; j0 += nr {
-		w := min(nr, nb-j0)
-		s := nr
-		if w <= 16 {
-			s = 16
-		}
-		// trans: op(B)(p, j) = b[j·ldb + p], one row of B per lane; else
-		// b[p·ldb + j], the columns of a panel contiguous for each p.
-		base := pc*ldb + jc + j0
-		if trans {
-			base = (jc+j0)*ldb + pc
-		}
-		packPanel(dst[j0*kb:j0*kb+kb*s], s, w, kb, !trans, b, base, ldb)
-	}
-}
-
 // packPanel writes a panel of kb steps of w lanes into d, lane l of step p
 // at d[p·s + l], lanes w..s−1 zero. With perStep the w values of step p
 // lie contiguous at src[base + p·ld]; otherwise the kb values of lane l
@@ -314,29 +116,7 @@ func packPanel(d []float32, s, w, kb int, perStep bool, src []float32, base, ld 
 		packPanelAsm(d, s, w, kb, perStep, src, base, ld)
 		return
 	}
-	packPanelGo(d, s, w, kb, perStep, src, base, ld)
-}
-
-// packPanelGo is packPanel in Go.
-func packPanelGo(d []float32, s, w, kb int, perStep bool, src []float32, base, ld int) {
-	if perStep {
-		for p := range kb {
-			dp := d[p*s : p*s+s]
-			copy(dp, src[base+p*ld:][:w])
-			clear(dp[w:])
-		}
-		return
-	}
-	for l := range w {
-		for p, v := range src[base+l*ld:][:kb] {
-			d[p*s+l] = v
-		}
-	}
-	if w < s {
-		for p := range kb {
-			clear(d[p*s+w : p*s+s])
-		}
-	}
+	gemm.PackPanelGo(d, s, w, kb, perStep, src, base, ld)
 }
 
 // packPanel's AVX-512 path: a masked copy per step, or 16×16 blocks
@@ -346,7 +126,7 @@ func packPanelAsm(d []float32, s, w, kb int, perStep bool, src []float32, base, 
 	_ = d[kb*s-1] // the stores stay within the panel
 	if perStep {
 		_ = src[base+(kb-1)*ld+w-1]
-		packRows(&d[0], s, &src[base], ld, kb, lanes(w), lanes(s))
+		packRows(&d[0], s, &src[base], ld, kb, gemm.Lanes(w), gemm.Lanes(s))
 		return
 	}
 	_ = src[base+(w-1)*ld+kb-1]
@@ -358,78 +138,10 @@ func packPanelAsm(d []float32, s, w, kb int, perStep bool, src []float32, base, 
 			continue
 		}
 		rows := min(16, w-l0)
-		smask := lanes(min(16, s-l0))
+		smask := gemm.Lanes(min(16, s-l0))
 		for p0 := 0; p0 < kb; p0 += 16 {
 			cols := min(16, kb-p0)
-			trans16(&d[p0*s+l0], s, &src[base+l0*ld+p0], ld, rows, cols, lanes(cols), smask)
+			trans16(&d[p0*s+l0], s, &src[base+l0*ld+p0], ld, rows, cols, gemm.Lanes(cols), smask)
 		}
-	}
-}
-
-// lanes is the mask of the first n lanes, n ≤ 32.
-func lanes(n int) uint32 {
-	if n >= 32 {
-		return ^uint32(0)
-	}
-	return uint32(1)<<n - 1
-}
-
-// scale sets C = beta·C, not reading C when beta is 0.
-func scale(m, n int, beta float32, c []float32, ldc int) {
-	for i := range m {
-		row := c[i*ldc : i*ldc+n]
-		switch beta {
-		case 0:
-			clear(row)
-		case 1:
-		default:
-			for j := range row {
-				row[j] *= beta
-			}
-		}
-	}
-}
-
-// checkArgs panics as gonum's Sgemm does on invalid arguments.
-func checkArgs(tA, tB blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	okT := func(t blas.Transpose) bool {
-		return t == blas.NoTrans || t == blas.Trans || t == blas.ConjTrans
-	}
-	if !okT(tA) {
-		panic("blas: illegal transpose")
-	}
-	if !okT(tB) {
-		panic("blas: illegal transpose")
-	}
-	if m < 0 {
-		panic("blas: m < 0")
-	}
-	if n < 0 {
-		panic("blas: n < 0")
-	}
-	if k < 0 {
-		panic("blas: k < 0")
-	}
-	aTrans, bTrans := tA != blas.NoTrans, tB != blas.NoTrans
-	if (!aTrans && lda < max(1, k)) || (aTrans && lda < max(1, m)) {
-		panic("blas: bad leading dimension of A")
-	}
-	if (!bTrans && ldb < max(1, n)) || (bTrans && ldb < max(1, k)) {
-		panic("blas: bad leading dimension of B")
-	}
-	if ldc < max(1, n) {
-		panic("blas: bad leading dimension of C")
-	}
-	if m == 0 || n == 0 {
-		return
-	}
-	if (!aTrans && len(a) < lda*(m-1)+k) || (aTrans && len(a) < lda*(k-1)+m) {
-		panic("blas: insufficient length of a")
-	}
-	if (!bTrans && len(b) < ldb*(k-1)+n) || (bTrans && len(b) < ldb*(n-1)+k) {
-		panic("blas: insufficient length of b")
-	}
-	if len(c) < ldc*(m-1)+n {
-		panic("blas: insufficient length of c")
 	}
 }
