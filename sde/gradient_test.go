@@ -54,8 +54,8 @@ func (m *neural) Params() []*autograd.Param[float64] {
 func (m *neural) all() []*autograd.Param[float64] { return append(m.Params(), m.y0p) }
 
 func (m *neural) pathShape() []int {
-	if m.noise == General {
-		return []int{3, 2}
+	if m.noise == Scalar {
+		return []int{3, 1}
 	}
 	return []int{3, 2}
 }
@@ -132,9 +132,9 @@ func TestCheckpointMatchesBackprop(t *testing.T) {
 // TestReversibleMatchesBackprop: reversible Heun's algebraic backward
 // (Gradient Reversible) gives the loss and the gradients of backprop
 // through the same solve, to a relative 1e-10 (the reconstruction is exact
-// but for rounding), for diagonal and general noise.
+// but for rounding), for diagonal, scalar and general noise.
 func TestReversibleMatchesBackprop(t *testing.T) {
-	for _, noise := range []Noise{Diagonal, General} {
+	for _, noise := range []Noise{Diagonal, Scalar, General} {
 		t.Run(noise.String(), func(t *testing.T) {
 			m := newNeural(noise, 3)
 			b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
@@ -157,8 +157,10 @@ func TestReversibleMatchesBackprop(t *testing.T) {
 
 // TestGradientsCentralDifferences: the gradients of a loss of y(0.5) and
 // y(1) with respect to y0 and every parameter, by backprop through each
-// method and by reversible Heun's backward, against central differences on
-// the same fixed Brownian path, float64, every element.
+// method, by reversible Heun's backward and by checkpointing, against
+// central differences on the same fixed Brownian path, float64, every
+// element. (The Adjoint gradient is not the discrete solve's: see
+// TestAdjointConverges.)
 func TestGradientsCentralDifferences(t *testing.T) {
 	for _, tc := range []struct {
 		method string
@@ -175,6 +177,8 @@ func TestGradientsCentralDifferences(t *testing.T) {
 		{ReversibleHeun, Diagonal, Options{}},
 		{ReversibleHeun, Diagonal, Options{Gradient: Reversible}},
 		{ReversibleHeun, General, Options{Gradient: Reversible}},
+		{ReversibleHeun, Scalar, Options{Gradient: Reversible}},
+		{SRK, Scalar, Options{Gradient: Checkpoint}},
 	} {
 		name := fmt.Sprintf("%s/%v", tc.method, tc.noise)
 		if tc.opt.DerivativeFree {
@@ -182,6 +186,9 @@ func TestGradientsCentralDifferences(t *testing.T) {
 		}
 		if tc.opt.Gradient == Reversible {
 			name += "/reversible"
+		}
+		if tc.opt.Gradient == Checkpoint {
+			name += "/checkpoint"
 		}
 		t.Run(name, func(t *testing.T) {
 			m := newNeural(tc.noise, 11)
