@@ -398,13 +398,13 @@ type Kernels struct {
 var ErrClosed = errors.New("cuda: kernels closed")
 
 // NewKernels returns the kernels on device i (from 0): compiled by NVRTC
-// for the device's architecture (CUBIN for sm_XY; PTX for the newest
-// older architecture NVRTC has, when it lacks the device's, which the
-// driver compiles on loading) the first time, and then taken
-// from the process's cache or the disk cache (KernelCacheEnv), whose
-// entries are keyed by a hash of the source, the compile options, the
-// architecture and NVRTC's version; an entry that does not read back
-// whole, or that the driver does not load, is compiled again. It fails
+// for the device's architecture (CUBIN for sm_XY; when NVRTC lacks it,
+// PTX for the newest older architecture NVRTC has, which the driver
+// compiles on loading) the first time, and then taken from the process's
+// cache or the disk cache (KernelCacheEnv), whose entries are keyed by a
+// hash of the source, the compile options, the architecture and NVRTC's
+// version; an entry that does not read back whole, or that the driver
+// does not load, is compiled again. It fails
 // when NVRTC or the driver API does not load, the device does not exist,
 // or the source does not compile (a *CompileError carrying NVRTC's log).
 func NewKernels(device int) (*Kernels, error) {

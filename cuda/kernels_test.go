@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -907,5 +908,14 @@ func TestPTXImage(t *testing.T) {
 	defer d.cuModuleUnload(mod)
 	if err := k.libs.check("cuModuleGetFunction", d.cuModuleGetFunction(&fn, mod, "fill_f64")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNormThreads: the reductions' blocks are as large as the source's
+// NORM_THREADS says.
+func TestNormThreads(t *testing.T) {
+	want := "#define NORM_THREADS " + strconv.Itoa(blockThreads) + "\n"
+	if !strings.Contains(kernelSource(), want) {
+		t.Errorf("the kernel source lacks %q", want)
 	}
 }
