@@ -56,7 +56,8 @@
 // --prec-sqrt=true and never --use_fast_math: no multiply-add is fused
 // unless the source calls fma, so a·b + c rounds the product as Go does on
 // amd64. LinComb is therefore tensor.LinearCombination bit for bit, and
-// ErrorNorm's ratios are the CPU solvers' bit for bit; ErrorNorm sums the
+// ErrorNorm's ratios are the CPU solvers' bit for bit (where they do not
+// overflow float32: those it forms in float64); ErrorNorm sums the
 // squares in float64, in another order (tested to 1e-12 relative against
 // a float64 sum; the CPU solvers sum float32 squares in float32 blocks of
 // 256, so float32 norms differ from theirs by that rounding). float32 maps

@@ -518,8 +518,10 @@ func (k *Kernels) release() error {
 	return errors.Join(errs...)
 }
 
-// Close unloads the kernels and frees their device memory; it does not
-// free the Buffers allocated with them. Calls after Close return
+// Close unloads the kernels, frees their device memory and releases the
+// device's primary context. Free the Buffers of Alloc first: when nothing
+// else holds the primary context (the CUDA runtime does once it is used),
+// releasing it frees all device memory in it. Calls after Close return
 // ErrClosed.
 func (k *Kernels) Close() error {
 	k.mu.Lock()

@@ -396,6 +396,16 @@ func testMapBackward[T tensor.Float](t *testing.T, k *Kernels) {
 	}
 }
 
+// ratio is e/w in T, or in float64 where that overflows from finite e
+// and w.
+func ratio[T tensor.Float](e, w T) float64 {
+	r := float64(e / w)
+	if math.IsInf(r, 0) && !math.IsInf(float64(e), 0) && !math.IsInf(float64(w), 0) && !isNaN(w) {
+		r = float64(e) / float64(w)
+	}
+	return r
+}
+
 // normRef is the scaled error norm formed as the CPU solvers form it:
 // the ratios in T (max NaN when either is), their squares summed in
 // float64 here.
@@ -411,7 +421,7 @@ func normRef[T tensor.Float](e, y0, y1 []T, atol, rtol T) Norm {
 			b = -b
 		}
 		w := atol + T(rtol*max(a, b))
-		r := float64(e[i] / w)
+		r := ratio(e[i], w)
 		switch {
 		case math.IsNaN(r):
 			res.NaN++
@@ -429,7 +439,7 @@ func normRef[T tensor.Float](e, y0, y1 []T, atol, rtol T) Norm {
 		if b < 0 {
 			b = -b
 		}
-		if r := float64(e[i]/(atol+T(rtol*max(a, b)))) / res.Max; !math.IsNaN(r) && !math.IsInf(r, 0) {
+		if r := ratio(e[i], atol+T(rtol*max(a, b))) / res.Max; !math.IsNaN(r) && !math.IsInf(r, 0) {
 			sum += r * r
 		}
 	}
@@ -448,7 +458,8 @@ func normRef[T tensor.Float](e, y0, y1 []T, atol, rtol T) Norm {
 // the reference to 1e-12 relative (the same ratios, summed in another
 // order), the largest ratio exactly, the NaN and Inf counts exactly (a NaN
 // in y0 or y1 alone counts); errors so large or small that their squares
-// leave float64 are rescaled.
+// leave float64 are rescaled; float32 ratios that overflow from finite
+// values are formed in float64, not counted as infinite.
 func TestErrorNorm(t *testing.T) {
 	k := kernels(t)
 	bothTypes(t, func(t *testing.T) { testErrorNorm[float32](t, k) }, func(t *testing.T) { testErrorNorm[float64](t, k) })
@@ -464,6 +475,8 @@ func testErrorNorm[T tensor.Float](t *testing.T, k *Kernels) {
 	cases := []tc{{"plain", 1e-4, false}, {"non-finite", 1e-4, true}}
 	if is64[T]() {
 		cases = append(cases, tc{"huge", 1e200, false}, tc{"tiny", 1e-200, false})
+	} else {
+		cases = append(cases, tc{"ratios beyond float32", 1e36, false})
 	}
 	for _, n := range lengths {
 		for _, c := range cases {

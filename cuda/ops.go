@@ -269,12 +269,15 @@ func (n Norm) NonFinite() bool { return n.NaN > 0 || n.Inf > 0 }
 //
 // (max NaN when either is), the adaptive solvers' error norm. Each r[i]
 // is formed in T with the operations of the CPU solvers', rounded alike
-// (no contraction), so the ratios are theirs bit for bit; their squares
-// are summed in float64 (the CPU sums float32 squares in float32 blocks
-// of 256: float32 norms differ from its by that rounding). Squares that
-// would overflow or underflow float64 are summed again scaled by a power
-// of two near 1/Max. Two kernels (one record per block, then one block
-// reducing the records) and one copy of four float64 to the host.
+// (no contraction), so the ratios are theirs bit for bit; a float32 ratio
+// that overflows from finite e and w is formed in float64 instead (the
+// CPU solvers then fall back to float64 too) and is not counted in Inf.
+// The squares are summed in float64 (the CPU sums float32 squares in
+// float32 blocks of 256: float32 norms differ from its by that rounding).
+// Squares that would overflow or underflow float64 are summed again
+// scaled by a power of two near 1/Max. Two kernels (one record per block,
+// then one block reducing the records) and one copy of four float64 to
+// the host.
 func ErrorNorm[T tensor.Float](k *Kernels, e, y0, y1 Buffer[T], atol, rtol T) (Norm, error) {
 	if err := sameLen("ErrorNorm", e.n, y0.n, y1.n); err != nil || e.n == 0 {
 		return Norm{}, err

@@ -106,7 +106,8 @@ __device__ static inline int notfinite_d(double x) {
 		}                                                                                              \
 	}                                                                                                      \
                                                                                                                \
-	/* One record per block of the scaled error r = e/(atol + rtol·max(|y0|, |y1|)), formed in T:    \
+	/* One record per block of the scaled error r = e/(atol + rtol·max(|y0|, |y1|)), formed in T    \
+	   (in double where that overflows from finite e and w):                                        \
 	   part[4b..4b+3] = Σ (scale·r)² over the finite r, max |r| over them, the count of NaN r, the   \
 	   count of ±Inf r. Blocks of NORM_THREADS threads. */                                              \
 	__global__ void errnorm_##S(double *__restrict__ part, const T *__restrict__ e,                         \
@@ -118,6 +119,9 @@ __device__ static inline int notfinite_d(double x) {
 		     i += (long long)gridDim.x * blockDim.x) {                                                  \
 			T w = atol + rtol * maxnan_##S(abs_##S(y0[i]), abs_##S(y1[i]));                         \
 			double r = (double)(e[i] / w);                                                         \
+			/* a float ratio of finite e and w that overflows: formed in double instead */         \
+			if (notfinite_d(r) && !notfinite_d((double)e[i]) && !notfinite_d((double)w))            \
+				r = (double)e[i] / (double)w;                                                  \
 			if (isnan_d(r)) {                                                                      \
 				nnan += 1;                                                                      \
 			} else if (notfinite_d(r)) {                                                           \
