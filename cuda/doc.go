@@ -33,19 +33,30 @@
 // NVRTC (libnvrtc.so.13, .12 or .11.2) and launched through the driver
 // API (libcuda.so.1), both loaded with purego from DirEnv's directories
 // as the runtime is. NewKernels(i) compiles them for device i's
-// architecture (sm_XY) and loads them into its primary context — the one
-// the runtime, cuBLAS and cuDNN use, so device memory from cudaMalloc and
-// from Alloc serve both. Compiled images are kept for the process and on
-// disk (KernelCacheEnv; by default adamnode/cuda-kernels under
-// os.UserCacheDir), keyed by a hash of the source, the compile options,
-// the architecture and NVRTC's version, written to a temporary file and
-// renamed; a file that does not read back whole (a checksum), or whose
-// image the driver refuses, is compiled again. A source that does not
-// compile is a *CompileError carrying NVRTC's log.
+// architecture (CUBIN for sm_XY, or PTX when NVRTC lacks it) and loads
+// them into its primary context — the one the runtime, cuBLAS and cuDNN
+// use, so device memory from cudaMalloc and from Alloc serve both.
+// Compiled images are kept for the process and on disk (KernelCacheEnv;
+// by default adamnode/cuda-kernels under os.UserCacheDir), keyed by a
+// hash of the source, the compile options, the architecture and NVRTC's
+// version, written to a temporary file and renamed; a file that does not
+// read back whole (a checksum), or whose image the driver refuses, is
+// compiled again. A source that does not compile is a *CompileError
+// carrying NVRTC's log.
+//
+//	k, err := cuda.NewKernels(0)
+//	if err != nil { ... }
+//	defer k.Close()
+//	y, err := cuda.Alloc[float32](k, len(host))
+//	...
+//	err = cuda.Upload(k, y, host)
+//	err = cuda.Map(k, cuda.Tanh, y, y)
+//	err = cuda.Download(k, host, y)
+//	err = cuda.Free(k, y)
 //
 // The kernels so far, each for float32 and float64 on device Buffers,
-// through typed functions that return errors (wrong lengths among them)
-// and never panic: Fill, Copy, LinComb (y = y0 + Σ cⱼkⱼ, up to MaxTerms
+// through typed functions that return errors (wrong lengths among them;
+// only Buffer.Slice panics, as slicing does): Fill, Copy, LinComb (y = y0 + Σ cⱼkⱼ, up to MaxTerms
 // terms: the Runge–Kutta stage sums), Map and MapBackward (tanh, sigmoid,
 // exp, ReLU, softplus and their gradients from the output), and
 // ErrorNorm (the RMS of e/(atol + rtol·max(|y0|, |y1|)) with the largest
