@@ -1,0 +1,234 @@
+package sde
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// The comparison with torchsde: Go writes the problem (the weights of
+// neural, y0, the output times, the step) and the Brownian increments and
+// Lévy areas of every step to testdata/torchsde_increments.json
+// (go test ./sde -run TestTorchsdePaths -torchsde.write); the script
+// testdata/torchsde_paths.py solves the same problems with torchsde on
+// those increments and writes testdata/torchsde_paths.json, which this test
+// compares with Solve's paths. Python is needed only to remake the golden
+// file.
+var writeTorchsde = flag.Bool("torchsde.write", false, "write testdata/torchsde_increments.json for testdata/torchsde_paths.py")
+
+const (
+	torchsdeIncrements = "testdata/torchsde_increments.json"
+	torchsdePaths      = "testdata/torchsde_paths.json"
+)
+
+// torchsdeProblem is one noise layout of the comparison.
+type torchsdeProblem struct {
+	Noise  string               `json:"noise"`
+	Shape  []int                `json:"shape"`  // of one increment
+	Params map[string]tensorDoc `json:"params"` // neural's weights and y0
+	Steps  []stepDoc            `json:"steps"`
+}
+
+type tensorDoc struct {
+	Shape []int     `json:"shape"`
+	Data  []float64 `json:"data"`
+}
+
+// stepDoc is the step [T0, T0 + dt]: W its increment, H its space-time Lévy
+// area, both in the path's shape, flattened.
+type stepDoc struct {
+	T0 float64   `json:"t0"`
+	W  []float64 `json:"W"`
+	H  []float64 `json:"H"`
+}
+
+type torchsdeIncrementsDoc struct {
+	Ts       []float64         `json:"ts"`
+	Dt       float64           `json:"dt"`
+	Problems []torchsdeProblem `json:"problems"`
+}
+
+// torchsdePathsDoc is what torchsde_paths.py writes: for each noise layout
+// and method, y at every output time (flattened [len(ts)][B·d]).
+type torchsdePathsDoc struct {
+	Torchsde string                            `json:"torchsde"`
+	Torch    string                            `json:"torch"`
+	Paths    map[string]map[string][][]float64 `json:"paths"`
+}
+
+// replay is a Path that gives the increments (and areas) of a fixed grid of
+// steps of size dt from 0, and refuses any other interval.
+type replay struct {
+	shape []int
+	dt    float64
+	steps []stepDoc
+}
+
+func (r *replay) Shape() []int { return r.shape }
+
+func (r *replay) step(s, t float64) (stepDoc, error) {
+	k := int(math.Round(s / r.dt))
+	if k < 0 || k >= len(r.steps) || math.Abs(s-float64(k)*r.dt) > 1e-12 || math.Abs(t-s-r.dt) > 1e-12 {
+		return stepDoc{}, fmt.Errorf("replay: [%g, %g] is not a step of the grid of %d steps of %g", s, t, len(r.steps), r.dt)
+	}
+	return r.steps[k], nil
+}
+
+func (r *replay) Increment(dst *tensor.Tensor[float64], s, t float64) error {
+	st, err := r.step(s, t)
+	if err != nil {
+		return err
+	}
+	copy(dst.Data(), st.W)
+	return nil
+}
+
+func (r *replay) IncrementArea(dW, dH *tensor.Tensor[float64], s, t float64) error {
+	st, err := r.step(s, t)
+	if err != nil {
+		return err
+	}
+	copy(dW.Data(), st.W)
+	copy(dH.Data(), st.H)
+	return nil
+}
+
+var torchsdeNoises = map[string]Noise{"diagonal": Diagonal, "scalar": Scalar, "general": General}
+
+// torchsdeCase is one solve compared: the method and options here, and
+// the key of torchsde's path in the golden file.
+type torchsdeCase struct {
+	key    string // torchsde's method, "milstein_grad_free" for its grad_free option
+	method string
+	free   bool
+}
+
+// torchsdeCases lists, per noise layout, the methods whose definitions are
+// the same in both libraries. torchsde's srk is Rößler's SRI2, so it is
+// compared with sri2; adamnode's srk (an order-1 SRI tableau of its own)
+// has no counterpart there. Milstein and srk take no general noise in
+// either library.
+func torchsdeCases(noise string) []torchsdeCase {
+	cs := []torchsdeCase{{"euler", EulerMaruyama, false}, {"heun", Heun, false}, {"reversible_heun", ReversibleHeun, false}}
+	if noise != "general" {
+		cs = append(cs, torchsdeCase{"milstein", Milstein, false}, torchsdeCase{"milstein_grad_free", Milstein, true}, torchsdeCase{"srk", SRI2, false})
+	}
+	return cs
+}
+
+// TestTorchsdePaths: on the same drift and diffusion (neural: a tanh layer
+// drift that reads time, a sigmoid diagonal/scalar or tanh-layer general
+// diffusion, float64, batch 3 of 2 elements, general noise with 2 Brownian
+// motions) and the same Brownian increments (8 steps of 1/8 to t = 1,
+// outputs every 1/4), adamnode's euler, milstein (with the JVP, and
+// derivative-free), sri2, heun and reversible_heun give torchsde's euler,
+// milstein (and grad_free), srk, heun and reversible_heun paths to a
+// relative 1e-13 at every output time.
+//
+// One difference of definition does not show here: for scalar noise
+// torchsde's Milstein term is the vector–Jacobian product (∂g/∂y)ᵀg where
+// the Milstein correction (and adamnode) has the Jacobian–vector product
+// (∂g/∂y)g; they agree for this diffusion, whose Jacobian is diagonal
+// (g_i reads y_i only), and differ when g couples the elements.
+func TestTorchsdePaths(t *testing.T) {
+	if *writeTorchsde {
+		writeTorchsdeIncrements(t)
+	}
+	var inc torchsdeIncrementsDoc
+	readJSON(t, torchsdeIncrements, &inc)
+	var gold torchsdePathsDoc
+	readJSON(t, torchsdePaths, &gold)
+	t.Logf("golden paths from torchsde %s, torch %s", gold.Torchsde, gold.Torch)
+	for _, pr := range inc.Problems {
+		noise := torchsdeNoises[pr.Noise]
+		m := newNeural(noise, 3)
+		for _, p := range m.all() {
+			d, ok := pr.Params[p.Name]
+			if !ok || len(d.Data) != p.Value.Len() {
+				t.Fatalf("%s: parameter %s missing or of the wrong size in %s", pr.Noise, p.Name, torchsdeIncrements)
+			}
+			copy(p.Value.Data(), d.Data)
+		}
+		path := &replay{shape: pr.Shape, dt: inc.Dt, steps: pr.Steps}
+		for _, c := range torchsdeCases(pr.Noise) {
+			t.Run(pr.Noise+"/"+c.key, func(t *testing.T) {
+				want, ok := gold.Paths[pr.Noise][c.key]
+				if !ok {
+					t.Fatalf("no torchsde path for %s/%s in %s", pr.Noise, c.key, torchsdePaths)
+				}
+				tp := autograd.NewTape(engine64())
+				tp.SetNoGrad(true)
+				defer tp.Release()
+				ys, _, err := Solve[float64](tp, m, tp.Const(m.y0p.Value), inc.Ts, path, Options{Method: c.method, Noise: noise, Step: inc.Dt, DerivativeFree: c.free})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(ys) != len(want) {
+					t.Fatalf("%d outputs, torchsde %d", len(ys), len(want))
+				}
+				worst := 0.0
+				for k, y := range ys {
+					got := y.Value().ReadData()
+					if len(got) != len(want[k]) {
+						t.Fatalf("output %d: %d elements, torchsde %d", k, len(got), len(want[k]))
+					}
+					for i, v := range got {
+						e := math.Abs(v-want[k][i]) / math.Max(1, math.Abs(want[k][i]))
+						worst = math.Max(worst, e)
+						if !(e <= 1e-13) {
+							t.Errorf("y(%g)[%d] = %.17g, torchsde %.17g", inc.Ts[k], i, v, want[k][i])
+						}
+					}
+				}
+				t.Logf("largest relative difference %.2g", worst)
+			})
+		}
+	}
+}
+
+// writeTorchsdeIncrements writes the problems and the increments of a
+// Brownian tree's grid of steps.
+func writeTorchsdeIncrements(t *testing.T) {
+	doc := torchsdeIncrementsDoc{Ts: []float64{0, 0.25, 0.5, 0.75, 1}, Dt: 1.0 / 8}
+	for _, name := range []string{"diagonal", "scalar", "general"} {
+		m := newNeural(torchsdeNoises[name], 3)
+		pr := torchsdeProblem{Noise: name, Shape: m.pathShape(), Params: map[string]tensorDoc{}}
+		for _, p := range m.all() {
+			pr.Params[p.Name] = tensorDoc{Shape: p.Value.Shape(), Data: p.Value.ReadData()}
+		}
+		b := mustBrownian[float64](t, 0, 1, pr.Shape, BrownianOptions{Seed: 36})
+		for k := range 8 {
+			w, h := mustArea(t, b, float64(k)*doc.Dt, float64(k+1)*doc.Dt)
+			pr.Steps = append(pr.Steps, stepDoc{T0: float64(k) * doc.Dt, W: w, H: h})
+		}
+		doc.Problems = append(doc.Problems, pr)
+	}
+	out, err := json.MarshalIndent(doc, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(torchsdeIncrements), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(torchsdeIncrements, append(out, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readJSON(t *testing.T, name string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
