@@ -18,28 +18,28 @@ import (
 // gcc: the tests that need them skip).
 var standinDir string
 
-// TestMain builds the stand-in CUDA runtime and cuBLAS (testdata/*.c)
-// with gcc into a temporary directory and points DirEnv at it, unless
-// DirEnv is already set (a machine with the real libraries).
+// TestMain builds the stand-in CUDA runtime, cuBLAS, cuDNN, driver and
+// NVRTC (testdata/*.c) with gcc into a temporary directory and points
+// DirEnv at it, unless DirEnv is already set (a machine with the real
+// libraries). The compiled kernels go to a disk cache of the run's own.
 func TestMain(m *testing.M) {
 	code := func() int {
 		// Every reuse of a device copy is checked against the host values:
 		// a write the storage version missed fails the test that made it.
 		os.Setenv(VerifyEnv, "1")
+		dir, err := os.MkdirTemp("", "cuda-standin")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		os.Setenv(KernelCacheEnv, filepath.Join(dir, "kernel-cache"))
 		if os.Getenv(DirEnv) == "" {
-			dir, err := os.MkdirTemp("", "cuda-standin")
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
-			}
-			defer os.RemoveAll(dir)
 			if err := buildStandin(dir); err != nil {
 				fmt.Fprintln(os.Stderr, "cuda tests: no stand-in:", err)
 			} else {
 				standinDir = dir
 				os.Setenv(DirEnv, dir)
-				// The compiled kernels go to a cache of the test's own.
-				os.Setenv(KernelCacheEnv, filepath.Join(dir, "kernel-cache"))
 				// The stand-in's device memory is the host's; a small limit
 				// also has the models' tests drop copies under the verify mode.
 				os.Setenv(CacheEnv, "32")
