@@ -404,9 +404,9 @@ var ErrClosed = errors.New("cuda: kernels closed")
 // cache or the disk cache (KernelCacheEnv), whose entries are keyed by a
 // hash of the source, the compile options, the architecture and NVRTC's
 // version; an entry that does not read back whole, or that the driver
-// does not load, is compiled again. It fails
-// when NVRTC or the driver API does not load, the device does not exist,
-// or the source does not compile (a *CompileError carrying NVRTC's log).
+// does not load, is compiled again. It fails when NVRTC or the driver
+// API does not load, the device does not exist, or the source does not
+// compile (a *CompileError carrying NVRTC's log).
 func NewKernels(device int) (*Kernels, error) {
 	libs, err := loadedKernelLibs()
 	if err != nil {
