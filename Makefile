@@ -72,7 +72,7 @@ bench:
 	@mv bench/latest.txt.tmp bench/latest.txt
 	@echo "saved bench/latest.txt"
 
-MUTATE_PKGS ?= ./tensor ./autograd ./layers ./optim ./odeblock ./odeblock/internal/integrate ./train
+MUTATE_PKGS ?= ./tensor ./tensor/internal/gemm ./autograd ./layers ./optim ./odeblock ./odeblock/internal/integrate ./train
 MUTATE_BUDGET ?= 5m
 MUTATE_DIFF ?= auto
 MUTATE_DIFF_BUDGET ?= 3m

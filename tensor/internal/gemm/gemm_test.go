@@ -74,8 +74,9 @@ func testDriver(calls *int) *Driver[float64] {
 
 // TestDriver: Gemm and GemmBias through the blocking equal gonum's Dgemm
 // for every transposition, shapes around the blocks, beta 0 (C's NaNs
-// unread), 1 and another, strides wider than the matrices; the kernels
-// run (calls counted); nothing outside C's m×n is written.
+// unread), 1 and another, strides wider than the matrices, with reused
+// and with fresh (exactly sized) pack buffers; the kernels run (calls
+// counted); nothing outside C's m×n is written.
 func TestDriver(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var calls int
@@ -111,15 +112,19 @@ func TestDriver(t *testing.T) {
 		want := append([]float64(nil), c...)
 		bias := randSlice(rng, n)
 		before := calls
+		dt := d
+		if trial%2 == 1 {
+			dt = testDriver(&calls) // pack buffers of exactly the size needed
+		}
 		if withBias {
 			for i := range m {
 				copy(want[i*ldc:i*ldc+n], bias)
 			}
 			gonum.Implementation{}.Dgemm(tA, tB, m, n, k, 1.5, a, lda, b, ldb, 1, want, ldc)
-			d.GemmBias(tA, tB, m, n, k, 1.5, a, lda, b, ldb, bias, c, ldc)
+			dt.GemmBias(tA, tB, m, n, k, 1.5, a, lda, b, ldb, bias, c, ldc)
 		} else {
 			gonum.Implementation{}.Dgemm(tA, tB, m, n, k, 1.5, a, lda, b, ldb, beta, want, ldc)
-			d.Gemm(tA, tB, m, n, k, 1.5, a, lda, b, ldb, beta, c, ldc)
+			dt.Gemm(tA, tB, m, n, k, 1.5, a, lda, b, ldb, beta, c, ldc)
 		}
 		if calls == before {
 			t.Fatalf("trial %d: no kernel ran", trial)
@@ -158,33 +163,87 @@ func TestDriverDegenerate(t *testing.T) {
 	}
 }
 
-// TestCheckArgs: the argument checks panic with gonum's messages.
+// TestCheckArgs: each argument check panics with gonum's message when its
+// argument is one short (or negative), and passes when it is just enough,
+// for both transpositions of A and B; empty matrices need no storage.
 func TestCheckArgs(t *testing.T) {
-	a := make([]float64, 6)
-	for _, c := range []struct {
-		name string
-		call func()
-		want string
-	}{
-		{"transpose", func() { CheckArgs[float64]('x', blas.NoTrans, 2, 3, 1, a, 1, a, 3, a, 3) }, "blas: illegal transpose"},
-		{"m", func() { CheckArgs[float64](blas.NoTrans, blas.NoTrans, -1, 3, 1, a, 1, a, 3, a, 3) }, "blas: m < 0"},
-		{"lda", func() { CheckArgs[float64](blas.NoTrans, blas.NoTrans, 2, 3, 2, a, 1, a, 3, a, 3) }, "blas: bad leading dimension of A"},
-		{"ldc", func() { CheckArgs[float64](blas.NoTrans, blas.NoTrans, 2, 3, 1, a, 1, a, 3, a, 2) }, "blas: bad leading dimension of C"},
-		{"len c", func() { CheckArgs[float64](blas.NoTrans, blas.NoTrans, 3, 3, 1, a, 1, a, 3, a, 3) }, "blas: insufficient length of c"},
-		{"bias", func() {
-			var calls int
-			testDriver(&calls).GemmBias(blas.NoTrans, blas.NoTrans, 2, 3, 1, 1, a, 1, a, 3, a[:2], a, 3)
-		}, "blas: bias shorter than n"},
-	} {
-		func() {
-			defer func() {
-				if r := recover(); fmt.Sprint(r) != c.want {
-					t.Errorf("%s: panic %v, want %q", c.name, r, c.want)
-				}
-			}()
-			c.call()
-		}()
+	N, T := blas.NoTrans, blas.Trans
+	type args struct {
+		tA, tB                    blas.Transpose
+		m, n, k                   int
+		la, lda, lb, ldb, lc, ldc int
 	}
+	// A valid call for m = 2, n = 3, k = 4 with tight storage.
+	valid := func(tA, tB blas.Transpose) args {
+		a := args{tA: tA, tB: tB, m: 2, n: 3, k: 4, lda: 4, la: 8, ldb: 3, lb: 12, ldc: 3, lc: 6}
+		if tA == T {
+			a.lda, a.la = 2, 8
+		}
+		if tB == T {
+			a.ldb, a.lb = 4, 12
+		}
+		return a
+	}
+	call := func(a args) (msg string) {
+		defer func() {
+			if r := recover(); r != nil {
+				msg = fmt.Sprint(r)
+			}
+		}()
+		CheckArgs(a.tA, a.tB, a.m, a.n, a.k, make([]float64, a.la), a.lda, make([]float64, a.lb), a.ldb, make([]float64, a.lc), a.ldc)
+		return ""
+	}
+	for _, tA := range []blas.Transpose{N, T} {
+		for _, tB := range []blas.Transpose{N, T} {
+			v := valid(tA, tB)
+			if msg := call(v); msg != "" {
+				t.Fatalf("%c%c: a valid call panicked: %s", tA, tB, msg)
+			}
+			for _, c := range []struct {
+				name string
+				edit func(*args)
+				want string
+			}{
+				{"transpose A", func(a *args) { a.tA = 'x' }, "blas: illegal transpose"},
+				{"transpose B", func(a *args) { a.tB = 'x' }, "blas: illegal transpose"},
+				{"m", func(a *args) { a.m = -1 }, "blas: m < 0"},
+				{"n", func(a *args) { a.n = -1 }, "blas: n < 0"},
+				{"k", func(a *args) { a.k = -1 }, "blas: k < 0"},
+				{"lda", func(a *args) { a.lda-- }, "blas: bad leading dimension of A"},
+				{"ldb", func(a *args) { a.ldb-- }, "blas: bad leading dimension of B"},
+				{"ldc", func(a *args) { a.ldc-- }, "blas: bad leading dimension of C"},
+				{"len a", func(a *args) { a.la-- }, "blas: insufficient length of a"},
+				{"len b", func(a *args) { a.lb-- }, "blas: insufficient length of b"},
+				{"len c", func(a *args) { a.lc-- }, "blas: insufficient length of c"},
+			} {
+				a := v
+				c.edit(&a)
+				if msg := call(a); msg != c.want {
+					t.Errorf("%c%c %s: panic %q, want %q", tA, tB, c.name, msg, c.want)
+				}
+			}
+			for _, empty := range []func(*args){
+				func(a *args) { a.m, a.la, a.lc = 0, 0, 0 },
+				func(a *args) { a.n, a.lb, a.lc = 0, 0, 0 },
+			} {
+				a := v
+				empty(&a)
+				if msg := call(a); msg != "" {
+					t.Errorf("%c%c: an empty C with no storage panicked: %s", tA, tB, msg)
+				}
+			}
+		}
+	}
+	var calls int
+	func() {
+		defer func() {
+			if r := recover(); fmt.Sprint(r) != "blas: bias shorter than n" {
+				t.Errorf("a short bias: panic %v", r)
+			}
+		}()
+		a := make([]float64, 6)
+		testDriver(&calls).GemmBias(blas.NoTrans, blas.NoTrans, 2, 3, 1, 1, a, 1, a, 3, a[:2], a, 3)
+	}()
 }
 
 func randSlice(rng *rand.Rand, n int) []float64 {
