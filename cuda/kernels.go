@@ -574,6 +574,16 @@ func (k *Kernels) leave() {
 // (the driver reads as many as the kernel has; the stand-in checks the
 // count). Call between enter and leave.
 func (k *Kernels) launch(fn int, grid int, args ...uint64) error {
+	st := k.launchFunc(k.fns[fn], grid, args...)
+	if st == 0 {
+		return nil
+	}
+	return k.libs.check("cuLaunchKernel "+kernelName(fn), st)
+}
+
+// launchFunc launches the function f as launch does and returns the
+// driver's status.
+func (k *Kernels) launchFunc(f uintptr, grid int, args ...uint64) int32 {
 	if len(args) >= maxParams {
 		panic("cuda: too many kernel arguments") // a bug here
 	}
@@ -586,11 +596,7 @@ func (k *Kernels) launch(fn int, grid int, args ...uint64) error {
 			ptrs[i] = k.params.addr(8 * (maxParams + i))
 		}
 	}
-	st := k.libs.drv.cuLaunchKernel(k.fns[fn], uint32(grid), 1, 1, blockThreads, 1, 1, 0, 0, k.params.addr(0), 0)
-	if st == 0 {
-		return nil
-	}
-	return k.libs.check("cuLaunchKernel "+kernelName(fn), st)
+	return k.libs.drv.cuLaunchKernel(f, uint32(grid), 1, 1, blockThreads, 1, 1, 0, 0, k.params.addr(0), 0)
 }
 
 // gridFor returns the grid of an elementwise kernel over n elements.

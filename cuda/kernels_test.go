@@ -932,3 +932,76 @@ func TestNormThreads(t *testing.T) {
 		t.Errorf("the kernel source lacks %q", want)
 	}
 }
+
+// TestStandinBarriers: the stand-in runs a block's threads as coroutines
+// meeting at __syncthreads, with static shared memory: a kernel that
+// shares values through it behind a barrier is right, the same kernel
+// without the barrier is wrong (the threads run in shuffled order), and a
+// barrier that only some threads reach fails the launch.
+func TestStandinBarriers(t *testing.T) {
+	k := kernels(t)
+	if standinDir == "" {
+		t.Skip("the stand-in's emulation")
+	}
+	const src = `
+__global__ void shift(float *y, int barrier) {
+	__shared__ float s[256];
+	s[threadIdx.x] = (float)(blockIdx.x * blockDim.x + threadIdx.x);
+	if (barrier) __syncthreads();
+	y[blockIdx.x * blockDim.x + threadIdx.x] = s[(threadIdx.x + 1) % blockDim.x];
+}
+__global__ void diverge(float *y) {
+	if (threadIdx.x < 10) __syncthreads();
+	y[threadIdx.x] = 1;
+}
+`
+	img, err := k.libs.compile(src, "barriers.cu", slices.Concat(nvrtcOptions, []string{"--gpu-architecture=sm_90"}), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := toDevice(t, k, make([]float32, 3*blockThreads))
+	if err := k.enter(); err != nil {
+		t.Fatal(err)
+	}
+	d := &k.libs.drv
+	var mod, shift, diverge uintptr
+	err = errors.Join(k.libs.check("cuModuleLoadData", d.cuModuleLoadData(&mod, &img[0])),
+		k.libs.check("cuModuleGetFunction", d.cuModuleGetFunction(&shift, mod, "shift")),
+		k.libs.check("cuModuleGetFunction", d.cuModuleGetFunction(&diverge, mod, "diverge")))
+	k.leave()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if k.enter() == nil {
+			d.cuModuleUnload(mod)
+			k.leave()
+		}
+	}()
+	run := func(f uintptr, args ...uint64) int32 {
+		t.Helper()
+		if err := k.enter(); err != nil {
+			t.Fatal(err)
+		}
+		defer k.leave()
+		return k.launchFunc(f, 3, args...)
+	}
+	for _, barrier := range []uint64{1, 0} {
+		if st := run(shift, uint64(y.ptr), barrier); st != 0 {
+			t.Fatalf("shift: status %d", st)
+		}
+		wrong := 0
+		for i, v := range fromDevice(t, k, y) {
+			b, th := i/blockThreads, i%blockThreads
+			if v != float32(b*blockThreads+(th+1)%blockThreads) {
+				wrong++
+			}
+		}
+		if barrier == 1 && wrong > 0 || barrier == 0 && wrong == 0 {
+			t.Errorf("shift with barrier %d: %d values wrong", barrier, wrong)
+		}
+	}
+	if st := run(diverge, uint64(y.ptr)); st != 719 { // CUDA_ERROR_LAUNCH_FAILED
+		t.Errorf("a barrier 10 threads of 256 reach: status %d", st)
+	}
+}
