@@ -597,7 +597,9 @@ func TestKernelCache(t *testing.T) {
 	// A whole file whose image the driver refuses.
 	key := [32]byte{}
 	copy(key[:], mustHex(t, strings.TrimSuffix(filepath.Base(path), ".bin")))
-	if err := writeCached(dir, key, []byte("not an image at all")); err != nil {
+	// NUL-terminated: a real driver reads it as PTX text, and must not read
+	// beyond it.
+	if err := writeCached(dir, key, []byte("not an image at all\x00")); err != nil {
 		t.Fatal(err)
 	}
 	if s := mk(new(imageCache), dir); s != FromNVRTC {
