@@ -42,7 +42,9 @@
 // version, written to a temporary file and renamed; a file that does not
 // read back whole (a checksum), or whose image the driver refuses, is
 // compiled again. A source that does not compile is a *CompileError
-// carrying NVRTC's log.
+// carrying NVRTC's log. The driver must be at least as new as NVRTC's
+// CUDA major version (an image it cannot load fails NewKernels with the
+// cuModuleLoadData status).
 //
 //	k, err := cuda.NewKernels(0)
 //	if err != nil { ... }
