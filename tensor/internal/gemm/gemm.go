@@ -234,18 +234,25 @@ func (d *Driver[T]) macroKernel(blk *aBlock[T], pa []T, bm *bMatrix[T], c []T, l
 		i0 := 0
 		if blk.edge > 0 {
 			kern := d.InPlace(blk.trans, w)
+			step := blk.lda // a row of A a panel row, or a column when transposed
+			if blk.trans {
+				step = 1
+			}
 			for ; i0 < blk.edge; i0 += mr {
-				off := i0 * blk.lda
-				if blk.trans {
-					off = i0
-				}
-				ap := &blk.a[off]
-				kern(kb, ap, blk.lda, bp, ldb, &c[i0*ldc+j0], ldc, alpha, beta, mr, mask, bi)
+				kern(kb, &blk.a[i0*step], blk.lda, bp, ldb, &c[i0*ldc+j0], ldc, alpha, beta, mr, mask, bi)
 			}
 		}
-		for ; i0 < blk.mb; i0 += mr {
-			rows := min(mr, blk.mb-i0)
-			d.Edge(rows, w)(kb, &pa[(i0-blk.edge)*kb], mr, bp, ldb, &c[i0*ldc+j0], ldc, alpha, beta, rows, mask, bi)
+		if i0 < blk.mb {
+			full := d.Edge(mr, w)
+			for ; i0 < blk.mb; i0 += mr {
+				kern, rows := full, blk.mb-i0
+				if rows < mr {
+					kern = d.Edge(rows, w)
+				} else {
+					rows = mr
+				}
+				kern(kb, &pa[(i0-blk.edge)*kb], mr, bp, ldb, &c[i0*ldc+j0], ldc, alpha, beta, rows, mask, bi)
+			}
 		}
 	}
 }
