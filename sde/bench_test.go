@@ -45,9 +45,12 @@ func (m *neural32) Params() []*autograd.Param[float32] {
 // pass left on the caller's tape), retained-MB (the heap the forward pass
 // left live for the backward pass, measured after a collection: tape,
 // stored states, checkpoints, the path's cache) and alloc-MB (all memory
-// allocated by both passes). reversible_heun with the Reversible gradient
-// against Backprop, and euler with Checkpoint (⌈√N⌉ segments) against
-// Backprop; Backprop only up to 1024 steps. The Brownian tree's cache is
+// allocated by both passes); for Checkpoint, states (the most kept at
+// once, y0 included) and re-advanced/step (steps recomputed beyond the one
+// taping of each, per step). reversible_heun with the Reversible gradient
+// against Backprop, and euler with Checkpoint (⌈√N⌉ segments), Checkpoint
+// with CheckpointBudget 8 (binomial) and Backprop; Backprop only up to
+// 1024 steps. The Brownian tree's cache is
 // held at 16 nodes (256 KiB here; an evicted node is drawn again when the
 // backward pass needs it), so that the path's memory stays out of the
 // trend.
@@ -57,11 +60,13 @@ func BenchmarkReversibleBySteps(b *testing.B) {
 		name   string
 		method string
 		grad   Gradient
+		budget int
 	}{
-		{"reversible_heun/reversible", ReversibleHeun, Reversible},
-		{"reversible_heun/backprop", ReversibleHeun, Backprop},
-		{"euler/checkpoint", EulerMaruyama, Checkpoint},
-		{"euler/backprop", EulerMaruyama, Backprop},
+		{"reversible_heun/reversible", ReversibleHeun, Reversible, 0},
+		{"reversible_heun/backprop", ReversibleHeun, Backprop, 0},
+		{"euler/checkpoint", EulerMaruyama, Checkpoint, 0},
+		{"euler/binomial-8", EulerMaruyama, Checkpoint, 8},
+		{"euler/backprop", EulerMaruyama, Backprop, 0},
 	} {
 		for _, steps := range []int{16, 128, 1024, 8192} {
 			if mode.grad == Backprop && steps > 1024 {
@@ -72,7 +77,7 @@ func BenchmarkReversibleBySteps(b *testing.B) {
 				m := newNeural32(rng, d, hidden)
 				y0 := tensor.RandN[float32](rng, 0, 1, batch, d)
 				eng := tensor.Default().Float32()
-				var nodes int
+				var nodes, stored, readvanced int
 				var retained, alloc float64
 				seed := uint64(0)
 				for b.Loop() {
@@ -86,7 +91,7 @@ func BenchmarkReversibleBySteps(b *testing.B) {
 					runtime.GC()
 					runtime.ReadMemStats(&before)
 					ys, st, err := Solve[float32](tp, m, tp.Input(y0), []float64{0, 1}, path,
-						Options{Method: mode.method, Step: 1 / float64(steps), Gradient: mode.grad})
+						Options{Method: mode.method, Step: 1 / float64(steps), Gradient: mode.grad, CheckpointBudget: mode.budget})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -100,6 +105,7 @@ func BenchmarkReversibleBySteps(b *testing.B) {
 						b.Fatal(err)
 					}
 					runtime.ReadMemStats(&after)
+					stored, readvanced = st.Stored, st.BackwardEvals-steps
 					retained = float64(int64(mid.HeapAlloc)-int64(before.HeapAlloc)) / 1e6
 					alloc = float64(after.TotalAlloc-before.TotalAlloc) / 1e6
 					runtime.KeepAlive(ys)
@@ -108,6 +114,10 @@ func BenchmarkReversibleBySteps(b *testing.B) {
 				b.ReportMetric(float64(nodes), "tape-nodes")
 				b.ReportMetric(retained, "retained-MB")
 				b.ReportMetric(alloc, "alloc-MB")
+				if mode.grad == Checkpoint {
+					b.ReportMetric(float64(stored), "states")
+					b.ReportMetric(float64(readvanced)/float64(steps), "re-advanced/step")
+				}
 			})
 		}
 	}

@@ -19,6 +19,9 @@ import (
 // (the same operations on the same values) in memory of the checkpoints
 // plus one segment's tape.
 func solveCheckpoint[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options, method string) ([]autograd.Var[T], *Stats, error) {
+	if opt.CheckpointBudget > 0 {
+		return solveBinomial(tp, p, y0, ts, path, opt, method)
+	}
 	every := opt.CheckpointEvery
 	if every == 0 {
 		// ⌈√N⌉ for the fixed-step count N (adaptive solves: an estimate).
@@ -34,8 +37,10 @@ func solveCheckpoint[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 aut
 		count++
 		if count%every == 0 {
 			checkpoints = append(checkpoints, y.Value().Clone())
+			p.stats.Stored = len(checkpoints)
 		}
 	}
+	p.stats.Stored = 1
 	stp := newStepper(p, method, opt.DerivativeFree)
 	return solveAsNode(tp, p, y0, ts, path, opt, stp, "sde.Checkpoint", taken,
 		func(_ *tensor.Tensor[T], steps []revStep) backwardFunc[T] {
@@ -99,4 +104,192 @@ func replaySegments[T tensor.Float](p *problem[T], eng tensor.Engine[T], method 
 		}
 	}
 	return append([]*tensor.Tensor[T]{a}, grads...), nil
+}
+
+// solveBinomial is the Checkpoint gradient with Options.CheckpointBudget:
+// binomial checkpointing (Griewank and Walther 2000, "Algorithm 799:
+// revolve"). The forward solve keeps the state at the start of every step
+// while the steps fit the budget, and only y0 once they do not. The
+// backward pass goes through the steps from the last to the first; for
+// each it finds the state at its start by re-advancing (values only, as the
+// forward did) from the latest state kept before it, keeping states on the
+// way where the binomial schedule puts them while fewer than the budget
+// are kept, then records that one step on a tape of its own and
+// backpropagates through it. With budget s and N steps each step is
+// re-advanced at most r times, r the least with C(s + r, s) ≥ N.
+func solveBinomial[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options, method string) ([]autograd.Var[T], *Stats, error) {
+	budget := opt.CheckpointBudget
+	kept := []keptState[T]{{0, y0.Value().Clone()}}
+	count := 0
+	taken := func(_ revStep, y autograd.Var[T]) {
+		count++
+		switch {
+		case count < budget: // the state at the start of step count
+			kept = append(kept, keptState[T]{count, y.Value().Clone()})
+			p.stats.Stored = max(p.stats.Stored, len(kept))
+		case count == budget+1: // more steps than the budget: keep y0 only
+			kept = kept[:1]
+		}
+	}
+	p.stats.Stored = 1
+	stp := newStepper(p, method, opt.DerivativeFree)
+	return solveAsNode(tp, p, y0, ts, path, opt, stp, "sde.Checkpoint", taken,
+		func(_ *tensor.Tensor[T], steps []revStep) backwardFunc[T] {
+			return func(gy *tensor.Tensor[T], params []*autograd.Param[T]) ([]*tensor.Tensor[T], error) {
+				r := &revolve[T]{p: p, eng: tp.Engine(), method: method, opt: opt, path: path, budget: budget,
+					kept: kept, steps: steps}
+				return r.backward(gy, params)
+			}
+		})
+}
+
+// keptState is the state at the start of step i.
+type keptState[T tensor.Float] struct {
+	i int
+	y *tensor.Tensor[T]
+}
+
+// revolve is the backward pass of solveBinomial.
+type revolve[T tensor.Float] struct {
+	p      *problem[T]
+	eng    tensor.Engine[T]
+	method string
+	opt    Options
+	path   Path[T]
+	budget int
+	kept   []keptState[T] // by step index, increasing; kept[0] is y0
+	steps  []revStep
+	adv    *autograd.Tape[T] // the no-grad tape of the re-advancing steps
+}
+
+func (r *revolve[T]) backward(gy *tensor.Tensor[T], params []*autograd.Param[T]) (_ []*tensor.Tensor[T], err error) {
+	defer recoverUnlisted(&err)
+	p := r.p
+	st := p.stats
+	fe, ge := st.DriftEvals, st.DiffusionEvals
+	defer func() { // the replays' evaluations count as the backward pass's
+		st.BackwardEvals += st.DriftEvals - fe
+		st.DriftEvals, st.DiffusionEvals = fe, ge
+	}()
+	st.Stored = max(st.Stored, len(r.kept))
+	grads := make([]*tensor.Tensor[T], len(params))
+	for j, q := range params {
+		grads[j] = tensor.New[T](q.Value.Shape()...)
+	}
+	a := tensor.New[T](p.yShape...)
+	tp := autograd.NewTape(r.eng)
+	defer tp.Release()
+	r.adv = autograd.NewTape(r.eng)
+	r.adv.SetNoGrad(true)
+	defer r.adv.Release()
+	for j := len(r.steps) - 1; j >= 0; j-- {
+		sp := r.steps[j]
+		y, err := r.stateAt(j)
+		if err != nil {
+			return nil, err
+		}
+		tp.Reset()
+		tp.RedirectParams(params, grads)
+		l := &loop[T]{p: p, stp: newStepper(p, r.method, r.opt.DerivativeFree), path: r.path, opt: r.opt, tp: tp}
+		x := tp.Input(y.Clone())
+		if err := l.stp.start(tp, sp.t, x); err != nil {
+			return nil, p.fail(sp.t, fmt.Errorf("checkpoint replay: %w", err))
+		}
+		y1, err := l.step(sp.t, sp.h, x)
+		if err != nil {
+			return nil, p.fail(sp.t, fmt.Errorf("checkpoint replay: %w", err))
+		}
+		cot := a.Clone()
+		if sp.out > 0 {
+			cot.Add(cot, gy.Slice(sp.out-1, sp.out).Reshape(p.yShape...))
+		}
+		if err := tp.Backward(autograd.Sum(autograd.Mul(y1, tp.Const(cot)))); err != nil {
+			return nil, p.fail(sp.t, fmt.Errorf("checkpoint replay: %w", err))
+		}
+		if g := x.Grad(); g != nil {
+			a.Copy(g)
+		} else {
+			a.Zero()
+		}
+	}
+	return append([]*tensor.Tensor[T]{a}, grads...), nil
+}
+
+// stateAt returns the state at the start of step j, the steps after j
+// having been pulled back: from the latest state kept at or before j,
+// re-advanced to j, keeping states on the way where the binomial schedule
+// puts them while the budget allows.
+func (r *revolve[T]) stateAt(j int) (*tensor.Tensor[T], error) {
+	for r.kept[len(r.kept)-1].i > j {
+		r.kept = r.kept[:len(r.kept)-1]
+	}
+	from := r.kept[len(r.kept)-1]
+	y := from.y
+	for i := from.i; i < j; {
+		to := j
+		if free := r.budget - len(r.kept); free > 0 {
+			to = i + revolveSplit(j+1-i, free)
+		}
+		var err error
+		if y, err = r.advance(i, to, y); err != nil {
+			return nil, err
+		}
+		if i = to; i < j { // keep it: the steps from it on are pulled back first
+			r.kept = append(r.kept, keptState[T]{i, y})
+			r.p.stats.Stored = max(r.p.stats.Stored, len(r.kept))
+		}
+	}
+	return y, nil
+}
+
+// advance takes steps from, …, to−1 from y, values only, as the forward
+// solve took them, and returns the state at the start of step to.
+func (r *revolve[T]) advance(from, to int, y *tensor.Tensor[T]) (*tensor.Tensor[T], error) {
+	p := r.p
+	for q := from; q < to; q++ {
+		sp := r.steps[q]
+		r.adv.Reset()
+		l := &loop[T]{p: p, stp: newStepper(p, r.method, r.opt.DerivativeFree), path: r.path, opt: r.opt, tp: r.adv}
+		x := r.adv.Const(y)
+		if err := l.stp.start(r.adv, sp.t, x); err != nil {
+			return nil, p.fail(sp.t, fmt.Errorf("checkpoint recomputation: %w", err))
+		}
+		y1, err := l.step(sp.t, sp.h, x)
+		if err != nil {
+			return nil, p.fail(sp.t, fmt.Errorf("checkpoint recomputation: %w", err))
+		}
+		y = y1.Value().Clone()
+	}
+	return y, nil
+}
+
+// revolveSplit returns where to keep the next state when l steps from a
+// kept state are to be pulled back with free more states allowed: the
+// offset of the first step of the part pulled back first, chosen so that
+// the steps recomputed are fewest (Griewank and Walther 2000). With r the
+// least number of sweeps with C(free+1+r, r) ≥ l, the split is the least
+// m ≥ C(free+1+r−2, r−2) with l − m ≤ C(free+r, r).
+func revolveSplit(l, free int) int {
+	free = min(free, l)
+	r := 0
+	for binomial(free+1, r) < l {
+		r++
+	}
+	return min(max(1, binomial(free+1, r-2), l-binomial(free, r)), l-1)
+}
+
+// binomial returns C(s+r, s), the steps that s states and r sweeps can pull
+// back (0 for r < 0), saturating at 2⁴⁰.
+func binomial(s, r int) int {
+	if r < 0 {
+		return 0
+	}
+	b := 1
+	for i := 1; i <= r; i++ {
+		b = b * (s + i) / i
+		if b > 1<<40 {
+			return 1 << 40
+		}
+	}
+	return b
 }

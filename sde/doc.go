@@ -61,7 +61,19 @@
 // error against a fine solve falls with order about 1 for diagonal noise).
 // Checkpoint, for the methods that carry nothing between steps, keeps the
 // state every √N steps and replays one segment at a time in the backward
-// pass: Backprop's gradients to rounding in O(√N) memory.
+// pass: Backprop's gradients to rounding in O(√N) memory; with
+// Options.CheckpointBudget it keeps at most that many states on a binomial
+// schedule (revolve, as odeblock's Recursive mode), recomputing each step
+// at most r times, r the least with C(budget + r, r) ≥ N.
+//
+// Against torchsde (TestTorchsdePaths, on the Brownian increments Go wrote
+// replayed to torchsde, float64): euler, milstein (with the JVP and
+// derivative-free), sri2, heun and reversible_heun give the paths of
+// torchsde's euler, milstein, srk, heun and reversible_heun to a relative
+// 1e-15 for diagonal, scalar and general noise. For scalar noise torchsde's
+// Milstein term is (∂g/∂y)ᵀg where the correction (and this package) has
+// (∂g/∂y)g: the two agree when ∂g/∂y is symmetric (as for a g whose
+// elements read their own y_i) and differ otherwise.
 //
 // # Choices
 //
@@ -92,9 +104,7 @@
 //
 // # Not yet
 //
-// Checkpointing by a binomial schedule (odeblock's Recursive mode; here
-// uniform segments); space-space Lévy areas (for order-1 methods on
-// non-commuting general noise); additive-noise SRA methods; stochastic members of odeblock's model
-// families (momentum with noise); comparisons with torchsde on given
-// increments, and timings against it.
+// Space-space Lévy areas (for order-1 methods on non-commuting general
+// noise); additive-noise SRA methods; stochastic members of odeblock's
+// model families (momentum with noise).
 package sde

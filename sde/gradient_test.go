@@ -387,3 +387,70 @@ func TestAdjointConverges(t *testing.T) {
 		})
 	}
 }
+
+// TestBinomialCheckpoint: the Checkpoint gradient with a CheckpointBudget
+// (binomial checkpointing) gives backprop's loss and gradients to
+// rounding for budgets from 1 (every step recomputed from y0) to more than
+// the steps, fixed and adaptive steps, a method with a Lévy area and one
+// with a JVP; it never keeps more states than the budget, and re-advances
+// each of the N steps at most r times, r the least with C(budget+r, r) ≥ N.
+func TestBinomialCheckpoint(t *testing.T) {
+	for _, tc := range []struct {
+		method   string
+		budget   int
+		adaptive bool
+	}{
+		{EulerMaruyama, 1, false},
+		{EulerMaruyama, 2, false},
+		{EulerMaruyama, 4, false},
+		{EulerMaruyama, 20, false},
+		{EulerMaruyama, 100, false},
+		{Heun, 3, true},
+		{Milstein, 5, false},
+		{SRI2, 3, false},
+	} {
+		t.Run(fmt.Sprintf("%s/budget %d/adaptive %v", tc.method, tc.budget, tc.adaptive), func(t *testing.T) {
+			m := newNeural(Diagonal, 3)
+			b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
+			opt := Options{Method: tc.method, Step: 1.0 / 20, Adaptive: tc.adaptive, RTol: 1e-3, ATol: 1e-4}
+			lb, gb := grads(t, m, m.loss(b, opt))
+			opt.Gradient, opt.CheckpointBudget = Checkpoint, tc.budget
+			lc, gc := grads(t, m, m.loss(b, opt))
+			if lb != lc {
+				t.Errorf("loss %.17g with Backprop, %.17g with a budget", lb, lc)
+			}
+			if d := cmp.Diff(gb, gc, cmpopts.EquateApprox(1e-12, 1e-14)); d != "" {
+				t.Errorf("gradients (-backprop +binomial):\n%s", d)
+			}
+
+			// States kept and steps re-advanced, counted with Euler's one
+			// drift evaluation per step.
+			if tc.method != EulerMaruyama {
+				return
+			}
+			tp := autograd.NewTape(engine64())
+			defer tp.Release()
+			opt.Noise = m.noise
+			ys, st, err := Solve[float64](tp, m, tp.Param(m.y0p), []float64{0, 0.5, 1}, b, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tp.Backward(autograd.Sum(ys[2])); err != nil {
+				t.Fatal(err)
+			}
+			n := st.Steps
+			r := 0
+			for binomial(tc.budget, r) < n {
+				r++
+			}
+			readvanced := st.BackwardEvals - n // each step is taped once
+			t.Logf("%d steps, budget %d: %d states kept at most, %d steps re-advanced (bound r·N = %d·%d)", n, tc.budget, st.Stored, readvanced, r, n)
+			if st.Stored > tc.budget || st.Stored < 1 {
+				t.Errorf("%d states kept at once, budget %d", st.Stored, tc.budget)
+			}
+			if readvanced > r*n {
+				t.Errorf("%d steps re-advanced, more than r·N = %d·%d", readvanced, r, n)
+			}
+		})
+	}
+}

@@ -123,7 +123,10 @@ const (
 	// first, backpropagating through it: Backprop's gradients (the same
 	// operations on the same values) in memory of the checkpoints and one
 	// segment's tape (O(√N) each for N steps by default), for the cost of
-	// one more forward solve.
+	// one more forward solve. With Options.CheckpointBudget it keeps at
+	// most that many states on a binomial schedule instead and tapes one
+	// step at a time: memory flat in the steps, each step recomputed a
+	// number of times that grows like the budget-th root of N.
 	Checkpoint
 )
 
@@ -152,6 +155,15 @@ type Options struct {
 	// CheckpointEvery is the number of steps per segment of the
 	// Checkpoint gradient; 0 means ⌈√N⌉ for N fixed steps.
 	CheckpointEvery int
+	// CheckpointBudget, if positive, makes the Checkpoint gradient keep
+	// at most this many states at once (y0 included) on a binomial
+	// schedule (Griewank and Walther's revolve, as odeblock's Recursive
+	// mode) instead of segments of CheckpointEvery steps: each step is
+	// recomputed at most r times, r the least with C(budget + r, r) ≥ N
+	// for N steps (for a budget of 8 and 10,000 steps, r = 8), and the
+	// backward pass tapes one step at a time. Memory: budget states and
+	// one step's tape, whatever N. The gradients are Backprop's.
+	CheckpointBudget int
 
 	// Adaptive turns on step-size control by step doubling (as torchsde's
 	// adaptive mode): every attempt takes a step of h and two of h/2 on the
@@ -189,6 +201,9 @@ type Stats struct {
 	// backward passes, and the evaluations of f in the Checkpoint
 	// gradient's replays; it is filled in when that pass runs.
 	BackwardEvals int
+	// Stored is the most states the Checkpoint gradient kept at once (y0
+	// and the checkpoints), counted through its backward pass.
+	Stored int
 	// Drift is the largest error, elementwise, of the initial state that
 	// the Reversible or Adjoint backward pass reconstructs, against y0:
 	// rounding for Reversible; for Adjoint the error of solving the SDE
@@ -251,8 +266,11 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 	if opt.Gradient == Checkpoint && method == ReversibleHeun {
 		return nil, st, fmt.Errorf("sde: the Checkpoint gradient takes methods that carry nothing from step to step; for %q use the Reversible gradient", method)
 	}
-	if opt.CheckpointEvery < 0 {
-		return nil, st, fmt.Errorf("sde: CheckpointEvery %d is negative", opt.CheckpointEvery)
+	if opt.CheckpointEvery < 0 || opt.CheckpointBudget < 0 {
+		return nil, st, fmt.Errorf("sde: CheckpointEvery %d or CheckpointBudget %d is negative", opt.CheckpointEvery, opt.CheckpointBudget)
+	}
+	if opt.CheckpointEvery > 0 && opt.CheckpointBudget > 0 {
+		return nil, st, fmt.Errorf("sde: CheckpointEvery %d and CheckpointBudget %d are both set; the budget's binomial schedule places the checkpoints itself", opt.CheckpointEvery, opt.CheckpointBudget)
 	}
 	if opt.Gradient == Adjoint && calc != Stratonovich {
 		return nil, st, fmt.Errorf("sde: the Adjoint gradient needs a Stratonovich method (%q or %q), not %q", Heun, ReversibleHeun, method)

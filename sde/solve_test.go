@@ -327,6 +327,8 @@ func TestSolveErrors(t *testing.T) {
 		{"sri2 without areas", good, []int{1}, []int{1}, ts, Options{Method: SRI2, Step: 0.1}, []string{"sri2", "Lévy", "givenPath"}, nil},
 		{"adjoint of an Itô method", good, []int{4}, []int{4}, ts, Options{Method: SRK, Step: 0.1, Gradient: Adjoint}, []string{"Adjoint", "Stratonovich", "srk"}, nil},
 		{"checkpointed reversible heun", good, []int{4}, []int{4}, ts, Options{Method: ReversibleHeun, Step: 0.1, Gradient: Checkpoint}, []string{"Checkpoint", "Reversible"}, nil},
+		{"checkpoint every and budget", good, []int{4}, []int{4}, ts, Options{Step: 0.1, Gradient: Checkpoint, CheckpointEvery: 2, CheckpointBudget: 3}, []string{"CheckpointEvery 2", "CheckpointBudget 3"}, nil},
+		{"negative budget", good, []int{4}, []int{4}, ts, Options{Step: 0.1, Gradient: Checkpoint, CheckpointBudget: -1}, []string{"CheckpointBudget -1"}, nil},
 		{"reversible gradient", good, []int{4}, []int{4}, ts, Options{Method: Heun, Step: 0.1, Gradient: Reversible}, []string{"reversible_heun"}, nil},
 		{"diffusion shape", wrongG, []int{4}, []int{4}, ts, Options{Step: 0.1}, []string{"diffusion", "[2 4]", "want [4]", "t=0"}, nil},
 		{"drift shape", wrongF, []int{4}, []int{4}, ts, Options{Step: 0.1}, []string{"drift", "[8]", "[4]"}, nil},
