@@ -53,6 +53,7 @@ endif
 	$(GO) test -count=1 -race -run 'TestTrainReplicas' ./cmd/adamnode
 	$(GO) test -count=1 -race -run 'TestShardedField|ExampleShardedField|TestShardedSolve|ExampleBlock_shards' ./odeblock
 	$(GO) test -count=1 -race -run 'TestCombinerSplits' ./odeblock/internal/integrate
+	$(GO) test -count=1 -race -run 'TestBrownianConcurrent' ./sde
 
 vet:
 	$(GO) vet ./...
