@@ -27,7 +27,8 @@ type revStep struct {
 // backward runs the steps in reverse: each state is reconstructed from the
 // next in algebra and the cotangent of the extended state (y, ŷ, μ, σ) is
 // pulled back through the step, with one vector–Jacobian product of
-// (f, g) per step.
+// (f, g) per step: f and g at ŷₙ are evaluated once, on a tape, for both
+// the reconstruction of yₙ and the pull-back through μₙ, σₙ.
 //
 // The step map, with μₙ = f(tₙ, ŷₙ), σₙ = g(tₙ, ŷₙ) and σΔW the noise
 // layout's product:
@@ -151,13 +152,57 @@ func reverseHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], final revS
 		return err
 	}
 
+	// record evaluates f and g at (t, at) on tp, recording for the
+	// backward pass: the reconstruction of step n's start needs f and g at
+	// ŷₙ, and the next backward step pulls (a_μ, a_σ) back through the very
+	// same evaluation, so each is taken once.
+	type recorded struct {
+		tp        *autograd.Tape[T]
+		x, fg     autograd.Var[T]
+		mu, sigma *tensor.Tensor[T]
+	}
+	record := func(r *recorded, t float64, at *tensor.Tensor[T]) (err error) {
+		defer recoverUnlisted(&err)
+		st.BackwardEvals++
+		r.tp.Reset()
+		r.tp.RedirectParams(params, pgrads)
+		r.x = r.tp.Input(at.Clone())
+		f := p.sde.Drift(r.tp, t, r.x)
+		g := p.sde.Diffusion(r.tp, t, r.x)
+		r.fg = autograd.Concat(0, autograd.Reshape(f, n), autograd.Reshape(g, ng))
+		r.mu, r.sigma = f.Value(), g.Value()
+		return nil
+	}
+	// pull adds (a_μ, a_σ)ᵀ ∂(f, g)/∂y at the recorded point into dst and
+	// the parameters' gradients.
+	pull := func(r *recorded, dst *tensor.Tensor[T]) (err error) {
+		defer recoverUnlisted(&err)
+		copy(cot.Data()[:n], amu.ReadData())
+		copy(cot.Data()[n:], asig.ReadData())
+		if err := r.tp.BackwardWith(r.fg, cot); err != nil {
+			return err
+		}
+		if gx := r.x.Grad(); gx != nil {
+			dst.Add(dst, gx.Reshape(dst.Shape()...))
+		}
+		return nil
+	}
+	cur, next := &recorded{tp: autograd.NewTape(eng)}, &recorded{tp: autograd.NewTape(eng)}
+	defer cur.tp.Release()
+	defer next.tp.Release()
+	if len(steps) > 0 {
+		last := steps[len(steps)-1]
+		if err := record(cur, last.t+last.h, s.yhat); err != nil {
+			return nil, p.fail(last.t, fmt.Errorf("backward: %w", err))
+		}
+	}
+
 	for i := len(steps) - 1; i >= 0; i-- {
 		sp := steps[i]
-		t1 := sp.t + sp.h
 		if sp.out > 0 {
 			ay.Add(ay, gy.Slice(sp.out-1, sp.out).Reshape(p.yShape...))
 		}
-		if err := path.Increment(dW, sp.t, t1); err != nil {
+		if err := path.Increment(dW, sp.t, sp.t+sp.h); err != nil {
 			return nil, p.fail(sp.t, fmt.Errorf("backward: %w", err))
 		}
 		w := dW.Reshape(p.wShape...)
@@ -166,27 +211,38 @@ func reverseHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], final revS
 		tmp.Scale(ay, 0.5)
 		p.applyT(tmpG, tmp, w)
 		asig.Add(asig, tmpG)
-		if err := vjp(t1, s.yhat, ayh); err != nil {
+		if err := pull(cur, ayh); err != nil {
 			return nil, p.fail(sp.t, fmt.Errorf("backward: %w", err))
 		}
 		// Reconstruct the state at tₙ.
 		inner.Reset()
 		sw := p.apply(inner.Const(s.sigma), inner.Const(w))
 		yhat := autograd.LinComb([]T{2, -1, T(-sp.h), -1}, inner.Const(s.y), inner.Const(s.yhat), inner.Const(s.mu), sw)
-		st.BackwardEvals++
-		mu := p.sde.Drift(inner, sp.t, yhat)
-		sigma := p.sde.Diffusion(inner, sp.t, yhat)
+		if err := p.finite(yhat); err != nil {
+			return nil, p.fail(sp.t, fmt.Errorf("backward reconstruction: %w", err))
+		}
+		// At the time the forward solve evaluated f and g at ŷₙ: the end
+		// of the step before (or t₀).
+		tn := sp.t
+		if i > 0 {
+			tn = steps[i-1].t + steps[i-1].h
+		}
+		if err := record(next, tn, yhat.Value()); err != nil {
+			return nil, p.fail(sp.t, fmt.Errorf("backward: %w", err))
+		}
+		mu, sigma := inner.Const(next.mu), inner.Const(next.sigma)
 		y := autograd.LinComb([]T{1, T(-sp.h / 2), T(-sp.h / 2), -0.5, -0.5},
 			inner.Const(s.y), mu, inner.Const(s.mu), p.apply(sigma, inner.Const(w)), sw)
-		for _, v := range []autograd.Var[T]{yhat, mu, sigma, y} {
+		for _, v := range []autograd.Var[T]{mu, sigma, y} {
 			if err := p.finite(v); err != nil {
 				return nil, p.fail(sp.t, fmt.Errorf("backward reconstruction: %w", err))
 			}
 		}
 		s.y.Copy(y.Value())
 		s.yhat.Copy(yhat.Value())
-		s.mu.Copy(mu.Value())
-		s.sigma.Copy(sigma.Value())
+		s.mu.Copy(next.mu)
+		s.sigma.Copy(next.sigma)
+		cur, next = next, cur
 		// The linear part of the step, transposed.
 		tmp.AddScaled(ayh, 0.5, ay) // a_ŷ + ½a_y
 		amu.Scale(tmp, T(sp.h))

@@ -100,8 +100,11 @@ const (
 	// each state from the next in algebra and pulling the cotangent back
 	// with one vector–Jacobian product of (f, g) per step (Kidger et al.
 	// 2021). The gradients equal Backprop's to rounding (the reconstruction
-	// errs by rounding only) in memory independent of the number of steps,
-	// for the cost of one more evaluation of f and g per step.
+	// errs by rounding only) in memory independent of the number of steps.
+	// The backward pass evaluates f and g once per step (recorded, the
+	// reconstruction of the step's start reads its values, and the next
+	// backward step pulls the cotangent back through it) and twice more
+	// in all.
 	Reversible
 	// Adjoint (a Stratonovich method: Heun or ReversibleHeun) is the
 	// stochastic adjoint of Li et al. (2020, "Scalable gradients for
@@ -196,9 +199,9 @@ type Stats struct {
 	Accepted, Rejected int
 	DriftEvals         int // evaluations of f, forward pass
 	DiffusionEvals     int // evaluations of g, forward pass
-	// BackwardEvals counts the vector–Jacobian products of (f, g) and the
-	// reconstructing evaluations of the Reversible and Adjoint gradients'
-	// backward passes, and the evaluations of f in the Checkpoint
+	// BackwardEvals counts the evaluations of (f, g) of the Reversible
+	// gradient's backward pass (N + 2 for N steps), the vector–Jacobian
+	// products and reconstructing evaluations of the Adjoint gradient's, and the evaluations of f in the Checkpoint
 	// gradient's replays; it is filled in when that pass runs.
 	BackwardEvals int
 	// Stored is the most states the Checkpoint gradient kept at once (y0
