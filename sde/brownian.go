@@ -62,6 +62,13 @@ type BrownianOptions struct {
 	// the solves that follow on the same path (a backward pass, training
 	// on a fixed path) read them instead of drawing them again.
 	CacheSize int
+	// NoArea leaves the space-time Lévy areas out: every node is drawn from
+	// the plain Brownian bridge, half the normal draws and half the cache's
+	// memory per node, for methods that read increments only (all but
+	// sri2; torchsde's levy_area_approximation "none"). Its W is another
+	// sample path than the same seed's with areas, and IncrementArea is an
+	// error.
+	NoArea bool
 }
 
 // Brownian is a virtual Brownian tree (Li et al. 2020, "Scalable gradients
@@ -106,6 +113,7 @@ type Brownian[T tensor.Float] struct {
 	n        int
 	seed     uint64 // the root node's seed
 	root     []float64
+	noArea   bool // nodes hold W only
 
 	mu    sync.Mutex
 	cache map[nodeKey]*list.Element
@@ -156,7 +164,11 @@ func NewBrownian[T tensor.Float](t0, t1 float64, shape []int, opt BrownianOption
 	depth = max(1, min(depth, 60))
 	capacity := opt.CacheSize
 	if capacity == 0 {
-		capacity = min(65536, max(128, (32<<20)/(16*max(n, 1))))
+		per := 16 // bytes of a node per element: W and ∫W in float64
+		if opt.NoArea {
+			per = 8
+		}
+		capacity = min(65536, max(128, (32<<20)/(per*max(n, 1))))
 	}
 	b := &Brownian[T]{
 		t0: t0, t1: t1, tol: tol, maxDepth: depth,
@@ -164,11 +176,20 @@ func NewBrownian[T tensor.Float](t0, t1 float64, shape []int, opt BrownianOption
 		seed:  splitmix(opt.Seed ^ 0x5DEECE66D1CE4E5B),
 		cache: make(map[nodeKey]*list.Element), lru: list.New(), cap: capacity,
 		ws: make([]float64, 2*n), wt: make([]float64, 2*n), zero: make([]float64, 2*n),
-		pcg: rand.NewPCG(0, 0),
+		pcg: rand.NewPCG(0, 0), noArea: opt.NoArea,
 	}
 	b.rng = rand.New(b.pcg)
 	// The root: W(t1) ~ N(0, T) and, independent of it, the space-time
 	// Lévy area H ~ N(0, T/12) of [t0, t1]; I(t1) = T(H + W(t1)/2).
+	if opt.NoArea {
+		b.root = make([]float64, n)
+		b.normals(b.root, splitmix(b.seed^0xA0761D6478BD642F))
+		sd := math.Sqrt(span)
+		for i := range b.root {
+			b.root[i] *= sd
+		}
+		return b, nil
+	}
 	b.root = make([]float64, 2*n)
 	b.normals(b.root, splitmix(b.seed^0xA0761D6478BD642F))
 	sd, sh := math.Sqrt(span), math.Sqrt(span/12)
@@ -218,6 +239,9 @@ func (b *Brownian[T]) Increment(dst *tensor.Tensor[T], s, t float64) error {
 func (b *Brownian[T]) IncrementArea(dW, dH *tensor.Tensor[T], s, t float64) error {
 	if err := b.check(s, t); err != nil {
 		return err
+	}
+	if b.noArea {
+		return fmt.Errorf("sde: Brownian increment W(%g, %g): the path was made with NoArea and has no Lévy areas", s, t)
 	}
 	if dW.Len() != b.n || dH.Len() != b.n {
 		return fmt.Errorf("sde: Brownian increment destinations have shapes %v and %v, want %v", dW.Shape(), dH.Shape(), b.shape)
@@ -314,6 +338,16 @@ func (b *Brownian[T]) node(k nodeKey, seed uint64, a, c float64, wa, wc []float6
 		return e.Value.(*cacheEntry).w
 	}
 	n := b.n
+	if b.noArea {
+		w := make([]float64, n)
+		b.normals(w, seed)
+		sd := math.Sqrt((c - a) / 4)
+		for i := range w {
+			w[i] = (wa[i]+wc[i])/2 + sd*w[i]
+		}
+		b.remember(k, w)
+		return w
+	}
 	w := make([]float64, 2*n)
 	b.normals(w, seed)
 	h := c - a
@@ -328,13 +362,19 @@ func (b *Brownian[T]) node(k nodeKey, seed uint64, a, c float64, wa, wc []float6
 		h1 := (sum + e) / 2
 		w[i], w[n+i] = wa[i]+w1, wa[n+i]+h/2*(wa[i]+h1+w1/2)
 	}
+	b.remember(k, w)
+	return w
+}
+
+// remember caches node k's values, evicting the least recently used node
+// when the cache is full.
+func (b *Brownian[T]) remember(k nodeKey, w []float64) {
 	if b.lru.Len() >= b.cap {
 		old := b.lru.Back()
 		b.lru.Remove(old)
 		delete(b.cache, old.Value.(*cacheEntry).key)
 	}
 	b.cache[k] = b.lru.PushFront(&cacheEntry{key: k, w: w})
-	return w
 }
 
 // normals fills w with standard normal draws from the stream of seed.

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -316,5 +318,54 @@ func TestLevyAreaIsTheIntegral(t *testing.T) {
 				t.Errorf("∫W over [%g, %g] = %.15g, over [%g, %g] and [%g, %g] %.15g", s, u, whole, s, m, m, u, parts)
 			}
 		}
+	}
+}
+
+// TestBrownianNoArea: a tree without Lévy areas is a Brownian motion too:
+// increments of variance t − s (±5%), disjoint ones uncorrelated (within
+// 5/√N), additive to rounding, the same whatever the order of the queries
+// and the cache; IncrementArea and sri2 on it are errors.
+func TestBrownianNoArea(t *testing.T) {
+	const n = 20000
+	b := mustBrownian[float64](t, 0, 2, []int{n}, BrownianOptions{Seed: 1, NoArea: true})
+	for _, tc := range []struct{ s, u float64 }{{0, 2}, {0, 1}, {0.1234, 0.77}, {0.3, 0.3001}, {1 / 3.0, 2 / 3.0}, {1.999, 2}} {
+		_, v := meanVar(mustW(t, b, tc.s, tc.u))
+		if r := v / (tc.u - tc.s); math.Abs(r-1) > 0.05 {
+			t.Errorf("W(%g, %g): variance/(t−s) = %.4f, want 1 ± 0.05", tc.s, tc.u, r)
+		}
+	}
+	x, y := mustW(t, b, 0.2, 0.7), mustW(t, b, 0.7, 1.3)
+	var sxy, sxx, syy float64
+	for i := range x {
+		sxy, sxx, syy = sxy+x[i]*y[i], sxx+x[i]*x[i], syy+y[i]*y[i]
+	}
+	if rho := sxy / math.Sqrt(sxx*syy); math.Abs(rho) > 5/math.Sqrt(n) {
+		t.Errorf("disjoint increments: correlation %.4f, want 0 within %.3f", rho, 5/math.Sqrt(n))
+	}
+	whole, a, c := mustW(t, b, 0.1, 1.9), mustW(t, b, 0.1, 0.55), mustW(t, b, 0.55, 1.9)
+	for i := range whole {
+		if d := math.Abs(whole[i] - a[i] - c[i]); d > 1e-14 {
+			t.Fatalf("W(0.1, 1.9)[%d] − W(0.1, 0.55) − W(0.55, 1.9) = %.3g", i, d)
+		}
+	}
+	times := []float64{0, 0.05, 0.25, 0.333, 0.5, 0.61, 0.9, 1}
+	read := func(cache int, order []int) [][]float64 {
+		p := mustBrownian[float64](t, 0, 1, []int{2, 3}, BrownianOptions{Seed: 5, NoArea: true, CacheSize: cache})
+		out := make([][]float64, len(times)-1)
+		for _, k := range order {
+			out[k] = mustW(t, p, times[k], times[k+1])
+		}
+		return out
+	}
+	if d := cmp.Diff(read(0, []int{0, 1, 2, 3, 4, 5, 6}), read(2, []int{6, 2, 4, 0, 5, 1, 3})); d != "" {
+		t.Errorf("increments depend on the order of the queries (-in order +shuffled, cache 2):\n%s", d)
+	}
+	p := mustBrownian[float64](t, 0, 1, []int{4}, BrownianOptions{Seed: 5, NoArea: true})
+	if err := p.IncrementArea(tensor.New[float64](4), tensor.New[float64](4), 0, 0.5); err == nil || !strings.Contains(err.Error(), "NoArea") {
+		t.Errorf("IncrementArea: error %v, want one naming NoArea", err)
+	}
+	tp := autograd.NewTape(engine64())
+	if _, _, err := Solve[float64](tp, gbmDiag.sde(), tp.Const(tensor.Full(1.0, 4)), []float64{0, 1}, p, Options{Method: SRI2, Step: 0.25}); err == nil || !strings.Contains(err.Error(), "NoArea") {
+		t.Errorf("sri2 on a path without areas: error %v, want one naming NoArea", err)
 	}
 }

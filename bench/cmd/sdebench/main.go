@@ -14,8 +14,9 @@
 // -seed with the data), solved from y(0) = x, a fixed batch drawn from the
 // seed, to t = 1 in -steps equal steps; the loss is the mean squared error
 // of y(1) against a fixed target; Adam, lr 1e-3. Each iteration draws a new
-// Brownian path (sde.Brownian, seeded by the iteration). -method picks the
-// solver and the gradient:
+// Brownian path (sde.Brownian, seeded by the iteration, without Lévy areas,
+// which neither method reads: torchsde's levy_area_approximation "none",
+// its default for them). -method picks the solver and the gradient:
 //
 //	reversible_heun   Stratonovich; gradient sde.Reversible (exact, memory
 //	                  flat in the steps) — torchsde's sdeint_adjoint with
@@ -343,7 +344,7 @@ func run(c Config, check string, saveOnly bool, warmup, iters int, prof string) 
 		r.PeakHeapMB = max(r.PeakHeapMB, float64(heap[0].Value.Uint64())/(1<<20))
 	}
 	step := func(i int) (loss, fwd float64, err error) {
-		b, err := sde.NewBrownian[float32](0, 1, []int{c.Batch, c.Dim}, sde.BrownianOptions{Seed: c.Seed<<20 + uint64(i)})
+		b, err := sde.NewBrownian[float32](0, 1, []int{c.Batch, c.Dim}, sde.BrownianOptions{Seed: c.Seed<<20 + uint64(i), NoArea: true})
 		if err != nil {
 			return 0, 0, err
 		}
