@@ -421,3 +421,36 @@ func sameFloats(a, b []float64) bool {
 	}
 	return true
 }
+
+// TestFirstNonFinite: the index of the first NaN or infinity, wherever it
+// is (in the four-at-a-time part or the tail), and −1 for finite values,
+// the largest included.
+func TestFirstNonFinite(t *testing.T) {
+	for n := range 11 {
+		for at := -1; at < n; at++ {
+			for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+				x := make([]float64, n)
+				for i := range x {
+					x[i] = math.MaxFloat64 * float64(1-2*(i%2))
+				}
+				want := -1
+				if at >= 0 {
+					x[at], want = bad, at
+				}
+				if got := firstNonFinite(x); got != want {
+					t.Errorf("n %d, %v at %d: got %d, want %d", n, bad, at, got, want)
+				}
+				x32 := make([]float32, n)
+				for i, v := range x {
+					x32[i] = float32(v)
+					if !math.IsNaN(v) && !math.IsInf(v, 0) {
+						x32[i] = math.MaxFloat32
+					}
+				}
+				if got := firstNonFinite(x32); got != want {
+					t.Errorf("float32, n %d, %v at %d: got %d, want %d", n, bad, at, got, want)
+				}
+			}
+		}
+	}
+}
