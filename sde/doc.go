@@ -14,8 +14,10 @@
 // its parent's, so the same seed gives the same path whatever order it is
 // queried in, forward or backward, in memory bounded by an LRU cache of
 // nodes. The tree also carries the space-time Lévy area of every interval
-// (IncrementArea), which sri2 reads. Path is the interface a solver reads increments through (a
-// caller's own replay of given increments is one too).
+// (IncrementArea), which sri2 reads, unless made with
+// BrownianOptions.NoArea (half the work per node, for the other methods).
+// Path is the interface a solver reads increments through (a caller's own
+// replay of given increments is one too, as TestTorchsdePaths's).
 //
 // Problems: an SDE is a drift f and a diffusion g written with autograd ops
 // (Funcs adapts two functions), so a solve records on an autograd.Tape and
