@@ -265,23 +265,89 @@ func mapRef(op MapOp, x float64) float64 {
 			return x
 		}
 		return 0
+	case Log:
+		if x > 0 && x < 0x1p-1022 { // math.Log on amd64 is wrong for subnormal x (-709.09 at 5e-324)
+			return math.Log(x*0x1p54) - 54*math.Ln2
+		}
+		return math.Log(x)
+	case Sqrt:
+		return math.Sqrt(x)
+	case Square:
+		return x * x
+	case Neg:
+		return -x
+	case Abs:
+		return math.Abs(x)
 	}
 	return tensor.SoftplusOf(x)
+}
+
+// exactMap reports whether op is exact (correctly rounded), and so the
+// CPU's to the bit.
+func exactMap(op MapOp) bool {
+	switch op {
+	case ReLU, Sqrt, Square, Neg, Abs:
+		return true
+	}
+	return false
+}
+
+// cpuMap is op(x) by the tensor package's CPU maps (|x| as autograd.Abs
+// computes it).
+func cpuMap[T tensor.Float](op MapOp, x []T) []T {
+	z, xt := tensor.New[T](len(x)), tensor.FromSlice(slices.Clone(x))
+	switch op {
+	case Tanh:
+		z.Tanh(xt)
+	case Sigmoid:
+		z.Sigmoid(xt)
+	case Exp:
+		z.Exp(xt)
+	case ReLU:
+		z.ReLU(xt)
+	case Softplus:
+		z.Softplus(xt)
+	case Log:
+		z.Log(xt)
+	case Sqrt:
+		z.Sqrt(xt)
+	case Square:
+		z.Square(xt)
+	case Neg:
+		z.Neg(xt)
+	case Abs:
+		z.Map(xt, func(v T) T { return T(math.Abs(float64(v))) })
+	}
+	return z.Data()
+}
+
+// cpuTol is the most ulps a map may be from the CPU's: CUDA's bound
+// (mapTol) and the tensor package's (within 2 ulps of the math package).
+func cpuTol(op MapOp) float64 {
+	if exactMap(op) {
+		return 0
+	}
+	return mapTol(op) + 2
 }
 
 // mapTol is the most ulps a map may be from the float64 reference rounded
 // to T: CUDA's tanhf, expf and log1pf are within 2 ulps, and sigmoid and
 // softplus compose them.
 func mapTol(op MapOp) float64 {
-	if op == ReLU {
+	switch {
+	case exactMap(op):
 		return 0
+	case op == Log:
+		return 1
 	}
 	return 4
 }
 
 // TestMap: each map on random and edge values (NaN, ±Inf, ±0, overflow,
-// subnormal results) is within mapTol ulps of the float64 reference;
-// ReLU is exact and makes −0 +0; in place as well.
+// subnormal results, logs and roots of negative numbers) is within mapTol
+// ulps of the float64 reference and cpuTol ulps of the tensor package's
+// CPU map; ReLU, Sqrt, Square, Neg and Abs are exact, the CPU's to the bit
+// (ReLU makes −0 +0, Abs −0 +0; NaN as NaN, whatever its bits); in place as well.
 func TestMap(t *testing.T) {
 	k := kernels(t)
 	bothTypes(t, func(t *testing.T) { testMap[float32](t, k) }, func(t *testing.T) { testMap[float64](t, k) })
@@ -306,10 +372,14 @@ func testMap[T tensor.Float](t *testing.T, k *Kernels) {
 				t.Fatal(err)
 			}
 			inPlace := fromDevice(t, k, src)
+			cpu := cpuMap(op, x)
 			for i, v := range got {
 				want := T(mapRef(op, float64(x[i])))
 				if !within(v, want, mapTol(op)) || !same(inPlace[i], v) {
 					t.Fatalf("n=%d: %v(%v) = %v (in place %v), want %v", n, op, x[i], v, inPlace[i], want)
+				}
+				if !within(v, cpu[i], cpuTol(op)) || exactMap(op) && !same(v, cpu[i]) {
+					t.Fatalf("n=%d: %v(%v) = %v, the CPU's %v", n, op, x[i], v, cpu[i])
 				}
 				if op == ReLU && v == 0 && math.Signbit(float64(v)) {
 					t.Fatalf("ReLU(%v) = −0", x[i])
@@ -317,7 +387,7 @@ func testMap[T tensor.Float](t *testing.T, k *Kernels) {
 			}
 		}
 	}
-	if err := Map(k, MapOp(9), bufs1[T](t, k), bufs1[T](t, k)); err == nil {
+	if err := Map(k, numMapOps, bufs1[T](t, k), bufs1[T](t, k)); err == nil {
 		t.Error("an unknown map: no error")
 	}
 }
@@ -355,7 +425,7 @@ func testMapBackward[T tensor.Float](t *testing.T, k *Kernels) {
 	for _, n := range []int{1, 257, 40000} {
 		g, z := values[T](r, n), values[T](r, n)
 		r.Shuffle(n, func(i, j int) { g[i], g[j] = g[j], g[i] })
-		for op := range numMapOps {
+		for op := range Softplus + 1 { // the others: TestMapBackwardExact
 			y := values[T](r, n)
 			for i := range y {
 				if i >= len(edges) {
@@ -1005,5 +1075,169 @@ __global__ void diverge(float *y) {
 	}
 	if st := run(diverge, uint64(y.ptr)); st != 719 { // CUDA_ERROR_LAUNCH_FAILED
 		t.Errorf("a barrier 10 threads of 256 reach: status %d", st)
+	}
+}
+
+// bwdExactRef is the gradient of the maps after Softplus (and of
+// LeakyReLU, Hardtanh) as autograd's rules and the tensor package compute
+// it in T: each factor rounded, then the product, then the sum.
+func bwdExactRef[T tensor.Float](op MapOp, g, u, a, b T) T {
+	switch op {
+	case Log:
+		return g * T(1/u)
+	case Sqrt:
+		return g * T(1/T(2*u))
+	case Square:
+		return g * T(2*u)
+	case Neg:
+		return -1 * g
+	case Abs:
+		s := T(0)
+		if u > 0 {
+			s = 1
+		} else if u < 0 {
+			s = -1
+		}
+		return g * s
+	case leakyReLU:
+		if u > 0 {
+			return g
+		}
+		return a * g
+	}
+	f := T(0) // hardtanh
+	if u > a && u < b {
+		f = 1
+	}
+	return g * f
+}
+
+// TestMapBackwardExact: the backward maps of Log, Sqrt, Square, Neg, Abs,
+// LeakyReLU and Hardtanh, set and accumulated, on random and edge values
+// of g and u (NaN, ±Inf, ±0), are the CPU's to the bit (autograd's rule,
+// and tensor.LeakyReLUBackward); a lower bound above the upper is an
+// error.
+func TestMapBackwardExact(t *testing.T) {
+	k := kernels(t)
+	bothTypes(t, func(t *testing.T) { testMapBackwardExact[float32](t, k) }, func(t *testing.T) { testMapBackwardExact[float64](t, k) })
+}
+
+func testMapBackwardExact[T tensor.Float](t *testing.T, k *Kernels) {
+	r := rand.New(rand.NewPCG(11, 12))
+	type tc struct {
+		op   MapOp
+		a, b T
+	}
+	cases := []tc{{Log, 0, 0}, {Sqrt, 0, 0}, {Square, 0, 0}, {Neg, 0, 0}, {Abs, 0, 0},
+		{leakyReLU, 0.01, 0}, {leakyReLU, 0.3, 0}, {hardtanh, -1, 1}, {hardtanh, 0, 5}}
+	for _, n := range lengths {
+		g, u, z := values[T](r, n), values[T](r, n), values[T](r, n)
+		r.Shuffle(n, func(i, j int) { g[i], g[j] = g[j], g[i] })
+		r.Shuffle(n, func(i, j int) { z[i], z[j] = z[j], z[i] })
+		for i := range u {
+			if r.IntN(4) == 0 {
+				u[i] = T(math.Round(float64(u[i]))) // some ±1, ±0 on Hardtanh's bounds
+			}
+		}
+		gb, ub := toDevice(t, k, g), toDevice(t, k, u)
+		for _, c := range cases {
+			for _, acc := range []bool{false, true} {
+				dst := toDevice(t, k, z)
+				var err error
+				switch c.op {
+				case leakyReLU:
+					err = LeakyReLUBackward(k, dst, gb, ub, c.a, acc)
+				case hardtanh:
+					err = HardtanhBackward(k, dst, gb, ub, c.a, c.b, acc)
+				default:
+					err = MapBackward(k, c.op, dst, gb, ub, acc)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				var cpu []T
+				if c.op == leakyReLU {
+					ct := tensor.FromSlice(slices.Clone(z))
+					ct.LeakyReLUBackward(tensor.FromSlice(g), tensor.FromSlice(u), c.a, acc)
+					cpu = ct.Data()
+				}
+				for i, v := range fromDevice(t, k, dst) {
+					want := bwdExactRef(c.op, g[i], u[i], c.a, c.b)
+					if acc {
+						want = z[i] + want
+					}
+					if !same(v, want) || cpu != nil && !same(v, cpu[i]) {
+						t.Fatalf("n=%d: %vBackward(g=%v, u=%v; %v, %v), acc %v: %v, want %v", n, c.op, g[i], u[i], c.a, c.b, acc, v, want)
+					}
+				}
+			}
+		}
+	}
+	b := bufs1[T](t, k)
+	if err := HardtanhBackward(k, b, b, b, 1, -1, false); err == nil {
+		t.Error("HardtanhBackward with lo > hi: no error")
+	}
+}
+
+// TestParamMaps: LeakyReLU, Hardtanh, Scale and AddScalar on random and
+// edge values equal the tensor package's to the bit (NaN as NaN, signed
+// zeros told apart), in place as well; Hardtanh with lo > hi is an error.
+func TestParamMaps(t *testing.T) {
+	k := kernels(t)
+	bothTypes(t, func(t *testing.T) { testParamMaps[float32](t, k) }, func(t *testing.T) { testParamMaps[float64](t, k) })
+}
+
+func testParamMaps[T tensor.Float](t *testing.T, k *Kernels) {
+	r := rand.New(rand.NewPCG(13, 14))
+	type tc struct {
+		op   MapOp
+		a, b T
+	}
+	cases := []tc{{leakyReLU, 0.01, 0}, {leakyReLU, 0.3, 0}, {leakyReLU, -2, 0}, {hardtanh, -1, 1}, {hardtanh, 0, 5},
+		{hardtanh, T(math.Copysign(0, -1)), 0}, {scaleOp, -1.5, 0}, {scaleOp, 1e30, 0}, {addScalar, 0.25, 0}, {addScalar, T(math.Copysign(0, -1)), 0}}
+	for _, n := range lengths {
+		x := values[T](r, n)
+		for _, c := range cases {
+			src, dst := toDevice(t, k, x), toDevice(t, k, make([]T, n))
+			run := func(dst, x Buffer[T]) error {
+				switch c.op {
+				case leakyReLU:
+					return LeakyReLU(k, dst, x, c.a)
+				case hardtanh:
+					return Hardtanh(k, dst, x, c.a, c.b)
+				case scaleOp:
+					return Scale(k, dst, x, c.a)
+				}
+				return AddScalar(k, dst, x, c.a)
+			}
+			if err := run(dst, src); err != nil {
+				t.Fatal(err)
+			}
+			got := fromDevice(t, k, dst)
+			if err := run(src, src); err != nil {
+				t.Fatal(err)
+			}
+			inPlace := fromDevice(t, k, src)
+			cpu, xt := tensor.New[T](n), tensor.FromSlice(slices.Clone(x))
+			switch c.op {
+			case leakyReLU:
+				cpu.LeakyReLU(xt, c.a)
+			case hardtanh:
+				cpu.Hardtanh(xt, c.a, c.b)
+			case scaleOp:
+				cpu.Scale(xt, c.a)
+			default:
+				cpu.AddScalar(xt, c.a)
+			}
+			for i, v := range got {
+				if want := cpu.Data()[i]; !same(v, want) || !same(inPlace[i], v) {
+					t.Fatalf("n=%d: %v(%v; %v, %v) = %v (in place %v), the CPU's %v", n, c.op, x[i], c.a, c.b, v, inPlace[i], want)
+				}
+			}
+		}
+	}
+	b := bufs1[T](t, k)
+	if err := Hardtanh(k, b, b, 1, -1); err == nil {
+		t.Error("Hardtanh with lo > hi: no error")
 	}
 }

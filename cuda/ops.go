@@ -192,53 +192,135 @@ const (
 	Exp                   // eˣ
 	ReLU                  // max(x, 0): NaN kept, −0 made +0
 	Softplus              // ln(1+eˣ), without overflow
+	Log                   // ln x: −Inf at ±0, NaN below 0
+	Sqrt                  // √x, correctly rounded
+	Square                // x·x
+	Neg                   // −x
+	Abs                   // |x|: the sign bit cleared
 	numMapOps
 )
 
+// The maps with parameters a and b, through their own functions.
+const (
+	leakyReLU = numMapOps + iota // x > 0 ? x : a·x
+	hardtanh                     // min(max(x, a), b)
+	scaleOp                      // a·x
+	addScalar                    // x + a
+)
+
+var mapNames = [...]string{"Tanh", "Sigmoid", "Exp", "ReLU", "Softplus", "Log", "Sqrt", "Square", "Neg", "Abs", "LeakyReLU", "Hardtanh", "Scale", "AddScalar"}
+
 func (op MapOp) String() string {
-	switch op {
-	case Tanh:
-		return "Tanh"
-	case Sigmoid:
-		return "Sigmoid"
-	case Exp:
-		return "Exp"
-	case ReLU:
-		return "ReLU"
-	case Softplus:
-		return "Softplus"
+	if op >= 0 && int(op) < len(mapNames) && mapNames[op] != "" {
+		return mapNames[op]
 	}
 	return fmt.Sprintf("MapOp(%d)", int32(op))
 }
 
 // Map sets dst = op(x) elementwise (dst may be x). float32 computes in
-// float32 with CUDA's single-precision functions (tanhf, expf, log1pf:
-// within 2 ulps), float64 in float64.
+// float32 with CUDA's single-precision functions (tanhf, expf, log1pf
+// within 2 ulps, logf within 1, sqrtf correctly rounded), float64 in
+// float64 (tanh, exp, log1p within 2 ulps, log within 1). Square, Neg,
+// Abs and ReLU are exact, and so the CPU's to the bit.
 func Map[T tensor.Float](k *Kernels, op MapOp, dst, x Buffer[T]) error {
 	if op < 0 || op >= numMapOps {
 		return fmt.Errorf("cuda: Map: unknown %v", op)
 	}
-	if err := sameLen("Map "+op.String(), dst.n, x.n); err != nil || dst.n == 0 {
+	return mapLaunch(k, op, dst, x, 0, 0)
+}
+
+// LeakyReLU sets dst = x where x > 0 and slope·x elsewhere (NaN·slope for
+// NaN), as tensor.LeakyReLU, to the bit. dst may be x.
+func LeakyReLU[T tensor.Float](k *Kernels, dst, x Buffer[T], slope T) error {
+	return mapLaunch(k, leakyReLU, dst, x, slope, 0)
+}
+
+// Hardtanh sets dst = min(max(x, lo), hi) with Go's min and max (NaN kept,
+// +0 the larger zero), as tensor.Hardtanh, to the bit. dst may be x. lo
+// above hi is an error.
+func Hardtanh[T tensor.Float](k *Kernels, dst, x Buffer[T], lo, hi T) error {
+	if lo > hi {
+		return fmt.Errorf("cuda: Hardtanh: lower bound %v above upper bound %v", lo, hi)
+	}
+	return mapLaunch(k, hardtanh, dst, x, lo, hi)
+}
+
+// Scale sets dst = a·x (dst may be x), as tensor.Scale.
+func Scale[T tensor.Float](k *Kernels, dst, x Buffer[T], a T) error {
+	return mapLaunch(k, scaleOp, dst, x, a, 0)
+}
+
+// AddScalar sets dst = x + a (dst may be x), as tensor.AddScalar.
+func AddScalar[T tensor.Float](k *Kernels, dst, x Buffer[T], a T) error {
+	return mapLaunch(k, addScalar, dst, x, a, 0)
+}
+
+// opName names op in errors: "Map Tanh", "LeakyReLU"; with a suffix
+// "Backward".
+func opName(op MapOp, suffix string) string {
+	if op < numMapOps {
+		return "Map" + suffix + " " + op.String()
+	}
+	return op.String() + suffix
+}
+
+func mapLaunch[T tensor.Float](k *Kernels, op MapOp, dst, x Buffer[T], a, b T) error {
+	if err := sameLen(opName(op, ""), dst.n, x.n); err != nil || dst.n == 0 {
 		return err
 	}
 	if err := k.enter(); err != nil {
 		return err
 	}
 	defer k.leave()
-	return k.launch(kernelIndex[T](kMap), k.gridFor(dst.n), uint64(dst.ptr), uint64(x.ptr), uint64(op), uint64(dst.n))
+	return k.launch(kernelIndex[T](kMap), k.gridFor(dst.n), uint64(dst.ptr), uint64(x.ptr), uint64(op), scalar(a), scalar(b), uint64(dst.n))
 }
 
 // MapBackward sets dst = g ⊙ op′, or adds it to dst with accumulate: the
-// gradient of Map given its output y and output gradient g, as the tensor
-// package's backward maps compute it: Tanh g·(1 − y²) and Sigmoid
-// g·(y − y²) with the factor rounded once (an fma), Exp g·y, ReLU g where
-// y > 0 and +0 elsewhere (NaN y included, whatever g), Softplus
-// g·(−expm1(−y)). dst may be g.
-func MapBackward[T tensor.Float](k *Kernels, op MapOp, dst, g, y Buffer[T], accumulate bool) error {
+// gradient of Map given its output gradient g and u, the map's output y
+// or its input x as the op's derivative needs it:
+//
+//	Tanh      y   g·(1 − y²), the factor rounded once (an fma)
+//	Sigmoid   y   g·(y − y²), the factor rounded once
+//	Exp       y   g·y
+//	ReLU      y   g where y > 0, +0 elsewhere (NaN y included, whatever g)
+//	Softplus  y   g·(−expm1(−y)) = g·σ(x)
+//	Log       x   g·(1/x)
+//	Sqrt      y   g·(1/(2y))
+//	Square    x   g·(2x)
+//	Neg       –   −g (u is not read)
+//	Abs       x   g·sign x, sign 0 at ±0 and NaN (a product: NaN for g = ±Inf there)
+//
+// as the tensor package's backward maps and autograd's rules compute them:
+// each factor rounded, then the product, then (with accumulate) the sum,
+// never fused. So all but Tanh, Sigmoid and Softplus in float32 are the
+// CPU's to the bit. dst may be g.
+func MapBackward[T tensor.Float](k *Kernels, op MapOp, dst, g, u Buffer[T], accumulate bool) error {
 	if op < 0 || op >= numMapOps {
 		return fmt.Errorf("cuda: MapBackward: unknown %v", op)
 	}
-	if err := sameLen("MapBackward "+op.String(), dst.n, g.n, y.n); err != nil || dst.n == 0 {
+	return mapBwdLaunch(k, op, dst, g, u, 0, 0, accumulate)
+}
+
+// LeakyReLUBackward sets dst = g where u > 0 and slope·g elsewhere (NaN u
+// included), or adds it to dst with accumulate: LeakyReLU's gradient given
+// its input u, or its output where slope > 0 (which keeps the sign); as
+// tensor.LeakyReLUBackward, to the bit. dst may be g.
+func LeakyReLUBackward[T tensor.Float](k *Kernels, dst, g, u Buffer[T], slope T, accumulate bool) error {
+	return mapBwdLaunch(k, leakyReLU, dst, g, u, slope, 0, accumulate)
+}
+
+// HardtanhBackward sets dst = g·[lo < x < hi] (a product, as autograd's
+// rule: g·0 outside, so NaN for g = ±Inf there), or adds it to dst with
+// accumulate, given Hardtanh's input x. dst may be g.
+func HardtanhBackward[T tensor.Float](k *Kernels, dst, g, x Buffer[T], lo, hi T, accumulate bool) error {
+	if lo > hi {
+		return fmt.Errorf("cuda: HardtanhBackward: lower bound %v above upper bound %v", lo, hi)
+	}
+	return mapBwdLaunch(k, hardtanh, dst, g, x, lo, hi, accumulate)
+}
+
+func mapBwdLaunch[T tensor.Float](k *Kernels, op MapOp, dst, g, u Buffer[T], a, b T, accumulate bool) error {
+	if err := sameLen(opName(op, "Backward"), dst.n, g.n, u.n); err != nil || dst.n == 0 {
 		return err
 	}
 	acc := uint64(0)
@@ -249,7 +331,7 @@ func MapBackward[T tensor.Float](k *Kernels, op MapOp, dst, g, y Buffer[T], accu
 		return err
 	}
 	defer k.leave()
-	return k.launch(kernelIndex[T](kMapBwd), k.gridFor(dst.n), uint64(dst.ptr), uint64(g.ptr), uint64(y.ptr), uint64(op), acc, uint64(dst.n))
+	return k.launch(kernelIndex[T](kMapBwd), k.gridFor(dst.n), uint64(dst.ptr), uint64(g.ptr), uint64(u.ptr), uint64(op), scalar(a), scalar(b), acc, uint64(dst.n))
 }
 
 // Norm is the result of ErrorNorm.

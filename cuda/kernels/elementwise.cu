@@ -24,7 +24,7 @@ __device__ static inline int notfinite_d(double x) {
 	return d != d;
 }
 
-#define ANK_ELEMENTWISE(S, T, EXP, LOG1P, EXPM1, TANH, FMA)                                              \
+#define ANK_ELEMENTWISE(S, T, EXP, LOG1P, EXPM1, TANH, FMA, LOG, SQRT, FABS)                                              \
 	__device__ static inline T abs_##S(T x) { return x < 0 ? -x : x; }                                     \
 	/* max of a and b, NaN when either is */                                                               \
 	__device__ static inline T maxnan_##S(T a, T b) { return (a != a || a > b) ? a : b; }                   \
@@ -70,11 +70,23 @@ __device__ static inline int notfinite_d(double x) {
 		if (x > 0) return x + LOG1P(EXP(-x));                                                          \
 		return LOG1P(EXP(x));                                                                          \
 	}                                                                                                      \
+	/* Go's max and min: NaN if either is, +0 the larger zero (x + y of zeros is −0 only when both \
+	   are). */                                                                                     \
+	__device__ static inline T gomax_##S(T x, T y) {                                                       \
+		if (x != x || y != y) return x + y;                                                            \
+		return x > y ? x : (y > x ? y : (x == 0 ? x + y : x));                                          \
+	}                                                                                                      \
+	__device__ static inline T gomin_##S(T x, T y) {                                                       \
+		if (x != x || y != y) return x + y;                                                            \
+		return x < y ? x : (y < x ? y : (x == 0 ? -(-x - y) : x));                                      \
+	}                                                                                                      \
 	/* max(x, 0) with NaN kept and −0 made +0 */                                                           \
 	__device__ static inline T relu_##S(T x) { return x > 0 ? x : (x != x ? x : (T)0); }                   \
                                                                                                                \
-	/* y = f(x) for op 0 tanh, 1 sigmoid, 2 exp, 3 relu, 4 softplus (the MapOp values) */                  \
-	__global__ void map_##S(T *y, const T *x, int op, long long n) {                                              \
+	/* y = f(x) for op (the mapOp values): 0 tanh, 1 sigmoid, 2 exp, 3 relu, 4 softplus, 5 log,   \
+	   6 sqrt, 7 x², 8 −x, 9 |x|, 10 leaky relu (x > 0 ? x : a·x), 11 hardtanh min(max(x, a), b)  \
+	   (Go's min and max), 12 a·x, 13 x + a. */                                                             \
+	__global__ void map_##S(T *y, const T *x, int op, T a, T b, long long n) {                             \
 		for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                       \
 		     i += (long long)gridDim.x * blockDim.x) {                                                  \
 			T v = x[i];                                                                            \
@@ -83,24 +95,43 @@ __device__ static inline int notfinite_d(double x) {
 			case 1: v = sigmoid_##S(v); break;                                                     \
 			case 2: v = EXP(v); break;                                                             \
 			case 3: v = relu_##S(v); break;                                                        \
-			default: v = softplus_##S(v); break;                                                   \
+			case 4: v = softplus_##S(v); break;                                                    \
+			case 5: v = LOG(v); break;                                                             \
+			case 6: v = SQRT(v); break;                                                            \
+			case 7: v = v * v; break;                                                              \
+			case 8: v = -v; break;                                                                 \
+			case 9: v = FABS(v); break;                                                            \
+			case 10: v = v > 0 ? v : a * v; break;                                                 \
+			case 11: v = gomin_##S(gomax_##S(v, a), b); break;                                     \
+			case 12: v = a * v; break;                                                             \
+			default: v = v + a; break;                                                             \
 			}                                                                                      \
 			y[i] = v;                                                                              \
 		}                                                                                              \
 	}                                                                                                      \
                                                                                                                \
-	/* z = g·f′ from the map's output y (or z += it, acc ≠ 0): tanh 1 − y², sigmoid y − y² (each      \
-	   rounded once), exp y, relu [y > 0] (+0 elsewhere, whatever g), softplus −expm1(−y). */          \
-	__global__ void mapbwd_##S(T *z, const T *g, const T *__restrict__ y, int op, int acc, long long n) {         \
+	/* z = g·f′ (or z += it, acc ≠ 0), f′ from u, the map's output y or input x as the op needs:    \
+	   0 tanh 1 − y², 1 sigmoid y − y² (each rounded once), 2 exp y, 3 relu [y > 0] (+0 elsewhere,   \
+	   whatever g), 4 softplus −expm1(−y), 5 log 1/x, 6 sqrt 1/(2y), 7 square 2x, 8 neg −1 (u not   \
+	   read), 9 abs sign x (0 at 0 and NaN), 10 leaky relu g where u > 0, else a·g, 11 hardtanh     \
+	   [a < x < b] (as a product: g·0 where outside). Each factor rounded, then the product. */     \
+	__global__ void mapbwd_##S(T *z, const T *g, const T *u, int op, T a, T b, int acc, long long n) {       \
 		for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                       \
 		     i += (long long)gridDim.x * blockDim.x) {                                                  \
-			T v = y[i], d;                                                                         \
+			T v = op == 8 ? (T)0 : u[i], gi = g[i], d;                                             \
 			switch (op) {                                                                          \
-			case 0: d = g[i] * FMA(-v, v, (T)1); break;                                            \
-			case 1: d = g[i] * FMA(-v, v, v); break;                                               \
-			case 2: d = g[i] * v; break;                                                           \
-			case 3: d = v > 0 ? g[i] : (T)0; break;                                                \
-			default: d = g[i] * -EXPM1(-v); break;                                                 \
+			case 0: d = gi * FMA(-v, v, (T)1); break;                                              \
+			case 1: d = gi * FMA(-v, v, v); break;                                                 \
+			case 2: d = gi * v; break;                                                             \
+			case 3: d = v > 0 ? gi : (T)0; break;                                                  \
+			case 4: d = gi * -EXPM1(-v); break;                                                    \
+			case 5: d = gi * ((T)1 / v); break;                                                    \
+			case 6: d = gi * ((T)1 / ((T)2 * v)); break;                                           \
+			case 7: d = gi * ((T)2 * v); break;                                                    \
+			case 8: d = (T)-1 * gi; break;                                                         \
+			case 9: d = gi * (v > 0 ? (T)1 : (v < 0 ? (T)-1 : (T)0)); break;                       \
+			case 10: d = v > 0 ? gi : a * gi; break;                                               \
+			default: d = gi * (v > a && v < b ? (T)1 : (T)0); break;                               \
 			}                                                                                      \
 			z[i] = acc ? z[i] + d : d;                                                             \
 		}                                                                                              \
@@ -163,8 +194,8 @@ __device__ static void reduce4(double *sh, double sum, double mx, double nnan, d
 	}
 }
 
-ANK_ELEMENTWISE(f32, float, expf, log1pf, expm1f, tanhf, fmaf)
-ANK_ELEMENTWISE(f64, double, exp, log1p, expm1, tanh, fma)
+ANK_ELEMENTWISE(f32, float, expf, log1pf, expm1f, tanhf, fmaf, logf, sqrtf, fabsf)
+ANK_ELEMENTWISE(f64, double, exp, log1p, expm1, tanh, fma, log, sqrt, fabs)
 
 // errnorm_final reduces the nparts records of errnorm_* to one, in out[0..3].
 // One block of NORM_THREADS threads.
