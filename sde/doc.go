@@ -34,6 +34,8 @@
 //	milstein         Itô           diagonal, scalar  1 (0.96–0.98)      1, 2
 //	srk              Itô           diagonal, scalar  1 (0.95–0.96)      2, 3
 //	sri2             Itô           diagonal, scalar  1.5 (1.45–1.46)    3, 4
+//	sra1             either        additive, any     1.5 (1.65–1.66 on  2, 2
+//	                               layout            a nonlinear drift)
 //	heun             Stratonovich  any               1 if the noise     2, 2
 //	                                                 commutes (0.95–0.97)
 //	reversible_heun  Stratonovich  any               ½ in general;      1, 1
@@ -72,7 +74,8 @@
 // replayed to torchsde, float64): euler, milstein (with the JVP and
 // derivative-free), sri2, heun and reversible_heun give the paths of
 // torchsde's euler, milstein, srk, heun and reversible_heun to a relative
-// 1e-15 for diagonal, scalar and general noise. For scalar noise torchsde's
+// 1e-15 for diagonal, scalar and general noise, and sra1 torchsde's srk for
+// additive noise. For scalar noise torchsde's
 // Milstein term is (∂g/∂y)ᵀg where the correction (and this package) has
 // (∂g/∂y)g: the two agree when ∂g/∂y is symmetric (as for a g whose
 // elements read their own y_i) and differ otherwise.
@@ -107,6 +110,6 @@
 // # Not yet
 //
 // Space-space Lévy areas (for order-1 methods on non-commuting general
-// noise); additive-noise SRA methods; stochastic members of odeblock's
-// model families (momentum with noise).
+// noise); stochastic members of odeblock's model families (momentum with
+// noise); SRA methods beyond SRA1.
 package sde

@@ -173,6 +173,8 @@ func TestGradientsCentralDifferences(t *testing.T) {
 		{Milstein, Diagonal, Options{DerivativeFree: true}},
 		{SRK, Diagonal, Options{}},
 		{SRI2, Diagonal, Options{}},
+		{SRA1, General, Options{}},
+		{SRA1, Diagonal, Options{Gradient: Checkpoint, CheckpointBudget: 2}},
 		{Heun, General, Options{}},
 		{ReversibleHeun, Diagonal, Options{}},
 		{ReversibleHeun, Diagonal, Options{Gradient: Reversible}},

@@ -225,7 +225,7 @@ func strongOrder(method string, noise Noise) float64 {
 	switch method {
 	case Milstein, SRK:
 		return 1
-	case SRI2:
+	case SRI2, SRA1:
 		return 1.5
 	case Heun:
 		if noise != General {

@@ -48,6 +48,20 @@ const (
 	// step, so the path must be an AreaPath (Brownian is). Three f and
 	// four g per step.
 	SRI2 = "sri2"
+	// SRA1 (additive noise: g(t) does not depend on y, so that Itô and
+	// Stratonovich agree; any noise layout) is Rößler's (2010) SRA1, the
+	// two-stage method of strong order 1.5 for additive noise that
+	// torchsde's srk uses for noise_type "additive". With I₁₀/h = H + ΔW/2
+	// (H the step's space-time Lévy area, per Brownian motion):
+	//
+	//	H₂ = y + ¾ f(t, y) h + (3/2) g(t + h) I₁₀/h
+	//	y₁ = y + (⅓ f(t, y) + ⅔ f(t + ¾h, H₂)) h
+	//	       + g(t + h) (ΔW − I₁₀/h) + g(t) I₁₀/h.
+	//
+	// g is evaluated at the step's start state y; a g that reads y makes
+	// the result that of another SDE, not an error. The path must be an
+	// AreaPath. Two f and two g per step.
+	SRA1 = "sra1"
 	// Heun (Stratonovich; any noise): the stochastic trapezoidal rule
 	//
 	//	ỹ = y + f(t, y) h + g(t, y) ΔW
@@ -73,13 +87,15 @@ const (
 
 // MethodNames lists the methods Solve knows.
 func MethodNames() []string {
-	return []string{EulerMaruyama, Milstein, SRK, SRI2, Heun, ReversibleHeun}
+	return []string{EulerMaruyama, Milstein, SRK, SRI2, SRA1, Heun, ReversibleHeun}
 }
 
-// MethodCalculus returns the calculus a method solves in.
+// MethodCalculus returns the calculus a method solves in (Itô for sra1,
+// whose additive-noise SDEs read the same in both; Options.Calculus accepts
+// either for it).
 func MethodCalculus(method string) (Calculus, error) {
 	switch method {
-	case EulerMaruyama, Milstein, SRK, SRI2:
+	case EulerMaruyama, Milstein, SRK, SRI2, SRA1:
 		return Ito, nil
 	case Heun, ReversibleHeun:
 		return Stratonovich, nil
@@ -243,7 +259,7 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 	if err != nil {
 		return nil, st, err
 	}
-	if opt.Calculus != 0 && opt.Calculus != calc {
+	if opt.Calculus != 0 && opt.Calculus != calc && method != SRA1 {
 		return nil, st, fmt.Errorf("sde: method %q solves %v SDEs, the SDE is %v", method, calc, opt.Calculus)
 	}
 	if !(opt.Step > 0) || math.IsInf(opt.Step, 0) {
@@ -278,7 +294,7 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 	if opt.Gradient == Adjoint && calc != Stratonovich {
 		return nil, st, fmt.Errorf("sde: the Adjoint gradient needs a Stratonovich method (%q or %q), not %q", Heun, ReversibleHeun, method)
 	}
-	if _, ok := path.(AreaPath[T]); method == SRI2 && !ok {
+	if _, ok := path.(AreaPath[T]); (method == SRI2 || method == SRA1) && !ok {
 		return nil, st, fmt.Errorf("sde: method %q needs a path with Lévy areas (an AreaPath, as Brownian); %T is not one", method, path)
 	}
 	p, err := newProblem(s, opt.Noise, method, y0.Shape(), path.Shape(), st)
@@ -375,6 +391,8 @@ func newStepper[T tensor.Float](p *problem[T], method string, derivativeFree boo
 		return &srk[T]{p: p}
 	case SRI2:
 		return &sri[T]{p: p, tb: &sri2}
+	case SRA1:
+		return &sra1[T]{p: p}
 	case Heun:
 		return &heun[T]{p: p}
 	case ReversibleHeun:

@@ -155,3 +155,47 @@ func combine[T tensor.Float](c []T, x []autograd.Var[T]) autograd.Var[T] {
 	}
 	return autograd.LinComb(c, x...)
 }
+
+// sra1 is Rößler's SRA1 for additive noise (see SRA1).
+type sra1[T tensor.Float] struct {
+	stateless[T]
+	p *problem[T]
+}
+
+func (s *sra1[T]) start(*autograd.Tape[T], float64, autograd.Var[T]) error { return nil }
+
+func (s *sra1[T]) step(tp *autograd.Tape[T], t, h float64, y, dW autograd.Var[T]) (autograd.Var[T], error) {
+	return y, errors.New("the SRA method needs the Lévy area (stepArea)")
+}
+
+func (s *sra1[T]) stepArea(tp *autograd.Tape[T], t, h float64, y autograd.Var[T], dW, dH *tensor.Tensor[T]) (autograd.Var[T], error) {
+	p := s.p
+	w, a := dW.ReadData(), dH.ReadData()
+	i10h := tensor.New[T](dW.Shape()...) // I₁₀/h = H + ΔW/2
+	rest := tensor.New[T](dW.Shape()...) // ΔW − I₁₀/h
+	for k := range w {
+		v := float64(a[k]) + float64(w[k])/2
+		i10h.Data()[k] = T(v)
+		rest.Data()[k] = T(float64(w[k]) - v)
+	}
+	f1, err := p.drift(tp, t, y)
+	if err != nil {
+		return y, err
+	}
+	g0, err := p.diffusion(tp, t, y)
+	if err != nil {
+		return y, err
+	}
+	g1, err := p.diffusion(tp, t+h, y)
+	if err != nil {
+		return y, err
+	}
+	i10 := tp.Const(i10h)
+	h2 := autograd.LinComb([]T{1, T(0.75 * h), 1.5}, y, f1, p.apply(g1, i10))
+	f2, err := p.drift(tp, t+0.75*h, h2)
+	if err != nil {
+		return y, err
+	}
+	return autograd.LinComb([]T{1, T(h / 3), T(2 * h / 3), 1, 1},
+		y, f1, f2, p.apply(g1, tp.Const(rest)), p.apply(g0, i10)), nil
+}

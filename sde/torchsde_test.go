@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -100,7 +101,40 @@ func (r *replay) IncrementArea(dW, dH *tensor.Tensor[float64], s, t float64) err
 	return nil
 }
 
-var torchsdeNoises = map[string]Noise{"diagonal": Diagonal, "scalar": Scalar, "general": General}
+var torchsdeNoises = map[string]Noise{"diagonal": Diagonal, "scalar": Scalar, "general": General, "additive": General}
+
+// additiveNeural is neural's drift with additive general noise, torchsde's
+// noise_type "additive": g(t) = (1 + t/2) C, C a fixed [3, 2, 2].
+type additiveNeural struct {
+	*neural
+	c *autograd.Param[float64]
+}
+
+func newAdditiveNeural() *additiveNeural {
+	r := rand.New(rand.NewPCG(36, 1))
+	return &additiveNeural{neural: newNeural(General, 3), c: autograd.NewParam("C", tensor.RandN[float64](r, 0, 0.5, 3, 2, 2))}
+}
+
+func (m *additiveNeural) Diffusion(tp *autograd.Tape[float64], t float64, _ autograd.Var[float64]) autograd.Var[float64] {
+	return autograd.Scale(tp.Param(m.c), 1+t/2)
+}
+
+func (m *additiveNeural) Params() []*autograd.Param[float64] {
+	return []*autograd.Param[float64]{m.w, m.b, m.c}
+}
+
+func (m *additiveNeural) all() []*autograd.Param[float64] { return append(m.Params(), m.y0p) }
+
+// torchsdeSDE returns the SDE of a noise layout of the comparison, its
+// parameters and y0.
+func torchsdeSDE(noise string) (SDE[float64], []*autograd.Param[float64], *autograd.Param[float64]) {
+	if noise == "additive" {
+		m := newAdditiveNeural()
+		return m, m.all(), m.y0p
+	}
+	m := newNeural(torchsdeNoises[noise], 3)
+	return m, m.all(), m.y0p
+}
 
 // torchsdeCase is one solve compared: the method and options here, and
 // the key of torchsde's path in the golden file.
@@ -112,11 +146,15 @@ type torchsdeCase struct {
 
 // torchsdeCases lists, per noise layout, the methods whose definitions are
 // the same in both libraries. torchsde's srk is Rößler's SRI2, so it is
-// compared with sri2; adamnode's srk (an order-1 SRI tableau of its own)
+// compared with sri2, and for additive noise with sra1 (Rößler's SRA1, as
+// torchsde's srk then); adamnode's srk (an order-1 SRI tableau of its own)
 // has no counterpart there. Milstein and srk take no general noise in
 // either library.
 func torchsdeCases(noise string) []torchsdeCase {
 	cs := []torchsdeCase{{"euler", EulerMaruyama, false}, {"heun", Heun, false}, {"reversible_heun", ReversibleHeun, false}}
+	if noise == "additive" {
+		return append(cs, torchsdeCase{"srk", SRA1, false})
+	}
 	if noise != "general" {
 		cs = append(cs, torchsdeCase{"milstein", Milstein, false}, torchsdeCase{"milstein_grad_free", Milstein, true}, torchsdeCase{"srk", SRI2, false})
 	}
@@ -126,9 +164,10 @@ func torchsdeCases(noise string) []torchsdeCase {
 // TestTorchsdePaths: on the same drift and diffusion (neural: a tanh layer
 // drift that reads time, a sigmoid diagonal/scalar or tanh-layer general
 // diffusion, float64, batch 3 of 2 elements, general noise with 2 Brownian
-// motions) and the same Brownian increments (8 steps of 1/8 to t = 1,
-// outputs every 1/4), adamnode's euler, milstein (with the JVP, and
-// derivative-free), sri2, heun and reversible_heun give torchsde's euler,
+// motions; and additive general noise (1 + t/2) C) and the same Brownian
+// increments (8 steps of 1/8 to t = 1, outputs every 1/4), adamnode's
+// euler, milstein (with the JVP, and derivative-free), sri2 (sra1 for
+// additive noise), heun and reversible_heun give torchsde's euler,
 // milstein (and grad_free), srk, heun and reversible_heun paths to a
 // relative 1e-13 at every output time.
 //
@@ -148,8 +187,8 @@ func TestTorchsdePaths(t *testing.T) {
 	t.Logf("golden paths from torchsde %s, torch %s", gold.Torchsde, gold.Torch)
 	for _, pr := range inc.Problems {
 		noise := torchsdeNoises[pr.Noise]
-		m := newNeural(noise, 3)
-		for _, p := range m.all() {
+		m, params, y0 := torchsdeSDE(pr.Noise)
+		for _, p := range params {
 			d, ok := pr.Params[p.Name]
 			if !ok || len(d.Data) != p.Value.Len() {
 				t.Fatalf("%s: parameter %s missing or of the wrong size in %s", pr.Noise, p.Name, torchsdeIncrements)
@@ -166,7 +205,7 @@ func TestTorchsdePaths(t *testing.T) {
 				tp := autograd.NewTape(engine64())
 				tp.SetNoGrad(true)
 				defer tp.Release()
-				ys, _, err := Solve[float64](tp, m, tp.Const(m.y0p.Value), inc.Ts, path, Options{Method: c.method, Noise: noise, Step: inc.Dt, DerivativeFree: c.free})
+				ys, _, err := Solve[float64](tp, m, tp.Const(y0.Value), inc.Ts, path, Options{Method: c.method, Noise: noise, Step: inc.Dt, DerivativeFree: c.free})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -197,10 +236,10 @@ func TestTorchsdePaths(t *testing.T) {
 // Brownian tree's grid of steps.
 func writeTorchsdeIncrements(t *testing.T) {
 	doc := torchsdeIncrementsDoc{Ts: []float64{0, 0.25, 0.5, 0.75, 1}, Dt: 1.0 / 8}
-	for _, name := range []string{"diagonal", "scalar", "general"} {
-		m := newNeural(torchsdeNoises[name], 3)
-		pr := torchsdeProblem{Noise: name, Shape: m.pathShape(), Params: map[string]tensorDoc{}}
-		for _, p := range m.all() {
+	for _, name := range []string{"diagonal", "scalar", "general", "additive"} {
+		_, params, _ := torchsdeSDE(name)
+		pr := torchsdeProblem{Noise: name, Shape: newNeural(torchsdeNoises[name], 3).pathShape(), Params: map[string]tensorDoc{}}
+		for _, p := range params {
 			pr.Params[p.Name] = tensorDoc{Shape: p.Value.Shape(), Data: p.Value.ReadData()}
 		}
 		b := mustBrownian[float64](t, 0, 1, pr.Shape, BrownianOptions{Seed: 36})

@@ -22,6 +22,8 @@ The SDE (batch 3 of 2 elements; names as in sde/gradient_test.go):
     f(t, y) = (1 + t/2) tanh(y W^T + b)
     g(t, y) = 0.5 sigmoid(a * y + c)            diagonal, and scalar as [3, 2, 1]
     g(t, y) = 0.3 tanh(y V^T) viewed [3, 2, 2]  general
+    g(t, y) = (1 + t/2) C, C of shape [3, 2, 2]  additive (torchsde's srk is then
+                                                Rossler's SRA1: adamnode's sra1)
 """
 
 import json
@@ -106,6 +108,8 @@ class Neural(torch.nn.Module):
         return (1 + float(t) / 2) * torch.tanh(y @ self.p["W"].T + self.p["b"])
 
     def g(self, t, y):
+        if self.noise_type == "additive":
+            return (1 + float(t) / 2) * self.p["C"]
         if self.noise_type == "general":
             return 0.3 * torch.tanh(y @ self.p["V"].T).view(y.shape[0], y.shape[1], -1)
         g = 0.5 * torch.sigmoid(self.p["a"] * y + self.p["c"])
@@ -138,6 +142,8 @@ def main():
         paths = {}
         for key, method, sde_type, options in CASES:
             if noise == "general" and method in ("milstein", "srk"):
+                continue
+            if noise == "additive" and method == "milstein":
                 continue
             sde = Neural(noise, pr["params"], sde_type)
             with torch.no_grad():
