@@ -6,8 +6,11 @@ test's neural SDE, y0, the output times, the step dt and, per step of the
 grid, the Brownian increment W and its space-time Levy area H. Solves with
 torchsde's euler, milstein (and its grad_free option), srk, heun and
 reversible_heun on those increments (a BaseBrownian that replays them) in
-float64 and writes every path to torchsde_paths.json, which TestTorchsdePaths
-compares with adamnode's solvers.
+float64 and writes every path to torchsde_paths.json, with the loss
+L = sum over the output times of sum(y**2)/2 and its gradients with respect
+to every parameter and y0 (backpropagated through sdeint, and for
+reversible_heun also through sdeint_adjoint with adjoint_reversible_heun),
+which TestTorchsdePaths and TestTorchsdeGradients compare with adamnode's.
 
 The golden file was made with torchsde at commit
 eb3a00e31cbd56176270066ed2f62c394cf6acb7 (google-research/torchsde, 2024-12-30)
@@ -102,7 +105,8 @@ class Neural(torch.nn.Module):
         super().__init__()
         self.noise_type = noise
         self.sde_type = sde_type
-        self.p = {k: torch.tensor(v["data"], dtype=torch.float64).view(*v["shape"]) for k, v in params.items()}
+        self.p = torch.nn.ParameterDict({k: torch.nn.Parameter(torch.tensor(v["data"], dtype=torch.float64).view(*v["shape"]))
+                                         for k, v in params.items() if k != "y0"})
 
     def f(self, t, y):
         return (1 + float(t) / 2) * torch.tanh(y @ self.p["W"].T + self.p["b"])
@@ -128,29 +132,44 @@ CASES = [
 ]
 
 
+def loss_and_grads(sde, y0, ys):
+    """L = sum over the output times of sum(y**2)/2, and dL/d(every parameter, y0)."""
+    loss = 0.5 * (ys ** 2).sum()
+    names = list(sde.p.keys())
+    grads = torch.autograd.grad(loss, [sde.p[k] for k in names] + [y0])
+    return {"loss": loss.item(), "grads": {k: g.reshape(-1).tolist() for k, g in zip(names + ["y0"], grads)}}
+
+
 def main():
     with open(os.path.join(HERE, "torchsde_increments.json")) as f:
         inc = json.load(f)
     ts = torch.tensor(inc["ts"], dtype=torch.float64)
     dt = inc["dt"]
-    out = {"torchsde": "eb3a00e31cbd56176270066ed2f62c394cf6acb7", "torch": torch.__version__, "paths": {}}
+    out = {"torchsde": "eb3a00e31cbd56176270066ed2f62c394cf6acb7", "torch": torch.__version__, "paths": {}, "grads": {}}
     for pr in inc["problems"]:
         noise = pr["noise"]
         shape = pr["shape"]
         bm = Replay(pr["steps"], shape, dt)
-        y0 = torch.tensor(pr["params"]["y0"]["data"], dtype=torch.float64).view(*pr["params"]["y0"]["shape"])
-        paths = {}
+        paths, grads = {}, {}
         for key, method, sde_type, options in CASES:
             if noise == "general" and method in ("milstein", "srk"):
                 continue
             if noise == "additive" and method == "milstein":
                 continue
             sde = Neural(noise, pr["params"], sde_type)
-            with torch.no_grad():
-                ys = torchsde.sdeint(sde, y0, ts, bm=bm, method=method, dt=dt, options=dict(options))
-            paths[key] = ys.reshape(len(ts), -1).tolist()
+            y0 = torch.tensor(pr["params"]["y0"]["data"], dtype=torch.float64).view(*pr["params"]["y0"]["shape"])
+            y0.requires_grad_(True)
+            ys = torchsde.sdeint(sde, y0, ts, bm=bm, method=method, dt=dt, options=dict(options))
+            paths[key] = ys.detach().reshape(len(ts), -1).tolist()
             assert all(math.isfinite(v) for row in paths[key] for v in row)
+            grads[key] = loss_and_grads(sde, y0, ys)
+            if method == "reversible_heun":
+                # torchsde's algebraically reversible backward pass.
+                ys = torchsde.sdeint_adjoint(sde, y0, ts, bm=bm, method=method, dt=dt,
+                                             adjoint_method="adjoint_reversible_heun")
+                grads[key + "_adjoint"] = loss_and_grads(sde, y0, ys)
         out["paths"][noise] = paths
+        out["grads"][noise] = grads
     with open(os.path.join(HERE, "torchsde_paths.json"), "w") as f:
         json.dump(out, f, indent=1)
         f.write("\n")
