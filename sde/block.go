@@ -29,6 +29,11 @@ type Block[T tensor.Float] struct {
 	BrownianSize int
 	// Seed seeds the paths that calls draw.
 	Seed uint64
+	// NoArea draws the paths without Lévy areas (BrownianOptions.NoArea):
+	// half the work per node of the tree, for the methods that read
+	// increments only (all but sri2 and sra1). The same Seed then gives
+	// other paths.
+	NoArea bool
 	// Path, if set, is the path of every call.
 	Path Path[T]
 
@@ -82,7 +87,7 @@ func (b *Block[T]) solve(tp *autograd.Tape[T], y0 autograd.Var[T]) (ys []autogra
 		if err != nil {
 			return nil, err
 		}
-		br, err := NewBrownian[T](ts[0], ts[len(ts)-1], shape, BrownianOptions{Seed: splitmix(b.Seed + b.calls)})
+		br, err := NewBrownian[T](ts[0], ts[len(ts)-1], shape, BrownianOptions{Seed: splitmix(b.Seed + b.calls), NoArea: b.NoArea})
 		if err != nil {
 			return nil, err
 		}

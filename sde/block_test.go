@@ -109,3 +109,35 @@ func TestBlockPaths(t *testing.T) {
 		t.Errorf("general noise without BrownianSize: error %v, want one naming BrownianSize", err)
 	}
 }
+
+// TestBlockNoArea: a Block with NoArea draws paths without Lévy areas
+// (its last path refuses IncrementArea), other paths than the same Seed's
+// with areas, and the Reversible and Backprop solves on it agree.
+func TestBlockNoArea(t *testing.T) {
+	m := newNeural(Diagonal, 3)
+	run := func(noArea bool, grad Gradient) (float64, Path[float64]) {
+		b := &Block[float64]{SDE: m, Options: Options{Method: ReversibleHeun, Step: 0.125, Gradient: grad}, Seed: 9, NoArea: noArea}
+		tp := autograd.NewTape(engine64())
+		defer tp.Release()
+		y, err := b.Forward(tp, tp.Const(m.y0p.Value))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return autograd.Sum(y).Item(), b.LastPath()
+	}
+	with, _ := run(false, Reversible)
+	without, path := run(true, Reversible)
+	if with == without {
+		t.Errorf("the same result %g with and without areas: want other paths", with)
+	}
+	ap, ok := path.(AreaPath[float64])
+	if !ok {
+		t.Fatalf("last path %T is not a Brownian", path)
+	}
+	if err := ap.IncrementArea(tensor.New[float64](3, 2), tensor.New[float64](3, 2), 0, 0.5); err == nil {
+		t.Error("IncrementArea on a NoArea path: no error")
+	}
+	if again, _ := run(true, Backprop); again != without {
+		t.Errorf("Backprop on the NoArea path %.17g, Reversible %.17g", again, without)
+	}
+}

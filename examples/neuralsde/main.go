@@ -204,6 +204,7 @@ func run(c config) (result, error) {
 		Times:   ts,
 		Options: sde.Options{Method: sde.ReversibleHeun, Step: c.Step, Gradient: sde.Reversible},
 		Seed:    c.Seed + 1, // the model's paths are not the data's
+		NoArea:  true,       // reversible Heun reads no Lévy areas
 	}
 	eng := tensor.Default().Float64()
 	y0 := tensor.Full(1.0, c.Paths)
