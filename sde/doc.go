@@ -43,7 +43,11 @@
 //
 // Models: Block is a solve as one op of a model (odeblock.Block's
 // counterpart), drawing a new Brownian path per call from its Seed, so
-// that networks mix SDE blocks with ordinary layers.
+// that networks mix SDE blocks with ordinary layers. Family makes a
+// stochastic member of one of odeblock's families (any Dynamics on a state
+// of stacked parts): the family's dynamics as the drift and learnable
+// additive noise on one part — on HBNODE's or AdamNODE's momentum, a
+// heavy-ball network driven by noise.
 //
 // Options.Calculus, if set, must match the method's: a Stratonovich SDE
 // handed to an Itô method is an error, not a different answer. Steps are
@@ -113,6 +117,6 @@
 // # Not yet
 //
 // Space-space Lévy areas (for order-1 methods on non-commuting general
-// noise); stochastic members of odeblock's model families (momentum with
-// noise); SRA methods beyond SRA1.
+// noise); SRA methods beyond SRA1; noise on a family's state that depends
+// on the state (Family's is additive).
 package sde
