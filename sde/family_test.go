@@ -11,7 +11,7 @@ import (
 )
 
 // spring is the field f(h) = 4h, a linear restoring force in HBNODE's
-// convention (h' = −m, m' = f − γm: h” + γh' + 4h = 0), or, with w set,
+// convention (h′ = −m, m′ = f − γm: h″ + γh′ + 4h = 0), or, with w set,
 // tanh(h wᵀ).
 type spring struct{ w *autograd.Param[float64] }
 
