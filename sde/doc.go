@@ -49,8 +49,9 @@
 // additive noise on one part — on HBNODE's or AdamNODE's momentum, a
 // heavy-ball network driven by noise.
 //
-// Options.Calculus, if set, must match the method's: a Stratonovich SDE
-// handed to an Itô method is an error, not a different answer. Steps are
+// Options.Calculus, if set, must match the method's (sra1, for additive
+// noise, takes either): a Stratonovich SDE handed to an Itô method is an
+// error, not a different answer. Steps are
 // fixed (the fewest equal steps of at most Options.Step between output
 // times) or, with Options.Adaptive, controlled by step doubling on the same
 // Brownian path (any method).
