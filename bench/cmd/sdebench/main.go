@@ -343,14 +343,18 @@ func run(c Config, check string, saveOnly bool, warmup, iters int, prof string) 
 		metrics.Read(heap)
 		r.PeakHeapMB = max(r.PeakHeapMB, float64(heap[0].Value.Uint64())/(1<<20))
 	}
+	// One tape for every iteration, reset at the start of each (as train.Fit
+	// does), so that its buffers are reused as PyTorch's allocator reuses
+	// its blocks.
+	tp := autograd.NewTape(p.eng)
+	defer tp.Release()
 	step := func(i int) (loss, fwd float64, err error) {
 		b, err := sde.NewBrownian[float32](0, 1, []int{c.Batch, c.Dim}, sde.BrownianOptions{Seed: c.Seed<<20 + uint64(i), NoArea: true})
 		if err != nil {
 			return 0, 0, err
 		}
 		start := time.Now()
-		tp := autograd.NewTape(p.eng)
-		defer tp.Release()
+		tp.Reset()
 		l, err := p.Loss(tp, b)
 		if err != nil {
 			return 0, 0, err
