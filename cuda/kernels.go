@@ -341,10 +341,15 @@ const (
 	kMap
 	kMapBwd
 	kErrNorm
+	kBinary
+	kBinBwd
+	kAxisReduce
+	kSumParts
+	kSumFinal
 	numKinds
 )
 
-var kindNames = [numKinds]string{"fill", "copy", "lincomb", "map", "mapbwd", "errnorm"}
+var kindNames = [numKinds]string{"fill", "copy", "lincomb", "map", "mapbwd", "errnorm", "binary", "binbwd", "axisreduce", "sumparts", "sumfinal"}
 
 const (
 	kErrNormFinal = 2 * numKinds
@@ -391,7 +396,7 @@ type Kernels struct {
 	mu     sync.Mutex
 	closed bool
 	params cMemory // maxParams pointers (to the 8-byte slots that follow them, or null)
-	norm   uintptr // device memory: maxParts records of the error norm, then the result
+	norm   uintptr // device memory: maxParts records of the error norm, then MaxNormParts results
 }
 
 // ErrClosed is the error of a call on a closed Kernels.
@@ -482,7 +487,7 @@ func newKernels(libs *kernelLibs, cache *imageCache, dir string, device int) (_ 
 			return nil, err
 		}
 	}
-	if err := libs.check("cuMemAlloc_v2", d.cuMemAlloc(&k.norm, (4*maxParts+4)*8)); err != nil {
+	if err := libs.check("cuMemAlloc_v2", d.cuMemAlloc(&k.norm, (4*maxParts+4*MaxNormParts)*8)); err != nil {
 		return nil, err
 	}
 	if k.params, err = newCMemory(2 * 8 * maxParams); err != nil {

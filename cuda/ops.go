@@ -368,29 +368,12 @@ func ErrorNorm[T tensor.Float](k *Kernels, e, y0, y1 Buffer[T], atol, rtol T) (N
 		return Norm{}, err
 	}
 	defer k.leave()
-	rec, err := k.errNorm(kernelIndex[T](kErrNorm), e.ptr, y0.ptr, y1.ptr, scalar(atol), scalar(rtol), 1, e.n)
+	fn := kernelIndex[T](kErrNorm)
+	rec, err := k.errNorm(fn, e.ptr, y0.ptr, y1.ptr, scalar(atol), scalar(rtol), 1, e.n)
 	if err != nil {
 		return Norm{}, err
 	}
-	res := Norm{Max: rec[1], NaN: int(rec[2]), Inf: int(rec[3])}
-	sum, scale := rec[0], 1.0
-	if res.Max > 0 && (math.IsInf(sum, 1) || res.Max > 0x1p+500 || res.Max < 0x1p-500) {
-		_, exp := math.Frexp(res.Max)
-		scale = math.Ldexp(1, min(-exp, 1000))
-		if rec, err = k.errNorm(kernelIndex[T](kErrNorm), e.ptr, y0.ptr, y1.ptr, scalar(atol), scalar(rtol), scale, e.n); err != nil {
-			return Norm{}, err
-		}
-		sum = rec[0]
-	}
-	switch {
-	case res.NaN > 0:
-		res.RMS = math.NaN()
-	case res.Inf > 0:
-		res.RMS = math.Inf(1)
-	default:
-		res.RMS = math.Sqrt(sum/float64(e.n)) / scale
-	}
-	return res, nil
+	return k.normOf(rec, fn, e.ptr, y0.ptr, y1.ptr, scalar(atol), scalar(rtol), e.n)
 }
 
 // errNorm runs the error norm's two kernels with the squares scaled by
@@ -398,14 +381,134 @@ func ErrorNorm[T tensor.Float](k *Kernels, e, y0, y1 Buffer[T], atol, rtol T) (N
 // between enter and leave.
 func (k *Kernels) errNorm(fn int, e, y0, y1 uintptr, atol, rtol uint64, scale float64, n int) ([4]float64, error) {
 	var rec [4]float64
-	parts := max(1, min((n+blockThreads-1)/blockThreads, maxParts, blocksPerSM*k.sms))
-	if err := k.launch(fn, parts, uint64(k.norm), uint64(e), uint64(y0), uint64(y1), atol, rtol, math.Float64bits(scale), uint64(n)); err != nil {
+	if err := k.errNormInto(0, fn, e, y0, y1, atol, rtol, scale, n); err != nil {
 		return rec, err
 	}
-	out := k.norm + 4*maxParts*8
-	if err := k.launch(kErrNormFinal, 1, uint64(out), uint64(k.norm), uint64(parts)); err != nil {
-		return rec, err
-	}
-	err := k.libs.check("cuMemcpyDtoH_v2", k.libs.drv.cuMemcpyDtoH(unsafe.Pointer(&rec[0]), out, uintptr(len(rec)*8)))
+	err := k.libs.check("cuMemcpyDtoH_v2", k.libs.drv.cuMemcpyDtoH(unsafe.Pointer(&rec[0]), k.normSlot(0), uintptr(len(rec)*8)))
 	return rec, err
+}
+
+// normSlot returns the device address of result slot i (of MaxNormParts)
+// of the error norms.
+func (k *Kernels) normSlot(i int) uintptr { return k.norm + uintptr(4*maxParts+4*i)*8 }
+
+// errNormInto runs the error norm's two kernels, the record into result
+// slot i. The number of blocks is a function of n alone, so the sum's
+// order is too. Call between enter and leave.
+func (k *Kernels) errNormInto(i, fn int, e, y0, y1 uintptr, atol, rtol uint64, scale float64, n int) error {
+	parts := sumParts(n)
+	if err := k.launch(fn, parts, uint64(k.norm), uint64(e), uint64(y0), uint64(y1), atol, rtol, math.Float64bits(scale), uint64(n)); err != nil {
+		return err
+	}
+	return k.launch(kErrNormFinal, 1, uint64(k.normSlot(i)), uint64(k.norm), uint64(parts))
+}
+
+// normOf finishes the norm of n ratios from their record rec: rescaled
+// (the kernels run again, the squares scaled by a power of two near
+// 1/Max) where the squares' sum overflowed or may have lost range. Call
+// between enter and leave.
+func (k *Kernels) normOf(rec [4]float64, fn int, e, y0, y1 uintptr, atol, rtol uint64, n int) (Norm, error) {
+	res := Norm{Max: rec[1], NaN: int(rec[2]), Inf: int(rec[3])}
+	sum, scale := rec[0], 1.0
+	if res.Max > 0 && (math.IsInf(sum, 1) || res.Max > 0x1p+500 || res.Max < 0x1p-500) {
+		_, exp := math.Frexp(res.Max)
+		scale = math.Ldexp(1, min(-exp, 1000))
+		r, err := k.errNorm(fn, e, y0, y1, atol, rtol, scale, n)
+		if err != nil {
+			return Norm{}, err
+		}
+		sum = r[0]
+	}
+	switch {
+	case res.NaN > 0:
+		res.RMS = math.NaN()
+	case res.Inf > 0:
+		res.RMS = math.Inf(1)
+	default:
+		res.RMS = math.Sqrt(sum/float64(n)) / scale
+	}
+	return res, nil
+}
+
+// MaxNormParts is the most parts MixedErrorNorm takes.
+const MaxNormParts = 64
+
+// MixedErrorNorm returns torchdiffeq's mixed norm of the scaled error
+// (its adjoint's default): the state is the parts of the given lengths,
+// one after another (the state, its adjoint, the parameters' gradients,
+// each as one part), and
+//
+//	RMS = max over the parts p of √(Σ_{i∈p} r[i]² / |p|)
+//
+// with r as ErrorNorm forms it (the CPU solvers' ratios, to the bit), a
+// part of no elements counting 0. Max is the largest finite |r| of all,
+// NaN and Inf count all the ratios; RMS is NaN if a ratio is NaN, else
+// +Inf if one is infinite. A seminorm leaves the parameters' part out: pass
+// the lengths of the others, and e, y0, y1 only as long as they are. Two
+// kernels a part and one copy of 4 float64 a part to the host (again for a
+// part whose squares leave float64's range). The lengths must be ≥ 0, at
+// most MaxNormParts of them, and add up to the buffers' length.
+func MixedErrorNorm[T tensor.Float](k *Kernels, e, y0, y1 Buffer[T], atol, rtol T, parts []int) (Norm, error) {
+	if err := sameLen("MixedErrorNorm", e.n, y0.n, y1.n); err != nil {
+		return Norm{}, err
+	}
+	if len(parts) > MaxNormParts {
+		return Norm{}, fmt.Errorf("cuda: MixedErrorNorm: %d parts, at most %d", len(parts), MaxNormParts)
+	}
+	total := 0
+	for _, p := range parts {
+		if p < 0 {
+			return Norm{}, fmt.Errorf("cuda: MixedErrorNorm: parts %v: a negative length", parts)
+		}
+		total += p
+	}
+	if total != e.n {
+		return Norm{}, fmt.Errorf("cuda: MixedErrorNorm: parts %v of %d elements for buffers of %d", parts, total, e.n)
+	}
+	if e.n == 0 {
+		return Norm{}, nil
+	}
+	if err := k.enter(); err != nil {
+		return Norm{}, err
+	}
+	defer k.leave()
+	fn, sz := kernelIndex[T](kErrNorm), elemSize[T]()
+	at, rt := scalar(atol), scalar(rtol)
+	off := uintptr(0)
+	for i, p := range parts {
+		if p > 0 {
+			if err := k.errNormInto(i, fn, e.ptr+off*sz, y0.ptr+off*sz, y1.ptr+off*sz, at, rt, 1, p); err != nil {
+				return Norm{}, err
+			}
+		}
+		off += uintptr(p)
+	}
+	var recs [MaxNormParts][4]float64
+	if err := k.libs.check("cuMemcpyDtoH_v2", k.libs.drv.cuMemcpyDtoH(unsafe.Pointer(&recs[0]), k.normSlot(0), uintptr(len(parts)*4*8))); err != nil {
+		return Norm{}, err
+	}
+	var res Norm
+	off = 0
+	for i, p := range parts {
+		if p > 0 {
+			n, err := k.normOf(recs[i], fn, e.ptr+off*sz, y0.ptr+off*sz, y1.ptr+off*sz, at, rt, p)
+			if err != nil {
+				return Norm{}, err
+			}
+			res.Max = max(res.Max, n.Max)
+			res.NaN += n.NaN
+			res.Inf += n.Inf
+			if !(n.RMS <= res.RMS) { // NaN wins
+				res.RMS = n.RMS
+			}
+		}
+		off += uintptr(p)
+	}
+	switch {
+	case res.NaN > 0:
+		res.RMS = math.NaN()
+	case res.Inf > 0:
+		res.RMS = math.Inf(1)
+	}
+	return res, nil
 }

@@ -1,0 +1,142 @@
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// The reductions add in float64 whatever T is, each block in a fixed tree
+// (its thread t first takes elements t, t + 256, …; short axes one thread
+// in order), and round the result to T once. The order depends on the sizes alone (the number of blocks of
+// a whole-buffer sum is a function of its length), so a reduction gives the
+// same bits on every run and every device. It is not the CPU's order: the
+// tensor package sums float64 sequentially (Sum, Dot) and float32 axes in
+// float32 (SumAxis); so float64 results agree with the CPU's to the
+// rounding of the float64 sums (n·2⁻⁵³·Σ|x|), float32 ones within an ulp
+// of the exact sum where the CPU's float64 sums are, and more closely than
+// the CPU's float32 axis sums.
+
+// axisBlockMin is the axis length above which an axis reduction takes a
+// block of threads per output (a tree over the axis); up to it, a thread
+// per output adds along the axis in order.
+const axisBlockMin = blockThreads
+
+// axisReduce checks x's shape and axis and launches the axis reduction op
+// (0 sum, 1 mean, 2 max).
+func axisReduce[T tensor.Float](k *Kernels, name string, op int, dst, x Buffer[T], shape []int, axis int) error {
+	if len(shape) > MaxDims || len(shape) == 0 {
+		return fmt.Errorf("cuda: %s: shape %v: 1 to %d dimensions", name, shape, MaxDims)
+	}
+	if axis < 0 {
+		axis += len(shape)
+	}
+	if axis < 0 || axis >= len(shape) {
+		return fmt.Errorf("cuda: %s: axis %d out of range for shape %v", name, axis, shape)
+	}
+	outer, inner, all := 1, 1, 1
+	for i, d := range shape {
+		if d < 0 {
+			return fmt.Errorf("cuda: %s: shape %v: a negative size", name, shape)
+		}
+		switch {
+		case i < axis:
+			outer *= d
+		case i > axis:
+			inner *= d
+		}
+		all *= d
+	}
+	n := shape[axis]
+	if x.n != all || dst.n != outer*inner {
+		return fmt.Errorf("cuda: %s: lengths %d and %d for shape %v reduced over axis %d", name, x.n, dst.n, shape, axis)
+	}
+	if op == 2 && n == 0 && dst.n > 0 {
+		return fmt.Errorf("cuda: %s: the max over axis %d of size 0 (shape %v)", name, axis, shape)
+	}
+	if dst.n == 0 {
+		return nil
+	}
+	if err := k.enter(); err != nil {
+		return err
+	}
+	defer k.leave()
+	block, grid := uint64(0), k.gridFor(dst.n)
+	if n > axisBlockMin {
+		block, grid = 1, max(1, min(dst.n, blocksPerSM*k.sms))
+	}
+	return k.launch(kernelIndex[T](kAxisReduce), grid, uint64(dst.ptr), uint64(x.ptr), uint64(op), block, uint64(outer), uint64(n), uint64(inner))
+}
+
+// SumAxis sets dst to the sum of x along axis: x row-major of shape
+// (1 to MaxDims dimensions; a negative axis counts from the end), dst of
+// that shape without the axis (tensor.SumAxis). Added in float64 and
+// rounded to T once: along axes of up to 256 elements by one thread per
+// element of dst, in order; along longer ones by a block of threads per
+// element of dst, in a fixed tree (see the reductions above). A sum over
+// no elements is 0.
+func SumAxis[T tensor.Float](k *Kernels, dst, x Buffer[T], shape []int, axis int) error {
+	return axisReduce(k, "SumAxis", 0, dst, x, shape, axis)
+}
+
+// MeanAxis sets dst to the mean of x along axis, the float64 sum of
+// SumAxis divided by the axis's size and rounded once (NaN over no
+// elements).
+func MeanAxis[T tensor.Float](k *Kernels, dst, x Buffer[T], shape []int, axis int) error {
+	return axisReduce(k, "MeanAxis", 1, dst, x, shape, axis)
+}
+
+// MaxAxis sets dst to the largest element of x along axis, as
+// tensor.MaxAxis has it (a sequential scan keeping the first element and
+// replacing it by a larger one): NaN where the axis's first element is
+// NaN, else the largest of the elements that are not NaN, the first of
+// equal ones (so −0 or +0 as the first zero is). Exact: the CPU's to the
+// bit. An axis of size 0 is an error.
+func MaxAxis[T tensor.Float](k *Kernels, dst, x Buffer[T], shape []int, axis int) error {
+	return axisReduce(k, "MaxAxis", 2, dst, x, shape, axis)
+}
+
+// sumParts is the number of blocks of a whole-buffer sum of n elements: a
+// function of n alone, so that the order of the additions is too.
+func sumParts(n int) int { return max(1, min((n+blockThreads-1)/blockThreads, maxParts)) }
+
+// sumLaunch runs the whole-buffer sum op (0 Σx, 1 Σx², 2 Σx·y) into dst[0].
+func sumLaunch[T tensor.Float](k *Kernels, name string, op int, dst, x, y Buffer[T]) error {
+	if dst.n != 1 {
+		return fmt.Errorf("cuda: %s: a destination of %d elements, not 1", name, dst.n)
+	}
+	if op == 2 {
+		if err := sameLen(name, x.n, y.n); err != nil {
+			return err
+		}
+	}
+	if err := k.enter(); err != nil {
+		return err
+	}
+	defer k.leave()
+	parts := sumParts(x.n)
+	if err := k.launch(kernelIndex[T](kSumParts), parts, uint64(k.norm), uint64(x.ptr), uint64(y.ptr), uint64(op), uint64(x.n)); err != nil {
+		return err
+	}
+	return k.launch(kernelIndex[T](kSumFinal), 1, uint64(dst.ptr), uint64(k.norm), uint64(parts))
+}
+
+// Sum sets dst[0] (dst of one element) to Σ x[i], added in float64 and
+// rounded to T once (tensor.Sum forms the same float64 sum in another
+// order; see the reductions above). It stays on the device: Download reads
+// it. 0 for no elements.
+func Sum[T tensor.Float](k *Kernels, dst, x Buffer[T]) error {
+	return sumLaunch(k, "Sum", 0, dst, x, Buffer[T]{})
+}
+
+// SumSquares sets dst[0] to Σ x[i]², each square formed and added in
+// float64, rounded to T once.
+func SumSquares[T tensor.Float](k *Kernels, dst, x Buffer[T]) error {
+	return sumLaunch(k, "SumSquares", 1, dst, x, Buffer[T]{})
+}
+
+// Dot sets dst[0] to Σ x[i]·y[i], each product formed and added in
+// float64, rounded to T once (tensor.Dot's terms, in another order).
+func Dot[T tensor.Float](k *Kernels, dst, x, y Buffer[T]) error {
+	return sumLaunch(k, "Dot", 2, dst, x, y)
+}
