@@ -346,10 +346,15 @@ const (
 	kAxisReduce
 	kSumParts
 	kSumFinal
+	kAdamFwd
+	kAdamBwd
+	kAdamBand
+	kAdamSums
 	numKinds
 )
 
-var kindNames = [numKinds]string{"fill", "copy", "lincomb", "map", "mapbwd", "errnorm", "binary", "binbwd", "axisreduce", "sumparts", "sumfinal"}
+var kindNames = [numKinds]string{"fill", "copy", "lincomb", "map", "mapbwd", "errnorm", "binary", "binbwd", "axisreduce", "sumparts", "sumfinal",
+	"adamfwd", "adambwd", "adamband", "adamsums"}
 
 const (
 	kErrNormFinal = 2 * numKinds
