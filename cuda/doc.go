@@ -56,28 +56,62 @@
 //	err = cuda.Download(k, host, y)
 //	err = cuda.Free(k, y)
 //
-// The kernels so far, each for float32 and float64 on device Buffers,
-// through typed functions that return errors (wrong lengths among them;
-// only Buffer.Slice panics, as slicing does): Fill, Copy, LinComb (y = y0 + Σ cⱼkⱼ, up to MaxTerms
-// terms: the Runge–Kutta stage sums), Map and MapBackward (tanh, sigmoid,
-// exp, ReLU, softplus and their gradients from the output), and
-// ErrorNorm (the RMS of e/(atol + rtol·max(|y0|, |y1|)) with the largest
-// ratio and the counts of NaN and infinite ones, one small record copied
-// to the host).
+// The kernels, each for float32 and float64 on device Buffers, through
+// typed functions that return errors (wrong lengths and shapes among them;
+// only Buffer.Slice panics, as slicing does):
+//
+//   - Fill, Copy; LinComb, y = y0 + Σ cⱼkⱼ with up to MaxTerms terms (the
+//     Runge–Kutta stage sums).
+//   - Map: Tanh, Sigmoid, Exp, ReLU, Softplus, Log, Sqrt, Square, Neg, Abs;
+//     LeakyReLU, Hardtanh, Scale and AddScalar with their parameters.
+//     MapBackward (g·f′ from the map's output or input, as each needs),
+//     LeakyReLUBackward and HardtanhBackward, set or accumulated. Scale's
+//     and AddScalar's gradients are LinComb's.
+//   - Binary: Add, Sub, Mul, Div with NumPy's broadcasting over up to
+//     MaxDims dimensions; BinaryBackward, the gradient of either operand,
+//     summed over what it is broadcast along.
+//   - SumAxis, MeanAxis, MaxAxis along an axis of up to MaxDims
+//     dimensions; Sum, SumSquares, Dot of whole buffers into one element
+//     on the device.
+//   - ErrorNorm, the RMS of e/(atol + rtol·max(|y0|, |y1|)), and
+//     MixedErrorNorm, torchdiffeq's max over parts of each part's RMS
+//     (its adjoint's norm; a seminorm passes fewer parts), each with the
+//     largest ratio and the counts of NaN and infinite ones, one small
+//     record (Norm) copied to the host.
+//   - AdamRHS, AdamRHSBackward and AdamBand: AdamNODE's right-hand side,
+//     its backward and its specialised adjoint's band, each one pass, with
+//     the gradients of r1 and r2 into two elements on the device.
 //
 // Precision. NVRTC compiles with --fmad=false --ftz=false --prec-div=true
 // --prec-sqrt=true and never --use_fast_math: no multiply-add is fused
 // unless the source calls fma, so a·b + c rounds the product as Go does on
-// amd64. LinComb is therefore tensor.LinearCombination bit for bit, and
-// ErrorNorm's ratios are the CPU solvers' bit for bit (where they do not
-// overflow float32: those it forms in float64); ErrorNorm sums the
-// squares in float64, in another order (tested to 1e-12 relative against
-// a float64 sum; the CPU solvers sum float32 squares in float32 blocks of
-// 256, so float32 norms differ from theirs by that rounding). float32 maps
-// compute in float32 with CUDA's tanhf, expf, log1pf (within 2 ulps;
-// tested within 4 ulps of float64 references rounded), float64 maps in
-// float64; the backward maps round tanh's 1 − y² and sigmoid's y − y² once
-// (fma), as the tensor package's do.
+// amd64, and every kernel writes the CPU's operations in the CPU's order.
+// Bit for bit the CPU's, therefore: LinComb (tensor.LinearCombination);
+// the exact maps (ReLU, Sqrt, Square, Neg, Abs, LeakyReLU, Hardtanh,
+// Scale, AddScalar) and every backward map but softplus's (and, in
+// float32, tanh's and sigmoid's); Binary and BinaryBackward (autograd's broadcast
+// rule, the gradient's terms added in its order); MaxAxis; ErrorNorm's
+// ratios; AdamRHS, AdamRHSBackward and AdamBand with AdamScaleSqrt. The
+// transcendental maps are CUDA's (float32 tanhf, expf, log1pf within 2
+// ulps, logf 1; float64 likewise), within a few ulps of the tensor
+// package's (tested: CUDA's bound plus 2), and so is AdamScaleSoftplus's s.
+// The backward maps round tanh's 1 − y² and sigmoid's y − y² once (fma),
+// as the tensor package's do.
+//
+// Sums. Every sum is formed in float64, whatever T, and rounded to T once:
+// within a block of threads in a fixed tree (thread t first takes elements
+// t, t + 256, …), the blocks' records then added by one block in a tree;
+// the number of blocks is a function of the length alone, so a sum has the
+// same bits on every run and every device. The order is not the CPU's,
+// which adds float64 sums in sequence (Sum, Dot, ErrorNorm's squares in
+// float64) or float32 axis sums in float32 (SumAxis): float64 results
+// agree with the CPU's to the float64 rounding of the sums (tested within
+// n·2⁻⁵² of Σ|x| of the exact sum), float32 ones within an ulp of the
+// exact sum. Axes of up to 256 elements are summed by one thread per
+// output, in order; AdamNODE's sums for r1 and r2 keep the CPU's blocks of
+// 64 elements summed in T, only the blocks' float64 sums are added in a
+// tree (the CPU's AVX-512 path adds them in lanes, its Go loop in order).
+// Sums that overflow in the error norms are formed again scaled.
 //
 // Two Go traps, handled. A CUDA context is current per OS thread, and
 // goroutines move between threads: every call locks its goroutine to its
@@ -108,10 +142,20 @@
 // source with a real NVRTC where one is on the loader's path (Debian's
 // libnvrtc11.2 needs no GPU) to catch what only the CUDA compiler rejects.
 //
-// What builds on this. Device-resident tensors wrap their device memory
-// (the backend's pool, from cudaMalloc) as Buffers and call these
-// functions; the engine holds one Kernels per backend, and autograd and
-// odeblock reach the kernels through the engine. Kernels launch on the
-// default (legacy) stream, which orders them with cuBLAS and cuDNN calls on
-// their default stream; Download waits for them.
+// What builds on this (items 2 and 3 of the GPU work, not yet done). A
+// device-resident tensor's storage is a Buffer over memory of the
+// backend's pool (cudaMalloc, the primary context's): the GPU engine
+// holds one Kernels per backend and implements tensor's engine methods
+// with these functions on its tensors' Buffers — the maps and their
+// backward maps for autograd's activations and elementwise rules, Binary
+// and BinaryBackward for its broadcasting ops, the reductions for its
+// sums and losses, LinComb for the solvers' stages and for scaled
+// accumulations, ErrorNorm or MixedErrorNorm (seminorm: fewer parts) for
+// the adaptive step's norm, the only result that must reach the host (one
+// small record a step), and AdamRHS, AdamRHSBackward and AdamBand for
+// odeblock's AdamNODE nodes (a1 and a2 come from σ(r1), σ(r2) on the host
+// today; gradients of r1 and r2 stay on the device). Kernels launch on the
+// default (legacy) stream, which orders them with cuBLAS and cuDNN calls
+// on their default stream; Download waits for them, and the host copy of
+// a tensor is made only when the host reads it.
 package cuda

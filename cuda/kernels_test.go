@@ -897,7 +897,8 @@ func TestRealNVRTC(t *testing.T) {
 		return has
 	}
 	off, on := fused("--fmad=false"), fused("--fmad=true")
-	for _, name := range []string{"lincomb_f32", "lincomb_f64", "mapbwd_f32", "mapbwd_f64", "errnorm_f32", "errnorm_f64"} {
+	for _, name := range []string{"lincomb_f32", "lincomb_f64", "mapbwd_f32", "mapbwd_f64", "errnorm_f32", "errnorm_f64",
+		"binary_f32", "binary_f64", "binbwd_f32", "binbwd_f64", "axisreduce_f32", "axisreduce_f64", "sumparts_f32", "sumparts_f64"} {
 		want := strings.HasPrefix(name, "mapbwd")
 		if _, ok := off[name]; !ok || off[name] != want {
 			t.Errorf("%s with --fmad=false: fma %v, want %v (kernels %v)", name, off[name], want, off)
