@@ -262,6 +262,19 @@ func testAdamRHSFwdKernel[T tensor.Float](t *testing.T) {
 	}
 }
 
+// TestUseAdamKernels: the kernels are taken for a positive length where
+// the CPU has them, never for an empty state.
+func TestUseAdamKernels(t *testing.T) {
+	for _, n := range []int{-1, 0, 1, 100} {
+		if got, want := useAdamKernels[float32](n), avx512 && n > 0; got != want {
+			t.Errorf("useAdamKernels[float32](%d) = %v, want %v", n, got, want)
+		}
+		if got, want := useAdamKernels[float64](n), avx512 && n > 0; got != want {
+			t.Errorf("useAdamKernels[float64](%d) = %v, want %v", n, got, want)
+		}
+	}
+}
+
 // TestAdamKernelsNamedType: a type defined on float32 has no kernel, and
 // the callers fall back to the Go loops.
 func TestAdamKernelsNamedType(t *testing.T) {

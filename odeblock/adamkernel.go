@@ -111,6 +111,10 @@ func runAdamRHSFwd[T tensor.Float](a *adamFwdArgs[T], eps bool) bool {
 	return true
 }
 
+// useAdamKernels reports whether adamRHS and adamWork.band take their
+// kernels for n elements of T: there is one for T, and n is positive.
+func useAdamKernels[T tensor.Float](n int) bool { return hasAdamKernels[T]() && n > 0 }
+
 // hasAdamKernels reports whether runAdamBand, runAdamRHSBwd and
 // runAdamRHSFwd have a kernel for T (n > 0 aside).
 func hasAdamKernels[T tensor.Float]() bool {

@@ -357,7 +357,7 @@ func (w *adamWork[T]) band(lo, hi int) {
 	d, a1, a2 := w.d, w.a1, w.a2
 	s, ds := d.s[lo:hi], d.ds[lo:hi]
 	n := hi - lo
-	asm := hasAdamKernels[T]() && n > 0
+	asm := useAdamKernels[T](n)
 	post := asm && d.S == ScaleSoftplus // s′'s last loop in the kernel's registers
 	if post {
 		d.softplusScaleParts(s, ds, w.v[lo:hi])

@@ -40,7 +40,7 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 	ta1, ta2 := T(a1), T(a2)
 	dm, dv := od[n:2*n], od[2*n:3*n]
 	gd, m, v = gd[:n], m[:n], v[:n]
-	if hasAdamKernels[T]() && n > 0 {
+	if useAdamKernels[T](n) {
 		// In assembly, to the bit; ScaleSoftplus's +ε in the kernel's registers.
 		eps := d.S == ScaleSoftplus
 		if eps {
@@ -69,7 +69,7 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 		// s(v) into gm, s'(v) into gvv, then the gradients over them.
 		ggd = ggd[:n]
 		var sr1, sr2 float64
-		if hasAdamKernels[T]() && n > 0 {
+		if useAdamKernels[T](n) {
 			// In assembly: the same gradients to the bit, the sums in float64
 			// lanes (see adamband_amd64.h).
 			post := d.S == ScaleSoftplus // s′'s last loop in the kernel's registers
