@@ -148,3 +148,19 @@ func AdamBand[T tensor.Float](k *Kernels, p AdamParams[T], dh, dm, dv, dam, dav,
 	c1, c2 := p.A1*(1-p.A1), -p.A2*(1-p.A2)
 	return k.launch(kernelIndex[T](kAdamSums), 1, uint64(gr.ptr), uint64(k.norm), uint64(parts), math.Float64bits(c1), math.Float64bits(c2))
 }
+
+// AdamCotangent sets c = a1·am − 2a2·g ⊙ av, the cotangent with which
+// AdamNODE's specialised adjoint pulls f back (one VJP gives a_h′ and
+// g_θ′), as odeblock forms it: (a1·am) − ((2a2)·g)·av in T, a1 and 2a2
+// rounded to T; the CPU's to the bit. c may be any of the others.
+func AdamCotangent[T tensor.Float](k *Kernels, p AdamParams[T], c, g, am, av Buffer[T]) error {
+	if err := sameLen("AdamCotangent", c.n, g.n, am.n, av.n); err != nil || c.n == 0 {
+		return err
+	}
+	if err := k.enter(); err != nil {
+		return err
+	}
+	defer k.leave()
+	return k.launch(kernelIndex[T](kAdamCot), k.gridFor(c.n), uint64(c.ptr), uint64(g.ptr), uint64(am.ptr), uint64(av.ptr),
+		scalar(T(p.A1)), scalar(T(2*p.A2)), uint64(c.n))
+}

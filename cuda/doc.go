@@ -80,7 +80,8 @@
 //     record (Norm) copied to the host.
 //   - AdamRHS, AdamRHSBackward and AdamBand: AdamNODE's right-hand side,
 //     its backward and its specialised adjoint's band, each one pass, with
-//     the gradients of r1 and r2 into two elements on the device.
+//     the gradients of r1 and r2 into two elements on the device; and
+//     AdamCotangent, the cotangent of that adjoint's one VJP of f.
 //
 // Precision. NVRTC compiles with --fmad=false --ftz=false --prec-div=true
 // --prec-sqrt=true and never --use_fast_math: no multiply-add is fused
@@ -89,10 +90,10 @@
 // Bit for bit the CPU's, therefore: LinComb (tensor.LinearCombination);
 // the exact maps (ReLU, Sqrt, Square, Neg, Abs, LeakyReLU, Hardtanh,
 // Scale, AddScalar) and every backward map but softplus's (and, in
-// float32, tanh's and sigmoid's); Binary and BinaryBackward (autograd's broadcast
-// rule, the gradient's terms added in its order); MaxAxis; ErrorNorm's
-// ratios; AdamRHS, AdamRHSBackward and AdamBand with AdamScaleSqrt. The
-// transcendental maps are CUDA's (float32 tanhf, expf, log1pf within 2
+// float32, tanh's and sigmoid's); Binary and BinaryBackward (autograd's
+// broadcast rule, the gradient's terms added in its order); MaxAxis;
+// ErrorNorm's ratios; AdamRHS, AdamRHSBackward and AdamBand with
+// AdamScaleSqrt, and AdamCotangent. The transcendental maps are CUDA's (float32 tanhf, expf, log1pf within 2
 // ulps, logf 1; float64 likewise), within a few ulps of the tensor
 // package's (tested: CUDA's bound plus 2), and so is AdamScaleSoftplus's s.
 // The backward maps round tanh's 1 − y² and sigmoid's y − y² once (fma),

@@ -350,11 +350,12 @@ const (
 	kAdamBwd
 	kAdamBand
 	kAdamSums
+	kAdamCot
 	numKinds
 )
 
 var kindNames = [numKinds]string{"fill", "copy", "lincomb", "map", "mapbwd", "errnorm", "binary", "binbwd", "axisreduce", "sumparts", "sumfinal",
-	"adamfwd", "adambwd", "adamband", "adamsums"}
+	"adamfwd", "adambwd", "adamband", "adamsums", "adamcot"}
 
 const (
 	kErrNormFinal = 2 * numKinds

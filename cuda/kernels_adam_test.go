@@ -220,3 +220,39 @@ func testAdamKernels[T tensor.Float](t *testing.T, k *Kernels) {
 		}
 	}
 }
+
+// TestAdamCotangent: c = a1·am − 2a2·g ⊙ av is odeblock's loop to the bit
+// on random and edge values, in place over am too.
+func TestAdamCotangent(t *testing.T) {
+	k := kernels(t)
+	bothTypes(t, func(t *testing.T) { testAdamCotangent[float32](t, k) }, func(t *testing.T) { testAdamCotangent[float64](t, k) })
+}
+
+func testAdamCotangent[T tensor.Float](t *testing.T, k *Kernels) {
+	r := rand.New(rand.NewPCG(25, 26))
+	p := AdamParams[T]{A1: tensor.SigmoidOf(-5), A2: tensor.SigmoidOf(5), Eps: 1e-8}
+	ta1, ta2 := T(p.A1), T(2*p.A2)
+	for _, n := range lengths {
+		g, am, av := values[T](r, n), values[T](r, n), values[T](r, n)
+		r.Shuffle(n, func(i, j int) { am[i], am[j] = am[j], am[i] })
+		gb, amb, avb := toDevice(t, k, g), toDevice(t, k, am), toDevice(t, k, av)
+		c := toDevice(t, k, make([]T, n))
+		if err := AdamCotangent(k, p, c, gb, amb, avb); err != nil {
+			t.Fatal(err)
+		}
+		got := fromDevice(t, k, c)
+		if err := AdamCotangent(k, p, amb, gb, amb, avb); err != nil {
+			t.Fatal(err)
+		}
+		inPlace := fromDevice(t, k, amb)
+		for i := range n {
+			want := T(ta1*am[i]) - T(T(ta2*g[i])*av[i])
+			if !same(got[i], want) || !same(inPlace[i], want) {
+				t.Fatalf("n=%d: c[%d] = %v (in place %v), want %v", n, i, got[i], inPlace[i], want)
+			}
+		}
+	}
+	if err := AdamCotangent(k, p, toDevice(t, k, make([]T, 2)), toDevice(t, k, make([]T, 3)), toDevice(t, k, make([]T, 2)), toDevice(t, k, make([]T, 2))); err == nil {
+		t.Error("AdamCotangent with lengths 2 and 3: no error")
+	}
+}

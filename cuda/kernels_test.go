@@ -189,7 +189,8 @@ func linCombRef[T tensor.Float](base []T, coef []T, src [][]T, n int) []T {
 
 // TestLinComb: y = base + Σ cⱼ kⱼ for 0 to MaxTerms terms, with and
 // without base, in place over base, equals the CPU's sum bit for bit
-// (tensor.LinearCombination and the reference), NaN and Inf included.
+// (tensor.LinearCombination and the reference), NaN and Inf included; 12
+// terms in two calls are the sum of 12.
 func TestLinComb(t *testing.T) {
 	k := kernels(t)
 	bothTypes(t, func(t *testing.T) { testLinComb[float32](t, k) }, func(t *testing.T) { testLinComb[float64](t, k) })
@@ -241,6 +242,31 @@ func testLinComb[T tensor.Float](t *testing.T, k *Kernels) {
 					}
 				}
 			}
+		}
+	}
+	// 12 terms in two calls, the second over the first's result: the sum
+	// of 12 terms in order.
+	n := 257
+	base := values[T](r, n)
+	var src [][]T
+	var bufs []Buffer[T]
+	coef := make([]T, 12)
+	for j := range coef {
+		s := values[T](r, n)
+		r.Shuffle(n, func(a, b int) { s[a], s[b] = s[b], s[a] })
+		src, bufs, coef[j] = append(src, s), append(bufs, toDevice(t, k, s)), T(r.NormFloat64())
+	}
+	y := toDevice(t, k, base)
+	if err := LinComb(k, y, y, coef[:MaxTerms], bufs[:MaxTerms]); err != nil {
+		t.Fatal(err)
+	}
+	if err := LinComb(k, y, y, coef[MaxTerms:], bufs[MaxTerms:]); err != nil {
+		t.Fatal(err)
+	}
+	want := linCombRef(base, coef, src, n)
+	for i, v := range fromDevice(t, k, y) {
+		if !same(v, want[i]) {
+			t.Fatalf("12 terms in two calls: y[%d] = %v, want %v", i, v, want[i])
 		}
 	}
 	if err := LinComb(k, bufs1[T](t, k), Buffer[T]{}, make([]T, 8), make([]Buffer[T], 8)); err == nil {
@@ -1150,6 +1176,8 @@ func testMapBackwardExact[T tensor.Float](t *testing.T, k *Kernels) {
 					err = LeakyReLUBackward(k, dst, gb, ub, c.a, acc)
 				case hardtanh:
 					err = HardtanhBackward(k, dst, gb, ub, c.a, c.b, acc)
+				case Neg:
+					err = MapBackward(k, c.op, dst, gb, Buffer[T]{}, acc) // u not read
 				default:
 					err = MapBackward(k, c.op, dst, gb, ub, acc)
 				}

@@ -150,7 +150,9 @@ const MaxTerms = 7
 // (base of no elements: 0 + …), each product rounded before it is added
 // and the terms added in order: bit for bit tensor.LinearCombination, the
 // Runge–Kutta stage sums. dst may be base but must not overlap a source.
-// At most MaxTerms terms; every buffer has dst's length.
+// At most MaxTerms terms; every buffer has dst's length. More terms (the
+// 12 of dopri8's stages): call again with dst as base and the rest, the
+// same sum rounding for rounding.
 func LinComb[T tensor.Float](k *Kernels, dst, base Buffer[T], coef []T, src []Buffer[T]) error {
 	if len(coef) != len(src) || len(src) > MaxTerms {
 		return fmt.Errorf("cuda: LinComb: %d coefficients for %d sources (at most %d)", len(coef), len(src), MaxTerms)
@@ -287,7 +289,7 @@ func mapLaunch[T tensor.Float](k *Kernels, op MapOp, dst, x Buffer[T], a, b T) e
 //	Log       x   g·(1/x)
 //	Sqrt      y   g·(1/(2y))
 //	Square    x   g·(2x)
-//	Neg       –   −g (u is not read)
+//	Neg       –   −g (u is not read, and may be empty)
 //	Abs       x   g·sign x, sign 0 at ±0 and NaN (a product: NaN for g = ±Inf there)
 //
 // as the tensor package's backward maps and autograd's rules compute them:
@@ -320,6 +322,9 @@ func HardtanhBackward[T tensor.Float](k *Kernels, dst, g, x Buffer[T], lo, hi T,
 }
 
 func mapBwdLaunch[T tensor.Float](k *Kernels, op MapOp, dst, g, u Buffer[T], a, b T, accumulate bool) error {
+	if op == Neg && u.n == 0 {
+		u = g // not read
+	}
 	if err := sameLen(opName(op, "Backward"), dst.n, g.n, u.n); err != nil || dst.n == 0 {
 		return err
 	}

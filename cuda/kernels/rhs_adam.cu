@@ -152,6 +152,16 @@ extern "C" {
 		if (threadIdx.x == 0) part[2 * blockIdx.x + 1] = sh[0];                                        \
 	}                                                                                                      \
                                                                                                                \
+	/* The specialised adjoint's cotangent for f's VJP: c = a1·am − (2a2)·g·av, a2x2 = 2a2 rounded.  \
+	   c may be g, am or av. */                                                                     \
+	__global__ void adamcot_##S(T *c, const T *g, const T *am, const T *av, T a1, T a2x2, long long n) {       \
+		for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                       \
+		     i += (long long)gridDim.x * blockDim.x) {                                                  \
+			T p1 = a1 * am[i], p2 = a2x2 * g[i] * av[i];                                           \
+			c[i] = p1 - p2;                                                                        \
+		}                                                                                              \
+	}                                                                                                      \
+                                                                                                               \
 	/* gr[0] = c1·S1, gr[1] = c2·S2, rounded to T: S the sums of the nparts records (pairs) of       \
 	   adambwd_* or adamband_*, added in a tree. One block. */                                      \
 	__global__ void adamsums_##S(T *__restrict__ gr, const double *__restrict__ part, long long nparts, double c1, \
