@@ -62,11 +62,12 @@
 //
 //   - Fill, Copy; LinComb, y = y0 + Σ cⱼkⱼ with up to MaxTerms terms (the
 //     Runge–Kutta stage sums).
-//   - Map: Tanh, Sigmoid, Exp, ReLU, Softplus, Log, Sqrt, Square, Neg, Abs;
-//     LeakyReLU, Hardtanh, Scale and AddScalar with their parameters.
-//     MapBackward (g·f′ from the map's output or input, as each needs),
-//     LeakyReLUBackward and HardtanhBackward, set or accumulated. Scale's
-//     and AddScalar's gradients are LinComb's.
+//   - Map: Tanh, Sigmoid, Exp, ReLU, Softplus, Log, Sqrt, Square, Neg,
+//     Abs, Sin, Cos; LeakyReLU, Hardtanh, Clamp, ELU, Pow, Scale and
+//     AddScalar with their parameters. MapBackward (g·f′ from the map's
+//     output or input, as each needs) and the backward maps of those with
+//     parameters, set or accumulated. Scale's and AddScalar's gradients
+//     are LinComb's.
 //   - Binary: Add, Sub, Mul, Div with NumPy's broadcasting over up to
 //     MaxDims dimensions; BinaryBackward, the gradient of either operand,
 //     summed over what it is broadcast along.
@@ -89,13 +90,19 @@
 // amd64, and every kernel writes the CPU's operations in the CPU's order.
 // Bit for bit the CPU's, therefore: LinComb (tensor.LinearCombination);
 // the exact maps (ReLU, Sqrt, Square, Neg, Abs, LeakyReLU, Hardtanh,
-// Scale, AddScalar) and every backward map but softplus's (and, in
-// float32, tanh's and sigmoid's); Binary and BinaryBackward (autograd's
+// Clamp, Scale, AddScalar) and every backward map but softplus's, sin's,
+// cos's and pow's (and, in float32, tanh's and sigmoid's); Binary and BinaryBackward (autograd's
 // broadcast rule, the gradient's terms added in its order); MaxAxis;
 // ErrorNorm's ratios; AdamRHS, AdamRHSBackward and AdamBand with
 // AdamScaleSqrt, and AdamCotangent. The transcendental maps are CUDA's (float32 tanhf, expf, log1pf within 2
 // ulps, logf 1; float64 likewise), within a few ulps of the tensor
 // package's (tested: CUDA's bound plus 2), and so is AdamScaleSoftplus's s.
+// Sin, Cos, Pow and ELU's expm1 are computed in float64 for both types and
+// rounded, as autograd's maps compute them with the math package: float32
+// results are the CPU's but where the two float64 values round apart; in
+// float64, CUDA's are the more accurate where Go's math.Sin and Cos
+// (|x| ≥ 2²⁹: 40 ulps at 1e30) and math.Pow (16 ulps at 1e-45^−2.5) are
+// not within their ulp.
 // The backward maps round tanh's 1 − y² and sigmoid's y − y² once (fma),
 // as the tensor package's do.
 //

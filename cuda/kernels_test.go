@@ -304,6 +304,10 @@ func mapRef(op MapOp, x float64) float64 {
 		return -x
 	case Abs:
 		return math.Abs(x)
+	case Sin:
+		return math.Sin(x)
+	case Cos:
+		return math.Cos(x)
 	}
 	return tensor.SoftplusOf(x)
 }
@@ -343,6 +347,10 @@ func cpuMap[T tensor.Float](op MapOp, x []T) []T {
 		z.Neg(xt)
 	case Abs:
 		z.Map(xt, func(v T) T { return T(math.Abs(float64(v))) })
+	case Sin:
+		z.Map(xt, func(v T) T { return T(math.Sin(float64(v))) })
+	case Cos:
+		z.Map(xt, func(v T) T { return T(math.Cos(float64(v))) })
 	}
 	return z.Data()
 }
@@ -365,12 +373,15 @@ func mapTol(op MapOp) float64 {
 		return 0
 	case op == Log:
 		return 1
+	case op == Sin || op == Cos:
+		return 2
 	}
 	return 4
 }
 
 // TestMap: each map on random and edge values (NaN, ±Inf, ±0, overflow,
-// subnormal results, logs and roots of negative numbers) is within mapTol
+// subnormal results, logs and roots of negative numbers, sines of huge
+// numbers) is within mapTol
 // ulps of the float64 reference and cpuTol ulps of the tensor package's
 // CPU map; ReLU, Sqrt, Square, Neg and Abs are exact, the CPU's to the bit
 // (ReLU makes −0 +0, Abs −0 +0; NaN as NaN, whatever its bits); in place as well.
@@ -400,6 +411,11 @@ func testMap[T tensor.Float](t *testing.T, k *Kernels) {
 			inPlace := fromDevice(t, k, src)
 			cpu := cpuMap(op, x)
 			for i, v := range got {
+				if (op == Sin || op == Cos) && math.Abs(float64(x[i])) >= 1<<29 {
+					// Go's math.Sin and Cos are not accurate there (sin 1e30
+					// 40 ulps off; C's and CUDA's are): the CPU's Sin differs.
+					continue
+				}
 				want := T(mapRef(op, float64(x[i])))
 				if !within(v, want, mapTol(op)) || !same(inPlace[i], v) {
 					t.Fatalf("n=%d: %v(%v) = %v (in place %v), want %v", n, op, x[i], v, inPlace[i], want)
@@ -1131,6 +1147,27 @@ func bwdExactRef[T tensor.Float](op MapOp, g, u, a, b T) T {
 			return g
 		}
 		return a * g
+	case Sin:
+		return g * T(math.Cos(float64(u)))
+	case Cos:
+		return g * T(-math.Sin(float64(u)))
+	case clampOp:
+		f := T(0)
+		if u >= a && u <= b {
+			f = 1
+		}
+		return g * f
+	case eluOp: // u the output
+		if u > 0 {
+			return g * 1
+		}
+		return g * (u + a)
+	case powOp:
+		if a == 0 {
+			return g * 0
+		}
+		p := float64(a)
+		return g * T(p*math.Pow(float64(u), p-1))
 	}
 	f := T(0) // hardtanh
 	if u > a && u < b {
@@ -1139,11 +1176,31 @@ func bwdExactRef[T tensor.Float](op MapOp, g, u, a, b T) T {
 	return g * f
 }
 
+// bwdTol is the most ulps (of the factor's product) a backward map of
+// bwdExactRef may be from it: those with a function of float64 (CUDA's
+// sin, cos, pow within 2 ulps of float64, Go's sin and cos within 1) may
+// round the other way; and Go's math.Pow, autograd's, is tens of ulps off
+// for large results (16 at 1e-45^−2.5; C's and CUDA's pow are not), which
+// float32's rounding hides.
+func bwdTol(op MapOp, f64 bool) float64 {
+	switch {
+	case op == Sin || op == Cos:
+		return 2
+	case op == powOp && f64:
+		return 64
+	case op == powOp:
+		return 2
+	}
+	return 0
+}
+
 // TestMapBackwardExact: the backward maps of Log, Sqrt, Square, Neg, Abs,
-// LeakyReLU and Hardtanh, set and accumulated, on random and edge values
-// of g and u (NaN, ±Inf, ±0), are the CPU's to the bit (autograd's rule,
-// and tensor.LeakyReLUBackward); a lower bound above the upper is an
-// error.
+// LeakyReLU, Hardtanh, Clamp and ELU, set and accumulated, on random and
+// edge values of g and u (NaN, ±Inf, ±0), are the CPU's to the bit
+// (autograd's rule, and tensor.LeakyReLUBackward); those of Sin, Cos and
+// Pow (p = 2, ½, 0, −1.5, 3), whose factors are float64 functions
+// rounded, within 2 ulps (float64 Pow 64: Go's math.Pow); a lower bound above the upper, and ELU's α < 0,
+// are errors.
 func TestMapBackwardExact(t *testing.T) {
 	k := kernels(t)
 	bothTypes(t, func(t *testing.T) { testMapBackwardExact[float32](t, k) }, func(t *testing.T) { testMapBackwardExact[float64](t, k) })
@@ -1156,7 +1213,9 @@ func testMapBackwardExact[T tensor.Float](t *testing.T, k *Kernels) {
 		a, b T
 	}
 	cases := []tc{{Log, 0, 0}, {Sqrt, 0, 0}, {Square, 0, 0}, {Neg, 0, 0}, {Abs, 0, 0},
-		{leakyReLU, 0.01, 0}, {leakyReLU, 0.3, 0}, {hardtanh, -1, 1}, {hardtanh, 0, 5}}
+		{leakyReLU, 0.01, 0}, {leakyReLU, 0.3, 0}, {hardtanh, -1, 1}, {hardtanh, 0, 5},
+		{Sin, 0, 0}, {Cos, 0, 0}, {clampOp, -1, 1}, {clampOp, 0, 5}, {eluOp, 1, 0}, {eluOp, 0, 0},
+		{powOp, 2, 0}, {powOp, 0.5, 0}, {powOp, 0, 0}, {powOp, -1.5, 0}, {powOp, 3, 0}}
 	for _, n := range lengths {
 		g, u, z := values[T](r, n), values[T](r, n), values[T](r, n)
 		r.Shuffle(n, func(i, j int) { g[i], g[j] = g[j], g[i] })
@@ -1176,6 +1235,12 @@ func testMapBackwardExact[T tensor.Float](t *testing.T, k *Kernels) {
 					err = LeakyReLUBackward(k, dst, gb, ub, c.a, acc)
 				case hardtanh:
 					err = HardtanhBackward(k, dst, gb, ub, c.a, c.b, acc)
+				case clampOp:
+					err = ClampBackward(k, dst, gb, ub, c.a, c.b, acc)
+				case eluOp:
+					err = ELUBackward(k, dst, gb, ub, c.a, acc)
+				case powOp:
+					err = PowBackward(k, dst, gb, ub, c.a, acc)
 				case Neg:
 					err = MapBackward(k, c.op, dst, gb, Buffer[T]{}, acc) // u not read
 				default:
@@ -1191,11 +1256,18 @@ func testMapBackwardExact[T tensor.Float](t *testing.T, k *Kernels) {
 					cpu = ct.Data()
 				}
 				for i, v := range fromDevice(t, k, dst) {
-					want := bwdExactRef(c.op, g[i], u[i], c.a, c.b)
-					if acc {
-						want = z[i] + want
+					if (c.op == Sin || c.op == Cos) && math.Abs(float64(u[i])) >= 1<<29 {
+						continue // Go's math.Sin and Cos are not accurate there (TestMap)
 					}
-					if !same(v, want) || cpu != nil && !same(v, cpu[i]) {
+					d := bwdExactRef(c.op, g[i], u[i], c.a, c.b)
+					want, tol := d, bwdTol(c.op, is64[T]())
+					if acc {
+						want = z[i] + d
+						if u := ulp(want); tol > 0 && u > 0 && !math.IsInf(float64(want), 0) {
+							tol = tol*ulp(d)/u + 1
+						}
+					}
+					if !within(v, want, tol) || cpu != nil && !same(v, cpu[i]) {
 						t.Fatalf("n=%d: %vBackward(g=%v, u=%v; %v, %v), acc %v: %v, want %v", n, c.op, g[i], u[i], c.a, c.b, acc, v, want)
 					}
 				}
@@ -1206,11 +1278,19 @@ func testMapBackwardExact[T tensor.Float](t *testing.T, k *Kernels) {
 	if err := HardtanhBackward(k, b, b, b, 1, -1, false); err == nil {
 		t.Error("HardtanhBackward with lo > hi: no error")
 	}
+	if err := ClampBackward(k, b, b, b, 1, -1, false); err == nil {
+		t.Error("ClampBackward with lo > hi: no error")
+	}
+	if err := ELUBackward(k, b, b, b, -1, false); err == nil {
+		t.Error("ELUBackward with α < 0: no error")
+	}
 }
 
-// TestParamMaps: LeakyReLU, Hardtanh, Scale and AddScalar on random and
-// edge values equal the tensor package's to the bit (NaN as NaN, signed
-// zeros told apart), in place as well; Hardtanh with lo > hi is an error.
+// TestParamMaps: LeakyReLU, Hardtanh, Clamp, Scale and AddScalar on
+// random and edge values equal the tensor package's to the bit (NaN as
+// NaN, signed zeros told apart), ELU and Pow (p = 2, ½, −1, 3, 0)
+// autograd's within 3 and 2 ulps (float64 Pow 64: Go's math.Pow), in place as well; Hardtanh and Clamp
+// with lo > hi are errors.
 func TestParamMaps(t *testing.T) {
 	k := kernels(t)
 	bothTypes(t, func(t *testing.T) { testParamMaps[float32](t, k) }, func(t *testing.T) { testParamMaps[float64](t, k) })
@@ -1223,7 +1303,8 @@ func testParamMaps[T tensor.Float](t *testing.T, k *Kernels) {
 		a, b T
 	}
 	cases := []tc{{leakyReLU, 0.01, 0}, {leakyReLU, 0.3, 0}, {leakyReLU, -2, 0}, {hardtanh, -1, 1}, {hardtanh, 0, 5},
-		{hardtanh, T(math.Copysign(0, -1)), 0}, {scaleOp, -1.5, 0}, {scaleOp, 1e30, 0}, {addScalar, 0.25, 0}, {addScalar, T(math.Copysign(0, -1)), 0}}
+		{hardtanh, T(math.Copysign(0, -1)), 0}, {scaleOp, -1.5, 0}, {scaleOp, 1e30, 0}, {addScalar, 0.25, 0}, {addScalar, T(math.Copysign(0, -1)), 0},
+		{clampOp, -1, 1}, {eluOp, 1, 0}, {eluOp, 0.3, 0}, {powOp, 2, 0}, {powOp, 0.5, 0}, {powOp, -1, 0}, {powOp, 3, 0}, {powOp, 0, 0}}
 	for _, n := range lengths {
 		x := values[T](r, n)
 		for _, c := range cases {
@@ -1236,6 +1317,12 @@ func testParamMaps[T tensor.Float](t *testing.T, k *Kernels) {
 					return Hardtanh(k, dst, x, c.a, c.b)
 				case scaleOp:
 					return Scale(k, dst, x, c.a)
+				case clampOp:
+					return Clamp(k, dst, x, c.a, c.b)
+				case eluOp:
+					return ELU(k, dst, x, c.a)
+				case powOp:
+					return Pow(k, dst, x, c.a)
 				}
 				return AddScalar(k, dst, x, c.a)
 			}
@@ -1251,15 +1338,32 @@ func testParamMaps[T tensor.Float](t *testing.T, k *Kernels) {
 			switch c.op {
 			case leakyReLU:
 				cpu.LeakyReLU(xt, c.a)
-			case hardtanh:
+			case hardtanh, clampOp:
 				cpu.Hardtanh(xt, c.a, c.b)
+			case eluOp: // autograd.ELU's loop
+				for i, v := range x {
+					if v > 0 {
+						cpu.Data()[i] = v
+					} else {
+						cpu.Data()[i] = c.a * T(math.Expm1(float64(v)))
+					}
+				}
+			case powOp: // autograd.Pow's
+				cpu.Map(xt, func(v T) T { return T(math.Pow(float64(v), float64(c.a))) })
 			case scaleOp:
 				cpu.Scale(xt, c.a)
 			default:
 				cpu.AddScalar(xt, c.a)
 			}
+			tol := 0.0
+			switch c.op {
+			case eluOp:
+				tol = 3 // CUDA's expm1 within an ulp of float64, then the product
+			case powOp:
+				tol = bwdTol(powOp, is64[T]())
+			}
 			for i, v := range got {
-				if want := cpu.Data()[i]; !same(v, want) || !same(inPlace[i], v) {
+				if want := cpu.Data()[i]; !within(v, want, tol) || !same(inPlace[i], v) {
 					t.Fatalf("n=%d: %v(%v; %v, %v) = %v (in place %v), the CPU's %v", n, c.op, x[i], c.a, c.b, v, inPlace[i], want)
 				}
 			}
@@ -1268,5 +1372,8 @@ func testParamMaps[T tensor.Float](t *testing.T, k *Kernels) {
 	b := bufs1[T](t, k)
 	if err := Hardtanh(k, b, b, 1, -1); err == nil {
 		t.Error("Hardtanh with lo > hi: no error")
+	}
+	if err := Clamp(k, b, b, 1, -1); err == nil {
+		t.Error("Clamp with lo > hi: no error")
 	}
 }

@@ -199,6 +199,8 @@ const (
 	Square                // x·x
 	Neg                   // −x
 	Abs                   // |x|: the sign bit cleared
+	Sin                   // sin x, in float64 and rounded (as autograd.Sin)
+	Cos                   // cos x, in float64 and rounded
 	numMapOps
 )
 
@@ -208,9 +210,13 @@ const (
 	hardtanh                     // min(max(x, a), b)
 	scaleOp                      // a·x
 	addScalar                    // x + a
+	clampOp                      // min(max(x, a), b), the gradient's mask with the bounds
+	eluOp                        // x > 0 ? x : a·expm1(x)
+	powOp                        // x^a
 )
 
-var mapNames = [...]string{"Tanh", "Sigmoid", "Exp", "ReLU", "Softplus", "Log", "Sqrt", "Square", "Neg", "Abs", "LeakyReLU", "Hardtanh", "Scale", "AddScalar"}
+var mapNames = [...]string{"Tanh", "Sigmoid", "Exp", "ReLU", "Softplus", "Log", "Sqrt", "Square", "Neg", "Abs", "Sin", "Cos",
+	"LeakyReLU", "Hardtanh", "Scale", "AddScalar", "Clamp", "ELU", "Pow"}
 
 func (op MapOp) String() string {
 	if op >= 0 && int(op) < len(mapNames) && mapNames[op] != "" {
@@ -222,8 +228,10 @@ func (op MapOp) String() string {
 // Map sets dst = op(x) elementwise (dst may be x). float32 computes in
 // float32 with CUDA's single-precision functions (tanhf, expf, log1pf
 // within 2 ulps, logf within 1, sqrtf correctly rounded), float64 in
-// float64 (tanh, exp, log1p within 2 ulps, log within 1). Square, Neg,
-// Abs and ReLU are exact, and so the CPU's to the bit.
+// float64 (tanh, exp, log1p within 2 ulps, log within 1); Sin and Cos in
+// float64 for both (CUDA's sin and cos within 2 ulps of float64), rounded
+// to T, as autograd's maps do with the math package's. Square, Neg, Abs
+// and ReLU are exact, and so the CPU's to the bit.
 func Map[T tensor.Float](k *Kernels, op MapOp, dst, x Buffer[T]) error {
 	if op < 0 || op >= numMapOps {
 		return fmt.Errorf("cuda: Map: unknown %v", op)
@@ -266,6 +274,29 @@ func opName(op MapOp, suffix string) string {
 	return op.String() + suffix
 }
 
+// Clamp sets dst = min(max(x, lo), hi) as Hardtanh (autograd.Clamp's
+// forward); only its gradient differs. dst may be x.
+func Clamp[T tensor.Float](k *Kernels, dst, x Buffer[T], lo, hi T) error {
+	if lo > hi {
+		return fmt.Errorf("cuda: Clamp: lower bound %v above upper bound %v", lo, hi)
+	}
+	return mapLaunch(k, clampOp, dst, x, lo, hi)
+}
+
+// ELU sets dst = x where x > 0 and α·expm1(x) elsewhere, expm1 in float64
+// rounded to T before the product, as autograd.ELU (within CUDA's expm1's
+// ulp of the math package's). dst may be x.
+func ELU[T tensor.Float](k *Kernels, dst, x Buffer[T], alpha T) error {
+	return mapLaunch(k, eluOp, dst, x, alpha, 0)
+}
+
+// Pow sets dst = x^p, computed in float64 (CUDA's pow, within 2 ulps; C's
+// special cases, as Go's math.Pow: a negative x to a non-integer p is NaN)
+// and rounded to T, as autograd.Pow. dst may be x.
+func Pow[T tensor.Float](k *Kernels, dst, x Buffer[T], p T) error {
+	return mapLaunch(k, powOp, dst, x, p, 0)
+}
+
 func mapLaunch[T tensor.Float](k *Kernels, op MapOp, dst, x Buffer[T], a, b T) error {
 	if err := sameLen(opName(op, ""), dst.n, x.n); err != nil || dst.n == 0 {
 		return err
@@ -291,6 +322,8 @@ func mapLaunch[T tensor.Float](k *Kernels, op MapOp, dst, x Buffer[T], a, b T) e
 //	Square    x   g·(2x)
 //	Neg       –   −g (u is not read, and may be empty)
 //	Abs       x   g·sign x, sign 0 at ±0 and NaN (a product: NaN for g = ±Inf there)
+//	Sin       x   g·cos x, cos in float64 rounded to T
+//	Cos       x   g·(−sin x), likewise
 //
 // as the tensor package's backward maps and autograd's rules compute them:
 // each factor rounded, then the product, then (with accumulate) the sum,
@@ -319,6 +352,34 @@ func HardtanhBackward[T tensor.Float](k *Kernels, dst, g, x Buffer[T], lo, hi T,
 		return fmt.Errorf("cuda: HardtanhBackward: lower bound %v above upper bound %v", lo, hi)
 	}
 	return mapBwdLaunch(k, hardtanh, dst, g, x, lo, hi, accumulate)
+}
+
+// ClampBackward sets dst = g·[lo ≤ x ≤ hi] (bounds included, unlike
+// Hardtanh's; a product, as autograd.Clamp's rule), or adds it to dst with
+// accumulate, given Clamp's input x. dst may be g.
+func ClampBackward[T tensor.Float](k *Kernels, dst, g, x Buffer[T], lo, hi T, accumulate bool) error {
+	if lo > hi {
+		return fmt.Errorf("cuda: ClampBackward: lower bound %v above upper bound %v", lo, hi)
+	}
+	return mapBwdLaunch(k, clampOp, dst, g, x, lo, hi, accumulate)
+}
+
+// ELUBackward sets dst = g·(1 where y > 0, y + α elsewhere), or adds it to
+// dst with accumulate, from ELU's output y: autograd.ELU's rule (which
+// asks x > 0, the same as y > 0 for α ≥ 0), to the bit. A negative α is an
+// error (the output does not tell the sign of x). dst may be g.
+func ELUBackward[T tensor.Float](k *Kernels, dst, g, y Buffer[T], alpha T, accumulate bool) error {
+	if !(alpha >= 0) {
+		return fmt.Errorf("cuda: ELUBackward: α = %v: the gradient from the output needs α ≥ 0", alpha)
+	}
+	return mapBwdLaunch(k, eluOp, dst, g, y, alpha, 0, accumulate)
+}
+
+// PowBackward sets dst = g·(p·x^(p−1)) (0 for p = 0), the factor formed in
+// float64 and rounded to T, as autograd.Pow's rule, or adds it to dst with
+// accumulate, given Pow's input x. dst may be g.
+func PowBackward[T tensor.Float](k *Kernels, dst, g, x Buffer[T], p T, accumulate bool) error {
+	return mapBwdLaunch(k, powOp, dst, g, x, p, 0, accumulate)
 }
 
 func mapBwdLaunch[T tensor.Float](k *Kernels, op MapOp, dst, g, u Buffer[T], a, b T, accumulate bool) error {

@@ -83,9 +83,11 @@ __device__ static inline int notfinite_d(double x) {
 	/* max(x, 0) with NaN kept and −0 made +0 */                                                           \
 	__device__ static inline T relu_##S(T x) { return x > 0 ? x : (x != x ? x : (T)0); }                   \
                                                                                                                \
-	/* y = f(x) for op (the mapOp values): 0 tanh, 1 sigmoid, 2 exp, 3 relu, 4 softplus, 5 log,   \
-	   6 sqrt, 7 x², 8 −x, 9 |x|, 10 leaky relu (x > 0 ? x : a·x), 11 hardtanh min(max(x, a), b)  \
-	   (Go's min and max), 12 a·x, 13 x + a. */                                                             \
+	/* y = f(x) for op (the MapOp values, then the maps with parameters a, b): 0 tanh, 1 sigmoid,  \
+	   2 exp, 3 relu, 4 softplus, 5 log, 6 sqrt, 7 x², 8 −x, 9 |x|, 10 sin, 11 cos, 12 leaky relu   \
+	   (x > 0 ? x : a·x), 13 hardtanh and 16 clamp min(max(x, a), b) (Go's min and max), 14 a·x,    \
+	   15 x + a, 17 elu (x > 0 ? x : a·expm1(x)), 18 x^a. sin, cos, expm1 and pow in double for     \
+	   both types, rounded to T: as autograd's maps, which call the math package. */                 \
 	__global__ void map_##S(T *y, const T *x, int op, T a, T b, long long n) {                             \
 		for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                       \
 		     i += (long long)gridDim.x * blockDim.x) {                                                  \
@@ -101,10 +103,15 @@ __device__ static inline int notfinite_d(double x) {
 			case 7: v = v * v; break;                                                              \
 			case 8: v = -v; break;                                                                 \
 			case 9: v = FABS(v); break;                                                            \
-			case 10: v = v > 0 ? v : a * v; break;                                                 \
-			case 11: v = gomin_##S(gomax_##S(v, a), b); break;                                     \
-			case 12: v = a * v; break;                                                             \
-			default: v = v + a; break;                                                             \
+			case 10: v = (T)sin((double)v); break;                                                 \
+			case 11: v = (T)cos((double)v); break;                                                 \
+			case 12: v = v > 0 ? v : a * v; break;                                                 \
+			case 13:                                                                               \
+			case 16: v = gomin_##S(gomax_##S(v, a), b); break;                                     \
+			case 14: v = a * v; break;                                                             \
+			case 15: v = v + a; break;                                                             \
+			case 17: v = v > 0 ? v : a * (T)expm1((double)v); break;                               \
+			default: v = (T)pow((double)v, (double)a); break;                                      \
 			}                                                                                      \
 			y[i] = v;                                                                              \
 		}                                                                                              \
@@ -113,8 +120,10 @@ __device__ static inline int notfinite_d(double x) {
 	/* z = g·f′ (or z += it, acc ≠ 0), f′ from u, the map's output y or input x as the op needs:    \
 	   0 tanh 1 − y², 1 sigmoid y − y² (each rounded once), 2 exp y, 3 relu [y > 0] (+0 elsewhere,   \
 	   whatever g), 4 softplus −expm1(−y), 5 log 1/x, 6 sqrt 1/(2y), 7 square 2x, 8 neg −1 (u not   \
-	   read), 9 abs sign x (0 at 0 and NaN), 10 leaky relu g where u > 0, else a·g, 11 hardtanh     \
-	   [a < x < b] (as a product: g·0 where outside). Each factor rounded, then the product. */     \
+	   read), 9 abs sign x (0 at 0 and NaN), 10 sin cos x, 11 cos −sin x, 12 leaky relu g where     \
+	   u > 0, else a·g, 13 hardtanh [a < x < b], 16 clamp [a ≤ x ≤ b] (each as a product: g·0      \
+	   outside), 17 elu from y (a ≥ 0): g where y > 0, else g·(y + a), 18 pow a·x^(a−1) (0 for      \
+	   a = 0) in double. Each factor rounded, then the product. */                                  \
 	__global__ void mapbwd_##S(T *z, const T *g, const T *u, int op, T a, T b, int acc, long long n) {       \
 		for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                       \
 		     i += (long long)gridDim.x * blockDim.x) {                                                  \
@@ -130,8 +139,13 @@ __device__ static inline int notfinite_d(double x) {
 			case 7: d = gi * ((T)2 * v); break;                                                    \
 			case 8: d = (T)-1 * gi; break;                                                         \
 			case 9: d = gi * (v > 0 ? (T)1 : (v < 0 ? (T)-1 : (T)0)); break;                       \
-			case 10: d = v > 0 ? gi : a * gi; break;                                               \
-			default: d = gi * (v > a && v < b ? (T)1 : (T)0); break;                               \
+			case 10: d = gi * (T)cos((double)v); break;                                            \
+			case 11: d = gi * (T)(-sin((double)v)); break;                                         \
+			case 12: d = v > 0 ? gi : a * gi; break;                                               \
+			case 13: d = gi * (v > a && v < b ? (T)1 : (T)0); break;                               \
+			case 16: d = gi * (v >= a && v <= b ? (T)1 : (T)0); break;                             \
+			case 17: d = gi * (v > 0 ? (T)1 : v + a); break;                                       \
+			default: d = gi * (a == 0 ? (T)0 : (T)((double)a * pow((double)v, (double)a - 1))); break; \
 			}                                                                                      \
 			z[i] = acc ? z[i] + d : d;                                                             \
 		}                                                                                              \
