@@ -72,8 +72,9 @@
 //     MaxDims dimensions; BinaryBackward, the gradient of either operand,
 //     summed over what it is broadcast along.
 //   - SumAxis, MeanAxis, MaxAxis along an axis of up to MaxDims
-//     dimensions; Sum, SumSquares, Dot of whole buffers into one element
-//     on the device.
+//     dimensions; ChannelSums, a bias's gradient as autograd forms it;
+//     Sum, SumSquares, Dot of whole buffers into one element on the
+//     device.
 //   - ErrorNorm, the RMS of e/(atol + rtol·max(|y0|, |y1|)), and
 //     MixedErrorNorm, torchdiffeq's max over parts of each part's RMS
 //     (its adjoint's norm; a seminorm passes fewer parts), each with the
@@ -116,7 +117,8 @@
 // agree with the CPU's to the float64 rounding of the sums (tested within
 // n·2⁻⁵² of Σ|x| of the exact sum), float32 ones within an ulp of the
 // exact sum. Axes of up to 256 elements are summed by one thread per
-// output, in order; AdamNODE's sums for r1 and r2 keep the CPU's blocks of
+// output, in order, and a matrix's columns by ChannelSums in T in order,
+// as tensor.AddColumnSums; AdamNODE's sums for r1 and r2 keep the CPU's blocks of
 // 64 elements summed in T, only the blocks' float64 sums are added in a
 // tree (the CPU's AVX-512 path adds them in lanes, its Go loop in order).
 // Sums that overflow in the error norms are formed again scaled.

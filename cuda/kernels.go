@@ -351,11 +351,12 @@ const (
 	kAdamBand
 	kAdamSums
 	kAdamCot
+	kChanSum
 	numKinds
 )
 
 var kindNames = [numKinds]string{"fill", "copy", "lincomb", "map", "mapbwd", "errnorm", "binary", "binbwd", "axisreduce", "sumparts", "sumfinal",
-	"adamfwd", "adambwd", "adamband", "adamsums", "adamcot"}
+	"adamfwd", "adambwd", "adamband", "adamsums", "adamcot", "chansum"}
 
 const (
 	kErrNormFinal = 2 * numKinds

@@ -310,3 +310,76 @@ func testMixedErrorNorm[T tensor.Float](t *testing.T, k *Kernels) {
 		}
 	}
 }
+
+// TestChannelSums: a bias's gradient over [batch, C, inner], set and
+// accumulated: with inner = 1 the rows added in T in order (the reference,
+// and tensor.AddColumnSums in float64) to the bit; with inner > 1 the
+// exact sum within the rounding of float64 sums, rounded to T and added;
+// empty batches and channels; bad sizes and lengths are errors.
+func TestChannelSums(t *testing.T) {
+	k := kernels(t)
+	bothTypes(t, func(t *testing.T) { testChannelSums[float32](t, k) }, func(t *testing.T) { testChannelSums[float64](t, k) })
+}
+
+func testChannelSums[T tensor.Float](t *testing.T, k *Kernels) {
+	r := rand.New(rand.NewPCG(27, 28))
+	for _, s := range [][3]int{{0, 5, 1}, {1, 1, 1}, {300, 7, 1}, {64, 300, 1}, {32, 5, 784}, {3, 2, 1000}, {2, 0, 4}, {0, 3, 10}, {5, 3, 2}} {
+		batch, c, inner := s[0], s[1], s[2]
+		x, d0 := finite[T](r, batch*c*inner), finite[T](r, c)
+		xb := toDevice(t, k, x)
+		for _, acc := range []bool{false, true} {
+			dst := toDevice(t, k, d0)
+			if err := ChannelSums(k, dst, xb, batch, c, inner, acc); err != nil {
+				t.Fatal(err)
+			}
+			got := fromDevice(t, k, dst)
+			var cpu []T
+			if inner == 1 && is64[T]() {
+				cpu = slices.Clone(d0)
+				if !acc {
+					clear(cpu)
+				}
+				tensor.AddColumnSums(cpu, x)
+			}
+			for ch := range c {
+				var start T
+				if acc {
+					start = d0[ch]
+				}
+				ok := false
+				var want T
+				if inner == 1 {
+					want = start
+					for b := range batch {
+						want += x[b*c+ch]
+					}
+					ok = same(got[ch], want) && (cpu == nil || same(got[ch], cpu[ch]))
+				} else {
+					var terms []float64
+					for b := range batch {
+						for i := range inner {
+							terms = append(terms, float64(x[(b*c+ch)*inner+i]))
+						}
+					}
+					sum, abs := exactSum(terms)
+					want = start + T(sum)
+					ok = math.Abs(float64(got[ch])-float64(want)) <= ulp(want)+ulp(T(sum))+float64(len(terms))*0x1p-52*abs
+				}
+				if !ok {
+					t.Fatalf("[%d, %d, %d] acc %v: dst[%d] = %v, want %v", batch, c, inner, acc, ch, got[ch], want)
+				}
+			}
+		}
+	}
+	b6 := toDevice(t, k, make([]T, 6))
+	for name, err := range map[string]error{
+		"inner 0":  ChannelSums(k, b6, b6, 1, 6, 0, false),
+		"negative": ChannelSums(k, b6, b6, -1, 6, 1, false),
+		"dst":      ChannelSums(k, b6, b6, 2, 3, 1, false),
+		"x":        ChannelSums(k, b6, b6, 2, 6, 1, false),
+	} {
+		if err == nil || !strings.Contains(err.Error(), "ChannelSums") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -140,3 +140,38 @@ func SumSquares[T tensor.Float](k *Kernels, dst, x Buffer[T]) error {
 func Dot[T tensor.Float](k *Kernels, dst, x, y Buffer[T]) error {
 	return sumLaunch(k, "Dot", 2, dst, x, y)
 }
+
+// ChannelSums sets dst[c] = Σ_{b,i} x[b, c, i] for x of shape [batch, C,
+// inner] and dst of C elements, or adds it to dst with accumulate: a
+// bias's gradient, as autograd forms it (its sumPerChannelInto). With
+// inner = 1 (a Linear's bias: the columns of a matrix) one thread a column
+// adds the rows to dst[c] (or 0) in T, in order: tensor.AddColumnSums to
+// the bit (its generic path; float32's AVX-512 path adds even and odd rows
+// apart). Otherwise (a convolution's bias) a block of threads a channel
+// sums in float64 in a fixed tree, rounds to T and adds to dst[c] (or 0),
+// where autograd adds the batch's float64 row sums in order: the same
+// float64 sum to its rounding, the same bits every run.
+func ChannelSums[T tensor.Float](k *Kernels, dst, x Buffer[T], batch, channels, inner int, accumulate bool) error {
+	if batch < 0 || channels < 0 || inner < 1 {
+		return fmt.Errorf("cuda: ChannelSums: batch %d, %d channels, inner size %d", batch, channels, inner)
+	}
+	if dst.n != channels || x.n != batch*channels*inner {
+		return fmt.Errorf("cuda: ChannelSums: lengths %d and %d for [%d, %d, %d]", dst.n, x.n, batch, channels, inner)
+	}
+	if channels == 0 {
+		return nil
+	}
+	acc := uint64(0)
+	if accumulate {
+		acc = 1
+	}
+	if err := k.enter(); err != nil {
+		return err
+	}
+	defer k.leave()
+	grid := k.gridFor(channels)
+	if inner > 1 {
+		grid = max(1, min(channels, blocksPerSM*k.sms))
+	}
+	return k.launch(kernelIndex[T](kChanSum), grid, uint64(dst.ptr), uint64(x.ptr), uint64(batch), uint64(channels), uint64(inner), acc)
+}

@@ -90,6 +90,33 @@ __device__ static void reduce_first_max(double *v, double *ix, double mv, double
 		}                                                                                              \
 	}                                                                                                      \
                                                                                                                \
+	/* A bias's gradient, autograd's sumPerChannelInto: for x of [batch, C, inner],                  \
+	   dst[c] = (acc ? dst[c] : 0) + Σ_{b,i} x[(b·C + c)·inner + i]. With inner = 1 (a matrix's      \
+	   columns, tensor.AddColumnSums) one thread a column adds the rows in T in order, from dst[c]   \
+	   or 0; else one block a channel sums in double in a tree (thread t taking the channel's        \
+	   elements t, t + NORM_THREADS, … in (b, i) order), rounded to T and added to dst[c] or 0. */    \
+	__global__ void chansum_##S(T *__restrict__ dst, const T *__restrict__ x, long long batch, long long C,    \
+				    long long inner, int acc) {                                                \
+		__shared__ double sh[NORM_THREADS];                                                            \
+		if (inner == 1) {                                                                              \
+			for (long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x; c < C;                   \
+			     c += (long long)gridDim.x * blockDim.x) {                                          \
+				T s = acc ? dst[c] : (T)0;                                                     \
+				for (long long b = 0; b < batch; b++) s = s + x[b * C + c];                    \
+				dst[c] = s;                                                                    \
+			}                                                                                      \
+			return;                                                                                \
+		}                                                                                              \
+		for (long long c = blockIdx.x; c < C; c += gridDim.x) {                                        \
+			double s = 0;                                                                          \
+			for (long long j = threadIdx.x; j < batch * inner; j += blockDim.x)                    \
+				s += (double)x[(j / inner * C + c) * inner + j % inner];                       \
+			reduce_sum(sh, s);                                                                     \
+			if (threadIdx.x == 0) dst[c] = (acc ? dst[c] : (T)0) + (T)sh[0];                       \
+			__syncthreads();                                                                       \
+		}                                                                                              \
+	}                                                                                                      \
+                                                                                                               \
 	/* One record per block of a whole buffer: part[b] = Σ x (op 0), Σ x² (op 1) or Σ x·y (op 2)    \
 	   over the block's elements, in double (each product of two doubles of T values rounded once  \
 	   in double). Blocks of NORM_THREADS threads. */                                               \
