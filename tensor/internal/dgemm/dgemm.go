@@ -45,19 +45,14 @@ const (
 // driver is Dgemm's blocked GEMM.
 var driver = &gemm.Driver[float64]{
 	MR: mr, NR: nr, KC: kc, MC: mc, NC: nc,
-	DirectBMaxM: 96,
-	PackAMinN:   512, // package sgemm's threshold, not tuned again for float64
-	Enabled:     hasKernel,
-	PanelWidth:  panelWidth,
-	InPlace: func(trans bool, w int) gemm.Kernel[float64] {
-		if trans {
-			return edgeKernel(mr, w)
-		}
-		return rowKernel(w)
-	},
-	Edge:      edgeKernel,
-	PackPanel: gemm.PackPanelGo[float64],
-	Fallback:  gonum.Implementation{}.Dgemm,
+	DirectBMaxM:  96,
+	PackAMinN:    512, // package sgemm's threshold, not tuned again for float64
+	Enabled:      hasKernel,
+	PanelWidth:   panelWidth,
+	InPlaceTiles: inPlaceTiles,
+	Edge:         edgeKernel,
+	PackPanel:    gemm.PackPanelGo[float64],
+	Fallback:     gonum.Implementation{}.Dgemm,
 }
 
 // Enabled reports whether Dgemm runs the assembly kernels (rather than
@@ -77,6 +72,19 @@ func Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda i
 // instead of in a pass of its own.
 func DgemmBias(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, bias, c []float64, ldc int) {
 	driver.GemmBias(tA, tB, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc)
+}
+
+// inPlaceTiles computes C's rows [0, edge), 12 at a time, reading A in
+// place against a panel of w columns of B (gemm.Driver.InPlaceTiles):
+// transposed by the packed-A kernels, by rows by kernS16 and the like.
+func inPlaceTiles(trans bool, w, kb int, a []float64, lda, edge int, b *float64, ldb int, c []float64, ldc int, alpha, beta float64, mask uint32, bias *float64) {
+	kern, step := rowKernel(w), lda
+	if trans {
+		kern, step = edgeKernel(mr, w), 1
+	}
+	for i0 := 0; i0 < edge; i0 += mr {
+		kern(kb, &a[i0*step], lda, b, ldb, &c[i0*ldc], ldc, alpha, beta, mr, mask, bias)
+	}
 }
 
 // panelWidth is the width of the kernel that computes a panel of w columns

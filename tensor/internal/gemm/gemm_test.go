@@ -63,8 +63,16 @@ func testDriver(calls *int) *Driver[float64] {
 			}
 			return 4
 		},
-		InPlace: func(trans bool, w int) Kernel[float64] { return goKernel(3, !trans, calls) },
-		Edge:    func(rows, w int) Kernel[float64] { return goKernel(min(3, rows+rows%2), false, calls) },
+		InPlaceTiles: func(trans bool, w, kb int, a []float64, lda, edge int, b *float64, ldb int, c []float64, ldc int, alpha, beta float64, mask uint32, bias *float64) {
+			kern, step := goKernel(3, !trans, calls), lda
+			if trans {
+				step = 1
+			}
+			for i0 := 0; i0 < edge; i0 += 3 {
+				kern(kb, &a[i0*step], lda, b, ldb, &c[i0*ldc], ldc, alpha, beta, 3, mask, bias)
+			}
+		},
+		Edge: func(rows, w int) Kernel[float64] { return goKernel(min(3, rows+rows%2), false, calls) },
 		PackPanel: func(d []float64, s, w, kb int, perStep bool, src []float64, base, ld int) {
 			PackPanelGo(d, s, w, kb, perStep, src, base, ld)
 		},

@@ -46,10 +46,10 @@ var driver = &gemm.Driver[float32]{
 		}
 		return nr
 	},
-	InPlace:   inPlaceKernel,
-	Edge:      edgeKernel,
-	PackPanel: packPanel,
-	Fallback:  gonum.Implementation{}.Sgemm,
+	InPlaceTiles: inPlaceTiles,
+	Edge:         edgeKernel,
+	PackPanel:    packPanel,
+	Fallback:     gonum.Implementation{}.Sgemm,
 }
 
 // Enabled reports whether Sgemm runs the assembly kernels (rather than
@@ -71,19 +71,24 @@ func SgemmBias(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, l
 	driver.GemmBias(tA, tB, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc)
 }
 
-// inPlaceKernel returns the kernel reading 12 rows of A in place against
-// a panel of w columns: transposed (kernP32, kernP16) or by rows (kernS32,
-// kernS16).
-func inPlaceKernel(trans bool, w int) gemm.Kernel[float32] {
-	switch {
-	case trans && w > 16:
-		return kernP32
-	case trans:
-		return kernP16
-	case w > 16:
-		return kernS32
+// inPlaceTiles computes C's rows [0, edge), 12 at a time, reading A in
+// place against a panel of w columns of B (gemm.Driver.InPlaceTiles):
+// transposed (kernP32, kernP16) or by rows (kernS32, kernS16), called
+// directly.
+func inPlaceTiles(trans bool, w, kb int, a []float32, lda, edge int, b *float32, ldb int, c []float32, ldc int, alpha, beta float32, mask uint32, bias *float32) {
+	for i0 := 0; i0 < edge; i0 += mr {
+		cp := &c[i0*ldc]
+		switch {
+		case trans && w > 16:
+			kernP32(kb, &a[i0], lda, b, ldb, cp, ldc, alpha, beta, mr, mask, bias)
+		case trans:
+			kernP16(kb, &a[i0], lda, b, ldb, cp, ldc, alpha, beta, mr, mask, bias)
+		case w > 16:
+			kernS32(kb, &a[i0*lda], lda, b, ldb, cp, ldc, alpha, beta, mr, mask, bias)
+		default:
+			kernS16(kb, &a[i0*lda], lda, b, ldb, cp, ldc, alpha, beta, mr, mask, bias)
+		}
 	}
-	return kernS16
 }
 
 // edgeKernel returns the packed-A kernel for a panel of rows rows (at most
