@@ -285,8 +285,10 @@ func writeBatchCSV(path string, rows []batchRow) error {
 	return saveText(path, b.String())
 }
 
-// readBatchCSV reads a batches.csv.
-func readBatchCSV(path string) ([]batchRow, error) {
+// readHeadedCSV reads the CSV file at path, which must begin with header, and
+// returns its records after the header; what names the kind of file in the
+// error for another header. A missing file's error wraps fs.ErrNotExist.
+func readHeadedCSV(path, what string, header []string) ([][]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -296,11 +298,20 @@ func readBatchCSV(path string) ([]batchRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(recs) == 0 || !slices.Equal(recs[0], batchHeader) {
-		return nil, fmt.Errorf("%s: not a batches CSV (want the header %s)", path, strings.Join(batchHeader, ","))
+	if len(recs) == 0 || !slices.Equal(recs[0], header) {
+		return nil, fmt.Errorf("%s: not a %s CSV (want the header %s)", path, what, strings.Join(header, ","))
+	}
+	return recs[1:], nil
+}
+
+// readBatchCSV reads a batches.csv.
+func readBatchCSV(path string) ([]batchRow, error) {
+	recs, err := readHeadedCSV(path, "batches", batchHeader)
+	if err != nil {
+		return nil, err
 	}
 	var rows []batchRow
-	for n, rec := range recs[1:] {
+	for n, rec := range recs {
 		bad := func(err error) error { return fmt.Errorf("%s, line %d: %w", path, n+2, err) }
 		r := batchRow{Model: rec[0]}
 		if _, err := models.ParseKind(r.Model); err != nil {
@@ -382,21 +393,13 @@ func replotCompare(s runSettings, out io.Writer) error {
 // readCompareCSV reads a compare.csv (train.WriteCSV's columns) into one
 // result per model, in the order the models first appear.
 func readCompareCSV(path string) ([]compareResult, error) {
-	f, err := os.Open(path)
+	recs, err := readHeadedCSV(path, "compare", train.CSVHeader())
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(recs) == 0 || !slices.Equal(recs[0], train.CSVHeader()) {
-		return nil, fmt.Errorf("%s: not a compare CSV (want the header %s)", path, strings.Join(train.CSVHeader(), ","))
-	}
 	var results []compareResult
 	index := map[string]int{}
-	for n, rec := range recs[1:] {
+	for n, rec := range recs {
 		bad := func(err error) error { return fmt.Errorf("%s, line %d: %w", path, n+2, err) }
 		row := train.Row{Model: rec[0], Split: rec[1]}
 		if row.Epoch, err = strconv.Atoi(rec[2]); err != nil {

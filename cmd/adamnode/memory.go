@@ -113,22 +113,14 @@ var memoryHeader = []string{"model", "peak_rss_mib", "rss_cumulative", "peak_hea
 // runs so far took it. A missing file is an empty map.
 func loadMemory(path string) (map[string]memUse, error) {
 	mem := map[string]memUse{}
-	f, err := os.Open(path)
+	recs, err := readHeadedCSV(path, "memory", memoryHeader)
 	if errors.Is(err, fs.ErrNotExist) {
 		return mem, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(recs) == 0 || !slices.Equal(recs[0], memoryHeader) {
-		return nil, fmt.Errorf("%s: the header is not %s", path, strings.Join(memoryHeader, ","))
-	}
-	for i, r := range recs[1:] {
+	for i, r := range recs {
 		rss, err1 := strconv.ParseFloat(r[1], 64)
 		cum, err2 := strconv.ParseBool(r[2])
 		heap, err3 := strconv.ParseFloat(r[3], 64)
