@@ -255,6 +255,16 @@ func (p *problem[T]) diffusion(tp *autograd.Tape[T], t float64, y autograd.Var[T
 	return g, nil
 }
 
+// fields evaluates and checks f(t, y), then g(t, y), as drift and
+// diffusion do.
+func (p *problem[T]) fields(tp *autograd.Tape[T], t float64, y autograd.Var[T]) (f, g autograd.Var[T], err error) {
+	if f, err = p.drift(tp, t, y); err != nil {
+		return f, g, err
+	}
+	g, err = p.diffusion(tp, t, y)
+	return f, g, err
+}
+
 // apply returns g·w for a diffusion g and a Var w shaped as p.wShape
 // (ΔW, or another quantity per Brownian motion such as (ΔW² − h)/2).
 func (p *problem[T]) apply(g, w autograd.Var[T]) autograd.Var[T] {

@@ -430,11 +430,7 @@ func (s *milstein[T]) start(*autograd.Tape[T], float64, autograd.Var[T]) error {
 
 func (s *milstein[T]) step(tp *autograd.Tape[T], t, h float64, y, dW autograd.Var[T]) (autograd.Var[T], error) {
 	p := s.p
-	f, err := p.drift(tp, t, y)
-	if err != nil {
-		return y, err
-	}
-	g, err := p.diffusion(tp, t, y)
+	f, g, err := p.fields(tp, t, y)
 	if err != nil {
 		return y, err
 	}
@@ -469,11 +465,7 @@ func (s *srk[T]) start(*autograd.Tape[T], float64, autograd.Var[T]) error { retu
 
 func (s *srk[T]) step(tp *autograd.Tape[T], t, h float64, y, dW autograd.Var[T]) (autograd.Var[T], error) {
 	p := s.p
-	f1, err := p.drift(tp, t, y)
-	if err != nil {
-		return y, err
-	}
-	g1, err := p.diffusion(tp, t, y)
+	f1, g1, err := p.fields(tp, t, y)
 	if err != nil {
 		return y, err
 	}
@@ -507,21 +499,13 @@ func (s *heun[T]) start(*autograd.Tape[T], float64, autograd.Var[T]) error { ret
 
 func (s *heun[T]) step(tp *autograd.Tape[T], t, h float64, y, dW autograd.Var[T]) (autograd.Var[T], error) {
 	p := s.p
-	f1, err := p.drift(tp, t, y)
-	if err != nil {
-		return y, err
-	}
-	g1, err := p.diffusion(tp, t, y)
+	f1, g1, err := p.fields(tp, t, y)
 	if err != nil {
 		return y, err
 	}
 	gw1 := p.apply(g1, dW)
 	yt := autograd.LinComb([]T{1, T(h), 1}, y, f1, gw1)
-	f2, err := p.drift(tp, t+h, yt)
-	if err != nil {
-		return y, err
-	}
-	g2, err := p.diffusion(tp, t+h, yt)
+	f2, g2, err := p.fields(tp, t+h, yt)
 	if err != nil {
 		return y, err
 	}
@@ -554,11 +538,7 @@ func (s *reversibleHeun[T]) step(tp *autograd.Tape[T], t, h float64, y, dW autog
 	p := s.p
 	sw := p.apply(s.sigma, dW)
 	yhat := autograd.LinComb([]T{2, -1, T(h), 1}, y, s.yhat, s.mu, sw)
-	mu, err := p.drift(tp, t+h, yhat)
-	if err != nil {
-		return y, err
-	}
-	sigma, err := p.diffusion(tp, t+h, yhat)
+	mu, sigma, err := p.fields(tp, t+h, yhat)
 	if err != nil {
 		return y, err
 	}

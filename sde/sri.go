@@ -178,11 +178,7 @@ func (s *sra1[T]) stepArea(tp *autograd.Tape[T], t, h float64, y autograd.Var[T]
 		i10h.Data()[k] = T(v)
 		rest.Data()[k] = T(float64(w[k]) - v)
 	}
-	f1, err := p.drift(tp, t, y)
-	if err != nil {
-		return y, err
-	}
-	g0, err := p.diffusion(tp, t, y)
+	f1, g0, err := p.fields(tp, t, y)
 	if err != nil {
 		return y, err
 	}
