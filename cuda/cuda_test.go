@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -104,6 +105,23 @@ func gpu(t *testing.T) tensor.Backend {
 // TestUnavailable: without the libraries the package says which it could
 // not load, and nothing panics.
 func TestUnavailable(t *testing.T) {
+	if os.Getenv(unavailableChildEnv) == "" {
+		// In a fresh process: once another test has loaded the stand-in,
+		// the loader finds it by its soname wherever it is asked to look.
+		cmd := exec.Command(os.Args[0], "-test.run=^TestUnavailable$", "-test.v")
+		cmd.Env = append(os.Environ(), unavailableChildEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("the child process: %v\n%s", err, out)
+		}
+		if bytes.Contains(out, []byte("--- SKIP")) {
+			t.Skipf("the child process skipped:\n%s", out)
+		}
+		if !bytes.Contains(out, []byte("--- PASS: TestUnavailable")) {
+			t.Fatalf("the child process ran no TestUnavailable:\n%s", out)
+		}
+		return
+	}
 	_, err := load(t.TempDir())
 	if err == nil && standinDir == "" {
 		t.Skip("the real CUDA runtime is on the loader's path")
@@ -112,6 +130,10 @@ func TestUnavailable(t *testing.T) {
 		t.Errorf("error %q does not name the runtime library", err)
 	}
 }
+
+// unavailableChildEnv, set, has TestUnavailable run its check in this
+// process (its child's).
+const unavailableChildEnv = "ADAMNODE_CUDA_TEST_UNAVAILABLE_CHILD"
 
 // TestDirList: DirEnv may list several directories, as PATH does; the
 // libraries load from whichever holds them.
