@@ -87,10 +87,9 @@ func MeanAxis[T tensor.Float](k *Kernels, dst, x Buffer[T], shape []int, axis in
 }
 
 // MaxAxis sets dst to the largest element of x along axis, as
-// tensor.MaxAxis has it (a sequential scan keeping the first element and
-// replacing it by a larger one): NaN where the axis's first element is
-// NaN, else the largest of the elements that are not NaN, the first of
-// equal ones (so −0 or +0 as the first zero is). Exact: the CPU's to the
+// tensor.MaxAxis has it: the first NaN along the axis if there is one (a
+// NaN propagates, as in PyTorch), else the first of equal largest
+// elements (so −0 or +0 as the first zero is). Exact: the CPU's to the
 // bit. An axis of size 0 is an error.
 func MaxAxis[T tensor.Float](k *Kernels, dst, x Buffer[T], shape []int, axis int) error {
 	return axisReduce(k, "MaxAxis", 2, dst, x, shape, axis)

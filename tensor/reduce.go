@@ -151,7 +151,9 @@ func ArgMax[T Float](x *Tensor[T], axis int) []int {
 }
 
 // MaxAxis sets dst to the maximum of x along axis (dst has x's shape with
-// that axis removed) and returns dst.
+// that axis removed) and returns dst. A NaN propagates, as in PyTorch: the
+// first NaN along the axis is the result; otherwise the first of equal
+// largest elements (so −0 or +0 as the first zero is).
 func (dst *Tensor[T]) MaxAxis(x *Tensor[T], axis int) *Tensor[T] {
 	dst.wrote()
 	outer, n, inner, ax := axisLayout("MaxAxis", x.shape, axis)
@@ -163,7 +165,7 @@ func (dst *Tensor[T]) MaxAxis(x *Tensor[T], axis int) *Tensor[T] {
 		copy(d, x.data[o*n*inner:(o*n+1)*inner])
 		for k := 1; k < n; k++ {
 			for i, v := range x.data[(o*n+k)*inner : (o*n+k+1)*inner] {
-				if v > d[i] {
+				if m := d[i]; v > m || (v != v && m == m) {
 					d[i] = v
 				}
 			}

@@ -208,6 +208,16 @@ func TestReductions(t *testing.T) {
 	if got := tensor.New[float64](2).MaxAxis(x, 1).Data(); got[0] != 5 || got[1] != 7 {
 		t.Errorf("MaxAxis 1 = %v", got)
 	}
+	// A NaN propagates wherever it stands along the axis, as in PyTorch.
+	nan := math.NaN()
+	xn := tensor.FromSlice([]float64{1, nan, 3, nan, 2, 0, 5, 6, nan}, 3, 3)
+	if got := tensor.New[float64](3).MaxAxis(xn, 1).Data(); !math.IsNaN(got[0]) || !math.IsNaN(got[1]) || !math.IsNaN(got[2]) {
+		t.Errorf("MaxAxis with a NaN in each row (middle, first, last) = %v, want NaN in each", got)
+	}
+	xc := tensor.FromSlice([]float64{1, nan, 3, nan, 2, 0}, 2, 3)
+	if got := tensor.New[float64](3).MaxAxis(xc, 0).Data(); !math.IsNaN(got[0]) || !math.IsNaN(got[1]) || got[2] != 3 {
+		t.Errorf("MaxAxis 0 of [[1 NaN 3] [NaN 2 0]] = %v, want [NaN NaN 3]", got)
+	}
 	if got := tensor.ArgMax(x, 1); got[0] != 1 || got[1] != 0 {
 		t.Errorf("ArgMax 1 = %v (ties go to the first)", got)
 	}

@@ -44,7 +44,7 @@ __device__ static void reduce_first_max(double *v, double *ix, double mv, double
 #define ANK_REDUCE(S, T)                                                                                       \
 	/* Along the axis of x, seen as [outer, n, inner]: dst[o·inner + i] for op 0 the sum of          \
 	   x[(o·n + k)·inner + i] over k, 1 the mean (the sum / n), 2 the max as tensor.MaxAxis has it  \
-	   (the first element if NaN, else the largest of the others not NaN, the first of equal ones). \
+	   (the first NaN along the axis if any, else the first of equal largest elements).             \
 	   Sums in double, rounded to T once. With block = 0, one thread an output, k in order; else    \
 	   one block an output, thread t taking k = t, t + NORM_THREADS, …, then a tree. */             \
 	__global__ void axisreduce_##S(T *__restrict__ dst, const T *__restrict__ x, int op, int block,        \
@@ -56,8 +56,10 @@ __device__ static void reduce_first_max(double *v, double *ix, double mv, double
 				const T *p = x + out / inner * n * inner + out % inner;                        \
 				if (op == 2) {                                                                 \
 					T m = p[0];                                                            \
-					for (long long k = 1; k < n; k++)                                      \
-						if (p[k * inner] > m) m = p[k * inner];                        \
+					for (long long k = 1; k < n; k++) {                                    \
+						T v = p[k * inner];                                            \
+						if (v > m || (v != v && m == m)) m = v;                        \
+					}                                                                      \
 					dst[out] = m;                                                          \
 				} else {                                                                       \
 					double s = 0;                                                          \
@@ -70,16 +72,22 @@ __device__ static void reduce_first_max(double *v, double *ix, double mv, double
 		for (long long out = blockIdx.x; out < outer * inner; out += gridDim.x) {                      \
 			const T *p = x + out / inner * n * inner + out % inner;                                \
 			if (op == 2) {                                                                         \
-				double m = 0, mi = -1;                                                         \
+				double m = 0, mi = -1, ni = -1;                                                \
 				for (long long k = threadIdx.x; k < n; k += blockDim.x) {                      \
 					double v = (double)p[k * inner];                                       \
-					if (v == v && (mi < 0 || v > m)) {                                     \
+					if (v != v) {                                                          \
+						if (ni < 0) ni = (double)k;                                    \
+					} else if (mi < 0 || v > m) {                                          \
 						m = v;                                                         \
 						mi = (double)k;                                                \
 					}                                                                      \
 				}                                                                              \
 				reduce_first_max(sh, shi, m, mi);                                              \
-				if (threadIdx.x == 0) dst[out] = p[0] != p[0] ? p[0] : (T)sh[0];                \
+				double best = sh[0];                                                           \
+				__syncthreads();                                                               \
+				/* the first NaN: the smallest index among the threads' first ones */          \
+				reduce_first_max(sh, shi, 0, ni);                                              \
+				if (threadIdx.x == 0) dst[out] = shi[0] >= 0 ? p[(long long)shi[0] * inner] : (T)best; \
 			} else {                                                                               \
 				double s = 0;                                                                  \
 				for (long long k = threadIdx.x; k < n; k += blockDim.x) s += (double)p[k * inner]; \
