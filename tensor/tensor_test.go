@@ -214,6 +214,11 @@ func TestReductions(t *testing.T) {
 	if got := tensor.New[float64](3).MaxAxis(xn, 1).Data(); !math.IsNaN(got[0]) || !math.IsNaN(got[1]) || !math.IsNaN(got[2]) {
 		t.Errorf("MaxAxis with a NaN in each row (middle, first, last) = %v, want NaN in each", got)
 	}
+	// Of equal largest elements the first is kept: −0 before +0 stays −0.
+	negZero := math.Copysign(0, -1)
+	if got := tensor.New[float64](1).MaxAxis(tensor.FromSlice([]float64{negZero, 0}, 1, 2), 1).Data(); !math.Signbit(got[0]) {
+		t.Errorf("MaxAxis of [−0 +0] = %v, want −0 (the first of equal elements)", got[0])
+	}
 	xc := tensor.FromSlice([]float64{1, nan, 3, nan, 2, 0}, 2, 3)
 	if got := tensor.New[float64](3).MaxAxis(xc, 0).Data(); !math.IsNaN(got[0]) || !math.IsNaN(got[1]) || got[2] != 3 {
 		t.Errorf("MaxAxis 0 of [[1 NaN 3] [NaN 2 0]] = %v, want [NaN NaN 3]", got)
