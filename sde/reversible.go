@@ -117,147 +117,187 @@ func solveAsNode[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autogra
 // reverseHeun is the backward pass of solveReversible: it returns the
 // cotangents of y0 and of each parameter.
 func reverseHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], final revState[T], y0 *tensor.Tensor[T], steps []revStep, t0 float64, path Path[T], gy *tensor.Tensor[T], params []*autograd.Param[T]) ([]*tensor.Tensor[T], error) {
-	st := p.stats
-	s := revState[T]{y: final.y.Clone(), yhat: final.yhat.Clone(), mu: final.mu.Clone(), sigma: final.sigma.Clone()}
-	ay, ayh := tensor.New[T](p.yShape...), tensor.New[T](p.yShape...)
-	amu, asig := tensor.New[T](p.yShape...), tensor.New[T](p.gShape...)
-	tmp, tmpG := tensor.New[T](p.yShape...), tensor.New[T](p.gShape...)
-	pgrads := make([]*tensor.Tensor[T], len(params))
-	for j, q := range params {
-		pgrads[j] = tensor.New[T](q.Value.Shape()...)
-	}
-	pb := autograd.NewPullback(eng)
-	inner := autograd.NewTape(eng)
-	inner.SetNoGrad(true)
-	defer inner.Release()
-	n, ng := p.n, numel(p.gShape)
-	cot := tensor.New[T](n + ng)
-	dW := tensor.New[T](path.Shape()...)
-
-	// vjp adds (amu, asig)ᵀ ∂(f, g)/∂y at (t, at) into dst and the
-	// parameters' gradients.
-	vjp := func(t float64, at, dst *tensor.Tensor[T]) (err error) {
-		defer recoverUnlisted(&err)
-		st.BackwardEvals++
-		copy(cot.Data()[:n], amu.ReadData())
-		copy(cot.Data()[n:], asig.ReadData())
-		fg := func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
-			f := p.sde.Drift(tp, t, in[0])
-			g := p.sde.Diffusion(tp, t, in[0])
-			return autograd.Concat(0, autograd.Reshape(f, n), autograd.Reshape(g, ng))
-		}
-		_, err = pb.VJP(fg, []*tensor.Tensor[T]{at}, cot, autograd.VJPDest[T]{
-			Inputs: []*tensor.Tensor[T]{dst}, Params: params, ParamGrads: pgrads, Accumulate: true,
-		})
-		return err
-	}
-
-	// record evaluates f and g at (t, at) on tp, recording for the
-	// backward pass: the reconstruction of step n's start needs f and g at
-	// ŷₙ, and the next backward step pulls (a_μ, a_σ) back through the very
-	// same evaluation, so each is taken once.
-	type recorded struct {
-		tp        *autograd.Tape[T]
-		x, fg     autograd.Var[T]
-		mu, sigma *tensor.Tensor[T]
-	}
-	record := func(r *recorded, t float64, at *tensor.Tensor[T]) (err error) {
-		defer recoverUnlisted(&err)
-		st.BackwardEvals++
-		r.tp.Reset()
-		r.tp.RedirectParams(params, pgrads)
-		r.x = r.tp.Input(at.Clone())
-		f := p.sde.Drift(r.tp, t, r.x)
-		g := p.sde.Diffusion(r.tp, t, r.x)
-		r.fg = autograd.Concat(0, autograd.Reshape(f, n), autograd.Reshape(g, ng))
-		r.mu, r.sigma = f.Value(), g.Value()
-		return nil
-	}
-	// pull adds (a_μ, a_σ)ᵀ ∂(f, g)/∂y at the recorded point into dst and
-	// the parameters' gradients.
-	pull := func(r *recorded, dst *tensor.Tensor[T]) (err error) {
-		defer recoverUnlisted(&err)
-		copy(cot.Data()[:n], amu.ReadData())
-		copy(cot.Data()[n:], asig.ReadData())
-		if err := r.tp.BackwardWith(r.fg, cot); err != nil {
-			return err
-		}
-		if gx := r.x.Grad(); gx != nil {
-			dst.Add(dst, gx.Reshape(dst.Shape()...))
-		}
-		return nil
-	}
-	cur, next := &recorded{tp: autograd.NewTape(eng)}, &recorded{tp: autograd.NewTape(eng)}
+	b := newRevBackward(p, eng, final, path, params)
+	defer b.inner.Release()
+	cur, next := &revRecord[T]{tp: autograd.NewTape(eng)}, &revRecord[T]{tp: autograd.NewTape(eng)}
 	defer cur.tp.Release()
 	defer next.tp.Release()
 	if len(steps) > 0 {
 		last := steps[len(steps)-1]
-		if err := record(cur, last.t+last.h, s.yhat); err != nil {
+		if err := b.record(cur, last.t+last.h, b.s.yhat); err != nil {
 			return nil, p.fail(last.t, fmt.Errorf("backward: %w", err))
 		}
 	}
-
 	for i := len(steps) - 1; i >= 0; i-- {
-		sp := steps[i]
-		if sp.out > 0 {
-			ay.Add(ay, gy.Slice(sp.out-1, sp.out).Reshape(p.yShape...))
+		if err := b.step(steps, i, gy, cur, next); err != nil {
+			return nil, err
 		}
-		if err := path.Increment(dW, sp.t, sp.t+sp.h); err != nil {
-			return nil, p.fail(sp.t, fmt.Errorf("backward: %w", err))
-		}
-		w := dW.Reshape(p.wShape...)
-		// μₙ₊₁ and σₙ₊₁ in yₙ₊₁, then through f and g at ŷₙ₊₁.
-		amu.AddScaled(amu, T(sp.h/2), ay)
-		tmp.Scale(ay, 0.5)
-		p.applyT(tmpG, tmp, w)
-		asig.Add(asig, tmpG)
-		if err := pull(cur, ayh); err != nil {
-			return nil, p.fail(sp.t, fmt.Errorf("backward: %w", err))
-		}
-		// Reconstruct the state at tₙ.
-		inner.Reset()
-		sw := p.apply(inner.Const(s.sigma), inner.Const(w))
-		yhat := autograd.LinComb([]T{2, -1, T(-sp.h), -1}, inner.Const(s.y), inner.Const(s.yhat), inner.Const(s.mu), sw)
-		if err := p.finite(yhat); err != nil {
-			return nil, p.fail(sp.t, fmt.Errorf("backward reconstruction: %w", err))
-		}
-		// At the time the forward solve evaluated f and g at ŷₙ: the end
-		// of the step before (or t₀).
-		tn := sp.t
-		if i > 0 {
-			tn = steps[i-1].t + steps[i-1].h
-		}
-		if err := record(next, tn, yhat.Value()); err != nil {
-			return nil, p.fail(sp.t, fmt.Errorf("backward: %w", err))
-		}
-		mu, sigma := inner.Const(next.mu), inner.Const(next.sigma)
-		y := autograd.LinComb([]T{1, T(-sp.h / 2), T(-sp.h / 2), -0.5, -0.5},
-			inner.Const(s.y), mu, inner.Const(s.mu), p.apply(sigma, inner.Const(w)), sw)
-		for _, v := range []autograd.Var[T]{mu, sigma, y} {
-			if err := p.finite(v); err != nil {
-				return nil, p.fail(sp.t, fmt.Errorf("backward reconstruction: %w", err))
-			}
-		}
-		s.y.Copy(y.Value())
-		s.yhat.Copy(yhat.Value())
-		s.mu.Copy(next.mu)
-		s.sigma.Copy(next.sigma)
 		cur, next = next, cur
-		// The linear part of the step, transposed.
-		tmp.AddScaled(ayh, 0.5, ay) // a_ŷ + ½a_y
-		amu.Scale(tmp, T(sp.h))
-		p.applyT(asig, tmp, w)
-		ay.AddScaled(ay, 2, ayh)
-		ayh.Neg(ayh)
 	}
 	// ŷ₀ = y₀, and μ₀, σ₀ were read at y₀ (kept: the reconstruction
 	// reaches it to rounding, which Stats.Drift reports).
-	st.Drift = max(maxAbsDiff(s.y, y0), maxAbsDiff(s.yhat, y0))
-	ay.Add(ay, ayh)
-	if err := vjp(t0, y0, ay); err != nil {
+	p.stats.Drift = max(maxAbsDiff(b.s.y, y0), maxAbsDiff(b.s.yhat, y0))
+	b.ay.Add(b.ay, b.ayh)
+	if err := b.vjp(t0, y0, b.ay); err != nil {
 		return nil, p.fail(t0, fmt.Errorf("backward: %w", err))
 	}
-	return append([]*tensor.Tensor[T]{ay}, pgrads...), nil
+	return append([]*tensor.Tensor[T]{b.ay}, b.pgrads...), nil
+}
+
+// revBackward is the state of reverseHeun: the reconstructed forward state
+// s, the adjoints of y, ŷ, μ and σ, the parameters' gradients and the
+// scratch the steps share.
+type revBackward[T tensor.Float] struct {
+	p                  *problem[T]
+	path               Path[T]
+	params             []*autograd.Param[T]
+	pgrads             []*tensor.Tensor[T]
+	pb                 *autograd.Pullback[T]
+	inner              *autograd.Tape[T] // the reconstruction's, no grad
+	n, ng              int
+	s                  revState[T]
+	ay, ayh, amu, asig *tensor.Tensor[T]
+	tmp, tmpG, cot, dW *tensor.Tensor[T]
+}
+
+// revRecord is an evaluation of f and g at one point recorded on its own
+// tape for the backward pass: the reconstruction of step n's start needs
+// f and g at ŷₙ, and the next backward step pulls (a_μ, a_σ) back through
+// the very same evaluation, so each is taken once.
+type revRecord[T tensor.Float] struct {
+	tp        *autograd.Tape[T]
+	x, fg     autograd.Var[T]
+	mu, sigma *tensor.Tensor[T]
+}
+
+func newRevBackward[T tensor.Float](p *problem[T], eng tensor.Engine[T], final revState[T], path Path[T], params []*autograd.Param[T]) *revBackward[T] {
+	b := &revBackward[T]{
+		p: p, path: path, params: params, pgrads: make([]*tensor.Tensor[T], len(params)),
+		pb: autograd.NewPullback(eng), inner: autograd.NewTape(eng),
+		n: p.n, ng: numel(p.gShape),
+		s:  revState[T]{y: final.y.Clone(), yhat: final.yhat.Clone(), mu: final.mu.Clone(), sigma: final.sigma.Clone()},
+		ay: tensor.New[T](p.yShape...), ayh: tensor.New[T](p.yShape...),
+		amu: tensor.New[T](p.yShape...), asig: tensor.New[T](p.gShape...),
+		tmp: tensor.New[T](p.yShape...), tmpG: tensor.New[T](p.gShape...),
+		dW: tensor.New[T](path.Shape()...),
+	}
+	b.cot = tensor.New[T](b.n + b.ng)
+	for j, q := range params {
+		b.pgrads[j] = tensor.New[T](q.Value.Shape()...)
+	}
+	b.inner.SetNoGrad(true)
+	return b
+}
+
+// cotangent sets cot = (a_μ, a_σ), flattened.
+func (b *revBackward[T]) cotangent() {
+	copy(b.cot.Data()[:b.n], b.amu.ReadData())
+	copy(b.cot.Data()[b.n:], b.asig.ReadData())
+}
+
+// vjp adds (a_μ, a_σ)ᵀ ∂(f, g)/∂y at (t, at) into dst and the parameters'
+// gradients.
+func (b *revBackward[T]) vjp(t float64, at, dst *tensor.Tensor[T]) (err error) {
+	defer recoverUnlisted(&err)
+	b.p.stats.BackwardEvals++
+	b.cotangent()
+	fg := func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+		f := b.p.sde.Drift(tp, t, in[0])
+		g := b.p.sde.Diffusion(tp, t, in[0])
+		return autograd.Concat(0, autograd.Reshape(f, b.n), autograd.Reshape(g, b.ng))
+	}
+	_, err = b.pb.VJP(fg, []*tensor.Tensor[T]{at}, b.cot, autograd.VJPDest[T]{
+		Inputs: []*tensor.Tensor[T]{dst}, Params: b.params, ParamGrads: b.pgrads, Accumulate: true,
+	})
+	return err
+}
+
+// record evaluates f and g at (t, at) on r's tape, for pull.
+func (b *revBackward[T]) record(r *revRecord[T], t float64, at *tensor.Tensor[T]) (err error) {
+	defer recoverUnlisted(&err)
+	b.p.stats.BackwardEvals++
+	r.tp.Reset()
+	r.tp.RedirectParams(b.params, b.pgrads)
+	r.x = r.tp.Input(at.Clone())
+	f := b.p.sde.Drift(r.tp, t, r.x)
+	g := b.p.sde.Diffusion(r.tp, t, r.x)
+	r.fg = autograd.Concat(0, autograd.Reshape(f, b.n), autograd.Reshape(g, b.ng))
+	r.mu, r.sigma = f.Value(), g.Value()
+	return nil
+}
+
+// pull adds (a_μ, a_σ)ᵀ ∂(f, g)/∂y at the point r recorded into dst and
+// the parameters' gradients.
+func (b *revBackward[T]) pull(r *revRecord[T], dst *tensor.Tensor[T]) (err error) {
+	defer recoverUnlisted(&err)
+	b.cotangent()
+	if err := r.tp.BackwardWith(r.fg, b.cot); err != nil {
+		return err
+	}
+	if gx := r.x.Grad(); gx != nil {
+		dst.Add(dst, gx.Reshape(dst.Shape()...))
+	}
+	return nil
+}
+
+// step runs the backward pass through steps[i]: the adjoints through the
+// step's end, then the state at its start reconstructed in algebra (f and
+// g at ŷₙ recorded into next, the ones at ŷₙ₊₁ being in cur), then the
+// step's linear part transposed.
+func (b *revBackward[T]) step(steps []revStep, i int, gy *tensor.Tensor[T], cur, next *revRecord[T]) error {
+	p, s, sp := b.p, &b.s, steps[i]
+	ay, ayh, amu, asig, tmp := b.ay, b.ayh, b.amu, b.asig, b.tmp
+	if sp.out > 0 {
+		ay.Add(ay, gy.Slice(sp.out-1, sp.out).Reshape(p.yShape...))
+	}
+	if err := b.path.Increment(b.dW, sp.t, sp.t+sp.h); err != nil {
+		return p.fail(sp.t, fmt.Errorf("backward: %w", err))
+	}
+	w := b.dW.Reshape(p.wShape...)
+	// μₙ₊₁ and σₙ₊₁ in yₙ₊₁, then through f and g at ŷₙ₊₁.
+	amu.AddScaled(amu, T(sp.h/2), ay)
+	tmp.Scale(ay, 0.5)
+	p.applyT(b.tmpG, tmp, w)
+	asig.Add(asig, b.tmpG)
+	if err := b.pull(cur, ayh); err != nil {
+		return p.fail(sp.t, fmt.Errorf("backward: %w", err))
+	}
+	// Reconstruct the state at tₙ.
+	inner := b.inner
+	inner.Reset()
+	sw := p.apply(inner.Const(s.sigma), inner.Const(w))
+	yhat := autograd.LinComb([]T{2, -1, T(-sp.h), -1}, inner.Const(s.y), inner.Const(s.yhat), inner.Const(s.mu), sw)
+	if err := p.finite(yhat); err != nil {
+		return p.fail(sp.t, fmt.Errorf("backward reconstruction: %w", err))
+	}
+	// At the time the forward solve evaluated f and g at ŷₙ: the end of
+	// the step before (or t₀).
+	tn := sp.t
+	if i > 0 {
+		tn = steps[i-1].t + steps[i-1].h
+	}
+	if err := b.record(next, tn, yhat.Value()); err != nil {
+		return p.fail(sp.t, fmt.Errorf("backward: %w", err))
+	}
+	mu, sigma := inner.Const(next.mu), inner.Const(next.sigma)
+	y := autograd.LinComb([]T{1, T(-sp.h / 2), T(-sp.h / 2), -0.5, -0.5},
+		inner.Const(s.y), mu, inner.Const(s.mu), p.apply(sigma, inner.Const(w)), sw)
+	for _, v := range []autograd.Var[T]{mu, sigma, y} {
+		if err := p.finite(v); err != nil {
+			return p.fail(sp.t, fmt.Errorf("backward reconstruction: %w", err))
+		}
+	}
+	s.y.Copy(y.Value())
+	s.yhat.Copy(yhat.Value())
+	s.mu.Copy(next.mu)
+	s.sigma.Copy(next.sigma)
+	// The linear part of the step, transposed.
+	tmp.AddScaled(ayh, 0.5, ay) // a_ŷ + ½a_y
+	amu.Scale(tmp, T(sp.h))
+	p.applyT(asig, tmp, w)
+	ay.AddScaled(ay, 2, ayh)
+	ayh.Neg(ayh)
+	return nil
 }
 
 // recoverUnlisted turns the panic of a parameter that the SDE reads but

@@ -259,58 +259,15 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 	if err != nil {
 		return nil, st, err
 	}
-	if opt.Calculus != 0 && opt.Calculus != calc && method != SRA1 {
-		return nil, st, fmt.Errorf("sde: method %q solves %v SDEs, the SDE is %v", method, calc, opt.Calculus)
-	}
-	if !(opt.Step > 0) || math.IsInf(opt.Step, 0) {
-		return nil, st, fmt.Errorf("sde: Step %g must be positive and finite", opt.Step)
-	}
-	if len(ts) < 1 {
-		return nil, st, errors.New("sde: no output times")
-	}
-	for k := 1; k < len(ts); k++ {
-		if !(ts[k] > ts[k-1]) {
-			return nil, st, fmt.Errorf("sde: output times must increase strictly: ts[%d] = %g after %g", k, ts[k], ts[k-1])
-		}
-	}
-	if (method == Milstein || method == SRK || method == SRI2) && opt.Noise == General {
-		return nil, st, fmt.Errorf("sde: method %q takes diagonal or scalar noise, not general noise (it would need the space-space Lévy areas)", method)
-	}
-	if opt.Gradient < Backprop || opt.Gradient > Checkpoint {
-		return nil, st, fmt.Errorf("sde: unknown gradient mode %d", opt.Gradient)
-	}
-	if opt.Gradient == Reversible && method != ReversibleHeun {
-		return nil, st, fmt.Errorf("sde: the Reversible gradient needs method %q, not %q", ReversibleHeun, method)
-	}
-	if opt.Gradient == Checkpoint && method == ReversibleHeun {
-		return nil, st, fmt.Errorf("sde: the Checkpoint gradient takes methods that carry nothing from step to step; for %q use the Reversible gradient", method)
-	}
-	if opt.CheckpointEvery < 0 || opt.CheckpointBudget < 0 {
-		return nil, st, fmt.Errorf("sde: CheckpointEvery %d or CheckpointBudget %d is negative", opt.CheckpointEvery, opt.CheckpointBudget)
-	}
-	if opt.CheckpointEvery > 0 && opt.CheckpointBudget > 0 {
-		return nil, st, fmt.Errorf("sde: CheckpointEvery %d and CheckpointBudget %d are both set; the budget's binomial schedule places the checkpoints itself", opt.CheckpointEvery, opt.CheckpointBudget)
-	}
-	if opt.Gradient == Adjoint && calc != Stratonovich {
-		return nil, st, fmt.Errorf("sde: the Adjoint gradient needs a Stratonovich method (%q or %q), not %q", Heun, ReversibleHeun, method)
-	}
-	if _, ok := path.(AreaPath[T]); (method == SRI2 || method == SRA1) && !ok {
-		return nil, st, fmt.Errorf("sde: method %q needs a path with Lévy areas (an AreaPath, as Brownian); %T is not one", method, path)
+	if err := checkOptions(method, calc, ts, path, opt); err != nil {
+		return nil, st, err
 	}
 	p, err := newProblem(s, opt.Noise, method, y0.Shape(), path.Shape(), st)
 	if err != nil {
 		return nil, st, err
 	}
-	if opt.Adaptive {
-		if opt.RTol == 0 {
-			opt.RTol = 1e-5
-		}
-		if opt.ATol == 0 {
-			opt.ATol = 1e-4
-		}
-		if !(opt.RTol > 0) || !(opt.ATol > 0) || opt.MinStep < 0 || opt.MaxSteps < 0 {
-			return nil, st, fmt.Errorf("sde: adaptive tolerances RTol %g, ATol %g must be positive and MinStep %g, MaxSteps %d not negative", opt.RTol, opt.ATol, opt.MinStep, opt.MaxSteps)
-		}
+	if err := opt.adaptiveDefaults(); err != nil {
+		return nil, st, err
 	}
 	if len(ts) == 1 {
 		return []autograd.Var[T]{y0}, st, nil
@@ -342,6 +299,67 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 		return nil, st, err
 	}
 	return ys, st, nil
+}
+
+// checkOptions returns the error of the first option of a solve by method
+// (of calculus calc) at the output times ts on path that does not fit.
+func checkOptions[T tensor.Float](method string, calc Calculus, ts []float64, path Path[T], opt Options) error {
+	if opt.Calculus != 0 && opt.Calculus != calc && method != SRA1 {
+		return fmt.Errorf("sde: method %q solves %v SDEs, the SDE is %v", method, calc, opt.Calculus)
+	}
+	if !(opt.Step > 0) || math.IsInf(opt.Step, 0) {
+		return fmt.Errorf("sde: Step %g must be positive and finite", opt.Step)
+	}
+	if len(ts) < 1 {
+		return errors.New("sde: no output times")
+	}
+	for k := 1; k < len(ts); k++ {
+		if !(ts[k] > ts[k-1]) {
+			return fmt.Errorf("sde: output times must increase strictly: ts[%d] = %g after %g", k, ts[k], ts[k-1])
+		}
+	}
+	if (method == Milstein || method == SRK || method == SRI2) && opt.Noise == General {
+		return fmt.Errorf("sde: method %q takes diagonal or scalar noise, not general noise (it would need the space-space Lévy areas)", method)
+	}
+	if opt.Gradient < Backprop || opt.Gradient > Checkpoint {
+		return fmt.Errorf("sde: unknown gradient mode %d", opt.Gradient)
+	}
+	if opt.Gradient == Reversible && method != ReversibleHeun {
+		return fmt.Errorf("sde: the Reversible gradient needs method %q, not %q", ReversibleHeun, method)
+	}
+	if opt.Gradient == Checkpoint && method == ReversibleHeun {
+		return fmt.Errorf("sde: the Checkpoint gradient takes methods that carry nothing from step to step; for %q use the Reversible gradient", method)
+	}
+	if opt.CheckpointEvery < 0 || opt.CheckpointBudget < 0 {
+		return fmt.Errorf("sde: CheckpointEvery %d or CheckpointBudget %d is negative", opt.CheckpointEvery, opt.CheckpointBudget)
+	}
+	if opt.CheckpointEvery > 0 && opt.CheckpointBudget > 0 {
+		return fmt.Errorf("sde: CheckpointEvery %d and CheckpointBudget %d are both set; the budget's binomial schedule places the checkpoints itself", opt.CheckpointEvery, opt.CheckpointBudget)
+	}
+	if opt.Gradient == Adjoint && calc != Stratonovich {
+		return fmt.Errorf("sde: the Adjoint gradient needs a Stratonovich method (%q or %q), not %q", Heun, ReversibleHeun, method)
+	}
+	if _, ok := path.(AreaPath[T]); (method == SRI2 || method == SRA1) && !ok {
+		return fmt.Errorf("sde: method %q needs a path with Lévy areas (an AreaPath, as Brownian); %T is not one", method, path)
+	}
+	return nil
+}
+
+// adaptiveDefaults sets the tolerances of an adaptive solve left at 0 and
+// checks them.
+func (o *Options) adaptiveDefaults() error {
+	if o.Adaptive {
+		if o.RTol == 0 {
+			o.RTol = 1e-5
+		}
+		if o.ATol == 0 {
+			o.ATol = 1e-4
+		}
+		if !(o.RTol > 0) || !(o.ATol > 0) || o.MinStep < 0 || o.MaxSteps < 0 {
+			return fmt.Errorf("sde: adaptive tolerances RTol %g, ATol %g must be positive and MinStep %g, MaxSteps %d not negative", o.RTol, o.ATol, o.MinStep, o.MaxSteps)
+		}
+	}
+	return nil
 }
 
 // increment reads ΔW = W(t, t+h) from the path as a constant shaped to
