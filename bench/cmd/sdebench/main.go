@@ -328,14 +328,7 @@ func run(c Config, check string, saveOnly bool, warmup, iters int, prof string) 
 		return nil
 	}
 	p := &Problem[float32]{C: c, M: p64.M.Float32(), X: convert(p64.X), Target: convert(p64.Target), eng: tensor.Default().Float32()}
-	grad := "backprop"
-	if c.Method == sde.ReversibleHeun {
-		grad = "reversible"
-	}
-	r := Result{Config: fmt.Sprintf("sde_%s_b%d_d%d_w%d_n%d", c.Method, c.Batch, c.Dim, c.Width, c.Steps),
-		Side: "adamnode", Method: c.Method, GradMode: grad, Iters: iters, Warmup: warmup,
-		Threads: runtime.GOMAXPROCS(0), Backend: tensor.Default().Name(),
-		Batch: c.Batch, Dim: c.Dim, Width: c.Width, Steps: c.Steps}
+	r := newResult(c, warmup, iters)
 	opt := optim.NewAdam(p.M.Params(), optim.AdamConfig{LR: c.LR})
 	r.BaseRSSMB = vmHWM()
 	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
@@ -378,17 +371,11 @@ func run(c Config, check string, saveOnly bool, warmup, iters int, prof string) 
 			r.LossFirst = l
 		}
 	}
-	if prof != "" {
-		f, err := os.Create(prof)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startCPUProfile(prof)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	secs, fwd := make([]float64, iters), make([]float64, iters)
@@ -408,6 +395,35 @@ func run(c Config, check string, saveOnly bool, warmup, iters int, prof string) 
 	b, _ := json.Marshal(r)
 	fmt.Println(string(b))
 	return nil
+}
+
+// newResult returns the result line of c's run, its timings not yet in.
+func newResult(c Config, warmup, iters int) Result {
+	grad := "backprop"
+	if c.Method == sde.ReversibleHeun {
+		grad = "reversible"
+	}
+	return Result{Config: fmt.Sprintf("sde_%s_b%d_d%d_w%d_n%d", c.Method, c.Batch, c.Dim, c.Width, c.Steps),
+		Side: "adamnode", Method: c.Method, GradMode: grad, Iters: iters, Warmup: warmup,
+		Threads: runtime.GOMAXPROCS(0), Backend: tensor.Default().Name(),
+		Batch: c.Batch, Dim: c.Dim, Width: c.Width, Steps: c.Steps}
+}
+
+// startCPUProfile starts a CPU profile into the file prof (none when
+// empty) and returns the function that stops it.
+func startCPUProfile(prof string) (stop func(), err error) {
+	if prof == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(prof)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // vmHWM returns the process's peak resident set size in MiB (VmHWM of
