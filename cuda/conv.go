@@ -116,7 +116,7 @@ func (e *engine[T]) Conv2D(y, x, w, bias *tensor.Tensor[T], p tensor.ConvParams)
 		one1, _ := scalars[T](true)
 		must(l.dnnCheck("cudnnAddTensor", l.cudnnAddTensor(b.dnn, one, pl.bias, db, one1, pl.y, dy)))
 	}
-	download(b, y)
+	produced(b, y)
 }
 
 // Conv2DBackwardData computes dx (+)= ∂L/∂x on cuDNN.
@@ -132,7 +132,7 @@ func (e *engine[T]) Conv2DBackwardData(dx, dy, w *tensor.Tensor[T], p tensor.Con
 	ws := b.ensure(bufWS, max(pl.wsData, 1))
 	one, beta := scalars[T](accumulate)
 	must(l.dnnCheck("cudnnConvolutionBackwardData", l.cudnnConvolutionBackwardData(b.dnn, one, pl.w, dw, pl.y, ddy, pl.conv, algoBwdData, ws, pl.wsData, beta, pl.x, ddx)))
-	download(b, dx)
+	produced(b, dx)
 }
 
 // Conv2DBackwardFilter computes dw (+)= ∂L/∂w and, unless db is nil,
@@ -149,10 +149,10 @@ func (e *engine[T]) Conv2DBackwardFilter(dw, db, dy, x *tensor.Tensor[T], p tens
 	ws := b.ensure(bufWS, max(pl.wsFilt, 1))
 	one, beta := scalars[T](accumulate)
 	must(l.dnnCheck("cudnnConvolutionBackwardFilter", l.cudnnConvolutionBackwardFilter(b.dnn, one, pl.x, dx, pl.y, ddy, pl.conv, algoBwdFilter, ws, pl.wsFilt, beta, pl.w, ddw)))
-	download(b, dw)
+	produced(b, dw)
 	if db != nil {
 		ddb := out(b, db, accumulate)
 		must(l.dnnCheck("cudnnConvolutionBackwardBias", l.cudnnConvolutionBackwardBias(b.dnn, one, pl.y, ddy, beta, pl.bias, ddb)))
-		download(b, db)
+		produced(b, db)
 	}
 }

@@ -204,5 +204,5 @@ func (e *engine[T]) GemmTensors(z *tensor.Tensor[T], alpha T, a *tensor.Tensor[T
 	da, db := in(b, a), in(b, bm)
 	dc := out(b, z, beta != 0)
 	gemmDevice(b, transA, transB, m, n, k, alpha, da, a.Dim(1), db, bm.Dim(1), beta, dc, n)
-	download(b, z)
+	produced(b, z)
 }

@@ -173,10 +173,10 @@ func out[T tensor.Float](b *backend, t *tensor.Tensor[T], accumulate bool) uintp
 	return r.ptr
 }
 
-// download copies the result t from its device copy (made by out) to the
+// produced copies the result t from its device copy (made by out) to the
 // host, counts the write in t's version, and keeps the device copy as
 // current for that version.
-func download[T tensor.Float](b *backend, t *tensor.Tensor[T]) {
+func produced[T tensor.Float](b *backend, t *tensor.Tensor[T]) {
 	if t.Len() == 0 {
 		return
 	}

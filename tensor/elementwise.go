@@ -15,7 +15,7 @@ func (z *Tensor[T]) binaryCheck(op string, x, y *Tensor[T]) {
 func (z *Tensor[T]) Add(x, y *Tensor[T]) *Tensor[T] {
 	z.wrote()
 	z.binaryCheck("Add", x, y)
-	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
+	zd, xd, yd := z.data, x.host()[:len(z.data)], y.host()[:len(z.data)]
 	for i := range zd {
 		zd[i] = xd[i] + yd[i]
 	}
@@ -26,7 +26,7 @@ func (z *Tensor[T]) Add(x, y *Tensor[T]) *Tensor[T] {
 func (z *Tensor[T]) Sub(x, y *Tensor[T]) *Tensor[T] {
 	z.wrote()
 	z.binaryCheck("Sub", x, y)
-	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
+	zd, xd, yd := z.data, x.host()[:len(z.data)], y.host()[:len(z.data)]
 	for i := range zd {
 		zd[i] = xd[i] - yd[i]
 	}
@@ -37,7 +37,7 @@ func (z *Tensor[T]) Sub(x, y *Tensor[T]) *Tensor[T] {
 func (z *Tensor[T]) Mul(x, y *Tensor[T]) *Tensor[T] {
 	z.wrote()
 	z.binaryCheck("Mul", x, y)
-	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
+	zd, xd, yd := z.data, x.host()[:len(z.data)], y.host()[:len(z.data)]
 	for i := range zd {
 		zd[i] = xd[i] * yd[i]
 	}
@@ -48,7 +48,7 @@ func (z *Tensor[T]) Mul(x, y *Tensor[T]) *Tensor[T] {
 func (z *Tensor[T]) Div(x, y *Tensor[T]) *Tensor[T] {
 	z.wrote()
 	z.binaryCheck("Div", x, y)
-	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
+	zd, xd, yd := z.data, x.host()[:len(z.data)], y.host()[:len(z.data)]
 	for i := range zd {
 		zd[i] = xd[i] / yd[i]
 	}
@@ -59,7 +59,7 @@ func (z *Tensor[T]) Div(x, y *Tensor[T]) *Tensor[T] {
 func (z *Tensor[T]) Scale(x *Tensor[T], a T) *Tensor[T] {
 	z.wrote()
 	mustSameShape("Scale", z.shape, x.shape)
-	zd, xd := z.data, x.data[:len(z.data)]
+	zd, xd := z.data, x.host()[:len(z.data)]
 	for i := range zd {
 		zd[i] = a * xd[i]
 	}
@@ -70,7 +70,7 @@ func (z *Tensor[T]) Scale(x *Tensor[T], a T) *Tensor[T] {
 func (z *Tensor[T]) AddScalar(x *Tensor[T], a T) *Tensor[T] {
 	z.wrote()
 	mustSameShape("AddScalar", z.shape, x.shape)
-	zd, xd := z.data, x.data[:len(z.data)]
+	zd, xd := z.data, x.host()[:len(z.data)]
 	for i := range zd {
 		zd[i] = xd[i] + a
 	}
@@ -81,7 +81,7 @@ func (z *Tensor[T]) AddScalar(x *Tensor[T], a T) *Tensor[T] {
 func (z *Tensor[T]) Axpy(a T, x *Tensor[T]) *Tensor[T] {
 	z.wrote()
 	mustSameShape("Axpy", z.shape, x.shape)
-	AxpySlice(a, x.data, z.data)
+	AxpySlice(a, x.host(), z.data)
 	return z
 }
 
@@ -213,7 +213,7 @@ func LinearCombination[T Float](dst, base, coef []T, src [][]T) {
 func (z *Tensor[T]) AddScaled(x *Tensor[T], a T, y *Tensor[T]) *Tensor[T] {
 	z.wrote()
 	z.binaryCheck("AddScaled", x, y)
-	zd, xd, yd := z.data, x.data[:len(z.data)], y.data[:len(z.data)]
+	zd, xd, yd := z.data, x.host()[:len(z.data)], y.host()[:len(z.data)]
 	for i := range zd {
 		zd[i] = xd[i] + a*yd[i]
 	}
@@ -223,7 +223,7 @@ func (z *Tensor[T]) AddScaled(x *Tensor[T], a T, y *Tensor[T]) *Tensor[T] {
 // unary applies z[i] = f(x[i]).
 func unary[T Float](op string, z, x *Tensor[T], f func(T) T) *Tensor[T] {
 	mustSameShape(op, z.shape, x.shape)
-	zd, xd := z.data, x.data[:len(z.data)]
+	zd, xd := z.data, x.host()[:len(z.data)]
 	for i := range zd {
 		zd[i] = f(xd[i])
 	}
@@ -237,7 +237,7 @@ func unary[T Float](op string, z, x *Tensor[T], f func(T) T) *Tensor[T] {
 // tanh three times slower.
 func unary64[T Float](op string, z, x *Tensor[T], f func(float64) float64) *Tensor[T] {
 	mustSameShape(op, z.shape, x.shape)
-	zd, xd := z.data, x.data[:len(z.data)]
+	zd, xd := z.data, x.host()[:len(z.data)]
 	var z0 T
 	if _, ok := any(z0).(float32); !ok {
 		for i, v := range xd {
@@ -269,10 +269,10 @@ func vecMap[T Float](op string, z, x *Tensor[T], k func(z, x []float32), k64 fun
 	mustSameShape(op, z.shape, x.shape)
 	switch zd := any(z.data).(type) {
 	case []float32:
-		k(zd, any(x.data).([]float32))
+		k(zd, any(x.host()).([]float32))
 		return z
 	case []float64:
-		k64(zd, any(x.data).([]float64))
+		k64(zd, any(x.host()).([]float64))
 		return z
 	}
 	return unary64(op, z, x, f64)
@@ -356,14 +356,14 @@ func (z *Tensor[T]) ReLU(x *Tensor[T]) *Tensor[T] {
 	z.wrote()
 	mustSameShape("ReLU", z.shape, x.shape)
 	if z32, ok := any(z.data).([]float32); ok {
-		vec.relu(z32, any(x.data).([]float32))
+		vec.relu(z32, any(x.host()).([]float32))
 		return z
 	}
 	if z64, ok := any(z.data).([]float64); ok && axpyAVX && len(z64) > 0 {
-		relu64AVX512(z64, any(x.data).([]float64)[:len(z64)])
+		relu64AVX512(z64, any(x.host()).([]float64)[:len(z64)])
 		return z
 	}
-	zd, xd := z.data, x.data[:len(z.data)]
+	zd, xd := z.data, x.host()[:len(z.data)]
 	for i, v := range xd {
 		zd[i] = max(v, 0) // branch-free: signs are random, a branch mispredicts
 	}
@@ -380,19 +380,20 @@ func (z *Tensor[T]) ReLUBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 	mustSameShape("ReLUBackward", z.shape, y.shape)
 	switch zd := any(z.data).(type) {
 	case []float32:
-		vec.reluBwd(zd, any(g.data).([]float32), any(y.data).([]float32), accumulate)
+		vec.reluBwd(zd, any(g.host()).([]float32), any(y.host()).([]float32), accumulate)
 	case []float64:
-		reluMask64(zd, any(g.data).([]float64), any(y.data).([]float64), accumulate)
+		reluMask64(zd, any(g.host()).([]float64), any(y.host()).([]float64), accumulate)
 	default: // a named float type
-		for i, v := range y.data {
+		gd := g.host()
+		for i, v := range y.host() {
 			var m T
 			if v > 0 {
 				m = 1
 			}
 			if accumulate {
-				z.data[i] += m * g.data[i]
+				z.data[i] += m * gd[i]
 			} else {
-				z.data[i] = m * g.data[i]
+				z.data[i] = m * gd[i]
 			}
 		}
 	}
@@ -405,10 +406,10 @@ func (z *Tensor[T]) ReLUBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 func bwdMap[T Float](z, g, y *Tensor[T], accumulate bool, k func(z, g, y []float32, acc bool), k64 func(z, g, y []float64, acc bool)) bool {
 	switch zd := any(z.data).(type) {
 	case []float32:
-		k(zd, any(g.data).([]float32), any(y.data).([]float32), accumulate)
+		k(zd, any(g.host()).([]float32), any(y.host()).([]float32), accumulate)
 		return true
 	case []float64:
-		k64(zd, any(g.data).([]float64), any(y.data).([]float64), accumulate)
+		k64(zd, any(g.host()).([]float64), any(y.host()).([]float64), accumulate)
 		return true
 	}
 	return false
@@ -425,7 +426,7 @@ func (z *Tensor[T]) TanhBackward(g, y *Tensor[T], accumulate bool) *Tensor[T] {
 	if bwdMap(z, g, y, accumulate, vec.tanhBwd, vec64.tanhBwd) {
 		return z
 	}
-	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
+	zd, gd, yd := z.data, g.host()[:len(z.data)], y.host()[:len(z.data)]
 	if accumulate {
 		for i, v := range yd {
 			zd[i] += gd[i] * (1 - v*v)
@@ -449,7 +450,7 @@ func (z *Tensor[T]) SigmoidBackward(g, y *Tensor[T], accumulate bool) *Tensor[T]
 	if bwdMap(z, g, y, accumulate, vec.sigmoidBwd, vec64.sigmoidBwd) {
 		return z
 	}
-	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
+	zd, gd, yd := z.data, g.host()[:len(z.data)], y.host()[:len(z.data)]
 	if accumulate {
 		for i, v := range yd {
 			zd[i] += gd[i] * (v * (1 - v))
@@ -475,7 +476,7 @@ func (z *Tensor[T]) SoftplusBackward(g, y *Tensor[T], accumulate bool) *Tensor[T
 	if bwdMap(z, g, y, accumulate, vec.softplusBwd, vec64.softplusBwd) {
 		return z
 	}
-	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
+	zd, gd, yd := z.data, g.host()[:len(z.data)], y.host()[:len(z.data)]
 	for i, v := range yd {
 		d := gd[i] * T(-math.Expm1(-float64(v)))
 		if accumulate {
@@ -508,14 +509,14 @@ func (z *Tensor[T]) LeakyReLU(x *Tensor[T], slope T) *Tensor[T] {
 	z.wrote()
 	mustSameShape("LeakyReLU", z.shape, x.shape)
 	if z32, ok := any(z.data).([]float32); ok {
-		vec.leaky(z32, any(x.data).([]float32), float32(slope))
+		vec.leaky(z32, any(x.host()).([]float32), float32(slope))
 		return z
 	}
 	if z64, ok := any(z.data).([]float64); ok && axpyAVX && len(z64) > 0 {
-		leaky64AVX512(z64, any(x.data).([]float64)[:len(z64)], float64(slope))
+		leaky64AVX512(z64, any(x.host()).([]float64)[:len(z64)], float64(slope))
 		return z
 	}
-	zd, xd := z.data, x.data[:len(z.data)]
+	zd, xd := z.data, x.host()[:len(z.data)]
 	for i, v := range xd {
 		if v > 0 {
 			zd[i] = v
@@ -535,10 +536,10 @@ func (z *Tensor[T]) LeakyReLUBackward(g, y *Tensor[T], slope T, accumulate bool)
 	mustSameShape("LeakyReLUBackward", z.shape, g.shape)
 	mustSameShape("LeakyReLUBackward", z.shape, y.shape)
 	if z32, ok := any(z.data).([]float32); ok {
-		vec.leakyBwd(z32, any(g.data).([]float32), any(y.data).([]float32), float32(slope), accumulate)
+		vec.leakyBwd(z32, any(g.host()).([]float32), any(y.host()).([]float32), float32(slope), accumulate)
 		return z
 	}
-	zd, gd, yd := z.data, g.data[:len(z.data)], y.data[:len(z.data)]
+	zd, gd, yd := z.data, g.host()[:len(z.data)], y.host()[:len(z.data)]
 	for i, v := range yd {
 		d := gd[i]
 		if !(v > 0) {
@@ -560,7 +561,7 @@ func (z *Tensor[T]) Hardtanh(x *Tensor[T], lo, hi T) *Tensor[T] {
 		panic(&ShapeError{Op: "Hardtanh", Msg: fmt.Sprintf("lower bound %v above upper bound %v", lo, hi)})
 	}
 	mustSameShape("Hardtanh", z.shape, x.shape)
-	zd, xd := z.data, x.data[:len(z.data)]
+	zd, xd := z.data, x.host()[:len(z.data)]
 	for i, v := range xd {
 		zd[i] = min(max(v, lo), hi)
 	}
@@ -590,11 +591,12 @@ func (z *Tensor[T]) AddBias(x, bias *Tensor[T]) *Tensor[T] {
 	}
 	c := bias.shape[0]
 	batch, inner := channelLayout("AddBias", x.shape, c)
+	bd, xa := bias.host(), x.host()
 	for b := 0; b < batch; b++ {
 		for ch := 0; ch < c; ch++ {
 			off := (b*c + ch) * inner
-			bv := bias.data[ch]
-			zd, xd := z.data[off:off+inner], x.data[off:off+inner]
+			bv := bd[ch]
+			zd, xd := z.data[off:off+inner], xa[off:off+inner]
 			for i := range zd {
 				zd[i] = xd[i] + bv
 			}
@@ -613,11 +615,12 @@ func (dst *Tensor[T]) SumPerChannel(x *Tensor[T]) *Tensor[T] {
 	c := dst.shape[0]
 	batch, inner := channelLayout("SumPerChannel", x.shape, c)
 	clear(dst.data)
+	xd := x.host()
 	for b := 0; b < batch; b++ {
 		for ch := 0; ch < c; ch++ {
 			off := (b*c + ch) * inner
 			var s T
-			for _, v := range x.data[off : off+inner] {
+			for _, v := range xd[off : off+inner] {
 				s += v
 			}
 			dst.data[ch] += s

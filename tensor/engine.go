@@ -847,7 +847,7 @@ func (j *convJob[T]) gemm(tA, tB bool, m, n, k int, alpha T, a []T, lda int, b [
 func (e *cpuEngine[T]) Conv2D(y, x, w, b *Tensor[T], p ConvParams) {
 	s := checkConv("Conv2D", x.shape, w.shape, y.shape, p)
 	y.wrote()
-	e.runConv(passForward, s, x.data, w.data, y.data, biasData("Conv2D", b, s.co), false)
+	e.runConv(passForward, s, x.host(), w.host(), y.host(), biasData("Conv2D", b, s.co), false)
 }
 
 // biasData returns b's elements after checking that it is [co], or nil for
@@ -859,14 +859,14 @@ func biasData[T Float](op string, b *Tensor[T], co int) []T {
 	if len(b.shape) != 1 || b.shape[0] != co {
 		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("bias of shape %v for %d output channels (want [%d])", b.shape, co, co)})
 	}
-	return b.data
+	return b.host()
 }
 
 // Conv2DBackwardData implements Engine.
 func (e *cpuEngine[T]) Conv2DBackwardData(dx, dy, w *Tensor[T], p ConvParams, accumulate bool) {
 	s := checkConv("Conv2DBackwardData", dx.shape, w.shape, dy.shape, p)
 	dx.wrote()
-	e.runConv(passData, s, dx.data, w.data, dy.data, nil, accumulate)
+	e.runConv(passData, s, dx.data, w.host(), dy.host(), nil, accumulate)
 }
 
 // Conv2DBackwardFilter implements Engine.
@@ -876,5 +876,5 @@ func (e *cpuEngine[T]) Conv2DBackwardFilter(dw, db, dy, x *Tensor[T], p ConvPara
 	if db != nil {
 		db.wrote()
 	}
-	e.runConv(passFilter, s, x.data, dw.data, dy.data, biasData("Conv2DBackwardFilter", db, s.co), accumulate)
+	e.runConv(passFilter, s, x.host(), dw.data, dy.host(), biasData("Conv2DBackwardFilter", db, s.co), accumulate)
 }

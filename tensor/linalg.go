@@ -18,7 +18,7 @@ func (z *Tensor[T]) Gemm(e Engine[T], alpha T, a *Tensor[T], transA bool, b *Ten
 		g.GemmTensors(z, alpha, a, transA, b, transB, beta)
 		return z
 	}
-	e.Gemm(transA, transB, m, n, k, alpha, a.data, a.shape[1], b.data, b.shape[1], beta, z.data, n)
+	e.Gemm(transA, transB, m, n, k, alpha, a.host(), a.shape[1], b.host(), b.shape[1], beta, z.data, n)
 	return z
 }
 
@@ -48,11 +48,11 @@ func (z *Tensor[T]) GemmBias(e Engine[T], alpha T, a *Tensor[T], transA bool, b 
 		fused = false // the engine keeps the tensors: hand it them whole
 	}
 	if !fused {
-		copyRows(m, n, bias.data, z.Data(), n)
+		copyRows(m, n, bias.host(), z.Data(), n)
 		return z.Gemm(e, alpha, a, transA, b, transB, 1)
 	}
 	z.wrote()
-	GemmBiasSlices(e, transA, transB, m, n, k, alpha, a.data, a.shape[1], b.data, b.shape[1], bias.data, z.data, n)
+	GemmBiasSlices(e, transA, transB, m, n, k, alpha, a.host(), a.shape[1], b.host(), b.shape[1], bias.host(), z.data, n)
 	return z
 }
 

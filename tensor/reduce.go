@@ -9,7 +9,7 @@ import (
 // Sum returns the sum of all elements, accumulated in float64.
 func (t *Tensor[T]) Sum() T {
 	var s float64
-	for _, v := range t.data {
+	for _, v := range t.host() {
 		s += float64(v)
 	}
 	return T(s)
@@ -44,8 +44,9 @@ func (t *Tensor[T]) Max() T {
 	if len(t.data) == 0 {
 		panic(&ShapeError{Op: "Max", Msg: fmt.Sprintf("empty tensor of shape %v", t.shape)})
 	}
-	m := t.data[0]
-	for _, v := range t.data[1:] {
+	d := t.host()
+	m := d[0]
+	for _, v := range d[1:] {
 		if v > m {
 			m = v
 		}
@@ -57,7 +58,7 @@ func (t *Tensor[T]) Max() T {
 // so that it neither overflows nor underflows.
 func (t *Tensor[T]) Norm2() float64 {
 	var scale, ssq float64 = 0, 1
-	for _, v := range t.data {
+	for _, v := range t.host() {
 		if v == 0 {
 			continue
 		}
@@ -76,8 +77,9 @@ func (t *Tensor[T]) Norm2() float64 {
 func Dot[T Float](x, y *Tensor[T]) T {
 	mustSameShape("Dot", x.shape, y.shape)
 	var s float64
-	for i, v := range x.data {
-		s += float64(v) * float64(y.data[i])
+	yd := y.host()
+	for i, v := range x.host() {
+		s += float64(v) * float64(yd[i])
 	}
 	return T(s)
 }
@@ -115,10 +117,11 @@ func (dst *Tensor[T]) SumAxis(x *Tensor[T], axis int) *Tensor[T] {
 		panic(&ShapeError{Op: "SumAxis", Msg: fmt.Sprintf("destination shape %v does not fit the sum of shape %v over axis %d", dst.shape, x.shape, ax)})
 	}
 	clear(dst.data)
+	xd := x.host()
 	for o := 0; o < outer; o++ {
 		d := dst.data[o*inner : (o+1)*inner]
 		for k := 0; k < n; k++ {
-			src := x.data[(o*n+k)*inner : (o*n+k+1)*inner]
+			src := xd[(o*n+k)*inner : (o*n+k+1)*inner]
 			for i, v := range src {
 				d[i] += v
 			}
@@ -136,11 +139,12 @@ func ArgMax[T Float](x *Tensor[T], axis int) []int {
 		panic(&ShapeError{Op: "ArgMax", Msg: fmt.Sprintf("empty axis %d of shape %v", axis, x.shape)})
 	}
 	out := make([]int, outer*inner)
+	xd := x.host()
 	for o := 0; o < outer; o++ {
 		for i := 0; i < inner; i++ {
-			best, bi := x.data[o*n*inner+i], 0
+			best, bi := xd[o*n*inner+i], 0
 			for k := 1; k < n; k++ {
-				if v := x.data[(o*n+k)*inner+i]; v > best {
+				if v := xd[(o*n+k)*inner+i]; v > best {
 					best, bi = v, k
 				}
 			}
@@ -160,11 +164,12 @@ func (dst *Tensor[T]) MaxAxis(x *Tensor[T], axis int) *Tensor[T] {
 	if !slices.Equal(dst.shape, reducedShape(x.shape, ax)) || n == 0 {
 		panic(&ShapeError{Op: "MaxAxis", Msg: fmt.Sprintf("destination shape %v does not fit the max of shape %v over axis %d", dst.shape, x.shape, ax)})
 	}
+	xd := x.host()
 	for o := 0; o < outer; o++ {
 		d := dst.data[o*inner : (o+1)*inner]
-		copy(d, x.data[o*n*inner:(o*n+1)*inner])
+		copy(d, xd[o*n*inner:(o*n+1)*inner])
 		for k := 1; k < n; k++ {
-			for i, v := range x.data[(o*n+k)*inner : (o*n+k+1)*inner] {
+			for i, v := range xd[(o*n+k)*inner : (o*n+k+1)*inner] {
 				if m := d[i]; v > m || (v != v && m == m) {
 					d[i] = v
 				}
@@ -194,6 +199,9 @@ func (dst *Tensor[T]) Concat(axis int, srcs ...*Tensor[T]) *Tensor[T] {
 	}
 	if total != n {
 		panic(&ShapeError{Op: "Concat", Msg: fmt.Sprintf("sources add up to %d along axis %d, destination shape %v has %d", total, ax, dst.shape, n)})
+	}
+	for _, s := range srcs {
+		s.sync()
 	}
 	for o := 0; o < outer; o++ {
 		at := o * n * inner
@@ -228,11 +236,12 @@ func SplitInto[T Float](x *Tensor[T], axis int, dsts ...*Tensor[T]) {
 	for _, d := range dsts {
 		d.wrote()
 	}
+	xd := x.host()
 	for o := 0; o < outer; o++ {
 		at := o * n * inner
 		for _, d := range dsts {
 			m := d.shape[ax] * inner
-			copy(d.data[o*m:(o+1)*m], x.data[at:at+m])
+			copy(d.data[o*m:(o+1)*m], xd[at:at+m])
 			at += m
 		}
 	}

@@ -52,8 +52,15 @@ func (t *Tensor[T]) Marked() any { return t.mark }
 // A tensor made by FromSlice gets a new Storage even when its slice is
 // another tensor's memory; writes through one are then not seen by the
 // other's version.
+//
+// An engine that computes in device memory (package cuda's) may leave the
+// newer values there: it marks the storage (MarkDeviceNewer), and every
+// method of this package that reads or writes the elements — Data and
+// ReadData among them — first has the engine copy them to host memory
+// (Sync). Reading a tensor's values on the host is what copies them.
 type Storage struct {
 	version atomic.Uint64
+	device  atomic.Pointer[DeviceMark] // non-nil: a device holds newer values
 }
 
 // Version returns the storage's write count: equal values mean no write
@@ -73,8 +80,29 @@ func (t *Tensor[T]) storage() *Storage {
 	return t.st
 }
 
-// wrote records a write to t's elements.
-func (t *Tensor[T]) wrote() { t.storage().version.Add(1) }
+// wrote records a write to t's elements, after bringing the host copy up
+// to date (a write may cover only part of them).
+func (t *Tensor[T]) wrote() {
+	s := t.storage()
+	if s.device.Load() != nil {
+		s.Sync()
+	}
+	s.version.Add(1)
+}
+
+// host returns t's elements for reading, after bringing the host copy up
+// to date.
+func (t *Tensor[T]) host() []T {
+	t.sync()
+	return t.data
+}
+
+// sync brings t's host copy up to date.
+func (t *Tensor[T]) sync() {
+	if s := t.storage(); s.device.Load() != nil {
+		s.Sync()
+	}
+}
 
 // Storage returns the storage t shares with its views.
 func (t *Tensor[T]) Storage() *Storage { return t.storage() }
@@ -85,6 +113,18 @@ func (t *Tensor[T]) Version() uint64 { return t.storage().Version() }
 // MarkChanged records that t's elements were written through a slice that
 // Data returned earlier (see Storage).
 func (t *Tensor[T]) MarkChanged() { t.wrote() }
+
+// DeviceWrote records that an engine wrote t's elements in device memory:
+// it counts the write in the storage's version, as MarkChanged does, but
+// does not copy anything to the host. The engine then marks the storage
+// (MarkDeviceNewer) for a later Sync.
+func (t *Tensor[T]) DeviceWrote() { t.storage().version.Add(1) }
+
+// HostMemory returns t's host memory as it is, without bringing it up to
+// date from a device and without counting a write: for an engine that
+// copies between it and device memory. Everyone else calls Data or
+// ReadData.
+func (t *Tensor[T]) HostMemory() []T { return t.data }
 
 // numel returns the product of the dimensions of shape, panicking on a
 // negative dimension.
@@ -174,7 +214,7 @@ func (t *Tensor[T]) Data() []T {
 
 // ReadData returns the tensor's elements like Data, for reading only: it
 // does not count as a write, so the caller must not write through it.
-func (t *Tensor[T]) ReadData() []T { return t.data }
+func (t *Tensor[T]) ReadData() []T { return t.host() }
 
 // SameShape reports whether t and u have identical shapes.
 func (t *Tensor[T]) SameShape(u *Tensor[T]) bool { return slices.Equal(t.shape, u.shape) }
@@ -198,7 +238,7 @@ func (t *Tensor[T]) offset(op string, idx []int) int {
 }
 
 // At returns the element at the given coordinates.
-func (t *Tensor[T]) At(idx ...int) T { return t.data[t.offset("At", idx)] }
+func (t *Tensor[T]) At(idx ...int) T { return t.host()[t.offset("At", idx)] }
 
 // Set sets the element at the given coordinates to v.
 func (t *Tensor[T]) Set(v T, idx ...int) {
@@ -224,7 +264,7 @@ func (t *Tensor[T]) Zero() *Tensor[T] {
 
 // Clone returns a deep copy of t.
 func (t *Tensor[T]) Clone() *Tensor[T] {
-	return &Tensor[T]{shape: cloneInts(t.shape), data: append([]T(nil), t.data...)}
+	return &Tensor[T]{shape: cloneInts(t.shape), data: append([]T(nil), t.host()...)}
 }
 
 // Copy copies src into t (same number of elements; shapes may differ) and
@@ -234,7 +274,7 @@ func (t *Tensor[T]) Copy(src *Tensor[T]) *Tensor[T] {
 		panic(newShapeError("Copy", t.shape, src.shape))
 	}
 	t.wrote()
-	copy(t.data, src.data)
+	copy(t.data, src.host())
 	return t
 }
 
@@ -283,6 +323,7 @@ func (t *Tensor[T]) Slice(i, j int) *Tensor[T] {
 
 // String formats the tensor's shape and, for small tensors, its elements.
 func (t *Tensor[T]) String() string {
+	t.sync()
 	if len(t.data) <= 16 {
 		return fmt.Sprintf("Tensor%v%v", t.shape, t.data)
 	}

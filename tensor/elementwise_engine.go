@@ -1,0 +1,145 @@
+package tensor
+
+// MapOp names an elementwise map that an ElementwiseEngine runs.
+type MapOp int
+
+// The maps, with the parameters a and b where they take them.
+const (
+	MapTanh      MapOp = iota // tanh x
+	MapSigmoid                // 1/(1+e^−x)
+	MapExp                    // eˣ
+	MapReLU                   // max(x, 0)
+	MapSoftplus               // ln(1+eˣ)
+	MapLog                    // ln x
+	MapSqrt                   // √x
+	MapSquare                 // x·x
+	MapNeg                    // −x
+	MapAbs                    // |x|
+	MapSin                    // sin x
+	MapCos                    // cos x
+	MapLeakyReLU              // x > 0 ? x : a·x
+	MapHardtanh               // min(max(x, a), b)
+	MapClamp                  // min(max(x, a), b); its gradient keeps the bounds
+	MapELU                    // x > 0 ? x : a·(eˣ − 1)
+	MapPow                    // xᵃ
+	MapScale                  // a·x
+	MapAddScalar              // x + a
+	NumMapOps                 // the number of maps
+)
+
+var mapOpNames = [NumMapOps]string{"Tanh", "Sigmoid", "Exp", "ReLU", "Softplus", "Log", "Sqrt", "Square", "Neg", "Abs", "Sin", "Cos",
+	"LeakyReLU", "Hardtanh", "Clamp", "ELU", "Pow", "Scale", "AddScalar"}
+
+// String returns the map's name.
+func (op MapOp) String() string {
+	if op >= 0 && op < NumMapOps {
+		return mapOpNames[op]
+	}
+	return "MapOp(?)"
+}
+
+// BackwardFromOutput reports whether op's backward map (MapBackward) is
+// given the map's output y rather than its input x: Tanh, Sigmoid, Exp,
+// ReLU, Softplus, Sqrt, LeakyReLU and ELU take y; the others x.
+func (op MapOp) BackwardFromOutput() bool {
+	switch op {
+	case MapTanh, MapSigmoid, MapExp, MapReLU, MapSoftplus, MapSqrt, MapLeakyReLU, MapELU:
+		return true
+	}
+	return false
+}
+
+// BinaryOp names an elementwise binary operation.
+type BinaryOp int
+
+// The binary operations.
+const (
+	BinaryAdd BinaryOp = iota // x + y
+	BinarySub                 // x − y
+	BinaryMul                 // x ⊙ y
+	BinaryDiv                 // x ⊘ y
+)
+
+// Elementwise is the elementwise work of an engine that computes in memory
+// of its own (package cuda's): the maps and their gradients, binary
+// operations with broadcasting, linear combinations, reductions, the
+// adaptive solvers' error norms, fills and copies. autograd and the
+// integrator call it, when the engine has one (ElementwiseOf), instead of
+// the tensor methods that compute in host memory, so the tensors' values
+// stay where the engine keeps them (see Storage). The CPU engines have
+// none: their tensor methods are the fast path.
+//
+// Each method computes what the named tensor method computes, within the
+// rounding each documents; shapes are checked as there, and a misfit
+// panics with a *ShapeError. A failure of the device panics with the
+// engine's error.
+type Elementwise[T Float] interface {
+	// Map sets z = op(x) elementwise, with op's parameters a and b (zero
+	// where op takes none). z may be x.
+	Map(op MapOp, z, x *Tensor[T], a, b T)
+
+	// MapBackward sets z = g ⊙ op′, or adds it to z with accumulate: the
+	// gradient of Map given the output gradient g and u, op's output or
+	// input (MapOp.BackwardFromOutput). Neg does not read u. z may be g.
+	MapBackward(op MapOp, z, g, u *Tensor[T], a, b T, accumulate bool)
+
+	// Binary sets z = x op y, x and y broadcasting to z's shape by NumPy's
+	// rules (as autograd's Add, Sub, Mul and Div).
+	Binary(op BinaryOp, z, x, y *Tensor[T])
+
+	// BinaryBackward sets z to the gradient of Binary's operand x (side 0)
+	// or y (side 1) given the output gradient g, summed over the axes that
+	// operand was broadcast along, or adds it to z with accumulate. out is
+	// Binary's result (read by Div's y side only); x and y its operands.
+	BinaryBackward(op BinaryOp, side int, z, g, x, y, out *Tensor[T], accumulate bool)
+
+	// LinComb sets z = base + Σⱼ coef[j]·xs[j] (base nil: 0 + …), each
+	// product rounded before it is added, in order: LinearCombination's
+	// arithmetic. z may be base but no x.
+	LinComb(z, base *Tensor[T], coef []T, xs []*Tensor[T])
+
+	// Fill sets every element of z to v.
+	Fill(z *Tensor[T], v T)
+
+	// Copy sets z = x (same number of elements).
+	Copy(z, x *Tensor[T])
+
+	// SumAxis and MaxAxis set z to the reduction of x along axis, as the
+	// tensor methods of those names; MeanAxis to SumAxis's result over the
+	// axis's length.
+	SumAxis(z, x *Tensor[T], axis int)
+	MeanAxis(z, x *Tensor[T], axis int)
+	MaxAxis(z, x *Tensor[T], axis int)
+
+	// SumPerChannel sets z[c] = Σ x[b, c, …] (z of shape [C]), or adds it
+	// with accumulate: a bias's gradient.
+	SumPerChannel(z, x *Tensor[T], accumulate bool)
+
+	// Sum, SumSquares and Dot return Σ x, Σ x² and Σ x⊙y, accumulated in
+	// float64; the one number is copied to the host.
+	Sum(x *Tensor[T]) float64
+	SumSquares(x *Tensor[T]) float64
+	Dot(x, y *Tensor[T]) float64
+
+	// ErrorNorm returns the RMS of r = e / (atol + rtol·max(|y0|, |y1|)):
+	// over all elements with no parts, else the largest over consecutive
+	// parts of the given lengths of each part's RMS (torchdiffeq's mixed
+	// norm). finite is false when an r is NaN or ±Inf.
+	ErrorNorm(e, y0, y1 *Tensor[T], atol, rtol T, parts []int) (rms float64, finite bool)
+}
+
+// ElementwiseEngine is implemented by an engine that may have an
+// Elementwise: nil when it has none (a GPU engine whose run-time compiler
+// is missing).
+type ElementwiseEngine[T Float] interface {
+	Elementwise() Elementwise[T]
+}
+
+// ElementwiseOf returns e's Elementwise, or nil when e has none (the CPU
+// engines).
+func ElementwiseOf[T Float](e Engine[T]) Elementwise[T] {
+	if x, ok := e.(ElementwiseEngine[T]); ok {
+		return x.Elementwise()
+	}
+	return nil
+}
