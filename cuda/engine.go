@@ -74,6 +74,10 @@ type backend struct {
 	bufs   [5]deviceBuf // Gemm's A, B, C (of slices); the workspace; a byte for empty tensors
 	plans  map[convKey]*convPlan
 	cache  cache // the device copies of tensors
+
+	kernOnce sync.Once // makes kern (elementwise.go)
+	kern     *Kernels  // the elementwise kernels; nil when they do not load
+	kernErr  error     // why kern is nil
 }
 
 func (b *backend) Name() string                    { return "cuda" }
