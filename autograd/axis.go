@@ -94,6 +94,12 @@ func reduceAxis[T tensor.Float](op string, k axisKind, x Var[T], axis int, keepD
 	}
 	oshape = append(oshape, shape[a+1:]...)
 	z := t.arena.get(oshape...)
+	if t.ew != nil {
+		t.ewReduceAxis(k, z, xe.value, a, keepDim)
+		e := t.record(op, z, axisRule[T]{}, xe, nil, nil)
+		e.n = [4]int{int(k), outer, n, inner}
+		return t.varOf(e)
+	}
 	xd, zd := xe.value.Data(), z.Data()
 	for o := range outer {
 		for i := range inner {
@@ -136,10 +142,14 @@ func (axisRule[T]) backward(t *Tape[T], e *entry[T]) {
 	if dst == nil {
 		return
 	}
+	k, outer, n, inner := axisKind(e.n[0]), e.n[1], e.n[2], e.n[3]
+	if t.ew != nil && k != axisMax {
+		t.ewAxisGrad(k, dst, acc, e.grad, outer, n, inner)
+		return
+	}
 	if !acc {
 		dst.Zero()
 	}
-	k, outer, n, inner := axisKind(e.n[0]), e.n[1], e.n[2], e.n[3]
 	d, g, xd, zd := dst.Data(), e.grad.Data(), e.in[0].value.Data(), e.value.Data()
 	scale := T(1)
 	if k == axisMean {

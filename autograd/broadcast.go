@@ -99,6 +99,12 @@ func broadcastBinary[T tensor.Float](t *Tape[T], op string, k binKind, xe, ye *e
 		panic(&tensor.ShapeError{Op: "autograd." + op, Msg: fmt.Sprintf("shapes %v and %v do not broadcast", xs, ys)})
 	}
 	z := t.arena.get(out...)
+	if t.ew != nil {
+		t.ew.Binary(binOps[k], z, xe.value, ye.value)
+		e := t.record(op, z, bcastRule[T]{}, xe, ye, nil)
+		e.n[0] = int(k)
+		return t.varOf(e)
+	}
 	zd, xd, yd := z.Data(), xe.value.Data(), ye.value.Data()
 	bcastRows(out, bcastStrides(xs, out), bcastStrides(ys, out), func(o, ox, oy, ix, iy, n int) {
 		for i := range n {
@@ -127,6 +133,10 @@ type bcastRule[T tensor.Float] struct{}
 
 func (bcastRule[T]) backward(t *Tape[T], e *entry[T]) {
 	k := binKind(e.n[0])
+	if t.ew != nil {
+		t.ewBinaryGrad(k, e)
+		return
+	}
 	x, y := e.in[0], e.in[1]
 	out := e.value.Shape()
 	sx, sy := bcastStrides(x.value.Shape(), out), bcastStrides(y.value.Shape(), out)

@@ -27,6 +27,10 @@ func (t *Tape[T]) addScaledGrad(v *entry[T], a T, g *tensor.Tensor[T]) {
 	if dst == nil {
 		return
 	}
+	if t.ew != nil {
+		t.ewScaled(dst, acc, a, g)
+		return
+	}
 	if n := dst.Len(); n >= parallelMin {
 		t.eng.Parallel(n, func(lo, hi int) { scaledInto(dst.Data()[lo:hi], acc, a, g.Data()[lo:hi]) })
 		return
@@ -59,6 +63,11 @@ func scaledInto[T tensor.Float](d []T, acc bool, a T, s []T) {
 func (t *Tape[T]) addMulGrad(v *entry[T], g, m *tensor.Tensor[T]) {
 	dst, acc := t.gradDst(v)
 	if dst == nil {
+		return
+	}
+	if t.ew != nil {
+		// Mul's gradient of its left operand (shaped like dst): g ⊙ m.
+		t.ew.BinaryBackward(tensor.BinaryMul, 0, dst, g, dst, m, g, acc)
 		return
 	}
 	if n := dst.Len(); n >= parallelMin {
@@ -168,7 +177,9 @@ func binary[T tensor.Float](op string, k binKind, x, y Var[T], r rule[T]) Var[T]
 		return broadcastBinary(t, op, k, xe, ye)
 	}
 	z := t.arena.like(xe.value)
-	if xv, yv := xe.value, ye.value; z.Len() >= parallelMin {
+	if xv, yv := xe.value, ye.value; t.ew != nil {
+		t.ew.Binary(binOps[k], z, xv, yv)
+	} else if z.Len() >= parallelMin {
 		t.eng.Parallel(z.Len(), func(lo, hi int) { binApply(k, flat(z, lo, hi), flat(xv, lo, hi), flat(yv, lo, hi)) })
 	} else {
 		binApply(k, z, xv, yv)
@@ -216,6 +227,10 @@ func Mul[T tensor.Float](x, y Var[T]) Var[T] {
 type mulRule[T tensor.Float] struct{}
 
 func (mulRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewBinaryGrad(binMul, e)
+		return
+	}
 	x, y := e.in[0], e.in[1]
 	t.addMulGrad(x, e.grad, y.value)
 	t.addMulGrad(y, e.grad, x.value)
@@ -232,6 +247,10 @@ func Div[T tensor.Float](x, y Var[T]) Var[T] {
 type divRule[T tensor.Float] struct{}
 
 func (divRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewBinaryGrad(binDiv, e)
+		return
+	}
 	x, y := e.in[0], e.in[1]
 	g, ys, zs := e.grad.Data(), y.value.Data(), e.value.Data()
 	if dst, acc := t.gradDst(x); dst != nil {
@@ -275,18 +294,22 @@ func LinComb[T tensor.Float](coef []T, xs ...Var[T]) Var[T] {
 		mustSameShape("LinComb", first, x)
 	}
 	z := t.arena.like(first.value)
-	zd := z.Data()
-	for k, xv := range xs {
-		c, xd := coef[k], t.entryAt(int(xv.i)).value.Data()
-		xd = xd[:len(zd)]
-		if k == 0 {
-			for i, v := range xd {
-				zd[i] = c * v
+	if t.ew != nil {
+		t.ewLinCombVars(z, coef, xs)
+	} else {
+		zd := z.Data()
+		for k, xv := range xs {
+			c, xd := coef[k], t.entryAt(int(xv.i)).value.Data()
+			xd = xd[:len(zd)]
+			if k == 0 {
+				for i, v := range xd {
+					zd[i] = c * v
+				}
+				continue
 			}
-			continue
-		}
-		for i, v := range xd {
-			zd[i] += c * v
+			for i, v := range xd {
+				zd[i] += c * v
+			}
 		}
 	}
 	e := t.newEntry("LinComb")
@@ -409,9 +432,20 @@ func (divScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
 
 // unaryOp records z = f(x) elementwise and returns its tape and slot.
 func unaryOp[T tensor.Float](op string, x Var[T], r rule[T], f func(z, x *tensor.Tensor[T])) (*Tape[T], *entry[T]) {
+	return unaryMap(op, x, r, hostMap, 0, 0, f)
+}
+
+// unaryMap is unaryOp computing z = m(x) with parameters a and b with the
+// engine's Elementwise when it has one (and m is not hostMap), f(z, x)
+// otherwise.
+func unaryMap[T tensor.Float](op string, x Var[T], r rule[T], m tensor.MapOp, a, b T, f func(z, x *tensor.Tensor[T])) (*Tape[T], *entry[T]) {
 	t, xe := use1(op, x)
 	z := t.arena.like(xe.value)
-	f(z, xe.value)
+	if t.ew != nil && m != hostMap {
+		t.ew.Map(m, z, xe.value, a, b)
+	} else {
+		f(z, xe.value)
+	}
 	return t, t.record(op, z, r, xe, nil, nil)
 }
 
@@ -462,7 +496,9 @@ func mapApply[T tensor.Float](k mapKind, z, x *tensor.Tensor[T]) {
 func unaryOpSplit[T tensor.Float](op string, k mapKind, x Var[T], r rule[T]) (*Tape[T], *entry[T]) {
 	t, xe := use1(op, x)
 	z := t.arena.like(xe.value)
-	if xv := xe.value; z.Len() >= parallelMin {
+	if xv := xe.value; t.ew != nil {
+		t.ew.Map(mapOps[k], z, xv, 0, 0)
+	} else if z.Len() >= parallelMin {
 		t.eng.Parallel(z.Len(), func(lo, hi int) { mapApply(k, flat(z, lo, hi), flat(xv, lo, hi)) })
 	} else {
 		mapApply(k, z, xv)
@@ -474,7 +510,7 @@ func unaryOpSplit[T tensor.Float](op string, k mapKind, x Var[T], r rule[T]) (*T
 //
 // Backward: ∂L/∂x += a·g.
 func Scale[T tensor.Float](x Var[T], a T) Var[T] {
-	t, e := unaryOp("Scale", x, scaleRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Scale(x, a) })
+	t, e := unaryMap("Scale", x, scaleRule[T]{}, tensor.MapScale, a, 0, func(z, x *tensor.Tensor[T]) { z.Scale(x, a) })
 	e.f[0] = a
 	return t.varOf(e)
 }
@@ -487,7 +523,7 @@ func (scaleRule[T]) backward(t *Tape[T], e *entry[T]) { t.addScaledGrad(e.in[0],
 //
 // Backward: ∂L/∂x += g.
 func AddConst[T tensor.Float](x Var[T], a T) Var[T] {
-	t, e := unaryOp("AddConst", x, scaleRule[T]{}, func(z, x *tensor.Tensor[T]) { z.AddScalar(x, a) })
+	t, e := unaryMap("AddConst", x, scaleRule[T]{}, tensor.MapAddScalar, a, 0, func(z, x *tensor.Tensor[T]) { z.AddScalar(x, a) })
 	e.f[0] = 1
 	return t.varOf(e)
 }
@@ -510,7 +546,13 @@ func Exp[T tensor.Float](x Var[T]) Var[T] {
 
 type expRule[T tensor.Float] struct{}
 
-func (expRule[T]) backward(t *Tape[T], e *entry[T]) { t.addMulGrad(e.in[0], e.grad, e.value) }
+func (expRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewMapGrad(e, tensor.MapExp, 0, 0)
+		return
+	}
+	t.addMulGrad(e.in[0], e.grad, e.value)
+}
 
 // Log returns ln x elementwise.
 //
@@ -522,6 +564,10 @@ func Log[T tensor.Float](x Var[T]) Var[T] {
 type logRule[T tensor.Float] struct{}
 
 func (logRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewMapGrad(e, tensor.MapLog, 0, 0)
+		return
+	}
 	chain(t, e, func(x, _ T) T { return 1 / x })
 }
 
@@ -535,6 +581,10 @@ func Sqrt[T tensor.Float](x Var[T]) Var[T] {
 type sqrtRule[T tensor.Float] struct{}
 
 func (sqrtRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewMapGrad(e, tensor.MapSqrt, 0, 0)
+		return
+	}
 	chain(t, e, func(_, y T) T { return 1 / (2 * y) })
 }
 
@@ -548,6 +598,10 @@ func Square[T tensor.Float](x Var[T]) Var[T] {
 type squareRule[T tensor.Float] struct{}
 
 func (squareRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewMapGrad(e, tensor.MapSquare, 0, 0)
+		return
+	}
 	chain(t, e, func(x, _ T) T { return 2 * x })
 }
 
@@ -594,6 +648,10 @@ func ReLU[T tensor.Float](x Var[T]) Var[T] {
 type reluRule[T tensor.Float] struct{}
 
 func (reluRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewMapGrad(e, tensor.MapReLU, 0, 0)
+		return
+	}
 	dst, acc := t.gradDst(e.in[0])
 	if dst == nil {
 		return
@@ -609,7 +667,7 @@ func (reluRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += g ⊙ (1 where x > 0, slope elsewhere).
 func LeakyReLU[T tensor.Float](x Var[T], slope T) Var[T] {
-	t, e := unaryOp("LeakyReLU", x, leakyReLURule[T]{}, func(z, x *tensor.Tensor[T]) { z.LeakyReLU(x, slope) })
+	t, e := unaryMap("LeakyReLU", x, leakyReLURule[T]{}, tensor.MapLeakyReLU, slope, 0, func(z, x *tensor.Tensor[T]) { z.LeakyReLU(x, slope) })
 	e.f[0] = slope
 	return t.varOf(e)
 }
@@ -617,6 +675,11 @@ func LeakyReLU[T tensor.Float](x Var[T], slope T) Var[T] {
 type leakyReLURule[T tensor.Float] struct{}
 
 func (leakyReLURule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil && e.f[0] >= 0 {
+		// From the output, whose sign is the input's for a slope ≥ 0.
+		t.ewMapGrad(e, tensor.MapLeakyReLU, e.f[0], 0)
+		return
+	}
 	dst, acc := t.gradDst(e.in[0])
 	if dst == nil {
 		return
@@ -636,7 +699,7 @@ func Hardtanh[T tensor.Float](x Var[T], lo, hi T) Var[T] {
 	if lo > hi {
 		panic(usage("Hardtanh: lower bound %v above upper bound %v", lo, hi))
 	}
-	t, e := unaryOp("Hardtanh", x, hardtanhRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Hardtanh(x, lo, hi) })
+	t, e := unaryMap("Hardtanh", x, hardtanhRule[T]{}, tensor.MapHardtanh, lo, hi, func(z, x *tensor.Tensor[T]) { z.Hardtanh(x, lo, hi) })
 	e.f = [2]T{lo, hi}
 	return t.varOf(e)
 }
@@ -645,6 +708,10 @@ type hardtanhRule[T tensor.Float] struct{}
 
 func (hardtanhRule[T]) backward(t *Tape[T], e *entry[T]) {
 	lo, hi := e.f[0], e.f[1]
+	if t.ew != nil {
+		t.ewMapGrad(e, tensor.MapHardtanh, lo, hi)
+		return
+	}
 	chain(t, e, func(x, _ T) T {
 		if x > lo && x < hi {
 			return 1

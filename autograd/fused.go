@@ -116,6 +116,10 @@ func fuse[T tensor.Float, R rule[T]](v Var[T], act Activation) Var[T] {
 // applyAct sets z = act(z), split across the engine's workers when large.
 func applyAct[T tensor.Float](t *Tape[T], act Activation, z *tensor.Tensor[T]) {
 	kind, slope := act.kind, T(act.slope)
+	if t.ew != nil {
+		t.ew.Map(actOps[kind], z, z, slope, 0)
+		return
+	}
 	if z.Len() >= parallelMin {
 		t.eng.Parallel(z.Len(), func(lo, hi int) { actApply(kind, slope, flat(z, lo, hi)) })
 		return
@@ -147,7 +151,9 @@ type actRule[T tensor.Float, R rule[T]] struct{}
 func (actRule[T, R]) backward(t *Tape[T], e *entry[T]) {
 	kind, slope := actKind(e.n[3]), e.f[1]
 	g, y := e.grad, e.value
-	if g.Len() >= parallelMin {
+	if t.ew != nil {
+		t.ew.MapBackward(actOps[kind], g, g, y, slope, 0, false)
+	} else if g.Len() >= parallelMin {
 		t.eng.Parallel(g.Len(), func(lo, hi int) { actDeriv(kind, slope, flat(g, lo, hi), flat(y, lo, hi)) })
 	} else {
 		actDeriv(kind, slope, g, y)
@@ -160,6 +166,10 @@ func (actRule[T, R]) backward(t *Tape[T], e *entry[T]) {
 // input's gradient gets e.grad ⊙ act'(x), computed from the output. Large
 // tensors are split across the engine's workers.
 func (t *Tape[T]) actBackward(kind actKind, e *entry[T]) {
+	if t.ew != nil {
+		t.ewMapGrad(e, actOps[kind], 0, 0)
+		return
+	}
 	dst, acc := t.gradDst(e.in[0])
 	if dst == nil {
 		return

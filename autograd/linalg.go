@@ -62,7 +62,12 @@ func AddBias[T tensor.Float](x, b Var[T]) Var[T] {
 	if xe.value.Rank() < 2 || be.value.Rank() != 1 || be.value.Len() != xe.value.Dim(1) {
 		panic(&tensor.ShapeError{Op: "autograd.AddBias", Msg: fmt.Sprintf("bias of shape %v does not fit shape %v (want x [B, C, ...] and bias [C])", be.value.Shape(), xe.value.Shape())})
 	}
-	z := t.arena.like(xe.value).AddBias(xe.value, be.value)
+	z := t.arena.like(xe.value)
+	if t.ew != nil {
+		t.ewAddBias(z, xe.value, be.value)
+	} else {
+		z.AddBias(xe.value, be.value)
+	}
 	return t.varOf(t.record("AddBias", z, addBiasRule[T]{}, xe, be, nil))
 }
 
@@ -71,7 +76,7 @@ type addBiasRule[T tensor.Float] struct{}
 func (addBiasRule[T]) backward(t *Tape[T], e *entry[T]) {
 	t.addScaledGrad(e.in[0], 1, e.grad)
 	if dst, acc := t.gradDst(e.in[1]); dst != nil {
-		sumPerChannelInto(dst, acc, e.grad)
+		t.sumPerChannel(dst, acc, e.grad)
 	}
 }
 
@@ -166,7 +171,14 @@ func Linear[T tensor.Float](x, w, b Var[T]) Var[T] {
 	z := t.arena.get(xt.Dim(0), out)
 	if be != nil {
 		mustBias("Linear", we, be, out)
-		z.GemmBias(t.eng, 1, xt, false, wt, true, be.value)
+		if t.ew != nil {
+			// The engine's GEMM, then the bias added by its Elementwise:
+			// GemmBias would write the bias into z on the host.
+			gemmInto(t.eng, z, false, xt, false, wt, true)
+			t.ew.Binary(tensor.BinaryAdd, z, z, be.value)
+		} else {
+			z.GemmBias(t.eng, 1, xt, false, wt, true, be.value)
+		}
 	} else {
 		gemmInto(t.eng, z, false, xt, false, wt, true)
 	}
@@ -184,7 +196,7 @@ func (linearRule[T]) backward(t *Tape[T], e *entry[T]) {
 		gemmInto(t.eng, dst, acc, g, true, x.value, false)
 	}
 	if dst, acc := t.gradDst(b); dst != nil {
-		sumPerChannelInto(dst, acc, g)
+		t.sumPerChannel(dst, acc, g)
 	}
 }
 
@@ -242,7 +254,7 @@ func (conv2DRule[T]) backward(t *Tape[T], e *entry[T]) {
 		t.eng.Conv2DBackwardFilter(dw, nil, g, x.value, p, accW)
 	}
 	if db != nil {
-		sumPerChannelInto(db, accB, g)
+		t.sumPerChannel(db, accB, g)
 	}
 }
 

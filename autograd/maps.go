@@ -18,12 +18,16 @@ func mapEach[T tensor.Float](z, x *tensor.Tensor[T], f func(float64) float64) {
 //
 // Backward: ∂L/∂x += g ⊙ sign(x) (0 at 0, as PyTorch).
 func Abs[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOp("Abs", x, absRule[T]{}, func(z, x *tensor.Tensor[T]) { mapEach(z, x, math.Abs) }))
+	return t2v(unaryMap("Abs", x, absRule[T]{}, tensor.MapAbs, 0, 0, func(z, x *tensor.Tensor[T]) { mapEach(z, x, math.Abs) }))
 }
 
 type absRule[T tensor.Float] struct{}
 
 func (absRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewMapGrad(e, tensor.MapAbs, 0, 0)
+		return
+	}
 	chain(t, e, func(x, _ T) T {
 		switch {
 		case x > 0:
@@ -41,7 +45,7 @@ func (absRule[T]) backward(t *Tape[T], e *entry[T]) {
 // Backward: ∂L/∂x += g ⊙ p·x^(p−1).
 func Pow[T tensor.Float](x Var[T], p T) Var[T] {
 	pf := float64(p)
-	t, e := unaryOp("Pow", x, powRule[T]{}, func(z, x *tensor.Tensor[T]) {
+	t, e := unaryMap("Pow", x, powRule[T]{}, tensor.MapPow, p, 0, func(z, x *tensor.Tensor[T]) {
 		mapEach(z, x, func(v float64) float64 { return math.Pow(v, pf) })
 	})
 	e.f[0] = p
@@ -51,6 +55,10 @@ func Pow[T tensor.Float](x Var[T], p T) Var[T] {
 type powRule[T tensor.Float] struct{}
 
 func (powRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewMapGrad(e, tensor.MapPow, e.f[0], 0)
+		return
+	}
 	p := float64(e.f[0])
 	chain(t, e, func(x, _ T) T {
 		if p == 0 {
@@ -64,12 +72,16 @@ func (powRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += g ⊙ cos x.
 func Sin[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOp("Sin", x, sinRule[T]{}, func(z, x *tensor.Tensor[T]) { mapEach(z, x, math.Sin) }))
+	return t2v(unaryMap("Sin", x, sinRule[T]{}, tensor.MapSin, 0, 0, func(z, x *tensor.Tensor[T]) { mapEach(z, x, math.Sin) }))
 }
 
 type sinRule[T tensor.Float] struct{}
 
 func (sinRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewMapGrad(e, tensor.MapSin, 0, 0)
+		return
+	}
 	chain(t, e, func(x, _ T) T { return T(math.Cos(float64(x))) })
 }
 
@@ -77,12 +89,16 @@ func (sinRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x −= g ⊙ sin x.
 func Cos[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOp("Cos", x, cosRule[T]{}, func(z, x *tensor.Tensor[T]) { mapEach(z, x, math.Cos) }))
+	return t2v(unaryMap("Cos", x, cosRule[T]{}, tensor.MapCos, 0, 0, func(z, x *tensor.Tensor[T]) { mapEach(z, x, math.Cos) }))
 }
 
 type cosRule[T tensor.Float] struct{}
 
 func (cosRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewMapGrad(e, tensor.MapCos, 0, 0)
+		return
+	}
 	chain(t, e, func(x, _ T) T { return T(-math.Sin(float64(x))) })
 }
 
@@ -95,7 +111,7 @@ func Clamp[T tensor.Float](x Var[T], lo, hi T) Var[T] {
 	if lo > hi {
 		panic(usage("Clamp: lower bound %v above upper bound %v", lo, hi))
 	}
-	t, e := unaryOp("Clamp", x, clampRule[T]{}, func(z, x *tensor.Tensor[T]) { z.Hardtanh(x, lo, hi) })
+	t, e := unaryMap("Clamp", x, clampRule[T]{}, tensor.MapClamp, lo, hi, func(z, x *tensor.Tensor[T]) { z.Hardtanh(x, lo, hi) })
 	e.f = [2]T{lo, hi}
 	return t.varOf(e)
 }
@@ -104,6 +120,10 @@ type clampRule[T tensor.Float] struct{}
 
 func (clampRule[T]) backward(t *Tape[T], e *entry[T]) {
 	lo, hi := e.f[0], e.f[1]
+	if t.ew != nil {
+		t.ewMapGrad(e, tensor.MapClamp, lo, hi)
+		return
+	}
 	chain(t, e, func(x, _ T) T {
 		if x >= lo && x <= hi {
 			return 1
@@ -119,7 +139,7 @@ func (clampRule[T]) backward(t *Tape[T], e *entry[T]) {
 // Backward: ∂L/∂x += g ⊙ (1 where x > 0, y + α elsewhere), the derivative
 // written in terms of the output (αeˣ = y + α).
 func ELU[T tensor.Float](x Var[T], alpha T) Var[T] {
-	t, e := unaryOp("ELU", x, eluRule[T]{}, func(z, x *tensor.Tensor[T]) {
+	t, e := unaryMap("ELU", x, eluRule[T]{}, tensor.MapELU, alpha, 0, func(z, x *tensor.Tensor[T]) {
 		zd := z.Data()
 		for i, v := range x.Data() {
 			if v > 0 {
@@ -137,6 +157,11 @@ type eluRule[T tensor.Float] struct{}
 
 func (eluRule[T]) backward(t *Tape[T], e *entry[T]) {
 	alpha := e.f[0]
+	if t.ew != nil && alpha >= 0 {
+		// From the output, whose sign is the input's for an α ≥ 0.
+		t.ewMapGrad(e, tensor.MapELU, alpha, 0)
+		return
+	}
 	chain(t, e, func(x, y T) T {
 		if x > 0 {
 			return 1

@@ -20,7 +20,13 @@ func (t *Tape[T]) scalarOut(s float64) *tensor.Tensor[T] {
 // Backward: ∂L/∂x += g (the scalar g broadcast).
 func Sum[T tensor.Float](x Var[T]) Var[T] {
 	t, xe := use1("Sum", x)
-	e := t.record("Sum", t.scalarOut(sumProd(xe.value, nil)), sumRule[T]{}, xe, nil, nil)
+	var z *tensor.Tensor[T]
+	if t.ew != nil {
+		z = t.ewScalarOut(t.ew.Sum(xe.value))
+	} else {
+		z = t.scalarOut(sumProd(xe.value, nil))
+	}
+	e := t.record("Sum", z, sumRule[T]{}, xe, nil, nil)
 	e.f[0] = 1
 	return t.varOf(e)
 }
@@ -31,7 +37,13 @@ func Sum[T tensor.Float](x Var[T]) Var[T] {
 func Mean[T tensor.Float](x Var[T]) Var[T] {
 	t, xe := use1("Mean", x)
 	n := float64(xe.value.Len())
-	e := t.record("Mean", t.scalarOut(sumProd(xe.value, nil)/n), sumRule[T]{}, xe, nil, nil)
+	var z *tensor.Tensor[T]
+	if t.ew != nil {
+		z = t.ewScalarOut(t.ew.Sum(xe.value) / n)
+	} else {
+		z = t.scalarOut(sumProd(xe.value, nil) / n)
+	}
+	e := t.record("Mean", z, sumRule[T]{}, xe, nil, nil)
 	e.f[0] = T(1 / n)
 	return t.varOf(e)
 }
@@ -42,6 +54,10 @@ type sumRule[T tensor.Float] struct{}
 func (sumRule[T]) backward(t *Tape[T], e *entry[T]) {
 	dst, acc := t.gradDst(e.in[0])
 	if dst == nil {
+		return
+	}
+	if t.ew != nil {
+		t.ewBroadcastGrad(dst, acc, e.f[0], e.grad)
 		return
 	}
 	g := e.grad.Data()[0] * e.f[0]
@@ -131,6 +147,9 @@ func (softmaxCERule[T]) backward(t *Tape[T], e *entry[T]) {
 func MSE[T tensor.Float](x, y Var[T]) Var[T] {
 	t, xe, ye := use2("MSE", x, y)
 	mustSameShape("MSE", xe, ye)
+	if t.ew != nil {
+		return t.ewMSE(xe, ye)
+	}
 	xd, yd := xe.value.Data(), ye.value.Data()
 	var s float64
 	for i, v := range xd {
@@ -145,6 +164,18 @@ type mseRule[T tensor.Float] struct{}
 
 func (mseRule[T]) backward(t *Tape[T], e *entry[T]) {
 	x, y := e.in[0], e.in[1]
+	if t.ew != nil {
+		// The difference x − y is in aux; the output gradient is read
+		// (one number) for mseRule's coefficient 2g/n.
+		c := 2 * T(t.ew.Sum(e.grad)) / T(x.value.Len())
+		if dst, acc := t.gradDst(x); dst != nil {
+			t.ewScaled(dst, acc, c, e.aux)
+		}
+		if dst, acc := t.gradDst(y); dst != nil {
+			t.ewScaled(dst, acc, -c, e.aux)
+		}
+		return
+	}
 	xd, yd := x.value.Data(), y.value.Data()
 	c := 2 * e.grad.Data()[0] / T(len(xd))
 	for k, v := range [2]*entry[T]{x, y} {

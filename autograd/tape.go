@@ -99,7 +99,7 @@ func (v Var[T]) Item() T {
 	if x.Len() != 1 {
 		panic(usage("Item of a Var of shape %v: want exactly one element", x.Shape()))
 	}
-	return x.Data()[0]
+	return x.ReadData()[0]
 }
 
 // Tape returns the tape v is recorded on (nil for the zero Var).
@@ -188,7 +188,12 @@ const chunkSize = 128
 // saved tensors, custom closures); the values and gradients stay readable
 // until Reset.
 type Tape[T tensor.Float] struct {
-	eng     tensor.Engine[T]
+	eng tensor.Engine[T]
+	// ew is eng's Elementwise, nil for the CPU engines: where it is set,
+	// the elementwise ops compute with it (device.go).
+	ew      tensor.Elementwise[T]
+	ewCoef  []T                 // LinComb's coefficients for ew (ewLinComb)
+	ewXs    []*tensor.Tensor[T] // LinComb's operands for ew
 	chunks  [][]entry[T]
 	n       int    // entries in use
 	ops     int    // recorded ops (entries with a rule)
@@ -226,7 +231,7 @@ func NewTape[T tensor.Float](eng tensor.Engine[T]) *Tape[T] {
 	if eng == nil {
 		panic(usage("NewTape: nil engine (use tensor.EngineFor[T](tensor.Default()))"))
 	}
-	return &Tape[T]{eng: eng, gen: 1}
+	return &Tape[T]{eng: eng, ew: tensor.ElementwiseOf(eng), gen: 1}
 }
 
 // Engine returns the engine the tape computes with.
@@ -349,7 +354,11 @@ func (t *Tape[T]) Scratch(dims ...int) *tensor.Tensor[T] {
 func (t *Tape[T]) Scalar(a T) Var[T] {
 	e := t.newEntry("Scalar")
 	e.value = t.arena.get()
-	e.value.Data()[0] = a
+	if t.ew != nil {
+		t.ew.Fill(e.value, a)
+	} else {
+		e.value.Data()[0] = a
+	}
 	return t.varOf(e)
 }
 
@@ -561,9 +570,12 @@ func (t *Tape[T]) accumulate(e *entry[T], i int, v *entry[T], g *tensor.Tensor[T
 	if dst == nil {
 		return
 	}
-	if acc {
+	switch {
+	case t.ew != nil:
+		t.ewScaled(dst, acc, 1, g)
+	case acc:
 		dst.Add(dst, g)
-	} else {
+	default:
 		dst.Copy(g)
 	}
 }
@@ -660,7 +672,9 @@ func (t *Tape[T]) backward(out *entry[T], g *tensor.Tensor[T]) error {
 		return t.poison
 	}
 	dst, acc := t.gradDst(out)
-	if dst != nil {
+	if dst != nil && t.ew != nil {
+		t.ewSeed(dst, acc, g)
+	} else if dst != nil {
 		switch {
 		case g == nil && acc:
 			dst.AddScalar(dst, 1)

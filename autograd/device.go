@@ -1,0 +1,250 @@
+package autograd
+
+import "github.com/adamnode/adamnode/tensor"
+
+// Elementwise work on the engine's device.
+//
+// A tape whose engine has a tensor.Elementwise (tensor.ElementwiseOf: a GPU
+// engine; the CPU engines have none) hands it the elementwise work of the
+// ops below, so that their values and gradients stay in the engine's memory
+// and host memory is touched only where the host reads a number: a loss's
+// Item, or a value the caller reads with Data. With no Elementwise the
+// ops compute as they always have, with the tensor methods and the loops
+// of this package.
+//
+// On the engine's Elementwise:
+//
+//   - the maps Scale, AddConst, Neg, RSub, Abs, Pow, Sin, Cos, Clamp,
+//     Hardtanh, LeakyReLU, ELU, Softplus, Sigmoid, Tanh, ReLU, Exp, Log,
+//     Sqrt and Square, their backward (MapBackward, given the output or
+//     the input as tensor.MapOp.BackwardFromOutput says; LeakyReLU with a
+//     negative slope and ELU with a negative α, whose output does not tell
+//     the input's sign, take their gradient on the host), and the
+//     activations fused into LinearAct, Conv2DAct and Conv2DTimeAct;
+//   - Add, Sub, Mul and Div, broadcasting or not, and their backward
+//     (Binary, BinaryBackward), AddBias, LinComb and its backward;
+//   - Sum, Mean and MSE (their one number read by the host, set into the
+//     result on the device), SumAxis, MeanAxis and MaxAxis forward, the
+//     backward of Sum, Mean, SumAxis and MeanAxis;
+//   - Linear's bias (the product by the engine's GEMM, the bias added by
+//     Binary) and the bias gradient of Linear, AddBias and Conv2D
+//     (SumPerChannel);
+//   - the gradients' plumbing: seeding Backward's output gradient,
+//     accumulating a gradient a backward function returns, Reshape's
+//     backward, a Scalar leaf's value, and ZeroGradsOn.
+//
+// Still on the host (each reads its operands' values there, which copies
+// them from the device): AddScalar, SubScalar, MulScalar and DivScalar
+// (the scalar operand's value is read), RDiv, MaxAxis's backward,
+// Softmax, LogSoftmax, LogSumExp, SoftmaxCrossEntropy, Where, MaskedSum,
+// MaskedMean, Gather, IndexSelect, Cumsum, Permute, Transpose, Stack,
+// Concat, Narrow, Split, pooling, the time-channel ops (Conv2DTime's
+// channel, LinearTime), the backward written in ops (Grad with
+// CreateGraph, JVP) where it builds constants on the host, Custom nodes
+// and RowShards.
+
+// binOps maps a binKind to the engine's binary operation.
+var binOps = [...]tensor.BinaryOp{binAdd: tensor.BinaryAdd, binSub: tensor.BinarySub, binMul: tensor.BinaryMul, binDiv: tensor.BinaryDiv}
+
+// mapOps maps a mapKind to the engine's map.
+var mapOps = [...]tensor.MapOp{
+	mapNeg: tensor.MapNeg, mapExp: tensor.MapExp, mapLog: tensor.MapLog, mapSqrt: tensor.MapSqrt,
+	mapSquare: tensor.MapSquare, mapTanh: tensor.MapTanh, mapSigmoid: tensor.MapSigmoid,
+	mapSoftplus: tensor.MapSoftplus, mapReLU: tensor.MapReLU,
+}
+
+// actOps maps an activation to the engine's map.
+var actOps = [...]tensor.MapOp{
+	actReLU: tensor.MapReLU, actLeakyReLU: tensor.MapLeakyReLU, actTanh: tensor.MapTanh,
+	actSigmoid: tensor.MapSigmoid, actSoftplus: tensor.MapSoftplus,
+}
+
+// hostMap stands for a map the engine's Elementwise does not have: the op
+// computes on the host whatever the engine.
+const hostMap tensor.MapOp = -1
+
+// ewLinComb sets z = base + a·x (base nil: a·x) with the engine's
+// Elementwise, through the tape's scratch slices (a slice literal handed to
+// an interface method would be allocated on every call).
+func (t *Tape[T]) ewLinComb(z, base *tensor.Tensor[T], a T, x *tensor.Tensor[T]) {
+	t.ewCoef = append(t.ewCoef[:0], a)
+	t.ewXs = append(t.ewXs[:0], x)
+	t.ew.LinComb(z, base, t.ewCoef, t.ewXs)
+	t.ewXs[0] = nil
+}
+
+// ewScaled sets dst = a·g, or adds it with acc, with the engine's
+// Elementwise: addScaledGrad's arithmetic (a·g rounded, then added).
+func (t *Tape[T]) ewScaled(dst *tensor.Tensor[T], acc bool, a T, g *tensor.Tensor[T]) {
+	switch {
+	case acc:
+		t.ewLinComb(dst, dst, a, g)
+	case a == 1:
+		t.ew.Copy(dst, g)
+	default:
+		t.ewLinComb(dst, nil, a, g)
+	}
+}
+
+// ewMapGrad adds the gradient of the map op (parameters a and b) recorded
+// as e into the gradient of e's input with the engine's MapBackward, given
+// e's output or input as op needs.
+func (t *Tape[T]) ewMapGrad(e *entry[T], op tensor.MapOp, a, b T) {
+	dst, acc := t.gradDst(e.in[0])
+	if dst == nil {
+		return
+	}
+	u := e.in[0].value
+	if op.BackwardFromOutput() {
+		u = e.value
+	}
+	t.ew.MapBackward(op, dst, e.grad, u, a, b, acc)
+}
+
+// ewBinaryGrad adds the gradients of the binary op k recorded as e (its
+// operands broadcasting or not) into its operands' gradients with the
+// engine's BinaryBackward.
+func (t *Tape[T]) ewBinaryGrad(k binKind, e *entry[T]) {
+	x, y := e.in[0], e.in[1]
+	for side, v := range [2]*entry[T]{x, y} {
+		if dst, acc := t.gradDst(v); dst != nil {
+			t.ew.BinaryBackward(binOps[k], side, dst, e.grad, x.value, y.value, e.value, acc)
+		}
+	}
+}
+
+// ewScalarOut returns a one-element (rank 0) tensor set to s on the device.
+func (t *Tape[T]) ewScalarOut(s float64) *tensor.Tensor[T] {
+	z := t.arena.get()
+	t.ew.Fill(z, T(s))
+	return z
+}
+
+// ewBroadcastGrad adds a·g into dst with the engine's Elementwise, g
+// broadcasting to dst's shape (g of one element, or shaped like a
+// reduction of dst with its axis kept).
+func (t *Tape[T]) ewBroadcastGrad(dst *tensor.Tensor[T], acc bool, a T, g *tensor.Tensor[T]) {
+	if a != 1 {
+		s := t.arena.like(g)
+		t.ew.Map(tensor.MapScale, s, g, a, 0)
+		g = s
+	}
+	if !acc {
+		t.ew.Fill(dst, 0)
+	}
+	// dst has the result's shape, so the engine reads each of its elements
+	// only for the element it writes.
+	t.ew.Binary(tensor.BinaryAdd, dst, dst, g)
+}
+
+// ZeroGradsOn zeroes the gradient of every parameter in ps as ZeroGrads
+// does, with eng's Elementwise when it has one (tensor.ElementwiseOf), so
+// that a gradient the device holds is zeroed there instead of being copied
+// to the host first.
+func ZeroGradsOn[T tensor.Float](eng tensor.Engine[T], ps []*Param[T]) {
+	ew := tensor.ElementwiseOf(eng)
+	for _, p := range ps {
+		if ew == nil || p.Grad == nil || !p.Grad.SameShape(p.Value) {
+			p.ZeroGrad()
+			continue
+		}
+		ew.Fill(p.Grad, 0)
+	}
+}
+
+// ewSeed is backward's seeding of the output gradient dst with g (ones when
+// g is nil), added to what dst holds with acc, on the engine's device.
+func (t *Tape[T]) ewSeed(dst *tensor.Tensor[T], acc bool, g *tensor.Tensor[T]) {
+	switch {
+	case g == nil && acc:
+		t.ew.Map(tensor.MapAddScalar, dst, dst, 1, 0)
+	case g == nil:
+		t.ew.Fill(dst, 1)
+	default:
+		t.ewScaled(dst, acc, 1, g)
+	}
+}
+
+// ewLinCombVars sets z = Σ_i coef[i]·xs[i] with the engine's LinComb.
+func (t *Tape[T]) ewLinCombVars(z *tensor.Tensor[T], coef []T, xs []Var[T]) {
+	t.ewXs = t.ewXs[:0]
+	for _, xv := range xs {
+		t.ewXs = append(t.ewXs, t.entryAt(int(xv.i)).value)
+	}
+	t.ew.LinComb(z, nil, coef, t.ewXs)
+	clear(t.ewXs)
+}
+
+// ewMSE is MSE with the engine's Elementwise: x − y into a tensor kept for
+// backward, its sum of squares read by the host.
+func (t *Tape[T]) ewMSE(xe, ye *entry[T]) Var[T] {
+	d := t.arena.like(xe.value)
+	t.ew.Binary(tensor.BinarySub, d, xe.value, ye.value)
+	n := float64(d.Len())
+	e := t.record("MSE", t.ewScalarOut(t.ew.SumSquares(d)/n), mseRule[T]{}, xe, ye, nil)
+	if e.rule != nil {
+		e.aux = d
+	} else {
+		t.arena.put(d, -1)
+	}
+	return t.varOf(e)
+}
+
+// ewReduceAxis sets z to the reduction k of x along axis a with the
+// engine's Elementwise (z viewed without the axis when keepDim kept it).
+// The sums are the engine's, in T, where the host's run in float64.
+func (t *Tape[T]) ewReduceAxis(k axisKind, z, x *tensor.Tensor[T], a int, keepDim bool) {
+	if keepDim {
+		var buf [maxPooledRank]int
+		dims := dimsOf(z, &buf)
+		z = z.Reshape(append(dims[:a:a], dims[a+1:]...)...)
+	}
+	switch k {
+	case axisSum:
+		t.ew.SumAxis(z, x, a)
+	case axisMean:
+		t.ew.MeanAxis(z, x, a)
+	default:
+		t.ew.MaxAxis(z, x, a)
+	}
+}
+
+// ewAxisGrad adds the gradient of SumAxis (or MeanAxis), g, broadcast
+// along the reduced axis of x viewed as [outer, n, inner], into dst.
+func (t *Tape[T]) ewAxisGrad(k axisKind, dst *tensor.Tensor[T], acc bool, g *tensor.Tensor[T], outer, n, inner int) {
+	scale := T(1)
+	if k == axisMean {
+		scale = T(1 / float64(n))
+	}
+	t.ewBroadcastGrad(dst.Reshape(outer, n, inner), acc, scale, g.Reshape(outer, 1, inner))
+}
+
+// sumPerChannel sets dst[c] = Σ_{b,...} g[b, c, ...], or adds it when acc:
+// a bias's gradient, with the engine's Elementwise when it has one,
+// sumPerChannelInto otherwise.
+func (t *Tape[T]) sumPerChannel(dst *tensor.Tensor[T], acc bool, g *tensor.Tensor[T]) {
+	if t.ew != nil {
+		t.ew.SumPerChannel(dst, g, acc)
+		return
+	}
+	sumPerChannelInto(dst, acc, g)
+}
+
+// ewAddBias sets z = x + b, the bias b [C] broadcast over x [B, C, ...],
+// with the engine's Binary (b viewed as [C, 1, ...] to align with x's
+// second axis).
+func (t *Tape[T]) ewAddBias(z, x, b *tensor.Tensor[T]) {
+	if r := x.Rank(); r > 2 {
+		var buf [maxPooledRank]int
+		dims := buf[:0]
+		if r > maxPooledRank+1 {
+			dims = make([]int, 0, r-1)
+		}
+		dims = append(dims, b.Len())
+		for range r - 2 {
+			dims = append(dims, 1)
+		}
+		b = b.Reshape(dims...)
+	}
+	t.ew.Binary(tensor.BinaryAdd, z, x, b)
+}
