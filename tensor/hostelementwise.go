@@ -1,0 +1,550 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// HostElementwise returns an Elementwise that computes in host memory with
+// this package's own methods and the formulas autograd uses: the
+// reference for an engine's Elementwise, and what the conformance suite
+// (package enginetest) checks the CPU engines' paths with.
+//
+// The maps are the tensor methods of their names (Tanh, Sigmoid, Exp,
+// ReLU, Softplus, Log, Sqrt, Square, Neg, LeakyReLU, Hardtanh for
+// Hardtanh and Clamp, Scale, AddScalar) and, where there is none,
+// autograd's: |x|, sin x, cos x and x^a in float64 rounded to T, ELU's
+// a·expm1(x) with expm1 in float64 rounded before the product. Their
+// backward maps are the tensor methods (TanhBackward, SigmoidBackward,
+// SoftplusBackward, ReLUBackward, LeakyReLUBackward) or autograd's rules,
+// g times the rounded factor: Exp g·y, Log g·(1/x), Sqrt g·(1/(2y)),
+// Square g·(2x), Neg −g, Abs g·sign x (0 at 0 and NaN), Sin g·cos x, Cos
+// g·(−sin x), Hardtanh g·[a < x < b], Clamp g·[a ≤ x ≤ b], ELU from its
+// output g·(1 where y > 0, y + a elsewhere) (a ≥ 0), Pow g·(a·x^(a−1)) (0
+// for a = 0), Scale a·g, AddScalar g.
+//
+// Binary and BinaryBackward broadcast by NumPy's rule with any number of
+// dimensions; the gradient's terms are added in T in the output's
+// row-major order to 0 (or, with accumulate, to z), as autograd's
+// broadcast rule does, and set directly when the operands share a shape,
+// as its elementwise rules do. The reductions are SumAxis and MaxAxis,
+// MeanAxis the sum divided by the axis's length in T; SumPerChannel is
+// autograd's bias gradient (AddColumnSums for an inner size of 1, else
+// float64 sums per channel). Sum, SumSquares and Dot add in float64 in
+// order (Sum through SumSlice), and ErrorNorm forms each ratio in T as the
+// CPU solvers do (in float64 where a float32 ratio of finite operands
+// overflows) and sums the squares in float64, scaled by the largest.
+func HostElementwise[T Float]() Elementwise[T] { return hostElementwise[T]{} }
+
+type hostElementwise[T Float] struct{}
+
+// hostOp names the HostElementwise method op in its panics.
+func hostOp(op string) string { return "HostElementwise." + op }
+
+func (hostElementwise[T]) Map(op MapOp, z, x *Tensor[T], a, b T) {
+	switch op {
+	case MapTanh:
+		z.Tanh(x)
+	case MapSigmoid:
+		z.Sigmoid(x)
+	case MapExp:
+		z.Exp(x)
+	case MapReLU:
+		z.ReLU(x)
+	case MapSoftplus:
+		z.Softplus(x)
+	case MapLog:
+		z.Log(x)
+	case MapSqrt:
+		z.Sqrt(x)
+	case MapSquare:
+		z.Square(x)
+	case MapNeg:
+		z.Neg(x)
+	case MapAbs:
+		z.wrote()
+		unary64("Abs", z, x, math.Abs)
+	case MapSin:
+		z.wrote()
+		unary64("Sin", z, x, math.Sin)
+	case MapCos:
+		z.wrote()
+		unary64("Cos", z, x, math.Cos)
+	case MapLeakyReLU:
+		z.LeakyReLU(x, a)
+	case MapHardtanh, MapClamp:
+		z.Hardtanh(x, a, b)
+	case MapELU:
+		z.wrote()
+		unary("ELU", z, x, func(v T) T {
+			if v > 0 {
+				return v
+			}
+			return a * T(math.Expm1(float64(v)))
+		})
+	case MapPow:
+		p := float64(a)
+		z.wrote()
+		unary64("Pow", z, x, func(v float64) float64 { return math.Pow(v, p) })
+	case MapScale:
+		z.Scale(x, a)
+	case MapAddScalar:
+		z.AddScalar(x, a)
+	default:
+		panic(fmt.Sprintf("tensor.HostElementwise: Map: unknown %v", op))
+	}
+}
+
+func (hostElementwise[T]) MapBackward(op MapOp, z, g, u *Tensor[T], a, b T, accumulate bool) {
+	switch op {
+	case MapTanh:
+		z.TanhBackward(g, u, accumulate)
+		return
+	case MapSigmoid:
+		z.SigmoidBackward(g, u, accumulate)
+		return
+	case MapSoftplus:
+		z.SoftplusBackward(g, u, accumulate)
+		return
+	case MapReLU:
+		z.ReLUBackward(g, u, accumulate)
+		return
+	case MapLeakyReLU:
+		z.LeakyReLUBackward(g, u, a, accumulate)
+		return
+	}
+	if op < 0 || op >= NumMapOps {
+		panic(fmt.Sprintf("tensor.HostElementwise: MapBackward: unknown %v", op))
+	}
+	if op == MapELU && !(a >= 0) {
+		panic(fmt.Sprintf("tensor.HostElementwise: MapBackward ELU: α = %v: the gradient from the output needs α ≥ 0", a))
+	}
+	if (op == MapHardtanh || op == MapClamp) && a > b {
+		panic(&ShapeError{Op: hostOp("MapBackward"), Msg: fmt.Sprintf("%v: lower bound %v above upper bound %v", op, a, b)})
+	}
+	name := hostOp("MapBackward")
+	mustSameShape(name, z.shape, g.shape)
+	gd := g.host()
+	var ud []T
+	if readsU(op) {
+		mustSameShape(name, z.shape, u.shape)
+		ud = u.host()
+	}
+	p := float64(a)
+	z.wrote()
+	zd := z.data
+	for i := range zd {
+		var d T
+		switch op {
+		case MapExp:
+			d = gd[i] * ud[i]
+		case MapLog:
+			d = gd[i] * (1 / ud[i])
+		case MapSqrt:
+			d = gd[i] * (1 / (2 * ud[i]))
+		case MapSquare:
+			d = gd[i] * (2 * ud[i])
+		case MapNeg:
+			d = -1 * gd[i]
+		case MapAbs:
+			var s T
+			switch {
+			case ud[i] > 0:
+				s = 1
+			case ud[i] < 0:
+				s = -1
+			}
+			d = gd[i] * s
+		case MapSin:
+			d = gd[i] * T(math.Cos(float64(ud[i])))
+		case MapCos:
+			d = gd[i] * T(-math.Sin(float64(ud[i])))
+		case MapHardtanh:
+			d = gd[i] * mask[T](ud[i] > a && ud[i] < b)
+		case MapClamp:
+			d = gd[i] * mask[T](ud[i] >= a && ud[i] <= b)
+		case MapELU:
+			f := T(1)
+			if !(ud[i] > 0) {
+				f = ud[i] + a
+			}
+			d = gd[i] * f
+		case MapPow:
+			var f T
+			if p != 0 {
+				f = T(p * math.Pow(float64(ud[i]), p-1))
+			}
+			d = gd[i] * f
+		case MapScale:
+			d = a * gd[i]
+		case MapAddScalar:
+			d = gd[i]
+		}
+		if accumulate {
+			zd[i] += d
+		} else {
+			zd[i] = d
+		}
+	}
+}
+
+// readsU reports whether op's backward map reads u (Neg, Scale and
+// AddScalar do not).
+func readsU(op MapOp) bool { return op != MapNeg && op != MapScale && op != MapAddScalar }
+
+// mask returns 1 if c, else 0.
+func mask[T Float](c bool) T {
+	if c {
+		return 1
+	}
+	return 0
+}
+
+// broadcastShape returns the shape that operands of shapes x and y
+// broadcast to by NumPy's rule (shapes aligned at their last axes, a
+// missing leading axis of size 1, each pair of sizes equal or one of them
+// 1, the result the larger), and false when they do not broadcast.
+func broadcastShape(x, y []int) ([]int, bool) {
+	r := max(len(x), len(y))
+	out := make([]int, r)
+	for i := range r {
+		a, c := 1, 1
+		if j := len(x) - r + i; j >= 0 {
+			a = x[j]
+		}
+		if j := len(y) - r + i; j >= 0 {
+			c = y[j]
+		}
+		switch {
+		case a == c || c == 1:
+			out[i] = a
+		case a == 1:
+			out[i] = c
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// bcastPlan is the broadcast of two shapes: the output's shape and each
+// operand's element strides along the output's axes (0 where broadcast).
+type bcastPlan struct {
+	out, sx, sy []int
+}
+
+// planBroadcast returns the broadcast of x and y, panicking with a
+// *ShapeError naming op when they do not broadcast.
+func planBroadcast(op string, x, y []int) bcastPlan {
+	out, ok := broadcastShape(x, y)
+	if !ok {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("shapes %v and %v do not broadcast", x, y)})
+	}
+	strides := func(s []int) []int {
+		st := make([]int, len(out))
+		n := 1
+		for i := len(out) - 1; i >= 0; i-- {
+			if j := len(s) - len(out) + i; j >= 0 {
+				if s[j] != 1 {
+					st[i] = n
+				}
+				n *= s[j]
+			}
+		}
+		return st
+	}
+	return bcastPlan{out: out, sx: strides(x), sy: strides(y)}
+}
+
+// each calls f(o, ix, iy) for every element o of the output in row-major
+// order, with the operands' elements ix and iy that it reads.
+func (p bcastPlan) each(f func(o, ix, iy int)) {
+	n := 1
+	for _, d := range p.out {
+		n *= d
+	}
+	idx := make([]int, len(p.out))
+	ix, iy := 0, 0
+	for o := range n {
+		f(o, ix, iy)
+		for a := len(p.out) - 1; a >= 0; a-- {
+			idx[a]++
+			ix += p.sx[a]
+			iy += p.sy[a]
+			if idx[a] < p.out[a] {
+				break
+			}
+			ix -= p.sx[a] * p.out[a]
+			iy -= p.sy[a] * p.out[a]
+			idx[a] = 0
+		}
+	}
+}
+
+func (hostElementwise[T]) Binary(op BinaryOp, z, x, y *Tensor[T]) {
+	if slices.Equal(x.shape, y.shape) && slices.Equal(z.shape, x.shape) {
+		switch op {
+		case BinaryAdd:
+			z.Add(x, y)
+		case BinarySub:
+			z.Sub(x, y)
+		case BinaryMul:
+			z.Mul(x, y)
+		case BinaryDiv:
+			z.Div(x, y)
+		default:
+			panic(fmt.Sprintf("tensor.HostElementwise: Binary: unknown op %d", op))
+		}
+		return
+	}
+	name := hostOp("Binary")
+	p := planBroadcast(name, x.shape, y.shape)
+	if !slices.Equal(z.shape, p.out) {
+		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("destination shape %v for operands of shapes %v and %v (broadcast %v)", z.shape, x.shape, y.shape, p.out)})
+	}
+	if op < BinaryAdd || op > BinaryDiv {
+		panic(fmt.Sprintf("tensor.HostElementwise: Binary: unknown op %d", op))
+	}
+	xd, yd := x.host(), y.host()
+	z.wrote()
+	zd := z.data
+	p.each(func(o, ix, iy int) {
+		a, c := xd[ix], yd[iy]
+		switch op {
+		case BinaryAdd:
+			zd[o] = a + c
+		case BinarySub:
+			zd[o] = a - c
+		case BinaryMul:
+			zd[o] = a * c
+		default:
+			zd[o] = a / c
+		}
+	})
+}
+
+func (hostElementwise[T]) BinaryBackward(op BinaryOp, side int, z, g, x, y, out *Tensor[T], accumulate bool) {
+	name := hostOp("BinaryBackward")
+	if op < BinaryAdd || op > BinaryDiv || side != 0 && side != 1 {
+		panic(fmt.Sprintf("tensor.HostElementwise: BinaryBackward: unknown op %d or side %d", op, side))
+	}
+	p := planBroadcast(name, x.shape, y.shape)
+	if !slices.Equal(g.shape, p.out) {
+		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("gradient of shape %v for operands of shapes %v and %v (broadcast %v)", g.shape, x.shape, y.shape, p.out)})
+	}
+	want := x.shape
+	if side == 1 {
+		want = y.shape
+	}
+	if !slices.Equal(z.shape, want) {
+		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("destination shape %v for the gradient of operand %d of shapes %v and %v", z.shape, side, x.shape, y.shape)})
+	}
+	gd := g.host()
+	var xd, yd, od []T
+	switch {
+	case op == BinaryMul && side == 1:
+		xd = x.host()
+	case op == BinaryMul || op == BinaryDiv:
+		yd = y.host()
+	}
+	if op == BinaryDiv && side == 1 {
+		if !slices.Equal(out.shape, p.out) {
+			panic(&ShapeError{Op: name, Msg: fmt.Sprintf("output of shape %v for operands of shapes %v and %v (broadcast %v)", out.shape, x.shape, y.shape, p.out)})
+		}
+		od = out.host()
+	}
+	set := !accumulate && slices.Equal(x.shape, y.shape)
+	z.wrote()
+	zd := z.data
+	if !accumulate && !set {
+		clear(zd)
+	}
+	p.each(func(o, ix, iy int) {
+		gi := gd[o]
+		var c T
+		switch {
+		case op == BinaryAdd, op == BinarySub && side == 0:
+			c = gi
+		case op == BinarySub:
+			c = -gi
+		case op == BinaryMul && side == 0:
+			c = gi * yd[iy]
+		case op == BinaryMul:
+			c = gi * xd[ix]
+		case side == 0:
+			c = gi / yd[iy]
+		default:
+			c = -gi * od[o] / yd[iy]
+		}
+		i := ix
+		if side == 1 {
+			i = iy
+		}
+		if set {
+			zd[i] = c
+		} else {
+			zd[i] += c
+		}
+	})
+}
+
+func (hostElementwise[T]) LinComb(z, base *Tensor[T], coef []T, xs []*Tensor[T]) {
+	name := hostOp("LinComb")
+	if len(coef) != len(xs) {
+		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("%d coefficients for %d terms", len(coef), len(xs))})
+	}
+	var bd []T
+	if base != nil {
+		mustSameShape(name, z.shape, base.shape)
+		bd = base.host()
+	}
+	src := make([][]T, len(xs))
+	for j, x := range xs {
+		mustSameShape(name, z.shape, x.shape)
+		src[j] = x.host()
+	}
+	z.wrote()
+	LinearCombination(z.data, bd, coef, src)
+}
+
+func (hostElementwise[T]) Fill(z *Tensor[T], v T) { z.Fill(v) }
+
+func (hostElementwise[T]) Copy(z, x *Tensor[T]) { z.Copy(x) }
+
+func (hostElementwise[T]) SumAxis(z, x *Tensor[T], axis int) { z.SumAxis(x, axis) }
+
+func (hostElementwise[T]) MeanAxis(z, x *Tensor[T], axis int) {
+	z.SumAxis(x, axis)
+	_, n, _, _ := axisLayout("MeanAxis", x.shape, axis)
+	for i, v := range z.data {
+		z.data[i] = v / T(n)
+	}
+}
+
+func (hostElementwise[T]) MaxAxis(z, x *Tensor[T], axis int) { z.MaxAxis(x, axis) }
+
+func (hostElementwise[T]) SumPerChannel(z, x *Tensor[T], accumulate bool) {
+	name := hostOp("SumPerChannel")
+	if len(z.shape) != 1 {
+		panic(newShapeError(name, z.shape, x.shape))
+	}
+	c := z.shape[0]
+	batch, inner := channelLayout(name, x.shape, c)
+	xd := x.host()
+	z.wrote()
+	d := z.data
+	if !accumulate {
+		clear(d)
+	}
+	if inner == 1 {
+		AddColumnSums(d, xd[:batch*c])
+		return
+	}
+	for ch := range c {
+		var s float64
+		for b := range batch {
+			off := (b*c + ch) * inner
+			s += SumSlice(xd[off : off+inner])
+		}
+		d[ch] += T(s)
+	}
+}
+
+func (hostElementwise[T]) Sum(x *Tensor[T]) float64 { return SumSlice(x.host()) }
+
+func (hostElementwise[T]) SumSquares(x *Tensor[T]) float64 {
+	var s float64
+	for _, v := range x.host() {
+		s += float64(v) * float64(v)
+	}
+	return s
+}
+
+func (hostElementwise[T]) Dot(x, y *Tensor[T]) float64 {
+	mustSameShape(hostOp("Dot"), x.shape, y.shape)
+	var s float64
+	yd := y.host()
+	for i, v := range x.host() {
+		s += float64(v) * float64(yd[i])
+	}
+	return s
+}
+
+func (hostElementwise[T]) ErrorNorm(e, y0, y1 *Tensor[T], atol, rtol T, parts []int) (rms float64, finite bool) {
+	name := hostOp("ErrorNorm")
+	mustSameShape(name, e.shape, y0.shape)
+	mustSameShape(name, e.shape, y1.shape)
+	n := len(e.data)
+	if len(parts) == 0 {
+		parts = []int{n}
+	}
+	total := 0
+	for _, p := range parts {
+		if p < 0 {
+			total = -1
+			break
+		}
+		total += p
+	}
+	if total != n {
+		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("parts %v for tensors of shape %v (%d elements)", parts, e.shape, n)})
+	}
+	ed, ad, bd := e.host(), y0.host(), y1.host()
+	r := make([]float64, n)
+	nan, inf := false, false
+	for i := range r {
+		w := atol + rtol*max(absOf(ad[i]), absOf(bd[i]))
+		v := float64(ed[i] / w)
+		if isNonFinite(v) && !isNonFinite(float64(ed[i])) && !isNonFinite(float64(w)) {
+			v = float64(ed[i]) / float64(w) // a float32 ratio that overflows
+		}
+		switch {
+		case math.IsNaN(v):
+			nan = true
+		case math.IsInf(v, 0):
+			inf = true
+		}
+		r[i] = v
+	}
+	switch {
+	case nan:
+		return math.NaN(), false
+	case inf:
+		return math.Inf(1), false
+	}
+	lo := 0
+	for _, p := range parts {
+		rms = max(rms, scaledRMS(r[lo:lo+p]))
+		lo += p
+	}
+	return rms, true
+}
+
+// absOf returns |v| as the CPU solvers form it (v < 0 ? −v : v).
+func absOf[T Float](v T) T {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func isNonFinite(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+
+// scaledRMS returns √(Σ r²/len(r)) of finite r, the squares scaled by the
+// largest |r| so that they neither overflow nor underflow (0 for none).
+func scaledRMS(r []float64) float64 {
+	var m float64
+	for _, v := range r {
+		m = max(m, math.Abs(v))
+	}
+	if m == 0 {
+		return 0
+	}
+	var s float64
+	for _, v := range r {
+		q := v / m
+		s += q * q
+	}
+	return m * math.Sqrt(s/float64(len(r)))
+}
