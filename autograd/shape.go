@@ -38,9 +38,11 @@ func (t *Tape[T]) viewOf(x *tensor.Tensor[T], shape []int) *tensor.Tensor[T] {
 	return x.Reshape(append([]int(nil), shape...)...) // copied: shape must not escape
 }
 
-// sameStorage reports whether a and b are views of the same elements.
+// sameStorage reports whether a and b are views of the same elements. It
+// compares their host memory's addresses, reading no element (so that no
+// value a device holds newer is copied, and no write is counted).
 func sameStorage[T tensor.Float](a, b *tensor.Tensor[T]) bool {
-	ad, bd := a.Data(), b.Data()
+	ad, bd := a.HostMemory(), b.HostMemory()
 	return len(ad) == len(bd) && (len(ad) == 0 || &ad[0] == &bd[0])
 }
 

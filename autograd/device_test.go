@@ -1,0 +1,621 @@
+package autograd_test
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	ag "github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// fakeDevice is a CPU engine dressed as one that computes in device memory:
+// it has an Elementwise and takes GEMMs' tensors (tensor.TensorGemmer), and
+// after every op it marks the result's storage as newer on the "device", so
+// that any later host access of it (a tensor method, Data, ReadData) calls
+// SyncHost, which counts the copy and notes the autograd function that
+// asked for it. Its "device memory" is host memory: before each op it
+// clears its operands' marks without counting.
+type fakeDevice[T tensor.Float] struct {
+	tensor.Engine[T]
+	mark  *tensor.DeviceMark
+	ew    fakeElementwise[T]
+	syncs atomic.Int64 // storages copied to the host
+	reads atomic.Int64 // numbers read by the host (Sum, SumSquares, Dot)
+
+	mu    sync.Mutex
+	sites map[string]int // the autograd function behind each sync
+}
+
+func newFakeDevice[T tensor.Float](eng tensor.Engine[T]) *fakeDevice[T] {
+	d := &fakeDevice[T]{Engine: eng, sites: map[string]int{}}
+	d.mark = tensor.NewDeviceMark(d)
+	d.ew.d = d
+	return d
+}
+
+// SyncHost counts the copy and notes its site: the innermost function of
+// package autograd on the stack, marked "(tensor.Gemm)" when the copy was
+// asked for by tensor.Tensor.Gemm on the way.
+func (d *fakeDevice[T]) SyncHost(s *tensor.Storage) {
+	d.syncs.Add(1)
+	s.ClearDeviceNewer()
+	pc := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
+	site, gemm := "?", false
+	for {
+		f, more := frames.Next()
+		if strings.Contains(f.Function, "/tensor.(*Tensor[...]).Gemm") {
+			gemm = true
+		}
+		if i := strings.Index(f.Function, "/autograd."); i >= 0 {
+			site = f.Function[i+len("/autograd."):]
+			break
+		}
+		if !more {
+			break
+		}
+	}
+	if gemm {
+		site += " (tensor.Gemm)"
+	}
+	d.mu.Lock()
+	d.sites[site]++
+	d.mu.Unlock()
+}
+
+// Elementwise returns the fake's elementwise work.
+func (d *fakeDevice[T]) Elementwise() tensor.Elementwise[T] { return &d.ew }
+
+// GemmTensors computes the product on the host with the wrapped engine.
+func (d *fakeDevice[T]) GemmTensors(z *tensor.Tensor[T], alpha T, a *tensor.Tensor[T], transA bool, b *tensor.Tensor[T], transB bool, beta T) {
+	m := d.in(z, a, b)
+	z.Gemm(d.Engine, alpha, a, transA, b, transB, beta)
+	d.out(z, m)
+}
+
+// in clears the marks of the tensors an op reads or writes, uncounted: the
+// values are where the device keeps them. It returns the storages it
+// cleared, for out to mark again.
+func (d *fakeDevice[T]) in(ts ...*tensor.Tensor[T]) []*tensor.Storage {
+	var marked []*tensor.Storage
+	for _, x := range ts {
+		if x != nil && x.Storage().DeviceNewer() {
+			marked = append(marked, x.Storage())
+			x.Storage().ClearDeviceNewer()
+		}
+	}
+	return marked
+}
+
+// out records that the device wrote z (nil for none) and that it still
+// holds the values of the operands in marked newer than host memory:
+// reading them on the device left host memory as it was.
+func (d *fakeDevice[T]) out(z *tensor.Tensor[T], marked []*tensor.Storage) {
+	for _, s := range marked {
+		s.MarkDeviceNewer(d.mark)
+	}
+	if z != nil {
+		z.DeviceWrote()
+		z.Storage().MarkDeviceNewer(d.mark)
+	}
+}
+
+// syncSites returns the sites of the syncs since the last call, and forgets
+// them.
+func (d *fakeDevice[T]) syncSites() map[string]int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.sites
+	d.sites = map[string]int{}
+	return s
+}
+
+var (
+	_ tensor.ElementwiseEngine[float64] = (*fakeDevice[float64])(nil)
+	_ tensor.TensorGemmer[float32]      = (*fakeDevice[float32])(nil)
+	_ tensor.HostSyncer                 = (*fakeDevice[float64])(nil)
+)
+
+// fakeElementwise is a plain-loop tensor.Elementwise on host memory, the
+// fake device's.
+type fakeElementwise[T tensor.Float] struct{ d *fakeDevice[T] }
+
+func mapValue[T tensor.Float](op tensor.MapOp, x, a, b T) T {
+	v := float64(x)
+	switch op {
+	case tensor.MapTanh:
+		return T(math.Tanh(v))
+	case tensor.MapSigmoid:
+		return T(tensor.SigmoidOf(v))
+	case tensor.MapExp:
+		return T(math.Exp(v))
+	case tensor.MapReLU:
+		return max(x, 0)
+	case tensor.MapSoftplus:
+		return T(tensor.SoftplusOf(v))
+	case tensor.MapLog:
+		return T(math.Log(v))
+	case tensor.MapSqrt:
+		return T(math.Sqrt(v))
+	case tensor.MapSquare:
+		return x * x
+	case tensor.MapNeg:
+		return -x
+	case tensor.MapAbs:
+		return T(math.Abs(v))
+	case tensor.MapSin:
+		return T(math.Sin(v))
+	case tensor.MapCos:
+		return T(math.Cos(v))
+	case tensor.MapLeakyReLU:
+		if x > 0 {
+			return x
+		}
+		return a * x
+	case tensor.MapHardtanh, tensor.MapClamp:
+		return min(max(x, a), b)
+	case tensor.MapELU:
+		if x > 0 {
+			return x
+		}
+		return a * T(math.Expm1(v))
+	case tensor.MapPow:
+		return T(math.Pow(v, float64(a)))
+	case tensor.MapScale:
+		return a * x
+	case tensor.MapAddScalar:
+		return x + a
+	}
+	panic(fmt.Sprintf("fake Map: %v", op))
+}
+
+// mapDeriv returns op′ given u, op's output or input as
+// BackwardFromOutput says.
+func mapDeriv[T tensor.Float](op tensor.MapOp, u, a, b T) T {
+	v := float64(u)
+	switch op {
+	case tensor.MapTanh:
+		return 1 - u*u
+	case tensor.MapSigmoid:
+		return u * (1 - u)
+	case tensor.MapExp:
+		return u
+	case tensor.MapReLU:
+		if u > 0 {
+			return 1
+		}
+		return 0
+	case tensor.MapSoftplus:
+		return T(-math.Expm1(-v))
+	case tensor.MapLog:
+		return 1 / u
+	case tensor.MapSqrt:
+		return 1 / (2 * u)
+	case tensor.MapSquare:
+		return 2 * u
+	case tensor.MapNeg:
+		return -1
+	case tensor.MapAbs:
+		switch {
+		case u > 0:
+			return 1
+		case u < 0:
+			return -1
+		}
+		return 0
+	case tensor.MapSin:
+		return T(math.Cos(v))
+	case tensor.MapCos:
+		return T(-math.Sin(v))
+	case tensor.MapLeakyReLU:
+		if u > 0 {
+			return 1
+		}
+		return a
+	case tensor.MapHardtanh:
+		if u > a && u < b {
+			return 1
+		}
+		return 0
+	case tensor.MapClamp:
+		if u >= a && u <= b {
+			return 1
+		}
+		return 0
+	case tensor.MapELU:
+		if u > 0 {
+			return 1
+		}
+		return u + a
+	case tensor.MapPow:
+		if a == 0 {
+			return 0
+		}
+		return T(float64(a) * math.Pow(v, float64(a)-1))
+	case tensor.MapScale:
+		return a
+	case tensor.MapAddScalar:
+		return 1
+	}
+	panic(fmt.Sprintf("fake MapBackward: %v", op))
+}
+
+func (f *fakeElementwise[T]) Map(op tensor.MapOp, z, x *tensor.Tensor[T], a, b T) {
+	m := f.d.in(z, x)
+	zd := z.HostMemory()
+	for i, v := range x.HostMemory() {
+		zd[i] = mapValue(op, v, a, b)
+	}
+	f.d.out(z, m)
+}
+
+func (f *fakeElementwise[T]) MapBackward(op tensor.MapOp, z, g, u *tensor.Tensor[T], a, b T, accumulate bool) {
+	m := f.d.in(z, g, u)
+	zd, gd := z.HostMemory(), g.HostMemory()
+	var ud []T
+	if op != tensor.MapNeg {
+		ud = u.HostMemory()
+	}
+	for i := range zd {
+		var dv T = -1
+		if op != tensor.MapNeg {
+			dv = mapDeriv(op, ud[i], a, b)
+		}
+		if accumulate {
+			zd[i] += gd[i] * dv
+		} else {
+			zd[i] = gd[i] * dv
+		}
+	}
+	f.d.out(z, m)
+}
+
+// bcastIndex returns the flat index into a tensor of shape s broadcast to
+// out of the output's flat index o.
+func bcastIndex(out, s []int, o int) int {
+	idx, stride := 0, 1
+	for i := len(out) - 1; i >= 0; i-- {
+		c := o % out[i]
+		o /= out[i]
+		if j := len(s) - len(out) + i; j >= 0 {
+			if s[j] != 1 {
+				idx += c * stride
+			}
+			stride *= s[j]
+		}
+	}
+	return idx
+}
+
+func binValue[T tensor.Float](op tensor.BinaryOp, a, b T) T {
+	switch op {
+	case tensor.BinaryAdd:
+		return a + b
+	case tensor.BinarySub:
+		return a - b
+	case tensor.BinaryMul:
+		return a * b
+	}
+	return a / b
+}
+
+func (f *fakeElementwise[T]) Binary(op tensor.BinaryOp, z, x, y *tensor.Tensor[T]) {
+	m := f.d.in(z, x, y)
+	zd, xd, yd := z.HostMemory(), x.HostMemory(), y.HostMemory()
+	out, xs, ys := z.Shape(), x.Shape(), y.Shape()
+	for o := range zd {
+		zd[o] = binValue(op, xd[bcastIndex(out, xs, o)], yd[bcastIndex(out, ys, o)])
+	}
+	f.d.out(z, m)
+}
+
+func (f *fakeElementwise[T]) BinaryBackward(op tensor.BinaryOp, side int, z, g, x, y, out *tensor.Tensor[T], accumulate bool) {
+	m := f.d.in(z, g, x, y, out)
+	zd, gd, xd, yd := z.HostMemory(), g.HostMemory(), x.HostMemory(), y.HostMemory()
+	if !accumulate {
+		clear(zd)
+	}
+	os, xs, ys := g.Shape(), x.Shape(), y.Shape()
+	for o, gv := range gd {
+		xi, yi := bcastIndex(os, xs, o), bcastIndex(os, ys, o)
+		var c T
+		switch {
+		case op == tensor.BinaryAdd, op == tensor.BinarySub && side == 0:
+			c = gv
+		case op == tensor.BinarySub:
+			c = -gv
+		case op == tensor.BinaryMul && side == 0:
+			c = gv * yd[yi]
+		case op == tensor.BinaryMul:
+			c = gv * xd[xi]
+		case side == 0:
+			c = gv / yd[yi]
+		default:
+			c = -gv * out.HostMemory()[o] / yd[yi]
+		}
+		if side == 0 {
+			zd[xi] += c
+		} else {
+			zd[yi] += c
+		}
+	}
+	f.d.out(z, m)
+}
+
+func (f *fakeElementwise[T]) LinComb(z, base *tensor.Tensor[T], coef []T, xs []*tensor.Tensor[T]) {
+	m := append(f.d.in(z, base), f.d.in(xs...)...)
+	zd := z.HostMemory()
+	for i := range zd {
+		var s T
+		if base != nil {
+			s = base.HostMemory()[i]
+		}
+		for k, x := range xs {
+			s += coef[k] * x.HostMemory()[i]
+		}
+		zd[i] = s
+	}
+	f.d.out(z, m)
+}
+
+func (f *fakeElementwise[T]) Fill(z *tensor.Tensor[T], v T) {
+	m := f.d.in(z)
+	z.Fill(v)
+	f.d.out(z, m)
+}
+
+func (f *fakeElementwise[T]) Copy(z, x *tensor.Tensor[T]) {
+	m := f.d.in(z, x)
+	copy(z.HostMemory(), x.HostMemory())
+	f.d.out(z, m)
+}
+
+func (f *fakeElementwise[T]) SumAxis(z, x *tensor.Tensor[T], axis int) {
+	m := f.d.in(z, x)
+	z.SumAxis(x, axis)
+	f.d.out(z, m)
+}
+
+func (f *fakeElementwise[T]) MeanAxis(z, x *tensor.Tensor[T], axis int) {
+	m := f.d.in(z, x)
+	z.SumAxis(x, axis)
+	z.Scale(z, T(1/float64(x.Dim(axis))))
+	f.d.out(z, m)
+}
+
+func (f *fakeElementwise[T]) MaxAxis(z, x *tensor.Tensor[T], axis int) {
+	m := f.d.in(z, x)
+	z.MaxAxis(x, axis)
+	f.d.out(z, m)
+}
+
+func (f *fakeElementwise[T]) SumPerChannel(z, x *tensor.Tensor[T], accumulate bool) {
+	m := f.d.in(z, x)
+	zd, xd := z.HostMemory(), x.HostMemory()
+	c := len(zd)
+	inner := len(xd) / (x.Dim(0) * c)
+	if !accumulate {
+		clear(zd)
+	}
+	for i, v := range xd {
+		zd[i/inner%c] += v
+	}
+	f.d.out(z, m)
+}
+
+func (f *fakeElementwise[T]) Sum(x *tensor.Tensor[T]) float64 {
+	return f.Dot(x, nil)
+}
+
+func (f *fakeElementwise[T]) SumSquares(x *tensor.Tensor[T]) float64 { return f.Dot(x, x) }
+
+func (f *fakeElementwise[T]) Dot(x, y *tensor.Tensor[T]) float64 {
+	m := f.d.in(x, y)
+	defer f.d.out(nil, m)
+	f.d.reads.Add(1)
+	var s float64
+	for i, v := range x.HostMemory() {
+		if y == nil {
+			s += float64(v)
+		} else {
+			s += float64(v) * float64(y.HostMemory()[i])
+		}
+	}
+	return s
+}
+
+func (f *fakeElementwise[T]) ErrorNorm(e, y0, y1 *tensor.Tensor[T], atol, rtol T, parts []int) (float64, bool) {
+	panic("fake ErrorNorm: autograd does not call it")
+}
+
+// deviceModel holds the parameters of a small model that uses every op
+// routed to the engine's Elementwise.
+type deviceModel[T tensor.Float] struct {
+	w1, b1, w2, b2, w3, b3, c, d, e *ag.Param[T]
+}
+
+func newDeviceModel[T tensor.Float](rng *rand.Rand, in, hidden, out int) *deviceModel[T] {
+	p := func(name string, scale float64, dims ...int) *ag.Param[T] {
+		return ag.NewParam(name, tensor.RandN[T](rng, 0, scale, dims...))
+	}
+	return &deviceModel[T]{
+		w1: p("w1", 0.5, hidden, in), b1: p("b1", 0.5, hidden),
+		w2: p("w2", 0.5, hidden, hidden), b2: p("b2", 0.5, hidden),
+		w3: p("w3", 0.5, out, hidden), b3: p("b3", 0.5, out),
+		c: p("c", 0.5, hidden), d: p("d", 0.5, 1, hidden), e: p("e", 0.5, 3, 1, hidden),
+	}
+}
+
+func (m *deviceModel[T]) params() []*ag.Param[T] {
+	return []*ag.Param[T]{m.w1, m.b1, m.w2, m.b2, m.w3, m.b3, m.c, m.d, m.e}
+}
+
+// mlp is the ordinary model: Linear, activations, broadcasting Add, Mul
+// and Div, LinComb, Scale, and a mean-squared-error loss built from ops.
+func (m *deviceModel[T]) mlp(tp *ag.Tape[T], x, y *tensor.Tensor[T]) ag.Var[T] {
+	xv := tp.Const(x)
+	h := ag.Tanh(ag.Linear(xv, tp.Param(m.w1), tp.Param(m.b1)))
+	h = ag.Add(h, tp.Param(m.c))             // [B, H] + [H]
+	h = ag.Mul(h, ag.Sigmoid(tp.Param(m.d))) // [B, H] ⊙ [1, H]
+	h2 := ag.LinearAct(h, tp.Param(m.w2), tp.Param(m.b2), ag.ReLUAct)
+	h2 = ag.LinComb([]T{0.5, -0.25, 1}, h2, h, ag.Softplus(h2))
+	h2 = ag.Div(h2, ag.AddConst(ag.Square(tp.Param(m.c)), 1)) // [B, H] ⊘ [H]
+	out := ag.Linear(ag.Scale(h2, 0.7), tp.Param(m.w3), tp.Param(m.b3))
+	d := ag.Sub(out, tp.Const(y))
+	return ag.Add(ag.Mean(ag.Square(d)), ag.Scale(ag.Sum(ag.Mul(d, d)), 0.01))
+}
+
+// maps is a model through every other routed op: the maps, the axis
+// reductions, a rank-3 broadcast, AddBias and MSE.
+func (m *deviceModel[T]) maps(tp *ag.Tape[T], x, y *tensor.Tensor[T]) ag.Var[T] {
+	xv := tp.Const(x)
+	h := ag.Linear(xv, tp.Param(m.w1), ag.Var[T]{})
+	h = ag.AddBias(h, tp.Param(m.b1))
+	a := ag.Add(ag.Exp(ag.Scale(ag.Sin(h), 0.5)), ag.Cos(h))
+	a = ag.Add(a, ag.Log(ag.AddConst(ag.Abs(h), 1)))
+	a = ag.Add(a, ag.Sqrt(ag.AddConst(ag.Square(h), 0.5)))
+	a = ag.Add(a, ag.Pow(ag.AddConst(ag.Sigmoid(h), 0.5), 1.5))
+	a = ag.Add(a, ag.Clamp(h, -0.3, 0.4))
+	a = ag.Add(a, ag.Hardtanh(h, -0.2, 0.3))
+	a = ag.Add(a, ag.LeakyReLU(h, 0.1))
+	a = ag.Add(a, ag.ELU(ag.Neg(h), 0.7))
+	a = ag.Sub(a, ag.RSub(2, ag.ReLU(h)))
+	a = ag.Mul(a, ag.Tanh(tp.Param(m.e)))                                      // [B, H] ⊙ [3, 1, H] → [3, B, H]
+	s := ag.SumAxis(a, 1, false)                                               // [3, H]
+	s = ag.Add(s, ag.SumAxis(ag.MeanAxis(a, 0, true), 1, false))               // [3, H] + [1, H]
+	s2 := ag.MeanAxis(ag.SumAxis(s, -1, true), 0, true)                        // [1, 1]
+	out := ag.Linear(ag.MeanAxis(s, 0, false), tp.Param(m.w3), tp.Param(m.b3)) // [Out]
+	hb := ag.AddBias(ag.Reshape(h, x.Dim(0), -1, 1), tp.Param(m.b2))           // [B, H, 1] + [H]
+	reg := ag.Mean(ag.Div(tp.Param(m.d), ag.AddConst(ag.Square(hb), 1)))
+	return ag.Add(ag.MSE(ag.Add(out, s2), tp.Const(y)), reg)
+}
+
+// host is a model through ops that compute on the host, so that a
+// device's values are copied there: SoftmaxCrossEntropy, MulScalar and
+// MaxAxis's backward.
+func (m *deviceModel[T]) host(tp *ag.Tape[T], x, _ *tensor.Tensor[T]) ag.Var[T] {
+	h := ag.Tanh(ag.Linear(tp.Const(x), tp.Param(m.w1), tp.Param(m.b1)))
+	logits := ag.Linear(h, tp.Param(m.w3), tp.Param(m.b3))
+	mx := ag.MaxAxis(ag.MulScalar(h, tp.Scalar(0.5)), 1, false)
+	return ag.Add(ag.SoftmaxCrossEntropy(logits, []int{2, 0, 1}), ag.Mean(mx))
+}
+
+// deviceModels names the models the device tests run, with the shape of
+// their targets for a batch of 3 and 3 outputs.
+var deviceModels = []struct {
+	name string
+	y    []int
+}{{"mlp", []int{3, 3}}, {"maps", []int{1, 3}}, {"host", []int{3, 3}}}
+
+// devicePasses runs passes forward and backward passes of the model name on
+// a tape computing with eng, each after ZeroGradsOn, and returns the last
+// loss and the parameters (their gradients those of the last pass).
+func devicePasses[T tensor.Float](t *testing.T, eng tensor.Engine[T], name string, yshape []int, passes int, each func(pass int)) (T, []*ag.Param[T]) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(5, 6))
+	m := newDeviceModel[T](rng, 4, 5, 3)
+	x := tensor.RandN[T](rng, 0, 1, 3, 4)
+	y := tensor.RandN[T](rng, 0, 1, yshape...)
+	f := map[string]func(*ag.Tape[T], *tensor.Tensor[T], *tensor.Tensor[T]) ag.Var[T]{"mlp": m.mlp, "maps": m.maps, "host": m.host}[name]
+	tp := ag.NewTape(eng)
+	var loss T
+	for pass := range passes {
+		tp.Reset()
+		ag.ZeroGradsOn(eng, m.params())
+		l := f(tp, x, y)
+		if err := tp.Backward(l); err != nil {
+			t.Fatal(err)
+		}
+		loss = l.Item()
+		if each != nil {
+			each(pass)
+		}
+	}
+	return loss, m.params()
+}
+
+// deviceGrads returns the parameters' gradients by name, copied.
+func deviceGrads[T tensor.Float](ps []*ag.Param[T]) map[string][]T {
+	g := map[string][]T{}
+	for _, p := range ps {
+		g[p.Name] = append([]T(nil), p.Grad.ReadData()...)
+	}
+	return g
+}
+
+// TestDeviceGradients checks that a tape whose engine has an Elementwise
+// (the fake device) computes the CPU engine's losses and gradients.
+func TestDeviceGradients(t *testing.T) {
+	t.Run("float64", func(t *testing.T) { testDeviceGradients(t, tensor.Gonum(1).Float64(), 1e-12) })
+	t.Run("float32", func(t *testing.T) { testDeviceGradients(t, tensor.Gonum(1).Float32(), 2e-5) })
+}
+
+func testDeviceGradients[T tensor.Float](t *testing.T, cpu tensor.Engine[T], tol float64) {
+	for _, mc := range deviceModels {
+		t.Run(mc.name, func(t *testing.T) {
+			wantLoss, wantPs := devicePasses(t, cpu, mc.name, mc.y, 2, nil)
+			dev := newFakeDevice(cpu)
+			loss, ps := devicePasses(t, dev, mc.name, mc.y, 2, nil)
+			opt := cmpopts.EquateApprox(tol, tol)
+			if diff := cmp.Diff(float64(wantLoss), float64(loss), opt); diff != "" {
+				t.Errorf("loss (−CPU +device):\n%s", diff)
+			}
+			if diff := cmp.Diff(deviceGrads(wantPs), deviceGrads(ps), opt); diff != "" {
+				t.Errorf("gradients (−CPU +device):\n%s", diff)
+			}
+			if dev.ew.d.reads.Load() == 0 {
+				t.Error("the tape did not use the engine's Elementwise")
+			}
+		})
+	}
+}
+
+// TestDeviceSyncs counts the host copies of device values during forward
+// and backward passes with the fake device, by the autograd function that
+// asked for them, over passes that reuse the tape's buffers. An ordinary
+// model copies one value, the loss its Item reads; the host model's ops
+// that compute on the host copy their operands: SoftmaxCrossEntropy (the
+// logits, and its saved gradient in backward), MulScalar (the scalar and
+// the tensor), and MaxAxis's backward (the input and the maxima).
+func TestDeviceSyncs(t *testing.T) {
+	item := "Var[...].Item"
+	want := map[string]struct {
+		sites []string // the functions that copy values to the host
+		reads int64    // the numbers the host reads per pass
+	}{
+		"mlp":  {[]string{item}, 2}, // Mean and Sum
+		"maps": {[]string{item}, 3}, // MSE forward and backward, Mean
+		"host": {[]string{"MulScalar[...].func1", "SoftmaxCrossEntropy[...]", item, "axisRule[...].backward", "scalarOp[...]", "softmaxCERule[...].backward"}, 1},
+	}
+	for _, mc := range deviceModels {
+		t.Run(mc.name, func(t *testing.T) {
+			dev := newFakeDevice(tensor.Gonum(1).Float64())
+			w := want[mc.name]
+			devicePasses(t, dev, mc.name, mc.y, 3, func(pass int) {
+				sites, n, reads := dev.syncSites(), dev.syncs.Swap(0), dev.reads.Swap(0)
+				t.Logf("pass %d: %d syncs %v, %d numbers read", pass, n, sites, reads)
+				got := slices.Sorted(maps.Keys(sites))
+				if diff := cmp.Diff(w.sites, got); diff != "" {
+					t.Errorf("pass %d: functions that copied device values to the host (−want +got):\n%s", pass, diff)
+				}
+				if len(w.sites) == 1 && sites[item] != 1 {
+					t.Errorf("pass %d: %d copies by %s, want 1 (the loss)", pass, sites[item], item)
+				}
+				if reads != w.reads {
+					t.Errorf("pass %d: the host read %d numbers, want %d", pass, reads, w.reads)
+				}
+			})
+		})
+	}
+}
