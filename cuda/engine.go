@@ -56,6 +56,7 @@ func Backend(device int) (tensor.Backend, error) {
 	}
 	cpu := tensor.Gonum(0)
 	b := &backend{device: device, l: l, handle: h, dnn: dnn, cpu: cpu, plans: map[convKey]*convPlan{}, cache: newCache()}
+	b.mark = tensor.NewDeviceMark(b)
 	b.f32 = &engine[float32]{b: b, cpu: cpu.Float32()}
 	b.f64 = &engine[float64]{b: b, cpu: cpu.Float64()}
 	return b, nil
@@ -74,6 +75,8 @@ type backend struct {
 	bufs   [5]deviceBuf // Gemm's A, B, C (of slices); the workspace; a byte for empty tensors
 	plans  map[convKey]*convPlan
 	cache  cache // the device copies of tensors
+
+	mark *tensor.DeviceMark // marks the storages whose newer values are on the device
 
 	kernOnce sync.Once // makes kern (elementwise.go)
 	kern     *Kernels  // the elementwise kernels; nil when they do not load

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"unsafe"
 	"weak"
@@ -60,24 +61,29 @@ type residentKey struct {
 
 // resident is the device copy of a tensor's elements.
 type resident struct {
-	ptr    uintptr // a block of device memory of at least key.size bytes
-	ver    uint64  // the storage version the copy holds
-	valid  bool    // false: allocated, its values not yet those of ver
-	used   uint64  // the cache's clock at the last use
-	shadow []byte  // in verify mode, the host bytes the copy holds
+	ptr    uintptr        // a block of device memory of at least key.size bytes
+	ver    uint64         // the storage version the copy holds
+	valid  bool           // false: allocated, its values not yet those of ver
+	newer  unsafe.Pointer // non-nil: the copy is newer than this host memory, its view's
+	used   uint64         // the cache's clock at the last use
+	shadow []byte         // in verify mode, the host bytes the copy holds
 }
 
 // cache is the backend's device copies of tensors, found by storage and
 // view and checked by the storage version, in blocks of a pool of device
 // memory, with the least recently used dropped when the pool would grow
-// beyond the limit. Used under the backend's mutex.
+// beyond the limit. A kernel's result stays on the device: its copy is
+// newer than host memory (resident.newer), listed in newer by storage,
+// and the storage is marked (tensor.Storage.MarkDeviceNewer) until a host
+// access has SyncHost copy it back. Used under the backend's mutex.
 type cache struct {
 	entries map[residentKey]*resident
 	watched map[residentKey]bool // keys with a cleanup registered on their storage
-	pool    pool                 // the device memory the entries' blocks come from
-	bytes   uintptr              // bytes of the entries' tensors
-	limit   uintptr              // on the pool's device memory
-	clock   uint64               // one tick per kernel: entries used in it are kept
+	newer   map[weak.Pointer[tensor.Storage]][]residentKey
+	pool    pool    // the device memory the entries' blocks come from
+	bytes   uintptr // bytes of the entries' tensors
+	limit   uintptr // on the pool's device memory
+	clock   uint64  // one tick per kernel: entries used in it are kept
 	verify  bool
 	stats   Stats
 }
@@ -90,6 +96,7 @@ func newCache() cache {
 	return cache{
 		entries: map[residentKey]*resident{},
 		watched: map[residentKey]bool{},
+		newer:   map[weak.Pointer[tensor.Storage]][]residentKey{},
 		limit:   uintptr(mb) << 20,
 		verify:  os.Getenv(VerifyEnv) == "1",
 	}
@@ -99,9 +106,10 @@ func newCache() cache {
 // until the next tick.
 func (b *backend) tick() { b.cache.clock++ }
 
-// hostBytes returns t's elements as bytes.
+// hostBytes returns t's host memory as bytes, as it is (HostMemory: under
+// the backend's mutex, a sync would wait for it).
 func hostBytes[T tensor.Float](t *tensor.Tensor[T]) []byte {
-	d := t.ReadData()
+	d := t.HostMemory()
 	if len(d) == 0 {
 		return nil
 	}
@@ -133,7 +141,8 @@ func entry[T tensor.Float](b *backend, t *tensor.Tensor[T]) *resident {
 }
 
 // in returns device memory holding t's current values: its copy when the
-// storage version matches, else a fresh upload.
+// storage version matches, else a fresh upload (after copying the
+// storage's newer device values to the host).
 func in[T tensor.Float](b *backend, t *tensor.Tensor[T]) uintptr {
 	if t.Len() == 0 {
 		return b.ensure(bufEmpty, 1)
@@ -142,13 +151,14 @@ func in[T tensor.Float](b *backend, t *tensor.Tensor[T]) uintptr {
 	c := &b.cache
 	v, h := t.Version(), hostBytes(t)
 	if r.valid && r.ver == v {
-		if c.verify && !bytes.Equal(r.shadow, h) {
+		if c.verify && r.newer == nil && !bytes.Equal(r.shadow, h) {
 			panic(fmt.Errorf("cuda: a tensor of shape %v changed on the host but not its version: written through a slice that Data returned earlier, without MarkChanged", t.Shape()))
 		}
 		c.stats.Reuses++
 		c.stats.ReuseBytes += int64(len(h))
 		return r.ptr
 	}
+	b.syncHostLocked(t.Storage(), nil)
 	must(b.l.rtCheck("cudaMemcpy", b.l.cudaMemcpy(r.ptr, addr(h), uintptr(len(h)), hostToDevice)))
 	c.stats.Uploads++
 	c.stats.UploadBytes += int64(len(h))
@@ -160,7 +170,9 @@ func in[T tensor.Float](b *backend, t *tensor.Tensor[T]) uintptr {
 }
 
 // out returns device memory for the result t: holding t's current values
-// when the kernel accumulates into it, else only allocated.
+// when the kernel accumulates into it, else only allocated. The storage's
+// other device values newer than the host's are copied to the host first
+// (t may cover only part of the storage).
 func out[T tensor.Float](b *backend, t *tensor.Tensor[T], accumulate bool) uintptr {
 	if accumulate {
 		return in(b, t)
@@ -169,28 +181,92 @@ func out[T tensor.Float](b *backend, t *tensor.Tensor[T], accumulate bool) uintp
 		return b.ensure(bufEmpty, 1)
 	}
 	r := entry(b, t)
+	b.syncHostLocked(t.Storage(), r)
 	r.valid = false
 	return r.ptr
 }
 
-// produced copies the result t from its device copy (made by out) to the
-// host, counts the write in t's version, and keeps the device copy as
-// current for that version.
+// produced records that a kernel wrote the result t in its device copy
+// (made by out): the write counts in t's version, the copy is current for
+// it and newer than host memory, and t's storage is marked so that a host
+// access copies it back (SyncHost). Nothing is copied now — unless t's
+// memory came from FromSlice (Storage.Shared): its owner may read the
+// slice directly, so the result is copied back at once.
 func produced[T tensor.Float](b *backend, t *tensor.Tensor[T]) {
 	if t.Len() == 0 {
 		return
 	}
 	r := entry(b, t)
-	h := hostBytes(t)
-	t.MarkChanged()
-	must(b.l.rtCheck("cudaMemcpy", b.l.cudaMemcpy(addr(h), r.ptr, uintptr(len(h)), deviceToHost)))
-	c := &b.cache
-	c.stats.Downloads++
-	c.stats.DownloadBytes += int64(len(h))
+	t.DeviceWrote()
 	r.ver, r.valid = t.Version(), true
-	if c.verify {
-		r.shadow = append(r.shadow[:0], h...)
+	st := t.Storage()
+	if st.Shared() { // FromSlice's memory: its owner may read it any time
+		h := hostBytes(t)
+		must(b.l.rtCheck("cudaMemcpy", b.l.cudaMemcpy(addr(h), r.ptr, uintptr(len(h)), deviceToHost)))
+		c := &b.cache
+		c.stats.Downloads++
+		c.stats.DownloadBytes += int64(len(h))
+		if c.verify {
+			r.shadow = append(r.shadow[:0], h...)
+		}
+		return
 	}
+	if r.newer == nil {
+		h := t.HostMemory()
+		r.newer = unsafe.Pointer(&h[0])
+		ws := weak.Make(st)
+		c := &b.cache
+		c.newer[ws] = append(c.newer[ws], residentKey{st: ws, addr: uintptr(r.newer), size: uintptr(len(h)) * unsafe.Sizeof(T(0))})
+	}
+	st.MarkDeviceNewer(b.mark)
+}
+
+// SyncHost copies every device copy of s's elements that is newer than
+// host memory to the host, and clears s's mark (tensor.HostSyncer).
+func (b *backend) SyncHost(s *tensor.Storage) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.syncHostLocked(s, nil)
+}
+
+// syncHostLocked copies s's device copies newer than host memory to the
+// host, except keep's, and clears s's mark when none is left.
+func (b *backend) syncHostLocked(s *tensor.Storage, keep *resident) {
+	if !s.DeviceNewer() {
+		return
+	}
+	c := &b.cache
+	ws := weak.Make(s)
+	left := c.newer[ws][:0]
+	for _, k := range c.newer[ws] {
+		r := c.entries[k]
+		if r == nil || r.newer == nil {
+			continue
+		}
+		if r == keep {
+			left = append(left, k)
+			continue
+		}
+		b.copyBack(k, r)
+	}
+	if len(left) > 0 {
+		c.newer[ws] = left
+		return
+	}
+	delete(c.newer, ws)
+	s.ClearDeviceNewer()
+}
+
+// copyBack copies the newer device copy r of key k to its host memory.
+func (b *backend) copyBack(k residentKey, r *resident) {
+	c := &b.cache
+	must(b.l.rtCheck("cudaMemcpy", b.l.cudaMemcpy(uintptr(r.newer), r.ptr, k.size, deviceToHost)))
+	c.stats.Downloads++
+	c.stats.DownloadBytes += int64(k.size)
+	if c.verify {
+		r.shadow = append(r.shadow[:0], unsafe.Slice((*byte)(r.newer), k.size)...)
+	}
+	r.newer = nil
 }
 
 // alloc returns a block of at least n bytes of device memory from the
@@ -250,9 +326,23 @@ func (b *backend) releaseEmpty() {
 	}
 }
 
-// drop removes an entry and returns its block to the pool.
+// drop removes an entry and returns its block to the pool; a copy newer
+// than host memory is copied back first while its storage lives.
 func (b *backend) drop(k residentKey, r *resident) {
 	c := &b.cache
+	if r.newer != nil {
+		if s := k.st.Value(); s != nil {
+			b.copyBack(k, r)
+			left := slices.DeleteFunc(c.newer[k.st], func(o residentKey) bool { return o == k })
+			if len(left) == 0 {
+				delete(c.newer, k.st)
+				s.ClearDeviceNewer()
+			} else {
+				c.newer[k.st] = left
+			}
+		}
+		r.newer = nil
+	}
 	delete(c.entries, k)
 	c.bytes -= k.size
 	c.pool.put(r.ptr)
@@ -263,6 +353,7 @@ func (b *backend) forget(k residentKey) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.cache.watched, k)
+	delete(b.cache.newer, k.st)
 	if r, ok := b.cache.entries[k]; ok {
 		b.drop(k, r)
 	}

@@ -305,3 +305,108 @@ func TestMLPFamiliesEveryMode(t *testing.T) {
 		}
 	}
 }
+
+// TestResultsStayOnDevice: a GEMM's result stays in device memory: a
+// second GEMM reads it there (no upload, no download), and only a host
+// read copies it back, once; a read does not count as a write, so the
+// copy stays current, while a host write makes the next use upload it.
+// A result written into a view of a larger tensor leaves the rest of that
+// tensor's host values as they are.
+func TestResultsStayOnDevice(t *testing.T) {
+	g := gpu(t)
+	e, cpu := tensor.EngineFor[float32](g), tensor.EngineFor[float32](tensor.Gonum(1))
+	rng := rand.New(rand.NewPCG(3, 4))
+	a := tensor.RandN[float32](rng, 0, 1, 6, 5)
+	w1 := tensor.RandN[float32](rng, 0, 1, 5, 7)
+	w2 := tensor.RandN[float32](rng, 0, 1, 7, 3)
+	chain := func(e tensor.Engine[float32]) (h, y *tensor.Tensor[float32]) {
+		h = tensor.New[float32](6, 7).MatMul(e, a, false, w1, false)
+		y = tensor.New[float32](6, 3).MatMul(e, h, false, w2, false)
+		return h, y
+	}
+	before := stats(t, g)
+	h, y := chain(e)
+	mid := stats(t, g)
+	if got, want := mid.UploadBytes-before.UploadBytes, int64(4*(a.Len()+w1.Len()+w2.Len())); got != want {
+		t.Errorf("chain uploaded %d bytes, want %d (a, w1, w2; not h)", got, want)
+	}
+	if n := mid.Downloads - before.Downloads; n != 0 {
+		t.Errorf("chain downloaded %d times before any host read, want 0", n)
+	}
+	if !h.Storage().DeviceNewer() || !y.Storage().DeviceNewer() {
+		t.Error("results not marked as newer on the device")
+	}
+	_, want := chain(cpu)
+	if d := maxRelDiff(y.ReadData(), want.ReadData()); d > 1e-6 {
+		t.Errorf("GPU result differs from CPU by %.3g", d)
+	}
+	read := stats(t, g)
+	if got := read.DownloadBytes - mid.DownloadBytes; got != int64(4*y.Len()) {
+		t.Errorf("reading y downloaded %d bytes, want %d", got, 4*y.Len())
+	}
+	if y.Storage().DeviceNewer() {
+		t.Error("y still marked device-newer after a host read")
+	}
+	y.ReadData()
+	_ = y.At(0, 0)
+	if s := stats(t, g); s.Downloads != read.Downloads {
+		t.Errorf("second read downloaded again (%d downloads)", s.Downloads-read.Downloads)
+	}
+	// h is still only on the device; reading it as a GEMM operand reuses it.
+	z := tensor.New[float32](6, 3).MatMul(e, h, false, w2, false)
+	if s := stats(t, g); s.UploadBytes != read.UploadBytes || s.Downloads != read.Downloads {
+		t.Errorf("reusing h: %d bytes uploaded, %d downloads; want none", s.UploadBytes-read.UploadBytes, s.Downloads-read.Downloads)
+	}
+	// A host write to h copies it back first (a partial write keeps the
+	// rest), then the next use uploads the written values.
+	h.Set(2, 0, 0)
+	hw := h.Clone()
+	hc, _ := chain(cpu)
+	hc.Set(2, 0, 0)
+	if d := maxRelDiff(hw.ReadData(), hc.ReadData()); d > 1e-6 {
+		t.Errorf("h after a host Set differs from the CPU's by %.3g", d)
+	}
+	z.MatMul(e, h, false, w2, false)
+	zc := tensor.New[float32](6, 3).MatMul(cpu, hc, false, w2, false)
+	if d := maxRelDiff(z.ReadData(), zc.ReadData()); d > 1e-6 {
+		t.Errorf("product after the host write differs by %.3g", d)
+	}
+	// A result into a view: the other rows keep their host values.
+	big := tensor.Full[float32](9, 12, 3)
+	top := big.Slice(0, 6)
+	top.MatMul(e, h, false, w2, false)
+	got := big.ReadData()
+	if d := maxRelDiff(got[:18], zc.ReadData()); d > 1e-6 {
+		t.Errorf("view result differs by %.3g", d)
+	}
+	for i, v := range got[18:] {
+		if v != 9 {
+			t.Fatalf("element %d outside the view is %v, want 9", 18+i, v)
+		}
+	}
+}
+
+// TestEvictedResultCopiedBack: a result dropped from the device cache to
+// make room is copied to the host first.
+func TestEvictedResultCopiedBack(t *testing.T) {
+	t.Setenv(CacheEnv, "4")
+	g := gpu(t)
+	e, cpu := tensor.EngineFor[float32](g), tensor.EngineFor[float32](tensor.Gonum(1))
+	rng := rand.New(rand.NewPCG(5, 6))
+	a := tensor.RandN[float32](rng, 0, 1, 64, 64)
+	var outs, wants []*tensor.Tensor[float32]
+	before := stats(t, g)
+	for range 8 { // 8 results of 1 MiB and their operands: past 4 MiB of pool
+		w := tensor.RandN[float32](rng, 0, 1, 64, 4096)
+		outs = append(outs, tensor.New[float32](64, 4096).MatMul(e, a, false, w, false))
+		wants = append(wants, tensor.New[float32](64, 4096).MatMul(cpu, a, false, w, false))
+	}
+	if s := stats(t, g); s.Downloads == before.Downloads {
+		t.Fatal("nothing was evicted: the test does not test eviction")
+	}
+	for i := range outs {
+		if d := maxRelDiff(outs[i].ReadData(), wants[i].ReadData()); d > 1e-6 {
+			t.Errorf("result %d differs from the CPU's by %.3g", i, d)
+		}
+	}
+}

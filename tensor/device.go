@@ -27,6 +27,12 @@ func (s *Storage) MarkDeviceNewer(m *DeviceMark) { s.device.Store(m) }
 // ClearDeviceNewer records that host memory holds s's newest values.
 func (s *Storage) ClearDeviceNewer() { s.device.Store(nil) }
 
+// Shared reports whether s is the memory of a slice handed to FromSlice:
+// its caller may read that slice at any time, so an engine must copy
+// results written into it back to the host at once rather than mark the
+// storage.
+func (s *Storage) Shared() bool { return s.shared }
+
 // DeviceNewer reports whether a device holds newer values of s's elements
 // than host memory.
 func (s *Storage) DeviceNewer() bool { return s.device.Load() != nil }

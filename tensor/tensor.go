@@ -57,10 +57,16 @@ func (t *Tensor[T]) Marked() any { return t.mark }
 // newer values there: it marks the storage (MarkDeviceNewer), and every
 // method of this package that reads or writes the elements — Data and
 // ReadData among them — first has the engine copy them to host memory
-// (Sync). Reading a tensor's values on the host is what copies them.
+// (Sync). Reading a tensor's values on the host is what copies them. So a
+// slice that Data or ReadData returned holds the values of that moment: a
+// later write by such an engine is seen by calling ReadData again. The
+// memory of a tensor made by FromSlice is its caller's, who may read it at
+// any time: an engine copies results written into it back at once
+// (Shared).
 type Storage struct {
 	version atomic.Uint64
 	device  atomic.Pointer[DeviceMark] // non-nil: a device holds newer values
+	shared  bool                       // FromSlice's: the caller holds the memory
 }
 
 // Version returns the storage's write count: equal values mean no write
@@ -162,7 +168,9 @@ func FromSlice[T Float](data []T, shape ...int) *Tensor[T] {
 	if n := numel("FromSlice", shape); n != len(data) {
 		panic(&ShapeError{Op: "FromSlice", Msg: fmt.Sprintf("%d elements do not fill shape %v (%d elements)", len(data), shape, n)})
 	}
-	return &Tensor[T]{shape: cloneInts(shape), data: data}
+	t := &Tensor[T]{shape: cloneInts(shape), data: data}
+	t.own.shared = true
+	return t
 }
 
 // RandN returns a tensor of independent standard normal samples scaled by std
