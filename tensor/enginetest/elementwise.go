@@ -916,6 +916,9 @@ func elErrorNorm[T tensor.Float](t *testing.T, el tensor.Elementwise[T]) {
 		y0 := values[T](rng, c.n, -5, 5, false)
 		y1 := values[T](rng, c.n, -5, 5, false)
 		for _, special := range []string{"", "NaN", "Inf", "huge", "-0"} {
+			if len(c.parts) > 64 && special != "" && special != "huge" {
+				continue // (many parts take many kernel calls on a GPU)
+			}
 			e, y0 := slices.Clone(e), slices.Clone(y0)
 			if c.n > 0 {
 				switch special {

@@ -18,6 +18,9 @@ func Run[T tensor.Float](t *testing.T, e tensor.Engine[T]) {
 	t.Run("Gemm", func(t *testing.T) { Gemm(t, e) })
 	t.Run("GemmBias", func(t *testing.T) { GemmBias(t, e) })
 	t.Run("Conv2D", func(t *testing.T) { Conv2D(t, e) })
+	if el := tensor.ElementwiseOf(e); el != nil {
+		t.Run("Elementwise", func(t *testing.T) { Elementwise(t, el) })
+	}
 }
 
 // tol is the relative tolerance for type T: reductions of a few hundred
