@@ -29,19 +29,29 @@ import "github.com/adamnode/adamnode/tensor"
 //   - Linear's bias (the product by the engine's GEMM, the bias added by
 //     Binary) and the bias gradient of Linear, AddBias and Conv2D
 //     (SumPerChannel);
+//   - the matrix products of Linear, LinearAct and MatMul and their
+//     backward, by the engine's GemmTensors (tensor.TensorGemmer) called
+//     directly: tensor.Tensor.Gemm would copy the destination to the host
+//     first;
 //   - the gradients' plumbing: seeding Backward's output gradient,
 //     accumulating a gradient a backward function returns, Reshape's
 //     backward, a Scalar leaf's value, and ZeroGradsOn.
+//
+// The host reads one number (Elementwise.Sum or SumSquares, no tensor
+// copied) in the forward pass of Sum, Mean and MSE and in MSE's backward.
+// SumAxis and MeanAxis sum in the engine's arithmetic (in T), where the
+// host's sum in float64.
 //
 // Still on the host (each reads its operands' values there, which copies
 // them from the device): AddScalar, SubScalar, MulScalar and DivScalar
 // (the scalar operand's value is read), RDiv, MaxAxis's backward,
 // Softmax, LogSoftmax, LogSumExp, SoftmaxCrossEntropy, Where, MaskedSum,
 // MaskedMean, Gather, IndexSelect, Cumsum, Permute, Transpose, Stack,
-// Concat, Narrow, Split, pooling, the time-channel ops (Conv2DTime's
-// channel, LinearTime), the backward written in ops (Grad with
-// CreateGraph, JVP) where it builds constants on the host, Custom nodes
-// and RowShards.
+// Concat, Narrow, Split, pooling, the time-channel ops (ConcatTime,
+// Conv2DTime, LinearTime), the rules written in ops of Grad with
+// CreateGraph and of JVP where they make constants on the host (masks),
+// RowShards' sums of its shards' gradients, and whatever a Custom node's
+// functions do. Conv2D's products are the engine's own.
 
 // binOps maps a binKind to the engine's binary operation.
 var binOps = [...]tensor.BinaryOp{binAdd: tensor.BinaryAdd, binSub: tensor.BinarySub, binMul: tensor.BinaryMul, binDiv: tensor.BinaryDiv}
