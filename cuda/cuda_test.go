@@ -155,9 +155,11 @@ func TestDirList(t *testing.T) {
 
 // TestConformance runs the CPU engines' conformance suite on the GPU
 // engines: GEMM with every transpose, stride and scaling; the three
-// convolution passes with and without bias and accumulation, on cuDNN.
+// convolution passes with and without bias and accumulation, on cuDNN;
+// the elementwise suite on the engines' Elementwise, the kernels.
 func TestConformance(t *testing.T) {
 	b := gpu(t)
+	elementwiseOf[float64](t, b) // Run checks the engine's Elementwise too: it must have one
 	t.Run("float64", func(t *testing.T) { enginetest.Run(t, tensor.EngineFor[float64](b)) })
 	t.Run("float32", func(t *testing.T) { enginetest.Run(t, tensor.EngineFor[float32](b)) })
 }
