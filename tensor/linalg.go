@@ -6,17 +6,17 @@ import "fmt"
 // where op transposes when its flag is set, computed by e. It returns z. z
 // must not overlap a or b.
 func (z *Tensor[T]) Gemm(e Engine[T], alpha T, a *Tensor[T], transA bool, b *Tensor[T], transB bool, beta T) *Tensor[T] {
-	z.wrote()
 	m, n, k := gemmDims("Gemm", z, a, transA, b, transB)
+	if g, ok := e.(TensorGemmer[T]); ok && m > 0 && n > 0 && k > 0 {
+		g.GemmTensors(z, alpha, a, transA, b, transB, beta)
+		return z
+	}
+	z.wrote()
 	if m == 0 || n == 0 {
 		return z
 	}
 	if k == 0 {
 		return z.Scale(z, beta)
-	}
-	if g, ok := e.(TensorGemmer[T]); ok {
-		g.GemmTensors(z, alpha, a, transA, b, transB, beta)
-		return z
 	}
 	e.Gemm(transA, transB, m, n, k, alpha, a.host(), a.shape[1], b.host(), b.shape[1], beta, z.data, n)
 	return z
@@ -26,7 +26,9 @@ func (z *Tensor[T]) Gemm(e Engine[T], alpha T, a *Tensor[T], transA bool, b *Ten
 // than their elements, to keep copies of them in their own memory (package
 // cuda's engine does, checked by the storage version): z.Gemm calls
 // GemmTensors instead of Engine.Gemm when the engine has it, with the
-// shapes checked and m, n and k positive.
+// shapes checked and m, n and k positive. GemmTensors counts the write in
+// z's version itself (z's values may stay in the engine's memory: see
+// Storage).
 type TensorGemmer[T Float] interface {
 	// GemmTensors sets z = alpha·op(a)·op(b) + beta·z (see Tensor.Gemm).
 	GemmTensors(z *Tensor[T], alpha T, a *Tensor[T], transA bool, b *Tensor[T], transB bool, beta T)
