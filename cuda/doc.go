@@ -13,15 +13,27 @@
 //	if err != nil { ... }
 //	tp := autograd.NewTape(tensor.EngineFor[float32](b))
 //
-// Tensors stay in host memory. Each kernel uploads the operands whose
-// storage version changed since their last upload (tensor.Storage), keeps
-// the device copies in a pool of at most CacheEnv MiB, and copies its
-// result back; the engine's elementwise work runs on the CPU (the kernels
-// below are not yet wired into it). float32 stays float32
-// on the device: cuBLAS's default math mode, and cuDNN asked for
+// Tensors live where they were last written. A kernel uploads the
+// operands whose storage version changed since their last upload
+// (tensor.Storage) and keeps the device copies in a pool of at most
+// CacheEnv MiB; its result stays on the device, newer than host memory,
+// and the tensor's storage is marked (tensor.Storage.MarkDeviceNewer): the
+// next kernel reads it there, and only a host access — Data, ReadData, At,
+// any tensor method — copies it back (once; a read keeps the device copy
+// current, a write makes the next kernel upload it). A copy dropped to
+// make room in the pool is copied back first. The memory of a tensor made
+// by tensor.FromSlice is its caller's, who may read the slice at any
+// time: results into it are copied back at once. Stats counts every copy.
+// The engine's Elementwise (elementwise.go) runs the maps, binary ops,
+// linear combinations, reductions and error norms with the kernels below
+// on the same device copies; autograd calls it when the engine has one.
+// The integrator's stage sums and norms, the families' right-hand sides,
+// losses and optimizers still run on the host. float32 stays float32 on
+// the device: cuBLAS's default math mode, and cuDNN asked for
 // CUDNN_FMA_MATH (no TF32). The convolutions use fixed, deterministic
-// algorithms. With VerifyEnv=1 every reuse of a device copy is compared
-// with the host values, and a write its version missed panics.
+// algorithms. With VerifyEnv=1 every reuse of a device copy that the host
+// also holds is compared with the host values, and a write its version
+// missed panics.
 //
 // A failed CUDA, cuBLAS or cuDNN call inside a kernel panics with an
 // *Error naming the call and its status; errors at setup are returned.
