@@ -22,7 +22,9 @@ import "github.com/adamnode/adamnode/tensor"
 //     the input's sign, take their gradient on the host), and the
 //     activations fused into LinearAct, Conv2DAct and Conv2DTimeAct;
 //   - Add, Sub, Mul and Div, broadcasting or not, and their backward
-//     (Binary, BinaryBackward), AddBias, LinComb and its backward;
+//     (Binary, BinaryBackward), AddScalar, SubScalar, MulScalar and
+//     DivScalar likewise (the one-element operand broadcast), AddBias,
+//     LinComb and its backward;
 //   - Sum, Mean and MSE (their one number read by the host, set into the
 //     result on the device), SumAxis, MeanAxis and MaxAxis forward, the
 //     backward of Sum, Mean, SumAxis and MeanAxis;
@@ -43,8 +45,7 @@ import "github.com/adamnode/adamnode/tensor"
 // host's sum in float64.
 //
 // Still on the host (each reads its operands' values there, which copies
-// them from the device): AddScalar, SubScalar, MulScalar and DivScalar
-// (the scalar operand's value is read), RDiv, MaxAxis's backward,
+// them from the device): RDiv, MaxAxis's backward,
 // Softmax, LogSoftmax, LogSumExp, SoftmaxCrossEntropy, Where, MaskedSum,
 // MaskedMean, Gather, IndexSelect, Cumsum, Permute, Transpose, Stack,
 // Concat, Narrow, Split, pooling, the time-channel ops (ConcatTime,
@@ -281,5 +282,24 @@ func (t *Tape[T]) gemmInto(dst *tensor.Tensor[T], acc bool, a *tensor.Tensor[T],
 		t.gemmer.GemmTensors(dst, 1, a, ta, b, tb, 0)
 	case !acc:
 		t.ew.Fill(dst, 0) // an empty product
+	}
+}
+
+// ewScalarGrad adds the gradients of AddScalar, SubScalar, MulScalar or
+// DivScalar (the binary op k of x and a one-element s) into those of x and
+// s with the engine's BinaryBackward, s viewed as a scalar (rank 0) that
+// broadcasts to x's shape.
+func (t *Tape[T]) ewScalarGrad(k binKind, e *entry[T]) {
+	x, s := e.in[0], e.in[1]
+	s0 := s.value.Reshape()
+	for side, v := range [2]*entry[T]{x, s} {
+		dst, acc := t.gradDst(v)
+		if dst == nil {
+			continue
+		}
+		if side == 1 {
+			dst = dst.Reshape()
+		}
+		t.ew.BinaryBackward(binOps[k], side, dst, e.grad, x.value, s0, e.value, acc)
 	}
 }

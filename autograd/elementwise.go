@@ -349,11 +349,16 @@ func (linCombRule[T]) backward(t *Tape[T], e *entry[T]) {
 	}
 }
 
-// scalarOp records z = x ∘ s for a one-element s, computed by f(z, x, s0).
-func scalarOp[T tensor.Float](op string, x, s Var[T], r rule[T], f func(z, x *tensor.Tensor[T], s T)) Var[T] {
+// scalarOp records z = x ∘ s for a one-element s, computed by f(z, x, s0),
+// or by the engine's Binary k with s broadcast when it has an Elementwise.
+func scalarOp[T tensor.Float](op string, k binKind, x, s Var[T], r rule[T], f func(z, x *tensor.Tensor[T], s T)) Var[T] {
 	t, xe, se := use2(op, x, s)
 	mustScalar(op, xe, se)
 	z := t.arena.like(xe.value)
+	if t.ew != nil {
+		t.ew.Binary(binOps[k], z, xe.value, se.value.Reshape())
+		return t.varOf(t.record(op, z, r, xe, se, nil))
+	}
 	f(z, xe.value, se.value.Data()[0])
 	return t.varOf(t.record(op, z, r, xe, se, nil))
 }
@@ -362,12 +367,16 @@ func scalarOp[T tensor.Float](op string, x, s Var[T], r rule[T], f func(z, x *te
 //
 // Backward: ∂L/∂x += g, ∂L/∂s += Σ g.
 func AddScalar[T tensor.Float](x, s Var[T]) Var[T] {
-	return scalarOp("AddScalar", x, s, addScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) { z.AddScalar(x, s) })
+	return scalarOp("AddScalar", binAdd, x, s, addScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) { z.AddScalar(x, s) })
 }
 
 type addScalarRule[T tensor.Float] struct{}
 
 func (addScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewScalarGrad(binAdd, e)
+		return
+	}
 	t.addScaledGrad(e.in[0], 1, e.grad)
 	if needs(e.in[1]) {
 		t.addScalarGrad(e.in[1], sumProd(e.grad, nil))
@@ -378,12 +387,16 @@ func (addScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += g, ∂L/∂s −= Σ g.
 func SubScalar[T tensor.Float](x, s Var[T]) Var[T] {
-	return scalarOp("SubScalar", x, s, subScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) { z.AddScalar(x, -s) })
+	return scalarOp("SubScalar", binSub, x, s, subScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) { z.AddScalar(x, -s) })
 }
 
 type subScalarRule[T tensor.Float] struct{}
 
 func (subScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewScalarGrad(binSub, e)
+		return
+	}
 	t.addScaledGrad(e.in[0], 1, e.grad)
 	if needs(e.in[1]) {
 		t.addScalarGrad(e.in[1], -sumProd(e.grad, nil))
@@ -394,12 +407,16 @@ func (subScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += s·g, ∂L/∂s += Σ g ⊙ x.
 func MulScalar[T tensor.Float](x, s Var[T]) Var[T] {
-	return scalarOp("MulScalar", x, s, mulScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) { z.Scale(x, s) })
+	return scalarOp("MulScalar", binMul, x, s, mulScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) { z.Scale(x, s) })
 }
 
 type mulScalarRule[T tensor.Float] struct{}
 
 func (mulScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewScalarGrad(binMul, e)
+		return
+	}
 	x, s := e.in[0], e.in[1]
 	t.addScaledGrad(x, s.value.Data()[0], e.grad)
 	if needs(s) {
@@ -411,7 +428,7 @@ func (mulScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
 //
 // Backward: ∂L/∂x += g / s, ∂L/∂s −= Σ g ⊙ x / s².
 func DivScalar[T tensor.Float](x, s Var[T]) Var[T] {
-	return scalarOp("DivScalar", x, s, divScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) {
+	return scalarOp("DivScalar", binDiv, x, s, divScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) {
 		zd, xd := z.Data(), x.Data()
 		for i, v := range xd {
 			zd[i] = v / s
@@ -422,6 +439,10 @@ func DivScalar[T tensor.Float](x, s Var[T]) Var[T] {
 type divScalarRule[T tensor.Float] struct{}
 
 func (divScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
+	if t.ew != nil {
+		t.ewScalarGrad(binDiv, e)
+		return
+	}
 	x, s := e.in[0], e.in[1]
 	sv := s.value.Data()[0]
 	t.addScaledGrad(x, 1/sv, e.grad)
