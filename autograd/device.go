@@ -31,10 +31,6 @@ import "github.com/adamnode/adamnode/tensor"
 //   - Linear's bias (the product by the engine's GEMM, the bias added by
 //     Binary) and the bias gradient of Linear, AddBias and Conv2D
 //     (SumPerChannel);
-//   - the matrix products of Linear, LinearAct and MatMul and their
-//     backward, by the engine's GemmTensors (tensor.TensorGemmer) called
-//     directly: tensor.Tensor.Gemm would copy the destination to the host
-//     first;
 //   - the gradients' plumbing: seeding Backward's output gradient,
 //     accumulating a gradient a backward function returns, Reshape's
 //     backward, a Scalar leaf's value, and ZeroGradsOn.
@@ -258,31 +254,6 @@ func (t *Tape[T]) ewAddBias(z, x, b *tensor.Tensor[T]) {
 		b = b.Reshape(dims...)
 	}
 	t.ew.Binary(tensor.BinaryAdd, z, x, b)
-}
-
-// gemmInto sets dst = op(a)·op(b), or adds it when acc, computed by the
-// tape's engine (the package function gemmInto). An engine with an
-// Elementwise that takes a GEMM's tensors (tensor.TensorGemmer) is called
-// directly, the shapes having been checked by the op: tensor.Tensor.Gemm
-// would first copy dst's values to the host where the device holds them
-// newer, and the engine keeps its own copy of them.
-func (t *Tape[T]) gemmInto(dst *tensor.Tensor[T], acc bool, a *tensor.Tensor[T], ta bool, b *tensor.Tensor[T], tb bool) {
-	if t.gemmer == nil || dst.Len() == 0 {
-		gemmInto(t.eng, dst, acc, a, ta, b, tb)
-		return
-	}
-	k := a.Dim(1)
-	if ta {
-		k = a.Dim(0)
-	}
-	switch {
-	case k > 0 && acc:
-		t.gemmer.GemmTensors(dst, 1, a, ta, b, tb, 1)
-	case k > 0:
-		t.gemmer.GemmTensors(dst, 1, a, ta, b, tb, 0)
-	case !acc:
-		t.ew.Fill(dst, 0) // an empty product
-	}
 }
 
 // ewScalarGrad adds the gradients of AddScalar, SubScalar, MulScalar or

@@ -90,7 +90,7 @@ func MatMul[T tensor.Float](a, b Var[T]) Var[T] {
 		panic(&tensor.ShapeError{Op: "autograd.MatMul", Msg: fmt.Sprintf("shapes %v and %v do not multiply (want [M, K] and [K, N])", av.Shape(), bv.Shape())})
 	}
 	z := t.arena.get(av.Dim(0), bv.Dim(1))
-	t.gemmInto(z, false, av, false, bv, false)
+	gemmInto(t.eng, z, false, av, false, bv, false)
 	return t.varOf(t.record("MatMul", z, matMulRule[T]{}, ae, be, nil))
 }
 
@@ -99,10 +99,10 @@ type matMulRule[T tensor.Float] struct{}
 func (matMulRule[T]) backward(t *Tape[T], e *entry[T]) {
 	a, b, g := e.in[0], e.in[1], e.grad
 	if dst, acc := t.gradDst(a); dst != nil {
-		t.gemmInto(dst, acc, g, false, b.value, true)
+		gemmInto(t.eng, dst, acc, g, false, b.value, true)
 	}
 	if dst, acc := t.gradDst(b); dst != nil {
-		t.gemmInto(dst, acc, a.value, true, g, false)
+		gemmInto(t.eng, dst, acc, a.value, true, g, false)
 	}
 }
 
@@ -174,13 +174,13 @@ func Linear[T tensor.Float](x, w, b Var[T]) Var[T] {
 		if t.ew != nil {
 			// The engine's GEMM, then the bias added by its Elementwise:
 			// GemmBias would write the bias into z on the host.
-			t.gemmInto(z, false, xt, false, wt, true)
+			gemmInto(t.eng, z, false, xt, false, wt, true)
 			t.ew.Binary(tensor.BinaryAdd, z, z, be.value)
 		} else {
 			z.GemmBias(t.eng, 1, xt, false, wt, true, be.value)
 		}
 	} else {
-		t.gemmInto(z, false, xt, false, wt, true)
+		gemmInto(t.eng, z, false, xt, false, wt, true)
 	}
 	return t.varOf(t.record("Linear", z, linearRule[T]{}, xe, we, be))
 }
@@ -190,10 +190,10 @@ type linearRule[T tensor.Float] struct{}
 func (linearRule[T]) backward(t *Tape[T], e *entry[T]) {
 	x, w, b, g := e.in[0], e.in[1], e.in[2], e.grad
 	if dst, acc := t.gradDst(x); dst != nil {
-		t.gemmInto(dst, acc, g, false, w.value, false)
+		gemmInto(t.eng, dst, acc, g, false, w.value, false)
 	}
 	if dst, acc := t.gradDst(w); dst != nil {
-		t.gemmInto(dst, acc, g, true, x.value, false)
+		gemmInto(t.eng, dst, acc, g, true, x.value, false)
 	}
 	if dst, acc := t.gradDst(b); dst != nil {
 		t.sumPerChannel(dst, acc, g)

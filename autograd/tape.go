@@ -191,11 +191,9 @@ type Tape[T tensor.Float] struct {
 	eng tensor.Engine[T]
 	// ew is eng's Elementwise, nil for the CPU engines: where it is set,
 	// the elementwise ops compute with it (device.go).
-	ew     tensor.Elementwise[T]
-	ewCoef []T                 // LinComb's coefficients for ew (ewLinComb)
-	ewXs   []*tensor.Tensor[T] // LinComb's operands for ew
-	// gemmer is eng as a tensor.TensorGemmer where ew is set (gemmInto).
-	gemmer  tensor.TensorGemmer[T]
+	ew      tensor.Elementwise[T]
+	ewCoef  []T                 // LinComb's coefficients for ew (ewLinComb)
+	ewXs    []*tensor.Tensor[T] // LinComb's operands for ew
 	chunks  [][]entry[T]
 	n       int    // entries in use
 	ops     int    // recorded ops (entries with a rule)
@@ -233,11 +231,7 @@ func NewTape[T tensor.Float](eng tensor.Engine[T]) *Tape[T] {
 	if eng == nil {
 		panic(usage("NewTape: nil engine (use tensor.EngineFor[T](tensor.Default()))"))
 	}
-	t := &Tape[T]{eng: eng, ew: tensor.ElementwiseOf(eng), gen: 1}
-	if t.ew != nil {
-		t.gemmer, _ = eng.(tensor.TensorGemmer[T])
-	}
-	return t
+	return &Tape[T]{eng: eng, ew: tensor.ElementwiseOf(eng), gen: 1}
 }
 
 // Engine returns the engine the tape computes with.
