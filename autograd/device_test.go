@@ -29,8 +29,9 @@ type fakeDevice[T tensor.Float] struct {
 	tensor.Engine[T]
 	mark  *tensor.DeviceMark
 	ew    fakeElementwise[T]
-	syncs atomic.Int64 // storages copied to the host
-	reads atomic.Int64 // numbers read by the host (Sum, SumSquares, Dot)
+	ref   *markedElementwise[T] // non-nil: Elementwise returns it instead of ew
+	syncs atomic.Int64          // storages copied to the host
+	reads atomic.Int64          // numbers read by the host (Sum, SumSquares, Dot)
 
 	mu    sync.Mutex
 	sites map[string]int // the autograd function behind each sync
@@ -40,6 +41,14 @@ func newFakeDevice[T tensor.Float](eng tensor.Engine[T]) *fakeDevice[T] {
 	d := &fakeDevice[T]{Engine: eng, sites: map[string]int{}}
 	d.mark = tensor.NewDeviceMark(d)
 	d.ew.d = d
+	return d
+}
+
+// newRefDevice returns a fake device whose Elementwise is
+// tensor.HostElementwise, the reference, between the fake's marks.
+func newRefDevice[T tensor.Float](eng tensor.Engine[T]) *fakeDevice[T] {
+	d := newFakeDevice(eng)
+	d.ref = &markedElementwise[T]{d: d, e: tensor.HostElementwise[T]()}
 	return d
 }
 
@@ -74,7 +83,12 @@ func (d *fakeDevice[T]) SyncHost(s *tensor.Storage) {
 }
 
 // Elementwise returns the fake's elementwise work.
-func (d *fakeDevice[T]) Elementwise() tensor.Elementwise[T] { return &d.ew }
+func (d *fakeDevice[T]) Elementwise() tensor.Elementwise[T] {
+	if d.ref != nil {
+		return d.ref
+	}
+	return &d.ew
+}
 
 // GemmTensors computes the product on the host with the wrapped engine.
 func (d *fakeDevice[T]) GemmTensors(z *tensor.Tensor[T], alpha T, a *tensor.Tensor[T], transA bool, b *tensor.Tensor[T], transB bool, beta T) {
@@ -438,6 +452,107 @@ func (f *fakeElementwise[T]) ErrorNorm(e, y0, y1 *tensor.Tensor[T], atol, rtol T
 	panic("fake ErrorNorm: autograd does not call it")
 }
 
+// markedElementwise runs an Elementwise on host memory between the fake
+// device's marks: it clears its operands' marks, calls e, and marks the
+// result and the operands again.
+type markedElementwise[T tensor.Float] struct {
+	d *fakeDevice[T]
+	e tensor.Elementwise[T]
+}
+
+func (f *markedElementwise[T]) Map(op tensor.MapOp, z, x *tensor.Tensor[T], a, b T) {
+	m := f.d.in(z, x)
+	f.e.Map(op, z, x, a, b)
+	f.d.out(z, m)
+}
+
+func (f *markedElementwise[T]) MapBackward(op tensor.MapOp, z, g, u *tensor.Tensor[T], a, b T, accumulate bool) {
+	m := f.d.in(z, g, u)
+	f.e.MapBackward(op, z, g, u, a, b, accumulate)
+	f.d.out(z, m)
+}
+
+func (f *markedElementwise[T]) Binary(op tensor.BinaryOp, z, x, y *tensor.Tensor[T]) {
+	m := f.d.in(z, x, y)
+	f.e.Binary(op, z, x, y)
+	f.d.out(z, m)
+}
+
+func (f *markedElementwise[T]) BinaryBackward(op tensor.BinaryOp, side int, z, g, x, y, out *tensor.Tensor[T], accumulate bool) {
+	m := f.d.in(z, g, x, y, out)
+	f.e.BinaryBackward(op, side, z, g, x, y, out, accumulate)
+	f.d.out(z, m)
+}
+
+func (f *markedElementwise[T]) LinComb(z, base *tensor.Tensor[T], coef []T, xs []*tensor.Tensor[T]) {
+	m := append(f.d.in(z, base), f.d.in(xs...)...)
+	f.e.LinComb(z, base, coef, xs)
+	f.d.out(z, m)
+}
+
+func (f *markedElementwise[T]) Fill(z *tensor.Tensor[T], v T) {
+	m := f.d.in(z)
+	f.e.Fill(z, v)
+	f.d.out(z, m)
+}
+
+func (f *markedElementwise[T]) Copy(z, x *tensor.Tensor[T]) {
+	m := f.d.in(z, x)
+	f.e.Copy(z, x)
+	f.d.out(z, m)
+}
+
+func (f *markedElementwise[T]) SumAxis(z, x *tensor.Tensor[T], axis int) {
+	m := f.d.in(z, x)
+	f.e.SumAxis(z, x, axis)
+	f.d.out(z, m)
+}
+
+func (f *markedElementwise[T]) MeanAxis(z, x *tensor.Tensor[T], axis int) {
+	m := f.d.in(z, x)
+	f.e.MeanAxis(z, x, axis)
+	f.d.out(z, m)
+}
+
+func (f *markedElementwise[T]) MaxAxis(z, x *tensor.Tensor[T], axis int) {
+	m := f.d.in(z, x)
+	f.e.MaxAxis(z, x, axis)
+	f.d.out(z, m)
+}
+
+func (f *markedElementwise[T]) SumPerChannel(z, x *tensor.Tensor[T], accumulate bool) {
+	m := f.d.in(z, x)
+	f.e.SumPerChannel(z, x, accumulate)
+	f.d.out(z, m)
+}
+
+func (f *markedElementwise[T]) Sum(x *tensor.Tensor[T]) float64 {
+	m := f.d.in(x)
+	defer f.d.out(nil, m)
+	f.d.reads.Add(1)
+	return f.e.Sum(x)
+}
+
+func (f *markedElementwise[T]) SumSquares(x *tensor.Tensor[T]) float64 {
+	m := f.d.in(x)
+	defer f.d.out(nil, m)
+	f.d.reads.Add(1)
+	return f.e.SumSquares(x)
+}
+
+func (f *markedElementwise[T]) Dot(x, y *tensor.Tensor[T]) float64 {
+	m := f.d.in(x, y)
+	defer f.d.out(nil, m)
+	f.d.reads.Add(1)
+	return f.e.Dot(x, y)
+}
+
+func (f *markedElementwise[T]) ErrorNorm(e, y0, y1 *tensor.Tensor[T], atol, rtol T, parts []int) (float64, bool) {
+	m := f.d.in(e, y0, y1)
+	defer f.d.out(nil, m)
+	return f.e.ErrorNorm(e, y0, y1, atol, rtol, parts)
+}
+
 // deviceModel holds the parameters of a small model that uses every op
 // routed to the engine's Elementwise.
 type deviceModel[T tensor.Float] struct {
@@ -566,17 +681,22 @@ func testDeviceGradients[T tensor.Float](t *testing.T, cpu tensor.Engine[T], tol
 	for _, mc := range deviceModels {
 		t.Run(mc.name, func(t *testing.T) {
 			wantLoss, wantPs := devicePasses(t, cpu, mc.name, mc.y, 2, nil)
-			dev := newFakeDevice(cpu)
-			loss, ps := devicePasses(t, dev, mc.name, mc.y, 2, nil)
-			opt := cmpopts.EquateApprox(tol, tol)
-			if diff := cmp.Diff(float64(wantLoss), float64(loss), opt); diff != "" {
-				t.Errorf("loss (−CPU +device):\n%s", diff)
-			}
-			if diff := cmp.Diff(deviceGrads(wantPs), deviceGrads(ps), opt); diff != "" {
-				t.Errorf("gradients (−CPU +device):\n%s", diff)
-			}
-			if dev.ew.d.reads.Load() == 0 {
-				t.Error("the tape did not use the engine's Elementwise")
+			for _, dev := range []*fakeDevice[T]{newFakeDevice(cpu), newRefDevice(cpu)} {
+				name := "loops"
+				if dev.ref != nil {
+					name = "HostElementwise"
+				}
+				loss, ps := devicePasses(t, dev, mc.name, mc.y, 2, nil)
+				opt := cmpopts.EquateApprox(tol, tol)
+				if diff := cmp.Diff(float64(wantLoss), float64(loss), opt); diff != "" {
+					t.Errorf("%s: loss (−CPU +device):\n%s", name, diff)
+				}
+				if diff := cmp.Diff(deviceGrads(wantPs), deviceGrads(ps), opt); diff != "" {
+					t.Errorf("%s: gradients (−CPU +device):\n%s", name, diff)
+				}
+				if dev.reads.Load() == 0 {
+					t.Errorf("%s: the tape did not use the engine's Elementwise", name)
+				}
 			}
 		})
 	}
@@ -605,26 +725,28 @@ func TestDeviceSyncs(t *testing.T) {
 	}
 	for _, mc := range deviceModels {
 		t.Run(mc.name, func(t *testing.T) {
-			dev := newFakeDevice(tensor.Gonum(1).Float64())
 			w := want[mc.name]
-			devicePasses(t, dev, mc.name, mc.y, 3, func(pass int) {
-				sites, n, reads := dev.syncSites(), dev.syncs.Swap(0), dev.reads.Swap(0)
-				t.Logf("pass %d: %d syncs %v, %d numbers read", pass, n, sites, reads)
-				for site := range sites {
-					if !slices.Contains(w.sites, site) {
-						t.Errorf("pass %d: %s copied device values to the host %d times, want none", pass, site, sites[site])
+			cpu := tensor.Gonum(1).Float64()
+			for _, dev := range []*fakeDevice[float64]{newFakeDevice(cpu), newRefDevice(cpu)} {
+				devicePasses(t, dev, mc.name, mc.y, 3, func(pass int) {
+					sites, n, reads := dev.syncSites(), dev.syncs.Swap(0), dev.reads.Swap(0)
+					t.Logf("pass %d: %d syncs %v, %d numbers read", pass, n, sites, reads)
+					for site := range sites {
+						if !slices.Contains(w.sites, site) {
+							t.Errorf("pass %d: %s copied device values to the host %d times, want none", pass, site, sites[site])
+						}
 					}
-				}
-				if sites[item] != 1 {
-					t.Errorf("pass %d: %d copies by %s, want 1 (the loss)", pass, sites[item], item)
-				}
-				if len(w.sites) > 1 && sites["SoftmaxCrossEntropy[...]"] == 0 {
-					t.Errorf("pass %d: SoftmaxCrossEntropy copied nothing to the host: does the fake device mark its results?", pass)
-				}
-				if reads != w.reads {
-					t.Errorf("pass %d: the host read %d numbers, want %d", pass, reads, w.reads)
-				}
-			})
+					if sites[item] != 1 {
+						t.Errorf("pass %d: %d copies by %s, want 1 (the loss)", pass, sites[item], item)
+					}
+					if len(w.sites) > 1 && sites["SoftmaxCrossEntropy[...]"] == 0 {
+						t.Errorf("pass %d: SoftmaxCrossEntropy copied nothing to the host: does the fake device mark its results?", pass)
+					}
+					if reads != w.reads {
+						t.Errorf("pass %d: the host read %d numbers, want %d", pass, reads, w.reads)
+					}
+				})
+			}
 		})
 	}
 }
