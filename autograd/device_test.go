@@ -605,6 +605,10 @@ func (m *deviceModel[T]) maps(tp *ag.Tape[T], x, y *tensor.Tensor[T]) ag.Var[T] 
 	a = ag.Add(a, ag.LeakyReLU(h, 0.1))
 	a = ag.Add(a, ag.ELU(ag.Neg(h), 0.7))
 	a = ag.Sub(a, ag.RSub(2, ag.ReLU(h)))
+	x3 := ag.Reshape(xv, 1, x.Dim(0), x.Dim(1)) // Linear of rank 3, fused activations
+	a = ag.Add(a, ag.Reshape(ag.LinearAct(x3, tp.Param(m.w1), tp.Param(m.b1), ag.TanhAct), x.Dim(0), -1))
+	a = ag.Add(a, ag.LinearAct(xv, tp.Param(m.w1), ag.Var[T]{}, ag.LeakyReLUAct(0.2)))
+	a = ag.Add(a, ag.LinearAct(xv, tp.Param(m.w1), tp.Param(m.b1), ag.SigmoidAct))
 	sv := tp.Param(m.s)
 	a = ag.Add(a, ag.DivScalar(ag.MulScalar(ag.SubScalar(ag.AddScalar(h, sv), tp.Scalar(0.3)), sv), ag.AddConst(ag.Square(sv), 1)))
 	a = ag.Mul(a, ag.Tanh(tp.Param(m.e)))                                      // [B, H] ⊙ [3, 1, H] → [3, B, H]
