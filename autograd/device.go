@@ -40,10 +40,14 @@ import "github.com/adamnode/adamnode/tensor"
 // SumAxis and MeanAxis sum in the engine's arithmetic (in T), where the
 // host's sum in float64.
 //
+// Linear's bias and the backward of Sum, Mean, SumAxis and MeanAxis call
+// Binary with z = x, x shaped like z (the other operand broadcast), which
+// Elementwise's doc does not promise for Binary as it does for Map: an
+// engine whose element z[i] reads only x[i] of x allows it.
+//
 // Still on the host (each reads its operands' values there, which copies
-// them from the device): RDiv, MaxAxis's backward,
-// Softmax, LogSoftmax, LogSumExp, SoftmaxCrossEntropy, Where, MaskedSum,
-// MaskedMean, Gather, IndexSelect, Cumsum, Permute, Transpose, Stack,
+// them from the device): RDiv, MaxAxis's backward, Softmax, LogSoftmax,
+// LogSumExp, SoftmaxCrossEntropy, Where, MaskedSum, MaskedMean, Gather, IndexSelect, Cumsum, Permute, Transpose, Stack,
 // Concat, Narrow, Split, pooling, the time-channel ops (ConcatTime,
 // Conv2DTime, LinearTime), the rules written in ops of Grad with
 // CreateGraph and of JVP where they make constants on the host (masks),
