@@ -547,6 +547,11 @@ func elBinary[T tensor.Float](t *testing.T, el tensor.Elementwise[T]) {
 				el.Binary(op, xt, xt, from(y, p.y...))
 				checkBits(t, name+" z = x", xt.ReadData(), want)
 			}
+			if slices.Equal(p.y, out) { // z is y
+				yt := from(y, p.y...)
+				el.Binary(op, yt, from(x, p.x...), yt)
+				checkBits(t, name+" z = y", yt.ReadData(), want)
+			}
 		}
 	}
 }
