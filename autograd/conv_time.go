@@ -45,7 +45,10 @@ func Conv2DTime[T tensor.Float](x Var[T], tv T, w, b Var[T], p tensor.ConvParams
 		bt = be.value
 	}
 	t.eng.Conv2D(z, xt, wx, bt, p)
-	if tv != 0 {
+	switch {
+	case tv != 0 && t.ew != nil:
+		t.ewTimeBias(z, xt, wt, tv, p)
+	case tv != 0:
 		tb := t.arena.get(co, oh, ow)
 		timeBias(tb.Data(), wt.Data(), tv, co, c, xt.Dim(2), xt.Dim(3), kh, kw, oh, ow, p)
 		addPerSample(t, z, tb)
@@ -89,15 +92,80 @@ func (conv2DTimeRule[T]) backward(t *Tape[T], e *entry[T]) {
 		t.arena.put(dwx, -1)
 		// The time channel's taps: tv times the sums of g over the
 		// positions where each tap lands inside the image.
-		oh, ow := g.Dim(2), g.Dim(3)
-		s := t.arena.get(co, oh, ow)
-		sumOverBatch(s.Data(), g.Data(), g.Dim(0))
-		timeFilterGrad(dw.Data(), s.Data(), tv, co, c, x.value.Dim(2), x.value.Dim(3), kh, kw, oh, ow, p, accW)
-		t.arena.put(s, -1)
+		if t.ew != nil {
+			t.ewTimeFilterGrad(dw, g, x.value, tv, p, accW)
+		} else {
+			oh, ow := g.Dim(2), g.Dim(3)
+			s := t.arena.get(co, oh, ow)
+			sumOverBatch(s.Data(), g.Data(), g.Dim(0))
+			timeFilterGrad(dw.Data(), s.Data(), tv, co, c, x.value.Dim(2), x.value.Dim(3), kh, kw, oh, ow, p, accW)
+			t.arena.put(s, -1)
+		}
 	}
 	if db != nil {
-		sumPerChannelInto(db, accB, g)
+		t.sumPerChannel(db, accB, g)
 	}
+}
+
+// ewTimeBias adds the time channel's contribution tv·Σ_{(k,l) inside}
+// w[o, c, k, l] to every sample of z on the engine (a tape with an
+// Elementwise): the sums are the engine's convolution of an image of ones
+// with the time channel's taps (its zero padding sees no time channel, as
+// timeBias's tap ranges), scaled by tv and broadcast over the batch. Only
+// the taps go to the device, not a bias image. The sums' order is the
+// engine's.
+func (t *Tape[T]) ewTimeBias(z, x, w *tensor.Tensor[T], tv T, p tensor.ConvParams) {
+	co := w.Dim(0)
+	wt := t.timeTaps(w)
+	ones := t.arena.get(1, 1, x.Dim(2), x.Dim(3))
+	t.ew.Fill(ones, 1)
+	tb := t.arena.get(1, co, z.Dim(2), z.Dim(3))
+	t.eng.Conv2D(tb, ones, wt, nil, p)
+	t.ew.Map(tensor.MapScale, tb, tb, tv, 0)
+	t.ew.Binary(tensor.BinaryAdd, z, z, tb)
+	t.arena.put(tb, -1)
+	t.arena.put(ones, -1)
+	t.arena.put(wt, -1)
+}
+
+// ewTimeFilterGrad sets (with acc adds) the time channel of dw
+// [co, c+1, kh, kw] to tv times the engine's filter gradient of images of
+// ones [B, 1, H, W] under the output gradient g: tv·Σ_{n,(i,j): tap
+// inside} g[n, o, i, j], as timeFilterGrad, with only the taps' sums
+// copied to the host.
+func (t *Tape[T]) ewTimeFilterGrad(dw, g, x *tensor.Tensor[T], tv T, p tensor.ConvParams, acc bool) {
+	co, c1, kh, kw := dw.Dim(0), dw.Dim(1), dw.Dim(2), dw.Dim(3)
+	ones := t.arena.get(x.Dim(0), 1, x.Dim(2), x.Dim(3))
+	t.ew.Fill(ones, 1)
+	st := t.arena.get(co, 1, kh, kw)
+	t.eng.Conv2DBackwardFilter(st, nil, g, ones, p, false)
+	taps := kh * kw
+	d, sd := dw.Data(), st.ReadData()
+	for o := 0; o < co; o++ {
+		dt := d[(o*c1+c1-1)*taps : (o*c1+c1)*taps]
+		for i, v := range sd[o*taps : (o+1)*taps] {
+			if acc {
+				dt[i] += tv * v
+			} else {
+				dt[i] = tv * v
+			}
+		}
+	}
+	t.arena.put(st, -1)
+	t.arena.put(ones, -1)
+}
+
+// timeTaps returns the time channel of w [co, c+1, kh, kw] as a filter
+// [co, 1, kh, kw] from the tape's arena.
+func (t *Tape[T]) timeTaps(w *tensor.Tensor[T]) *tensor.Tensor[T] {
+	co, c1, kh, kw := w.Dim(0), w.Dim(1), w.Dim(2), w.Dim(3)
+	taps := kh * kw
+	wt := t.arena.get(co, 1, kh, kw)
+	d, wd := wt.Data(), w.ReadData()
+	for o := 0; o < co; o++ {
+		copy(d[o*taps:(o+1)*taps], wd[(o*c1+c1-1)*taps:(o*c1+c1)*taps])
+	}
+	return wt
 }
 
 // gatherFilter sets wx [co, c, taps] to the first c input channels of

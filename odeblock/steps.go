@@ -286,6 +286,7 @@ func (w *stepAdjoint[T]) pullStages(sp *step[T], tapes []*stageTape[T]) (nfe int
 			continue
 		}
 		x := tapes[i]
+		w.kbarT[i].MarkChanged() // written through w.kbar[i] since
 		if err := x.tp.BackwardWith(x.out, w.kbarT[i]); err != nil {
 			return nfe, fmt.Errorf("odeblock: backward through the step at t=%g, stage %d: %w", sp.geom.Start(), i, err)
 		}
