@@ -37,8 +37,13 @@ func Conv2DTime[T tensor.Float](x Var[T], tv T, w, b Var[T], p tensor.ConvParams
 		mustBias("Conv2DTime", we, be, wt.Dim(0))
 	}
 	co, c, kh, kw := wt.Dim(0), xt.Dim(1), wt.Dim(2), wt.Dim(3)
-	wx := t.arena.get(co, c, kh, kw)
-	gatherFilter(wx.Data(), wt.Data(), co, c, kh*kw)
+	var wx *tensor.Tensor[T]
+	if t.ew != nil {
+		wx = t.timeFilters(wt).wx
+	} else {
+		wx = t.arena.get(co, c, kh, kw)
+		gatherFilter(wx.Data(), wt.ReadData(), co, c, kh*kw)
+	}
 	z := t.arena.get(xt.Dim(0), co, oh, ow)
 	var bt *tensor.Tensor[T]
 	if be != nil {
@@ -57,10 +62,11 @@ func Conv2DTime[T tensor.Float](x Var[T], tv T, w, b Var[T], p tensor.ConvParams
 	e := t.record("Conv2DTime", z, conv2DTimeRule[T]{}, xe, we, be)
 	e.n[0], e.n[1] = p.Stride, p.Pad
 	e.f[0] = tv
-	if e.rule == nil {
-		t.arena.put(wx, -1)
-	} else {
+	switch {
+	case e.rule != nil:
 		e.aux = wx
+	case t.ew == nil: // a cached filter is not the arena's
+		t.arena.put(wx, -1)
 	}
 	return t.varOf(e)
 }
@@ -116,7 +122,7 @@ func (conv2DTimeRule[T]) backward(t *Tape[T], e *entry[T]) {
 // engine's.
 func (t *Tape[T]) ewTimeBias(z, x, w *tensor.Tensor[T], tv T, p tensor.ConvParams) {
 	co := w.Dim(0)
-	wt := t.timeTaps(w)
+	wt := t.timeFilters(w).taps
 	ones := t.arena.get(1, 1, x.Dim(2), x.Dim(3))
 	t.ew.Fill(ones, 1)
 	tb := t.arena.get(1, co, z.Dim(2), z.Dim(3))
@@ -125,7 +131,6 @@ func (t *Tape[T]) ewTimeBias(z, x, w *tensor.Tensor[T], tv T, p tensor.ConvParam
 	t.ew.Binary(tensor.BinaryAdd, z, z, tb)
 	t.arena.put(tb, -1)
 	t.arena.put(ones, -1)
-	t.arena.put(wt, -1)
 }
 
 // ewTimeFilterGrad sets (with acc adds) the time channel of dw
@@ -155,17 +160,58 @@ func (t *Tape[T]) ewTimeFilterGrad(dw, g, x *tensor.Tensor[T], tv T, p tensor.Co
 	t.arena.put(ones, -1)
 }
 
-// timeTaps returns the time channel of w [co, c+1, kh, kw] as a filter
-// [co, 1, kh, kw] from the tape's arena.
-func (t *Tape[T]) timeTaps(w *tensor.Tensor[T]) *tensor.Tensor[T] {
+// splitFilter is the two filters Conv2DTime forms from a filter w
+// [co, c+1, kh, kw] on a tape with an Elementwise: wx [co, c, kh, kw], its
+// first c input channels, and taps [co, 1, kh, kw], its time channel. They
+// are kept (timeFilters) while w's storage version stands, so that a device
+// receives them once, not on every evaluation of a field.
+type splitFilter[T tensor.Float] struct {
+	w        *tensor.Storage
+	ver      uint64 // w's version they were formed at
+	gen      uint32 // the tape's pass they were formed in
+	shape    [4]int
+	wx, taps *tensor.Tensor[T]
+}
+
+// maxSplitFilters is how many filters' splits a tape keeps.
+const maxSplitFilters = 8
+
+// timeFilters returns w's split filters, formed again when w changed since
+// they were formed (or was never split); the least recently formed of
+// maxSplitFilters gives way.
+func (t *Tape[T]) timeFilters(w *tensor.Tensor[T]) *splitFilter[T] {
 	co, c1, kh, kw := w.Dim(0), w.Dim(1), w.Dim(2), w.Dim(3)
+	st, ver, shape := w.Storage(), w.Version(), [4]int{co, c1, kh, kw}
+	var f *splitFilter[T]
+	for i := range t.splits {
+		if g := &t.splits[i]; g.w == st && g.shape == shape {
+			if g.ver == ver {
+				return g
+			}
+			f = g
+			if g.gen == t.gen { // an op of this pass holds them: fresh ones
+				g.wx, g.taps = tensor.New[T](co, c1-1, kh, kw), tensor.New[T](co, 1, kh, kw)
+			}
+			break
+		}
+	}
+	if f == nil {
+		if len(t.splits) == maxSplitFilters {
+			t.splits = append(t.splits[:0], t.splits[1:]...)
+		}
+		t.splits = append(t.splits, splitFilter[T]{w: st, shape: shape,
+			wx: tensor.New[T](co, c1-1, kh, kw), taps: tensor.New[T](co, 1, kh, kw)})
+		f = &t.splits[len(t.splits)-1]
+	}
 	taps := kh * kw
-	wt := t.arena.get(co, 1, kh, kw)
-	d, wd := wt.Data(), w.ReadData()
+	wd := w.ReadData()
+	gatherFilter(f.wx.Data(), wd, co, c1-1, taps)
+	d := f.taps.Data()
 	for o := 0; o < co; o++ {
 		copy(d[o*taps:(o+1)*taps], wd[(o*c1+c1-1)*taps:(o*c1+c1)*taps])
 	}
-	return wt
+	f.ver, f.gen = ver, t.gen
+	return f
 }
 
 // gatherFilter sets wx [co, c, taps] to the first c input channels of

@@ -742,9 +742,10 @@ func TestDeviceSyncs(t *testing.T) {
 			"axisRule[...].backward", "chain[...]", "softmaxCERule[...].backward"}, 1}, // Mean
 		// The fake device's convolutions are the CPU engine's, which read
 		// their operands on the host; ewTimeFilterGrad reads the time
-		// taps' sums (one small tensor) on purpose.
+		// taps' sums (one small tensor) on purpose, and timeFilters the
+		// filter that is not a leaf (computed on the device) to split it.
 		"convtime": {[]string{"Conv2DTime[...]", "(*Tape[...]).ewTimeBias", "conv2DTimeRule[...].backward",
-			"(*Tape[...]).ewTimeFilterGrad", item}, 1}, // Mean
+			"(*Tape[...]).ewTimeFilterGrad", "(*Tape[...]).timeFilters", item}, 1}, // Mean
 	}
 	for _, mc := range deviceModels {
 		t.Run(mc.name, func(t *testing.T) {
@@ -771,5 +772,40 @@ func TestDeviceSyncs(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestDeviceTimeFiltersFollowTheWeight: Conv2DTime's split filters, kept
+// by the tape between passes, are formed again when the weight changes,
+// also between two uses in one pass (the first use's backward keeps the
+// values it saw, as on the CPU).
+func TestDeviceTimeFiltersFollowTheWeight(t *testing.T) {
+	cpu := tensor.Gonum(1).Float64()
+	run := func(eng tensor.Engine[float64]) map[string][]float64 {
+		rng := rand.New(rand.NewPCG(7, 8))
+		w := ag.NewParam("w", tensor.RandN[float64](rng, 0, 0.5, 3, 2, 3, 3))
+		x := ag.NewParam("x", tensor.RandN[float64](rng, 0, 1, 2, 1, 4, 4)) // its gradient reads the filter
+		p := tensor.ConvParams{Stride: 1, Pad: 1}
+		tp := ag.NewTape(eng)
+		grads := map[string][]float64{}
+		for pass := range 3 {
+			tp.Reset()
+			ag.ZeroGradsOn(eng, []*ag.Param[float64]{w, x})
+			z1 := ag.Conv2DTime(tp.Param(x), 0.5, tp.Param(w), ag.Var[float64]{}, p)
+			w.Value.Data()[4] += 0.25 // between two uses in one pass
+			z2 := ag.Conv2DTime(tp.Param(x), -0.8, tp.Param(w), ag.Var[float64]{}, p)
+			if err := tp.Backward(ag.Mean(ag.Mul(ag.Tanh(z1), z2))); err != nil {
+				t.Fatal(err)
+			}
+			grads[fmt.Sprint("w, pass ", pass)] = append([]float64(nil), w.Grad.ReadData()...)
+			grads[fmt.Sprint("x, pass ", pass)] = append([]float64(nil), x.Grad.ReadData()...)
+			w.Value.Data()[7] -= 0.5 // between passes
+		}
+		return grads
+	}
+	want := run(cpu)
+	got := run(newFakeDevice(cpu))
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(1e-12, 1e-12)); diff != "" {
+		t.Errorf("gradients (−CPU +device):\n%s", diff)
 	}
 }

@@ -194,6 +194,7 @@ type Tape[T tensor.Float] struct {
 	ew      tensor.Elementwise[T]
 	ewCoef  []T                 // LinComb's coefficients for ew (ewLinComb)
 	ewXs    []*tensor.Tensor[T] // LinComb's operands for ew
+	splits  []splitFilter[T]    // Conv2DTime's filters split for ew (conv_time.go)
 	chunks  [][]entry[T]
 	n       int    // entries in use
 	ops     int    // recorded ops (entries with a rule)
@@ -286,6 +287,7 @@ func (t *Tape[T]) Release() {
 	}
 	clear(t.chunks)
 	t.chunks = nil
+	t.splits = nil
 	t.n, t.ops, t.spent, t.poison = 0, 0, false, nil
 	t.gen++
 	t.clearRedirect()
