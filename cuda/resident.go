@@ -209,6 +209,9 @@ func produced[T tensor.Float](b *backend, t *tensor.Tensor[T]) {
 		if c.verify {
 			r.shadow = append(r.shadow[:0], h...)
 		}
+		if downloadHook != nil {
+			downloadHook(int64(len(h)))
+		}
 		return
 	}
 	if r.newer == nil {
@@ -267,7 +270,14 @@ func (b *backend) copyBack(k residentKey, r *resident) {
 		r.shadow = append(r.shadow[:0], unsafe.Slice((*byte)(r.newer), k.size)...)
 	}
 	r.newer = nil
+	if downloadHook != nil {
+		downloadHook(int64(k.size))
+	}
 }
+
+// downloadHook, when a test sets it, is called with the size of every copy
+// of a result to the host, on the goroutine that asked for it.
+var downloadHook func(bytes int64)
 
 // alloc returns a block of at least n bytes of device memory from the
 // pool, making room under the limit first when the pool must grow.

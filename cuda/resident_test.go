@@ -410,3 +410,111 @@ func TestEvictedResultCopiedBack(t *testing.T) {
 		}
 	}
 }
+
+// copySites records the copies of results to the host by the function
+// outside packages tensor and cuda that asked for them, and the largest.
+type copySites struct {
+	bytes   map[string]int64
+	largest int64
+}
+
+func (s *copySites) record(n int64) {
+	s.largest = max(s.largest, n)
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	for {
+		f, more := frames.Next()
+		name := strings.TrimPrefix(f.Function, "github.com/adamnode/adamnode/")
+		if !strings.HasPrefix(name, "tensor.") && !strings.HasPrefix(name, "cuda.") && !strings.HasPrefix(name, "runtime.") {
+			s.bytes[name] += n
+			return
+		}
+		if !more {
+			s.bytes["?"] += n
+			return
+		}
+	}
+}
+
+// TestMNISTStepCopies: a training step of the MNIST AdamNODE on the
+// engine copies to the host only what the host reads, and never an
+// activation of the field: the ODE state and the augmented adjoint state
+// that the solvers step (they run on the host), the parameter gradients
+// that the adjoint's quadrature adds up (f's filter gradients, split from
+// the time channel's on the host), the values of the ops that run on the
+// host (the initial state's Concat and Split, softmax cross-entropy), and
+// the gradients the optimizer reads. The bytes are bounded by the
+// evaluations times the sizes of those states, no single copy is as large
+// as one of f's activations, and each copy is asked for by one of those
+// readers.
+func TestMNISTStepCopies(t *testing.T) {
+	g := gpu(t)
+	e := tensor.EngineFor[float32](g)
+	m := mnistnode.New(7, odeblock.Adjoint{})
+	m.Block.Solver = odeblock.Options{Method: "rk4", Step: 0.5}
+	opt := optim.NewAdam(m.Params(), optim.AdamDefaults())
+	const batch = 2
+	step := func(seed uint64) {
+		x, labels := mnistnode.Batch(seed, batch)
+		tp := autograd.NewTape(e)
+		opt.ZeroGrad()
+		l, err := m.Loss(tp, x, labels)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tp.Backward(l); err != nil {
+			t.Fatal(err)
+		}
+		opt.Step()
+		_ = l.Item()
+	}
+	step(1) // the first step uploads the weights and compiles nothing new
+	sites := &copySites{bytes: map[string]int64{}}
+	downloadHook = sites.record
+	defer func() { downloadHook = nil }()
+	before := stats(t, g)
+	step(2)
+	s := stats(t, g)
+	st := m.Block.Stats()
+	down := s.DownloadBytes - before.DownloadBytes
+	const f32 = 4
+	part := int64(batch * 5 * 28 * 28 * f32) // one of h, m, v
+	var fParams, allParams int64
+	for _, p := range m.Dyn.Params() {
+		fParams += int64(p.Value.Len() * f32)
+	}
+	for _, p := range m.Params() {
+		allParams += int64(p.Value.Len() * f32)
+	}
+	// Forward: f's output each evaluation (the three parts' derivatives).
+	// Backward: the augmented state's derivative each evaluation (state,
+	// adjoint, f's parameter gradients), then the gradients into the
+	// parameters and the logits.
+	bound := int64(st.Forward.NFE)*3*part + int64(st.Backward.NFE)*(6*part+fParams) + allParams + batch*10*f32
+	t.Logf("one step: %d forward and %d backward evaluations; %.2f MB downloaded (bound %.2f MB), %.2f MB uploaded",
+		st.Forward.NFE, st.Backward.NFE, float64(down)/1e6, float64(bound)/1e6, float64(s.UploadBytes-before.UploadBytes)/1e6)
+	for site, n := range sites.bytes {
+		t.Logf("  %8.3f MB  %s", float64(n)/1e6, site)
+	}
+	if down > bound {
+		t.Errorf("one step downloaded %d bytes, more than the %d the host reads", down, bound)
+	}
+	if activation := int64(batch * 50 * 28 * 28 * f32); sites.largest >= activation {
+		t.Errorf("a copy of %d bytes: as large as an activation of f (%d)", sites.largest, activation)
+	}
+	readers := []string{
+		"autograd.Concat[", "autograd.concatRule[", "autograd.narrowRule[", // the initial state, on the host
+		"autograd.SoftmaxCrossEntropy[", "autograd.softmaxCERule[", "autograd.Var[...].Item",
+		"autograd.conv2DTimeRule[...].backward", "autograd.(*Tape[...]).ewTimeFilterGrad", // f's filter gradients
+		"autograd.(*Tape[...]).sumPerChannel", // a bias gradient into the quadrature's buffer
+	}
+	for site, n := range sites.bytes {
+		ok := strings.HasPrefix(site, "odeblock.") || strings.HasPrefix(site, "optim.")
+		for _, r := range readers {
+			ok = ok || strings.HasPrefix(site, r)
+		}
+		if !ok {
+			t.Errorf("%s copied %d bytes of device values to the host", site, n)
+		}
+	}
+}
