@@ -164,20 +164,17 @@
 // source with a real NVRTC where one is on the loader's path (Debian's
 // libnvrtc11.2 needs no GPU) to catch what only the CUDA compiler rejects.
 //
-// What builds on this (items 2 and 3 of the GPU work, not yet done). A
-// device-resident tensor's storage is a Buffer over memory of the
-// backend's pool (cudaMalloc, the primary context's): the GPU engine
-// holds one Kernels per backend and implements tensor's engine methods
-// with these functions on its tensors' Buffers — the maps and their
-// backward maps for autograd's activations and elementwise rules, Binary
-// and BinaryBackward for its broadcasting ops, the reductions for its
-// sums and losses, LinComb for the solvers' stages and for scaled
-// accumulations, ErrorNorm or MixedErrorNorm (seminorm: fewer parts) for
-// the adaptive step's norm, the only result that must reach the host (one
-// small record a step), and AdamRHS, AdamRHSBackward and AdamBand for
-// odeblock's AdamNODE nodes (a1 and a2 come from σ(r1), σ(r2) on the host
-// today; gradients of r1 and r2 stay on the device). Kernels launch on the
-// default (legacy) stream, which orders them with cuBLAS and cuDNN calls
-// on their default stream; Download waits for them, and the host copy of
-// a tensor is made only when the host reads it.
+// How the engine uses them. The engine's Elementwise (elementwise.go)
+// holds one Kernels per backend, made on first use, and runs each method
+// on its tensors' device copies (in, out and produced of resident.go, the
+// cache's blocks are cudaMalloc memory of the primary context): Map and
+// MapBackward for autograd's maps and activations, Binary and
+// BinaryBackward for its broadcasting ops (broadcasts of any rank merged
+// to at most MaxDims groups of axes, or split over calls), LinComb for
+// scaled accumulations, the reductions for its sums and losses (Sum,
+// SumSquares and Dot return one number to the host), ErrorNorm and
+// MixedErrorNorm. AdamRHS, AdamRHSBackward, AdamBand and AdamCotangent
+// wait for the solvers to hold their state on the device. Kernels launch
+// on the default (legacy) stream, which orders them with cuBLAS and cuDNN
+// calls on their default stream; a copy to the host waits for them.
 package cuda

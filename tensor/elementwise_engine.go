@@ -84,7 +84,8 @@ type Elementwise[T Float] interface {
 	MapBackward(op MapOp, z, g, u *Tensor[T], a, b T, accumulate bool)
 
 	// Binary sets z = x op y, x and y broadcasting to z's shape by NumPy's
-	// rules (as autograd's Add, Sub, Mul and Div).
+	// rules (as autograd's Add, Sub, Mul and Div). z may be x or y where
+	// that operand has z's shape.
 	Binary(op BinaryOp, z, x, y *Tensor[T])
 
 	// BinaryBackward sets z to the gradient of Binary's operand x (side 0)
