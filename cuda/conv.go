@@ -101,8 +101,8 @@ func scalars[T tensor.Float](accumulate bool) (alpha, beta unsafe.Pointer) {
 // Conv2D computes y = w ⋆ x + bias on cuDNN (see tensor.Engine).
 func (e *engine[T]) Conv2D(y, x, w, bias *tensor.Tensor[T], p tensor.ConvParams) {
 	b := e.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	pl := b.plan(key(x, w, y, p))
 	l := b.l
@@ -122,8 +122,8 @@ func (e *engine[T]) Conv2D(y, x, w, bias *tensor.Tensor[T], p tensor.ConvParams)
 // Conv2DBackwardData computes dx (+)= ∂L/∂x on cuDNN.
 func (e *engine[T]) Conv2DBackwardData(dx, dy, w *tensor.Tensor[T], p tensor.ConvParams, accumulate bool) {
 	b := e.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	pl := b.plan(key(dx, w, dy, p))
 	l := b.l
@@ -139,8 +139,8 @@ func (e *engine[T]) Conv2DBackwardData(dx, dy, w *tensor.Tensor[T], p tensor.Con
 // db (+)= ∂L/∂b on cuDNN.
 func (e *engine[T]) Conv2DBackwardFilter(dw, db, dy, x *tensor.Tensor[T], p tensor.ConvParams, accumulate bool) {
 	b := e.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	pl := b.plan(key(x, dw, dy, p))
 	l := b.l

@@ -4,12 +4,18 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/adamnode/adamnode/tensor"
 	"github.com/adamnode/adamnode/tensor/enginetest"
@@ -226,5 +232,66 @@ func TestHostDereferenceCrashes(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "unexpected fault address") {
 		t.Fatalf("the dereference of a device pointer did not fault (%v):\n%s", err, out)
+	}
+}
+
+// devicesChildEnv, set, has TestDeviceOnEveryThread run its check in this
+// process (its child's, whose stand-in has two devices).
+const devicesChildEnv = "ADAMNODE_CUDA_TEST_DEVICES_CHILD"
+
+// TestDeviceOnEveryThread: the backend of device 1 on a machine of two
+// works from every thread — the runtime's current device is per thread,
+// and the stand-in's cuBLAS handle, made on device 1, refuses a call from
+// a thread whose current device is 0 — and its results are right.
+func TestDeviceOnEveryThread(t *testing.T) {
+	if standinDir == "" && os.Getenv(devicesChildEnv) == "" {
+		t.Skip("needs the stand-in (two devices)")
+	}
+	if os.Getenv(devicesChildEnv) == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDeviceOnEveryThread$", "-test.v")
+		cmd.Env = append(os.Environ(), devicesChildEnv+"=1", "STANDIN_DEVICES=2")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("the child process: %v\n%s", err, out)
+		}
+		if !bytes.Contains(out, []byte("--- PASS: TestDeviceOnEveryThread")) {
+			t.Fatalf("the child process ran no TestDeviceOnEveryThread:\n%s", out)
+		}
+		return
+	}
+	b, err := Backend(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, cpu := tensor.EngineFor[float64](b), tensor.EngineFor[float64](tensor.Gonum(1))
+	rng := rand.New(rand.NewPCG(9, 10))
+	a, w := tensor.RandN[float64](rng, 0, 1, 4, 3), tensor.RandN[float64](rng, 0, 1, 3, 5)
+	want := tensor.New[float64](4, 5).MatMul(cpu, a, false, w, false)
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread() // a thread of its own, whose current device is 0
+			defer runtime.UnlockOSThread()
+			defer func() {
+				if r := recover(); r != nil {
+					errs <- fmt.Sprint(r)
+				}
+			}()
+			for range 4 {
+				z := tensor.New[float64](4, 5).MatMul(e, a, false, w, false)
+				if d := cmp.Diff(want.ReadData(), z.ReadData(), cmpopts.EquateApprox(1e-12, 0)); d != "" {
+					errs <- d
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for msg := range errs {
+		t.Error(msg)
 	}
 }

@@ -89,8 +89,8 @@ func (w elementwise[T]) Map(op tensor.MapOp, z, x *tensor.Tensor[T], a, c T) {
 	checkMap("Map", op, a, c)
 	mustSameShape("Map", z, x)
 	b, k := w.b, w.k
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	dx := dev(in(b, x), x)
 	dz := dev(out(b, z, false), z)
@@ -129,8 +129,8 @@ func (w elementwise[T]) MapBackward(op tensor.MapOp, z, g, u *tensor.Tensor[T], 
 		mustSameShape("MapBackward", z, u)
 	}
 	b, k := w.b, w.k
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	dg := dev(in(b, g), g)
 	var du Buffer[T]
@@ -316,8 +316,8 @@ func (w elementwise[T]) Binary(op tensor.BinaryOp, z, x, y *tensor.Tensor[T]) {
 	}
 	runs, ix, iy, nx, ny, no := bcastSplit(collapse(xs, ys, o))
 	b := w.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	dx, dy := dev(in(b, x), x), dev(in(b, y), y)
 	dz := dev(out(b, z, false), z)
@@ -355,8 +355,8 @@ func (w elementwise[T]) BinaryBackward(op tensor.BinaryOp, side int, z, g, x, y,
 		return
 	}
 	b := w.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	if g.Len() == 0 { // no terms: z = 0
 		must(Fill(w.k, dev(out(b, z, false), z), 0))
@@ -400,8 +400,8 @@ func (w elementwise[T]) LinComb(z, base *tensor.Tensor[T], coef []T, xs []*tenso
 		return
 	}
 	b, k := w.b, w.k
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	var db Buffer[T]
 	if base != nil {
@@ -423,8 +423,8 @@ func (w elementwise[T]) LinComb(z, base *tensor.Tensor[T], coef []T, xs []*tenso
 
 func (w elementwise[T]) Fill(z *tensor.Tensor[T], v T) {
 	b := w.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	must(Fill(w.k, dev(out(b, z, false), z), v))
 	produced(b, z)
@@ -435,8 +435,8 @@ func (w elementwise[T]) Copy(z, x *tensor.Tensor[T]) {
 		panic(shapeError("Copy", "shapes %v and %v do not match (%d and %d elements)", z.Shape(), x.Shape(), z.Len(), x.Len()))
 	}
 	b := w.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	dx := dev(in(b, x), x)
 	dz := dev(out(b, z, false), z)
@@ -473,8 +473,8 @@ func axisReduction[T tensor.Float](w elementwise[T], name string, f func(*Kernel
 		inner *= d
 	}
 	b := w.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	dx := dev(in(b, x), x)
 	dz := dev(out(b, z, false), z)
@@ -508,8 +508,8 @@ func (w elementwise[T]) SumPerChannel(z, x *tensor.Tensor[T], accumulate bool) {
 		inner *= d
 	}
 	b := w.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	if x.Len() == 0 { // no terms: z = 0
 		must(Fill(w.k, dev(out(b, z, false), z), 0))
@@ -526,8 +526,8 @@ func (w elementwise[T]) SumPerChannel(z, x *tensor.Tensor[T], accumulate bool) {
 // of the kernels' scratch memory and copies it to the host.
 func (w elementwise[T]) sum(op int, x, y *tensor.Tensor[T]) float64 {
 	b, k := w.b, w.k
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	dx := dev(in(b, x), x)
 	// The error norms' first result slot: free between calls, which b.mu
@@ -569,8 +569,8 @@ func (w elementwise[T]) ErrorNorm(e, y0, y1 *tensor.Tensor[T], atol, rtol T, par
 		panic(shapeError("ErrorNorm", "parts %v for tensors of shape %v (%d elements)", parts, e.Shape(), e.Len()))
 	}
 	b, k := w.b, w.k
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	de, d0, d1 := dev(in(b, e), e), dev(in(b, y0), y0), dev(in(b, y1), y1)
 	if len(parts) == 0 {

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -36,6 +37,9 @@ func Backend(device int) (tensor.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The handles belong to the device current on this thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var n int32
 	if err := l.rtCheck("cudaGetDeviceCount", l.cudaGetDeviceCount(&n)); err != nil {
 		return nil, err
@@ -55,7 +59,7 @@ func Backend(device int) (tensor.Backend, error) {
 		return nil, err
 	}
 	cpu := tensor.Gonum(0)
-	b := &backend{device: device, l: l, handle: h, dnn: dnn, cpu: cpu, plans: map[convKey]*convPlan{}, cache: newCache()}
+	b := &backend{device: device, devices: int(n), l: l, handle: h, dnn: dnn, cpu: cpu, plans: map[convKey]*convPlan{}, cache: newCache()}
 	b.mark = tensor.NewDeviceMark(b)
 	b.f32 = &engine[float32]{b: b, cpu: cpu.Float32()}
 	b.f64 = &engine[float64]{b: b, cpu: cpu.Float64()}
@@ -64,17 +68,18 @@ func Backend(device int) (tensor.Backend, error) {
 
 // backend is the GPU backend of one device.
 type backend struct {
-	device int
-	l      *lib
-	handle uintptr
-	cpu    tensor.Backend
-	f32    *engine[float32]
-	f64    *engine[float64]
-	dnn    uintptr      // the cuDNN handle
-	mu     sync.Mutex   // one kernel at a time: the device buffers are shared
-	bufs   [5]deviceBuf // Gemm's A, B, C (of slices); the workspace; a byte for empty tensors
-	plans  map[convKey]*convPlan
-	cache  cache // the device copies of tensors
+	device  int
+	devices int // on the machine: with more than one, every call sets device on its thread
+	l       *lib
+	handle  uintptr
+	cpu     tensor.Backend
+	f32     *engine[float32]
+	f64     *engine[float64]
+	dnn     uintptr      // the cuDNN handle
+	mu      sync.Mutex   // one kernel at a time: the device buffers are shared
+	bufs    [5]deviceBuf // Gemm's A, B, C (of slices); the workspace; a byte for empty tensors
+	plans   map[convKey]*convPlan
+	cache   cache // the device copies of tensors
 
 	mark *tensor.DeviceMark // marks the storages whose newer values are on the device
 
@@ -112,6 +117,31 @@ func (b *backend) ensure(i int, size uintptr) uintptr {
 }
 
 // must panics with a CUDA error (see Backend).
+// lock takes the backend for one call: its mutex and, on a machine with
+// more than one device, the calling goroutine's thread with the backend's
+// device made current on it (the runtime's current device is per thread,
+// and goroutines move between threads; cuBLAS's and cuDNN's handles
+// belong to the device they were made on).
+func (b *backend) lock() {
+	b.mu.Lock()
+	if b.devices > 1 {
+		runtime.LockOSThread()
+		if err := b.l.rtCheck("cudaSetDevice", b.l.cudaSetDevice(int32(b.device))); err != nil {
+			runtime.UnlockOSThread()
+			b.mu.Unlock()
+			panic(err)
+		}
+	}
+}
+
+// unlock ends a call that lock began.
+func (b *backend) unlock() {
+	if b.devices > 1 {
+		runtime.UnlockOSThread()
+	}
+	b.mu.Unlock()
+}
+
 func must(err error) {
 	if err != nil {
 		panic(err)
@@ -155,8 +185,8 @@ func (e *engine[T]) Gemm(transA, transB bool, m, n, k int, alpha T, a []T, lda i
 	}
 	na, nb, nc := extent(ra, ca, lda), extent(rb, cb, ldb), extent(m, n, ldc)
 	b := e.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	size := uintptr(unsafe.Sizeof(T(0)))
 	da, db, dc := b.ensure(0, uintptr(max(na, 1))*size), b.ensure(1, uintptr(max(nb, 1))*size), b.ensure(2, uintptr(nc)*size)
 	l := b.l
@@ -205,8 +235,8 @@ func (e *engine[T]) GemmTensors(z *tensor.Tensor[T], alpha T, a *tensor.Tensor[T
 		k = a.Dim(0)
 	}
 	b := e.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.tick()
 	da, db := in(b, a), in(b, bm)
 	dc := out(b, z, beta != 0)

@@ -227,8 +227,8 @@ func produced[T tensor.Float](b *backend, t *tensor.Tensor[T]) {
 // SyncHost copies every device copy of s's elements that is newer than
 // host memory to the host, and clears s's mark (tensor.HostSyncer).
 func (b *backend) SyncHost(s *tensor.Storage) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.syncHostLocked(s, nil)
 }
 
@@ -360,8 +360,8 @@ func (b *backend) drop(k residentKey, r *resident) {
 
 // forget drops the entry of a storage that is gone (a cleanup).
 func (b *backend) forget(k residentKey) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	delete(b.cache.watched, k)
 	delete(b.cache.newer, k.st)
 	if r, ok := b.cache.entries[k]; ok {

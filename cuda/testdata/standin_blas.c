@@ -8,17 +8,24 @@
 void standin_enter(void);
 void standin_leave(void);
 int standin_device(const void *p, size_t n);
+int standin_current_device(void);
 
 enum { ok = 0, notInitialized = 1, invalidValue = 7, executionFailed = 13 };
 enum { opN = 0, opT = 1 };
 
-typedef struct { unsigned magic; } handle;
+// A handle belongs to the device current when it was made, and refuses
+// work from a thread whose current device is another (executionFailed).
+typedef struct {
+	unsigned magic;
+	int device;
+} handle;
 #define MAGIC 0xc0b1a5u
 
 int cublasCreate_v2(handle **h) {
 	if (!h) return invalidValue;
 	*h = malloc(sizeof(handle));
 	(*h)->magic = MAGIC;
+	(*h)->device = standin_current_device();
 	return ok;
 }
 
@@ -40,6 +47,7 @@ static size_t bytes(int rows, int cols, int ld, size_t size) {
 	int NAME(handle *h, int ta, int tb, int m, int n, int k, const T *alpha, const T *a, int lda,     \
 		 const T *b, int ldb, const T *beta, T *c, int ldc) {                                       \
 		if (!h || h->magic != MAGIC) return notInitialized;                                          \
+		if (h->device != standin_current_device()) return executionFailed;                           \
 		if ((ta != opN && ta != opT) || (tb != opN && tb != opT) || m < 0 || n < 0 || k < 0)       \
 			return invalidValue;                                                                 \
 		int ra = ta == opN ? m : k, ca = ta == opN ? k : m;                                          \

@@ -7,6 +7,7 @@
 // pointer faults. Copies check their direction against the allocations.
 #include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -96,13 +97,31 @@ int cudaMemcpy(void *dst, const void *src, size_t count, int kind) {
 	return good ? ok : errInvalidDirection;
 }
 
+// The stand-in has STANDIN_DEVICES devices (default 1), all of them the
+// same host memory; as with CUDA, the current device is the calling
+// thread's (cudaSetDevice), 0 until set.
+static int devices(void) {
+	const char *s = getenv("STANDIN_DEVICES");
+	int n = s ? atoi(s) : 1;
+	return n > 0 ? n : 1;
+}
+
+static __thread int current_device;
+
+// standin_current_device returns the calling thread's current device.
+int standin_current_device(void) { return current_device; }
+
 int cudaGetDeviceCount(int *n) {
 	if (!n) return errInvalidValue;
-	*n = 1;
+	*n = devices();
 	return ok;
 }
 
-int cudaSetDevice(int d) { return d == 0 ? ok : errInvalidDevice; }
+int cudaSetDevice(int d) {
+	if (d < 0 || d >= devices()) return errInvalidDevice;
+	current_device = d;
+	return ok;
+}
 
 const char *cudaGetErrorString(int code) {
 	switch (code) {
