@@ -54,6 +54,7 @@ endif
 	$(GO) test -count=1 -race -run 'TestShardedField|ExampleShardedField|TestShardedSolve|ExampleBlock_shards' ./odeblock
 	$(GO) test -count=1 -race -run 'TestCombinerSplits' ./odeblock/internal/integrate
 	$(GO) test -count=1 -race -run 'TestBrownianConcurrent' ./sde
+	$(GO) test -count=1 -race -run 'TestConcurrentHostReads|TestDeviceOnEveryThread|TestResultsStayOnDevice|TestElementwiseChainStaysOnDevice' ./cuda
 
 vet:
 	$(GO) vet ./...

@@ -1,10 +1,12 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -517,4 +519,67 @@ func TestMNISTStepCopies(t *testing.T) {
 			t.Errorf("%s copied %d bytes of device values to the host", site, n)
 		}
 	}
+}
+
+// TestConcurrentHostReads: a result on the device read by many goroutines
+// at once (ReadData, At, Sum, a tensor method reading it) is copied to the
+// host once and every reader sees its values, while other goroutines run
+// kernels on the same backend that read it there.
+func TestConcurrentHostReads(t *testing.T) {
+	g := gpu(t)
+	e, cpu := tensor.EngineFor[float64](g), tensor.EngineFor[float64](tensor.Gonum(1))
+	rng := rand.New(rand.NewPCG(11, 12))
+	a, w := tensor.RandN[float64](rng, 0, 1, 16, 8), tensor.RandN[float64](rng, 0, 1, 8, 12)
+	want := tensor.New[float64](16, 12).MatMul(cpu, a, false, w, false)
+	for round := range 4 {
+		y := tensor.New[float64](16, 12).MatMul(e, a, false, w, false)
+		before := stats(t, g)
+		var wg sync.WaitGroup
+		bad := make(chan string, 16)
+		for i := range 12 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var got float64
+				switch i % 4 {
+				case 0:
+					got = y.ReadData()[5]
+				case 1:
+					got = y.At(0, 5)
+				case 2:
+					got = tensor.New[float64](16, 12).Scale(y, 1).At(0, 5)
+				case 3: // a kernel reading y on the device
+					z := tensor.New[float64](12, 12).MatMul(e, y, true, y, false)
+					zc := tensor.New[float64](12, 12).MatMul(cpu, want, true, want, false)
+					if d := maxRelDiff64(z.ReadData(), zc.ReadData()); d > 1e-12 {
+						bad <- fmt.Sprintf("round %d: yᵀy on the device differs by %.3g", round, d)
+					}
+					return
+				}
+				if got != want.At(0, 5) {
+					bad <- fmt.Sprintf("round %d, reader %d: %v, want %v", round, i, got, want.At(0, 5))
+				}
+			}()
+		}
+		wg.Wait()
+		close(bad)
+		for msg := range bad {
+			t.Error(msg)
+		}
+		s := stats(t, g)
+		// y once, and the three yᵀy products once each.
+		if n := s.Downloads - before.Downloads; n != 4 {
+			t.Errorf("round %d: %d copies to the host, want 4 (y once, each product once)", round, n)
+		}
+	}
+}
+
+// maxRelDiff64 returns max |a−b| / max |b|.
+func maxRelDiff64(a, b []float64) float64 {
+	var d, scale float64
+	for i := range b {
+		d = math.Max(d, math.Abs(a[i]-b[i]))
+		scale = math.Max(scale, math.Abs(b[i]))
+	}
+	return d / scale
 }
