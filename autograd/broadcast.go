@@ -12,31 +12,6 @@ import (
 // larger size of each pair. An operand broadcast along an axis receives
 // the sum of the gradient over that axis.
 
-// broadcastShape returns the shape x ∘ y takes, or false when the shapes
-// do not broadcast.
-func broadcastShape(a, b []int) ([]int, bool) {
-	r := max(len(a), len(b))
-	out := make([]int, r)
-	for i := range r {
-		da, db := 1, 1
-		if j := len(a) - r + i; j >= 0 {
-			da = a[j]
-		}
-		if j := len(b) - r + i; j >= 0 {
-			db = b[j]
-		}
-		switch {
-		case da == db, db == 1:
-			out[i] = da
-		case da == 1:
-			out[i] = db
-		default:
-			return nil, false
-		}
-	}
-	return out, true
-}
-
 // bcastStrides returns, per axis of out, the element stride of an operand
 // of shape s broadcast to out: 0 along the axes it is broadcast on.
 func bcastStrides(s, out []int) []int {
@@ -94,7 +69,7 @@ func bcastRows(out, sx, sy []int, row func(o, ox, oy, ix, iy, n int)) {
 // not.
 func broadcastBinary[T tensor.Float](t *Tape[T], op string, k binKind, xe, ye *entry[T]) Var[T] {
 	xs, ys := xe.value.Shape(), ye.value.Shape()
-	out, ok := broadcastShape(xs, ys)
+	out, ok := tensor.BroadcastShape(xs, ys)
 	if !ok {
 		panic(&tensor.ShapeError{Op: "autograd." + op, Msg: fmt.Sprintf("shapes %v and %v do not broadcast", xs, ys)})
 	}

@@ -2,7 +2,6 @@ package autograd_test
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	ag "github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
+	"github.com/adamnode/adamnode/tensor/enginetest"
 )
 
 // fakeDevice is a CPU engine dressed as one that computes in device memory:
@@ -144,131 +144,11 @@ var (
 // fake device's.
 type fakeElementwise[T tensor.Float] struct{ d *fakeDevice[T] }
 
-func mapValue[T tensor.Float](op tensor.MapOp, x, a, b T) T {
-	v := float64(x)
-	switch op {
-	case tensor.MapTanh:
-		return T(math.Tanh(v))
-	case tensor.MapSigmoid:
-		return T(tensor.SigmoidOf(v))
-	case tensor.MapExp:
-		return T(math.Exp(v))
-	case tensor.MapReLU:
-		return max(x, 0)
-	case tensor.MapSoftplus:
-		return T(tensor.SoftplusOf(v))
-	case tensor.MapLog:
-		return T(math.Log(v))
-	case tensor.MapSqrt:
-		return T(math.Sqrt(v))
-	case tensor.MapSquare:
-		return x * x
-	case tensor.MapNeg:
-		return -x
-	case tensor.MapAbs:
-		return T(math.Abs(v))
-	case tensor.MapSin:
-		return T(math.Sin(v))
-	case tensor.MapCos:
-		return T(math.Cos(v))
-	case tensor.MapLeakyReLU:
-		if x > 0 {
-			return x
-		}
-		return a * x
-	case tensor.MapHardtanh, tensor.MapClamp:
-		return min(max(x, a), b)
-	case tensor.MapELU:
-		if x > 0 {
-			return x
-		}
-		return a * T(math.Expm1(v))
-	case tensor.MapPow:
-		return T(math.Pow(v, float64(a)))
-	case tensor.MapScale:
-		return a * x
-	case tensor.MapAddScalar:
-		return x + a
-	}
-	panic(fmt.Sprintf("fake Map: %v", op))
-}
-
-// mapDeriv returns op′ given u, op's output or input as
-// BackwardFromOutput says.
-func mapDeriv[T tensor.Float](op tensor.MapOp, u, a, b T) T {
-	v := float64(u)
-	switch op {
-	case tensor.MapTanh:
-		return 1 - u*u
-	case tensor.MapSigmoid:
-		return u * (1 - u)
-	case tensor.MapExp:
-		return u
-	case tensor.MapReLU:
-		if u > 0 {
-			return 1
-		}
-		return 0
-	case tensor.MapSoftplus:
-		return T(-math.Expm1(-v))
-	case tensor.MapLog:
-		return 1 / u
-	case tensor.MapSqrt:
-		return 1 / (2 * u)
-	case tensor.MapSquare:
-		return 2 * u
-	case tensor.MapNeg:
-		return -1
-	case tensor.MapAbs:
-		switch {
-		case u > 0:
-			return 1
-		case u < 0:
-			return -1
-		}
-		return 0
-	case tensor.MapSin:
-		return T(math.Cos(v))
-	case tensor.MapCos:
-		return T(-math.Sin(v))
-	case tensor.MapLeakyReLU:
-		if u > 0 {
-			return 1
-		}
-		return a
-	case tensor.MapHardtanh:
-		if u > a && u < b {
-			return 1
-		}
-		return 0
-	case tensor.MapClamp:
-		if u >= a && u <= b {
-			return 1
-		}
-		return 0
-	case tensor.MapELU:
-		if u > 0 {
-			return 1
-		}
-		return u + a
-	case tensor.MapPow:
-		if a == 0 {
-			return 0
-		}
-		return T(float64(a) * math.Pow(v, float64(a)-1))
-	case tensor.MapScale:
-		return a
-	case tensor.MapAddScalar:
-		return 1
-	}
-	panic(fmt.Sprintf("fake MapBackward: %v", op))
-}
-
 func (f *fakeElementwise[T]) Map(op tensor.MapOp, z, x *tensor.Tensor[T], a, b T) {
 	m := f.d.in(z, x)
 	zd := z.HostMemory()
 	for i, v := range x.HostMemory() {
-		zd[i] = mapValue(op, v, a, b)
+		zd[i] = enginetest.RefMap(op, v, a, b)
 	}
 	f.d.out(z, m)
 }
@@ -281,14 +161,15 @@ func (f *fakeElementwise[T]) MapBackward(op tensor.MapOp, z, g, u *tensor.Tensor
 		ud = u.HostMemory()
 	}
 	for i := range zd {
-		var dv T = -1
+		var ui T
 		if op != tensor.MapNeg {
-			dv = mapDeriv(op, ud[i], a, b)
+			ui = ud[i]
 		}
+		v, _ := enginetest.RefMapBackward(op, gd[i], ui, a, b)
 		if accumulate {
-			zd[i] += gd[i] * dv
+			zd[i] += v
 		} else {
-			zd[i] = gd[i] * dv
+			zd[i] = v
 		}
 	}
 	f.d.out(z, m)

@@ -170,31 +170,6 @@ func (w elementwise[T]) MapBackward(op tensor.MapOp, z, g, u *tensor.Tensor[T], 
 	produced(b, z)
 }
 
-// broadcastShape returns the shape x and y broadcast to by NumPy's rule,
-// or false.
-func broadcastShape(x, y []int) ([]int, bool) {
-	r := max(len(x), len(y))
-	out := make([]int, r)
-	for i := range r {
-		a, c := 1, 1
-		if j := len(x) - r + i; j >= 0 {
-			a = x[j]
-		}
-		if j := len(y) - r + i; j >= 0 {
-			c = y[j]
-		}
-		switch {
-		case a == c || c == 1:
-			out[i] = a
-		case a == 1:
-			out[i] = c
-		default:
-			return nil, false
-		}
-	}
-	return out, true
-}
-
 // collapse returns the broadcast of x and y to out (of no size 0) in as
 // few axes as keep it element for element in row-major order: the axes
 // of size 1 in out dropped, and neighbouring axes merged where each
@@ -304,7 +279,7 @@ func (w elementwise[T]) Binary(op tensor.BinaryOp, z, x, y *tensor.Tensor[T]) {
 		panic(fmt.Sprintf("cuda: Binary: unknown op %d", op))
 	}
 	xs, ys := x.Shape(), y.Shape()
-	o, ok := broadcastShape(xs, ys)
+	o, ok := tensor.BroadcastShape(xs, ys)
 	if !ok {
 		panic(shapeError("Binary", "shapes %v and %v do not broadcast", xs, ys))
 	}
@@ -333,7 +308,7 @@ func (w elementwise[T]) BinaryBackward(op tensor.BinaryOp, side int, z, g, x, y,
 		panic(fmt.Sprintf("cuda: BinaryBackward: unknown op %d or side %d", op, side))
 	}
 	xs, ys := x.Shape(), y.Shape()
-	bs, ok := broadcastShape(xs, ys)
+	bs, ok := tensor.BroadcastShape(xs, ys)
 	if !ok {
 		panic(shapeError("BinaryBackward", "shapes %v and %v do not broadcast", xs, ys))
 	}

@@ -116,7 +116,7 @@ func TestBroadcastCollapse(t *testing.T) {
 		{[]int{}, []int{}, nil, nil, nil},
 		{[]int{1, 1}, []int{1}, nil, nil, nil},
 	} {
-		out, ok := broadcastShape(c.x, c.y)
+		out, ok := tensor.BroadcastShape(c.x, c.y)
 		if !ok {
 			t.Fatalf("%v and %v do not broadcast", c.x, c.y)
 		}
@@ -130,7 +130,7 @@ func TestBroadcastCollapse(t *testing.T) {
 		}
 	}
 	x, y := []int{2, 1, 3, 1, 2}, []int{4, 1, 5, 1}
-	out, _ := broadcastShape(x, y)
+	out, _ := tensor.BroadcastShape(x, y)
 	co, cx, cy := collapse(x, y, out)
 	if !slices.Equal(co, []int{2, 4, 3, 5, 2}) || !slices.Equal(cx, []int{2, 1, 3, 1, 2}) || !slices.Equal(cy, []int{1, 4, 1, 5, 1}) {
 		t.Fatalf("collapse(%v, %v) = %v, %v, %v", x, y, co, cx, cy)

@@ -201,11 +201,11 @@ func mask[T Float](c bool) T {
 	return 0
 }
 
-// broadcastShape returns the shape that operands of shapes x and y
+// BroadcastShape returns the shape that operands of shapes x and y
 // broadcast to by NumPy's rule (shapes aligned at their last axes, a
 // missing leading axis of size 1, each pair of sizes equal or one of them
 // 1, the result the larger), and false when they do not broadcast.
-func broadcastShape(x, y []int) ([]int, bool) {
+func BroadcastShape(x, y []int) ([]int, bool) {
 	r := max(len(x), len(y))
 	out := make([]int, r)
 	for i := range r {
@@ -237,7 +237,7 @@ type bcastPlan struct {
 // planBroadcast returns the broadcast of x and y, panicking with a
 // *ShapeError naming op when they do not broadcast.
 func planBroadcast(op string, x, y []int) bcastPlan {
-	out, ok := broadcastShape(x, y)
+	out, ok := BroadcastShape(x, y)
 	if !ok {
 		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("shapes %v and %v do not broadcast", x, y)})
 	}

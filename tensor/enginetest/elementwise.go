@@ -182,8 +182,9 @@ func exactMap(op tensor.MapOp) bool {
 	return false
 }
 
-// refMap returns op(v) as the interface documents it.
-func refMap[T tensor.Float](op tensor.MapOp, v, a, b T) T {
+// RefMap returns op(v) as tensor.Elementwise documents it: the reference
+// the suite checks Map against, for tests of other packages too.
+func RefMap[T tensor.Float](op tensor.MapOp, v, a, b T) T {
 	f := float64(v)
 	switch op {
 	case tensor.MapTanh:
@@ -252,7 +253,7 @@ func elMap[T tensor.Float](t *testing.T, el tensor.Elementwise[T]) {
 			x := values[T](rng, n, -3, 3, n >= 9)
 			want := make([]T, n)
 			for i, v := range x {
-				want[i] = refMap(c.op, v, a, b)
+				want[i] = RefMap(c.op, v, a, b)
 			}
 			z := from(values[T](rng, n, -1, 1, false), shape...)
 			xt := from(x, shape...)
@@ -286,10 +287,10 @@ func checkMap[T tensor.Float](t *testing.T, name string, op tensor.MapOp, got, w
 	}
 }
 
-// refMapBackward returns the gradient term g·op′ given u (op's output or
+// RefMapBackward returns the gradient term g·op′ given u (op's output or
 // input, as MapOp.BackwardFromOutput says) and whether it is exact (to
 // the bit).
-func refMapBackward[T tensor.Float](op tensor.MapOp, g, u, a, b T) (T, bool) {
+func RefMapBackward[T tensor.Float](op tensor.MapOp, g, u, a, b T) (T, bool) {
 	f := float64(u)
 	switch op {
 	case tensor.MapTanh:
@@ -369,7 +370,7 @@ func elMapBackward[T tensor.Float](t *testing.T, el tensor.Elementwise[T]) {
 			if c.op.BackwardFromOutput() {
 				u = make([]T, n)
 				for i, v := range x {
-					u[i] = refMap(c.op, v, a, b)
+					u[i] = RefMap(c.op, v, a, b)
 				}
 			}
 			g := values[T](rng, n, -2, 2, false)
@@ -381,7 +382,7 @@ func elMapBackward[T tensor.Float](t *testing.T, el tensor.Elementwise[T]) {
 				want := make([]T, n)
 				var exact bool
 				for i := range want {
-					d, ex := refMapBackward(c.op, g[i], u[i], a, b)
+					d, ex := RefMapBackward(c.op, g[i], u[i], a, b)
 					exact = ex
 					want[i] = d
 					if acc {
@@ -399,7 +400,7 @@ func elMapBackward[T tensor.Float](t *testing.T, el tensor.Elementwise[T]) {
 				if si == 3 { // z is g: z = g·f′, or g + g·f′
 					want := make([]T, n)
 					for i := range want {
-						d, _ := refMapBackward(c.op, g[i], u[i], a, b)
+						d, _ := RefMapBackward(c.op, g[i], u[i], a, b)
 						want[i] = d
 						if acc {
 							want[i] = g[i] + d
