@@ -583,3 +583,28 @@ func maxRelDiff64(a, b []float64) float64 {
 	}
 	return d / scale
 }
+
+// TestGemmBiasOnDevice: GemmBias on the GPU engine adds the bias on the
+// device: nothing of z goes to the host until it is read, and the result
+// is the CPU's.
+func TestGemmBiasOnDevice(t *testing.T) {
+	g := gpu(t)
+	e, cpu := tensor.EngineFor[float32](g), tensor.EngineFor[float32](tensor.Gonum(1))
+	if tensor.ElementwiseOf(e) == nil {
+		t.Skip("the stand-in's kernels do not load")
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	a, w, bias := tensor.RandN[float32](rng, 0, 1, 6, 5), tensor.RandN[float32](rng, 0, 1, 7, 5), tensor.RandN[float32](rng, 0, 1, 7)
+	z := tensor.New[float32](6, 7)
+	for round := range 2 { // the second time into a z whose newest values are on the device
+		before := stats(t, g)
+		z.GemmBias(e, 1.5, a, false, w, true, bias)
+		if s := stats(t, g); s.Downloads != before.Downloads {
+			t.Errorf("round %d: GemmBias copied %d results to the host", round, s.Downloads-before.Downloads)
+		}
+	}
+	want := tensor.New[float32](6, 7).GemmBias(cpu, 1.5, a, false, w, true, bias)
+	if d := maxRelDiff(z.ReadData(), want.ReadData()); d > 1e-6 {
+		t.Errorf("GemmBias on the device differs from the CPU's by %.3g", d)
+	}
+}

@@ -38,12 +38,18 @@ type TensorGemmer[T Float] interface {
 // length n, z's width) added to every row of the product, computed by e,
 // and returns z; z is not read. (PyTorch's addmm with a broadcast bias, the
 // affine map of a linear layer.) Engines that implement BiasGemmer add the
-// bias as they store the product; for the rest the bias is copied into z's
-// rows and the product added (beta = 1).
+// bias as they store the product; an engine with an Elementwise forms the
+// product and adds the bias with Binary, in its own memory; for the rest
+// the bias is copied into z's rows and the product added (beta = 1).
 func (z *Tensor[T]) GemmBias(e Engine[T], alpha T, a *Tensor[T], transA bool, b *Tensor[T], transB bool, bias *Tensor[T]) *Tensor[T] {
 	m, n, k := gemmDims("GemmBias", z, a, transA, b, transB)
 	if len(bias.shape) != 1 || bias.shape[0] != n {
 		panic(&ShapeError{Op: "GemmBias", Msg: fmt.Sprintf("bias of shape %v does not fit destination %v (want [%d])", bias.shape, z.shape, n)})
+	}
+	if el := ElementwiseOf(e); el != nil && m > 0 && n > 0 {
+		z.Gemm(e, alpha, a, transA, b, transB, 0)
+		el.Binary(BinaryAdd, z, z, bias)
+		return z
 	}
 	_, fused := e.(BiasGemmer[T])
 	if _, ok := e.(TensorGemmer[T]); ok {
