@@ -28,8 +28,8 @@ import "github.com/adamnode/adamnode/tensor"
 //   - Sum, Mean and MSE (their one number read by the host, set into the
 //     result on the device), SumAxis, MeanAxis and MaxAxis forward, the
 //     backward of Sum, Mean, SumAxis and MeanAxis;
-//   - Linear's bias (the product by the engine's GEMM, the bias added by
-//     Binary) and the bias gradient of Linear, AddBias and Conv2D
+//   - Linear's bias (tensor.GemmBias: the product by the engine's GEMM,
+//     the bias added by Binary) and the bias gradient of Linear, AddBias and Conv2D
 //     (SumPerChannel);
 //   - the gradients' plumbing: seeding Backward's output gradient,
 //     accumulating a gradient a backward function returns, Reshape's
@@ -41,9 +41,8 @@ import "github.com/adamnode/adamnode/tensor"
 // host's sum in float64.
 //
 // Linear's bias and the backward of Sum, Mean, SumAxis and MeanAxis call
-// Binary with z = x, x shaped like z (the other operand broadcast), which
-// Elementwise's doc does not promise for Binary as it does for Map: an
-// engine whose element z[i] reads only x[i] of x allows it.
+// Binary with z = x, x shaped like z (the other operand broadcast), as
+// Elementwise's doc allows.
 //
 // Still on the host (each reads its operands' values there, which copies
 // them from the device): RDiv, MaxAxis's backward, Softmax, LogSoftmax,

@@ -171,14 +171,8 @@ func Linear[T tensor.Float](x, w, b Var[T]) Var[T] {
 	z := t.arena.get(xt.Dim(0), out)
 	if be != nil {
 		mustBias("Linear", we, be, out)
-		if t.ew != nil {
-			// The engine's GEMM, then the bias added by its Elementwise:
-			// GemmBias would write the bias into z on the host.
-			gemmInto(t.eng, z, false, xt, false, wt, true)
-			t.ew.Binary(tensor.BinaryAdd, z, z, be.value)
-		} else {
-			z.GemmBias(t.eng, 1, xt, false, wt, true, be.value)
-		}
+		z.GemmBias(t.eng, 1, xt, false, wt, true, be.value) // an Elementwise adds the bias on its device
+
 	} else {
 		gemmInto(t.eng, z, false, xt, false, wt, true)
 	}
