@@ -165,7 +165,9 @@
 // libnvrtc11.2 needs no GPU) to catch what only the CUDA compiler rejects.
 //
 // How the engine uses them. The engine's Elementwise (elementwise.go)
-// holds one Kernels per backend, made on first use, and runs each method
+// holds one Kernels per backend, made on first use (when NVRTC or the
+// driver API does not load, Elementwise returns nil and autograd computes
+// the elementwise work on the host, as before), and runs each method
 // on its tensors' device copies (in, out and produced of resident.go, the
 // cache's blocks are cudaMalloc memory of the primary context): Map and
 // MapBackward for autograd's maps and activations, Binary and
