@@ -159,6 +159,14 @@ func (a *Adam[T]) Config() AdamConfig {
 // Step applies one Adam (or AdamW) update to every parameter whose Grad is
 // not nil.
 func (a *Adam[T]) Step() {
+	if a.dev.el != nil {
+		for i := range a.params {
+			if p, g, step, ok := a.gradTensors(i); ok {
+				a.adamStep(i, p, g, step)
+			}
+		}
+		return
+	}
 	lr, b1, b2, eps, wd := a.lr, a.cfg.Beta1, a.cfg.Beta2, a.cfg.Eps, a.cfg.WeightDecay
 	for i := range a.params {
 		p, g, step, ok := a.grad(i)

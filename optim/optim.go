@@ -49,6 +49,7 @@ type core[T tensor.Float] struct {
 	bufNames []string              // e.g. "exp_avg", "exp_avg_sq"
 	bufs     [][]*tensor.Tensor[T] // bufs[k][i] is buffer k of parameter i
 	hyper    [][2]string           // hyperparameters for the metadata
+	dev      device[T]             // the engine's Elementwise, when UseEngine gave one (device.go)
 }
 
 func newCore[T tensor.Float](kind string, params []*autograd.Param[T], lr float64, bufNames ...string) core[T] {
@@ -108,6 +109,15 @@ func (c *core[T]) grad(i int) (p, g []T, step int64, ok bool) {
 	if prm.Grad == nil {
 		return nil, nil, 0, false
 	}
+	c.checkShapes(i)
+	c.steps[i]++
+	return prm.Value.Data(), prm.Grad.Data(), c.steps[i], true
+}
+
+// checkShapes panics unless parameter i's gradient and buffers have its
+// value's shape.
+func (c *core[T]) checkShapes(i int) {
+	prm := c.params[i]
 	if !prm.Grad.SameShape(prm.Value) {
 		panic(&tensor.ShapeError{Op: "optim." + c.kind, Msg: fmt.Sprintf("parameter %q has value of shape %v but gradient of shape %v", prm.Name, prm.Value.Shape(), prm.Grad.Shape())})
 	}
@@ -116,8 +126,19 @@ func (c *core[T]) grad(i int) (p, g []T, step int64, ok bool) {
 			panic(&tensor.ShapeError{Op: "optim." + c.kind, Msg: fmt.Sprintf("parameter %q has value of shape %v but the optimizer's %s buffer has shape %v (the value was replaced after the optimizer was made)", prm.Name, prm.Value.Shape(), c.bufNames[k], b.Shape())})
 		}
 	}
+}
+
+// gradTensors is grad for the device path: the value and gradient tensors
+// of parameter i (their elements untouched, wherever they are) and its
+// step count, advanced.
+func (c *core[T]) gradTensors(i int) (p, g *tensor.Tensor[T], step int64, ok bool) {
+	prm := c.params[i]
+	if prm.Grad == nil {
+		return nil, nil, 0, false
+	}
+	c.checkShapes(i)
 	c.steps[i]++
-	return prm.Value.Data(), prm.Grad.Data(), c.steps[i], true
+	return prm.Value, prm.Grad, c.steps[i], true
 }
 
 // buf returns buffer k of parameter i.

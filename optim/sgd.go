@@ -107,6 +107,14 @@ func (s *SGD[T]) Config() SGDConfig {
 
 // Step applies one SGD update to every parameter whose Grad is not nil.
 func (s *SGD[T]) Step() {
+	if s.dev.el != nil {
+		for i := range s.params {
+			if p, g, step, ok := s.gradTensors(i); ok {
+				s.sgdStep(i, p, g, step)
+			}
+		}
+		return
+	}
 	lr, mu, damp, wd := s.lr, s.cfg.Momentum, s.cfg.Dampening, s.cfg.WeightDecay
 	for i := range s.params {
 		p, g, step, ok := s.grad(i)
