@@ -43,10 +43,14 @@ func deviceOptimizers[T tensor.Float]() map[string]func([]*autograd.Param[T]) in
 		UseEngine(tensor.Engine[T])
 	}
 	return map[string]func([]*autograd.Param[T]) opt{
-		"sgd":          func(p []*autograd.Param[T]) opt { return optim.NewSGD(p, optim.SGDConfig{LR: 0.1}) },
-		"sgd momentum": func(p []*autograd.Param[T]) opt { return optim.NewSGD(p, optim.SGDConfig{LR: 0.1, Momentum: 0.9, Dampening: 0.2, WeightDecay: 0.01}) },
-		"sgd nesterov": func(p []*autograd.Param[T]) opt { return optim.NewSGD(p, optim.SGDConfig{LR: 0.1, Momentum: 0.8, Nesterov: true}) },
-		"adam":         func(p []*autograd.Param[T]) opt { return optim.NewAdam(p, optim.AdamDefaults()) },
+		"sgd": func(p []*autograd.Param[T]) opt { return optim.NewSGD(p, optim.SGDConfig{LR: 0.1}) },
+		"sgd momentum": func(p []*autograd.Param[T]) opt {
+			return optim.NewSGD(p, optim.SGDConfig{LR: 0.1, Momentum: 0.9, Dampening: 0.2, WeightDecay: 0.01})
+		},
+		"sgd nesterov": func(p []*autograd.Param[T]) opt {
+			return optim.NewSGD(p, optim.SGDConfig{LR: 0.1, Momentum: 0.8, Nesterov: true})
+		},
+		"adam": func(p []*autograd.Param[T]) opt { return optim.NewAdam(p, optim.AdamDefaults()) },
 		"adam l2": func(p []*autograd.Param[T]) opt {
 			c := optim.AdamDefaults()
 			c.LR, c.WeightDecay = 0.01, 0.05
