@@ -66,6 +66,8 @@ type Config struct {
 	Log   io.Writer
 	Quiet bool
 	// Backend computes the passes; nil means tensor.Default() (the CPU).
+	// An optimizer with UseEngine (optim's SGD, Adam, AdamW) is given its
+	// engine, so that on a GPU backend its updates run on the device.
 	Backend tensor.Backend
 	// Distributed, if set (distributed.Comm), trains data-parallel: every
 	// rank runs Run with the same Config and model, its training loader
@@ -296,6 +298,9 @@ func (r *run[T, B]) epochs(start int, p progressSums) error {
 		be = tensor.Default()
 	}
 	eng := tensor.EngineFor[T](be)
+	if o, ok := r.opt.(interface{ UseEngine(tensor.Engine[T]) }); ok {
+		o.UseEngine(eng) // a GPU engine's updates run on the device (optim.UseEngine)
+	}
 	r.tp, r.evalT = autograd.NewTape(eng), autograd.NewTape(eng)
 	r.evalT.SetNoGrad(true)
 	defer r.tp.Release()
