@@ -609,10 +609,11 @@ func TestGemmBiasOnDevice(t *testing.T) {
 	}
 }
 
-// TestMLPStepStaysOnDevice: an MLP trained with an MSE loss and Adam told
-// the engine (optim UseEngine) copies, per step once the weights are up,
-// one number to the host — the loss its Item reads — and nothing to the
-// device; the parameters after three steps are the CPU's.
+// TestMLPStepStaysOnDevice: an MLP trained with an MSE loss, its gradients
+// zeroed by and clipped on the engine and Adam told the engine (optim
+// UseEngine), copies, per step once the weights are up, one tensor to the
+// host — the loss its Item reads — and nothing to the device; the
+// parameters after three steps are the CPU's.
 func TestMLPStepStaysOnDevice(t *testing.T) {
 	g := gpu(t)
 	if tensor.ElementwiseOf(tensor.EngineFor[float32](g)) == nil {
@@ -634,10 +635,13 @@ func TestMLPStepStaysOnDevice(t *testing.T) {
 				before = stats(t, g)
 			}
 			tp.Reset()
-			autograd.ZeroGradsOn(e, ps)
+			opt.ZeroGrad()
 			h := autograd.Tanh(autograd.Linear(tp.Const(x), tp.Param(ps[0]), tp.Param(ps[1])))
 			l := autograd.MSE(autograd.Linear(h, tp.Param(ps[2]), tp.Param(ps[3])), tp.Const(y))
 			if err := tp.Backward(l); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := optim.ClipGradNormOn(e, ps, 0.5); err != nil {
 				t.Fatal(err)
 			}
 			opt.Step()

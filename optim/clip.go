@@ -77,3 +77,54 @@ func ClipGradNorm[T tensor.Float](params []*autograd.Param[T], maxNorm float64) 
 	}
 	return n, nil
 }
+
+// GradNormOn is GradNorm with the sums of squares formed by e's
+// Elementwise where e has one (a GPU engine: one number per parameter
+// comes to the host, not the gradients), else GradNorm itself. The
+// device's float64 sums are not scaled: when they overflow (float64
+// gradients beyond 1e154) or underflow, GradNorm forms the norm on the
+// host instead.
+func GradNormOn[T tensor.Float](e tensor.Engine[T], params []*autograd.Param[T]) float64 {
+	el := tensor.ElementwiseOf(e)
+	if el == nil {
+		return GradNorm(params)
+	}
+	var ssq float64
+	for _, p := range params {
+		if p.Grad != nil {
+			ssq += el.SumSquares(p.Grad)
+		}
+	}
+	if math.IsNaN(ssq) {
+		return ssq
+	}
+	if math.IsInf(ssq, 0) || ssq != 0 && ssq < 0x1p-1000 {
+		return GradNorm(params)
+	}
+	return math.Sqrt(ssq)
+}
+
+// ClipGradNormOn is ClipGradNorm with the norm formed by GradNormOn and
+// the gradients scaled by e's Elementwise where e has one, so that on a
+// GPU engine they stay on the device.
+func ClipGradNormOn[T tensor.Float](e tensor.Engine[T], params []*autograd.Param[T], maxNorm float64) (float64, error) {
+	el := tensor.ElementwiseOf(e)
+	if el == nil {
+		return ClipGradNorm(params, maxNorm)
+	}
+	if !(maxNorm >= 0) {
+		panic(fmt.Sprintf("optim: ClipGradNorm: max norm %v (want ≥ 0)", maxNorm))
+	}
+	n := GradNormOn(e, params)
+	if math.IsNaN(n) || math.IsInf(n, 0) {
+		return n, fmt.Errorf("optim: ClipGradNorm: %w %v over %d parameters; gradients left unchanged", ErrNonFinite, n, len(params))
+	}
+	if c := maxNorm / (n + 1e-6); c < 1 {
+		for _, p := range params {
+			if p.Grad != nil {
+				el.Map(tensor.MapScale, p.Grad, p.Grad, T(c), 0)
+			}
+		}
+	}
+	return n, nil
+}

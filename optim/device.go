@@ -11,6 +11,7 @@ import (
 // where the engine keeps them, with its kernels, instead of copying every
 // gradient to the host and every updated value back.
 type device[T tensor.Float] struct {
+	eng     tensor.Engine[T]
 	el      tensor.Elementwise[T]
 	scratch [2]*tensor.Tensor[T] // per parameter shape, made on demand
 	coef    []T
@@ -21,7 +22,8 @@ type device[T tensor.Float] struct {
 // when e has them (tensor.ElementwiseOf: a GPU engine), so that the
 // values, gradients and buffers stay in e's memory; with a CPU engine (or
 // nil) Step computes on the host, as without the call. SGD and Adam (and
-// AdamW) have the device path; RMSprop computes on the host either way.
+// AdamW) have the device path, and ZeroGrad zeroes the gradients there
+// (autograd.ZeroGradsOn); RMSprop computes on the host either way.
 //
 // On the device the update is formed in T, operation by operation (the
 // host forms each element's update in float64 and rounds once): float64
@@ -30,7 +32,7 @@ type device[T tensor.Float] struct {
 func (c *core[T]) UseEngine(e tensor.Engine[T]) {
 	c.dev = device[T]{}
 	if e != nil {
-		c.dev.el = tensor.ElementwiseOf(e)
+		c.dev.eng, c.dev.el = e, tensor.ElementwiseOf(e)
 	}
 }
 

@@ -2,6 +2,7 @@ package optim_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -129,4 +130,58 @@ func ExampleAdam_UseEngine() {
 	opt.Step()
 	fmt.Printf("%.4f\n", w.Value.ReadData())
 	// Output: [0.9990 -1.9990]
+}
+
+// TestClipGradNormOn: on an engine with an Elementwise the norm and the
+// clipped gradients are ClipGradNorm's (within the sums' rounding), a NaN
+// is an error that changes nothing, and float64 gradients whose squares
+// overflow get the host's scaled norm.
+func TestClipGradNormOn(t *testing.T) {
+	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
+	dev := elementwiseEngine[float64]{Engine: cpu, el: &countingElementwise[float64]{Elementwise: tensor.HostElementwise[float64]()}}
+	params := func(scale float64, nan bool) []*autograd.Param[float64] {
+		rng := rand.New(rand.NewPCG(5, 6))
+		var ps []*autograd.Param[float64]
+		for i, n := range []int{7, 3, 12} {
+			p := autograd.NewParam(fmt.Sprint("p", i), tensor.New[float64](n))
+			p.Grad = tensor.RandN[float64](rng, 0, scale, n)
+			ps = append(ps, p)
+		}
+		if nan {
+			ps[1].Grad.Set(math.NaN(), 2)
+		}
+		ps = append(ps, autograd.NewParam("no grad", tensor.New[float64](2)))
+		return ps
+	}
+	grads := func(ps []*autograd.Param[float64]) [][]float64 {
+		var g [][]float64
+		for _, p := range ps {
+			if p.Grad != nil {
+				g = append(g, append([]float64(nil), p.Grad.ReadData()...))
+			}
+		}
+		return g
+	}
+	for _, c := range []struct {
+		name    string
+		scale   float64
+		maxNorm float64
+		nan     bool
+	}{{"clipped", 1, 0.5, false}, {"not clipped", 1, 100, false}, {"NaN", 1, 0.5, true}, {"squares overflow", 1e200, 1e199, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			host, onDev := params(c.scale, c.nan), params(c.scale, c.nan)
+			nh, errH := optim.ClipGradNorm(host, c.maxNorm)
+			nd, errD := optim.ClipGradNormOn[float64](dev, onDev, c.maxNorm)
+			opt := cmpopts.EquateApprox(1e-14, 0)
+			if diff := cmp.Diff(nh, nd, opt, cmpopts.EquateNaNs()); diff != "" {
+				t.Errorf("norm (−host +device):\n%s", diff)
+			}
+			if (errH == nil) != (errD == nil) {
+				t.Errorf("errors: host %v, device %v", errH, errD)
+			}
+			if diff := cmp.Diff(grads(host), grads(onDev), opt, cmpopts.EquateNaNs()); diff != "" {
+				t.Errorf("gradients (−host +device):\n%s", diff)
+			}
+		})
+	}
 }

@@ -146,7 +146,13 @@ func (c *core[T]) buf(k, i int) []T { return c.bufs[k][i].Data() }
 
 // ZeroGrad sets the gradient of every parameter to zero (allocating it if
 // nil).
-func (c *core[T]) ZeroGrad() { autograd.ZeroGrads(c.params) }
+func (c *core[T]) ZeroGrad() {
+	if c.dev.el != nil {
+		autograd.ZeroGradsOn(c.dev.eng, c.params)
+		return
+	}
+	autograd.ZeroGrads(c.params)
+}
 
 // LR returns the learning rate.
 func (c *core[T]) LR() float64 { return c.lr }

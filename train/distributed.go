@@ -140,7 +140,7 @@ func (r *run[T, B]) distributedStep(b B) (stepStats, bool, error) {
 	}
 	unpack(ps, buf[:n], func(p *autograd.Param[T]) *tensor.Tensor[T] { return p.Grad }, 1/size)
 	unpack(bs, buf[n:n+nb], func(p *autograd.Param[T]) *tensor.Tensor[T] { return p.Value }, 1)
-	if err := update(ps, r.opt, r.cfg.Clip); err != nil {
+	if err := update(r.tp.Engine(), ps, r.opt, r.cfg.Clip); err != nil {
 		return st, false, err
 	}
 	sum := stepStats{loss: tail[2], correct: int(tail[3]), seen: int(tail[4]),

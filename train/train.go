@@ -642,7 +642,7 @@ func (r *run[T, B]) step(b B) (stepStats, bool, error) {
 	if r.cfg.Distributed == nil || r.cfg.Distributed.Size() <= 1 {
 		st, err := gradients(r.tp, r.task, r.opt, b)
 		if err == nil {
-			err = update(r.task.Params(), r.opt, r.cfg.Clip)
+			err = update(r.tp.Engine(), r.task.Params(), r.opt, r.cfg.Clip)
 		}
 		st.loss *= float64(st.seen)
 		return st, r.ctx.Err() != nil, err
@@ -689,10 +689,11 @@ func describeLoss[T tensor.Float](v autograd.Var[T]) string {
 	return fmt.Sprintf("of shape %v", v.Shape())
 }
 
-// update clips the gradients of ps and takes the optimizer's step.
-func update[T tensor.Float](ps []*autograd.Param[T], opt optim.Optimizer[T], clip float64) error {
+// update clips the gradients of ps (with e's Elementwise where it has
+// one) and takes the optimizer's step.
+func update[T tensor.Float](e tensor.Engine[T], ps []*autograd.Param[T], opt optim.Optimizer[T], clip float64) error {
 	if clip > 0 {
-		if _, err := optim.ClipGradNorm(ps, clip); err != nil {
+		if _, err := optim.ClipGradNormOn(e, ps, clip); err != nil {
 			opt.ZeroGrad()
 			return err
 		}
