@@ -26,7 +26,8 @@ import "github.com/adamnode/adamnode/tensor"
 //     DivScalar likewise (the one-element operand broadcast), AddBias,
 //     LinComb and its backward;
 //   - Sum, Mean and MSE (their one number read by the host, set into the
-//     result on the device), SumAxis, MeanAxis and MaxAxis forward, the
+//     result on the device), SoftmaxCrossEntropy (three numbers read, the
+//     labels' one-hot sent up; its backward reads the output gradient), SumAxis, MeanAxis and MaxAxis forward, the
 //     backward of Sum, Mean, SumAxis and MeanAxis;
 //   - Linear's bias (tensor.GemmBias: the product by the engine's GEMM,
 //     the bias added by Binary) and the bias gradient of Linear, AddBias and Conv2D
@@ -46,9 +47,10 @@ import "github.com/adamnode/adamnode/tensor"
 //
 // Still on the host (each reads its operands' values there, which copies
 // them from the device): RDiv, MaxAxis's backward, Softmax, LogSoftmax,
-// LogSumExp, SoftmaxCrossEntropy, Where, MaskedSum, MaskedMean, Gather, IndexSelect, Cumsum, Permute, Transpose, Stack,
-// Concat, Narrow, Split, pooling, the time-channel ops (ConcatTime,
-// Conv2DTime, LinearTime), the rules written in ops of Grad with
+// LogSumExp, Where, MaskedSum, MaskedMean, Gather, IndexSelect, Cumsum,
+// Permute, Transpose, Stack, Concat, Narrow, Split, pooling, the
+// time-channel ops ConcatTime and LinearTime (Conv2DTime's time channel
+// is the engine's convolutions), the rules written in ops of Grad with
 // CreateGraph and of JVP where they make constants on the host (masks),
 // RowShards' sums of its shards' gradients, and whatever a Custom node's
 // functions do. Conv2D's products are the engine's own.
@@ -276,4 +278,49 @@ func (t *Tape[T]) ewScalarGrad(k binKind, e *entry[T]) {
 		}
 		t.ew.BinaryBackward(binOps[k], side, dst, e.grad, x.value, s0, e.value, acc)
 	}
+}
+
+// ewSoftmaxCE records SoftmaxCrossEntropy on the engine's Elementwise: the
+// rows' maxima, the exponentials of the shifted logits and their sums on
+// the device, the labels as a one-hot tensor made on the host (B·K
+// elements up); the host reads three numbers (the sums of the maxima, of
+// the log-sums and of the picked logits). The gradient saved for backward,
+// (softmax − onehot)/B, stays on the device. Formed in T where the host
+// forms each row in float64.
+func (t *Tape[T]) ewSoftmaxCE(le *entry[T], labels []int, recording bool) *entry[T] {
+	z := le.value
+	b, k := z.Dim(0), z.Dim(1)
+	mx, s, ls := t.arena.get(b), t.arena.get(b), t.arena.get(b)
+	t.ew.MaxAxis(mx, z, 1)
+	p := t.arena.like(z)
+	t.ew.Binary(tensor.BinarySub, p, z, mx.Reshape(b, 1))
+	t.ew.Map(tensor.MapExp, p, p, 0, 0)
+	t.ew.SumAxis(s, p, 1)
+	t.ew.Map(tensor.MapLog, ls, s, 0, 0)
+	// A fresh one-hot each call: an arena tensor may hold a device's newer
+	// values, which writing its host memory would first copy back.
+	oh := tensor.New[T](b, k)
+	od := oh.Data()
+	for n, l := range labels {
+		od[n*k+l] = 1
+	}
+	loss := t.ew.Sum(mx) + t.ew.Sum(ls) - t.ew.Dot(oh, z)
+	if b > 0 {
+		loss /= float64(b)
+	}
+	var aux *tensor.Tensor[T]
+	if recording {
+		t.ew.Binary(tensor.BinaryDiv, p, p, s.Reshape(b, 1)) // softmax
+		t.ew.Map(tensor.MapScale, p, p, T(1/float64(b)), 0)
+		t.ewLinComb(p, p, T(-1/float64(b)), oh)
+		aux = p
+	} else {
+		t.arena.put(p, -1)
+	}
+	t.arena.put(mx, -1)
+	t.arena.put(s, -1)
+	t.arena.put(ls, -1)
+	e := t.record("SoftmaxCrossEntropy", t.ewScalarOut(loss), softmaxCERule[T]{}, le, nil, nil)
+	saveCE(e, aux, labels, recording)
+	return e
 }

@@ -88,8 +88,11 @@ func SoftmaxCrossEntropy[T tensor.Float](logits Var[T], labels []int) Var[T] {
 			panic(usage("SoftmaxCrossEntropy: label %d of sample %d out of range [0, %d)", l, n, k))
 		}
 	}
-	var d []T // (softmax − onehot)/B, saved for backward
 	recording := !t.noGrad && le.requires
+	if t.ew != nil {
+		return t.varOf(t.ewSoftmaxCE(le, labels, recording))
+	}
+	var d []T // (softmax − onehot)/B, saved for backward
 	var aux *tensor.Tensor[T]
 	if recording {
 		aux = t.arena.like(z)
@@ -121,21 +124,27 @@ func SoftmaxCrossEntropy[T tensor.Float](logits Var[T], labels []int) Var[T] {
 		loss /= float64(b)
 	}
 	e := t.record("SoftmaxCrossEntropy", t.scalarOut(loss), softmaxCERule[T]{}, le, nil, nil)
+	saveCE(e, aux, labels, recording)
+	return t.varOf(e)
+}
+
+// saveCE keeps what SoftmaxCrossEntropy's backward needs in its entry: the
+// gradient (softmax − onehot)/B, and the labels for the backward written
+// in ops (Grad).
+func saveCE[T tensor.Float](e *entry[T], aux *tensor.Tensor[T], labels []int, recording bool) {
 	e.aux = aux
 	if recording {
-		// The labels, for the backward written in ops (Grad).
 		e.fs = e.fs[:0]
 		for _, l := range labels {
 			e.fs = append(e.fs, T(l))
 		}
 	}
-	return t.varOf(e)
 }
 
 type softmaxCERule[T tensor.Float] struct{}
 
 func (softmaxCERule[T]) backward(t *Tape[T], e *entry[T]) {
-	t.addScaledGrad(e.in[0], e.grad.Data()[0], e.aux)
+	t.addScaledGrad(e.in[0], e.grad.ReadData()[0], e.aux)
 }
 
 // MSE returns the mean squared error between x and y (same shapes), a
