@@ -609,66 +609,87 @@ func TestGemmBiasOnDevice(t *testing.T) {
 	}
 }
 
-// TestMLPStepStaysOnDevice: an MLP trained with an MSE loss, its gradients
-// zeroed by and clipped on the engine and Adam told the engine (optim
-// UseEngine), copies, per step once the weights are up, one tensor to the
-// host — the loss its Item reads — and nothing to the device; the
-// parameters after three steps are the CPU's.
+// TestMLPStepStaysOnDevice: an MLP trained with an MSE or a softmax
+// cross-entropy loss, its gradients zeroed by and clipped on the engine
+// and Adam told the engine (optim UseEngine), copies per step, once the
+// weights are up, only numbers to the host — the loss its Item reads, and
+// for cross-entropy its output gradient in backward — and nothing to the
+// device but cross-entropy's one-hot labels; the parameters after three
+// steps are the CPU's.
 func TestMLPStepStaysOnDevice(t *testing.T) {
 	g := gpu(t)
 	if tensor.ElementwiseOf(tensor.EngineFor[float32](g)) == nil {
 		t.Skip("the stand-in's kernels do not load")
 	}
-	train := func(e tensor.Engine[float32], check func(step int, before, after Stats)) []float32 {
-		rng := rand.New(rand.NewPCG(15, 16))
-		param := func(name string, dims ...int) *autograd.Param[float32] {
-			return autograd.NewParam(name, tensor.RandN[float32](rng, 0, 0.5, dims...))
-		}
-		ps := []*autograd.Param[float32]{param("w1", 16, 8), param("b1", 16), param("w2", 4, 16), param("b2", 4)}
-		x, y := tensor.RandN[float32](rng, 0, 1, 32, 8), tensor.RandN[float32](rng, 0, 1, 32, 4)
-		opt := optim.NewAdam(ps, optim.AdamDefaults())
-		opt.UseEngine(e)
-		tp := autograd.NewTape(e)
-		for step := range 3 {
-			var before Stats
-			if check != nil {
-				before = stats(t, g)
-			}
-			tp.Reset()
-			opt.ZeroGrad()
-			h := autograd.Tanh(autograd.Linear(tp.Const(x), tp.Param(ps[0]), tp.Param(ps[1])))
-			l := autograd.MSE(autograd.Linear(h, tp.Param(ps[2]), tp.Param(ps[3])), tp.Const(y))
-			if err := tp.Backward(l); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := optim.ClipGradNormOn(e, ps, 0.5); err != nil {
-				t.Fatal(err)
-			}
-			opt.Step()
-			_ = l.Item()
-			if check != nil {
-				check(step, before, stats(t, g))
-			}
-		}
-		var out []float32
-		for _, p := range ps {
-			out = append(out, p.Value.ReadData()...)
-		}
-		return out
+	const batch, classes = 32, 4
+	labels := make([]int, batch)
+	for i := range labels {
+		labels[i] = (i * 7) % classes
 	}
-	want := train(tensor.EngineFor[float32](tensor.Gonum(1)), nil)
-	got := train(tensor.EngineFor[float32](g), func(step int, before, after Stats) {
-		if step == 0 {
-			return // the weights and the batch go up
-		}
-		if n, b := after.Downloads-before.Downloads, after.DownloadBytes-before.DownloadBytes; n != 1 || b != 4 {
-			t.Errorf("step %d: %d copies (%d bytes) to the host, want 1 (the loss, 4 bytes)", step, n, b)
-		}
-		if b := after.UploadBytes - before.UploadBytes; b != 0 {
-			t.Errorf("step %d: %d bytes to the device, want 0", step, b)
-		}
-	})
-	if d := maxRelDiff(got, want); d > 1e-5 {
-		t.Errorf("parameters after three steps differ from the CPU's by %.3g (relative)", d)
+	for _, c := range []struct {
+		loss    string
+		down    int64 // copies to the host a step (4 bytes each)
+		upBytes int64
+	}{{"mse", 1, 0}, {"cross-entropy", 2, 4 * batch * classes}} {
+		t.Run(c.loss, func(t *testing.T) {
+			train := func(e tensor.Engine[float32], check func(step int, before, after Stats)) []float32 {
+				rng := rand.New(rand.NewPCG(15, 16))
+				param := func(name string, dims ...int) *autograd.Param[float32] {
+					return autograd.NewParam(name, tensor.RandN[float32](rng, 0, 0.5, dims...))
+				}
+				ps := []*autograd.Param[float32]{param("w1", 16, 8), param("b1", 16), param("w2", classes, 16), param("b2", classes)}
+				x, y := tensor.RandN[float32](rng, 0, 1, batch, 8), tensor.RandN[float32](rng, 0, 1, batch, classes)
+				opt := optim.NewAdam(ps, optim.AdamDefaults())
+				opt.UseEngine(e)
+				tp := autograd.NewTape(e)
+				for step := range 3 {
+					var before Stats
+					if check != nil {
+						before = stats(t, g)
+					}
+					tp.Reset()
+					opt.ZeroGrad()
+					h := autograd.Tanh(autograd.Linear(tp.Const(x), tp.Param(ps[0]), tp.Param(ps[1])))
+					out := autograd.Linear(h, tp.Param(ps[2]), tp.Param(ps[3]))
+					var l autograd.Var[float32]
+					if c.loss == "mse" {
+						l = autograd.MSE(out, tp.Const(y))
+					} else {
+						l = autograd.SoftmaxCrossEntropy(out, labels)
+					}
+					if err := tp.Backward(l); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := optim.ClipGradNormOn(e, ps, 0.5); err != nil {
+						t.Fatal(err)
+					}
+					opt.Step()
+					_ = l.Item()
+					if check != nil {
+						check(step, before, stats(t, g))
+					}
+				}
+				var out []float32
+				for _, p := range ps {
+					out = append(out, p.Value.ReadData()...)
+				}
+				return out
+			}
+			want := train(tensor.EngineFor[float32](tensor.Gonum(1)), nil)
+			got := train(tensor.EngineFor[float32](g), func(step int, before, after Stats) {
+				if step == 0 {
+					return // the weights and the batch go up
+				}
+				if n, b := after.Downloads-before.Downloads, after.DownloadBytes-before.DownloadBytes; n != c.down || b != 4*c.down {
+					t.Errorf("step %d: %d copies (%d bytes) to the host, want %d of 4 bytes", step, n, b, c.down)
+				}
+				if b := after.UploadBytes - before.UploadBytes; b != c.upBytes {
+					t.Errorf("step %d: %d bytes to the device, want %d", step, b, c.upBytes)
+				}
+			})
+			if d := maxRelDiff(got, want); d > 1e-5 {
+				t.Errorf("parameters after three steps differ from the CPU's by %.3g (relative)", d)
+			}
+		})
 	}
 }
