@@ -187,3 +187,49 @@ func TestSharedStorage(t *testing.T) {
 		t.Error("New's or Clone's storage Shared")
 	}
 }
+
+// elementwiseEngine is a CPU engine with an Elementwise (the host
+// reference), counting its Binary calls.
+type elementwiseEngine struct {
+	tensor.Engine[float64]
+	el *countingBinary
+}
+
+func (e elementwiseEngine) Elementwise() tensor.Elementwise[float64] { return e.el }
+
+type countingBinary struct {
+	tensor.Elementwise[float64]
+	calls int
+}
+
+func (c *countingBinary) Binary(op tensor.BinaryOp, z, x, y *tensor.Tensor[float64]) {
+	c.calls++
+	c.Elementwise.Binary(op, z, x, y)
+}
+
+// TestGemmBiasOnElementwise: on an engine with an Elementwise, GemmBias
+// forms the product and adds the bias with Binary (on the engine's device),
+// and with no product to form (k = 0) writes the bias alone, as on the CPU;
+// empty results stay empty.
+func TestGemmBiasOnElementwise(t *testing.T) {
+	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
+	for _, c := range []struct {
+		m, n, k int
+		binary  int // Binary calls
+	}{{3, 4, 5, 1}, {3, 4, 0, 0}, {0, 4, 5, -1}, {3, 0, 5, -1}} {
+		t.Run(fmt.Sprintf("m=%d n=%d k=%d", c.m, c.n, c.k), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 8))
+			a, b := tensor.RandN[float64](rng, 0, 1, c.m, c.k), tensor.RandN[float64](rng, 0, 1, c.n, c.k)
+			bias := tensor.RandN[float64](rng, 0, 1, c.n)
+			want := tensor.Full(math.NaN(), c.m, c.n).GemmBias(cpu, 1.5, a, false, b, true, bias)
+			e := elementwiseEngine{Engine: cpu, el: &countingBinary{Elementwise: tensor.HostElementwise[float64]()}}
+			got := tensor.Full(math.NaN(), c.m, c.n).GemmBias(e, 1.5, a, false, b, true, bias)
+			if diff := cmp.Diff(want.ReadData(), got.ReadData(), cmpopts.EquateApprox(1e-14, 0)); diff != "" {
+				t.Errorf("GemmBias (−CPU engine +with an Elementwise):\n%s", diff)
+			}
+			if c.binary >= 0 && e.el.calls != c.binary {
+				t.Errorf("%d Binary calls, want %d", e.el.calls, c.binary)
+			}
+		})
+	}
+}
