@@ -114,6 +114,34 @@ func (hostElementwise[T]) MapBackward(op MapOp, z, g, u *Tensor[T], a, b T, accu
 		z.LeakyReLUBackward(g, u, a, accumulate)
 		return
 	}
+	checkBackwardMap(op, a, b)
+	name := hostOp("MapBackward")
+	mustSameShape(name, z.shape, g.shape)
+	gd := g.host()
+	var ud []T
+	if readsU(op) {
+		mustSameShape(name, z.shape, u.shape)
+		ud = u.host()
+	}
+	z.wrote()
+	zd := z.data
+	for i := range zd {
+		var ui T
+		if ud != nil {
+			ui = ud[i]
+		}
+		d := backwardTerm(op, gd[i], ui, a, b)
+		if accumulate {
+			zd[i] += d
+		} else {
+			zd[i] = d
+		}
+	}
+}
+
+// checkBackwardMap panics unless op is a map whose backward
+// hostElementwise forms element by element, with parameters it accepts.
+func checkBackwardMap[T Float](op MapOp, a, b T) {
 	if op < 0 || op >= NumMapOps {
 		panic(fmt.Sprintf("tensor.HostElementwise: MapBackward: unknown %v", op))
 	}
@@ -123,70 +151,56 @@ func (hostElementwise[T]) MapBackward(op MapOp, z, g, u *Tensor[T], a, b T, accu
 	if (op == MapHardtanh || op == MapClamp) && a > b {
 		panic(&ShapeError{Op: hostOp("MapBackward"), Msg: fmt.Sprintf("%v: lower bound %v above upper bound %v", op, a, b)})
 	}
-	name := hostOp("MapBackward")
-	mustSameShape(name, z.shape, g.shape)
-	gd := g.host()
-	var ud []T
-	if readsU(op) {
-		mustSameShape(name, z.shape, u.shape)
-		ud = u.host()
-	}
-	p := float64(a)
-	z.wrote()
-	zd := z.data
-	for i := range zd {
-		var d T
-		switch op {
-		case MapExp:
-			d = gd[i] * ud[i]
-		case MapLog:
-			d = gd[i] * (1 / ud[i])
-		case MapSqrt:
-			d = gd[i] * (1 / (2 * ud[i]))
-		case MapSquare:
-			d = gd[i] * (2 * ud[i])
-		case MapNeg:
-			d = -1 * gd[i]
-		case MapAbs:
-			var s T
-			switch {
-			case ud[i] > 0:
-				s = 1
-			case ud[i] < 0:
-				s = -1
-			}
-			d = gd[i] * s
-		case MapSin:
-			d = gd[i] * T(math.Cos(float64(ud[i])))
-		case MapCos:
-			d = gd[i] * T(-math.Sin(float64(ud[i])))
-		case MapHardtanh:
-			d = gd[i] * mask[T](ud[i] > a && ud[i] < b)
-		case MapClamp:
-			d = gd[i] * mask[T](ud[i] >= a && ud[i] <= b)
-		case MapELU:
-			f := T(1)
-			if !(ud[i] > 0) {
-				f = ud[i] + a
-			}
-			d = gd[i] * f
-		case MapPow:
-			var f T
-			if p != 0 {
-				f = T(p * math.Pow(float64(ud[i]), p-1))
-			}
-			d = gd[i] * f
-		case MapScale:
-			d = a * gd[i]
-		case MapAddScalar:
-			d = gd[i]
+}
+
+// backwardTerm returns the gradient term g·op′ of one element given u (the
+// map's input, or its output for Exp, Sqrt and ELU; not read by Neg, Scale
+// and AddScalar), each factor rounded to T before the product.
+func backwardTerm[T Float](op MapOp, g, u, a, b T) T {
+	switch op {
+	case MapExp:
+		return g * u
+	case MapLog:
+		return g * (1 / u)
+	case MapSqrt:
+		return g * (1 / (2 * u))
+	case MapSquare:
+		return g * (2 * u)
+	case MapNeg:
+		return -1 * g
+	case MapAbs:
+		var s T
+		switch {
+		case u > 0:
+			s = 1
+		case u < 0:
+			s = -1
 		}
-		if accumulate {
-			zd[i] += d
-		} else {
-			zd[i] = d
+		return g * s
+	case MapSin:
+		return g * T(math.Cos(float64(u)))
+	case MapCos:
+		return g * T(-math.Sin(float64(u)))
+	case MapHardtanh:
+		return g * mask[T](u > a && u < b)
+	case MapClamp:
+		return g * mask[T](u >= a && u <= b)
+	case MapELU:
+		f := T(1)
+		if !(u > 0) {
+			f = u + a
 		}
+		return g * f
+	case MapPow:
+		var f T
+		if p := float64(a); p != 0 {
+			f = T(p * math.Pow(float64(u), p-1))
+		}
+		return g * f
+	case MapScale:
+		return a * g
 	}
+	return g // MapAddScalar
 }
 
 // readsU reports whether op's backward map reads u (Neg, Scale and
