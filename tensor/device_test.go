@@ -233,3 +233,20 @@ func TestGemmBiasOnElementwise(t *testing.T) {
 		})
 	}
 }
+
+// TestHostMapBackwardUnknownOp: HostElementwise's MapBackward panics on an
+// op that is not a map.
+func TestHostMapBackwardUnknownOp(t *testing.T) {
+	el := tensor.HostElementwise[float64]()
+	for _, op := range []tensor.MapOp{-1, tensor.NumMapOps} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("MapBackward(%d): no panic", op)
+				}
+			}()
+			z := tensor.New[float64](2)
+			el.MapBackward(op, z, z, z, 0, 0, false)
+		}()
+	}
+}
