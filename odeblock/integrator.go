@@ -23,6 +23,13 @@ type (
 	SolveError = integrate.SolveError
 	// Solver integrates ODEs with a reusable set of work buffers.
 	Solver[T tensor.Float] = integrate.Solver[T]
+	// TensorFunc is f on tensors, for Solver.SolveTensors (which keeps an
+	// explicit Runge–Kutta solve on a device after Solver.UseDevice).
+	TensorFunc[T tensor.Float] = integrate.TensorFunc[T]
+	// TensorEvalFunc is TensorFunc told the purpose of each evaluation.
+	TensorEvalFunc[T tensor.Float] = integrate.TensorEvalFunc[T]
+	// EvalKind is the purpose of one evaluation of f.
+	EvalKind = integrate.EvalKind
 	// Event ends (or marks) a solve where a function of the state crosses zero.
 	Event[T tensor.Float] = integrate.Event[T]
 	// Tableau is the Butcher tableau of an explicit Runge–Kutta method.

@@ -92,6 +92,9 @@ func (s *Solver[T]) quadrature() int {
 // formed a block at a time in a small buffer: no state-sized buffer, one
 // pass over the stages.
 func (s *Solver[T]) errorRatio(h float64) float64 {
+	if s.dev.on {
+		return s.devErrorRatio(h)
+	}
 	return s.mixed(func(lo, hi int) float64 { return s.errorRatioRange(h, lo, hi) })
 }
 
@@ -209,6 +212,13 @@ func InterpolateStep[T tensor.Float](tb *Tableau, dst, y0, y1 []T, ks [][]T, t, 
 func (r *solveRun[T]) denseStages(g StepGeom) error {
 	s := r.s
 	if s.kdAt == g.t && !math.IsNaN(s.kdAt) {
+		return nil
+	}
+	if s.dev.on {
+		if err := r.devDenseStages(g); err != nil {
+			return err
+		}
+		s.kdAt = g.t
 		return nil
 	}
 	tb, n := s.tb, s.n

@@ -187,6 +187,8 @@ type Solver[T tensor.Float] struct {
 	counted    EvalFunc[T]  // run.eval, which counts the evaluations
 	comb       Combiner[T]  // the stage sums, over an engine's workers when a block sets one
 	keep       *DenseLog[T] // if set, every accepted step's dense output is kept here
+	dev        devMode[T]   // the device mode (UseDevice, SolveTensors)
+	onDev      bool         // the buffers are the device mode's
 	// errBuf is the error norm's block of terms (a local array would
 	// escape to the heap through the generic calls that fill it).
 	errBuf [errBlock]T
@@ -364,7 +366,7 @@ func (s *Solver[T]) ensure(n int) {
 	if s.shared != nil {
 		mem = *s.shared
 	}
-	if s.n == n && len(s.k) == stages && len(s.kd) == dense && len(mem) >= need && (n == 0 || &mem[0] == s.base) && (s.fnext != nil) == (bufs > stages+3+dense) {
+	if !s.onDev && s.n == n && len(s.k) == stages && len(s.kd) == dense && len(mem) >= need && (n == 0 || &mem[0] == s.base) && (s.fnext != nil) == (bufs > stages+3+dense) {
 		return
 	}
 	if len(mem) < need {
@@ -375,7 +377,7 @@ func (s *Solver[T]) ensure(n int) {
 			s.own = mem
 		}
 	}
-	s.n = n
+	s.n, s.onDev = n, false
 	if n > 0 {
 		s.base = &mem[0]
 	}
@@ -427,7 +429,7 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 
 // solve is Solve with f told the purpose of each evaluation.
 func (s *Solver[T]) SolveEval(f EvalFunc[T], y0 []T, ts []float64, out [][]T) (Stats, error) {
-	dir, err := s.checkSolve(y0, ts, out)
+	dir, err := s.checkSolve(len(y0), ts, len(out), func(i int) int { return len(out[i]) })
 	if err != nil {
 		return Stats{}, err
 	}
@@ -437,6 +439,14 @@ func (s *Solver[T]) SolveEval(f EvalFunc[T], y0 []T, ts []float64, out [][]T) (S
 	s.ensure(len(y0))
 	copy(s.y, y0)
 	copy(out[0], y0)
+	return s.loop(f, ts, out, dir)
+}
+
+// loop runs the solve whose state is in s.y and first output written:
+// SolveEval's and SolveTensorsEval's common part (out is nil on the
+// device, whose outputs are s.dev.out).
+func (s *Solver[T]) loop(f EvalFunc[T], ts []float64, out [][]T, dir float64) (Stats, error) {
+	var err error
 	s.setStops(ts, dir)
 	s.ctl.reset()
 	r := &s.run
@@ -550,7 +560,12 @@ func (r *solveRun[T]) attempt() error {
 		return r.fail(r.t, g.h, err)
 	}
 	ratio, accept := 0.0, true
-	finite := allFinite(s.y1)
+	var finite bool
+	if s.dev.on {
+		finite = s.dev.finite(s.y1)
+	} else {
+		finite = allFinite(s.y1)
+	}
 	if s.opt.Step == 0 {
 		ratio = s.m.errorRatio(s, g.h)
 		accept = ratio <= 1 && finite
@@ -560,6 +575,9 @@ func (r *solveRun[T]) attempt() error {
 	}
 	r.lastNonFinite = !finite || math.IsNaN(ratio)
 	if s.OnStep != nil {
+		if s.dev.on {
+			s.dev.hostRead(s.y, s.y1)
+		}
 		si := StepInfo[T]{T: r.t, H: g.h, End: g.end, Accepted: accept, Ratio: ratio, Y0: s.y, Y1: s.y1, Phase: s.opt.Phase, geom: g}
 		if err := s.OnStep(si); err != nil {
 			return r.fail(r.t, g.h, err)
@@ -611,7 +629,11 @@ func (r *solveRun[T]) accepted(g StepGeom, ratio float64, reached bool) error {
 	r.t, r.t0 = g.end, g.end
 	s.y, s.y1 = s.y1, s.y
 	if s.m.endSlope() {
-		copy(f0, f1)
+		if s.dev.on {
+			s.dev.copy(f0, f1)
+		} else {
+			copy(f0, f1)
+		}
 	}
 	if s.opt.Step == 0 {
 		next := s.m.next(s, g.h, ratio, true)
@@ -648,8 +670,12 @@ func (s *Solver[T]) firstStep(eval EvalFunc[T], t, tEnd, dir float64, f0 []T) (f
 	}
 	h := dir * s.opt.FirstStep
 	if s.opt.FirstStep == 0 {
+		pick := s.initialStep
+		if s.dev.on {
+			pick = s.devInitialStep
+		}
 		var err error
-		if h, err = s.initialStep(eval, t, tEnd, dir, f0); err != nil {
+		if h, err = pick(eval, t, tEnd, dir, f0); err != nil {
 			return 0, err
 		}
 	}
@@ -662,11 +688,19 @@ func (s *Solver[T]) firstStep(eval EvalFunc[T], t, tEnd, dir float64, f0 []T) (f
 func (r *solveRun[T]) emit(g StepGeom, f0, f1 []T) int {
 	s, next := r.s, r.nextOut
 	for next < len(r.ts) && (r.ts[next]-g.end)*r.dir < 0 {
-		s.m.interpolate(s, r.out[next], g, r.ts[next], f0, f1)
+		if s.dev.on {
+			s.devInterpolate(s.dev.out[next], g, r.ts[next], f0, f1)
+		} else {
+			s.m.interpolate(s, r.out[next], g, r.ts[next], f0, f1)
+		}
 		next++
 	}
 	if next < len(r.ts) && r.ts[next] == g.end {
-		copy(r.out[next], s.y1)
+		if s.dev.on {
+			s.dev.ew.Copy(s.dev.out[next], s.dev.view(s.y1))
+		} else {
+			copy(r.out[next], s.y1)
+		}
 		next++
 	}
 	return next
@@ -702,16 +736,16 @@ func (s *Solver[T]) retryStep(t, hStep, ratio float64, nonFiniteState bool, nonF
 // checkSolve returns the direction of the times (+1 or −1) after checking
 // Solve's arguments: two or more finite, strictly monotone times, an output
 // buffer of the state's length for each, and ErrorParts that fit the state.
-func (s *Solver[T]) checkSolve(y0 []T, ts []float64, out [][]T) (dir float64, err error) {
+func (s *Solver[T]) checkSolve(n int, ts []float64, nOut int, outLen func(i int) int) (dir float64, err error) {
 	if len(ts) < 2 {
 		return 0, fmt.Errorf("odeblock: need at least two times, got %d", len(ts))
 	}
-	if len(out) != len(ts) {
-		return 0, fmt.Errorf("odeblock: %d output buffers for %d times", len(out), len(ts))
+	if nOut != len(ts) {
+		return 0, fmt.Errorf("odeblock: %d output buffers for %d times", nOut, len(ts))
 	}
-	for i, o := range out {
-		if len(o) != len(y0) {
-			return 0, fmt.Errorf("odeblock: output buffer %d has length %d, state has %d", i, len(o), len(y0))
+	for i := range nOut {
+		if l := outLen(i); l != n {
+			return 0, fmt.Errorf("odeblock: output buffer %d has length %d, state has %d", i, l, n)
 		}
 	}
 	for i, t := range ts {
@@ -728,11 +762,11 @@ func (s *Solver[T]) checkSolve(y0 []T, ts []float64, out [][]T) (dir float64, er
 			return 0, fmt.Errorf("odeblock: times must be strictly monotone; ts[%d]=%g after ts[%d]=%g", i, ts[i], i-1, ts[i-1])
 		}
 	}
-	if sum := partsLen(s.opt.ErrorParts); sum > len(y0) {
-		return 0, fmt.Errorf("odeblock: ErrorParts cover %d elements, the state has %d", sum, len(y0))
+	if sum := partsLen(s.opt.ErrorParts); sum > n {
+		return 0, fmt.Errorf("odeblock: ErrorParts cover %d elements, the state has %d", sum, n)
 	}
-	if s.opt.Quadrature > len(y0) {
-		return 0, fmt.Errorf("odeblock: Quadrature is %d elements, the state has %d", s.opt.Quadrature, len(y0))
+	if s.opt.Quadrature > n {
+		return 0, fmt.Errorf("odeblock: Quadrature is %d elements, the state has %d", s.opt.Quadrature, n)
 	}
 	return dir, nil
 }

@@ -61,6 +61,10 @@ func RKStages[T tensor.Float](c *Combiner[T], tb *Tableau, g StepGeom, y0 []T, k
 // FSAL method that is the last stage's input, lastIn, which is copied.
 func RKSolution[T tensor.Float](c *Combiner[T], tb *Tableau, h float64, y0, y1, lastIn []T, k [][]T) {
 	if tb.FSAL {
+		if c.dev != nil && c.dev.on {
+			c.dev.copy(y1, lastIn)
+			return
+		}
 		copy(y1, lastIn)
 		return
 	}
@@ -84,6 +88,7 @@ type Combiner[T tensor.Float] struct {
 	src       [16][]T
 	n         int
 	body      func(lo, hi int)
+	dev       *devMode[T] // the solver's device mode: while on, the sums are its engine's
 }
 
 // use sets the engine whose workers c splits over.
@@ -100,6 +105,10 @@ func (c *Combiner[T]) Use(eng tensor.Engine[T]) {
 // linComb is the package's linComb, split over c's workers when dst is
 // long.
 func (c *Combiner[T]) linComb(dst, base []T, h float64, cs []float64, ks [][]T) {
+	if c.dev != nil && c.dev.on {
+		c.dev.linComb(dst, base, h, cs, ks)
+		return
+	}
 	if c.eng == nil || len(dst) < parallelCombine {
 		linComb(dst, base, h, cs, ks)
 		return

@@ -1,0 +1,550 @@
+package integrate
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// Solving on a device.
+//
+// SolveTensors is Solve on tensors. After UseDevice with an engine that
+// has an Elementwise (package cuda's), an explicit Runge–Kutta solve keeps
+// its work buffers in that engine's memory: the stage inputs and the
+// solution are the engine's LinComb, the error norm its ErrorNorm, the
+// dense output (dopri5's quartic, a tableau's Dense weights, the cubic
+// Hermite) a LinComb of the step's states and stages, and the copies its
+// Copy; f gets views of those buffers. The host reads two numbers per
+// attempted step (the error ratio, and whether the solution is finite,
+// both from ErrorNorm) and keeps the step-size control, the stops, jumps
+// and output times, as on the CPU. The outputs are written by the engine
+// too: nothing of the state crosses to the host unless OnStep is set (its
+// Y0 and Y1 are then copied back for it).
+//
+// Everything else runs on the host, with f still given tensors (views of
+// host memory): a solve with an Event or a DenseLog, and the implicit,
+// Rosenbrock, BDF and Adams methods, which form Jacobians and solve
+// linear systems in host memory. So does every solve on an engine without
+// an Elementwise (the CPU engines), where SolveTensors is Solve to the
+// bit.
+//
+// The device path's arithmetic is the engine's: stage sums as
+// tensor.LinearCombination's, the error norm as HostElementwise.ErrorNorm
+// documents; the dense output sums its terms in T where the host forms
+// them in float64. Its steps match the host's up to that rounding.
+
+// TensorEvalFunc is an EvalFunc on tensors: y and dy are views of the
+// solver's buffers, in y0's shape (flat, and shorter, where Quadrature
+// leaves the quadratures out). f must not keep them.
+type TensorEvalFunc[T tensor.Float] func(kind EvalKind, stage int, t float64, y, dy *tensor.Tensor[T]) error
+
+// TensorFunc evaluates dy = f(t, y) on tensors (see TensorEvalFunc).
+type TensorFunc[T tensor.Float] func(t float64, y, dy *tensor.Tensor[T]) error
+
+// devMode is a Solver's device mode (UseDevice) and the tensor views its
+// SolveTensors hands f.
+type devMode[T tensor.Float] struct {
+	ew tensor.Elementwise[T]
+	on bool // the solve under way keeps its buffers on the device
+
+	n      int
+	layout [3]int              // the stages, dense stages and buffers bufs was made for
+	bufs   []*tensor.Tensor[T] // the device buffers, flat, in ensure's order
+	shaped []*tensor.Tensor[T] // the same in the state's shape
+	shape  []int               // the state's shape
+	views  map[viewKey]*tensor.Tensor[T]
+	host   map[viewKey]*tensor.Tensor[T] // host mode's views (FromSlice)
+	empty  *tensor.Tensor[T]
+
+	f       TensorEvalFunc[T] // the solve's f
+	devEval EvalFunc[T]       // f on the device buffers' views
+	hostEv  EvalFunc[T]       // f on views of host memory
+	out     []*tensor.Tensor[T]
+
+	coef [16]T
+	xs   [16]*tensor.Tensor[T]
+}
+
+// viewKey names a view: buffer (or host address), offset and length.
+type viewKey struct {
+	base uintptr
+	off  int
+	n    int
+	flat bool
+}
+
+// UseDevice makes the solver's explicit Runge–Kutta solves through
+// SolveTensors run in the memory of eng's Elementwise, when it has one
+// (see "Solving on a device"); it reports whether it does. nil, or an
+// engine without one, turns device mode off.
+func (s *Solver[T]) UseDevice(eng tensor.Engine[T]) bool {
+	var ew tensor.Elementwise[T]
+	if eng != nil {
+		ew = tensor.ElementwiseOf(eng)
+	}
+	if ew != s.dev.ew {
+		s.dev = devMode[T]{ew: ew}
+		s.onDev = false
+	}
+	s.comb.dev = &s.dev
+	return ew != nil
+}
+
+// OnDevice reports whether the solve under way keeps its buffers on the
+// device (for f and OnStep to know).
+func (s *Solver[T]) OnDevice() bool { return s.dev.on }
+
+// deviceSolve reports whether a SolveTensors with the current settings
+// runs on the device.
+func (s *Solver[T]) deviceSolve() bool {
+	_, rk := s.m.(explicitRK[T])
+	return s.dev.ew != nil && rk && s.Event == nil && s.keep == nil
+}
+
+// SolveTensors is Solve on tensors: it integrates from ts[0] to
+// ts[len−1] starting at y0 and writes the state at each ts[i] into out[i]
+// (each of y0's length; out[0] gets y0). f gets y and dy in y0's shape.
+func (s *Solver[T]) SolveTensors(f TensorFunc[T], y0 *tensor.Tensor[T], ts []float64, out []*tensor.Tensor[T]) (Stats, error) {
+	return s.SolveTensorsEval(func(_ EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error { return f(t, y, dy) }, y0, ts, out)
+}
+
+// SolveTensorsEval is SolveTensors with f told the purpose of each
+// evaluation.
+func (s *Solver[T]) SolveTensorsEval(f TensorEvalFunc[T], y0 *tensor.Tensor[T], ts []float64, out []*tensor.Tensor[T]) (Stats, error) {
+	n := y0.Len()
+	dir, err := s.checkSolve(n, ts, len(out), func(i int) int { return out[i].Len() })
+	if err != nil {
+		return Stats{}, err
+	}
+	d := &s.dev
+	d.f = f
+	d.setShape(y0.Shape())
+	defer func() { d.f, d.out, d.on = nil, nil, false }()
+	if !s.deviceSolve() {
+		return s.solveTensorsOnHost(y0, ts, out)
+	}
+	s.ensureDev(n)
+	d.on = true
+	flat := y0.Reshape(n)
+	if _, ok := d.norm(flat, flat, flat, 1, 0, nil); !ok {
+		return Stats{}, &SolveError{Phase: s.opt.Phase, T: ts[0], Err: ErrNonFinite}
+	}
+	d.out = d.out[:0]
+	for _, o := range out {
+		d.out = append(d.out, o.Reshape(n))
+	}
+	d.ew.Copy(d.view(s.y), flat)
+	d.ew.Copy(d.out[0], flat)
+	if d.devEval == nil {
+		d.devEval = func(kind EvalKind, stage int, t float64, y, dy []T) error {
+			return d.f(kind, stage, t, d.evalView(y), d.evalView(dy))
+		}
+	}
+	return s.loop(d.devEval, ts, nil, dir)
+}
+
+// solveTensorsOnHost is SolveTensorsEval in host memory: y0 and the
+// outputs read and written through their host memory, f given views of
+// the solver's slices.
+func (s *Solver[T]) solveTensorsOnHost(y0 *tensor.Tensor[T], ts []float64, out []*tensor.Tensor[T]) (Stats, error) {
+	d := &s.dev
+	outs := make([][]T, len(out))
+	for i, o := range out {
+		outs[i] = o.Data()
+	}
+	if d.hostEv == nil {
+		d.hostEv = func(kind EvalKind, stage int, t float64, y, dy []T) error {
+			return d.f(kind, stage, t, d.hostView(y), d.hostView(dy))
+		}
+	}
+	return s.SolveEval(d.hostEv, y0.ReadData(), ts, outs)
+}
+
+// setShape records the state's shape, dropping the views of another.
+func (d *devMode[T]) setShape(shape []int) {
+	if !sameInts(d.shape, shape) {
+		d.shape = shape
+		clear(d.views)
+		clear(d.host)
+		d.shaped = nil
+	}
+}
+
+func sameInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// hostView returns a tensor over x (host memory), in the state's shape
+// when x is a whole state, marked as changed: the solver writes its
+// buffers through slices, so an engine must not reuse a copy it made of
+// them before.
+func (d *devMode[T]) hostView(x []T) *tensor.Tensor[T] {
+	if len(x) == 0 {
+		return d.emptyView()
+	}
+	k := viewKey{base: uintptr(unsafe.Pointer(&x[0])), n: len(x)}
+	v := d.host[k]
+	if v == nil {
+		if d.host == nil {
+			d.host = map[viewKey]*tensor.Tensor[T]{}
+		}
+		if len(x) == numel(d.shape) {
+			v = tensor.FromSlice(x, d.shape...)
+		} else {
+			v = tensor.FromSlice(x)
+		}
+		d.host[k] = v
+	}
+	v.MarkChanged()
+	return v
+}
+
+func numel(shape []int) int {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	return n
+}
+
+func (d *devMode[T]) emptyView() *tensor.Tensor[T] {
+	if d.empty == nil {
+		d.empty = tensor.New[T](0)
+	}
+	return d.empty
+}
+
+// ensureDev makes the device buffers for states of n elements and points
+// the solver's slices at their host memory, which then only names them:
+// the values are in the engine's memory.
+func (s *Solver[T]) ensureDev(n int) {
+	d := &s.dev
+	stages, dense := s.tb.Stages(), len(s.tb.DenseC)
+	bufs := s.SlabLen(1)
+	layout := [3]int{stages, dense, bufs}
+	if !(s.onDev && d.n == n && d.layout == layout) {
+		d.n, d.layout = n, layout
+		d.bufs = d.bufs[:0]
+		for range bufs {
+			d.bufs = append(d.bufs, tensor.New[T](n))
+		}
+		d.shaped = nil
+		clear(d.views)
+		i := 0
+		next := func() []T {
+			b := d.bufs[i].HostMemory()
+			i++
+			return b
+		}
+		s.k = make([][]T, stages)
+		for j := range s.k {
+			s.k[j] = next()
+		}
+		s.kd = s.kd[:0]
+		for range dense {
+			s.kd = append(s.kd, next())
+		}
+		s.kall = append(append(s.kall[:0], s.k...), s.kd...)
+		s.y, s.y1, s.tmp = next(), next(), next()
+		s.fnext = nil
+		if bufs > stages+3+dense {
+			s.fnext = next()
+		}
+		s.onDev, s.base, s.n = true, nil, n
+	}
+	s.kdAt = math.NaN()
+	if d.shaped == nil {
+		for _, b := range d.bufs {
+			d.shaped = append(d.shaped, b.Reshape(d.shape...))
+		}
+	}
+}
+
+// find returns the index of the device buffer x lies in and x's offset in
+// it; it panics when x is not in one (a slice of the host's, which the
+// device path must not be handed).
+func (d *devMode[T]) find(x []T) (int, int) {
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(x)))
+	size := unsafe.Sizeof(T(0))
+	for i, b := range d.bufs {
+		h := b.HostMemory()
+		if len(h) == 0 {
+			continue
+		}
+		lo := uintptr(unsafe.Pointer(&h[0]))
+		if p >= lo && p < lo+uintptr(len(h))*size {
+			off := int((p - lo) / size)
+			if off+len(x) <= len(h) {
+				return i, off
+			}
+		}
+	}
+	panic(fmt.Sprintf("integrate: a slice of %d elements that is not one of the solver's device buffers", len(x)))
+}
+
+// view returns the flat tensor view of the device buffer memory x names.
+func (d *devMode[T]) view(x []T) *tensor.Tensor[T] { return d.viewOf(x, true) }
+
+// evalView is view for f: a whole state in the state's shape.
+func (d *devMode[T]) evalView(x []T) *tensor.Tensor[T] { return d.viewOf(x, false) }
+
+func (d *devMode[T]) viewOf(x []T, flat bool) *tensor.Tensor[T] {
+	if len(x) == 0 {
+		return d.emptyView()
+	}
+	i, off := d.find(x)
+	b := d.bufs[i]
+	if off == 0 && len(x) == b.Len() {
+		if flat {
+			return b
+		}
+		return d.shaped[i]
+	}
+	k := viewKey{base: uintptr(i), off: off, n: len(x), flat: true}
+	v := d.views[k]
+	if v == nil {
+		if d.views == nil {
+			d.views = map[viewKey]*tensor.Tensor[T]{}
+		}
+		v = b.Slice(off, off+len(x))
+		d.views[k] = v
+	}
+	return v
+}
+
+// linComb is Combiner.linComb on the device: dst = base + h·Σ c[j]·ks[j].
+func (d *devMode[T]) linComb(dst, base []T, h float64, cs []float64, ks [][]T) {
+	var b *tensor.Tensor[T]
+	if base != nil {
+		b = d.view(base[:len(dst)]) // a stage input stops short of the quadratures
+	}
+	d.combine(d.view(dst), b, h, cs, ks)
+}
+
+// combine sets z = base + h·Σ c[j]·ks[j] (base nil: zero), skipping the
+// zero coefficients, with the engine's LinComb.
+func (d *devMode[T]) combine(z, base *tensor.Tensor[T], h float64, cs []float64, ks [][]T) {
+	m := 0
+	for j, c := range cs {
+		if c != 0 {
+			if m == len(d.coef) {
+				panic("odeblock: more than 16 stages")
+			}
+			d.coef[m], d.xs[m] = T(h*c), d.view(ks[j][:z.Len()])
+			m++
+		}
+	}
+	if m == 0 && base == nil {
+		d.ew.Fill(z, 0)
+		return
+	}
+	d.ew.LinComb(z, base, d.coef[:m], d.xs[:m])
+	clear(d.xs[:m])
+}
+
+// copy sets dst = src, both device buffers.
+func (d *devMode[T]) copy(dst, src []T) { d.ew.Copy(d.view(dst), d.view(src)) }
+
+// norm returns the engine's ErrorNorm of e scaled by y0 and y1, and
+// whether every ratio is finite; NaN when one is not.
+func (d *devMode[T]) norm(e, y0, y1 *tensor.Tensor[T], atol, rtol float64, parts []int) (float64, bool) {
+	r, ok := d.ew.ErrorNorm(e, y0, y1, T(atol), T(rtol), parts)
+	if !ok {
+		return math.NaN(), false
+	}
+	return r, true
+}
+
+// finite reports whether every element of the device buffer x is finite
+// (the ErrorNorm of x with atol 1 and rtol 0 is x itself).
+func (d *devMode[T]) finite(x []T) bool {
+	v := d.view(x)
+	_, ok := d.norm(v, v, v, 1, 0, nil)
+	return ok
+}
+
+// normSpan returns the length of the state's part the error norm covers
+// and its parts (nil: one).
+func (s *Solver[T]) normSpan() (int, []int) {
+	if len(s.opt.ErrorParts) > 0 {
+		return partsLen(s.opt.ErrorParts), s.opt.ErrorParts
+	}
+	if s.opt.ErrorLen > 0 && s.opt.ErrorLen < s.n {
+		return s.opt.ErrorLen, nil
+	}
+	return s.n, nil
+}
+
+// devErrorRatio is errorRatio on the device: the error estimate
+// h·Σ E_j·k_j formed in tmp, then its norm.
+func (s *Solver[T]) devErrorRatio(h float64) float64 {
+	m, parts := s.normSpan()
+	if m == 0 {
+		return 0
+	}
+	d := &s.dev
+	if s.tb.E3 != nil {
+		return s.devErrorRatio853(h, m)
+	}
+	d.linComb(s.tmp[:m], nil, h, s.tb.E, s.k)
+	r, _ := d.norm(d.view(s.tmp[:m]), d.view(s.y[:m]), d.view(s.y1[:m]), s.opt.ATol, s.opt.RTol, parts)
+	return r
+}
+
+// devErrorRatio853 is errorRatio853 on the device, part by part: the sums
+// of squares of both estimates from two ErrorNorms each.
+func (s *Solver[T]) devErrorRatio853(h float64, m int) float64 {
+	d := &s.dev
+	parts := s.opt.ErrorParts
+	if len(parts) == 0 {
+		parts = []int{m}
+	}
+	var worst float64
+	lo := 0
+	for _, l := range parts {
+		hi := lo + l
+		var ks [16][]T
+		for j, k := range s.k {
+			ks[j] = k[lo:hi]
+		}
+		y0, y1 := d.view(s.y[lo:hi]), d.view(s.y1[lo:hi])
+		sq := func(e []float64) (float64, bool) {
+			d.linComb(s.tmp[lo:hi], nil, 1, e, ks[:len(s.k)])
+			r, ok := d.norm(d.view(s.tmp[lo:hi]), y0, y1, s.opt.ATol, s.opt.RTol, nil)
+			return r * r * float64(l), ok
+		}
+		s5, ok5 := sq(s.tb.E)
+		s3, ok3 := sq(s.tb.E3)
+		if !ok5 || !ok3 {
+			return math.NaN()
+		}
+		r := 0.0
+		if s5 != 0 || s3 != 0 {
+			r = math.Abs(h) * s5 / math.Sqrt((s5+0.01*s3)*float64(l))
+		}
+		worst = math.Max(worst, r)
+		lo = hi
+	}
+	return worst
+}
+
+// devInterpolate is explicitRK's interpolate on the device, into the
+// flat output dst: the dense output as one LinComb of the step's states,
+// stages and end slopes.
+func (s *Solver[T]) devInterpolate(dst *tensor.Tensor[T], g StepGeom, tq float64, f0, f1 []T) {
+	d, tb, h := &s.dev, s.tb, g.h
+	x := (tq - g.t) / h
+	if tb.Dense != nil {
+		var w [16]float64
+		m := len(s.kall)
+		tb.Dense(x, w[:m])
+		d.combine(dst, d.view(s.y), h, w[:m], s.kall)
+		return
+	}
+	x2, x3 := x*x, x*x*x
+	x4 := x2 * x2
+	if tb.Mid != nil {
+		// The quartic through y0, y1, the midpoint ymid (formed in tmp)
+		// and the slopes at the ends, written out as a combination:
+		// p(x) = (1 − 11x² + 18x³ − 8x⁴)·y0 + (−5x² + 14x³ − 8x⁴)·y1
+		//      + 16(x² − 2x³ + x⁴)·ymid + (x − 4x² + 5x³ − 2x⁴)·h·f0
+		//      + (x² − 3x³ + 2x⁴)·h·f1.
+		d.linComb(s.tmp, s.y, h, tb.Mid, s.k)
+		w := [5]float64{1 - 11*x2 + 18*x3 - 8*x4, -5*x2 + 14*x3 - 8*x4, 16 * (x2 - 2*x3 + x4),
+			h * (x - 4*x2 + 5*x3 - 2*x4), h * (x2 - 3*x3 + 2*x4)}
+		d.combine(dst, nil, 1, w[:], [][]T{s.y, s.y1, s.tmp, f0, f1})
+		return
+	}
+	// Cubic Hermite through (y0, h·f0) and (y1, h·f1).
+	w := [4]float64{(1 + 2*x) * (1 - x) * (1 - x), h * x * (1 - x) * (1 - x), x2 * (3 - 2*x), h * x2 * (x - 1)}
+	d.combine(dst, nil, 1, w[:], [][]T{s.y, f0, s.y1, f1})
+}
+
+// devDenseStages is denseStages' loop on the device.
+func (r *solveRun[T]) devDenseStages(g StepGeom) error {
+	s := r.s
+	for i, row := range s.tb.DenseA {
+		s.dev.linComb(s.tmp, s.y, g.h, row, s.kall[:len(row)])
+		if err := r.eval(EvalProbe, 0, g.t+s.tb.DenseC[i]*g.h, s.tmp, s.kd[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// devInitialStep is initialStep on the device: the same selection, its
+// norms the engine's ErrorNorm (scaled by atol + rtol·|y0|).
+func (s *Solver[T]) devInitialStep(eval EvalFunc[T], t0, tEnd, dir float64, f0 []T) (float64, error) {
+	d := &s.dev
+	m, parts := s.normSpan()
+	y := d.view(s.y[:m])
+	norm := func(x []T) (float64, bool) {
+		if m == 0 {
+			return 0, true
+		}
+		return d.norm(d.view(x[:m]), y, y, s.opt.ATol, s.opt.RTol, parts)
+	}
+	d0, _ := norm(s.y)
+	d1, f0ok := norm(f0)
+	h0 := 0.01 * d0 / d1
+	if d0 < 1e-5 || d1 < 1e-5 {
+		h0 = 1e-6
+	}
+	if math.IsNaN(h0) {
+		if !f0ok {
+			return 0, ErrNonFinite
+		}
+		return 0, ErrStepUnderflow
+	}
+	h0 = math.Min(h0, math.Abs(tEnd-t0))
+	d.linComb(s.tmp, s.y, dir*h0, []float64{1}, [][]T{f0})
+	f1 := s.k[1%len(s.k)]
+	if len(s.k) == 1 {
+		f1 = s.fnext
+	}
+	tProbe := t0 + dir*h0
+	if (tProbe-tEnd)*dir > 0 {
+		tProbe = tEnd
+	}
+	if err := eval(EvalProbe, 0, tProbe, s.tmp, f1); err != nil {
+		return 0, err
+	}
+	f1ok := m == 0 || d.finite(f1[:m])
+	d.linComb(s.tmp, f1, -1, []float64{1}, [][]T{f0})
+	d2, _ := norm(s.tmp)
+	d2 /= h0
+	var h1 float64
+	if d1 <= 1e-15 && d2 <= 1e-15 {
+		h1 = math.Max(1e-6, h0*1e-3)
+	} else {
+		h1 = math.Pow(0.01/math.Max(d1, d2), 1/float64(s.tb.estimateOrder()))
+	}
+	h := math.Min(100*h0, h1)
+	switch {
+	case math.IsNaN(h) || !f0ok || !f1ok:
+		return 0, ErrNonFinite
+	case h <= 0:
+		return 0, ErrStepUnderflow
+	}
+	return dir * h, nil
+}
+
+// hostRead brings the device buffers xs to host memory, for a reader
+// there (OnStep).
+func (d *devMode[T]) hostRead(xs ...[]T) {
+	for _, x := range xs {
+		if len(x) > 0 {
+			d.view(x).ReadData()
+		}
+	}
+}

@@ -1,0 +1,355 @@
+package integrate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/adamnode/adamnode/tensor"
+	"github.com/adamnode/adamnode/tensor/enginetest"
+)
+
+// ewField returns f(t, y) = −0.8·tanh(y) + (0.3 + 0.2·cos t)·y (NaN
+// past tBlow) on all but the
+// last q elements of a state of size elements, and 0.5·tanh of the first q elements as the last q
+// (quadratures: read by nobody, their derivative of the rest), computed
+// with ew's elementwise work only; and a counter of its evaluations.
+func ewField[T tensor.Float](ew tensor.Elementwise[T], tBlow float64, size, q int) (TensorEvalFunc[T], *int) {
+	scratch := map[int]*tensor.Tensor[T]{}
+	calls := new(int)
+	return func(_ EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error {
+		*calls++
+		n, nd := y.Len(), dy.Len()
+		yf, dyf := y.Reshape(n), dy.Reshape(nd)
+		p := size - q // the elements that are not quadratures
+		s := scratch[p]
+		if s == nil {
+			s = tensor.New[T](p)
+			scratch[p] = s
+		}
+		ew.Map(tensor.MapTanh, s, yf.Slice(0, p), 0, 0)
+		if t > tBlow {
+			ew.Fill(dyf, T(math.NaN()))
+			return nil
+		}
+		c := 0.3 + 0.2*math.Cos(t)
+		ew.LinComb(dyf.Slice(0, p), nil, []T{-0.8, T(c)}, []*tensor.Tensor[T]{s, yf.Slice(0, p)})
+		if nd > p {
+			ew.Map(tensor.MapTanh, dyf.Slice(p, nd), yf.Slice(0, nd-p), 0, 0)
+			ew.Map(tensor.MapScale, dyf.Slice(p, nd), dyf.Slice(p, nd), 0.5, 0)
+		}
+		return nil
+	}, calls
+}
+
+// deviceCase is one solve of TestSolveOnDevice.
+type deviceCase struct {
+	name string
+	opt  Options
+	ts   []float64
+	n    int
+}
+
+func deviceCases() []deviceCase {
+	span := []float64{0, 2}
+	outs := []float64{0, 0.3, 0.7, 1.1, 2}
+	var cs []deviceCase
+	for _, m := range []string{"dopri5", "tsit5", "dop853", "dopri8"} {
+		cs = append(cs, deviceCase{m, Options{Method: m, RTol: 1e-6, ATol: 1e-8}, outs, 37})
+	}
+	for _, m := range []string{"bosh3", "fehlberg2", "heun-euler", "adaptive_heun"} { // low orders: few steps at loose tolerances
+		cs = append(cs, deviceCase{m, Options{Method: m, RTol: 1e-3, ATol: 1e-5}, outs, 37})
+	}
+	for _, m := range []string{"rk4", "euler", "midpoint", "rk38"} {
+		cs = append(cs, deviceCase{m + " fixed", Options{Method: m, Step: 0.125}, outs, 5})
+	}
+	cs = append(cs,
+		deviceCase{"dopri5 fixed step", Options{Step: 0.3}, outs, 6},
+		deviceCase{"dopri5 backward", Options{RTol: 1e-6, ATol: 1e-8}, []float64{2, 1.3, 0.5, -0.4}, 9},
+		deviceCase{"dopri5 jumps and stops", Options{RTol: 1e-5, ATol: 1e-7, Jumps: []float64{0.45, 1.2}, StepTo: []float64{0.9}, MaxStep: 0.2}, outs, 9},
+		deviceCase{"dopri5 first step given", Options{FirstStep: 0.01, MinStep: 1e-6}, span, 4},
+		deviceCase{"dopri5 error len", Options{RTol: 1e-5, ErrorLen: 5}, span, 11},
+		deviceCase{"dopri5 mixed norm", Options{RTol: 1e-5, ErrorParts: []int{3, 4, 2}}, span, 11},
+		deviceCase{"dop853 mixed norm", Options{Method: "dop853", RTol: 1e-5, ErrorParts: []int{3, 6}}, span, 11},
+		deviceCase{"dopri5 quadrature", Options{RTol: 1e-5, ErrorParts: []int{4, 3}, Quadrature: 4}, span, 11},
+		deviceCase{"tsit5 quadrature", Options{Method: "tsit5", RTol: 1e-5, Quadrature: 3}, span, 8},
+		deviceCase{"bosh3 one element", Options{Method: "bosh3"}, outs, 1},
+		deviceCase{"dopri5 empty state", Options{}, span, 0},
+	)
+	return cs
+}
+
+// initial returns a state of n elements in [−1, 1].
+func initial[T tensor.Float](n int) []T {
+	y := make([]T, n)
+	for i := range y {
+		y[i] = T(math.Sin(float64(3*i + 1)))
+	}
+	return y
+}
+
+// TestSolveOnDevice: with a device engine (the parking fake, whose host
+// memory holds NaN wherever the device holds newer values), every
+// explicit Runge–Kutta solve of deviceCases takes the host's steps and
+// gives its outputs, and copies nothing of the state to the host: two
+// numbers per attempted step (one with fixed steps; one and two per part
+// of the norm for dop853's two estimates), and five to start.
+func TestSolveOnDevice(t *testing.T) {
+	t.Run("float64", func(t *testing.T) { testSolveOnDevice[float64](t, 1e-12) })
+	t.Run("float32", func(t *testing.T) { testSolveOnDevice[float32](t, 2e-5) })
+}
+
+func testSolveOnDevice[T tensor.Float](t *testing.T, tol float64) {
+	cpu := tensor.EngineFor[T](tensor.Gonum(1))
+	dev := enginetest.NewParkingDevice(cpu)
+	for _, c := range deviceCases() {
+		t.Run(c.name, func(t *testing.T) {
+			shape := []int{c.n}
+			if c.n%3 == 0 && c.n > 0 {
+				shape = []int{3, c.n / 3}
+			}
+			// The host: Solve on slices with the same field.
+			hostF, _ := ewField(tensor.HostElementwise[T](), math.Inf(1), c.n, c.opt.Quadrature)
+			hs, err := NewSolver[T](c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hostOut := make([][]T, len(c.ts))
+			for i := range hostOut {
+				hostOut[i] = make([]T, c.n)
+			}
+			hostStats, err := hs.SolveEval(func(k EvalKind, st int, tt float64, y, dy []T) error {
+				return hostF(k, st, tt, tensor.FromSlice(y), tensor.FromSlice(dy))
+			}, initial[T](c.n), c.ts, hostOut)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			ds, err := NewSolver[T](c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ds.UseDevice(dev) {
+				t.Fatal("UseDevice: the parking device has an Elementwise")
+			}
+			devF, calls := ewField(dev.Elementwise(), math.Inf(1), c.n, c.opt.Quadrature)
+			y0 := tensor.FromSlice(initial[T](c.n), shape...)
+			out := make([]*tensor.Tensor[T], len(c.ts))
+			for i := range out {
+				out[i] = tensor.New[T](shape...)
+			}
+			// Every evaluation must be handed views of the device's
+			// buffers in the state's shape.
+			f := func(k EvalKind, st int, tt float64, y, dy *tensor.Tensor[T]) error {
+				if !ds.OnDevice() {
+					return errors.New("f called off the device")
+				}
+				if y.Len() == c.n && !slices.Equal(y.Shape(), shape) {
+					return fmt.Errorf("f got y of shape %v, the state's is %v", y.Shape(), shape)
+				}
+				return devF(k, st, tt, y, dy)
+			}
+			for round := range 2 { // the second reuses the buffers
+				dev.Reset()
+				*calls = 0
+				st, err := ds.SolveTensorsEval(f, y0, c.ts, out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				syncs, elems := dev.Syncs()
+				numbers := dev.Numbers()
+				if diff := cmp.Diff(hostStats, st); diff != "" {
+					t.Fatalf("round %d: stats differ from the host's (-host +device):\n%s", round, diff)
+				}
+				if *calls != st.NFE {
+					t.Errorf("f called %d times, stats count %d", *calls, st.NFE)
+				}
+				if syncs != 0 {
+					t.Errorf("round %d: the solve copied %d storages (%d elements) to the host", round, syncs, elems)
+				}
+				attempts := st.Accepted + st.Rejected
+				perStep := 2 // the error ratio, and whether the solution is finite
+				if c.opt.Step > 0 {
+					perStep = 1
+				} else if tb, _ := c.opt.MethodTableau(); tb.E3 != nil {
+					perStep = 1 + 2*max(1, len(c.opt.ErrorParts)) // both estimates, part by part
+				}
+				if limit := 5 + perStep*attempts; numbers > limit {
+					t.Errorf("round %d: %d numbers read for %d steps, above %d", round, numbers, attempts, limit)
+				}
+				for i, o := range out {
+					if diff := cmp.Diff(toF64(hostOut[i]), toF64(o.ReadData()), cmpopts.EquateApprox(tol, tol)); diff != "" {
+						t.Fatalf("round %d: output %d (t=%g) differs from the host's (-host +device):\n%s", round, i, c.ts[i], diff)
+					}
+				}
+			}
+		})
+	}
+}
+
+func toF64[T tensor.Float](x []T) []float64 {
+	r := make([]float64, len(x))
+	for i, v := range x {
+		r[i] = float64(v)
+	}
+	return r
+}
+
+// TestSolveTensorsOnHost: on a CPU engine, and on a device for the
+// solves the device path leaves to the host (an Event, an implicit, a
+// Rosenbrock and an Adams method), SolveTensors gives Solve's results to
+// the bit; f is handed tensors in y0's shape.
+func TestSolveTensorsOnHost(t *testing.T) {
+	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
+	dev := enginetest.NewParkingDevice(cpu)
+	ev := func() *Event[float64] {
+		return &Event[float64]{G: func(_ float64, y []float64) float64 { return y[0] - 0.2 }}
+	}
+	cases := []struct {
+		name  string
+		eng   tensor.Engine[float64]
+		opt   Options
+		event bool
+	}{
+		{"cpu dopri5", cpu, Options{}, false},
+		{"cpu bdf", cpu, Options{Method: "bdf"}, false},
+		{"device event", dev, Options{}, true},
+		{"device rosenbrock23", dev, Options{Method: "rosenbrock23"}, false},
+		{"device radauIIA5", dev, Options{Method: "radauIIA5", Step: 0.1}, false},
+		{"device implicit_adams", dev, Options{Method: "implicit_adams", Step: 0.1}, false},
+		{"device bdf", dev, Options{Method: "bdf"}, false},
+	}
+	shape := []int{2, 3}
+	ts := []float64{0, 0.5, 2}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			field, _ := ewField(tensor.HostElementwise[float64](), math.Inf(1), 6, 0)
+			slice := func(k EvalKind, st int, tt float64, y, dy []float64) error {
+				return field(k, st, tt, tensor.FromSlice(y), tensor.FromSlice(dy))
+			}
+			hs, err := NewSolver[float64](c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := ts
+			if c.event {
+				hs.Event, ts = ev(), []float64{0, 2}
+			}
+			want := [][]float64{make([]float64, 6), make([]float64, 6), make([]float64, 6)}[:len(ts)]
+			wantStats, err := hs.SolveEval(slice, initial[float64](6), ts, want)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			s, err := NewSolver[float64](c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.event {
+				s.Event = ev()
+			}
+			s.UseDevice(c.eng)
+			out := make([]*tensor.Tensor[float64], len(ts))
+			for i := range out {
+				out[i] = tensor.New[float64](shape...)
+			}
+			st, err := s.SolveTensorsEval(func(k EvalKind, i int, tt float64, y, dy *tensor.Tensor[float64]) error {
+				if s.OnDevice() {
+					return errors.New("on the device")
+				}
+				if y.Len() == 6 && !slices.Equal(y.Shape(), shape) {
+					return fmt.Errorf("y of shape %v", y.Shape())
+				}
+				return field(k, i, tt, y, dy)
+			}, tensor.FromSlice(initial[float64](6), shape...), ts, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(wantStats, st); diff != "" {
+				t.Errorf("stats (-Solve +SolveTensors):\n%s", diff)
+			}
+			for i := range out {
+				if diff := cmp.Diff(want[i], out[i].ReadData()); diff != "" {
+					t.Errorf("output %d (-Solve +SolveTensors):\n%s", i, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestSolveOnDeviceErrors: on the device, a state that is not finite at
+// the start, dynamics that turn NaN, wrong output buffers and f's errors
+// end the solve as they do on the host; OnStep is given the step's states
+// in host memory.
+func TestSolveOnDeviceErrors(t *testing.T) {
+	dev := enginetest.NewParkingDevice(tensor.EngineFor[float64](tensor.Gonum(1)))
+	newSolver := func(opt Options) *Solver[float64] {
+		s, err := NewSolver[float64](opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.UseDevice(dev)
+		return s
+	}
+	outs := func(k, n int) []*tensor.Tensor[float64] {
+		o := make([]*tensor.Tensor[float64], k)
+		for i := range o {
+			o[i] = tensor.New[float64](n)
+		}
+		return o
+	}
+	f, _ := ewField(dev.Elementwise(), math.Inf(1), 3, 0)
+
+	y0 := tensor.FromSlice([]float64{1, math.NaN(), 2})
+	if _, err := newSolver(Options{}).SolveTensorsEval(f, y0, []float64{0, 1}, outs(2, 3)); !errors.Is(err, ErrNonFinite) {
+		t.Errorf("NaN in y0: got %v, want ErrNonFinite", err)
+	}
+	good := tensor.FromSlice([]float64{1, 0.5, 2})
+	if _, err := newSolver(Options{}).SolveTensorsEval(f, good, []float64{0, 1}, outs(2, 4)); err == nil {
+		t.Error("outputs of 4 elements for a state of 3: no error")
+	}
+	blow, _ := ewField(dev.Elementwise(), 0.5, 3, 0)
+	_, err := newSolver(Options{}).SolveTensorsEval(blow, good, []float64{0, 3}, outs(2, 3))
+	var se *SolveError
+	if !errors.As(err, &se) || !(errors.Is(err, ErrNonFinite) || errors.Is(err, ErrStepUnderflow)) {
+		t.Errorf("dynamics NaN past t=0.5: got %v, want a SolveError for NaN/Inf or underflow", err)
+	}
+	_, err = newSolver(Options{Step: 0.1}).SolveTensorsEval(blow, good, []float64{0, 3}, outs(2, 3))
+	if !errors.Is(err, ErrNonFinite) {
+		t.Errorf("fixed steps into NaN: got %v, want ErrNonFinite", err)
+	}
+	boom := errors.New("boom")
+	_, err = newSolver(Options{}).SolveTensorsEval(func(k EvalKind, i int, tt float64, y, dy *tensor.Tensor[float64]) error {
+		if tt > 0.5 {
+			return boom
+		}
+		return f(k, i, tt, y, dy)
+	}, good, []float64{0, 1}, outs(2, 3))
+	if !errors.Is(err, boom) || !errors.As(err, &se) || !(se.T > 0 && se.T <= 0.5) {
+		t.Errorf("f's error: got %v", err)
+	}
+
+	s := newSolver(Options{})
+	steps := 0
+	s.OnStep = func(si StepInfo[float64]) error {
+		steps++
+		for _, v := range append(slices.Clone(si.Y0), si.Y1...) {
+			if math.IsNaN(v) {
+				return fmt.Errorf("step %d: OnStep read NaN: the state was not brought to the host", steps)
+			}
+		}
+		return nil
+	}
+	st, err := s.SolveTensorsEval(f, good, []float64{0, 1}, outs(2, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps != st.Accepted+st.Rejected {
+		t.Errorf("OnStep called %d times for %d steps", steps, st.Accepted+st.Rejected)
+	}
+}
