@@ -48,7 +48,9 @@ import "github.com/adamnode/adamnode/tensor"
 // Still on the host (each reads its operands' values there, which copies
 // them from the device): RDiv, MaxAxis's backward, Softmax, LogSoftmax,
 // LogSumExp, Where, MaskedSum, MaskedMean, Gather, IndexSelect, Cumsum,
-// Permute, Transpose, Stack, Concat, Narrow, Split, pooling, the
+// Permute, Transpose, Stack, Concat, Narrow and Split along an axis with
+// more than one block outside it (along the leading axis, or one whose
+// outer dimensions are all 1, they are the engine's copies), pooling, the
 // time-channel ops ConcatTime and LinearTime (Conv2DTime's time channel
 // is the engine's convolutions), the rules written in ops of Grad with
 // CreateGraph and of JVP where they make constants on the host (masks),
@@ -74,6 +76,42 @@ var actOps = [...]tensor.MapOp{
 // hostMap stands for a map the engine's Elementwise does not have: the op
 // computes on the host whatever the engine.
 const hostMap tensor.MapOp = -1
+
+// flatRange returns elements [lo, hi) of x's row-major order as a flat
+// view of its storage.
+func flatRange[T tensor.Float](x *tensor.Tensor[T], lo, hi int) *tensor.Tensor[T] {
+	return x.Reshape(x.Len()).Slice(lo, hi)
+}
+
+// ewConcat writes the operands xs one after another into z with the
+// engine's Copy: Concat along an axis with nothing outside it (outer 1),
+// where each operand is one block of z.
+func (t *Tape[T]) ewConcat(z *tensor.Tensor[T], xs []Var[T], inner, ax int) {
+	// z whole on the device first: the blocks are then written into its
+	// copy in place, where writing a part of a tensor the device does not
+	// hold whole would copy the parts written before back to the host.
+	t.ew.Fill(z, 0)
+	at := 0
+	for _, xv := range xs {
+		x := t.entryAt(int(xv.i)).value
+		m := x.Dim(ax) * inner
+		t.ew.Copy(flatRange(z, at, at+m), x.Reshape(m))
+		at += m
+	}
+}
+
+// ewConcatGrad is Concat's backward for ewConcat: each operand's block of
+// the output gradient g, copied or added with the engine's Elementwise.
+func (t *Tape[T]) ewConcatGrad(e *entry[T], g *tensor.Tensor[T], inner, ax int) {
+	at := 0
+	for _, x := range e.ins {
+		m := x.value.Dim(ax) * inner
+		if dst, acc := t.gradDst(x); dst != nil {
+			t.ewScaled(dst.Reshape(m), acc, 1, flatRange(g, at, at+m))
+		}
+		at += m
+	}
+}
 
 // ewLinComb sets z = base + a·x (base nil: a·x) with the engine's
 // Elementwise, through the tape's scratch slices (a slice literal handed to

@@ -468,6 +468,13 @@ func (m *deviceModel[T]) mlp(tp *ag.Tape[T], x, y *tensor.Tensor[T]) ag.Var[T] {
 	h2 := ag.LinearAct(h, tp.Param(m.w2), tp.Param(m.b2), ag.ReLUAct)
 	h2 = ag.LinComb([]T{0.5, -0.25, 1}, h2, h, ag.Softplus(h2))
 	h2 = ag.Div(h2, ag.AddConst(ag.Square(tp.Param(m.c)), 1)) // [B, H] ⊘ [H]
+	// Split, Concat and Narrow along the leading axis, and along an axis
+	// with only 1s before it: the engine's copies.
+	b, hid := x.Dim(0), h2.Value().Dim(1)
+	parts := ag.Split(h2, 0, 1, b-1)
+	h2 = ag.Concat(0, ag.Scale(parts[1], 2), parts[0])
+	n := ag.Reshape(ag.Narrow(ag.Reshape(ag.Tanh(h2), 1, b, hid), 1, 1, b-1), b-1, hid)
+	h2 = ag.Concat(0, ag.Add(ag.Narrow(h2, 0, 0, b-1), n), ag.Narrow(h2, 0, b-1, 1))
 	out := ag.Linear(ag.Scale(h2, 0.7), tp.Param(m.w3), tp.Param(m.b3))
 	d := ag.Sub(out, tp.Const(y))
 	return ag.Add(ag.Mean(ag.Square(d)), ag.Scale(ag.Sum(ag.Mul(d, d)), 0.01))

@@ -119,6 +119,14 @@ func Concat[T tensor.Float](axis int, xs ...Var[T]) Var[T] {
 		dims[ax] += x.value.Dim(ax)
 	}
 	z := t.arena.get(dims...)
+	if t.ew != nil && outer == 1 {
+		t.ewConcat(z, xs, inner, ax)
+		e := t.newEntry("Concat")
+		t.setValue(e, z)
+		e.n[0] = ax
+		t.recordVariadic(e, concatRule[T]{}, xs)
+		return t.varOf(e)
+	}
 	zd, n := z.Data(), dims[ax]*inner
 	at := 0
 	for _, xv := range xs {
@@ -142,6 +150,10 @@ type concatRule[T tensor.Float] struct{}
 func (concatRule[T]) backward(t *Tape[T], e *entry[T]) {
 	g := e.grad
 	outer, inner, ax := axisSplit("Concat", g, e.n[0])
+	if t.ew != nil && outer == 1 {
+		t.ewConcatGrad(e, g, inner, ax)
+		return
+	}
 	gd, n := g.Data(), g.Dim(ax)*inner
 	at := 0
 	for _, x := range e.ins {
@@ -182,6 +194,12 @@ func Narrow[T tensor.Float](x Var[T], axis, start, length int) Var[T] {
 	}
 	dims[ax] = length
 	z := t.arena.get(dims...)
+	if t.ew != nil && outer == 1 {
+		t.ew.Copy(z, flatRange(xe.value, start*inner, (start+length)*inner))
+		e := t.record("Narrow", z, narrowRule[T]{}, xe, nil, nil)
+		e.n[0], e.n[1] = ax, start
+		return t.varOf(e)
+	}
 	zd, xd := z.Data(), xe.value.Data()
 	m := length * inner
 	for o := 0; o < outer; o++ {
@@ -202,6 +220,13 @@ func (narrowRule[T]) backward(t *Tape[T], e *entry[T]) {
 	}
 	outer, inner, ax := axisSplit("Narrow", x.value, e.n[0])
 	n, start, length := x.value.Dim(ax), e.n[1], g.Dim(ax)
+	if t.ew != nil && outer == 1 {
+		if !acc {
+			t.ew.Fill(dst, 0)
+		}
+		t.ewScaled(flatRange(dst, start*inner, (start+length)*inner), true, 1, g.Reshape(g.Len()))
+		return
+	}
 	d, gd := dst.Data(), g.Data()
 	if !acc {
 		clear(d)

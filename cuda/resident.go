@@ -147,8 +147,15 @@ func in[T tensor.Float](b *backend, t *tensor.Tensor[T]) uintptr {
 	if t.Len() == 0 {
 		return b.ensure(bufEmpty, 1)
 	}
-	r := entry(b, t)
 	c := &b.cache
+	if e, off := enclosing(b, t); e != nil {
+		// A part of a newer device copy: read in place.
+		e.used = c.clock
+		c.stats.Reuses++
+		c.stats.ReuseBytes += int64(uintptr(t.Len()) * unsafe.Sizeof(T(0)))
+		return e.ptr + off
+	}
+	r := entry(b, t)
 	v, h := t.Version(), hostBytes(t)
 	if r.valid && r.ver == v {
 		if c.verify && r.newer == nil && !bytes.Equal(r.shadow, h) {
@@ -180,10 +187,52 @@ func out[T tensor.Float](b *backend, t *tensor.Tensor[T], accumulate bool) uintp
 	if t.Len() == 0 {
 		return b.ensure(bufEmpty, 1)
 	}
+	if e, off := enclosing(b, t); e != nil {
+		// A part of a newer device copy: written in place (produced
+		// finds it again).
+		e.used = b.cache.clock
+		return e.ptr + off
+	}
 	r := entry(b, t)
 	b.syncHostLocked(t.Storage(), r)
 	r.valid = false
 	return r.ptr
+}
+
+// enclosing returns the device copy of t's storage that is newer than
+// host memory, holds the storage's current version and covers t's
+// elements, with t's byte offset in it; nil when there is none. Its
+// version being the storage's, no write came after it: it holds the
+// newest values of all its elements, and a part of it (a view of the
+// state, a block of a concatenation) is read or written there in place.
+func enclosing[T tensor.Float](b *backend, t *tensor.Tensor[T]) (*resident, uintptr) {
+	st := t.Storage()
+	if !st.DeviceNewer() {
+		return nil, 0
+	}
+	c := &b.cache
+	h := hostBytes(t)
+	a, n, v := addr(h), uintptr(len(h)), t.Version()
+	for _, k := range c.newer[weak.Make(st)] {
+		r := c.entries[k]
+		if r == nil || r.newer == nil || !r.valid || r.ver != v {
+			continue
+		}
+		if a >= k.addr && a+n <= k.addr+k.size {
+			return r, a - k.addr
+		}
+	}
+	return nil, 0
+}
+
+// producedIn records that a kernel wrote the result t in place in the
+// newer copy e that covers it (enclosing): e takes the write's version.
+// e is its storage's one newer copy (out copies a storage's other newer
+// copies back before a kernel writes one of its own, and a write in
+// place adds none), so nothing else of the storage is left stale.
+func producedIn[T tensor.Float](t *tensor.Tensor[T], e *resident) {
+	t.DeviceWrote()
+	e.ver = t.Version()
 }
 
 // produced records that a kernel wrote the result t in its device copy
@@ -194,6 +243,10 @@ func out[T tensor.Float](b *backend, t *tensor.Tensor[T], accumulate bool) uintp
 // slice directly, so the result is copied back at once.
 func produced[T tensor.Float](b *backend, t *tensor.Tensor[T]) {
 	if t.Len() == 0 {
+		return
+	}
+	if e, _ := enclosing(b, t); e != nil {
+		producedIn(t, e)
 		return
 	}
 	r := entry(b, t)

@@ -693,3 +693,47 @@ func TestMLPStepStaysOnDevice(t *testing.T) {
 		})
 	}
 }
+
+// TestPartsOfDeviceCopy: a part of a tensor whose whole newer copy is on
+// the device (the rows of a trajectory, a part of a state, a block of a
+// concatenation) is read and written there in place: no copy either way,
+// and the host reads the parts' values afterwards. A copy that straddles
+// the whole's in part makes the write take the path that copies back
+// first, and the values still come out right.
+func TestPartsOfDeviceCopy(t *testing.T) {
+	g := gpu(t)
+	ew := tensor.ElementwiseOf(tensor.EngineFor[float32](g))
+	if ew == nil {
+		t.Skip("the stand-in's kernels do not load")
+	}
+	x := tensor.FromSlice([]float32{1, 2, 3, 4, 5, 6, 7, 8}, 4, 2)
+	z := tensor.New[float32](4, 2)
+	ew.Map(tensor.MapScale, z, x, 2, 0) // z whole on the device: 2, 4, …, 16
+	before := stats(t, g)
+	top, bottom := z.Slice(0, 2), z.Slice(2, 4)
+	part := tensor.New[float32](2, 2)
+	ew.Map(tensor.MapScale, part, bottom, 0.5, 0)                             // read a part in place: 5, 6, 7, 8
+	ew.Map(tensor.MapAddScalar, top, top, 100, 0)                             // write a part in place
+	ew.LinComb(bottom, bottom, []float32{1}, []*tensor.Tensor[float32]{part}) // and another
+	after := stats(t, g)
+	if n := after.Downloads - before.Downloads; n != 0 {
+		t.Errorf("%d copies to the host for parts of a device copy, want 0", n)
+	}
+	if n := after.Uploads - before.Uploads; n != 0 {
+		t.Errorf("%d copies to the device for parts of a device copy, want 0", n)
+	}
+	want := []float32{102, 104, 106, 108, 15, 18, 21, 24}
+	if diff := maxRelDiff(z.ReadData(), want); diff != 0 {
+		t.Errorf("z = %v, want %v", z.ReadData(), want)
+	}
+
+	// Rows written separately, then a view straddling two of them.
+	w := tensor.New[float32](4, 2)
+	ew.Map(tensor.MapScale, w.Slice(0, 2), x.Slice(0, 2), 1, 0)
+	ew.Map(tensor.MapScale, w.Slice(2, 4), x.Slice(2, 4), -1, 0)
+	mid := w.Slice(1, 3)
+	ew.Map(tensor.MapAddScalar, mid, mid, 10, 0)
+	if diff := maxRelDiff(w.ReadData(), []float32{1, 2, 13, 14, 5, 4, -7, -8}); diff != 0 {
+		t.Errorf("w = %v, want [1 2 13 14 5 4 -7 -8]", w.ReadData())
+	}
+}

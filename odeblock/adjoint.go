@@ -165,7 +165,11 @@ type anchor[T tensor.Float] struct {
 }
 
 func (a *adjoint[T]) stepEnds() bool { return false }
-func (a *adjoint[T]) abort()         {}
+
+// forwardOnDevice: the forward solve may run on a device, but for the
+// Interpolated mode's, whose dense output is kept on the host.
+func (a *adjoint[T]) forwardOnDevice() bool { return a.log == nil }
+func (a *adjoint[T]) abort()                {}
 
 // forward evaluates the dynamics with no tape and keeps nothing but, with
 // AnchorEvery, every AnchorEvery-th accepted step's state.
@@ -201,9 +205,17 @@ func (a *adjoint[T]) forward() (integrate.EvalFunc[T], func(StepInfo[T]) error) 
 			cur++
 		}
 		a.seen[cur].steps++
-		a.seen[cur].norm2 = math.Max(a.seen[cur].norm2, norm2(si.Y1))
+		y1 := si.Y1
+		if y1 == nil { // a solve on the device: one number read
+			a.seen[cur].norm2 = math.Max(a.seen[cur].norm2, tensor.ElementwiseOf(a.p.eng).SumSquares(si.State1))
+		} else {
+			a.seen[cur].norm2 = math.Max(a.seen[cur].norm2, norm2(y1))
+		}
 		if count++; a.opt.AnchorEvery > 0 && count%a.opt.AnchorEvery == 0 {
-			a.anchors = append(a.anchors, anchor[T]{t: si.End, z: slices.Clone(si.Y1)})
+			if y1 == nil {
+				y1 = si.State1.ReadData()
+			}
+			a.anchors = append(a.anchors, anchor[T]{t: si.End, z: slices.Clone(y1)})
 		}
 		if a.budget > 0 && count%every == 0 {
 			a.anchors = append(a.anchors, anchor[T]{t: si.End, z: a.p.takeState(si.Y1)})

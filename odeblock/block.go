@@ -299,7 +299,12 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		f, hook = strat.forward()
 	}
 	s.OnStep = chainHooks(hook, b.OnStep)
-	st, err := s.SolveEval(f, z0.Value().Data(), ts, outs)
+	var st Stats
+	if p.forwardOnDevice(strat) {
+		st, err = p.solveOnDevice(z0.Value())
+	} else {
+		st, err = s.SolveEval(f, z0.Value().Data(), ts, outs)
+	}
 	s.OnStep = nil // the kept solver must not keep this pass alive
 	s.SetDenseLog(nil)
 	b.stats = BlockStats{Forward: st}
@@ -442,6 +447,63 @@ func (b *Block[T]) dropStaleViews() {
 		if b.adj != nil {
 			b.adj.views.reset()
 		}
+	}
+}
+
+// deviceForwarder is a strategy whose forward solve may run on a device
+// (integrate's device mode): its hook reads the step's states as
+// tensors (StepInfo.State1 when StepInfo.Y1 is nil) and nothing else of
+// the solver's.
+type deviceForwarder interface{ forwardOnDevice() bool }
+
+// forwardOnDevice sets the pass's solver's device mode and reports whether
+// the forward solve runs on the device: on an engine with an Elementwise,
+// without gradients or with a strategy that allows it.
+func (p *pass[T]) forwardOnDevice(strat strategy[T]) bool {
+	ok := tensor.ElementwiseOf(p.eng) != nil
+	if strat != nil {
+		d, is := strat.(deviceForwarder)
+		ok = ok && is && d.forwardOnDevice()
+	}
+	if !ok {
+		p.solver.UseDevice(nil)
+		return false
+	}
+	p.solver.StepStatesOnDevice = p.b.OnStep == nil
+	return p.solver.UseDevice(p.eng)
+}
+
+// solveOnDevice is the forward solve on the device: the outputs are the
+// rows of p.traj, written there by the engine.
+func (p *pass[T]) solveOnDevice(z0 *tensor.Tensor[T]) (Stats, error) {
+	// The trajectory whole on the device first: its rows are then written
+	// into its copy in place.
+	tensor.ElementwiseOf(p.eng).Fill(p.traj, 0)
+	outs := make([]*tensor.Tensor[T], len(p.ts))
+	for i := range outs {
+		outs[i] = p.traj.Slice(i, i+1).Reshape(p.shape...)
+	}
+	return p.solver.SolveTensorsEval(p.tensorEvaluator(), z0, p.ts, outs)
+}
+
+// tensorEvaluator is evaluator on tensors, for a solve on the device: the
+// dynamics' value is copied into dy by the engine.
+func (p *pass[T]) tensorEvaluator() integrate.TensorEvalFunc[T] {
+	b := p.b
+	pb := b.pullback(p.eng)
+	ew := tensor.ElementwiseOf(p.eng)
+	at := make([]*tensor.Tensor[T], 1)
+	return func(_ integrate.EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error {
+		at[0] = y
+		out := pb.Value(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+			return b.Dynamics.Eval(tp, t, in[0])
+		}, at)
+		at[0] = nil
+		if out.Len() != dy.Len() {
+			return fmt.Errorf("odeblock: dynamics returned shape %v for a state of shape %v", out.Shape(), p.shape)
+		}
+		ew.Copy(dy, out)
+		return nil
 	}
 }
 

@@ -22,6 +22,14 @@ func Part[T tensor.Float](z autograd.Var[T], i, p int) autograd.Var[T] {
 	return autograd.Narrow(z, 0, i*n, n)
 }
 
+// onDevice reports whether tp computes on a device (its engine has a
+// tensor.Elementwise): there the families' right-hand sides are recorded
+// op by op, each op the engine's, where on the CPU they are one fused
+// node computed in host memory.
+func onDevice[T tensor.Float](tp *autograd.Tape[T]) bool {
+	return tensor.ElementwiseOf(tp.Engine()) != nil
+}
+
 // scalarParam returns a learnable scalar (shape [1]) with initial value v.
 func scalarParam[T tensor.Float](name string, v float64) *autograd.Param[T] {
 	return autograd.NewParam(name, tensor.FromSlice([]T{T(v)}, 1))
@@ -88,6 +96,9 @@ func NewHBNODE[T tensor.Float](f Field[T], gammaRaw float64) *HBNODE[T] {
 func (d *HBNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
 	checkParts(z, 2)
 	g := d.F.ForwardT(tp, t, Part(z, 0, 2))
+	if onDevice(tp) {
+		return hbRHSByOps(z, g, tp.Param(d.GammaRaw))
+	}
 	if d.opsBack == nil {
 		d.opsBack = hbRHSOpsVJP[T]
 	}
@@ -230,6 +241,9 @@ func AdamInitialState[T tensor.Float](h0, m0 autograd.Var[T]) autograd.Var[T] {
 func (d *AdamNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
 	checkParts(z, 3)
 	g := d.F.ForwardT(tp, t, Part(z, 0, 3))
+	if onDevice(tp) {
+		return adamRHSByOps(d, z, g, tp.Param(d.R1), tp.Param(d.R2))
+	}
 	return d.adamRHS(tp, z, g, tp.Param(d.R1), tp.Param(d.R2))
 }
 

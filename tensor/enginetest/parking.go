@@ -17,7 +17,9 @@ import (
 // (tensor.Storage.MarkDeviceNewer). A host read that brings the storage
 // back (Storage.Sync, as every tensor method does) gets the values; one
 // that reads host memory without it gets NaN, and a test of its results
-// fails instead of passing on stale values.
+// fails instead of passing on stale values. As a device engine must
+// (tensor.Storage.Shared), it leaves results in memory handed to
+// tensor.FromSlice on the host.
 //
 // It counts what a real device would copy to the host: the syncs made
 // outside its own operations (with the elements they restore), and the
@@ -90,8 +92,9 @@ func (d *ParkingDevice[T]) Park(t *tensor.Tensor[T]) {
 	d.park([]parkedAt[T]{{t.Storage(), t.HostMemory()}})
 }
 
-// park moves the regions rs to the device: every region's values are
-// taken before any is set to NaN, as regions may overlap.
+// park moves the regions rs to the device but those of shared storage
+// (tensor.FromSlice's): every region's values are taken before any is
+// set to NaN, as regions may overlap.
 func (d *ParkingDevice[T]) park(rs []parkedAt[T]) {
 	devs := make([][]T, len(rs))
 	for i, r := range rs {
@@ -100,7 +103,7 @@ func (d *ParkingDevice[T]) park(rs []parkedAt[T]) {
 	nan := T(math.NaN())
 	d.mu.Lock()
 	for i, r := range rs {
-		if len(r.host) == 0 {
+		if len(r.host) == 0 || r.s.Shared() {
 			continue
 		}
 		for j := range r.host {
@@ -110,7 +113,7 @@ func (d *ParkingDevice[T]) park(rs []parkedAt[T]) {
 	}
 	d.mu.Unlock()
 	for _, r := range rs {
-		if len(r.host) > 0 {
+		if len(r.host) > 0 && !r.s.Shared() {
 			r.s.MarkDeviceNewer(d.mark)
 		}
 	}

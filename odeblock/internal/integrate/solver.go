@@ -111,6 +111,11 @@ type StepInfo[T tensor.Float] struct {
 	Accepted bool
 	Ratio    float64 // error ratio (0 for fixed steps)
 	Y0, Y1   []T     // state at T and at End
+	// State0 and State1 are the same states as flat tensors in a device
+	// solve (Solver.UseDevice), in the engine's memory; nil otherwise.
+	// With Solver.StepStatesOnDevice set, a device solve leaves Y0 and Y1
+	// nil and copies nothing to the host for the hook.
+	State0, State1 *tensor.Tensor[T]
 	// Phase is the solve's Options.Phase: "forward", or "backward" for an
 	// ODE block's adjoint solve, whose state is [z, a, g_θ].
 	Phase string
@@ -166,6 +171,10 @@ type Solver[T tensor.Float] struct {
 	// Event, if set, ends the solve where its function crosses zero (see
 	// Event); EventTime then reports where.
 	Event *Event[T]
+	// StepStatesOnDevice, in a device solve, hands OnStep the step's states
+	// only as tensors in the engine's memory (StepInfo.State0 and State1),
+	// not copied to the host as Y0 and Y1.
+	StepStatesOnDevice bool
 
 	opt Options
 	tb  *Tableau
@@ -575,10 +584,15 @@ func (r *solveRun[T]) attempt() error {
 	}
 	r.lastNonFinite = !finite || math.IsNaN(ratio)
 	if s.OnStep != nil {
-		if s.dev.on {
-			s.dev.hostRead(s.y, s.y1)
-		}
 		si := StepInfo[T]{T: r.t, H: g.h, End: g.end, Accepted: accept, Ratio: ratio, Y0: s.y, Y1: s.y1, Phase: s.opt.Phase, geom: g}
+		if s.dev.on {
+			si.State0, si.State1 = s.dev.view(s.y), s.dev.view(s.y1)
+			if s.StepStatesOnDevice {
+				si.Y0, si.Y1 = nil, nil
+			} else {
+				s.dev.hostRead(s.y, s.y1)
+			}
+		}
 		if err := s.OnStep(si); err != nil {
 			return r.fail(r.t, g.h, err)
 		}

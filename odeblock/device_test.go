@@ -1,0 +1,94 @@
+package odeblock_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/odeblock"
+	"github.com/adamnode/adamnode/tensor"
+	"github.com/adamnode/adamnode/tensor/enginetest"
+)
+
+// seesDevice is a field that notes whether it was ever handed a state
+// whose newer values are on a device: a forward solve running there.
+type seesDevice struct {
+	odeblock.Field[float64]
+	seen *bool
+}
+
+func (f seesDevice) ForwardT(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
+	if h.Value().Storage().DeviceNewer() {
+		*f.seen = true
+	}
+	return f.Field.ForwardT(tp, t, h)
+}
+
+// TestBlockOnDevice: on a device engine (the parking fake, whose host
+// memory holds NaN wherever the device holds newer values), every family
+// in every gradient mode gives the CPU engine's trajectory and gradients;
+// in the Adjoint mode and without gradients the forward solve runs on the
+// device (NODE's field is handed the solver's device buffers), in the
+// others and in Interpolated on the host.
+func TestBlockOnDevice(t *testing.T) {
+	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
+	dev := enginetest.NewParkingDevice(cpu)
+	for _, mode := range modes {
+		for fi := range families(1) {
+			run := func(e tensor.Engine[float64], noGrad bool) (traj []float64, grads []float64, onDev bool) {
+				f := familiesOf(1, batch, func(f odeblock.Field[float64]) odeblock.Field[float64] {
+					return seesDevice{f, &onDev}
+				})[fi]
+				b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 0.3, 0.8}, Mode: mode,
+					Solver: odeblock.Options{RTol: 1e-9, ATol: 1e-9}}
+				tp := autograd.NewTape(e)
+				if noGrad {
+					tp.SetNoGrad(true)
+				}
+				z, err := b.Trajectory(tp, f.state(tp))
+				if err != nil {
+					t.Fatal(err)
+				}
+				traj = append(traj, z.Value().ReadData()...)
+				if noGrad {
+					return traj, nil, onDev
+				}
+				for _, p := range f.params() {
+					p.ZeroGrad()
+				}
+				if err := tp.Backward(autograd.Mean(autograd.Square(z))); err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range f.params() {
+					grads = append(grads, p.Grad.ReadData()...)
+				}
+				return traj, grads, onDev
+			}
+			name := families(1)[fi].name
+			for _, noGrad := range []bool{false, true} {
+				if noGrad && mode != (odeblock.Adjoint{}) {
+					continue
+				}
+				t.Run(fmt.Sprintf("%v/%s/nograd=%v", mode, name, noGrad), func(t *testing.T) {
+					wantTraj, wantGrads, _ := run(cpu, noGrad)
+					gotTraj, gotGrads, onDev := run(dev, noGrad)
+					approx := cmpopts.EquateApprox(1e-9, 1e-12)
+					if diff := cmp.Diff(wantTraj, gotTraj, approx); diff != "" {
+						t.Errorf("trajectory (-cpu +device):\n%s", diff)
+					}
+					if diff := cmp.Diff(wantGrads, gotGrads, approx); diff != "" {
+						t.Errorf("gradients (-cpu +device):\n%s", diff)
+					}
+					if name == "node" {
+						if want := mode == (odeblock.Adjoint{}); onDev != want {
+							t.Errorf("the forward solve on the device: %v, want %v", onDev, want)
+						}
+					}
+				})
+			}
+		}
+	}
+}
