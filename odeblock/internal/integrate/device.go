@@ -114,9 +114,14 @@ func (s *Solver[T]) SolveTensors(f TensorFunc[T], y0 *tensor.Tensor[T], ts []flo
 // evaluation.
 func (s *Solver[T]) SolveTensorsEval(f TensorEvalFunc[T], y0 *tensor.Tensor[T], ts []float64, out []*tensor.Tensor[T]) (Stats, error) {
 	n := y0.Len()
-	dir, err := s.checkSolve(n, ts, len(out), func(i int) int { return out[i].Len() })
+	dir, err := s.checkSolve(n, ts, len(out))
 	if err != nil {
 		return Stats{}, err
+	}
+	for i, o := range out {
+		if err := outputLen(i, o.Len(), n); err != nil {
+			return Stats{}, err
+		}
 	}
 	d := &s.dev
 	d.f = f

@@ -438,9 +438,14 @@ func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, er
 
 // solve is Solve with f told the purpose of each evaluation.
 func (s *Solver[T]) SolveEval(f EvalFunc[T], y0 []T, ts []float64, out [][]T) (Stats, error) {
-	dir, err := s.checkSolve(len(y0), ts, len(out), func(i int) int { return len(out[i]) })
+	dir, err := s.checkSolve(len(y0), ts, len(out))
 	if err != nil {
 		return Stats{}, err
+	}
+	for i, o := range out {
+		if err := outputLen(i, len(o), len(y0)); err != nil {
+			return Stats{}, err
+		}
 	}
 	if !allFinite(y0) {
 		return Stats{}, &SolveError{Phase: s.opt.Phase, T: ts[0], Err: ErrNonFinite}
@@ -684,12 +689,13 @@ func (s *Solver[T]) firstStep(eval EvalFunc[T], t, tEnd, dir float64, f0 []T) (f
 	}
 	h := dir * s.opt.FirstStep
 	if s.opt.FirstStep == 0 {
-		pick := s.initialStep
-		if s.dev.on {
-			pick = s.devInitialStep
-		}
 		var err error
-		if h, err = pick(eval, t, tEnd, dir, f0); err != nil {
+		if s.dev.on {
+			h, err = s.devInitialStep(eval, t, tEnd, dir, f0)
+		} else {
+			h, err = s.initialStep(eval, t, tEnd, dir, f0)
+		}
+		if err != nil {
 			return 0, err
 		}
 	}
@@ -749,18 +755,14 @@ func (s *Solver[T]) retryStep(t, hStep, ratio float64, nonFiniteState bool, nonF
 
 // checkSolve returns the direction of the times (+1 or −1) after checking
 // Solve's arguments: two or more finite, strictly monotone times, an output
-// buffer of the state's length for each, and ErrorParts that fit the state.
-func (s *Solver[T]) checkSolve(n int, ts []float64, nOut int, outLen func(i int) int) (dir float64, err error) {
+// buffer for each (their lengths checked by outputLen), and ErrorParts that
+// fit the state.
+func (s *Solver[T]) checkSolve(n int, ts []float64, nOut int) (dir float64, err error) {
 	if len(ts) < 2 {
 		return 0, fmt.Errorf("odeblock: need at least two times, got %d", len(ts))
 	}
 	if nOut != len(ts) {
 		return 0, fmt.Errorf("odeblock: %d output buffers for %d times", nOut, len(ts))
-	}
-	for i := range nOut {
-		if l := outLen(i); l != n {
-			return 0, fmt.Errorf("odeblock: output buffer %d has length %d, state has %d", i, l, n)
-		}
 	}
 	for i, t := range ts {
 		if math.IsNaN(t) || math.IsInf(t, 0) {
@@ -783,6 +785,15 @@ func (s *Solver[T]) checkSolve(n int, ts []float64, nOut int, outLen func(i int)
 		return 0, fmt.Errorf("odeblock: Quadrature is %d elements, the state has %d", s.opt.Quadrature, n)
 	}
 	return dir, nil
+}
+
+// outputLen returns the error for output buffer i of length l when the
+// state has n elements, or nil when l is n.
+func outputLen(i, l, n int) error {
+	if l != n {
+		return fmt.Errorf("odeblock: output buffer %d has length %d, state has %d", i, l, n)
+	}
+	return nil
 }
 
 // setStops sets the stops of a solve over ts: the output times, StepTo and
