@@ -101,7 +101,7 @@ func (pb *Pullback[T]) VJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Tensor
 	}
 	pb.busy = true
 	defer func() { pb.busy = false }()
-	dst.prepare(at)
+	dst.prepare(at, pb.tape.ew)
 	recorded := pb.recordedInput(at)
 
 	t := pb.tape
@@ -170,8 +170,19 @@ func (pb *Pullback[T]) recordedInput(at []*tensor.Tensor[T]) error {
 }
 
 // prepare checks the destinations against the inputs at (misuse panics,
-// naming what is wrong) and zeroes them unless Accumulate.
-func (dst VJPDest[T]) prepare(at []*tensor.Tensor[T]) {
+// naming what is wrong) and zeroes them unless Accumulate: where their
+// values are, with the engine's Elementwise (ew) for a destination whose
+// newer values are in its memory (not copied to the host to be zeroed
+// there), on the host for one that is there (which a host pass, as a
+// filter gradient's scatter, may then write without a copy).
+func (dst VJPDest[T]) prepare(at []*tensor.Tensor[T], ew tensor.Elementwise[T]) {
+	zero := func(g *tensor.Tensor[T]) {
+		if ew != nil && g.Storage().DeviceNewer() {
+			ew.Fill(g, 0)
+		} else {
+			g.Zero()
+		}
+	}
 	if dst.Inputs != nil && len(dst.Inputs) != len(at) {
 		panic(usage("VJP: %d input destinations for %d inputs", len(dst.Inputs), len(at)))
 	}
@@ -190,7 +201,7 @@ func (dst VJPDest[T]) prepare(at []*tensor.Tensor[T]) {
 			panic(&tensor.ShapeError{Op: "autograd.VJP", Msg: fmt.Sprintf("destination of shape %v for input %d of shape %v", g.Shape(), i, at[i].Shape())})
 		}
 		if g != nil && !dst.Accumulate {
-			g.Zero()
+			zero(g)
 		}
 	}
 	for j, p := range dst.Params {
@@ -205,7 +216,7 @@ func (dst VJPDest[T]) prepare(at []*tensor.Tensor[T]) {
 			panic(usage("VJP: parameter %d (%v) has no destination shaped like its value", j, paramName(p)))
 		}
 		if !dst.Accumulate {
-			g.Zero()
+			zero(g)
 		}
 	}
 }

@@ -156,12 +156,18 @@ type adjoint[T tensor.Float] struct {
 	pieces []anchor[T]
 	stats  Stats
 	mask   []bool // the state's pure integrals (integrals); empty for none
+
+	// The backward pass on the device (adjointdevice.go): devBack is set
+	// while it runs, fT is its augmented system.
+	devBack bool
+	fT      TensorEvalFunc[T]
 }
 
 // anchor is a state of the forward solution the adjoint re-anchors to.
 type anchor[T tensor.Float] struct {
-	t float64
-	z []T
+	t  float64
+	z  []T
+	zt *tensor.Tensor[T] // in a backward pass on the device: the output row, flat (z nil)
 }
 
 func (a *adjoint[T]) stepEnds() bool { return false }
@@ -273,7 +279,7 @@ func norm2[T tensor.Float](x []T) float64 {
 func (a *adjoint[T]) guard(seen stretchSeen, hi, lo anchor[T]) func(StepInfo[T]) error {
 	n := a.p.n
 	limit := 4*seen.steps + 20
-	big := 4 * math.Max(seen.norm2, math.Max(norm2(hi.z), norm2(lo.z)))
+	big := 4 * math.Max(seen.norm2, math.Max(a.anchorNorm2(hi), a.anchorNorm2(lo)))
 	big = math.Max(big, float64(n)*a.bopt.ATol*a.bopt.ATol)
 	tried := 0
 	return func(si StepInfo[T]) error {
@@ -281,7 +287,7 @@ func (a *adjoint[T]) guard(seen stretchSeen, hi, lo anchor[T]) func(StepInfo[T])
 		if tried > limit {
 			return fmt.Errorf("odeblock: backward solve from t=%g to t=%g: %w: %d steps tried where the forward took %d", hi.t, lo.t, ErrAdjointDrift, tried, seen.steps)
 		}
-		if r := norm2(si.Y1[:n]); r > big || math.IsNaN(r) {
+		if r := a.stepNorm2(si); r > big || math.IsNaN(r) {
 			return fmt.Errorf("odeblock: backward solve from t=%g to t=%g: %w: the reconstructed state reached norm %.3g at t=%g, the forward's at most %.3g", hi.t, lo.t, ErrAdjointDrift, math.Sqrt(r), si.End, math.Sqrt(big/4))
 		}
 		return nil
@@ -324,6 +330,11 @@ func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) 
 	if a.log != nil {
 		defer p.b.pools.giveLog(a.log) // read by the backward solve only
 	}
+	if a.backwardOnDevice() {
+		a.devBack = true
+		defer func() { a.devBack = false }()
+		return a.devBackward(g)
+	}
 	y := a.w.y // the augmented state [z, a, g_θ] at the time reached
 	clear(y)   // a and g_θ start at zero
 	N := len(p.ts) - 1
@@ -359,7 +370,13 @@ func (a *adjoint[T]) stretch(k int) []anchor[T] {
 		dir = -1
 	}
 	t1, t0 := p.ts[k], p.ts[k-1]
-	out := append(a.pieces[:0], anchor[T]{t: t1, z: p.traj.Slice(k, k+1).Data()})
+	row := func(i int) anchor[T] {
+		if a.devBack { // the output row where it is, on the device
+			return anchor[T]{t: p.ts[i], zt: p.traj.Slice(i, i+1).Reshape(p.n)}
+		}
+		return anchor[T]{t: p.ts[i], z: p.traj.Slice(i, i+1).Data()}
+	}
+	out := append(a.pieces[:0], row(k))
 	for a.next >= 0 && (t1-a.anchors[a.next].t)*dir <= 0 {
 		a.next-- // at or past ts[k]: an output time or the end
 	}
@@ -367,7 +384,7 @@ func (a *adjoint[T]) stretch(k int) []anchor[T] {
 		out = append(out, a.anchors[a.next])
 		a.next--
 	}
-	a.pieces = append(out, anchor[T]{t: t0, z: p.traj.Slice(k-1, k).Data()})
+	a.pieces = append(out, row(k-1))
 	return a.pieces
 }
 
@@ -379,6 +396,9 @@ func (a *adjoint[T]) stretch(k int) []anchor[T] {
 // re-solved over the piece and the backward re-run through its every step
 // (recover).
 func (a *adjoint[T]) piece(hi, lo anchor[T], k int) error {
+	if a.devBack {
+		return a.devPiece(hi, lo, k)
+	}
 	n, w := a.p.n, a.w
 	if a.budget > 0 {
 		if err := a.relog(hi, lo); err != nil {
@@ -440,7 +460,11 @@ func (a *adjoint[T]) resolve(hi, lo anchor[T], keep *integrate.DenseLog[T], onSt
 	s.SetDenseLog(keep)
 	s.OnStep = onStep
 	outs := [][]T{p.tp.Scratch(p.n).Data(), p.tp.Scratch(p.n).Data()}
-	st, err := s.SolveEval(p.evaluator(), lo.z, []float64{lo.t, hi.t}, outs)
+	z := lo.z
+	if z == nil {
+		z = lo.zt.ReadData()
+	}
+	st, err := s.SolveEval(p.evaluator(), z, []float64{lo.t, hi.t}, outs)
 	s.SetDenseLog(nil)
 	s.OnStep = nil
 	a.stats = a.stats.Add(st)
@@ -723,6 +747,7 @@ type adjointWork[T tensor.Float] struct {
 	views    viewCache[T] // of the parts of the buffers f is evaluated at
 	eng      tensor.Engine[T]
 	n        int
+	dev      *devAdjoint[T] // the device buffers of a backward pass there
 }
 
 // adjointWork returns the block's adjoint buffers for this pass's shapes,

@@ -32,13 +32,16 @@ func (f seesDevice) ForwardT(tp *autograd.Tape[float64], t float64, h autograd.V
 // in every gradient mode gives the CPU engine's trajectory and gradients;
 // in the Adjoint mode and without gradients the forward solve runs on the
 // device (NODE's field is handed the solver's device buffers), in the
-// others and in Interpolated on the host.
+// others and in Interpolated on the host; the Adjoint mode's backward solve
+// runs there too (every family's field but SONODE's, whose input the host
+// joins, is handed device values).
 func TestBlockOnDevice(t *testing.T) {
 	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
 	dev := enginetest.NewParkingDevice(cpu)
 	for _, mode := range modes {
 		for fi := range families(1) {
-			run := func(e tensor.Engine[float64], noGrad bool) (traj []float64, grads []float64, onDev bool) {
+			run := func(e tensor.Engine[float64], noGrad bool) (traj []float64, grads []float64, fwdOnDev, bwdOnDev bool) {
+				var onDev bool
 				f := familiesOf(1, batch, func(f odeblock.Field[float64]) odeblock.Field[float64] {
 					return seesDevice{f, &onDev}
 				})[fi]
@@ -53,8 +56,9 @@ func TestBlockOnDevice(t *testing.T) {
 					t.Fatal(err)
 				}
 				traj = append(traj, z.Value().ReadData()...)
+				fwdOnDev, onDev = onDev, false
 				if noGrad {
-					return traj, nil, onDev
+					return traj, nil, fwdOnDev, false
 				}
 				for _, p := range f.params() {
 					p.ZeroGrad()
@@ -65,7 +69,7 @@ func TestBlockOnDevice(t *testing.T) {
 				for _, p := range f.params() {
 					grads = append(grads, p.Grad.ReadData()...)
 				}
-				return traj, grads, onDev
+				return traj, grads, fwdOnDev, onDev
 			}
 			name := families(1)[fi].name
 			for _, noGrad := range []bool{false, true} {
@@ -73,8 +77,8 @@ func TestBlockOnDevice(t *testing.T) {
 					continue
 				}
 				t.Run(fmt.Sprintf("%v/%s/nograd=%v", mode, name, noGrad), func(t *testing.T) {
-					wantTraj, wantGrads, _ := run(cpu, noGrad)
-					gotTraj, gotGrads, onDev := run(dev, noGrad)
+					wantTraj, wantGrads, _, _ := run(cpu, noGrad)
+					gotTraj, gotGrads, fwdOnDev, bwdOnDev := run(dev, noGrad)
 					approx := cmpopts.EquateApprox(1e-9, 1e-12)
 					if diff := cmp.Diff(wantTraj, gotTraj, approx); diff != "" {
 						t.Errorf("trajectory (-cpu +device):\n%s", diff)
@@ -82,10 +86,13 @@ func TestBlockOnDevice(t *testing.T) {
 					if diff := cmp.Diff(wantGrads, gotGrads, approx); diff != "" {
 						t.Errorf("gradients (-cpu +device):\n%s", diff)
 					}
-					if name == "node" {
-						if want := mode == (odeblock.Adjoint{}); onDev != want {
-							t.Errorf("the forward solve on the device: %v, want %v", onDev, want)
-						}
+					adjoint := mode == (odeblock.Adjoint{})
+					if name == "node" && fwdOnDev != adjoint {
+						t.Errorf("the forward solve on the device: %v, want %v", fwdOnDev, adjoint)
+					}
+					// SONODE's field is handed [h, u] joined on the host.
+					if adjoint && !noGrad && name != "sonode" && !bwdOnDev {
+						t.Error("the backward solve did not run on the device")
 					}
 				})
 			}
