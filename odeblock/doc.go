@@ -308,4 +308,19 @@
 // (torchdiffeq's one solve of the batch), here each shard has its own (as
 // vmap over diffrax's solve gives each element its own). Only Forward is
 // sharded; Trajectory solves the whole batch.
+//
+// # On a device
+//
+// On an engine with a tensor.Elementwise (package cuda's GPU engine) the
+// explicit Runge–Kutta solvers run in the engine's memory
+// (Solver.UseDevice, Solver.SolveTensors): stage sums, error norm, dense
+// output and first step by the engine, two numbers a step read by the host
+// for the step-size control. A Block there solves forward on the device in
+// the Adjoint mode and without gradients, and the Adjoint mode's backward
+// solve too (the augmented state on the device, one VJP of the dynamics
+// per evaluation, the families' right-hand sides recorded op by op instead
+// of the CPU's fused nodes; a user's own Adjointer keeps the host path).
+// The other modes, the Interpolated mode, events, dense logs and the
+// implicit, Rosenbrock, BDF and Adams methods stay on the host. On the CPU
+// engines nothing changes.
 package odeblock
