@@ -7,13 +7,13 @@ import (
 )
 
 // device is an optimizer's access to an engine's Elementwise (package
-// cuda's GPU engine): SGD and Adam (AdamW) then update the parameters
-// where the engine keeps them, with its kernels, instead of copying every
-// gradient to the host and every updated value back.
+// cuda's GPU engine): SGD, Adam (AdamW) and RMSprop then update the
+// parameters where the engine keeps them, with its kernels, instead of
+// copying every gradient to the host and every updated value back.
 type device[T tensor.Float] struct {
 	eng     tensor.Engine[T]
 	el      tensor.Elementwise[T]
-	scratch [2]*tensor.Tensor[T] // per parameter shape, made on demand
+	scratch [2][]*tensor.Tensor[T] // per parameter shape, made on demand
 	coef    []T
 	xs      []*tensor.Tensor[T]
 }
@@ -21,9 +21,10 @@ type device[T tensor.Float] struct {
 // UseEngine has Step update the parameters with e's elementwise kernels
 // when e has them (tensor.ElementwiseOf: a GPU engine), so that the
 // values, gradients and buffers stay in e's memory; with a CPU engine (or
-// nil) Step computes on the host, as without the call. SGD and Adam (and
-// AdamW) have the device path, and ZeroGrad zeroes the gradients there
-// (autograd.ZeroGradsOn); RMSprop computes on the host either way.
+// nil) Step computes on the host, as without the call. SGD, Adam (and
+// AdamW) and RMSprop (with momentum, centered, weight decay) have the
+// device path, their buffers kept in e's memory, and ZeroGrad zeroes the
+// gradients there (autograd.ZeroGradsOn).
 //
 // On the device the update is formed in T, operation by operation (the
 // host forms each element's update in float64 and rounds once): float64
@@ -36,13 +37,18 @@ func (c *core[T]) UseEngine(e tensor.Engine[T]) {
 	}
 }
 
-// tmp returns scratch tensor k shaped like p.
+// tmp returns scratch tensor k shaped like p: one per distinct shape of
+// the parameters, made at its first use and kept, so that a step with
+// parameters of several shapes allocates nothing after the first.
 func (d *device[T]) tmp(k int, p *tensor.Tensor[T]) *tensor.Tensor[T] {
-	if s := d.scratch[k]; s != nil && s.SameShape(p) {
-		return s
+	for _, s := range d.scratch[k] {
+		if s.SameShape(p) {
+			return s
+		}
 	}
-	d.scratch[k] = tensor.New[T](p.Shape()...)
-	return d.scratch[k]
+	s := tensor.New[T](p.Shape()...)
+	d.scratch[k] = append(d.scratch[k], s)
+	return s
 }
 
 // axpy sets z = base + a·x with the Elementwise.
@@ -115,4 +121,41 @@ func (a *Adam[T]) adamStep(i int, p, g *tensor.Tensor[T], step int64) {
 	d.el.Map(tensor.MapAddScalar, u, u, T(eps), 0)
 	d.el.Binary(tensor.BinaryDiv, u, m, u) // p −= stepSize·m/denominator
 	d.axpy(p, p, T(-stepSize), u)
+}
+
+// rmspropStep is RMSprop's update of parameter i on the device.
+func (r *RMSprop[T]) rmspropStep(i int, p, g *tensor.Tensor[T]) {
+	d := &r.dev
+	lr, alpha, eps, mu, wd := r.lr, r.cfg.Alpha, r.cfg.Eps, r.cfg.Momentum, r.cfg.WeightDecay
+	s := r.bufs[0][i]
+	grad := g
+	if wd != 0 { // d = g + wd·p
+		grad = d.tmp(0, p)
+		d.axpy(grad, g, T(wd), p)
+	}
+	u := d.tmp(1, p)
+	d.el.Map(tensor.MapSquare, u, grad, 0, 0) // s = alpha·s + (1 − alpha)·d²
+	d.scale(s, T(alpha))
+	d.axpy(s, s, T(1-alpha), u)
+	if r.kAvg >= 0 { // a = alpha·a + (1 − alpha)·d; √(s − a²) + eps
+		a := r.bufs[r.kAvg][i]
+		d.scale(a, T(alpha))
+		d.axpy(a, a, T(1-alpha), grad)
+		d.el.Map(tensor.MapSquare, u, a, 0, 0)
+		d.el.Binary(tensor.BinarySub, u, s, u)
+		d.el.Map(tensor.MapSqrt, u, u, 0, 0)
+	} else { // √s + eps
+		d.el.Map(tensor.MapSqrt, u, s, 0, 0)
+	}
+	d.el.Map(tensor.MapAddScalar, u, u, T(eps), 0)
+	d.el.Binary(tensor.BinaryDiv, u, grad, u) // u = d/denominator
+
+	if r.kMom >= 0 { // b = mu·b + d/denominator; p −= lr·b
+		b := r.bufs[r.kMom][i]
+		d.scale(b, T(mu))
+		d.axpy(b, b, 1, u)
+		d.axpy(p, p, T(-lr), b)
+		return
+	}
+	d.axpy(p, p, T(-lr), u) // p −= lr·d/denominator
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/optim"
 	"github.com/adamnode/adamnode/tensor"
+	"github.com/adamnode/adamnode/tensor/enginetest"
 )
 
 // elementwiseEngine is a CPU engine with an Elementwise (the host
@@ -25,12 +26,36 @@ func (e elementwiseEngine[T]) Elementwise() tensor.Elementwise[T] { return e.el 
 
 type countingElementwise[T tensor.Float] struct {
 	tensor.Elementwise[T]
-	calls int
+	calls   int
+	written map[*tensor.Tensor[T]]bool // the tensors the optimizers' methods wrote
+}
+
+func (c *countingElementwise[T]) wrote(z *tensor.Tensor[T]) {
+	if c.written == nil {
+		c.written = map[*tensor.Tensor[T]]bool{}
+	}
+	c.written[z] = true
 }
 
 func (c *countingElementwise[T]) LinComb(z, base *tensor.Tensor[T], coef []T, xs []*tensor.Tensor[T]) {
 	c.calls++
+	c.wrote(z)
 	c.Elementwise.LinComb(z, base, coef, xs)
+}
+
+func (c *countingElementwise[T]) Map(op tensor.MapOp, z, x *tensor.Tensor[T], a, b T) {
+	c.wrote(z)
+	c.Elementwise.Map(op, z, x, a, b)
+}
+
+func (c *countingElementwise[T]) Binary(op tensor.BinaryOp, z, x, y *tensor.Tensor[T]) {
+	c.wrote(z)
+	c.Elementwise.Binary(op, z, x, y)
+}
+
+func (c *countingElementwise[T]) Copy(z, x *tensor.Tensor[T]) {
+	c.wrote(z)
+	c.Elementwise.Copy(z, x)
 }
 
 // deviceOptimizers names the optimizers with a device path, each made over
@@ -62,12 +87,31 @@ func deviceOptimizers[T tensor.Float]() map[string]func([]*autograd.Param[T]) in
 			c.LR, c.WeightDecay = 0.01, 0.1
 			return optim.NewAdamW(p, c)
 		},
+		"rmsprop": func(p []*autograd.Param[T]) opt {
+			return optim.NewRMSprop(p, optim.RMSpropConfig{LR: 0.01})
+		},
+		"rmsprop momentum": func(p []*autograd.Param[T]) opt {
+			return optim.NewRMSprop(p, optim.RMSpropConfig{LR: 0.01, Alpha: 0.9, Momentum: 0.8})
+		},
+		"rmsprop centered": func(p []*autograd.Param[T]) opt {
+			return optim.NewRMSprop(p, optim.RMSpropConfig{LR: 0.01, Eps: 1e-6, Centered: true})
+		},
+		"rmsprop weight decay": func(p []*autograd.Param[T]) opt {
+			return optim.NewRMSprop(p, optim.RMSpropConfig{LR: 0.01, WeightDecay: 0.05})
+		},
+		"rmsprop all": func(p []*autograd.Param[T]) opt {
+			return optim.NewRMSprop(p, optim.RMSpropConfig{LR: 0.02, Alpha: 0.95, Eps: 1e-6, Momentum: 0.9, Centered: true, WeightDecay: 0.01})
+		},
 	}
 }
 
 // TestDeviceStep: with UseEngine on an engine that has an Elementwise,
-// SGD and Adam update through it, and five steps give the host's
-// parameters and buffers within the rounding of T arithmetic.
+// SGD, Adam and RMSprop update through it, and five steps give the host's
+// parameters and buffers within the rounding of T arithmetic. On the
+// parking device (values, gradients and buffers left in its memory, NaN
+// in host memory) the steps copy nothing to the host. After the first
+// step, with parameters of two shapes, the steps write no new tensor: the
+// scratch tensors are kept.
 func TestDeviceStep(t *testing.T) {
 	t.Run("float64", func(t *testing.T) { testDeviceStep[float64](t, 1e-12) })
 	t.Run("float32", func(t *testing.T) { testDeviceStep[float32](t, 2e-5) })
@@ -77,7 +121,8 @@ func testDeviceStep[T tensor.Float](t *testing.T, tol float64) {
 	cpu := tensor.EngineFor[T](tensor.Gonum(1))
 	for name, mk := range deviceOptimizers[T]() {
 		t.Run(name, func(t *testing.T) {
-			run := func(e tensor.Engine[T]) map[string][]T {
+			firstStep := 0 // the tensors el wrote in the first step
+			run := func(e tensor.Engine[T], el *countingElementwise[T], park *enginetest.ParkingDevice[T]) map[string][]T {
 				rng := rand.New(rand.NewPCG(3, 4))
 				ps := []*autograd.Param[T]{
 					autograd.NewParam("w", tensor.RandN[T](rng, 0, 1, 3, 4)),
@@ -86,11 +131,27 @@ func testDeviceStep[T tensor.Float](t *testing.T, tol float64) {
 				}
 				o := mk(ps)
 				o.UseEngine(e)
-				for range 5 {
+				if park != nil {
+					for _, p := range ps {
+						park.Park(p.Value)
+					}
+				}
+				for step := range 5 {
+					if step == 1 && el != nil {
+						firstStep = len(el.written)
+					}
 					for _, p := range ps[:2] {
 						p.Grad = tensor.RandN[T](rng, 0, 1, p.Value.Shape()...)
+						if park != nil {
+							park.Park(p.Grad)
+						}
 					}
 					o.Step()
+				}
+				if park != nil {
+					if syncs, elems := park.Syncs(); syncs != 0 {
+						t.Errorf("five steps on the parking device copied %d storages (%d elements) to the host", syncs, elems)
+					}
 				}
 				out := map[string][]T{}
 				for _, p := range ps {
@@ -105,14 +166,22 @@ func testDeviceStep[T tensor.Float](t *testing.T, tol float64) {
 				}
 				return out
 			}
-			want := run(cpu)
+			want := run(cpu, nil, nil)
 			el := &countingElementwise[T]{Elementwise: tensor.HostElementwise[T]()}
-			got := run(elementwiseEngine[T]{Engine: cpu, el: el})
+			got := run(elementwiseEngine[T]{Engine: cpu, el: el}, el, nil)
 			if diff := cmp.Diff(want, got, cmpopts.EquateApprox(tol, tol)); diff != "" {
 				t.Errorf("after five steps (−host +device):\n%s", diff)
 			}
 			if el.calls == 0 {
 				t.Error("the optimizer did not use the engine's Elementwise")
+			}
+			if n := len(el.written); n != firstStep {
+				t.Errorf("the first step wrote %d tensors, the five %d: the later steps made new ones", firstStep, n)
+			}
+			park := enginetest.NewParkingDevice(cpu)
+			got = run(park, nil, park)
+			if diff := cmp.Diff(want, got, cmpopts.EquateApprox(tol, tol)); diff != "" {
+				t.Errorf("after five steps on the parking device (−host +device):\n%s", diff)
 			}
 		})
 	}

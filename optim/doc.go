@@ -42,6 +42,17 @@
 // Every parameter must have a non-empty name, unique among the optimizer's
 // parameters: state is saved under names derived from it (see below).
 //
+// # On a device
+//
+// After UseEngine with an engine that has a tensor.Elementwise (package
+// cuda's GPU engine), Step of SGD, Adam, AdamW and RMSprop updates the
+// parameters with the engine's elementwise kernels: values, gradients and
+// state buffers stay in the engine's memory, and ZeroGrad zeroes the
+// gradients there (ClipGradNormOn clips them there). The update is then
+// formed in T, operation by operation, and agrees with the host's within
+// T's rounding. Step makes a few scratch tensors at its first call
+// (one per parameter shape) and none after.
+//
 // # State and checkpoints
 //
 // StateDict returns the optimizer's state as named tensors and string

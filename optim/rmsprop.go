@@ -126,6 +126,14 @@ func (r *RMSprop[T]) Config() RMSpropConfig {
 
 // Step applies one RMSprop update to every parameter whose Grad is not nil.
 func (r *RMSprop[T]) Step() {
+	if r.dev.el != nil {
+		for i := range r.params {
+			if p, g, _, ok := r.gradTensors(i); ok {
+				r.rmspropStep(i, p, g)
+			}
+		}
+		return
+	}
 	lr, alpha, eps, mu, wd := r.lr, r.cfg.Alpha, r.cfg.Eps, r.cfg.Momentum, r.cfg.WeightDecay
 	for i := range r.params {
 		p, g, _, ok := r.grad(i)
