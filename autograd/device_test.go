@@ -699,3 +699,47 @@ func TestDeviceTimeFiltersFollowTheWeight(t *testing.T) {
 		t.Errorf("gradients (−CPU +device):\n%s", diff)
 	}
 }
+
+// TestVJPZeroesWhereValuesAre: a VJP zeroes an input destination where
+// its values are: with the device's Fill when they are on the device (no
+// copy to the host to zero it there), on the host when they are there (so
+// that a backward that writes the destination on the host, MaxAxis's,
+// copies no more than it does into a destination it accumulates into,
+// which is not zeroed at all).
+func TestVJPZeroesWhereValuesAre(t *testing.T) {
+	dev := newFakeDevice(tensor.Gonum(1).Float64())
+	pb := ag.NewPullback[float64](dev)
+	x := tensor.New[float64](2, 3)
+	copy(x.Data(), []float64{1, -2, 3, 0.5, 2, -1})
+	type T = *tensor.Tensor[float64]
+	vjp := func(f func(*ag.Tape[float64], []ag.Var[float64]) ag.Var[float64], cot T, onDevice, acc bool) (T, int64) {
+		dst := tensor.New[float64](2, 3)
+		if onDevice {
+			dev.Elementwise().Fill(dst, 7) // newer on the device
+		} else {
+			dst.Fill(7)
+		}
+		dev.syncs.Store(0)
+		if _, err := pb.VJP(f, []T{x}, cot, ag.VJPDest[float64]{Inputs: []T{dst}, Accumulate: acc}); err != nil {
+			t.Fatal(err)
+		}
+		return dst, dev.syncs.Load()
+	}
+	scale := func(_ *ag.Tape[float64], in []ag.Var[float64]) ag.Var[float64] { return ag.Scale(in[0], 3) }
+	dst, n := vjp(scale, tensor.Full(1.0, 2, 3), true, false)
+	if n != 0 {
+		t.Errorf("device destination: the VJP copied %d storages to the host, want none (sites %v)", n, dev.syncSites())
+	}
+	if diff := cmp.Diff([]float64{3, 3, 3, 3, 3, 3}, dst.ReadData()); diff != "" {
+		t.Errorf("device destination: input gradient (-want +got):\n%s", diff)
+	}
+	maxAxis := func(_ *ag.Tape[float64], in []ag.Var[float64]) ag.Var[float64] { return ag.MaxAxis(in[0], 1, false) }
+	_, base := vjp(maxAxis, tensor.Full(1.0, 2), false, true)
+	dst, n = vjp(maxAxis, tensor.Full(1.0, 2), false, false)
+	if n != base {
+		t.Errorf("host destination: the VJP copied %d storages to the host, %d when it does not zero the destination (sites %v)", n, base, dev.syncSites())
+	}
+	if diff := cmp.Diff([]float64{0, 0, 1, 0, 1, 0}, dst.ReadData()); diff != "" {
+		t.Errorf("host destination: input gradient (-want +got):\n%s", diff)
+	}
+}

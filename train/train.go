@@ -66,7 +66,7 @@ type Config struct {
 	Log   io.Writer
 	Quiet bool
 	// Backend computes the passes; nil means tensor.Default() (the CPU).
-	// An optimizer with UseEngine (optim's SGD, Adam, AdamW) is given its
+	// An optimizer with UseEngine (optim's SGD, Adam, AdamW, RMSprop) is given its
 	// engine, so that on a GPU backend its updates run on the device.
 	Backend tensor.Backend
 	// Distributed, if set (distributed.Comm), trains data-parallel: every
