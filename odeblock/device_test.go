@@ -1,6 +1,7 @@
 package odeblock_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -97,5 +98,54 @@ func TestBlockOnDevice(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestAdjointDriftOnDevice: TestAdjointDrift's HBNODE over [0, 40], with
+// the backward solve on the device (the parking fake): under FailOnDrift
+// the drift is an error; by default the adjoint recovers (re-solving the
+// forward on the host from the device's output rows) with the CPU's
+// gradient; with the check off it runs to the end.
+func TestAdjointDriftOnDevice(t *testing.T) {
+	solver := odeblock.Options{RTol: 1e-6, ATol: 1e-6}
+	times := []float64{0, 40}
+	f := dissipativeHBNODE()
+	grads := func(e tensor.Engine[float64], mode odeblock.Adjoint) ([]float64, odeblock.BlockStats, error) {
+		b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: mode}
+		tp := autograd.NewTape(e)
+		z, err := b.Forward(tp, f.state(tp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		autograd.ZeroGrads(f.params())
+		if err := tp.Backward(autograd.Sum(autograd.Square(odeblock.Part(z, 0, 2)))); err != nil {
+			return nil, b.Stats(), err
+		}
+		var g []float64
+		for _, p := range f.params() {
+			g = append(g, p.Grad.ReadData()...)
+		}
+		return g, b.Stats(), nil
+	}
+	dev := enginetest.NewParkingDevice(tensor.EngineFor[float64](tensor.Gonum(1)))
+	if _, _, err := grads(dev, odeblock.Adjoint{FailOnDrift: true}); !errors.Is(err, odeblock.ErrAdjointDrift) {
+		t.Errorf("FailOnDrift on the device: got %v, want ErrAdjointDrift", err)
+	}
+	want, _, err := grads(tensor.EngineFor[float64](tensor.Gonum(1)), odeblock.Adjoint{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, st, err := grads(dev, odeblock.Adjoint{})
+	if err != nil {
+		t.Fatalf("recovering adjoint on the device: %v", err)
+	}
+	if st.Recovered == 0 {
+		t.Error("no stretch recovered on the device")
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(1e-6, 1e-9)); diff != "" {
+		t.Errorf("recovered gradients (-cpu +device):\n%s", diff)
+	}
+	if _, _, err := grads(dev, odeblock.Adjoint{MaxDrift: -1}); err != nil {
+		t.Errorf("the check off on the device: %v", err)
 	}
 }

@@ -109,7 +109,7 @@ func (d *ParkingDevice[T]) park(rs []parkedAt[T]) {
 		for j := range r.host {
 			r.host[j] = nan
 		}
-		d.pending[r.s] = append(d.pending[r.s], parked[T]{host: r.host, dev: devs[i]})
+		d.pending[r.s] = addRegion(d.pending[r.s], parked[T]{host: r.host, dev: devs[i]})
 	}
 	d.mu.Unlock()
 	for _, r := range rs {
@@ -117,6 +117,19 @@ func (d *ParkingDevice[T]) park(rs []parkedAt[T]) {
 			r.s.MarkDeviceNewer(d.mark)
 		}
 	}
+}
+
+// addRegion adds p to a storage's parked regions, in place of one of the
+// same memory (an operation that reads and writes a tensor parks it twice;
+// the list must not grow with every such operation).
+func addRegion[T tensor.Float](ps []parked[T], p parked[T]) []parked[T] {
+	for i, q := range ps {
+		if len(q.host) == len(p.host) && &q.host[0] == &p.host[0] {
+			ps[i] = p
+			return ps
+		}
+	}
+	return append(ps, p)
 }
 
 // Syncs returns how many times a storage was brought back to the host
