@@ -131,13 +131,19 @@ func TestAdjointDriftOnDevice(t *testing.T) {
 	if _, _, err := grads(dev, odeblock.Adjoint{FailOnDrift: true}); !errors.Is(err, odeblock.ErrAdjointDrift) {
 		t.Errorf("FailOnDrift on the device: got %v, want ErrAdjointDrift", err)
 	}
-	want, _, err := grads(tensor.EngineFor[float64](tensor.Gonum(1)), odeblock.Adjoint{})
+	want, wantSt, err := grads(tensor.EngineFor[float64](tensor.Gonum(1)), odeblock.Adjoint{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, st, err := grads(dev, odeblock.Adjoint{})
 	if err != nil {
 		t.Fatalf("recovering adjoint on the device: %v", err)
+	}
+	t.Logf("backward NFE: %d on the CPU, %d on the device", wantSt.Backward.NFE, st.Backward.NFE)
+	// The guard stops a diverging piece early, as on the CPU: without it
+	// the piece would run on to its end before the drift check.
+	if st.Backward.NFE > wantSt.Backward.NFE*11/10 {
+		t.Errorf("backward NFE %d on the device, %d on the CPU: the diverging piece was not stopped early", st.Backward.NFE, wantSt.Backward.NFE)
 	}
 	if st.Recovered == 0 {
 		t.Error("no stretch recovered on the device")
