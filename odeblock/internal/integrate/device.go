@@ -433,8 +433,8 @@ func (s *Solver[T]) devErrorRatio853(h float64, m int) float64 {
 		if !ok5 || !ok3 {
 			return math.NaN()
 		}
-		r := 0.0
-		if s5 != 0 || s3 != 0 {
+		r := 0.0 // with s5 = 0 the ratio is 0 (0/0 when s3 is 0 too)
+		if s5 != 0 {
 			r = math.Abs(h) * s5 / math.Sqrt((s5+0.01*s3)*float64(l))
 		}
 		worst = math.Max(worst, r)

@@ -374,7 +374,8 @@ func TestSolveOnDeviceErrors(t *testing.T) {
 // TestSolverReuseAcrossSizes: one Solver solving states of different
 // sizes in turn, an empty one twice among them, gives each time what a
 // fresh Solver gives, to the bit (its buffers are carved again when the
-// size changes, and an empty state needs none).
+// size changes, and an empty state needs none); on the device too, across
+// methods of other stage counts.
 func TestSolverReuseAcrossSizes(t *testing.T) {
 	field, _ := ewField(tensor.HostElementwise[float64](), math.Inf(1), 0, 0)
 	f := func(_ float64, y, dy []float64) error {
@@ -391,6 +392,35 @@ func TestSolverReuseAcrossSizes(t *testing.T) {
 			t.Fatal(err)
 		}
 		return out, st
+	}
+	// On the device: a solver reused across sizes and methods of other
+	// stage counts makes its buffers again for each.
+	dev := enginetest.NewParkingDevice(tensor.EngineFor[float64](tensor.Gonum(1)))
+	devF, _ := ewField(dev.Elementwise(), math.Inf(1), 0, 0)
+	devSolve := func(s *Solver[float64], n int) ([]float64, Stats) {
+		s.UseDevice(dev)
+		out := []*tensor.Tensor[float64]{tensor.New[float64](n), tensor.New[float64](n), tensor.New[float64](n)}
+		st, err := s.SolveTensorsEval(devF, tensor.FromSlice(initial[float64](n, false)), ts, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out[2].ReadData(), st
+	}
+	reusedDev, _ := NewSolver[float64](Options{})
+	for _, c := range []struct {
+		method string
+		n      int
+	}{{"dopri5", 6}, {"bosh3", 6}, {"dopri5", 6}, {"dopri5", 3}, {"tsit5", 5}} {
+		opt := Options{Method: c.method, RTol: 1e-6, ATol: 1e-8}
+		if err := reusedDev.Configure(opt); err != nil {
+			t.Fatal(err)
+		}
+		fresh, _ := NewSolver[float64](opt)
+		want, wantSt := devSolve(fresh, c.n)
+		got, st := devSolve(reusedDev, c.n)
+		if diff := cmp.Diff(want, got); diff != "" || st != wantSt {
+			t.Errorf("device, %s n=%d: a reused solver differs from a fresh one (stats %+v, %+v):\n%s", c.method, c.n, st, wantSt, diff)
+		}
 	}
 	for _, sizes := range [][]int{{6, 3, 0, 0, 6}, {0, 0, 4}} {
 		reused, err := NewSolver[float64](Options{RTol: 1e-6, ATol: 1e-8})
