@@ -414,20 +414,31 @@ func (a *adjoint[T]) piece(hi, lo anchor[T], k int) error {
 	st, err := w.solver.Solve(a.f, w.y, []float64{hi.t, lo.t}, w.out)
 	a.stats = a.stats.Add(st)
 	if err == nil {
-		// The drift holds the forward's error too: measured against the
-		// looser of the two solves' tolerances.
-		rtol := math.Max(a.bopt.RTol, a.p.solver.Options().RTol)
-		// A piece of a recovery (k = 0) is one step re-anchored at both
-		// ends: only the gross bound applies there.
-		if k == 0 {
-			rtol = math.Inf(1)
-		}
-		err = a.checkDrift(w.other[:n], lo.z, hi.z, hi.t, lo.t, rtol, a.bopt.ATol, math.Sqrt(norm2(w.y[n:2*n])), math.Sqrt(norm2(w.other[n:2*n])))
+		err = a.checkDrift(w.other[:n], lo.z, hi.z, hi.t, lo.t, a.driftRTol(k), a.bopt.ATol, math.Sqrt(norm2(w.y[n:2*n])), math.Sqrt(norm2(w.other[n:2*n])))
 	}
 	w.solver.OnStep = a.p.b.OnStep
+	return a.settle(err, recovery, hi, lo, func() { copy(w.y, w.other) })
+}
+
+// driftRTol returns the tolerance a backward piece's drift is measured
+// against: the looser of the backward's and the forward's (the drift holds
+// the forward's error too), or +Inf for a piece of a recovery (k = 0: one
+// step re-anchored at both ends, where only the gross bound applies).
+func (a *adjoint[T]) driftRTol(k int) float64 {
+	if k == 0 {
+		return math.Inf(1)
+	}
+	return math.Max(a.bopt.RTol, a.p.solver.Options().RTol)
+}
+
+// settle ends the backward piece from hi to lo whose solve and drift check
+// returned err: with none, accept takes the piece's end as the state to go
+// on from; a drift, an underflow or a non-finite state is recovered from
+// (recover) when recovery is allowed; any other error is returned.
+func (a *adjoint[T]) settle(err error, recovery bool, hi, lo anchor[T], accept func()) error {
 	switch {
 	case err == nil:
-		copy(w.y, w.other)
+		accept()
 		return nil
 	case recovery && (errors.Is(err, ErrAdjointDrift) || errors.Is(err, ErrStepUnderflow) || errors.Is(err, ErrNonFinite)):
 		a.p.b.stats.Recovered++

@@ -1,8 +1,6 @@
 package odeblock
 
 import (
-	"errors"
-	"fmt"
 	"math"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -157,27 +155,12 @@ func (a *adjoint[T]) devPiece(hi, lo anchor[T], k int) error {
 	st, err := w.solver.SolveTensorsEval(a.fT, d.y, []float64{hi.t, lo.t}, out)
 	a.stats = a.stats.Add(st)
 	if err == nil {
-		rtol := math.Max(a.bopt.RTol, a.p.solver.Options().RTol)
-		if k == 0 {
-			rtol = math.Inf(1)
-		}
 		a1 := math.Sqrt(d.ew.SumSquares(d.y.Slice(n, 2*n)))
 		a0 := math.Sqrt(d.ew.SumSquares(d.other.Slice(n, 2*n)))
-		err = a.devCheckDrift(d, lo, hi, rtol, a1, a0)
+		err = a.devCheckDrift(d, lo, hi, a.driftRTol(k), a1, a0)
 	}
 	w.solver.OnStep = a.p.b.OnStep
-	switch {
-	case err == nil:
-		d.ew.Copy(d.y, d.other)
-		return nil
-	case recovery && (errors.Is(err, ErrAdjointDrift) || errors.Is(err, ErrStepUnderflow) || errors.Is(err, ErrNonFinite)):
-		a.p.b.stats.Recovered++
-		if rerr := a.recover(hi, lo); rerr != nil {
-			return fmt.Errorf("%w (after %w)", rerr, err)
-		}
-		return nil
-	}
-	return err
+	return a.settle(err, recovery, hi, lo, func() { d.ew.Copy(d.y, d.other) })
 }
 
 // devCheckDrift is checkDrift on the device: the reconstruction

@@ -3,6 +3,7 @@ package integrate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/adamnode/adamnode/tensor"
@@ -169,24 +170,12 @@ func (s *Solver[T]) solveTensorsOnHost(y0 *tensor.Tensor[T], ts []float64, out [
 
 // setShape records the state's shape, dropping the views of another.
 func (d *devMode[T]) setShape(shape []int) {
-	if !sameInts(d.shape, shape) {
+	if !slices.Equal(d.shape, shape) {
 		d.shape = shape
 		clear(d.views)
 		clear(d.host)
 		d.shaped = nil
 	}
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // hostView returns a tensor over x (host memory), in the state's shape
@@ -246,25 +235,10 @@ func (s *Solver[T]) ensureDev(n int) {
 		d.shaped = nil
 		clear(d.views)
 		i := 0
-		next := func() []T {
-			b := d.bufs[i].HostMemory()
+		s.assign(func() []T {
 			i++
-			return b
-		}
-		s.k = make([][]T, stages)
-		for j := range s.k {
-			s.k[j] = next()
-		}
-		s.kd = s.kd[:0]
-		for range dense {
-			s.kd = append(s.kd, next())
-		}
-		s.kall = append(append(s.kall[:0], s.k...), s.kd...)
-		s.y, s.y1, s.tmp = next(), next(), next()
-		s.fnext = nil
-		if bufs > stages+3+dense {
-			s.fnext = next()
-		}
+			return d.bufs[i-1].HostMemory()
+		})
 		s.onDev, s.base, s.n = true, nil, n
 	}
 	s.kdAt = math.NaN()

@@ -390,11 +390,18 @@ func (s *Solver[T]) ensure(n int) {
 	if n > 0 {
 		s.base = &mem[0]
 	}
-	next := func() []T {
+	s.assign(func() []T {
 		b := mem[:n:n]
 		mem = mem[n:]
 		return b
-	}
+	})
+}
+
+// assign points the work buffers, in ensure's order — the stages, the
+// dense-output stages, y, y1, tmp and, for a method that does not reuse
+// its last stage, f at the step's end — at successive buffers from next.
+func (s *Solver[T]) assign(next func() []T) {
+	stages, dense := s.tb.Stages(), len(s.tb.DenseC)
 	if len(s.k) != stages {
 		s.k = make([][]T, stages)
 	}
@@ -409,7 +416,7 @@ func (s *Solver[T]) ensure(n int) {
 	s.kdAt = math.NaN()
 	s.y, s.y1, s.tmp = next(), next(), next()
 	s.fnext = nil
-	if bufs > stages+3+dense {
+	if s.SlabLen(1) > stages+3+dense {
 		s.fnext = next()
 	}
 }
