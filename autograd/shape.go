@@ -121,13 +121,19 @@ func Concat[T tensor.Float](axis int, xs ...Var[T]) Var[T] {
 	z := t.arena.get(dims...)
 	if t.ew != nil && outer == 1 {
 		t.ewConcat(z, xs, inner, ax)
-		e := t.newEntry("Concat")
-		t.setValue(e, z)
-		e.n[0] = ax
-		t.recordVariadic(e, concatRule[T]{}, xs)
-		return t.varOf(e)
+	} else {
+		concatInto(t, z.Data(), xs, outer, inner, dims[ax]*inner, ax)
 	}
-	zd, n := z.Data(), dims[ax]*inner
+	e := t.newEntry("Concat")
+	t.setValue(e, z)
+	e.n[0] = ax
+	t.recordVariadic(e, concatRule[T]{}, xs)
+	return t.varOf(e)
+}
+
+// concatInto copies the operands xs into zd, the flat [outer, n] result,
+// each operand's block of its rows after the last's.
+func concatInto[T tensor.Float](t *Tape[T], zd []T, xs []Var[T], outer, inner, n, ax int) {
 	at := 0
 	for _, xv := range xs {
 		x := t.entryAt(int(xv.i))
@@ -138,11 +144,6 @@ func Concat[T tensor.Float](axis int, xs ...Var[T]) Var[T] {
 		}
 		at += m
 	}
-	e := t.newEntry("Concat")
-	t.setValue(e, z)
-	e.n[0] = ax
-	t.recordVariadic(e, concatRule[T]{}, xs)
-	return t.varOf(e)
 }
 
 type concatRule[T tensor.Float] struct{}
@@ -196,14 +197,12 @@ func Narrow[T tensor.Float](x Var[T], axis, start, length int) Var[T] {
 	z := t.arena.get(dims...)
 	if t.ew != nil && outer == 1 {
 		t.ew.Copy(z, flatRange(xe.value, start*inner, (start+length)*inner))
-		e := t.record("Narrow", z, narrowRule[T]{}, xe, nil, nil)
-		e.n[0], e.n[1] = ax, start
-		return t.varOf(e)
-	}
-	zd, xd := z.Data(), xe.value.Data()
-	m := length * inner
-	for o := 0; o < outer; o++ {
-		copy(zd[o*m:(o+1)*m], xd[(o*n+start)*inner:(o*n+start)*inner+m])
+	} else {
+		zd, xd := z.Data(), xe.value.Data()
+		m := length * inner
+		for o := 0; o < outer; o++ {
+			copy(zd[o*m:(o+1)*m], xd[(o*n+start)*inner:(o*n+start)*inner+m])
+		}
 	}
 	e := t.record("Narrow", z, narrowRule[T]{}, xe, nil, nil)
 	e.n[0], e.n[1] = ax, start

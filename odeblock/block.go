@@ -456,8 +456,8 @@ func (b *Block[T]) dropStaleViews() {
 // the solver's.
 type deviceForwarder interface{ forwardOnDevice() bool }
 
-// forwardOnDevice sets the pass's solver's device mode and reports whether
-// the forward solve runs on the device: on an engine with an Elementwise,
+// forwardOnDevice reports whether the forward solve runs on the device,
+// setting the pass's solver's device mode when it does: on an engine with an Elementwise,
 // without gradients or with a strategy that allows it.
 func (p *pass[T]) forwardOnDevice(strat strategy[T]) bool {
 	ok := tensor.ElementwiseOf(p.eng) != nil
@@ -466,8 +466,7 @@ func (p *pass[T]) forwardOnDevice(strat strategy[T]) bool {
 		ok = ok && is && d.forwardOnDevice()
 	}
 	if !ok {
-		p.solver.UseDevice(nil)
-		return false
+		return false // SolveEval, the host's solve, whatever the device mode
 	}
 	p.solver.StepStatesOnDevice = p.b.OnStep == nil
 	return p.solver.UseDevice(p.eng)
