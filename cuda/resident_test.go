@@ -509,7 +509,7 @@ func TestMNISTStepCopies(t *testing.T) {
 		t.Errorf("a copy of %d bytes: as large as an activation of f (%d)", sites.largest, activation)
 	}
 	readers := []string{
-		"autograd.Concat[", "autograd.concatRule[", "autograd.narrowRule[", // the initial state, on the host
+		"autograd.Concat[", "autograd.concatInto[", "autograd.concatRule[", "autograd.narrowRule[", // the initial state, on the host
 		"autograd.SoftmaxCrossEntropy[", "autograd.softmaxCERule[", "autograd.Var[...].Item",
 		"autograd.conv2DTimeRule[...].backward", "autograd.(*Tape[...]).ewTimeFilterGrad", // f's filter gradients
 		"autograd.(*Tape[...]).sumPerChannel", // a bias gradient into the quadrature's buffer
