@@ -578,3 +578,39 @@ func (w elementwise[T]) ErrorNorm(e, y0, y1 *tensor.Tensor[T], atol, rtol T, par
 	}
 	return res.RMS, !res.NonFinite()
 }
+
+// ArgMaxAxis is tensor.ArgMaxer's: tensor.ArgMax of x along axis, computed
+// by the ArgMaxAxis kernel on x's device copy (x uploaded only when its
+// storage changed since its last upload), of which only the indices come
+// to the host (4 bytes each). An axis out of range or of size 0 panics
+// with a *tensor.ShapeError, as tensor.ArgMax does.
+func (w elementwise[T]) ArgMaxAxis(x *tensor.Tensor[T], axis int) []int {
+	xs := x.Shape()
+	ax := axis
+	if ax < 0 {
+		ax += len(xs)
+	}
+	if ax < 0 || ax >= len(xs) {
+		panic(shapeError("ArgMaxAxis", "axis %d out of range for shape %v", axis, xs))
+	}
+	if xs[ax] == 0 {
+		panic(shapeError("ArgMaxAxis", "empty axis %d of shape %v", ax, xs))
+	}
+	outer, inner := 1, 1
+	for _, d := range xs[:ax] {
+		outer *= d
+	}
+	for _, d := range xs[ax+1:] {
+		inner *= d
+	}
+	idx := make([]int, outer*inner)
+	if len(idx) == 0 {
+		return idx
+	}
+	b := w.b
+	b.lock()
+	defer b.unlock()
+	b.tick()
+	must(ArgMaxAxis(w.k, idx, dev(in(b, x), x), []int{outer, xs[ax], inner}, 1))
+	return idx
+}

@@ -352,11 +352,12 @@ const (
 	kAdamSums
 	kAdamCot
 	kChanSum
+	kArgMax
 	numKinds
 )
 
 var kindNames = [numKinds]string{"fill", "copy", "lincomb", "map", "mapbwd", "errnorm", "binary", "binbwd", "axisreduce", "sumparts", "sumfinal",
-	"adamfwd", "adambwd", "adamband", "adamsums", "adamcot", "chansum"}
+	"adamfwd", "adambwd", "adamband", "adamsums", "adamcot", "chansum", "argmax"}
 
 const (
 	kErrNormFinal = 2 * numKinds

@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"fmt"
+	"math"
+	"unsafe"
 
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -93,6 +95,79 @@ func MeanAxis[T tensor.Float](k *Kernels, dst, x Buffer[T], shape []int, axis in
 // bit. An axis of size 0 is an error.
 func MaxAxis[T tensor.Float](k *Kernels, dst, x Buffer[T], shape []int, axis int) error {
 	return axisReduce(k, "MaxAxis", 2, dst, x, shape, axis)
+}
+
+// argMaxChunk is the number of indices ArgMaxAxis computes a launch: as
+// many int32s as the error norms' records hold (their scratch memory).
+const argMaxChunk = 4 * maxParts * 8 / 4
+
+// ArgMaxAxis sets dst to tensor.ArgMax of x along axis, x row-major of
+// shape (any rank; a negative axis counts from the end) and dst on the
+// host, of x's length without the axis: for each position with axis
+// removed, the index along axis of its largest element, the first of
+// equal ones; a NaN is never larger, so only a NaN first along the axis
+// gives its index, 0. Exact: the CPU's indices. Computed on the device
+// (along axes of up to 256 elements one thread an index, in order; along
+// longer ones a block, in a tree that keeps the first of equals) into the
+// kernels' scratch memory, of which only the indices are copied to the
+// host, as int32, argMaxChunk a launch. An axis of size 0, or longer than
+// an int32 counts, is an error.
+func ArgMaxAxis[T tensor.Float](k *Kernels, dst []int, x Buffer[T], shape []int, axis int) error {
+	if len(shape) == 0 {
+		return fmt.Errorf("cuda: ArgMaxAxis: shape %v: no axis", shape)
+	}
+	if axis < 0 {
+		axis += len(shape)
+	}
+	if axis < 0 || axis >= len(shape) {
+		return fmt.Errorf("cuda: ArgMaxAxis: axis %d out of range for shape %v", axis, shape)
+	}
+	outer, inner := 1, 1
+	for i, d := range shape {
+		if d < 0 {
+			return fmt.Errorf("cuda: ArgMaxAxis: shape %v: a negative size", shape)
+		}
+		switch {
+		case i < axis:
+			outer *= d
+		case i > axis:
+			inner *= d
+		}
+	}
+	n := shape[axis]
+	switch {
+	case x.n != outer*n*inner || len(dst) != outer*inner:
+		return fmt.Errorf("cuda: ArgMaxAxis: lengths %d and %d for shape %v reduced over axis %d", x.n, len(dst), shape, axis)
+	case n == 0:
+		return fmt.Errorf("cuda: ArgMaxAxis: axis %d of size 0 (shape %v)", axis, shape)
+	case n > math.MaxInt32:
+		return fmt.Errorf("cuda: ArgMaxAxis: axis %d of %d elements, more than an int32 counts", axis, n)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	if err := k.enter(); err != nil {
+		return err
+	}
+	defer k.leave()
+	idx := make([]int32, min(len(dst), argMaxChunk))
+	for lo := 0; lo < len(dst); lo += argMaxChunk {
+		cnt := min(argMaxChunk, len(dst)-lo)
+		block, grid := uint64(0), k.gridFor(cnt)
+		if n > axisBlockMin {
+			block, grid = 1, max(1, min(cnt, blocksPerSM*k.sms))
+		}
+		if err := k.launch(kernelIndex[T](kArgMax), grid, uint64(k.norm), uint64(x.ptr), block, uint64(n), uint64(inner), uint64(lo), uint64(cnt)); err != nil {
+			return err
+		}
+		if err := k.libs.check("cuMemcpyDtoH_v2", k.libs.drv.cuMemcpyDtoH(unsafe.Pointer(&idx[0]), k.norm, uintptr(cnt*4))); err != nil {
+			return err
+		}
+		for i, v := range idx[:cnt] {
+			dst[lo+i] = int(v)
+		}
+	}
+	return nil
 }
 
 // sumParts is the number of blocks of a whole-buffer sum of n elements: a

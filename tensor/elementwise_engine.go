@@ -144,3 +144,33 @@ func ElementwiseOf[T Float](e Engine[T]) Elementwise[T] {
 	}
 	return nil
 }
+
+// ArgMaxer is implemented by an engine, or an engine's Elementwise, that
+// computes ArgMax where it keeps the tensors' values (package cuda's) and
+// copies only the indices to the host: a classifier's accuracy without
+// its class scores leaving the device.
+type ArgMaxer[T Float] interface {
+	// ArgMaxAxis returns ArgMax(x, axis): for each position of x with
+	// axis removed (row-major), the index along axis of its largest
+	// element, the first of equal ones; a NaN is never larger, so only a
+	// NaN first along the axis gives its index (0). An axis of size 0
+	// panics with a *ShapeError, as ArgMax does.
+	ArgMaxAxis(x *Tensor[T], axis int) []int
+}
+
+// ArgMaxOn returns ArgMax(x, axis), computed by e where e (or its
+// Elementwise) is an ArgMaxer and x's newest values are on e's device
+// (x.Storage().DeviceNewer()): only the indices are copied to the host,
+// not x. Otherwise, x's values being on the host or e having no ArgMaxer
+// (the CPU engines), it is ArgMax's on the host.
+func ArgMaxOn[T Float](e Engine[T], x *Tensor[T], axis int) []int {
+	if x.Storage().DeviceNewer() {
+		if a, ok := e.(ArgMaxer[T]); ok {
+			return a.ArgMaxAxis(x, axis)
+		}
+		if a, ok := ElementwiseOf(e).(ArgMaxer[T]); ok {
+			return a.ArgMaxAxis(x, axis)
+		}
+	}
+	return ArgMax(x, axis)
+}

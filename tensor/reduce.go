@@ -132,7 +132,9 @@ func (dst *Tensor[T]) SumAxis(x *Tensor[T], axis int) *Tensor[T] {
 
 // ArgMax returns, for each position of x with axis removed, the index of the
 // largest element along axis (the first one on ties). The result has x's shape
-// with axis removed, flattened in row-major order.
+// with axis removed, flattened in row-major order. A NaN is never larger
+// than the largest so far: a NaN first along the axis gives 0, a later one is
+// passed over. ArgMaxOn computes it where an engine keeps x.
 func ArgMax[T Float](x *Tensor[T], axis int) []int {
 	outer, n, inner, _ := axisLayout("ArgMax", x.shape, axis)
 	if n == 0 {

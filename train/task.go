@@ -117,7 +117,7 @@ func (c classifier[T]) Loss(tp *autograd.Tape[T], b *data.Batch) (Loss[T], error
 		return Loss[T]{}, err
 	}
 	return Loss[T]{Value: layers.SoftmaxCrossEntropy(logits, b.Labels), N: b.Len(),
-		Correct: countCorrect(logits.Value(), b.Labels)}, nil
+		Correct: countCorrect(tp.Engine(), logits.Value(), b.Labels)}, nil
 }
 
 // Evaluate runs the model over the test loader's batches i ≡ shard (mod

@@ -717,10 +717,12 @@ func castImages[T tensor.Float](tp *autograd.Tape[T], x *tensor.Tensor[float32])
 	return y
 }
 
-// countCorrect counts the rows of logits whose largest entry is at the label.
-func countCorrect[T tensor.Float](logits *tensor.Tensor[T], labels []int) int {
+// countCorrect counts the rows of logits whose largest entry is at the
+// label, with e's ArgMaxer where the logits are on e's device (only the
+// indices come to the host: tensor.ArgMaxOn).
+func countCorrect[T tensor.Float](e tensor.Engine[T], logits *tensor.Tensor[T], labels []int) int {
 	n := 0
-	for i, k := range tensor.ArgMax(logits, 1) {
+	for i, k := range tensor.ArgMaxOn(e, logits, 1) {
 		if k == labels[i] {
 			n++
 		}

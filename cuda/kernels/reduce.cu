@@ -98,6 +98,50 @@ __device__ static void reduce_first_max(double *v, double *ix, double mv, double
 		}                                                                                              \
 	}                                                                                                      \
                                                                                                                \
+	/* tensor.ArgMax along the axis of x, seen as [outer, n, inner], for the outputs             \
+	   out = lo, …, lo + cnt − 1: dst[out − lo] = the index k of the largest x[(o·n + k)·inner + i] \
+	   (out = o·inner + i), the first of equal ones; a NaN is never larger, so a NaN at k = 0 gives  \
+	   0 and a later one is passed over. With block = 0, one thread an output, k in order, as    \
+	   tensor.ArgMax; else one block an output, thread t taking k = t, t + NORM_THREADS, … (the    \
+	   first largest non-NaN of its share), then a tree keeping the smallest index of equals. */   \
+	__global__ void argmax_##S(int *__restrict__ dst, const T *__restrict__ x, int block, long long n,     \
+				   long long inner, long long lo, long long cnt) {                               \
+		__shared__ double sh[NORM_THREADS], shi[NORM_THREADS];                                         \
+		if (!block) {                                                                                  \
+			for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < cnt;             \
+			     j += (long long)gridDim.x * blockDim.x) {                                          \
+				long long out = lo + j;                                                        \
+				const T *p = x + out / inner * n * inner + out % inner;                        \
+				T m = p[0];                                                                    \
+				long long bi = 0;                                                              \
+				for (long long k = 1; k < n; k++) {                                            \
+					T v = p[k * inner];                                                    \
+					if (v > m) {                                                           \
+						m = v;                                                         \
+						bi = k;                                                        \
+					}                                                                      \
+				}                                                                              \
+				dst[j] = (int)bi;                                                              \
+			}                                                                                      \
+			return;                                                                                \
+		}                                                                                              \
+		for (long long j = blockIdx.x; j < cnt; j += gridDim.x) {                                      \
+			long long out = lo + j;                                                                \
+			const T *p = x + out / inner * n * inner + out % inner;                                \
+			double m = 0, mi = -1;                                                                 \
+			for (long long k = threadIdx.x; k < n; k += blockDim.x) {                              \
+				double v = (double)p[k * inner];                                               \
+				if (v == v && (mi < 0 || v > m)) {                                             \
+					m = v;                                                                 \
+					mi = (double)k;                                                        \
+				}                                                                              \
+			}                                                                                      \
+			reduce_first_max(sh, shi, m, mi);                                                      \
+			if (threadIdx.x == 0) dst[j] = p[0] != p[0] || shi[0] < 0 ? 0 : (int)shi[0];           \
+			__syncthreads();                                                                       \
+		}                                                                                              \
+	}                                                                                                      \
+                                                                                                               \
 	/* A bias's gradient, autograd's sumPerChannelInto: for x of [batch, C, inner],                  \
 	   dst[c] = (acc ? dst[c] : 0) + Σ_{b,i} x[(b·C + c)·inner + i]. With inner = 1 (a matrix's      \
 	   columns, tensor.AddColumnSums) one thread a column adds the rows in T in order, from dst[c]   \

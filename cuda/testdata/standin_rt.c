@@ -81,6 +81,20 @@ int cudaFree(void *ptr) {
 	return errInvalidValue;
 }
 
+// copies counts the copies between host and device (every one passes
+// through cudaMemcpy, the driver's cuMemcpy* too): the number and bytes
+// to the device, then to the host. Under mu.
+static unsigned long long copies[4];
+
+// standin_copies writes the counts of copies so far to out[0..3]: copies
+// to the device and their bytes, copies to the host and their bytes (a
+// test's view of all traffic, whoever asked for it).
+void standin_copies(unsigned long long *out) {
+	pthread_mutex_lock(&mu);
+	memcpy(out, copies, sizeof copies);
+	pthread_mutex_unlock(&mu);
+}
+
 // cudaMemcpy copies count bytes; kind 1 is host to device, 2 device to host,
 // 3 device to device. A pointer on the wrong side is an error.
 int cudaMemcpy(void *dst, const void *src, size_t count, int kind) {
@@ -93,6 +107,10 @@ int cudaMemcpy(void *dst, const void *src, size_t count, int kind) {
 	case 3: good = standin_device(src, count) && standin_device(dst, count); break;
 	}
 	if (good) memcpy(dst, src, count);
+	if (good && kind != 3) {
+		copies[kind == 1 ? 0 : 2]++;
+		copies[kind == 1 ? 1 : 3] += count;
+	}
 	standin_leave();
 	return good ? ok : errInvalidDirection;
 }
