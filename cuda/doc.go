@@ -84,7 +84,8 @@
 //     MaxDims dimensions; BinaryBackward, the gradient of either operand,
 //     summed over what it is broadcast along.
 //   - SumAxis, MeanAxis, MaxAxis along an axis of up to MaxDims
-//     dimensions; ChannelSums, a bias's gradient as autograd forms it;
+//     dimensions; ArgMaxAxis, tensor.ArgMax's indices along an axis of
+//     any rank, of which only the indices are copied to the host; ChannelSums, a bias's gradient as autograd forms it;
 //     Sum, SumSquares, Dot of whole buffers into one element on the
 //     device.
 //   - ErrorNorm, the RMS of e/(atol + rtol·max(|y0|, |y1|)), and
@@ -105,7 +106,8 @@
 // the exact maps (ReLU, Sqrt, Square, Neg, Abs, LeakyReLU, Hardtanh,
 // Clamp, Scale, AddScalar) and every backward map but softplus's, sin's,
 // cos's and pow's (and, in float32, tanh's and sigmoid's); Binary and BinaryBackward (autograd's
-// broadcast rule, the gradient's terms added in its order); MaxAxis;
+// broadcast rule, the gradient's terms added in its order); MaxAxis and
+// ArgMaxAxis;
 // ErrorNorm's ratios; AdamRHS, AdamRHSBackward and AdamBand with
 // AdamScaleSqrt, and AdamCotangent. The transcendental maps are CUDA's (float32 tanhf, expf, log1pf within 2
 // ulps, logf 1; float64 likewise), within a few ulps of the tensor

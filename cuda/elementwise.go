@@ -32,6 +32,8 @@ import (
 // SumPerChannel is ChannelSums; Sum, SumSquares and Dot round the float64
 // sum to T once on the device and copy that element to the host; ErrorNorm
 // is ErrorNorm or MixedErrorNorm (MaxNormParts parts a call, combined).
+// It is also a tensor.ArgMaxer: ArgMaxAxis is ArgMaxAxis, which
+// tensor.ArgMaxOn calls.
 // Shapes are checked before anything runs, as the tensor methods check
 // them: a misfit panics with a *tensor.ShapeError naming cuda's method and
 // the shapes. A failed kernel panics with its error.
