@@ -1,6 +1,8 @@
 package odeblock
 
 import (
+	"fmt"
+
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/odeblock/internal/integrate"
 	"github.com/adamnode/adamnode/tensor"
@@ -51,8 +53,40 @@ func (r *backprop[T]) forward() (integrate.EvalFunc[T], func(StepInfo[T]) error)
 
 func (r *backprop[T]) eval(kind integrate.EvalKind, stage int, t float64, y, dy []T) (err error) {
 	defer recoverUnlisted(&err)
-	st := r.newStageTape(t, y)
+	st := r.takeStageTape()
+	copy(st.y.Data(), y)
+	r.recordStageTape(st, t)
 	copy(dy, st.out.Value().Data())
+	r.file(kind, stage, st)
+	return nil
+}
+
+// forwardOnDevice: Backprop's forward solve may run on a device, its
+// stage tapes recording there (forwardTensors).
+func (r *backprop[T]) forwardOnDevice() bool { return true }
+
+// forwardTensors is eval on the device: the stage's input is copied into
+// its tape's buffer, and the dynamics' value into dy, by the engine.
+func (r *backprop[T]) forwardTensors() integrate.TensorEvalFunc[T] {
+	return func(kind integrate.EvalKind, stage int, t float64, y, dy *tensor.Tensor[T]) (err error) {
+		defer recoverUnlisted(&err)
+		st := r.takeStageTape()
+		r.p.dev.Copy(st.y, y)
+		r.recordStageTape(st, t)
+		if out := st.out.Value(); out.Len() != dy.Len() {
+			r.putStageTape(st)
+			return fmt.Errorf("odeblock: dynamics returned shape %v for a state of shape %v", out.Shape(), r.p.shape)
+		}
+		r.p.dev.Copy(dy, st.out.Value())
+		r.file(kind, stage, st)
+		return nil
+	}
+}
+
+// file keeps the stage tape st of an evaluation of the given kind: as a
+// stage of the step being tried, as the next step's first, or not at all
+// (a probe).
+func (r *backprop[T]) file(kind integrate.EvalKind, stage int, st *stageTape[T]) {
 	switch kind {
 	case integrate.EvalProbe:
 		r.putStageTape(st)
@@ -64,7 +98,6 @@ func (r *backprop[T]) eval(kind integrate.EvalKind, stage int, t float64, y, dy 
 	default: // the first stage of the next step (any former one is a step's last stage)
 		r.stage0 = st
 	}
-	return nil
 }
 
 func (r *backprop[T]) onStep(si StepInfo[T]) error {
@@ -120,21 +153,26 @@ func (r *backprop[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error)
 	})
 }
 
-// newStageTape records the dynamics at (t, y) on a tape of its own, y
-// copied. The tapes come from the Block's pool, so that a training loop
-// records every pass on the tapes (and buffers) of the one before.
-func (r *backprop[T]) newStageTape(t float64, y []T) *stageTape[T] {
-	p, b := r.p, r.p.b
-	st := b.pools.takeStageTape(p.eng, p.shape)
+// takeStageTape returns a stage tape from the Block's pool, so that a
+// training loop records every pass on the tapes (and buffers) of the one
+// before; its input buffer is for the caller to fill.
+func (r *backprop[T]) takeStageTape() *stageTape[T] {
+	p := r.p
+	st := p.b.pools.takeStageTape(p.eng, p.shape)
 	st.free = false
 	r.taken++
-	copy(st.y.Data(), y)
+	return st
+}
+
+// recordStageTape records the dynamics at time t on st, whose input is
+// set.
+func (r *backprop[T]) recordStageTape(st *stageTape[T], t float64) {
+	p := r.p
 	if p.pgrads != nil {
 		st.tp.RedirectParams(p.params, p.pgrads)
 	}
 	st.in = st.tp.Input(st.y)
-	st.out = b.Dynamics.Eval(st.tp, t, st.in)
-	return st
+	st.out = p.b.Dynamics.Eval(st.tp, t, st.in)
 }
 
 // putStageTape gives a stage tape back to the Block's pool (once: with FSAL

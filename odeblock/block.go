@@ -235,6 +235,12 @@ type pass[T tensor.Float] struct {
 	nextOut int // the first output time after the logged steps
 	pgrads  []*tensor.Tensor[T]
 	kv      [][]T // stage values, reused
+
+	// dev is the engine's Elementwise when the forward solve runs on the
+	// device (forwardOnDevice): the discrete modes then keep their states
+	// in its memory and take their backward pass there.
+	dev tensor.Elementwise[T]
+	kt  []*tensor.Tensor[T] // stage values on the device, reused
 }
 
 // mode returns the block's gradient mode.
@@ -288,21 +294,27 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 	}
 	s := p.solver
 	p.traj = tp.Scratch(len(ts), p.n) // every row is written by the solve
-	outs := make([][]T, len(ts))
-	for i := range outs {
-		outs[i] = p.traj.Slice(i, i+1).Data()
-	}
-	f, hook := p.evaluator(), (func(StepInfo[T]) error)(nil)
 	if tp.NoGrad() {
 		strat = nil // no gradients: nothing to keep
-	} else {
+	}
+	onDevice := p.forwardOnDevice(strat) // before strat.forward, which reads p.dev
+	f, hook := p.evaluator(), (func(StepInfo[T]) error)(nil)
+	if strat != nil {
 		f, hook = strat.forward()
 	}
 	s.OnStep = chainHooks(hook, b.OnStep)
 	var st Stats
-	if p.forwardOnDevice(strat) {
-		st, err = p.solveOnDevice(z0.Value())
+	if onDevice {
+		ft := p.tensorEvaluator()
+		if tf, ok := strat.(tensorForwarder[T]); ok {
+			ft = tf.forwardTensors()
+		}
+		st, err = p.solveOnDevice(ft, z0.Value())
 	} else {
+		outs := make([][]T, len(ts))
+		for i := range outs {
+			outs[i] = p.traj.Slice(i, i+1).Data()
+		}
 		st, err = s.SolveEval(f, z0.Value().Data(), ts, outs)
 	}
 	s.OnStep = nil // the kept solver must not keep this pass alive
@@ -379,14 +391,7 @@ func (p *pass[T]) node(z0 autograd.Var[T], strat strategy[T], mode GradMode, tra
 		if strat == nil {
 			return nil, fmt.Errorf("odeblock: the block's forward pass was recorded without gradients (Tape.NoGrad): it kept nothing to differentiate")
 		}
-		g := p.tp.Scratch(len(p.ts), p.n)
-		if traj {
-			g.Copy(gy)
-		} else {
-			last := (len(p.ts) - 1) * p.n
-			clear(g.Data()[:last])
-			copy(g.Data()[last:], gy.Data())
-		}
+		g := p.gradients(gy, traj)
 		grads, err := strat.backward(g)
 		bs := p.b.stats
 		bs.Forward = Stats{}
@@ -394,6 +399,29 @@ func (p *pass[T]) node(z0 autograd.Var[T], strat strategy[T], mode GradMode, tra
 		return grads, err
 	}
 	return autograd.CustomDiff("ODEBlock", value, backward, p.backwardOps(z0, strat, mode, traj), inputs...)
+}
+
+// gradients returns ∂L/∂z at every output time, [len(Times), n], from
+// the node's output gradient gy (of the last row only unless traj): on a
+// device, formed there.
+func (p *pass[T]) gradients(gy *tensor.Tensor[T], traj bool) *tensor.Tensor[T] {
+	g := p.tp.Scratch(len(p.ts), p.n)
+	last := len(p.ts) - 1
+	switch {
+	case p.dev != nil && traj:
+		p.dev.Copy(g, gy)
+	case p.dev != nil:
+		if last > 0 {
+			p.dev.Fill(g.Slice(0, last), 0)
+		}
+		p.dev.Copy(g.Slice(last, last+1), gy)
+	case traj:
+		g.Copy(gy)
+	default:
+		clear(g.Data()[:last*p.n])
+		copy(g.Data()[last*p.n:], gy.ReadData())
+	}
+	return g
 }
 
 // chainHooks returns a step hook calling first, then then (either may be
@@ -456,6 +484,13 @@ func (b *Block[T]) dropStaleViews() {
 // the solver's.
 type deviceForwarder interface{ forwardOnDevice() bool }
 
+// tensorForwarder is a deviceForwarder whose forward solve on the device
+// evaluates forwardTensors (the others evaluate the dynamics without
+// gradients, pass.tensorEvaluator).
+type tensorForwarder[T tensor.Float] interface {
+	forwardTensors() integrate.TensorEvalFunc[T]
+}
+
 // forwardOnDevice reports whether the forward solve runs on the device,
 // setting the pass's solver's device mode when it does: on an engine with an Elementwise,
 // without gradients or with a strategy that allows it.
@@ -469,12 +504,16 @@ func (p *pass[T]) forwardOnDevice(strat strategy[T]) bool {
 		return false // SolveEval, the host's solve, whatever the device mode
 	}
 	p.solver.StepStatesOnDevice = p.b.OnStep == nil
-	return p.solver.UseDevice(p.eng)
+	if !p.solver.UseDevice(p.eng) {
+		return false
+	}
+	p.dev = tensor.ElementwiseOf(p.eng)
+	return true
 }
 
-// solveOnDevice is the forward solve on the device: the outputs are the
-// rows of p.traj, written there by the engine.
-func (p *pass[T]) solveOnDevice(z0 *tensor.Tensor[T]) (Stats, error) {
+// solveOnDevice is the forward solve on the device, evaluating f: the
+// outputs are the rows of p.traj, written there by the engine.
+func (p *pass[T]) solveOnDevice(f integrate.TensorEvalFunc[T], z0 *tensor.Tensor[T]) (Stats, error) {
 	// The trajectory whole on the device first: its rows are then written
 	// into its copy in place.
 	tensor.ElementwiseOf(p.eng).Fill(p.traj, 0)
@@ -482,7 +521,7 @@ func (p *pass[T]) solveOnDevice(z0 *tensor.Tensor[T]) (Stats, error) {
 	for i := range outs {
 		outs[i] = p.traj.Slice(i, i+1).Reshape(p.shape...)
 	}
-	return p.solver.SolveTensorsEval(p.tensorEvaluator(), z0, p.ts, outs)
+	return p.solver.SolveTensorsEval(f, z0, p.ts, outs)
 }
 
 // tensorEvaluator is evaluator on tensors, for a solve on the device: the

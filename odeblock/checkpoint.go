@@ -29,11 +29,15 @@ type checkpoint[T tensor.Float] struct {
 
 func (c *checkpoint[T]) stepEnds() bool { return !outputsInside(c.p.b.Solver) }
 
+// forwardOnDevice: Checkpoint's forward solve may run on a device, the
+// steps' states kept in its memory.
+func (c *checkpoint[T]) forwardOnDevice() bool { return true }
+
 func (c *checkpoint[T]) forward() (integrate.EvalFunc[T], func(StepInfo[T]) error) {
 	c.p.startParamGrads()
 	return c.p.evaluator(), func(si StepInfo[T]) error {
 		if sp := c.p.logStep(si); sp != nil {
-			sp.y0 = c.p.takeState(si.Y0)
+			c.p.keepStart(sp, si)
 		}
 		return nil
 	}
@@ -48,7 +52,13 @@ func (c *checkpoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], erro
 	tapes := p.restageTapes(p.solver.Tableau().Stages())
 	return p.stepsBackward(g, func(j int, need []bool) ([]*stageTape[T], int, error) {
 		sp := &p.steps[j]
-		nfe, err := p.restage(sp, sp.y0, tapes, need)
+		var nfe int
+		var err error
+		if p.dev != nil {
+			nfe, err = p.restageOn(sp, sp.y0On, tapes, need)
+		} else {
+			nfe, err = p.restage(sp, sp.y0, tapes, need)
+		}
 		return tapes, nfe, err
 	})
 }
@@ -56,12 +66,7 @@ func (c *checkpoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], erro
 // putStates gives the steps' states back to the Block's pool, keeping no
 // more than this pass used.
 func (c *checkpoint[T]) putStates() {
-	pools, steps := &c.p.b.pools, c.p.steps
-	for i := range steps {
-		if steps[i].y0 != nil {
-			pools.putState(steps[i].y0)
-			steps[i].y0 = nil
-		}
-	}
-	pools.trimStates(len(steps))
+	c.p.putStarts()
+	c.p.b.pools.trimStates(len(c.p.steps))
+	c.p.b.pools.trimStatesOn(len(c.p.steps))
 }

@@ -3,6 +3,7 @@ package odeblock_test
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -31,9 +32,9 @@ func (f seesDevice) ForwardT(tp *autograd.Tape[float64], t float64, h autograd.V
 // TestBlockOnDevice: on a device engine (the parking fake, whose host
 // memory holds NaN wherever the device holds newer values), every family
 // in every gradient mode gives the CPU engine's trajectory and gradients;
-// in the Adjoint mode and without gradients the forward solve runs on the
-// device (NODE's field is handed the solver's device buffers), in the
-// others and in Interpolated on the host; the Adjoint mode's backward solve
+// in every mode but Interpolated, and without gradients, the forward
+// solve runs on the device (NODE's field is handed the solver's device
+// buffers), in Interpolated on the host; the Adjoint mode's backward solve
 // runs there too (every family's field but SONODE's, whose input the host
 // joins, is handed device values).
 func TestBlockOnDevice(t *testing.T) {
@@ -88,8 +89,9 @@ func TestBlockOnDevice(t *testing.T) {
 						t.Errorf("gradients (-cpu +device):\n%s", diff)
 					}
 					adjoint := mode == (odeblock.Adjoint{})
-					if name == "node" && fwdOnDev != adjoint {
-						t.Errorf("the forward solve on the device: %v, want %v", fwdOnDev, adjoint)
+					_, interpolated := mode.(odeblock.Interpolated)
+					if name == "node" && fwdOnDev == interpolated {
+						t.Errorf("the forward solve on the device: %v, want %v", fwdOnDev, !interpolated)
 					}
 					// SONODE's field is handed [h, u] joined on the host.
 					if adjoint && !noGrad && name != "sonode" && !bwdOnDev {
@@ -153,5 +155,100 @@ func TestAdjointDriftOnDevice(t *testing.T) {
 	}
 	if _, _, err := grads(dev, odeblock.Adjoint{MaxDrift: -1}); err != nil {
 		t.Errorf("the check off on the device: %v", err)
+	}
+}
+
+// ewFamily is a family whose field is elementwise only, f(t, h) =
+// w ⊙ tanh(h) + t·b (its ops all the engine's Elementwise), so that a
+// device engine (the parking fake, whose GEMM is the host's) computes all
+// of it in its memory.
+func ewFamily(name string, seed uint64) family {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	x := autograd.NewParam("x", tensor.RandN[float64](rng, 0, 1, batch, width))
+	m0 := autograd.NewParam("m0", tensor.RandN[float64](rng, 0, 0.5, batch, width))
+	w := autograd.NewParam("w", tensor.RandN[float64](rng, 0, 0.7, width))
+	bias := autograd.NewParam("b", tensor.RandN[float64](rng, 0, 0.7, width))
+	field := odeblock.FieldFunc([]*autograd.Param[float64]{w, bias}, func(tp *autograd.Tape[float64], t float64, h autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.Add(autograd.Mul(autograd.Tanh(h), tp.Param(w)), autograd.Scale(tp.Param(bias), t))
+	})
+	f := family{name: name, inputs: []*autograd.Param[float64]{x, m0}}
+	switch name {
+	case "node":
+		f.dyn = &odeblock.NODE[float64]{F: field}
+		f.inputs = f.inputs[:1]
+		f.state = func(tp *autograd.Tape[float64]) autograd.Var[float64] { return tp.Param(x) }
+	case "hbnode":
+		f.dyn = odeblock.NewHBNODE[float64](field, -1)
+		f.state = func(tp *autograd.Tape[float64]) autograd.Var[float64] { return odeblock.Stack(tp.Param(x), tp.Param(m0)) }
+	case "adamnode":
+		f.dyn = odeblock.NewAdamNODE[float64](field, -1, 1, odeblock.ScaleSqrt)
+		f.state = func(tp *autograd.Tape[float64]) autograd.Var[float64] {
+			m := tp.Param(m0)
+			return odeblock.Stack(tp.Param(x), m, autograd.AddConst(autograd.Square(m), 0.5))
+		}
+	}
+	dyn, ins := f.dyn, f.inputs
+	f.params = func() []*autograd.Param[float64] {
+		return append(append([]*autograd.Param[float64]{}, ins...), dyn.Params()...)
+	}
+	return f
+}
+
+// TestDiscreteModesOnDevice: Backprop, Checkpoint and Recursive (with a
+// budget below the steps, so that states are recomputed) on a device (the
+// parking fake) give the CPU engine's trajectory and gradients, with
+// output times inside steps (dopri5) and at step ends (rk4), and, with a
+// field the device computes whole, their backward pass copies nothing of
+// the state to the host: the step adjoint's sums, the recomputed steps and
+// the stage tapes stay on the device.
+func TestDiscreteModesOnDevice(t *testing.T) {
+	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
+	dev := enginetest.NewParkingDevice(cpu)
+	solvers := map[string]odeblock.Options{
+		"dopri5": {RTol: 1e-7, ATol: 1e-7},
+		"rk4":    {Method: "rk4", Step: 0.1},
+	}
+	for _, mode := range []odeblock.GradMode{odeblock.Backprop{}, odeblock.Checkpoint{}, odeblock.Recursive{Budget: 2}} {
+		for _, name := range []string{"node", "hbnode", "adamnode"} {
+			for sname, solver := range solvers {
+				t.Run(fmt.Sprintf("%v/%s/%s", mode, name, sname), func(t *testing.T) {
+					run := func(e tensor.Engine[float64]) (traj, grads []float64, steps, synced int) {
+						f := ewFamily(name, 3)
+						b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 0.25, 0.5, 1.05}, Mode: mode, Solver: solver}
+						tp := autograd.NewTape(e)
+						z, err := b.Trajectory(tp, f.state(tp))
+						if err != nil {
+							t.Fatal(err)
+						}
+						l := autograd.Mean(autograd.Square(z))
+						dev.Reset()
+						if err := tp.Backward(l); err != nil {
+							t.Fatal(err)
+						}
+						_, synced = dev.Syncs()
+						traj = append(traj, z.Value().ReadData()...)
+						for _, p := range f.params() {
+							grads = append(grads, p.Grad.ReadData()...)
+						}
+						return traj, grads, b.Stats().Forward.Accepted, synced
+					}
+					wantTraj, wantGrads, _, _ := run(cpu)
+					gotTraj, gotGrads, steps, synced := run(dev)
+					approx := cmpopts.EquateApprox(1e-9, 1e-12)
+					if diff := cmp.Diff(wantTraj, gotTraj, approx); diff != "" {
+						t.Errorf("trajectory (-cpu +device):\n%s", diff)
+					}
+					if diff := cmp.Diff(wantGrads, gotGrads, approx); diff != "" {
+						t.Errorf("gradients (-cpu +device):\n%s", diff)
+					}
+					if mode == (odeblock.Recursive{Budget: 2}) && steps <= 2 {
+						t.Errorf("%d steps: the budget of 2 recomputes nothing", steps)
+					}
+					if synced >= batch*width {
+						t.Errorf("the backward pass over %d steps copied %d elements to the host, as many as a batch's %d", steps, synced, batch*width)
+					}
+				})
+			}
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 type passPools[T tensor.Float] struct {
 	stages   []*stageTape[T]
 	states   [][]T
+	statesOn []*tensor.Tensor[T] // states kept in a device's memory
 	restaged []*stageTape[T]
 	logSteps []integrate.DenseStep[T]
 }
@@ -76,6 +77,36 @@ func (q *passPools[T]) trimStates(n int) {
 	n = min(n, len(q.states))
 	clear(q.states[n:])
 	q.states = q.states[:n]
+}
+
+// takeStateOn returns a copy of y, made by ew, in a pooled tensor of the
+// shape (others are dropped), or a new one: a state kept in the device's
+// memory.
+func (q *passPools[T]) takeStateOn(ew tensor.Elementwise[T], y *tensor.Tensor[T], shape []int) *tensor.Tensor[T] {
+	var buf *tensor.Tensor[T]
+	for buf == nil && len(q.statesOn) > 0 {
+		last := len(q.statesOn) - 1
+		if b := q.statesOn[last]; b.HasShape(shape...) {
+			buf = b
+		}
+		q.statesOn[last] = nil
+		q.statesOn = q.statesOn[:last]
+	}
+	if buf == nil {
+		buf = tensor.New[T](shape...)
+	}
+	ew.Copy(buf, y)
+	return buf
+}
+
+// putStateOn pools the device state y.
+func (q *passPools[T]) putStateOn(y *tensor.Tensor[T]) { q.statesOn = append(q.statesOn, y) }
+
+// trimStatesOn keeps at most n pooled device states.
+func (q *passPools[T]) trimStatesOn(n int) {
+	n = min(n, len(q.statesOn))
+	clear(q.statesOn[n:])
+	q.statesOn = q.statesOn[:n]
 }
 
 // restageTapes returns s stage tapes on eng with input buffers of the

@@ -66,23 +66,32 @@ func (m Recursive) strategy64(p *pass[float64]) strategy[float64] {
 type recursive[T tensor.Float] struct {
 	p      *pass[T]
 	budget int
-	kept   []kept[T] // the states kept, by step index, increasing
-	spare  [][]T     // state buffers not in use
-	// The re-advancing stepper's buffers: the state, its stages, the
-	// stage input and the next state.
-	cur, tmp, next []T
-	k              [][]T
-	most           int // the most states kept at once
+	v      vecs[T]
+	kept   []kept[T]           // the states kept, by step index, increasing
+	spare  []*tensor.Tensor[T] // state buffers not in use
+	// The re-advancing stepper's buffers, in the state's shape: the state,
+	// its stages, the stage input and the next state; kh the stages' host
+	// memory for the host's stepper.
+	cur, tmp, next *tensor.Tensor[T]
+	k              []*tensor.Tensor[T]
+	kh             [][]T
+	evalOn         integrate.TensorEvalFunc[T] // the forward's evaluators, on the device
+	eval           integrate.EvalFunc[T]       // and on the host
+	most           int                         // the most states kept at once
 }
 
 // kept is the state at the start of step i.
 type kept[T tensor.Float] struct {
 	i int
-	z []T
+	z *tensor.Tensor[T]
 }
 
 func (r *recursive[T]) stepEnds() bool { return !outputsInside(r.p.b.Solver) }
 func (r *recursive[T]) abort()         { r.putStates() }
+
+// forwardOnDevice: Recursive's forward solve may run on a device, the
+// states it keeps, and those its backward pass recomputes, in its memory.
+func (r *recursive[T]) forwardOnDevice() bool { return true }
 
 // forward keeps the state at the start of each step while the steps fit
 // the budget: a solve of at most Budget steps needs no recomputation. Past
@@ -94,7 +103,7 @@ func (r *recursive[T]) forward() (integrate.EvalFunc[T], func(StepInfo[T]) error
 		switch j := len(r.p.steps) - 1; {
 		case sp == nil || j == 0: // z0 is the trajectory's first row
 		case j < r.budget:
-			sp.y0 = r.p.takeState(si.Y0)
+			r.p.keepStart(sp, si)
 		case j == r.budget:
 			r.putStates()
 		}
@@ -103,51 +112,61 @@ func (r *recursive[T]) forward() (integrate.EvalFunc[T], func(StepInfo[T]) error
 }
 
 // putStates gives the states the forward kept back to the Block's pool.
-func (r *recursive[T]) putStates() {
-	for i := range r.p.steps {
-		if y := r.p.steps[i].y0; y != nil {
-			r.p.b.pools.putState(y)
-			r.p.steps[i].y0 = nil
-		}
-	}
-}
+func (r *recursive[T]) putStates() { r.p.putStarts() }
 
 func (r *recursive[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
 	p := r.p
+	r.v = vecs[T]{ew: p.dev}
 	tb := p.solver.Tableau()
 	tapes := p.restageTapes(tb.Stages())
 	r.cur, r.tmp, r.next = r.buffer(), r.buffer(), r.buffer()
-	r.k = make([][]T, tb.Stages())
+	r.k, r.kh = make([]*tensor.Tensor[T], tb.Stages()), nil
+	if p.dev != nil {
+		r.evalOn = p.tensorEvaluator()
+	} else {
+		r.eval = p.evaluator()
+	}
 	for i := range r.k {
 		r.k[i] = r.buffer()
 	}
-	r.kept = append(r.kept[:0], kept[T]{i: 0, z: p.traj.Slice(0, 1).Data()}) // z0
-	for j := 1; j < len(p.steps) && p.steps[j].y0 != nil; j++ {
-		r.kept = append(r.kept, kept[T]{i: j, z: p.steps[j].y0}) // kept by the forward
+	r.kept = append(r.kept[:0], kept[T]{i: 0, z: p.traj.Slice(0, 1).Reshape(p.shape...)}) // z0
+	for j := 1; j < len(p.steps); j++ {                                                   // kept by the forward
+		z := p.steps[j].y0On
+		if y0 := p.steps[j].y0; y0 != nil {
+			z = tensor.FromSlice(y0, p.shape...)
+		}
+		if z == nil {
+			break
+		}
+		r.kept = append(r.kept, kept[T]{i: j, z: z})
 	}
 	r.most = len(r.kept)
 	defer r.putStates()
-	eval := p.evaluator()
 	grads, err := p.stepsBackward(g, func(j int, need []bool) ([]*stageTape[T], int, error) {
-		y, nfe, err := r.stateAt(j, eval)
+		y, nfe, err := r.stateAt(j)
 		if err != nil {
 			return nil, nfe, err
 		}
-		n, err := p.restage(&p.steps[j], y, tapes, need)
+		var n int
+		if p.dev != nil {
+			n, err = p.restageOn(&p.steps[j], y, tapes, need)
+		} else {
+			n, err = p.restage(&p.steps[j], y.ReadData(), tapes, need)
+		}
 		return tapes, nfe + n, err
 	})
 	p.b.stats.Stored = r.most
 	return grads, err
 }
 
-// buffer returns a state-sized buffer for this backward pass.
-func (r *recursive[T]) buffer() []T { return r.p.tp.Scratch(r.p.n).Data() }
+// buffer returns a buffer of the state's shape for this backward pass.
+func (r *recursive[T]) buffer() *tensor.Tensor[T] { return r.p.tp.Scratch(r.p.shape...) }
 
 // stateAt returns the state at the start of step j, the steps after j
 // having been pulled back: from the latest state kept at or before j,
 // re-advanced to j, keeping states on the way where the binomial schedule
 // puts them while the budget allows. It returns the evaluations taken.
-func (r *recursive[T]) stateAt(j int, eval integrate.EvalFunc[T]) (y []T, nfe int, err error) {
+func (r *recursive[T]) stateAt(j int) (y *tensor.Tensor[T], nfe int, err error) {
 	for last := len(r.kept) - 1; r.kept[last].i > j; last-- {
 		r.spare = append(r.spare, r.kept[last].z)
 		r.kept = r.kept[:last]
@@ -156,14 +175,14 @@ func (r *recursive[T]) stateAt(j int, eval integrate.EvalFunc[T]) (y []T, nfe in
 	if from.i == j {
 		return from.z, 0, nil
 	}
-	copy(r.cur, from.z)
+	r.v.copy(r.cur, from.z)
 	for i := from.i; i < j; {
 		to := j
 		free := r.budget - len(r.kept)
 		if free > 0 {
 			to = i + revolveSplit(j+1-i, free)
 		}
-		n, err := r.advance(i, to, eval)
+		n, err := r.advance(i, to)
 		nfe += n
 		if err != nil {
 			return nil, nfe, err
@@ -171,13 +190,13 @@ func (r *recursive[T]) stateAt(j int, eval integrate.EvalFunc[T]) (y []T, nfe in
 		i = to
 		if i < j { // keep it: the steps from it on are pulled back first
 			z := r.spare
-			var buf []T
+			var buf *tensor.Tensor[T]
 			if len(z) > 0 {
 				buf, r.spare = z[len(z)-1], z[:len(z)-1]
 			} else {
 				buf = r.buffer()
 			}
-			copy(buf, r.cur)
+			r.v.copy(buf, r.cur)
 			r.kept = append(r.kept, kept[T]{i: i, z: buf})
 			r.most = max(r.most, len(r.kept))
 		}
@@ -187,24 +206,54 @@ func (r *recursive[T]) stateAt(j int, eval integrate.EvalFunc[T]) (y []T, nfe in
 
 // advance re-takes the accepted steps from, …, to−1 from the state in
 // r.cur, leaving the state at the start of step to there, with the shared
-// stepper and the forward's evaluator: the states are the forward's to
-// the bit.
-func (r *recursive[T]) advance(from, to int, eval integrate.EvalFunc[T]) (nfe int, err error) {
-	tb := r.p.solver.Tableau()
-	in := func(int) []T { return r.tmp }
+// stepper and the forward's evaluator (on the device, its stage sums and
+// evaluator there): the states are the forward's to the bit.
+func (r *recursive[T]) advance(from, to int) (nfe int, err error) {
 	for q := from; q < to; q++ {
 		g := r.p.steps[q].geom
-		err := integrate.RKStages(r.p.solver.Combiner(), tb, g, r.cur, r.k, 0, tb.Stages(), in, func(i int, t float64, y []T) error {
-			nfe++
-			return eval(integrate.EvalStage, i, t, y, r.k[i])
-		})
+		n, err := r.step(g)
+		nfe += n
 		if err != nil {
 			return nfe, fmt.Errorf("odeblock: recomputing the step at t=%g: %w", g.Start(), err)
 		}
-		integrate.RKSolution(r.p.solver.Combiner(), tb, g.Size(), r.cur, r.next, r.tmp, r.k)
 		r.cur, r.next = r.next, r.cur
 	}
 	return nfe, nil
+}
+
+// step takes the step g from r.cur into r.next.
+func (r *recursive[T]) step(g integrate.StepGeom) (nfe int, err error) {
+	p := r.p
+	tb := p.solver.Tableau()
+	if p.dev != nil {
+		eval := r.evalOn
+		in := func(int) *tensor.Tensor[T] { return r.tmp }
+		err = integrate.RKStagesOn(p.dev, tb, g, r.cur, r.k, 0, tb.Stages(), in, func(i int, t float64, y *tensor.Tensor[T]) error {
+			nfe++
+			return eval(integrate.EvalStage, i, t, y, r.k[i])
+		})
+		if err == nil {
+			integrate.RKSolutionOn(p.dev, tb, g.Size(), r.cur, r.next, r.tmp, r.k)
+		}
+		return nfe, err
+	}
+	if r.kh == nil {
+		r.kh = make([][]T, len(r.k))
+		for i, k := range r.k {
+			r.kh[i] = k.Data()
+		}
+	}
+	eval := r.eval
+	tmp := r.tmp.Data()
+	in := func(int) []T { return tmp }
+	err = integrate.RKStages(p.solver.Combiner(), tb, g, r.cur.ReadData(), r.kh, 0, tb.Stages(), in, func(i int, t float64, y []T) error {
+		nfe++
+		return eval(integrate.EvalStage, i, t, y, r.kh[i])
+	})
+	if err == nil {
+		integrate.RKSolution(p.solver.Combiner(), tb, g.Size(), r.cur.ReadData(), r.next.Data(), tmp, r.kh)
+	}
+	return nfe, err
 }
 
 // revolveSplit returns where to keep the next state when l steps, from a

@@ -16,11 +16,12 @@ import (
 // step is one accepted step of the forward solve.
 type step[T tensor.Float] struct {
 	geom   integrate.StepGeom
-	y0     []T             // Checkpoint: the state at its start
-	stages []*stageTape[T] // Backprop: its stages, recorded
-	out    int             // index into Times of the output at its end, or 0 (z0's: none)
-	inner  []int           // indices into Times of the outputs strictly inside it (dense output)
-	innerW []innerOutput   // their dense-output weights, once innerOutputs has formed them
+	y0     []T               // Checkpoint: the state at its start
+	y0On   *tensor.Tensor[T] // the same in a device's memory, when the pass is on one (pass.dev)
+	stages []*stageTape[T]   // Backprop: its stages, recorded
+	out    int               // index into Times of the output at its end, or 0 (z0's: none)
+	inner  []int             // indices into Times of the outputs strictly inside it (dense output)
+	innerW []innerOutput     // their dense-output weights, once innerOutputs has formed them
 }
 
 // stageTape is one evaluation of the dynamics recorded on its own tape.
@@ -103,14 +104,46 @@ func outputWeights(tb *Tableau, x float64) (cy0, cy1 float64, w []float64) {
 // back when the pass's backward ends).
 func (p *pass[T]) takeState(y []T) []T { return p.b.pools.takeState(y) }
 
+// keepStart keeps the state at the start of the step si in sp, in a
+// buffer from the Block's pool: in the device's memory when the pass is on
+// one (sp.y0On), else on the host (sp.y0).
+func (p *pass[T]) keepStart(sp *step[T], si StepInfo[T]) {
+	if p.dev == nil {
+		sp.y0 = p.takeState(si.Y0)
+		return
+	}
+	y0 := si.State0
+	if y0 == nil { // a solve the integrator kept on the host (an Event's)
+		y0 = tensor.FromSlice(si.Y0)
+	}
+	sp.y0On = p.b.pools.takeStateOn(p.dev, y0, p.shape)
+}
+
+// putStarts gives the states keepStart kept back to the Block's pool.
+func (p *pass[T]) putStarts() {
+	pools := &p.b.pools
+	for i := range p.steps {
+		sp := &p.steps[i]
+		if sp.y0 != nil {
+			pools.putState(sp.y0)
+			sp.y0 = nil
+		}
+		if sp.y0On != nil {
+			pools.putStateOn(sp.y0On)
+			sp.y0On = nil
+		}
+	}
+}
+
 // startParamGrads makes the pass's parameter gradient buffers, which the
 // stage tapes accumulate into (autograd.Tape.RedirectParams) and the
 // block's node returns — never Param.Grad behind the outer tape's back.
 func (p *pass[T]) startParamGrads() {
 	p.pgrads = make([]*tensor.Tensor[T], len(p.params))
+	v := vecs[T]{ew: p.dev}
 	for j, prm := range p.params {
 		p.pgrads[j] = p.tp.Scratch(prm.Value.Shape()...)
-		p.pgrads[j].Zero()
+		v.zero(p.pgrads[j])
 	}
 }
 
@@ -172,7 +205,8 @@ func (p *pass[T]) sharesFSAL(j int) bool {
 // first: the adjoint of y1 = y0 + h·Σ b_i·k_i, k_i = F(t_i, y0 + h·Σ a_il·k_l),
 // and of the outputs inside a step, cy0·y0 + cy1·y1 + h·Σ w_i·k_i, with
 // each step's stages from stages. It returns the gradients of z0 and of
-// the parameters (p.pgrads).
+// the parameters (p.pgrads). On a device (p.dev) its sums are the
+// engine's, and nothing of the state crosses to the host.
 func (p *pass[T]) stepsBackward(g *tensor.Tensor[T], stages stagesOf[T]) ([]*tensor.Tensor[T], error) {
 	w := p.newStepAdjoint(g)
 	var st Stats
@@ -189,26 +223,65 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T], stages stagesOf[T]) ([]*ten
 		if err != nil {
 			return nil, err
 		}
-		copy(w.ybar, w.acc)
+		w.v.copy(w.ybar, w.acc)
 		st.Accepted++
 	}
-	axpy(w.ybar, 1, w.row(0))
+	w.v.axpy(w.ybar, 1, w.row(0))
 	out := make([]*tensor.Tensor[T], 1+len(p.params))
-	out[0] = tensor.FromSlice(w.ybar, p.shape...)
+	out[0] = w.ybar
 	copy(out[1:], p.pgrads)
 	return out, nil
 }
 
+// vecs is the discrete modes' arithmetic on tensors of one number of
+// elements: through their host memory on a CPU engine (ew nil), with the
+// engine's Elementwise when the pass runs on a device.
+type vecs[T tensor.Float] struct {
+	ew   tensor.Elementwise[T]
+	coef [1]T
+	xs   [1]*tensor.Tensor[T]
+}
+
+// axpy adds a·x to dst (of x's shape).
+func (v *vecs[T]) axpy(dst *tensor.Tensor[T], a T, x *tensor.Tensor[T]) {
+	if v.ew == nil {
+		axpy(dst.Data(), a, x.ReadData())
+		return
+	}
+	v.coef[0], v.xs[0] = a, x
+	v.ew.LinComb(dst, dst, v.coef[:], v.xs[:])
+	v.xs[0] = nil
+}
+
+// copy sets dst = src.
+func (v *vecs[T]) copy(dst, src *tensor.Tensor[T]) {
+	if v.ew == nil {
+		copy(dst.Data(), src.ReadData())
+		return
+	}
+	v.ew.Copy(dst, src)
+}
+
+// zero sets dst to zero.
+func (v *vecs[T]) zero(dst *tensor.Tensor[T]) {
+	if v.ew == nil {
+		clear(dst.Data())
+		return
+	}
+	v.ew.Fill(dst, 0)
+}
+
 // stepAdjoint is the work of stepsBackward: the cotangents of a step's end
-// (ybar), of its start (acc) and of its stages (kbar), and the stages that
-// need pulling back.
+// (ybar), of its start (acc) and of its stages (kbar), all in the state's
+// shape, and the stages that need pulling back.
 type stepAdjoint[T tensor.Float] struct {
 	p              *pass[T]
-	g              *tensor.Tensor[T] // ∂L/∂z at every output time
+	v              vecs[T]
+	g              *tensor.Tensor[T]   // ∂L/∂z at every output time
+	rows           []*tensor.Tensor[T] // g's rows in the state's shape, formed when first asked for
 	need, stepNeed []bool
-	ybar, acc      []T
-	kbar           [][]T
-	kbarT          []*tensor.Tensor[T]
+	ybar, acc      *tensor.Tensor[T]
+	kbar           []*tensor.Tensor[T]
 }
 
 // newStepAdjoint makes the work buffers, from the outer tape: valid until
@@ -216,50 +289,54 @@ type stepAdjoint[T tensor.Float] struct {
 // returned, and only read).
 func (p *pass[T]) newStepAdjoint(g *tensor.Tensor[T]) *stepAdjoint[T] {
 	s := p.solver.Tableau().Stages()
-	w := &stepAdjoint[T]{p: p, g: g, need: needed(p.solver.Tableau()), stepNeed: make([]bool, s),
-		ybar: p.tp.Scratch(p.n).Data(), acc: p.tp.Scratch(p.n).Data(),
-		kbar: make([][]T, s), kbarT: make([]*tensor.Tensor[T], s)}
-	clear(w.ybar)
+	w := &stepAdjoint[T]{p: p, v: vecs[T]{ew: p.dev}, g: g, rows: make([]*tensor.Tensor[T], len(p.ts)),
+		need: needed(p.solver.Tableau()), stepNeed: make([]bool, s),
+		ybar: p.tp.Scratch(p.shape...), acc: p.tp.Scratch(p.shape...), kbar: make([]*tensor.Tensor[T], s)}
+	w.v.zero(w.ybar)
 	for i := range w.kbar {
-		w.kbarT[i] = p.tp.Scratch(p.shape...)
-		w.kbar[i] = w.kbarT[i].Data()
+		w.kbar[i] = p.tp.Scratch(p.shape...)
 	}
 	return w
 }
 
 // row returns ∂L/∂z at output k.
-func (w *stepAdjoint[T]) row(k int) []T { return w.g.Slice(k, k+1).Data() }
+func (w *stepAdjoint[T]) row(k int) *tensor.Tensor[T] {
+	if w.rows[k] == nil {
+		w.rows[k] = w.g.Slice(k, k+1).Reshape(w.p.shape...)
+	}
+	return w.rows[k]
+}
 
 // seed sets the cotangents of step j from those of its end and of the
 // outputs it gives (at its end, and inside it from its dense output), and
 // marks the stages to pull back.
 func (w *stepAdjoint[T]) seed(j int) {
-	p, tb := w.p, w.p.solver.Tableau()
+	p, tb, v := w.p, w.p.solver.Tableau(), &w.v
 	s := tb.Stages()
 	sp := &p.steps[j]
 	inner := p.innerOutputs(sp)
 	if sp.out != 0 {
-		axpy(w.ybar, 1, w.row(sp.out))
+		v.axpy(w.ybar, 1, w.row(sp.out))
 	}
 	for _, o := range inner {
-		axpy(w.ybar, T(o.cy1), w.row(o.k))
+		v.axpy(w.ybar, T(o.cy1), w.row(o.k))
 	}
 	copy(w.stepNeed, w.need)
-	copy(w.acc, w.ybar)
+	v.copy(w.acc, w.ybar)
 	for i := range w.kbar {
-		clear(w.kbar[i])
+		v.zero(w.kbar[i])
 		if tb.B[i] != 0 {
-			axpy(w.kbar[i], T(sp.geom.Size()*tb.B[i]), w.ybar)
+			v.axpy(w.kbar[i], T(sp.geom.Size()*tb.B[i]), w.ybar)
 		}
 	}
 	// The outputs inside the step read its start and stages; its last
 	// stage, when step j+1 shares it, was pulled back there.
 	shared := p.sharesFSAL(j)
 	for _, o := range inner {
-		axpy(w.acc, T(o.cy0), w.row(o.k))
+		v.axpy(w.acc, T(o.cy0), w.row(o.k))
 		for i, wi := range o.w {
 			if wi != 0 && !(shared && i == s-1) {
-				axpy(w.kbar[i], T(sp.geom.Size()*wi), w.row(o.k))
+				v.axpy(w.kbar[i], T(sp.geom.Size()*wi), w.row(o.k))
 				w.stepNeed[i] = true
 			}
 		}
@@ -269,7 +346,7 @@ func (w *stepAdjoint[T]) seed(j int) {
 		prev := &p.steps[j-1]
 		for _, o := range p.innerOutputs(prev) {
 			if wi := o.w[s-1]; wi != 0 {
-				axpy(w.kbar[0], T(prev.geom.Size()*wi), w.row(o.k))
+				v.axpy(w.kbar[0], T(prev.geom.Size()*wi), w.row(o.k))
 				w.stepNeed[0] = true
 			}
 		}
@@ -286,16 +363,15 @@ func (w *stepAdjoint[T]) pullStages(sp *step[T], tapes []*stageTape[T]) (nfe int
 			continue
 		}
 		x := tapes[i]
-		w.kbarT[i].MarkChanged() // written through w.kbar[i] since
-		if err := x.tp.BackwardWith(x.out, w.kbarT[i]); err != nil {
+		if err := x.tp.BackwardWith(x.out, w.kbar[i]); err != nil {
 			return nfe, fmt.Errorf("odeblock: backward through the step at t=%g, stage %d: %w", sp.geom.Start(), i, err)
 		}
 		nfe++
-		ybarI := x.in.Grad().Data()
-		axpy(w.acc, 1, ybarI)
+		ybarI := x.in.Grad()
+		w.v.axpy(w.acc, 1, ybarI)
 		for l, a := range tb.A[i] {
 			if a != 0 {
-				axpy(w.kbar[l], T(sp.geom.Size()*a), ybarI)
+				w.v.axpy(w.kbar[l], T(sp.geom.Size()*a), ybarI)
 			}
 		}
 	}
@@ -307,29 +383,66 @@ func (w *stepAdjoint[T]) pullStages(sp *step[T], tapes []*stageTape[T]) (nfe int
 // shared stepper: the inputs and times are the forward's to the bit. It
 // returns the evaluations taken.
 func (p *pass[T]) restage(sp *step[T], y0 []T, tapes []*stageTape[T], need []bool) (nfe int, err error) {
-	tb := p.solver.Tableau()
+	k := p.stageValues(len(tapes))
+	in := func(i int) []T { return tapes[i].y.Data() }
+	err = integrate.RKStages(p.solver.Combiner(), p.solver.Tableau(), sp.geom, y0, k, 0, lastNeeded(need)+1, in, func(i int, t float64, _ []T) error {
+		if err := p.rerecord(tapes[i], t); err != nil {
+			return err
+		}
+		nfe++
+		k[i] = tapes[i].out.Value().Data()
+		return nil
+	})
+	return nfe, err
+}
+
+// restageOn is restage on the device (p.dev), from the state y0 in its
+// memory: the stage inputs are the engine's sums, as in the forward solve.
+func (p *pass[T]) restageOn(sp *step[T], y0 *tensor.Tensor[T], tapes []*stageTape[T], need []bool) (nfe int, err error) {
+	if len(p.kt) != len(tapes) {
+		p.kt = make([]*tensor.Tensor[T], len(tapes))
+	}
+	k := p.kt
+	in := func(i int) *tensor.Tensor[T] { return tapes[i].y }
+	err = integrate.RKStagesOn(p.dev, p.solver.Tableau(), sp.geom, y0, k, 0, lastNeeded(need)+1, in, func(i int, t float64, _ *tensor.Tensor[T]) error {
+		if err := p.rerecord(tapes[i], t); err != nil {
+			return err
+		}
+		nfe++
+		k[i] = p.shaped(tapes[i].out.Value())
+		return nil
+	})
+	clear(k)
+	return nfe, err
+}
+
+// lastNeeded returns the last stage need marks (0 for none).
+func lastNeeded(need []bool) int {
 	last := 0
 	for i := range need {
 		if need[i] {
 			last = i
 		}
 	}
-	k := p.stageValues(len(tapes))
-	in := func(i int) []T { return tapes[i].y.Data() }
-	err = integrate.RKStages(p.solver.Combiner(), tb, sp.geom, y0, k, 0, last+1, in, func(i int, t float64, _ []T) error {
-		x := tapes[i]
-		x.tp.Reset()
-		if p.pgrads != nil {
-			x.tp.RedirectParams(p.params, p.pgrads)
-		}
-		if err := p.recordStage(x, t); err != nil {
-			return err
-		}
-		nfe++
-		k[i] = x.out.Value().Data()
-		return nil
-	})
-	return nfe, err
+	return last
+}
+
+// rerecord records the dynamics at time t on the stage tape x afresh, its
+// input x.y set, the parameters' gradients going to the pass's.
+func (p *pass[T]) rerecord(x *stageTape[T], t float64) error {
+	x.tp.Reset()
+	if p.pgrads != nil {
+		x.tp.RedirectParams(p.params, p.pgrads)
+	}
+	return p.recordStage(x, t)
+}
+
+// shaped returns x, a state's worth of values, in the state's shape.
+func (p *pass[T]) shaped(x *tensor.Tensor[T]) *tensor.Tensor[T] {
+	if x.HasShape(p.shape...) {
+		return x
+	}
+	return x.Reshape(p.shape...)
 }
 
 // stageValues returns the pass's slice of s stage values (reused).

@@ -527,3 +527,54 @@ func (d *devMode[T]) hostRead(xs ...[]T) {
 		}
 	}
 }
+
+// RKStagesOn is RKStages on tensors in the memory of ew's engine: stage
+// i's input y0 + h·Σ_l A[i][l]·k[l] is formed in in(i) by ew's LinComb,
+// with the coefficients and terms of a device solve's stage sums in the
+// same order, so that a step recomputed on the device (Checkpoint's,
+// Recursive's) has the forward's inputs to the bit; eval(i, t_i, y_i)
+// leaves the stage's value in k[i] (it may replace the tensor). y0, the
+// inputs and the stages have one shape.
+func RKStagesOn[T tensor.Float](ew tensor.Elementwise[T], tb *Tableau, g StepGeom, y0 *tensor.Tensor[T], k []*tensor.Tensor[T], from, to int, in func(i int) *tensor.Tensor[T], eval func(i int, t float64, y *tensor.Tensor[T]) error) error {
+	for i := from; i < to; i++ {
+		y := in(i)
+		combineOn(ew, y, y0, g.h, tb.A[i], k)
+		if err := eval(i, g.StageTime(tb, i), y); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RKSolutionOn is RKSolution on tensors in the memory of ew's engine: y1
+// = y0 + h·Σ b_i·k_i, or with an FSAL method a copy of the last stage's
+// input lastIn.
+func RKSolutionOn[T tensor.Float](ew tensor.Elementwise[T], tb *Tableau, h float64, y0, y1, lastIn *tensor.Tensor[T], k []*tensor.Tensor[T]) {
+	if tb.FSAL {
+		ew.Copy(y1, lastIn)
+		return
+	}
+	combineOn(ew, y1, y0, h, tb.B, k)
+}
+
+// combineOn sets z = base + h·Σ c[j]·ks[j] with ew's LinComb, skipping
+// the zero coefficients, as devMode.combine does.
+func combineOn[T tensor.Float](ew tensor.Elementwise[T], z, base *tensor.Tensor[T], h float64, cs []float64, ks []*tensor.Tensor[T]) {
+	var coef [16]T
+	var xs [16]*tensor.Tensor[T]
+	m := 0
+	for j, c := range cs {
+		if c != 0 {
+			if m == len(coef) {
+				panic("odeblock: more than 16 stages")
+			}
+			coef[m], xs[m] = T(h*c), ks[j]
+			m++
+		}
+	}
+	if m == 0 && base == nil {
+		ew.Fill(z, 0)
+		return
+	}
+	ew.LinComb(z, base, coef[:m], xs[:m])
+}
