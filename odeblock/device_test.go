@@ -179,7 +179,9 @@ func ewFamily(name string, seed uint64) family {
 		f.state = func(tp *autograd.Tape[float64]) autograd.Var[float64] { return tp.Param(x) }
 	case "hbnode":
 		f.dyn = odeblock.NewHBNODE[float64](field, -1)
-		f.state = func(tp *autograd.Tape[float64]) autograd.Var[float64] { return odeblock.Stack(tp.Param(x), tp.Param(m0)) }
+		f.state = func(tp *autograd.Tape[float64]) autograd.Var[float64] {
+			return odeblock.Stack(tp.Param(x), tp.Param(m0))
+		}
 	case "adamnode":
 		f.dyn = odeblock.NewAdamNODE[float64](field, -1, 1, odeblock.ScaleSqrt)
 		f.state = func(tp *autograd.Tape[float64]) autograd.Var[float64] {
