@@ -470,12 +470,22 @@ func (a *adjoint[T]) resolve(hi, lo anchor[T], keep *integrate.DenseLog[T], onSt
 	s := p.solver
 	s.SetDenseLog(keep)
 	s.OnStep = onStep
-	outs := [][]T{p.tp.Scratch(p.n).Data(), p.tp.Scratch(p.n).Data()}
-	z := lo.z
-	if z == nil {
-		z = lo.zt.ReadData()
+	var st Stats
+	var err error
+	if a.devBack && keep == nil {
+		// On the device, from lo's state there (Solver.UseDevice is the
+		// forward's).
+		outs := []*tensor.Tensor[T]{p.tp.Scratch(p.shape...), p.tp.Scratch(p.shape...)}
+		z := anchorTensor(lo).Reshape(p.shape...)
+		st, err = s.SolveTensorsEval(p.tensorEvaluator(), z, []float64{lo.t, hi.t}, outs)
+	} else {
+		outs := [][]T{p.tp.Scratch(p.n).Data(), p.tp.Scratch(p.n).Data()}
+		z := lo.z
+		if z == nil {
+			z = lo.zt.ReadData()
+		}
+		st, err = s.SolveEval(p.evaluator(), z, []float64{lo.t, hi.t}, outs)
 	}
-	st, err := s.SolveEval(p.evaluator(), z, []float64{lo.t, hi.t}, outs)
 	s.SetDenseLog(nil)
 	s.OnStep = nil
 	a.stats = a.stats.Add(st)
@@ -489,8 +499,24 @@ func (a *adjoint[T]) resolve(hi, lo anchor[T], keep *integrate.DenseLog[T], onSt
 // evaluations count in the backward pass's.
 func (a *adjoint[T]) recover(hi, lo anchor[T]) error {
 	var states []anchor[T]
+	pools, ew := &a.p.b.pools, tensor.ElementwiseOf(a.p.eng)
+	if a.devBack { // the states kept in the device's memory
+		defer func() {
+			for _, an := range states {
+				pools.putStateOn(an.zt)
+			}
+		}()
+	}
 	err := a.resolve(hi, lo, nil, func(si StepInfo[T]) error {
-		if si.Accepted && si.End != hi.t {
+		switch {
+		case !si.Accepted || si.End == hi.t:
+		case a.devBack:
+			z := si.State1
+			if z == nil { // a solve the integrator kept on the host
+				z = tensor.FromSlice(si.Y1)
+			}
+			states = append(states, anchor[T]{t: si.End, zt: pools.takeStateOn(ew, z, []int{a.p.n})})
+		default:
 			states = append(states, anchor[T]{t: si.End, z: slices.Clone(si.Y1)})
 		}
 		return nil

@@ -411,9 +411,9 @@ func (p *pass[T]) gradients(gy *tensor.Tensor[T], traj bool) *tensor.Tensor[T] {
 	case p.dev != nil && traj:
 		p.dev.Copy(g, gy)
 	case p.dev != nil:
-		if last > 0 {
-			p.dev.Fill(g.Slice(0, last), 0)
-		}
+		// Whole, then a part of the device's copy: an engine writes a
+		// part of a storage in place only where it holds all of it.
+		p.dev.Fill(g, 0)
 		p.dev.Copy(g.Slice(last, last+1), gy)
 	case traj:
 		g.Copy(gy)
