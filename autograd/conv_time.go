@@ -94,7 +94,18 @@ func (conv2DTimeRule[T]) backward(t *Tape[T], e *entry[T]) {
 		} else {
 			t.eng.Conv2DBackwardFilter(dwx, nil, g, x.value, p, false)
 		}
-		scatterFilter(dw.Data(), dwx.Data(), co, c, kh*kw, accW)
+		if t.blocks != nil {
+			if !accW {
+				// dw whole on the device first: the two parts below are
+				// then written into its copy in place, with nothing of
+				// dw uploaded for the elements they leave.
+				t.ew.Fill(dw, 0)
+			}
+			taps := kh * kw
+			t.blocks.CopyBlocks(dw, dwx, 1, tensor.Blocks{Count: co, Len: c * taps, ZStride: (c + 1) * taps, XStride: c * taps}, accW)
+		} else {
+			scatterFilter(dw.Data(), dwx.Data(), co, c, kh*kw, accW)
+		}
 		t.arena.put(dwx, -1)
 		// The time channel's taps: tv times the sums of g over the
 		// positions where each tap lands inside the image.
@@ -136,8 +147,9 @@ func (t *Tape[T]) ewTimeBias(z, x, w *tensor.Tensor[T], tv T, p tensor.ConvParam
 // ewTimeFilterGrad sets (with acc adds) the time channel of dw
 // [co, c+1, kh, kw] to tv times the engine's filter gradient of images of
 // ones [B, 1, H, W] under the output gradient g: tv·Σ_{n,(i,j): tap
-// inside} g[n, o, i, j], as timeFilterGrad, with only the taps' sums
-// copied to the host.
+// inside} g[n, o, i, j], as timeFilterGrad. The taps' sums are scaled into
+// dw by the engine's CopyBlocks where it has one (nothing copied to the
+// host), else on the host (the sums and dw copied there).
 func (t *Tape[T]) ewTimeFilterGrad(dw, g, x *tensor.Tensor[T], tv T, p tensor.ConvParams, acc bool) {
 	co, c1, kh, kw := dw.Dim(0), dw.Dim(1), dw.Dim(2), dw.Dim(3)
 	ones := t.arena.get(x.Dim(0), 1, x.Dim(2), x.Dim(3))
@@ -145,6 +157,12 @@ func (t *Tape[T]) ewTimeFilterGrad(dw, g, x *tensor.Tensor[T], tv T, p tensor.Co
 	st := t.arena.get(co, 1, kh, kw)
 	t.eng.Conv2DBackwardFilter(st, nil, g, ones, p, false)
 	taps := kh * kw
+	if t.blocks != nil {
+		t.blocks.CopyBlocks(dw, st, tv, tensor.Blocks{Count: co, Len: taps, ZOff: (c1 - 1) * taps, ZStride: c1 * taps, XStride: taps}, acc)
+		t.arena.put(st, -1)
+		t.arena.put(ones, -1)
+		return
+	}
 	d, sd := dw.Data(), st.ReadData()
 	for o := 0; o < co; o++ {
 		dt := d[(o*c1+c1-1)*taps : (o*c1+c1)*taps]
@@ -204,13 +222,18 @@ func (t *Tape[T]) timeFilters(w *tensor.Tensor[T]) *splitFilter[T] {
 		f = &t.splits[len(t.splits)-1]
 	}
 	taps := kh * kw
+	f.ver, f.gen = ver, t.gen
+	if t.blocks != nil { // split on the engine's device, w not copied to the host
+		t.blocks.CopyBlocks(f.wx, w, 1, tensor.Blocks{Count: co, Len: (c1 - 1) * taps, ZStride: (c1 - 1) * taps, XStride: c1 * taps}, false)
+		t.blocks.CopyBlocks(f.taps, w, 1, tensor.Blocks{Count: co, Len: taps, ZStride: taps, XOff: (c1 - 1) * taps, XStride: c1 * taps}, false)
+		return f
+	}
 	wd := w.ReadData()
 	gatherFilter(f.wx.Data(), wd, co, c1-1, taps)
 	d := f.taps.Data()
 	for o := 0; o < co; o++ {
 		copy(d[o*taps:(o+1)*taps], wd[(o*c1+c1-1)*taps:(o*c1+c1)*taps])
 	}
-	f.ver, f.gen = ver, t.gen
 	return f
 }
 

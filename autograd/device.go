@@ -32,6 +32,11 @@ import "github.com/adamnode/adamnode/tensor"
 //   - Linear's bias (tensor.GemmBias: the product by the engine's GEMM,
 //     the bias added by Binary) and the bias gradient of Linear, AddBias and Conv2D
 //     (SumPerChannel);
+//   - Conv2DTime's filter split into its input channels and time channel
+//     (kept while the filter's version stands), and its filter gradient
+//     assembled from the engine's convolution's and the time taps' sums,
+//     where the engine (or its Elementwise) is a tensor.BlockCopier: its
+//     CopyBlocks; without one they are host copies;
 //   - the gradients' plumbing: seeding Backward's output gradient,
 //     accumulating a gradient a backward function returns, Reshape's
 //     backward, a Scalar leaf's value, and ZeroGradsOn.

@@ -54,17 +54,22 @@ func newRefDevice[T tensor.Float](eng tensor.Engine[T]) *fakeDevice[T] {
 
 // SyncHost counts the copy and notes its site: the innermost function of
 // package autograd on the stack, marked "(tensor.Gemm)" when the copy was
-// asked for by tensor.Tensor.Gemm on the way.
+// asked for by tensor.Tensor.Gemm on the way, and "(conv)" when it was
+// asked for by the wrapped CPU engine's convolutions (the fake device's
+// own, which read their operands on the host).
 func (d *fakeDevice[T]) SyncHost(s *tensor.Storage) {
 	d.syncs.Add(1)
 	s.ClearDeviceNewer()
 	pc := make([]uintptr, 32)
 	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
-	site, gemm := "?", false
+	site, gemm, conv := "?", false, false
 	for {
 		f, more := frames.Next()
 		if strings.Contains(f.Function, "/tensor.(*Tensor[...]).Gemm") {
 			gemm = true
+		}
+		if strings.Contains(f.Function, "/tensor.(*cpuEngine[...]).Conv2D") {
+			conv = true
 		}
 		if i := strings.Index(f.Function, "/autograd."); i >= 0 {
 			site = f.Function[i+len("/autograd."):]
@@ -76,6 +81,9 @@ func (d *fakeDevice[T]) SyncHost(s *tensor.Storage) {
 	}
 	if gemm {
 		site += " (tensor.Gemm)"
+	}
+	if conv {
+		site += " (conv)"
 	}
 	d.mu.Lock()
 	d.sites[site]++
@@ -138,6 +146,8 @@ var (
 	_ tensor.ElementwiseEngine[float64] = (*fakeDevice[float64])(nil)
 	_ tensor.TensorGemmer[float32]      = (*fakeDevice[float32])(nil)
 	_ tensor.HostSyncer                 = (*fakeDevice[float64])(nil)
+	_ tensor.BlockCopier[float32]       = (*fakeElementwise[float32])(nil)
+	_ tensor.BlockCopier[float64]       = (*markedElementwise[float64])(nil)
 )
 
 // fakeElementwise is a plain-loop tensor.Elementwise on host memory, the
@@ -275,6 +285,23 @@ func (f *fakeElementwise[T]) Copy(z, x *tensor.Tensor[T]) {
 	f.d.out(z, m)
 }
 
+// CopyBlocks is tensor.BlockCopier's, in plain loops on host memory.
+func (f *fakeElementwise[T]) CopyBlocks(z, x *tensor.Tensor[T], a T, s tensor.Blocks, accumulate bool) {
+	tensor.CheckBlocks("fake CopyBlocks", z, x, s)
+	m := f.d.in(z, x)
+	zd, xd := z.HostMemory(), x.HostMemory()
+	for b := range s.Count {
+		for i := range s.Len {
+			v := a * xd[s.XOff+b*s.XStride+i]
+			if accumulate {
+				v += zd[s.ZOff+b*s.ZStride+i]
+			}
+			zd[s.ZOff+b*s.ZStride+i] = v
+		}
+	}
+	f.d.out(z, m)
+}
+
 func (f *fakeElementwise[T]) SumAxis(z, x *tensor.Tensor[T], axis int) {
 	m := f.d.in(z, x)
 	z.SumAxis(x, axis)
@@ -380,6 +407,12 @@ func (f *markedElementwise[T]) Fill(z *tensor.Tensor[T], v T) {
 func (f *markedElementwise[T]) Copy(z, x *tensor.Tensor[T]) {
 	m := f.d.in(z, x)
 	f.e.Copy(z, x)
+	f.d.out(z, m)
+}
+
+func (f *markedElementwise[T]) CopyBlocks(z, x *tensor.Tensor[T], a T, s tensor.Blocks, accumulate bool) {
+	m := f.d.in(z, x)
+	f.e.(tensor.BlockCopier[T]).CopyBlocks(z, x, a, s, accumulate)
 	f.d.out(z, m)
 }
 
@@ -631,11 +664,11 @@ func TestDeviceSyncs(t *testing.T) {
 		"host": {[]string{"RDiv[...].func1", item, "axisRule[...].backward", "chain[...]",
 			"softmaxCERule[...].backward"}, 4}, // Mean, and the three of SoftmaxCrossEntropy
 		// The fake device's convolutions are the CPU engine's, which read
-		// their operands on the host; ewTimeFilterGrad reads the time
-		// taps' sums (one small tensor) on purpose, and timeFilters the
-		// filter that is not a leaf (computed on the device) to split it.
-		"convtime": {[]string{"Conv2DTime[...]", "(*Tape[...]).ewTimeBias", "conv2DTimeRule[...].backward",
-			"(*Tape[...]).ewTimeFilterGrad", "(*Tape[...]).timeFilters", item}, 1}, // Mean
+		// their operands on the host, and nothing else copies: the
+		// filter's split (timeFilters), the scatter of its gradient and
+		// its time channel's taps are the engine's CopyBlocks.
+		"convtime": {[]string{"Conv2DTime[...] (conv)", "(*Tape[...]).ewTimeBias (conv)", "conv2DTimeRule[...].backward (conv)",
+			"(*Tape[...]).ewTimeFilterGrad (conv)", item}, 1}, // Mean
 	}
 	for _, mc := range deviceModels {
 		t.Run(mc.name, func(t *testing.T) {

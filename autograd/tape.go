@@ -192,9 +192,10 @@ type Tape[T tensor.Float] struct {
 	// ew is eng's Elementwise, nil for the CPU engines: where it is set,
 	// the elementwise ops compute with it (device.go).
 	ew      tensor.Elementwise[T]
-	ewCoef  []T                 // LinComb's coefficients for ew (ewLinComb)
-	ewXs    []*tensor.Tensor[T] // LinComb's operands for ew
-	splits  []splitFilter[T]    // Conv2DTime's filters split for ew (conv_time.go)
+	blocks  tensor.BlockCopier[T] // eng's block copies where ew is set and it has them (conv_time.go)
+	ewCoef  []T                   // LinComb's coefficients for ew (ewLinComb)
+	ewXs    []*tensor.Tensor[T]   // LinComb's operands for ew
+	splits  []splitFilter[T]      // Conv2DTime's filters split for ew (conv_time.go)
 	chunks  [][]entry[T]
 	n       int    // entries in use
 	ops     int    // recorded ops (entries with a rule)
@@ -232,7 +233,11 @@ func NewTape[T tensor.Float](eng tensor.Engine[T]) *Tape[T] {
 	if eng == nil {
 		panic(usage("NewTape: nil engine (use tensor.EngineFor[T](tensor.Default()))"))
 	}
-	return &Tape[T]{eng: eng, ew: tensor.ElementwiseOf(eng), gen: 1}
+	t := &Tape[T]{eng: eng, ew: tensor.ElementwiseOf(eng), gen: 1}
+	if t.ew != nil {
+		t.blocks = tensor.BlockCopierOf(eng)
+	}
+	return t
 }
 
 // Engine returns the engine the tape computes with.

@@ -34,7 +34,8 @@ import (
 // float64 sums per channel). Sum, SumSquares and Dot add in float64 in
 // order (Sum through SumSlice), and ErrorNorm forms each ratio in T as the
 // CPU solvers do (in float64 where a float32 ratio of finite operands
-// overflows) and sums the squares in float64, scaled by the largest.
+// overflows) and sums the squares in float64, scaled by the largest. It is
+// also a BlockCopier, whose CopyBlocks is the package function CopyBlocks.
 func HostElementwise[T Float]() Elementwise[T] { return hostElementwise[T]{} }
 
 type hostElementwise[T Float] struct{}

@@ -220,6 +220,12 @@ func (e parkedElementwise[T]) Copy(z, x *tensor.Tensor[T]) {
 	e.d.op(func() { e.host.Copy(z, x) }, z)
 }
 
+// CopyBlocks is tensor.BlockCopier's: tensor.CopyBlocks's result, z
+// parked whole.
+func (e parkedElementwise[T]) CopyBlocks(z, x *tensor.Tensor[T], a T, s tensor.Blocks, accumulate bool) {
+	e.d.op(func() { tensor.CopyBlocks(z, x, a, s, accumulate) }, z)
+}
+
 func (e parkedElementwise[T]) SumAxis(z, x *tensor.Tensor[T], axis int) {
 	e.d.op(func() { e.host.SumAxis(z, x, axis) }, z)
 }
