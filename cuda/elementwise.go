@@ -33,7 +33,9 @@ import (
 // sum to T once on the device and copy that element to the host; ErrorNorm
 // is ErrorNorm or MixedErrorNorm (MaxNormParts parts a call, combined).
 // It is also a tensor.ArgMaxer: ArgMaxAxis is ArgMaxAxis, which
-// tensor.ArgMaxOn calls.
+// tensor.ArgMaxOn calls; and a tensor.BlockCopier: CopyBlocks is
+// CopyBlocks, a strided copy between parts of two tensors on the device
+// (autograd's Conv2DTime splits its filter and assembles its gradient so).
 // Shapes are checked before anything runs, as the tensor methods check
 // them: a misfit panics with a *tensor.ShapeError naming cuda's method and
 // the shapes. A failed kernel panics with its error.
@@ -615,4 +617,31 @@ func (w elementwise[T]) ArgMaxAxis(x *tensor.Tensor[T], axis int) []int {
 	b.tick()
 	must(ArgMaxAxis(w.k, idx, dev(in(b, x), x), []int{outer, xs[ax], inner}, 1))
 	return idx
+}
+
+// CopyBlocks is tensor.BlockCopier's: for b in [0, s.Count) and i in
+// [0, s.Len), z[s.ZOff + b·s.ZStride + i] = a·x[s.XOff + b·s.XStride + i],
+// or z[…] + a·x[…] with accumulate, by the CopyBlocks kernel on the
+// tensors' device copies: tensor.CopyBlocks's results bit for bit. z's
+// other elements keep their values, so z's device copy must hold them:
+// unless the blocks cover all of z and are set (not accumulated), z is
+// read as an operand (uploaded only when its storage changed since its
+// last upload, or written in place where the device holds a newer copy of
+// its whole storage). s is checked first with tensor.CheckBlocks: a misfit
+// panics with a *tensor.ShapeError naming cuda.CopyBlocks, the shapes and
+// the ranges.
+func (w elementwise[T]) CopyBlocks(z, x *tensor.Tensor[T], a T, s tensor.Blocks, accumulate bool) {
+	tensor.CheckBlocks("cuda.CopyBlocks", z, x, s)
+	if s.Count == 0 || s.Len == 0 {
+		return
+	}
+	whole := !accumulate && s.ZOff == 0 && (s.Count == 1 || s.ZStride == s.Len) && s.Count*s.Len == z.Len()
+	b := w.b
+	b.lock()
+	defer b.unlock()
+	b.tick()
+	dx := dev(in(b, x), x)
+	dz := dev(out(b, z, !whole), z)
+	must(CopyBlocks(w.k, dz, dx, a, s, accumulate))
+	produced(b, z)
 }

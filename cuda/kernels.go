@@ -353,11 +353,12 @@ const (
 	kAdamCot
 	kChanSum
 	kArgMax
+	kBlocks
 	numKinds
 )
 
 var kindNames = [numKinds]string{"fill", "copy", "lincomb", "map", "mapbwd", "errnorm", "binary", "binbwd", "axisreduce", "sumparts", "sumfinal",
-	"adamfwd", "adambwd", "adamband", "adamsums", "adamcot", "chansum", "argmax"}
+	"adamfwd", "adambwd", "adamband", "adamsums", "adamcot", "chansum", "argmax", "blocks"}
 
 const (
 	kErrNormFinal = 2 * numKinds

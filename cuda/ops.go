@@ -140,6 +140,43 @@ func Copy[T tensor.Float](k *Kernels, dst, src Buffer[T]) error {
 	return k.launch(kernelIndex[T](kCopy), k.gridFor(dst.n), uint64(dst.ptr), uint64(src.ptr), uint64(dst.n))
 }
 
+// CopyBlocks sets, for b in [0, s.Count) and i in [0, s.Len),
+//
+//	dst[s.ZOff + b·s.ZStride + i] = a·src[s.XOff + b·s.XStride + i]
+//
+// or, with accumulate, adds a·src[…] (the product rounded, then added) to
+// that element of dst: tensor.CopyBlocks's arithmetic bit for bit (a = 1
+// copies exactly). dst's other elements are left as they are. Every
+// block must lie within its buffer, dst's blocks must not overlap one
+// another (s.ZStride ≥ s.Len when s.Count > 1), and dst and src must not
+// overlap; no count, length, offset or stride may be negative.
+func CopyBlocks[T tensor.Float](k *Kernels, dst, src Buffer[T], a T, s tensor.Blocks, accumulate bool) error {
+	if s.Count < 0 || s.Len < 0 || s.ZOff < 0 || s.ZStride < 0 || s.XOff < 0 || s.XStride < 0 {
+		return fmt.Errorf("cuda: CopyBlocks: blocks %+v: a negative count, length, offset or stride", s)
+	}
+	if s.Count == 0 || s.Len == 0 {
+		return nil
+	}
+	if s.Count > 1 && s.ZStride < s.Len {
+		return fmt.Errorf("cuda: CopyBlocks: blocks %+v: the destination's blocks overlap", s)
+	}
+	end := func(off, stride int) int { return off + (s.Count-1)*stride + s.Len }
+	if end(s.ZOff, s.ZStride) > dst.n || end(s.XOff, s.XStride) > src.n || end(s.ZOff, s.ZStride) < 0 || end(s.XOff, s.XStride) < 0 {
+		return fmt.Errorf("cuda: CopyBlocks: blocks %+v out of range for %d and %d elements", s, dst.n, src.n)
+	}
+	acc := uint64(0)
+	if accumulate {
+		acc = 1
+	}
+	n := s.Count * s.Len
+	if err := k.enter(); err != nil {
+		return err
+	}
+	defer k.leave()
+	return k.launch(kernelIndex[T](kBlocks), k.gridFor(n), uint64(dst.ptr), uint64(src.ptr), scalar(a), acc,
+		uint64(s.Len), uint64(s.ZOff), uint64(s.ZStride), uint64(s.XOff), uint64(s.XStride), uint64(n))
+}
+
 // MaxTerms is the most terms LinComb takes.
 const MaxTerms = 7
 

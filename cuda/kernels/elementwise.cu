@@ -61,6 +61,21 @@ __device__ static inline int notfinite_d(double x) {
 		}                                                                                              \
 	}                                                                                                      \
                                                                                                                \
+	/* Strided blocks: for b in [0, count) and j in [0, len), with i = b·len + j over n = count·len,  \
+	   z[zoff + b·zstride + j] = a·x[xoff + b·xstride + j], or z[…] + a·x[…] (acc ≠ 0), the product   \
+	   rounded, then added. z's blocks do not overlap one another or x. */                          \
+	__global__ void blocks_##S(T *__restrict__ z, const T *__restrict__ x, T a, int acc, long long len,   \
+				   long long zoff, long long zstride, long long xoff, long long xstride,       \
+				   long long n) {                                                              \
+		for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                       \
+		     i += (long long)gridDim.x * blockDim.x) {                                                  \
+			long long b = i / len, j = i - b * len;                                                \
+			T p = a * x[xoff + b * xstride + j];                                                   \
+			T *d = z + zoff + b * zstride + j;                                                     \
+			*d = acc ? *d + p : p;                                                                 \
+		}                                                                                              \
+	}                                                                                                      \
+                                                                                                               \
 	__device__ static inline T sigmoid_##S(T x) {                                                          \
 		if (x >= 0) return (T)1 / ((T)1 + EXP(-x));                                                    \
 		T e = EXP(x);                                                                                  \
