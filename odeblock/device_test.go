@@ -3,7 +3,9 @@ package odeblock_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -251,6 +253,124 @@ func TestDiscreteModesOnDevice(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// fusedDevice is the parking fake with the families' fused right-hand
+// sides (the methods package cuda's engine has), computed on the host from
+// the equations, counting its calls.
+type fusedDevice struct {
+	*enginetest.ParkingDevice[float64]
+	calls *int
+}
+
+func (d fusedDevice) Elementwise() tensor.Elementwise[float64] {
+	return fusedElementwise{d.ParkingDevice.Elementwise(), d.calls}
+}
+
+type fusedElementwise struct {
+	tensor.Elementwise[float64]
+	calls *int
+}
+
+func adamS(v, eps float64, softplus bool) (s, ds float64) {
+	if softplus {
+		sp := math.Log1p(math.Exp(v))
+		return math.Sqrt(sp) + eps, 0.5 / math.Sqrt(sp) / (1 + math.Exp(-v))
+	}
+	s = math.Sqrt(v + eps)
+	return s, 1 / (2 * s)
+}
+
+func (f fusedElementwise) AdamRHS(out, z, g *tensor.Tensor[float64], a1, a2 float64, eps float64, softplus bool) {
+	*f.calls++
+	n, zd, gd, od := g.Len(), z.ReadData(), g.ReadData(), out.Data()
+	for i := range n {
+		m, v, gi := zd[n+i], zd[2*n+i], gd[i]
+		s, _ := adamS(v, eps, softplus)
+		od[i], od[n+i], od[2*n+i] = -m/s, a1*(-gi-m), a2*(gi*gi-v)
+	}
+}
+
+func (f fusedElementwise) AdamRHSBackward(gz, gg, gr, z, g, c *tensor.Tensor[float64], a1, a2 float64, eps float64, softplus bool) {
+	*f.calls++
+	n, zd, gd, cd := g.Len(), z.ReadData(), g.ReadData(), c.ReadData()
+	gzd, ggd, grd := gz.Data(), gg.Data(), gr.Data()
+	var s1, s2 float64
+	for i := range n {
+		m, v, gi, ch, cm, cv := zd[n+i], zd[2*n+i], gd[i], cd[i], cd[n+i], cd[2*n+i]
+		s, ds := adamS(v, eps, softplus)
+		gzd[i], gzd[n+i], gzd[2*n+i] = 0, -ch/s-a1*cm, ch*m*ds/(s*s)-a2*cv
+		ggd[i] = -a1*cm + 2*a2*gi*cv
+		s1 += cm * (-gi - m)
+		s2 += cv * (gi*gi - v)
+	}
+	grd[0], grd[1] = a1*(1-a1)*s1, a2*(1-a2)*s2
+}
+
+func (f fusedElementwise) HBRHS(out, z, g *tensor.Tensor[float64], gamma float64) {
+	*f.calls++
+	n, zd, gd, od := g.Len(), z.ReadData(), g.ReadData(), out.Data()
+	for i := range n {
+		od[i], od[n+i] = -zd[n+i], gd[i]-gamma*zd[n+i]
+	}
+}
+
+func (f fusedElementwise) HBRHSBackward(gz, gg, gr, z, c *tensor.Tensor[float64], gamma float64) {
+	*f.calls++
+	n, zd, cd := gg.Len(), z.ReadData(), c.ReadData()
+	gzd, ggd := gz.Data(), gg.Data()
+	var s float64
+	for i := range n {
+		gzd[i], gzd[n+i] = 0, -cd[i]-gamma*cd[n+i]
+		ggd[i] = cd[n+i]
+		s += cd[n+i] * zd[n+i]
+	}
+	gr.Data()[0] = -gamma * (1 - gamma) * s
+}
+
+// TestFusedRHSOnDevice: on a device engine whose Elementwise has the
+// families' fused right-hand sides, AdamNODE (both scales) and HBNODE
+// record F through them, forward and backward, in the Adjoint mode's
+// forward and backward solves and in Backprop's stage tapes, with the CPU
+// engine's gradients.
+func TestFusedRHSOnDevice(t *testing.T) {
+	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
+	for _, name := range []string{"hbnode", "adamnode", "adamnode-softplus"} {
+		for _, mode := range []odeblock.GradMode{odeblock.Adjoint{}, odeblock.Backprop{}} {
+			t.Run(fmt.Sprintf("%s/%v", name, mode), func(t *testing.T) {
+				run := func(e tensor.Engine[float64]) []float64 {
+					f := ewFamily(strings.TrimSuffix(name, "-softplus"), 4)
+					if name == "adamnode-softplus" {
+						f.dyn.(*odeblock.AdamNODE[float64]).S = odeblock.ScaleSoftplus
+					}
+					b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 0.6}, Mode: mode,
+						Solver: odeblock.Options{RTol: 1e-9, ATol: 1e-9}}
+					tp := autograd.NewTape(e)
+					z, err := b.Forward(tp, f.state(tp))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := tp.Backward(autograd.Mean(autograd.Square(z))); err != nil {
+						t.Fatal(err)
+					}
+					var grads []float64
+					for _, p := range f.params() {
+						grads = append(grads, p.Grad.ReadData()...)
+					}
+					return grads
+				}
+				want := run(cpu)
+				calls := 0
+				got := run(fusedDevice{enginetest.NewParkingDevice(cpu), &calls})
+				if calls == 0 {
+					t.Error("the fused right-hand side was not called")
+				}
+				if diff := cmp.Diff(want, got, cmpopts.EquateApprox(1e-9, 1e-12)); diff != "" {
+					t.Errorf("gradients (-cpu +device):\n%s", diff)
+				}
+			})
 		}
 	}
 }

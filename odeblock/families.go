@@ -96,11 +96,14 @@ func NewHBNODE[T tensor.Float](f Field[T], gammaRaw float64) *HBNODE[T] {
 func (d *HBNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
 	checkParts(z, 2)
 	g := d.F.ForwardT(tp, t, Part(z, 0, 2))
-	if onDevice(tp) {
-		return hbRHSByOps(z, g, tp.Param(d.GammaRaw))
-	}
 	if d.opsBack == nil {
 		d.opsBack = hbRHSOpsVJP[T]
+	}
+	if hd, ok := fusedOn[hbRHSDevice[T]](tp); ok {
+		return hbRHSOn(tp, hd, z, g, tp.Param(d.GammaRaw), d.opsBack)
+	}
+	if onDevice(tp) {
+		return hbRHSByOps(z, g, tp.Param(d.GammaRaw))
 	}
 	return hbRHS(tp, z, g, tp.Param(d.GammaRaw), d.opsBack)
 }
@@ -241,6 +244,9 @@ func AdamInitialState[T tensor.Float](h0, m0 autograd.Var[T]) autograd.Var[T] {
 func (d *AdamNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
 	checkParts(z, 3)
 	g := d.F.ForwardT(tp, t, Part(z, 0, 3))
+	if ad, ok := fusedOn[adamRHSDevice[T]](tp); ok {
+		return d.adamRHSOn(tp, ad, z, g, tp.Param(d.R1), tp.Param(d.R2))
+	}
 	if onDevice(tp) {
 		return adamRHSByOps(d, z, g, tp.Param(d.R1), tp.Param(d.R2))
 	}
