@@ -73,7 +73,9 @@
 // only Buffer.Slice panics, as slicing does):
 //
 //   - Fill, Copy; LinComb, y = y0 + Σ cⱼkⱼ with up to MaxTerms terms (the
-//     Runge–Kutta stage sums).
+//     Runge–Kutta stage sums); CopyBlocks, strided blocks of one buffer
+//     set or added, scaled, into another (tensor.CopyBlocks: autograd's
+//     Conv2DTime splits its filter and assembles its gradient with it).
 //   - Map: Tanh, Sigmoid, Exp, ReLU, Softplus, Log, Sqrt, Square, Neg,
 //     Abs, Sin, Cos; LeakyReLU, Hardtanh, Clamp, ELU, Pow, Scale and
 //     AddScalar with their parameters. MapBackward (g·f′ from the map's
@@ -103,6 +105,7 @@
 // unless the source calls fma, so a·b + c rounds the product as Go does on
 // amd64, and every kernel writes the CPU's operations in the CPU's order.
 // Bit for bit the CPU's, therefore: LinComb (tensor.LinearCombination);
+// CopyBlocks (tensor.CopyBlocks);
 // the exact maps (ReLU, Sqrt, Square, Neg, Abs, LeakyReLU, Hardtanh,
 // Clamp, Scale, AddScalar) and every backward map but softplus's, sin's,
 // cos's and pow's (and, in float32, tanh's and sigmoid's); Binary and BinaryBackward (autograd's
