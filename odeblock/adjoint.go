@@ -172,9 +172,11 @@ type anchor[T tensor.Float] struct {
 
 func (a *adjoint[T]) stepEnds() bool { return false }
 
-// forwardOnDevice: the forward solve may run on a device, but for the
-// Interpolated mode's, whose dense output is kept on the host.
-func (a *adjoint[T]) forwardOnDevice() bool { return a.log == nil }
+// forwardOnDevice: the forward solve may run on a device, the
+// Interpolated mode's keeping its dense output there, but for that mode
+// with a Budget (its states and the stretches it re-solves are kept on the
+// host).
+func (a *adjoint[T]) forwardOnDevice() bool { return a.log == nil || a.budget == 0 }
 func (a *adjoint[T]) abort()                {}
 
 // forward evaluates the dynamics with no tape and keeps nothing but, with

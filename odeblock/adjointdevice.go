@@ -45,7 +45,7 @@ type partKey[T tensor.Float] struct {
 // backwardOnDevice reports whether the backward solve runs on the device.
 func (a *adjoint[T]) backwardOnDevice() bool {
 	p := a.p
-	if tensor.ElementwiseOf(p.eng) == nil || a.log != nil {
+	if tensor.ElementwiseOf(p.eng) == nil || a.log != nil && a.budget > 0 || p.dev == nil {
 		return false
 	}
 	_, special := p.b.Dynamics.(Adjointer[T])
@@ -169,13 +169,13 @@ func (a *adjoint[T]) devPiece(hi, lo anchor[T], k int) error {
 // integrals to leave out).
 func (a *adjoint[T]) devCheckDrift(d *devAdjoint[T], lo, hi anchor[T], rtol, a1, a0 float64) error {
 	n := a.p.n
-	zr, z0, z1 := d.other.Slice(0, n), anchorTensor(lo), anchorTensor(hi)
-	if a.integrals() != nil {
-		return a.checkDrift(zr.ReadData(), z0.ReadData(), z1.ReadData(), hi.t, lo.t, rtol, a.bopt.ATol, a1, a0)
-	}
 	bound := a.opt.MaxDrift
 	if bound < 0 {
 		return nil
+	}
+	zr, z0, z1 := d.other.Slice(0, n), anchorTensor(lo), anchorTensor(hi)
+	if a.integrals() != nil {
+		return a.checkDrift(zr.ReadData(), z0.ReadData(), z1.ReadData(), hi.t, lo.t, rtol, a.bopt.ATol, a1, a0)
 	}
 	d.ew.LinComb(d.diff, zr, []T{-1}, []*tensor.Tensor[T]{z0})
 	dd := d.ew.SumSquares(d.diff)
@@ -202,6 +202,14 @@ func (a *adjoint[T]) devAugmented(d *devAdjoint[T]) func(kind EvalKind, stage in
 	eval := func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 		return dyn.Eval(tp, now, in[0])
 	}
+	// The Interpolated mode's: the state from the forward's dense output,
+	// on the device; the z part of the augmented state stays as it is.
+	log := a.log
+	var zlog, zlogShaped *tensor.Tensor[T]
+	if log != nil {
+		zlog = tensor.New[T](n)
+		zlogShaped = zlog.Reshape(p.shape...)
+	}
 	return func(_ EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) (err error) {
 		defer recoverUnlisted(&err)
 		// dy whole on the device first: its parts are then written into
@@ -209,6 +217,10 @@ func (a *adjoint[T]) devAugmented(d *devAdjoint[T]) func(kind EvalKind, stage in
 		d.ew.Fill(dy, 0)
 		z, adj := d.part(y, 0, 0, p.shape), d.part(y, n, 1, p.shape)
 		dz, da := d.part(dy, 0, 0, p.shape), d.part(dy, n, 1, p.shape)
+		if log != nil {
+			log.AtTensor(t, zlog)
+			z, dz = zlogShaped, nil
+		}
 		grads := dy.Len() > 2*n
 		vd := dst
 		if !grads {
@@ -220,7 +232,9 @@ func (a *adjoint[T]) devAugmented(d *devAdjoint[T]) func(kind EvalKind, stage in
 		if err != nil {
 			return err
 		}
-		d.ew.Copy(dz, val)
+		if dz != nil {
+			d.ew.Copy(dz, val)
+		}
 		d.ew.Map(tensor.MapNeg, da, da, 0, 0)
 		if grads {
 			off := 2 * n

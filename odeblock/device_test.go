@@ -34,11 +34,11 @@ func (f seesDevice) ForwardT(tp *autograd.Tape[float64], t float64, h autograd.V
 // TestBlockOnDevice: on a device engine (the parking fake, whose host
 // memory holds NaN wherever the device holds newer values), every family
 // in every gradient mode gives the CPU engine's trajectory and gradients;
-// in every mode but Interpolated, and without gradients, the forward
-// solve runs on the device (NODE's field is handed the solver's device
-// buffers), in Interpolated on the host; the Adjoint mode's backward solve
-// runs there too (every family's field but SONODE's, whose input the host
-// joins, is handed device values).
+// in every mode but Interpolated with a Budget, and without gradients, the
+// forward solve runs on the device (NODE's field is handed the solver's
+// device buffers), in that one on the host; the Adjoint and Interpolated
+// modes' backward solve runs there too (every family's field but SONODE's,
+// whose input the host joins, is handed device values).
 func TestBlockOnDevice(t *testing.T) {
 	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
 	dev := enginetest.NewParkingDevice(cpu)
@@ -90,10 +90,13 @@ func TestBlockOnDevice(t *testing.T) {
 					if diff := cmp.Diff(wantGrads, gotGrads, approx); diff != "" {
 						t.Errorf("gradients (-cpu +device):\n%s", diff)
 					}
-					adjoint := mode == (odeblock.Adjoint{})
-					_, interpolated := mode.(odeblock.Interpolated)
-					if name == "node" && fwdOnDev == interpolated {
-						t.Errorf("the forward solve on the device: %v, want %v", fwdOnDev, !interpolated)
+					// Interpolated with a Budget keeps its states, and re-solves
+					// its stretches, on the host.
+					im, interpolated := mode.(odeblock.Interpolated)
+					budget := interpolated && im.Budget > 0
+					adjoint := mode == (odeblock.Adjoint{}) || interpolated && !budget
+					if name == "node" && fwdOnDev == budget {
+						t.Errorf("the forward solve on the device: %v, want %v", fwdOnDev, !budget)
 					}
 					// SONODE's field is handed [h, u] joined on the host.
 					if adjoint && !noGrad && name != "sonode" && !bwdOnDev {
@@ -199,20 +202,24 @@ func ewFamily(name string, seed uint64) family {
 }
 
 // TestDiscreteModesOnDevice: Backprop, Checkpoint and Recursive (with a
-// budget below the steps, so that states are recomputed) on a device (the
-// parking fake) give the CPU engine's trajectory and gradients, with
-// output times inside steps (dopri5) and at step ends (rk4), and, with a
-// field the device computes whole, their backward pass copies nothing of
-// the state to the host: the step adjoint's sums, the recomputed steps and
-// the stage tapes stay on the device.
+// budget below the steps, so that states are recomputed), and Interpolated
+// (its dense output kept on the device), on a device (the parking fake)
+// give the CPU engine's trajectory and gradients, with output times inside
+// steps (dopri5, tsit5) and at step ends (rk4), the dense output each of
+// the three forms (dopri5's quartic, tsit5's weights, rk4's Hermite), and,
+// with a field the device computes whole, their backward pass copies
+// nothing of the state to the host: the step adjoint's sums, the
+// recomputed steps, the stage tapes and the dense output stay on the
+// device.
 func TestDiscreteModesOnDevice(t *testing.T) {
 	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
 	dev := enginetest.NewParkingDevice(cpu)
 	solvers := map[string]odeblock.Options{
 		"dopri5": {RTol: 1e-7, ATol: 1e-7},
+		"tsit5":  {Method: "tsit5", RTol: 1e-7, ATol: 1e-7},
 		"rk4":    {Method: "rk4", Step: 0.1},
 	}
-	for _, mode := range []odeblock.GradMode{odeblock.Backprop{}, odeblock.Checkpoint{}, odeblock.Recursive{Budget: 2}} {
+	for _, mode := range []odeblock.GradMode{odeblock.Backprop{}, odeblock.Checkpoint{}, odeblock.Recursive{Budget: 2}, odeblock.Interpolated{}} {
 		for _, name := range []string{"node", "hbnode", "adamnode"} {
 			for sname, solver := range solvers {
 				t.Run(fmt.Sprintf("%v/%s/%s", mode, name, sname), func(t *testing.T) {

@@ -15,6 +15,9 @@ type DenseLog[T tensor.Float] struct {
 	tb    *Tableau
 	steps []DenseStep[T]
 	last  int // the step the last lookup found
+
+	ew  tensor.Elementwise[T] // the device the steps of a device solve are kept on
+	tmp *tensor.Tensor[T]     // the quartic's midpoint there
 }
 
 // DenseStep is what one step's interpolant needs: its start, size and
@@ -27,6 +30,11 @@ type DenseStep[T tensor.Float] struct {
 	d              [][]float64
 	order          int
 	bdf            bool // d and order, not y0, f0, f1 and ks, define the interpolant
+	// The same in a device's memory, flat, for a step of a device solve
+	// (on set; y0, y1, f0, f1 and ks are then not the step's).
+	on                 bool
+	y0t, y1t, f0t, f1t *tensor.Tensor[T]
+	kst                []*tensor.Tensor[T]
 }
 
 // next returns the log's next step, reusing the buffers of a step kept
@@ -56,7 +64,7 @@ func keep[E any](dst, src []E) []E {
 func (l *DenseLog[T]) add(tb *Tableau, g StepGeom, y0, y1 []T, ks [][]T, f0, f1 []T) {
 	l.tb = tb
 	st := l.next()
-	st.t, st.h, st.end, st.bdf = g.t, g.h, g.end, false
+	st.t, st.h, st.end, st.bdf, st.on = g.t, g.h, g.end, false, false
 	st.y0, st.y1 = keep(st.y0, y0), keep(st.y1, y1)
 	st.f0, st.f1 = st.f0[:0], st.f1[:0]
 	if tb.Dense == nil { // the quartic and the Hermite use f at the ends
@@ -75,12 +83,85 @@ func (l *DenseLog[T]) add(tb *Tableau, g StepGeom, y0, y1 []T, ks [][]T, f0, f1 
 	}
 }
 
+// keepOn returns a copy of src made by ew in dst when it has src's
+// length, else in a new tensor.
+func keepOn[T tensor.Float](ew tensor.Elementwise[T], dst, src *tensor.Tensor[T]) *tensor.Tensor[T] {
+	if dst == nil || dst.Len() != src.Len() {
+		dst = tensor.New[T](src.Len())
+	}
+	ew.Copy(dst, src)
+	return dst
+}
+
+// addOn is add for a step of a device solve (d): the copies are made in
+// the device's memory.
+func (l *DenseLog[T]) addOn(d *devMode[T], tb *Tableau, g StepGeom, y0, y1 []T, ks [][]T, f0, f1 []T) {
+	l.tb, l.ew = tb, d.ew
+	st := l.next()
+	st.t, st.h, st.end, st.bdf, st.on = g.t, g.h, g.end, false, true
+	st.y0t, st.y1t = keepOn(d.ew, st.y0t, d.view(y0)), keepOn(d.ew, st.y1t, d.view(y1))
+	if tb.Dense == nil {
+		st.f0t, st.f1t = keepOn(d.ew, st.f0t, d.view(f0)), keepOn(d.ew, st.f1t, d.view(f1))
+	}
+	st.kst = st.kst[:0]
+	if tb.Dense != nil || tb.Mid != nil {
+		st.kst = st.kst[:cap(st.kst)]
+		for len(st.kst) < len(ks) {
+			st.kst = append(st.kst, nil)
+		}
+		st.kst = st.kst[:len(ks)]
+		for i, k := range ks {
+			st.kst[i] = keepOn(d.ew, st.kst[i], d.view(k))
+		}
+	}
+}
+
+// AtTensor writes the solution at time tq into dst (flat, of the state's
+// length): by the device's engine when the step holding tq was kept on
+// one (the dense output as LinCombs of its states and stages, as a device
+// solve forms it), else At on dst's host memory.
+func (l *DenseLog[T]) AtTensor(tq float64, dst *tensor.Tensor[T]) {
+	st := &l.steps[l.find(tq)]
+	if !st.on {
+		l.At(tq, dst.Data())
+		return
+	}
+	ew, tb, h := l.ew, l.tb, st.h
+	if tq == st.end {
+		ew.Copy(dst, st.y1t)
+		return
+	}
+	x := (tq - st.t) / h
+	if tb.Dense != nil {
+		var w [16]float64
+		m := len(st.kst)
+		tb.Dense(x, w[:m])
+		combineOn(ew, dst, st.y0t, h, w[:m], st.kst)
+		return
+	}
+	x2, x3 := x*x, x*x*x
+	x4 := x2 * x2
+	if tb.Mid != nil {
+		// devInterpolate's quartic.
+		if l.tmp == nil || l.tmp.Len() != dst.Len() {
+			l.tmp = tensor.New[T](dst.Len())
+		}
+		combineOn(ew, l.tmp, st.y0t, h, tb.Mid, st.kst[:tb.Stages()])
+		w := [5]float64{1 - 11*x2 + 18*x3 - 8*x4, -5*x2 + 14*x3 - 8*x4, 16 * (x2 - 2*x3 + x4),
+			h * (x - 4*x2 + 5*x3 - 2*x4), h * (x2 - 3*x3 + 2*x4)}
+		combineOn(ew, dst, nil, 1, w[:], []*tensor.Tensor[T]{st.y0t, st.y1t, l.tmp, st.f0t, st.f1t})
+		return
+	}
+	w := [4]float64{(1 + 2*x) * (1 - x) * (1 - x), h * x * (1 - x) * (1 - x), x2 * (3 - 2*x), h * x2 * (x - 1)}
+	combineOn(ew, dst, nil, 1, w[:], []*tensor.Tensor[T]{st.y0t, st.f0t, st.y1t, st.f1t})
+}
+
 // addBDF keeps a bdf step ending at end of size h and order k, whose
 // differences D[0…k] define its interpolant.
 func (l *DenseLog[T]) addBDF(tb *Tableau, t, h, end float64, k int, D [][]float64, y1 []T) {
 	l.tb = tb
 	st := l.next()
-	st.t, st.h, st.end, st.order, st.bdf = t, h, end, k, true
+	st.t, st.h, st.end, st.order, st.bdf, st.on = t, h, end, k, true, false
 	st.y1 = keep(st.y1, y1)
 	st.d = st.d[:cap(st.d)]
 	for len(st.d) < k+1 {

@@ -22,10 +22,12 @@ import (
 // both from ErrorNorm) and keeps the step-size control, the stops, jumps
 // and output times, as on the CPU. The outputs are written by the engine
 // too: nothing of the state crosses to the host unless OnStep is set (its
-// Y0 and Y1 are then copied back for it).
+// Y0 and Y1 are then copied back for it). A DenseLog keeps such a solve's
+// steps in the device's memory too, and DenseLog.AtTensor evaluates them
+// there.
 //
 // Everything else runs on the host, with f still given tensors (views of
-// host memory): a solve with an Event or a DenseLog, and the implicit,
+// host memory): a solve with an Event, and the implicit,
 // Rosenbrock, BDF and Adams methods, which form Jacobians and solve
 // linear systems in host memory. So does every solve on an engine without
 // an Elementwise (the CPU engines), where SolveTensors is Solve to the
@@ -101,7 +103,7 @@ func (s *Solver[T]) OnDevice() bool { return s.dev.on }
 // runs on the device.
 func (s *Solver[T]) deviceSolve() bool {
 	_, rk := s.m.(explicitRK[T])
-	return s.dev.ew != nil && rk && s.Event == nil && s.keep == nil
+	return s.dev.ew != nil && rk && s.Event == nil
 }
 
 // SolveTensors is Solve on tensors: it integrates from ts[0] to

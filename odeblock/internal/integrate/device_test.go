@@ -437,3 +437,77 @@ func TestSolverReuseAcrossSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestDenseLogOnDevice: a DenseLog kept by a solve on a device (the
+// parking fake) holds its steps in the device's memory, and AtTensor
+// evaluates them there, copying nothing to the host, with the host log's
+// values, for each form of the dense output (dopri5's quartic, the
+// tableau weights of tsit5, bosh3 and dop853, rk4's cubic Hermite), at step
+// ends and inside steps; on a log a host solve kept, AtTensor is At.
+func TestDenseLogOnDevice(t *testing.T) {
+	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
+	dev := enginetest.NewParkingDevice(cpu)
+	const n = 6
+	for _, method := range []string{"dopri5", "tsit5", "bosh3", "dop853", "rk4"} {
+		t.Run(method, func(t *testing.T) {
+			opt := Options{Method: method, RTol: 1e-8, ATol: 1e-8}
+			if method == "rk4" {
+				opt = Options{Method: method, Step: 0.15}
+			}
+			ts := []float64{0, 1.3}
+			hostF, _ := ewField(tensor.HostElementwise[float64](), math.Inf(1), n, 0)
+			hs, err := NewSolver[float64](opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hostLog := NewDenseLog[float64](nil)
+			hs.SetDenseLog(hostLog)
+			hostOut := [][]float64{make([]float64, n), make([]float64, n)}
+			if _, err := hs.SolveEval(func(k EvalKind, st int, tt float64, y, dy []float64) error {
+				return hostF(k, st, tt, tensor.FromSlice(y), tensor.FromSlice(dy))
+			}, initial[float64](n, false), ts, hostOut); err != nil {
+				t.Fatal(err)
+			}
+
+			ds, err := NewSolver[float64](opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds.UseDevice(dev)
+			devLog := NewDenseLog[float64](nil)
+			ds.SetDenseLog(devLog)
+			devF, _ := ewField(dev.Elementwise(), math.Inf(1), n, 0)
+			out := []*tensor.Tensor[float64]{tensor.New[float64](n), tensor.New[float64](n)}
+			if _, err := ds.SolveTensorsEval(devF, tensor.FromSlice(initial[float64](n, false)), ts, out); err != nil {
+				t.Fatal(err)
+			}
+			if devLog.Len() != hostLog.Len() || devLog.Len() < 3 {
+				t.Fatalf("%d steps logged on the device, %d on the host", devLog.Len(), hostLog.Len())
+			}
+			var at []float64
+			for i := range devLog.Len() {
+				st := devLog.steps[i]
+				if !st.on {
+					t.Fatalf("step %d kept on the host", i)
+				}
+				at = append(at, st.t, st.t+0.3*st.h, st.t+0.77*st.h, st.end)
+			}
+			got, want, hostAt := tensor.New[float64](n), make([]float64, n), tensor.New[float64](n)
+			for _, tq := range at {
+				dev.Reset()
+				devLog.AtTensor(tq, got)
+				if syncs, _ := dev.Syncs(); syncs != 0 {
+					t.Errorf("AtTensor(%g) copied %d storages to the host", tq, syncs)
+				}
+				hostLog.At(tq, want)
+				if diff := cmp.Diff(want, got.ReadData(), cmpopts.EquateApprox(1e-12, 1e-14)); diff != "" {
+					t.Errorf("t=%g (-host +device):\n%s", tq, diff)
+				}
+				hostLog.AtTensor(tq, hostAt)
+				if diff := cmp.Diff(want, hostAt.ReadData()); diff != "" {
+					t.Errorf("t=%g: AtTensor of the host's log differs from At:\n%s", tq, diff)
+				}
+			}
+		})
+	}
+}

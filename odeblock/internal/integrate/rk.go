@@ -44,6 +44,10 @@ func (explicitRK[T]) interpolate(s *Solver[T], dst []T, g StepGeom, tq float64, 
 }
 
 func (explicitRK[T]) log(s *Solver[T], l *DenseLog[T], g StepGeom, f0, f1 []T) {
+	if s.dev.on {
+		l.addOn(&s.dev, s.tb, g, s.y, s.y1, s.kall, f0, f1)
+		return
+	}
 	l.add(s.tb, g, s.y, s.y1, s.kall, f0, f1)
 }
 
