@@ -314,13 +314,17 @@
 // On an engine with a tensor.Elementwise (package cuda's GPU engine) the
 // explicit Runge–Kutta solvers run in the engine's memory
 // (Solver.UseDevice, Solver.SolveTensors): stage sums, error norm, dense
-// output and first step by the engine, two numbers a step read by the host
-// for the step-size control. A Block there solves forward on the device in
-// the Adjoint mode and without gradients, and the Adjoint mode's backward
-// solve too (the augmented state on the device, one VJP of the dynamics
-// per evaluation, the families' right-hand sides recorded op by op instead
-// of the CPU's fused nodes; a user's own Adjointer keeps the host path).
-// The other modes, the Interpolated mode, events, dense logs and the
-// implicit, Rosenbrock, BDF and Adams methods stay on the host. On the CPU
-// engines nothing changes.
+// output, dense logs and first step by the engine, two numbers a step read
+// by the host for the step-size control. A Block there solves on the
+// device in every gradient mode: the Adjoint mode's forward and backward
+// solves (the augmented state on the device, one VJP of the dynamics per
+// evaluation, the drift check and its recovery; a user's own Adjointer
+// keeps the host path), Backprop's stage tapes, Checkpoint's and
+// Recursive's states and recomputed steps (the forward's stage sums, to
+// the bit) and the step adjoint's sums, and Interpolated's dense output
+// (with a Budget that mode stays on the host). AdamNODE's and HBNODE's
+// right-hand sides are one fused node there too when the engine's
+// Elementwise has AdamRHS and HBRHS (cuda's does); the other families are
+// recorded op by op. Events and the implicit, Rosenbrock, BDF and Adams
+// methods stay on the host. On the CPU engines nothing changes.
 package odeblock
