@@ -37,6 +37,13 @@ import "github.com/adamnode/adamnode/tensor"
 //     assembled from the engine's convolution's and the time taps' sums,
 //     where the engine (or its Elementwise) is a tensor.BlockCopier: its
 //     CopyBlocks; without one they are host copies;
+//   - Concat, Narrow and Split (Chunk and Select too) along any axis, and
+//     their backward (each operand's gradient a narrowing of the output
+//     gradient, set or added; Narrow's the output gradient scattered into
+//     the input's, the rest zeroed or kept), with the engine's CopyBlocks
+//     where it is a tensor.BlockCopier: outer blocks of d·inner elements
+//     for an operand of d along the axis; without one, along the leading
+//     axis or one whose outer dimensions are all 1, with its Copy;
 //   - the gradients' plumbing: seeding Backward's output gradient,
 //     accumulating a gradient a backward function returns, Reshape's
 //     backward, a Scalar leaf's value, and ZeroGradsOn.
@@ -54,9 +61,8 @@ import "github.com/adamnode/adamnode/tensor"
 // them from the device): RDiv, MaxAxis's backward, Softmax, LogSoftmax,
 // LogSumExp, Where, MaskedSum, MaskedMean, Gather, IndexSelect, Cumsum,
 // Permute, Transpose, Stack, Concat, Narrow and Split along an axis with
-// more than one block outside it (along the leading axis, or one whose
-// outer dimensions are all 1, they are the engine's copies), pooling, the
-// time-channel ops ConcatTime and LinearTime (Conv2DTime's time channel
+// more than one block outside it where the engine is no BlockCopier,
+// pooling, the time-channel ops ConcatTime and LinearTime (Conv2DTime's time channel
 // is the engine's convolutions), the rules written in ops of Grad with
 // CreateGraph and of JVP where they make constants on the host (masks),
 // RowShards' sums of its shards' gradients, and whatever a Custom node's
@@ -116,6 +122,66 @@ func (t *Tape[T]) ewConcatGrad(e *entry[T], g *tensor.Tensor[T], inner, ax int) 
 		}
 		at += m
 	}
+}
+
+// blocksConcat writes the operands xs one after another along axis ax
+// into z, the [outer, n] result (n elements a row of the leading axes),
+// with the engine's CopyBlocks: operand x is outer blocks of
+// x.Dim(ax)·inner elements, each at its offset in a row of z. Concat along
+// any axis on the device.
+func (t *Tape[T]) blocksConcat(z *tensor.Tensor[T], xs []Var[T], outer, inner, n, ax int) {
+	if len(xs) > 1 {
+		// z whole on the device first, as in ewConcat: each operand's
+		// blocks then write a part of its copy in place.
+		t.ew.Fill(z, 0)
+	}
+	at := 0
+	for _, xv := range xs {
+		x := t.entryAt(int(xv.i)).value
+		m := x.Dim(ax) * inner
+		t.blocks.CopyBlocks(z, x, 1, tensor.Blocks{Count: outer, Len: m, ZOff: at, ZStride: n, XStride: m}, false)
+		at += m
+	}
+}
+
+// blocksConcatGrad is Concat's backward with the engine's CopyBlocks: each
+// operand's blocks of the output gradient g, set into its gradient (which
+// they cover whole) or added to it.
+func (t *Tape[T]) blocksConcatGrad(e *entry[T], g *tensor.Tensor[T], outer, inner, ax int) {
+	n := g.Dim(ax) * inner
+	at := 0
+	for _, x := range e.ins {
+		m := x.value.Dim(ax) * inner
+		if dst, acc := t.gradDst(x); dst != nil {
+			t.blocks.CopyBlocks(dst, g, 1, tensor.Blocks{Count: outer, Len: m, ZStride: m, XOff: at, XStride: n}, acc)
+		}
+		at += m
+	}
+}
+
+// blocksNarrowGrad is Narrow's backward with the engine's CopyBlocks: the
+// output gradient g placed at the slab [start, start+length) along the
+// axis of the input's gradient dst, viewed as [outer, n, inner]: set, the
+// rest of dst zeroed first (unless the slab is all of it), or with acc
+// added.
+func (t *Tape[T]) blocksNarrowGrad(dst *tensor.Tensor[T], acc bool, g *tensor.Tensor[T], outer, inner, n, start, length int) {
+	m := length * inner
+	if !acc && m < n*inner {
+		t.ew.Fill(dst, 0)
+	}
+	t.blocks.CopyBlocks(dst, g, 1, tensor.Blocks{Count: outer, Len: m, ZOff: start * inner, ZStride: n * inner, XStride: m}, acc)
+}
+
+// gradsShare reports whether the gradient of one of xs shares g's storage
+// (a caller's buffers, Param.Grad or a VJP's destinations, may): there
+// CopyBlocks, whose z and x must not, gives way to the other paths.
+func gradsShare[T tensor.Float](xs []*entry[T], g *tensor.Tensor[T]) bool {
+	for _, x := range xs {
+		if x.grad != nil && x.grad.Storage() == g.Storage() {
+			return true
+		}
+	}
+	return false
 }
 
 // ewLinComb sets z = base + a·x (base nil: a·x) with the engine's

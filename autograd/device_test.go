@@ -472,6 +472,7 @@ func (f *markedElementwise[T]) ErrorNorm(e, y0, y1 *tensor.Tensor[T], atol, rtol
 type deviceModel[T tensor.Float] struct {
 	w1, b1, w2, b2, w3, b3, c, d, e, s *ag.Param[T]
 	cw, cb                             *ag.Param[T] // convtime's filter (a time channel) and bias
+	q, u                               *ag.Param[T] // shapes' tensors of rank 3 and 4
 }
 
 func newDeviceModel[T tensor.Float](rng *rand.Rand, in, hidden, out int) *deviceModel[T] {
@@ -484,11 +485,12 @@ func newDeviceModel[T tensor.Float](rng *rand.Rand, in, hidden, out int) *device
 		w3: p("w3", 0.5, out, hidden), b3: p("b3", 0.5, out),
 		c: p("c", 0.5, hidden), d: p("d", 0.5, 1, hidden), e: p("e", 0.5, 3, 1, hidden), s: p("s", 0.5, 1),
 		cw: p("cw", 0.5, 4, 2, 3, 3), cb: p("cb", 0.5, 4),
+		q: p("q", 0.5, 2, 2, 4), u: p("u", 0.5, 2, 2, 3, 4),
 	}
 }
 
 func (m *deviceModel[T]) params() []*ag.Param[T] {
-	return []*ag.Param[T]{m.w1, m.b1, m.w2, m.b2, m.w3, m.b3, m.c, m.d, m.e, m.s, m.cw, m.cb}
+	return []*ag.Param[T]{m.w1, m.b1, m.w2, m.b2, m.w3, m.b3, m.c, m.d, m.e, m.s, m.cw, m.cb, m.q, m.u}
 }
 
 // mlp is the ordinary model: Linear, activations, broadcasting Add, Mul
@@ -566,12 +568,49 @@ func (m *deviceModel[T]) convtime(tp *ag.Tape[T], x, _ *tensor.Tensor[T]) ag.Var
 	return ag.Mean(ag.Mul(ag.Tanh(z), z2))
 }
 
+// shapes joins and cuts tensors of rank 2, 3 and 4 along the leading
+// axis, middle axes and the last axis, with several blocks outside the
+// axis (the engine's CopyBlocks where it has one): Concat with an operand
+// twice and Narrows of one input (their gradients added to), Split, and a
+// gradient penalty on u through Grad with CreateGraph, whose gradients'
+// rules are Narrow and Concat of the output gradients.
+func (m *deviceModel[T]) shapes(tp *ag.Tape[T], x, y *tensor.Tensor[T]) ag.Var[T] {
+	xv := tp.Const(x)                                           // [3, 4]
+	h := ag.Tanh(ag.Linear(xv, tp.Param(m.w1), tp.Param(m.b1))) // [3, 5]
+	// Rank 2: the last axis, then the leading one.
+	c := ag.Concat(-1, h, ag.Scale(xv, 0.5), h)                                  // [3, 14]
+	p := ag.Split(c, 1, 4, 6, 4)                                                 // [3, 4], [3, 6], [3, 4]
+	c2 := ag.Concat(0, ag.Narrow(c, 1, 2, 9), ag.Square(ag.Narrow(c, -1, 0, 9))) // [6, 9]
+	// Rank 3: the middle axis, then the last.
+	r := ag.Reshape(ag.Concat(0, p[0], ag.Sin(p[2])), 2, 3, 4)      // [2, 3, 4]
+	q := ag.Concat(1, r, ag.Tanh(tp.Param(m.q)), ag.Scale(r, -0.5)) // [2, 8, 4]
+	qs := ag.Split(q, 1, 3, 4, 1)                                   // [2, 3, 4], [2, 4, 4], [2, 1, 4]
+	q2 := ag.Concat(2, qs[1], ag.Narrow(q, 1, 2, 4))                // [2, 4, 8]
+	// Rank 4: axes 1, 3 and 2, then the leading one.
+	v := ag.Concat(1, tp.Param(m.u), ag.Reshape(qs[0], 2, 1, 3, 4)) // [2, 3, 3, 4]
+	v = ag.Concat(3, v, ag.Square(v))                               // [2, 3, 3, 8]
+	v = ag.Concat(2, v, ag.Narrow(v, 2, 1, 2))                      // [2, 3, 5, 8]
+	vs := ag.Split(v, -1, 3, 5)                                     // [2, 3, 5, 3], [2, 3, 5, 5]
+	w := ag.Narrow(v, 0, 1, 1)                                      // [1, 3, 5, 8]
+	loss := ag.Add(ag.Mean(ag.Square(c2)), ag.Mean(ag.Mul(q2, ag.Tanh(q2))))
+	loss = ag.Add(loss, ag.Mean(ag.Square(ag.Sub(ag.Narrow(ag.Narrow(c2, 0, 1, 3), 1, 2, 3), tp.Const(y)))))
+	loss = ag.Add(loss, ag.Add(ag.Mean(ag.Square(vs[0])), ag.Mean(ag.Tanh(w))))
+	loss = ag.Add(loss, ag.Mean(ag.Mul(vs[1], ag.Reshape(ag.Narrow(qs[2], 2, 0, 1), 2, 1, 1, 1))))
+	// The penalty: Concat's gradient is Narrows of the output gradient,
+	// Narrow's a Concat of it with zeros, recorded on the tape.
+	gs, err := ag.Grad([]ag.Var[T]{ag.Sum(ag.Mul(ag.Square(v), v))}, nil, ag.GradOptions[T]{Params: []*ag.Param[T]{m.u}, CreateGraph: true})
+	if err != nil {
+		panic(err)
+	}
+	return ag.Add(loss, ag.Scale(ag.Mean(ag.Square(gs.Params[0])), 0.1))
+}
+
 // deviceModels names the models the device tests run, with the shape of
 // their targets for a batch of 3 and 3 outputs.
 var deviceModels = []struct {
 	name string
 	y    []int
-}{{"mlp", []int{3, 3}}, {"maps", []int{1, 3}}, {"host", []int{3, 3}}, {"convtime", []int{3, 3}}}
+}{{"mlp", []int{3, 3}}, {"maps", []int{1, 3}}, {"host", []int{3, 3}}, {"convtime", []int{3, 3}}, {"shapes", []int{3, 3}}}
 
 // devicePasses runs passes forward and backward passes of the model name on
 // a tape computing with eng, each after ZeroGradsOn, and returns the last
@@ -582,7 +621,7 @@ func devicePasses[T tensor.Float](t *testing.T, eng tensor.Engine[T], name strin
 	m := newDeviceModel[T](rng, 4, 5, 3)
 	x := tensor.RandN[T](rng, 0, 1, 3, 4)
 	y := tensor.RandN[T](rng, 0, 1, yshape...)
-	f := map[string]func(*ag.Tape[T], *tensor.Tensor[T], *tensor.Tensor[T]) ag.Var[T]{"mlp": m.mlp, "maps": m.maps, "host": m.host, "convtime": m.convtime}[name]
+	f := map[string]func(*ag.Tape[T], *tensor.Tensor[T], *tensor.Tensor[T]) ag.Var[T]{"mlp": m.mlp, "maps": m.maps, "host": m.host, "convtime": m.convtime, "shapes": m.shapes}[name]
 	tp := ag.NewTape(eng)
 	var loss T
 	for pass := range passes {
@@ -669,6 +708,10 @@ func TestDeviceSyncs(t *testing.T) {
 		// its time channel's taps are the engine's CopyBlocks.
 		"convtime": {[]string{"Conv2DTime[...] (conv)", "(*Tape[...]).ewTimeBias (conv)", "conv2DTimeRule[...].backward (conv)",
 			"(*Tape[...]).ewTimeFilterGrad (conv)", item}, 1}, // Mean
+		// Concat, Narrow and Split along any axis are the engine's
+		// CopyBlocks, forward and backward, and so are the gradients'
+		// rules in ops (Narrow's zeros filled on the device).
+		"shapes": {[]string{item}, 8}, // seven Means and a Sum
 	}
 	for _, mc := range deviceModels {
 		t.Run(mc.name, func(t *testing.T) {

@@ -393,6 +393,10 @@ func expandTo[T tensor.Float](g Var[T], shape []int) Var[T] {
 		return g
 	}
 	z := g.t.arena.get(shape...)
-	z.Zero()
+	if g.t.ew != nil {
+		g.t.ew.Fill(z, 0) // where the device keeps g
+	} else {
+		z.Zero()
+	}
 	return Add(g.t.Const(z), g)
 }

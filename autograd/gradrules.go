@@ -278,7 +278,11 @@ func (narrowRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], erro
 		s := append([]int(nil), xs...)
 		s[ax] = n
 		z := t.arena.get(s...)
-		z.Zero()
+		if t.ew != nil {
+			t.ew.Fill(z, 0) // where the device keeps the gradient's other parts
+		} else {
+			z.Zero()
+		}
 		return t.Const(z)
 	}
 	if start > 0 {

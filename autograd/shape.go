@@ -119,9 +119,12 @@ func Concat[T tensor.Float](axis int, xs ...Var[T]) Var[T] {
 		dims[ax] += x.value.Dim(ax)
 	}
 	z := t.arena.get(dims...)
-	if t.ew != nil && outer == 1 {
+	switch {
+	case t.blocks != nil:
+		t.blocksConcat(z, xs, outer, inner, dims[ax]*inner, ax)
+	case t.ew != nil && outer == 1:
 		t.ewConcat(z, xs, inner, ax)
-	} else {
+	default:
 		concatInto(t, z.Data(), xs, outer, inner, dims[ax]*inner, ax)
 	}
 	e := t.newEntry("Concat")
@@ -151,6 +154,10 @@ type concatRule[T tensor.Float] struct{}
 func (concatRule[T]) backward(t *Tape[T], e *entry[T]) {
 	g := e.grad
 	outer, inner, ax := axisSplit("Concat", g, e.n[0])
+	if t.blocks != nil && !gradsShare(e.ins, g) {
+		t.blocksConcatGrad(e, g, outer, inner, ax)
+		return
+	}
 	if t.ew != nil && outer == 1 {
 		t.ewConcatGrad(e, g, inner, ax)
 		return
@@ -195,7 +202,11 @@ func Narrow[T tensor.Float](x Var[T], axis, start, length int) Var[T] {
 	}
 	dims[ax] = length
 	z := t.arena.get(dims...)
-	if t.ew != nil && outer == 1 {
+	if t.blocks != nil {
+		// z's blocks cover it whole: the engine does not read it.
+		m := length * inner
+		t.blocks.CopyBlocks(z, xe.value, 1, tensor.Blocks{Count: outer, Len: m, ZStride: m, XOff: start * inner, XStride: n * inner}, false)
+	} else if t.ew != nil && outer == 1 {
 		t.ew.Copy(z, flatRange(xe.value, start*inner, (start+length)*inner))
 	} else {
 		zd, xd := z.Data(), xe.value.Data()
@@ -219,6 +230,10 @@ func (narrowRule[T]) backward(t *Tape[T], e *entry[T]) {
 	}
 	outer, inner, ax := axisSplit("Narrow", x.value, e.n[0])
 	n, start, length := x.value.Dim(ax), e.n[1], g.Dim(ax)
+	if t.blocks != nil && dst.Storage() != g.Storage() {
+		t.blocksNarrowGrad(dst, acc, g, outer, inner, n, start, length)
+		return
+	}
 	if t.ew != nil && outer == 1 {
 		if !acc {
 			t.ew.Fill(dst, 0)

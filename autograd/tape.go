@@ -192,7 +192,7 @@ type Tape[T tensor.Float] struct {
 	// ew is eng's Elementwise, nil for the CPU engines: where it is set,
 	// the elementwise ops compute with it (device.go).
 	ew      tensor.Elementwise[T]
-	blocks  tensor.BlockCopier[T] // eng's block copies where ew is set and it has them (conv_time.go)
+	blocks  tensor.BlockCopier[T] // eng's block copies where ew is set and it has them (conv_time.go, Concat, Narrow)
 	ewCoef  []T                   // LinComb's coefficients for ew (ewLinComb)
 	ewXs    []*tensor.Tensor[T]   // LinComb's operands for ew
 	splits  []splitFilter[T]      // Conv2DTime's filters split for ew (conv_time.go)
