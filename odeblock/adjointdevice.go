@@ -45,7 +45,7 @@ type partKey[T tensor.Float] struct {
 // backwardOnDevice reports whether the backward solve runs on the device.
 func (a *adjoint[T]) backwardOnDevice() bool {
 	p := a.p
-	if tensor.ElementwiseOf(p.eng) == nil || a.log != nil && a.budget > 0 || p.dev == nil {
+	if p.dev == nil { // the forward solve ran on the host (forwardOnDevice)
 		return false
 	}
 	_, special := p.b.Dynamics.(Adjointer[T])

@@ -105,11 +105,9 @@ func (l *DenseLog[T]) addOn(d *devMode[T], tb *Tableau, g StepGeom, y0, y1 []T, 
 	}
 	st.kst = st.kst[:0]
 	if tb.Dense != nil || tb.Mid != nil {
-		st.kst = st.kst[:cap(st.kst)]
-		for len(st.kst) < len(ks) {
-			st.kst = append(st.kst, nil)
-		}
-		st.kst = st.kst[:len(ks)]
+		// The tensors of an earlier pass's step where its capacity holds
+		// them, else nil.
+		st.kst = slices.Grow(st.kst, len(ks))[:len(ks)]
 		for i, k := range ks {
 			st.kst[i] = keepOn(d.ew, st.kst[i], d.view(k))
 		}

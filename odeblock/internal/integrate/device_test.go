@@ -484,6 +484,18 @@ func TestDenseLogOnDevice(t *testing.T) {
 			if devLog.Len() != hostLog.Len() || devLog.Len() < 3 {
 				t.Fatalf("%d steps logged on the device, %d on the host", devLog.Len(), hostLog.Len())
 			}
+			// A second solve into a log of the first's steps reuses their
+			// device tensors.
+			first := devLog.steps[0]
+			again := NewDenseLog(devLog.Release())
+			ds.SetDenseLog(again)
+			if _, err := ds.SolveTensorsEval(devF, tensor.FromSlice(initial[float64](n, false)), ts, out); err != nil {
+				t.Fatal(err)
+			}
+			devLog = again
+			if st := devLog.steps[0]; st.y0t != first.y0t || st.y1t != first.y1t || len(st.kst) > 0 && st.kst[0] != first.kst[0] {
+				t.Error("the second solve's log made new device tensors")
+			}
 			var at []float64
 			for i := range devLog.Len() {
 				st := devLog.steps[i]
