@@ -485,31 +485,39 @@ func TestMNISTStepCopies(t *testing.T) {
 	st := m.Block.Stats()
 	down := s.DownloadBytes - before.DownloadBytes
 	const f32 = 4
-	part := int64(batch * 5 * 28 * 28 * f32) // one of h, m, v
 	// The solvers, forward and backward, keep their states on the device,
-	// and f's filters are split and their gradients assembled there: the
-	// host reads the initial-state net's output (2c − 1 = 9 channels, which
-	// Concat joins to the image on the host), the gradients of Split's two
-	// parts (its backward on the host), and numbers: softmax
-	// cross-entropy's sums and its output gradient's element, the loss, the
-	// optimizer's (64 bytes in all allowed for them). This does not grow
-	// with the evaluations: before Conv2DTime's filter split and gradient
-	// assembly moved to the device (1.72 MB down a step) it was
+	// f's filters are split and their gradients assembled there, and the
+	// initial state's Concat (the image and the initial-state net's
+	// 2c − 1 = 9 channels) and Split, and their backward, are the
+	// engine's CopyBlocks: the host reads numbers only, softmax
+	// cross-entropy's sums and its output gradient's element, the loss,
+	// the optimizer's (64 bytes in all allowed for them), whatever the
+	// evaluations. Before the Concat and Split moved to the device
+	// (119184 bytes down a step) the bound was the net's output
+	// (batch·9·28·28 floats, Concat's operand read on the host) and two
+	// of h, m, v (the gradients of Split's parts) besides; before
+	// Conv2DTime's filter split and gradient assembly (1.72 MB) it was
 	// NFE·(f's parameters) + 2·(all parameters) + 2 parts + the logits.
-	bound := int64(batch*9*28*28*f32) + 2*part + 64
-	t.Logf("one step: %d forward and %d backward evaluations; %d bytes (%.2f MB) downloaded (bound %d), %d bytes (%.2f MB) uploaded",
-		st.Forward.NFE, st.Backward.NFE, down, float64(down)/1e6, bound, s.UploadBytes-before.UploadBytes, float64(s.UploadBytes-before.UploadBytes)/1e6)
+	// Up go the batch's images and one-hot labels, and no more than 64
+	// bytes besides (131792 a step before the Concat and Split).
+	const bound = 64
+	upBound := int64(batch*28*28*f32+batch*10*f32) + 64
+	up := s.UploadBytes - before.UploadBytes
+	t.Logf("one step: %d forward and %d backward evaluations; %d bytes (%.2f MB) downloaded (bound %d), %d bytes (%.2f MB) uploaded (bound %d)",
+		st.Forward.NFE, st.Backward.NFE, down, float64(down)/1e6, bound, up, float64(up)/1e6, upBound)
 	for site, n := range sites.bytes {
 		t.Logf("  %8d bytes  %s", n, site)
 	}
 	if down > bound {
 		t.Errorf("one step downloaded %d bytes, more than the %d the host reads", down, bound)
 	}
+	if up > upBound {
+		t.Errorf("one step uploaded %d bytes, more than the batch's images and labels and 64 bytes (%d)", up, upBound)
+	}
 	if activation := int64(batch * 50 * 28 * 28 * f32); sites.largest >= activation {
 		t.Errorf("a copy of %d bytes: as large as an activation of f (%d)", sites.largest, activation)
 	}
 	readers := []string{
-		"autograd.Concat[", "autograd.concatInto[", "autograd.concatRule[", "autograd.narrowRule[", // the initial state, on the host
 		"autograd.SoftmaxCrossEntropy[", "autograd.softmaxCERule[", "autograd.Var[...].Item",
 		"autograd.(*Tape[...]).sumPerChannel", // a bias gradient into the quadrature's buffer
 	}
