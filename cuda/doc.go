@@ -23,7 +23,9 @@
 // current, a write makes the next kernel upload it). A copy dropped to
 // make room in the pool is copied back first. The memory of a tensor made
 // by tensor.FromSlice is its caller's, who may read the slice at any
-// time: results into it are copied back at once. Stats counts every copy.
+// time: results into it are copied back at once. Stats counts every copy,
+// and keeps the high-water mark of the device memory in use (PeakBytes,
+// torch.cuda.max_memory_allocated's measure; ResetPeak starts it again).
 // The engine's Elementwise (elementwise.go) runs the maps, binary ops,
 // linear combinations, reductions and error norms with the kernels below
 // on the same device copies; autograd calls it when the engine has one.

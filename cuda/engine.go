@@ -113,6 +113,7 @@ func (b *backend) ensure(i int, size uintptr) uintptr {
 	var p uintptr
 	must(b.l.rtCheck("cudaMalloc", b.l.cudaMalloc(&p, size)))
 	d.ptr, d.size = p, size
+	b.notePeak()
 	return p
 }
 

@@ -34,6 +34,21 @@ type Stats struct {
 	Reuses, ReuseBytes       int64 // operands found current on the device
 	ResidentBytes            int64 // bytes of the tensors copied on the device now
 	PoolBytes                int64 // device memory the copies' pool holds now
+
+	// PeakBytes is the most device memory the backend had in use at once
+	// since it was made or since ResetPeak: the pool's blocks that held
+	// copies (each its block size, the tensor's bytes rounded up by at
+	// most 25%) and the scratch buffers (GEMM operands of slices, cuDNN's
+	// workspace). It is the measure of torch.cuda.max_memory_allocated
+	// (the caching allocator's blocks of live tensors, rounded to its
+	// block sizes, workspaces it serves included). Not counted: the
+	// memory cuBLAS and cuDNN allocate themselves, the kernels' fixed
+	// 34 KB of norm records (Kernels) and the CUDA context.
+	PeakBytes int64
+	// PeakPoolBytes is the most device memory the backend held from
+	// cudaMalloc at once, the pool's chunks and the scratch buffers, free
+	// blocks included (torch.cuda.max_memory_reserved).
+	PeakPoolBytes int64
 }
 
 // StatsOf returns the copy counts of a backend made by Backend, and false
@@ -48,7 +63,35 @@ func StatsOf(b tensor.Backend) (Stats, bool) {
 	s := g.cache.stats
 	s.ResidentBytes = int64(g.cache.bytes)
 	s.PoolBytes = int64(g.cache.pool.bytes)
+	s.PeakBytes = int64(g.cache.peakUsed)
+	s.PeakPoolBytes = int64(g.cache.peakHeld)
 	return s, true
+}
+
+// ResetPeak starts the peaks of Stats (PeakBytes, PeakPoolBytes) again from
+// the device memory a backend made by Backend has in use and holds now, as
+// torch.cuda.reset_peak_memory_stats; it does nothing to other backends.
+func ResetPeak(b tensor.Backend) {
+	g, ok := b.(*backend)
+	if !ok {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.cache.peakUsed, g.cache.peakHeld = 0, 0
+	g.notePeak()
+}
+
+// notePeak raises the peaks to the device memory in use and held now.
+// Called under the backend's mutex after every allocation.
+func (b *backend) notePeak() {
+	var scratch uintptr
+	for _, d := range b.bufs {
+		scratch += d.size
+	}
+	c := &b.cache
+	c.peakUsed = max(c.peakUsed, c.pool.used+scratch)
+	c.peakHeld = max(c.peakHeld, c.pool.bytes+scratch)
 }
 
 // residentKey identifies a tensor's elements: its storage, and the host
@@ -86,6 +129,8 @@ type cache struct {
 	clock   uint64  // one tick per kernel: entries used in it are kept
 	verify  bool
 	stats   Stats
+
+	peakUsed, peakHeld uintptr // Stats.PeakBytes and PeakPoolBytes
 }
 
 func newCache() cache {
@@ -337,6 +382,7 @@ var downloadHook func(bytes int64)
 func (b *backend) alloc(n uintptr) uintptr {
 	c := &b.cache
 	if p, ok := c.pool.get(n); ok {
+		b.notePeak()
 		return p
 	}
 	b.shrink(chunkSize(blockSize(n)))
@@ -346,6 +392,7 @@ func (b *backend) alloc(n uintptr) uintptr {
 	must(b.l.rtCheck("cudaMalloc", b.l.cudaMalloc(&ch.ptr, size)))
 	c.pool.add(ch, size)
 	p, _ := c.pool.get(n)
+	b.notePeak()
 	return p
 }
 
@@ -467,6 +514,7 @@ type pool struct {
 	byClass map[uintptr][]*chunk
 	owner   map[uintptr]*chunk // block → its chunk
 	bytes   uintptr            // device bytes in chunks
+	used    uintptr            // device bytes in blocks taken (get) and not put back
 }
 
 // get returns a free block of n bytes' size class, if there is one.
@@ -475,6 +523,7 @@ func (p *pool) get(n uintptr) (uintptr, bool) {
 		if k := len(ch.free); k > 0 {
 			b := ch.free[k-1]
 			ch.free = ch.free[:k-1]
+			p.used += ch.class
 			return b, true
 		}
 	}
@@ -500,6 +549,7 @@ func (p *pool) add(ch *chunk, size uintptr) {
 func (p *pool) put(b uintptr) {
 	ch := p.owner[b]
 	ch.free = append(ch.free, b)
+	p.used -= ch.class
 }
 
 // takeEmpty removes the chunks whose blocks are all free and returns them.
