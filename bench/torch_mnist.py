@@ -10,12 +10,18 @@ mnistbench.
     TORCHDIFFEQ=/path/to/torchdiffeq-source \
         /usr/bin/python3 bench/torch_mnist.py --weights mnist.safetensors --threads 2
 
+The batch (images and labels) is the one in the weights file, which
+mnistbench -batch N -out wrote from its -seed: --batch N (default 32) says
+which size is meant and stops with an error when the file holds another, so
+a batch-256 timing cannot run on a batch-32 file.
+
 TORCHDIFFEQ is a directory holding the torchdiffeq package (its source
 tree); torchdiffeq is not packaged by Debian. --mode adjoint uses
 odeint_adjoint, --mode backprop odeint. --device cuda (or cuda:N) puts the
 model, the batch and the solve's times on that GPU; each iteration then ends
 with torch.cuda.synchronize() before its clock stops, and the JSON line adds
-the device and torch.cuda.max_memory_allocated in MB.
+torch.cuda.max_memory_allocated in MB (device_peak_mb) and
+torch.cuda.max_memory_reserved (device_pool_peak_mb), over the whole run.
 """
 
 import argparse
@@ -121,9 +127,11 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--mode", choices=["adjoint", "backprop"], default="adjoint")
     ap.add_argument("--device", default="cpu", help="cpu, or cuda / cuda:N")
+    ap.add_argument("--batch", type=int, default=32,
+                    help="images in the batch: the weights file must hold a batch of this size (mnistbench -batch N -out)")
     a = ap.parse_args()
-    if a.iters < 1 or a.warmup < 1 or a.threads < 1:
-        sys.exit("torch_mnist.py: --iters, --warmup and --threads must be at least 1")
+    if a.iters < 1 or a.warmup < 1 or a.threads < 1 or a.batch < 1:
+        sys.exit("torch_mnist.py: --iters, --warmup, --threads and --batch must be at least 1")
     torch.set_num_threads(a.threads)
     tde = import_torchdiffeq("torch_mnist.py")
     odeint = tde.odeint_adjoint if a.mode == "adjoint" else tde.odeint
@@ -143,8 +151,12 @@ def main():
     dev = torch.device(a.device)
     model.times = model.times.to(dev)
     model.to(dev)
-    x = tensors["input"].to(dev)
-    labels = torch.tensor(json.loads(meta["labels"]), dtype=torch.long).to(dev)
+    x = tensors["input"]
+    labels = torch.tensor(json.loads(meta["labels"]), dtype=torch.long)
+    if x.shape[0] != a.batch or labels.shape[0] != a.batch:
+        sys.exit("torch_mnist.py: %s holds a batch of %d images and %d labels, not --batch %d: "
+                 "write it with mnistbench -batch %d -out FILE" % (a.weights, x.shape[0], labels.shape[0], a.batch, a.batch))
+    x, labels = x.to(dev), labels.to(dev)
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 
     # The loss at the file's weights must be the Go side's.
@@ -178,8 +190,9 @@ def main():
         "fwd_nfe": statistics.mean(fwd), "bwd_nfe": statistics.mean(bwd),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "loss_first": loss0, "iters": a.iters, "warmup": a.warmup,
-        "threads": torch.get_num_threads(), "grad_mode": a.mode, "device": str(dev),
-        **({"device_peak_mb": torch.cuda.max_memory_allocated(dev) / 2**20} if dev.type == "cuda" else {}),
+        "threads": torch.get_num_threads(), "grad_mode": a.mode, "device": str(dev), "batch": a.batch,
+        **({"device_peak_mb": torch.cuda.max_memory_allocated(dev) / 2**20,
+            "device_pool_peak_mb": torch.cuda.max_memory_reserved(dev) / 2**20} if dev.type == "cuda" else {}),
     }))
 
 

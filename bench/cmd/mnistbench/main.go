@@ -4,6 +4,13 @@
 //
 //	mnistbench -out mnist.safetensors -iters 5 -mode adjoint
 //	mnistbench -mode recursive -budget 8 -t1 16
+//	mnistbench -batch 256 -out mnist-b256.safetensors -device cuda
+//
+// -batch N trains on N images (default the paper's 32), mnistnode.Batch's
+// from -seed (a smaller batch is the first images of a larger one; the
+// weights do not depend on it). The weights file holds the batch trained
+// on and its loss, so the PyTorch peer needs the file written at the same
+// -batch (its --batch checks it).
 //
 // It writes the weights file (unless -out is empty), runs -warmup
 // iterations, times -iters more (each: forward, backward, an Adam step at
@@ -15,7 +22,13 @@
 //	 iteration's loss (at the file's weights), "iters", "warmup",
 //	 "threads" (GOMAXPROCS), "grad_mode", "t1", "stored": the most
 //	 states of the forward solution the mode kept (BlockStats.Stored),
-//	 "recovered": stretches the adjoint re-solved (BlockStats.Recovered)}
+//	 "recovered": stretches the adjoint re-solved (BlockStats.Recovered),
+//	 "replicas", "device", "batch",
+//	 with -device cuda "device_peak_mb": the most device memory the
+//	 backend had in use in the warm-up and timed iterations (cuda.Stats'
+//	 PeakBytes, compared with torch.cuda.max_memory_allocated), and
+//	 "device_pool_peak_mb": the most it held (PeakPoolBytes, with
+//	 torch.cuda.max_memory_reserved)}
 //
 // Threads: set GOMAXPROCS (and, in the OpenBLAS build,
 // OPENBLAS_NUM_THREADS=1: the backend parallelises over GOMAXPROCS
@@ -68,6 +81,11 @@ type Result struct {
 	Recovered   int     `json:"recovered"`
 	Replicas    int     `json:"replicas"`
 	Device      string  `json:"device"`
+	Batch       int     `json:"batch"`
+	// With -device cuda: cuda.Stats' PeakBytes and PeakPoolBytes in MiB
+	// over the warm-up and timed iterations (absent on the CPU).
+	DevicePeakMB     *float64 `json:"device_peak_mb,omitempty"`
+	DevicePoolPeakMB *float64 `json:"device_pool_peak_mb,omitempty"`
 }
 
 func main() {
@@ -79,14 +97,15 @@ func main() {
 		seed   = flag.Uint64("seed", 1, "seed of the weights and the batch")
 		t1     = flag.Float64("t1", 1, "end of the integration interval [0, t1] (the paper's: 1)")
 		budget = flag.Int("budget", 0, "states kept by -mode recursive (0: odeblock.DefaultBudget)")
-		reps   = flag.Int("replicas", 1, "data-parallel replicas of the model, each with one worker (the batch of 32 split over them)")
+		batch  = flag.Int("batch", 32, "images in the batch (the paper's: 32); a multiple of -replicas")
+		reps   = flag.Int("replicas", 1, "data-parallel replicas of the model, each with one worker (the batch split over them)")
 		shards = flag.Int("shards", 0, "solve the batch as this many separate ODEs at once, one per worker (odeblock.Block.Shards); 0 or 1: one solve")
 		device = flag.String("device", "cpu", "where the GEMMs and convolutions run: cpu, or cuda (the first GPU; one replica)")
 		prof   = flag.String("cpuprofile", "", "write a CPU profile of the timed iterations here (empty: none)")
 		mprof  = flag.String("memprofile", "", "write a heap profile after the timed iterations here (empty: none)")
 	)
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: mnistbench [-out FILE] [-iters N] [-warmup N] [-mode M] [-budget K] [-t1 T] [-seed S] [-replicas K] [-shards K] [-device cpu|cuda] [-cpuprofile FILE] [-memprofile FILE]\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: mnistbench [-out FILE] [-iters N] [-warmup N] [-mode M] [-budget K] [-t1 T] [-seed S] [-batch N] [-replicas K] [-shards K] [-device cpu|cuda] [-cpuprofile FILE] [-memprofile FILE]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -94,7 +113,12 @@ func main() {
 	if _, ok := gm.(odeblock.Recursive); ok {
 		gm = odeblock.Recursive{Budget: *budget}
 	}
-	if flag.NArg() > 0 || *iters < 1 || *warmup < 1 || err != nil || *budget < 0 || !(*t1 > 0) || math.IsInf(*t1, 0) || *reps < 1 || 32%*reps != 0 || *shards < 0 || (*device != "cpu" && *device != "cuda") || (*device == "cuda" && *reps != 1) {
+	if err := checkBatch(*batch, *reps); err != nil {
+		fmt.Fprintln(flag.CommandLine.Output(), "mnistbench:", err)
+		flag.Usage()
+		os.Exit(2)
+	}
+	if flag.NArg() > 0 || *iters < 1 || *warmup < 1 || err != nil || *budget < 0 || !(*t1 > 0) || math.IsInf(*t1, 0) || *shards < 0 || (*device != "cpu" && *device != "cuda") || (*device == "cuda" && *reps != 1) {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -106,10 +130,23 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	if err := run(be, *seed, gm, *mode, *out, *iters, *warmup, *t1, *reps); err != nil {
+	if err := run(be, *seed, gm, *mode, *out, *iters, *warmup, *t1, *batch, *reps); err != nil {
 		fmt.Fprintln(os.Stderr, "mnistbench:", err)
 		os.Exit(1)
 	}
+}
+
+// checkBatch says why a batch of n images cannot be split over k replicas.
+func checkBatch(n, k int) error {
+	switch {
+	case n < 1:
+		return fmt.Errorf("-batch %d: the batch must hold at least one image", n)
+	case k < 1:
+		return fmt.Errorf("-replicas %d: at least one replica", k)
+	case n%k != 0:
+		return fmt.Errorf("-batch %d over -replicas %d: the batch must be a multiple of the replicas", n, k)
+	}
+	return nil
 }
 
 // cpuProfile and memProfile are the -cpuprofile and -memprofile files,
@@ -119,17 +156,20 @@ var (
 	blockShards            int
 )
 
-func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int, t1 float64, k int) error {
-	reps, err := newReplicas(be, seed, gm, out, t1, k)
+func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string, iters, warmup int, t1 float64, batch, k int) error {
+	reps, err := newReplicas(be, seed, gm, out, t1, batch, k)
 	if err != nil {
 		return err
 	}
+	// The device's peak over the iterations (the weights file's check
+	// pass ran on the CPU; the mark starts from what is held now).
+	cuda.ResetPeak(be)
 	defer func() {
 		for _, r := range slices.Backward(reps) {
 			r.tp.Release()
 		}
 	}()
-	res := Result{Side: "adamnode", Iters: iters, Warmup: warmup, Threads: runtime.GOMAXPROCS(0), GradMode: mode, T1: t1, Replicas: k, Device: be.Name()}
+	res := Result{Side: "adamnode", Iters: iters, Warmup: warmup, Threads: runtime.GOMAXPROCS(0), GradMode: mode, T1: t1, Replicas: k, Device: be.Name(), Batch: batch}
 	secs, stopProfile, err := iterate(reps, &res, warmup, iters)
 	defer stopProfile()
 	if err != nil {
@@ -145,6 +185,10 @@ func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string,
 	if len(secs)%2 == 0 {
 		res.IterSeconds = (secs[len(secs)/2-1] + secs[len(secs)/2]) / 2
 	}
+	if s, ok := cuda.StatsOf(be); ok {
+		peak, pool := float64(s.PeakBytes)/(1<<20), float64(s.PeakPoolBytes)/(1<<20)
+		res.DevicePeakMB, res.DevicePoolPeakMB = &peak, &pool
+	}
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		res.PeakRSSMB = float64(ru.Maxrss) / 1024
@@ -153,11 +197,11 @@ func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string,
 }
 
 // newReplicas builds k replicas of the model, each with its share of the
-// batch of 32 drawn from seed and its own tape (on one worker of be when k
+// batch of n images drawn from seed and its own tape (on one worker of be when k
 // > 1), solving over [0, t1]; the first writes the weights file out if
 // out is not empty.
-func newReplicas(be tensor.Backend, seed uint64, gm odeblock.GradMode, out string, t1 float64, k int) ([]*replica, error) {
-	x, labels := mnistnode.Batch(seed, 32)
+func newReplicas(be tensor.Backend, seed uint64, gm odeblock.GradMode, out string, t1 float64, n, k int) ([]*replica, error) {
+	x, labels := mnistnode.Batch(seed, n)
 	reps := make([]*replica, k)
 	for i := range reps {
 		r := &replica{m: mnistnode.New(seed, gm)}
@@ -175,7 +219,7 @@ func newReplicas(be tensor.Backend, seed uint64, gm odeblock.GradMode, out strin
 			rb = oneWorker(be)
 		}
 		r.tp = autograd.NewTape(tensor.EngineFor[float32](rb))
-		b := 32 / k
+		b := n / k
 		r.x = tensor.FromSlice(x.Data()[i*b*side*side:(i+1)*b*side*side], b, 1, side, side)
 		r.labels = labels[i*b : (i+1)*b]
 		reps[i] = r
