@@ -381,3 +381,73 @@ func TestFusedRHSOnDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestAdjointRecoveryStaysOnDevice: an HBNODE with an elementwise field
+// and strong damping over [0, 30], whose reverse-time reconstruction
+// drifts: on a device (the parking fake) the adjoint recovers there — the
+// stretch re-solved and its states kept in the device's memory, the drift
+// checked from sums of squares — copying nothing to the host, with the CPU
+// engine's gradients.
+func TestAdjointRecoveryStaysOnDevice(t *testing.T) {
+	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
+	dev := enginetest.NewParkingDevice(cpu)
+	run := func(e tensor.Engine[float64]) ([]float64, odeblock.BlockStats, int) {
+		f := ewFamily("hbnode", 6)
+		f.dyn.(*odeblock.HBNODE[float64]).GammaRaw.Value.Data()[0] = 3
+		b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 30}, Solver: odeblock.Options{RTol: 1e-6, ATol: 1e-6}}
+		tp := autograd.NewTape(e)
+		z, err := b.Forward(tp, f.state(tp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := autograd.Sum(autograd.Square(odeblock.Part(z, 0, 2)))
+		dev.Reset()
+		if err := tp.Backward(l); err != nil {
+			t.Fatal(err)
+		}
+		_, synced := dev.Syncs()
+		var g []float64
+		for _, p := range f.params() {
+			g = append(g, p.Grad.ReadData()...)
+		}
+		return g, b.Stats(), synced
+	}
+	want, _, _ := run(cpu)
+	got, st, synced := run(dev)
+	if st.Recovered == 0 {
+		t.Fatal("no stretch recovered: the dynamics do not drift")
+	}
+	if synced != 0 {
+		t.Errorf("the recovering backward pass copied %d elements to the host", synced)
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(1e-6, 1e-9)); diff != "" {
+		t.Errorf("gradients (-cpu +device):\n%s", diff)
+	}
+}
+
+// TestRecursiveWithinBudget: a Recursive solve of no more steps than its
+// budget keeps every step's state in the forward, as Checkpoint does, and
+// recomputes none: its backward pass takes Checkpoint's evaluations, on the
+// CPU and on a device.
+func TestRecursiveWithinBudget(t *testing.T) {
+	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
+	for _, e := range []tensor.Engine[float64]{cpu, enginetest.NewParkingDevice(cpu)} {
+		nfe := map[string]int{}
+		for _, mode := range []odeblock.GradMode{odeblock.Checkpoint{}, odeblock.Recursive{Budget: 16}} {
+			f := ewFamily("node", 2)
+			b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 1}, Mode: mode, Solver: odeblock.Options{Method: "rk4", Step: 0.1}}
+			tp := autograd.NewTape(e)
+			z, err := b.Forward(tp, f.state(tp))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tp.Backward(autograd.Sum(autograd.Square(z))); err != nil {
+				t.Fatal(err)
+			}
+			nfe[mode.String()] = b.Stats().Backward.NFE
+		}
+		if nfe["recursive"] != nfe["checkpoint"] {
+			t.Errorf("backward evaluations: recursive %d, checkpoint %d", nfe["recursive"], nfe["checkpoint"])
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package odeblock
+
+import (
+	"testing"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+	"github.com/adamnode/adamnode/tensor/enginetest"
+)
+
+// TestStepStatesPooled: after a Checkpoint pass's backward the states it
+// kept at its steps' starts are back in the Block's pool, every one a
+// buffer — on the host with a CPU engine, in the device's memory with a
+// device engine — and the next pass takes them again.
+func TestStepStatesPooled(t *testing.T) {
+	for _, onDevice := range []bool{false, true} {
+		var eng tensor.Engine[float64] = tensor.EngineFor[float64](tensor.Gonum(1))
+		if onDevice {
+			eng = enginetest.NewParkingDevice(eng)
+		}
+		w := autograd.NewParam("w", tensor.FromSlice([]float64{0.5, -0.3, 0.8}, 3))
+		field := FieldFunc([]*autograd.Param[float64]{w}, func(tp *autograd.Tape[float64], _ float64, h autograd.Var[float64]) autograd.Var[float64] {
+			return autograd.Mul(autograd.Tanh(h), tp.Param(w))
+		})
+		b := &Block[float64]{Dynamics: &NODE[float64]{F: field}, Times: []float64{0, 1}, Mode: Checkpoint{},
+			Solver: Options{Method: "rk4", Step: 0.25}}
+		x := tensor.FromSlice([]float64{1, 2, 3, 4, 5, 6}, 2, 3)
+		var first []*tensor.Tensor[float64]
+		for pass := range 2 {
+			tp := autograd.NewTape(eng)
+			z, err := b.Forward(tp, tp.Const(x))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tp.Backward(autograd.Sum(autograd.Square(z))); err != nil {
+				t.Fatal(err)
+			}
+			host, dev := len(b.pools.states), len(b.pools.statesOn)
+			if !onDevice && (host != 4 || dev != 0) || onDevice && (host != 0 || dev != 4) {
+				t.Fatalf("device %v, pass %d: %d states pooled on the host, %d on the device; want the 4 steps' where the pass ran", onDevice, pass, host, dev)
+			}
+			for i := range b.pools.states {
+				if b.pools.states[i] == nil {
+					t.Errorf("pass %d: a nil host state pooled", pass)
+				}
+			}
+			if pass == 0 {
+				first = append(first, b.pools.statesOn...)
+			}
+			for i, s := range b.pools.statesOn {
+				if s == nil {
+					t.Errorf("pass %d: a nil device state pooled", pass)
+				} else if pass == 1 && !slicesContain(first, s) {
+					t.Errorf("pass 1: device state %d was made anew, not taken from the pool", i)
+				}
+			}
+		}
+	}
+}
+
+func slicesContain[T tensor.Float](ts []*tensor.Tensor[T], x *tensor.Tensor[T]) bool {
+	for _, t := range ts {
+		if t == x {
+			return true
+		}
+	}
+	return false
+}
