@@ -41,7 +41,10 @@ import (
 // the shapes. A failed kernel panics with its error.
 func (e *engine[T]) Elementwise() tensor.Elementwise[T] {
 	b := e.b
-	b.kernOnce.Do(func() { b.kern, b.kernErr = NewKernels(b.device) })
+	b.kernOnce.Do(func() {
+		b.kern, b.kernErr = NewKernels(b.device)
+		b.kernLoaded.Store(b.kern)
+	})
 	if b.kern == nil {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/adamnode/adamnode/tensor"
@@ -85,7 +86,9 @@ type backend struct {
 
 	kernOnce sync.Once // makes kern (elementwise.go)
 	kern     *Kernels  // the elementwise kernels; nil when they do not load
-	kernErr  error     // why kern is nil
+	// kernLoaded is kern once made, for StatsOf to read without making it.
+	kernLoaded atomic.Pointer[Kernels]
+	kernErr    error // why kern is nil
 }
 
 func (b *backend) Name() string                    { return "cuda" }

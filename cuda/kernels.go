@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -406,7 +407,14 @@ type Kernels struct {
 	closed bool
 	params cMemory // maxParams pointers (to the 8-byte slots that follow them, or null)
 	norm   uintptr // device memory: maxParts records of the error norm, then MaxNormParts results
+
+	launches atomic.Int64 // kernels launched (Launches)
 }
+
+// Launches returns the number of kernels k has launched: each costs a GPU
+// a few microseconds of launch latency whatever its size, the floor of a
+// step made of many small kernels.
+func (k *Kernels) Launches() int64 { return k.launches.Load() }
 
 // ErrClosed is the error of a call on a closed Kernels.
 var ErrClosed = errors.New("cuda: kernels closed")
@@ -610,6 +618,7 @@ func (k *Kernels) launchFunc(f uintptr, grid int, args ...uint64) int32 {
 			ptrs[i] = k.params.addr(8 * (maxParams + i))
 		}
 	}
+	k.launches.Add(1)
 	return k.libs.drv.cuLaunchKernel(f, uint32(grid), 1, 1, blockThreads, 1, 1, 0, 0, k.params.addr(0), 0)
 }
 

@@ -49,6 +49,9 @@ type Stats struct {
 	// cudaMalloc at once, the pool's chunks and the scratch buffers, free
 	// blocks included (torch.cuda.max_memory_reserved).
 	PeakPoolBytes int64
+	// Launches is the number of the run-time kernels launched (Kernels'
+	// Launches; cuBLAS's and cuDNN's own not counted).
+	Launches int64
 }
 
 // StatsOf returns the copy counts of a backend made by Backend, and false
@@ -65,6 +68,9 @@ func StatsOf(b tensor.Backend) (Stats, bool) {
 	s.PoolBytes = int64(g.cache.pool.bytes)
 	s.PeakBytes = int64(g.cache.peakUsed)
 	s.PeakPoolBytes = int64(g.cache.peakHeld)
+	if k := g.kernLoaded.Load(); k != nil {
+		s.Launches = k.Launches()
+	}
 	return s, true
 }
 

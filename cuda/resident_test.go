@@ -505,6 +505,8 @@ func TestMNISTStepCopies(t *testing.T) {
 	up := s.UploadBytes - before.UploadBytes
 	t.Logf("one step: %d forward and %d backward evaluations; %d bytes (%.2f MB) downloaded (bound %d), %d bytes (%.2f MB) uploaded (bound %d)",
 		st.Forward.NFE, st.Backward.NFE, down, float64(down)/1e6, bound, up, float64(up)/1e6, upBound)
+	launches := s.Launches - before.Launches
+	t.Logf("  %d run-time kernels launched, %.1f an evaluation", launches, float64(launches)/float64(st.Forward.NFE+st.Backward.NFE))
 	for site, n := range sites.bytes {
 		t.Logf("  %8d bytes  %s", n, site)
 	}

@@ -135,3 +135,34 @@ func TestFusedRHSMisuse(t *testing.T) {
 		}()
 	}
 }
+
+// TestLaunchCount: Stats.Launches counts the run-time kernels the engine
+// launches: one for a fill, one for AdamRHS, three for its backward (the
+// zero part, the gradients, the sums of r1 and r2).
+func TestLaunchCount(t *testing.T) {
+	g := gpu(t)
+	ew, ok := tensor.ElementwiseOf(tensor.EngineFor[float32](g)).(elementwise[float32])
+	if !ok {
+		t.Skip("the stand-in's kernels do not load")
+	}
+	count := func(f func()) int64 {
+		before := stats(t, g)
+		f()
+		return stats(t, g).Launches - before.Launches
+	}
+	n := func(k int) *tensor.Tensor[float32] { return tensor.Full[float32](0.5, k) }
+	z, gg, out := n(12), n(4), n(12)
+	for _, c := range []struct {
+		name string
+		f    func()
+		want int64
+	}{
+		{"Fill", func() { ew.Fill(out, 1) }, 1},
+		{"AdamRHS", func() { ew.AdamRHS(out, z, gg, 0.3, 0.6, 1e-8, false) }, 1},
+		{"AdamRHSBackward", func() { ew.AdamRHSBackward(n(12), n(4), n(2), z, gg, out, 0.3, 0.6, 1e-8, false) }, 3},
+	} {
+		if got := count(c.f); got != c.want {
+			t.Errorf("%s: %d launches, want %d", c.name, got, c.want)
+		}
+	}
+}

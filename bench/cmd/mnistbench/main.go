@@ -28,7 +28,8 @@
 //	 backend had in use in the warm-up and timed iterations (cuda.Stats'
 //	 PeakBytes, compared with torch.cuda.max_memory_allocated), and
 //	 "device_pool_peak_mb": the most it held (PeakPoolBytes, with
-//	 torch.cuda.max_memory_reserved)}
+//	 torch.cuda.max_memory_reserved), "launches_per_iter": the run-time
+//	 kernels launched an iteration (cuda.Stats' Launches)}
 //
 // Threads: set GOMAXPROCS (and, in the OpenBLAS build,
 // OPENBLAS_NUM_THREADS=1: the backend parallelises over GOMAXPROCS
@@ -37,8 +38,9 @@
 // gradients are averaged before every Adam step (data-parallel, as
 // train.RunReplicas and adamnode train --replicas): the NFE are then the
 // mean of the replicas'. With -device cuda the model's GEMMs and
-// convolutions run on the first GPU (package cuda: cuBLAS and cuDNN, the
-// elementwise work on the CPU), one replica only.
+// convolutions run on the first GPU (package cuda: cuBLAS and cuDNN), and
+// so do the elementwise work, the solvers and the optimizer (its run-time
+// kernels, docs/gpu.md), one replica only.
 package main
 
 import (
@@ -86,6 +88,9 @@ type Result struct {
 	// over the warm-up and timed iterations (absent on the CPU).
 	DevicePeakMB     *float64 `json:"device_peak_mb,omitempty"`
 	DevicePoolPeakMB *float64 `json:"device_pool_peak_mb,omitempty"`
+	// With -device cuda: the run-time kernels launched per iteration
+	// (cuda.Stats' Launches, over the warm-up and timed iterations).
+	LaunchesPerIter *float64 `json:"launches_per_iter,omitempty"`
 }
 
 func main() {
@@ -164,6 +169,7 @@ func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string,
 	// The device's peak over the iterations (the weights file's check
 	// pass ran on the CPU; the mark starts from what is held now).
 	cuda.ResetPeak(be)
+	before, _ := cuda.StatsOf(be)
 	defer func() {
 		for _, r := range slices.Backward(reps) {
 			r.tp.Release()
@@ -188,6 +194,8 @@ func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string,
 	if s, ok := cuda.StatsOf(be); ok {
 		peak, pool := float64(s.PeakBytes)/(1<<20), float64(s.PeakPoolBytes)/(1<<20)
 		res.DevicePeakMB, res.DevicePoolPeakMB = &peak, &pool
+		launches := float64(s.Launches-before.Launches) / float64(warmup+iters)
+		res.LaunchesPerIter = &launches
 	}
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
