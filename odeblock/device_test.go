@@ -223,6 +223,7 @@ func TestDiscreteModesOnDevice(t *testing.T) {
 		for _, name := range []string{"node", "hbnode", "adamnode"} {
 			for sname, solver := range solvers {
 				t.Run(fmt.Sprintf("%v/%s/%s", mode, name, sname), func(t *testing.T) {
+					var backwardNFE []int
 					run := func(e tensor.Engine[float64]) (traj, grads []float64, steps, synced int) {
 						f := ewFamily(name, 3)
 						b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 0.25, 0.5, 1.05}, Mode: mode, Solver: solver}
@@ -237,6 +238,7 @@ func TestDiscreteModesOnDevice(t *testing.T) {
 							t.Fatal(err)
 						}
 						_, synced = dev.Syncs()
+						backwardNFE = append(backwardNFE, b.Stats().Backward.NFE)
 						traj = append(traj, z.Value().ReadData()...)
 						for _, p := range f.params() {
 							grads = append(grads, p.Grad.ReadData()...)
@@ -251,6 +253,9 @@ func TestDiscreteModesOnDevice(t *testing.T) {
 					}
 					if diff := cmp.Diff(wantGrads, gotGrads, approx); diff != "" {
 						t.Errorf("gradients (-cpu +device):\n%s", diff)
+					}
+					if backwardNFE[0] != backwardNFE[1] {
+						t.Errorf("backward evaluations: %d on the CPU, %d on the device", backwardNFE[0], backwardNFE[1])
 					}
 					if mode == (odeblock.Recursive{Budget: 2}) && steps <= 2 {
 						t.Errorf("%d steps: the budget of 2 recomputes nothing", steps)

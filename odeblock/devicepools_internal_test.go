@@ -66,3 +66,27 @@ func slicesContain[T tensor.Float](ts []*tensor.Tensor[T], x *tensor.Tensor[T]) 
 	}
 	return false
 }
+
+// TestStatesOnPool: the pool of device states hands back a state of the
+// shape asked for, filled by the engine, dropping those of other shapes on
+// its way, and trims to the count asked for.
+func TestStatesOnPool(t *testing.T) {
+	var q passPools[float64]
+	ew := tensor.HostElementwise[float64]()
+	y := tensor.FromSlice([]float64{1, 2, 3, 4}, 4)
+	a := q.takeStateOn(ew, y, []int{2, 2})
+	if !a.HasShape(2, 2) || a.At(1, 1) != 4 {
+		t.Fatalf("a new state of shape %v holding %v, want [2 2] holding y", a.Shape(), a.ReadData())
+	}
+	q.putStateOn(a)
+	q.putStateOn(tensor.New[float64](3))
+	if b := q.takeStateOn(ew, tensor.FromSlice([]float64{5, 6, 7, 8}, 4), []int{2, 2}); b != a || b.At(0, 0) != 5 || len(q.statesOn) != 0 {
+		t.Errorf("the pooled state of the shape was not reused and filled, or another was kept (%d left)", len(q.statesOn))
+	}
+	q.putStateOn(a)
+	q.putStateOn(a)
+	q.trimStatesOn(1)
+	if len(q.statesOn) != 1 {
+		t.Errorf("%d states after trimming 2 to 1", len(q.statesOn))
+	}
+}
