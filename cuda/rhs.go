@@ -130,3 +130,61 @@ func (w elementwise[T]) HBRHSBackward(gz, gg, gr, z, c *tensor.Tensor[T], gamma 
 	produced(b, gg)
 	produced(b, gr)
 }
+
+// GHBRHS sets out = GHBNODE's F(z) = (tanh(−m), g − γ·m + ξ·h) for z =
+// (h, m) (φ = tanh), with linear combinations and the tanh map.
+func (w elementwise[T]) GHBRHS(o, z, g *tensor.Tensor[T], gamma, xi float64) {
+	n := mustParts("GHBRHS", 2, g, o, z)
+	if n == 0 {
+		return
+	}
+	b, k := w.b, w.k
+	b.lock()
+	defer b.unlock()
+	b.tick()
+	dz, dg := dev(in(b, z), z), dev(in(b, g), g)
+	do := dev(out(b, o, false), o)
+	h, m := dz.Slice(0, n), dz.Slice(n, 2*n)
+	dh := do.Slice(0, n)
+	must(LinComb(k, dh, Buffer[T]{}, []T{-1}, []Buffer[T]{m}))
+	must(Map(k, Tanh, dh, dh))
+	must(LinComb(k, do.Slice(n, 2*n), dg, []T{T(-gamma), T(xi)}, []Buffer[T]{m, h}))
+	produced(b, o)
+}
+
+// GHBRHSBackward sets, for the cotangent c = (c_h, c_m) of GHBRHS's
+// result out, gz = (ξ·c_m, −c_h ⊙ (1 − out_h²) − γ·c_m), gg = c_m and gr =
+// (−γ(1−γ)·Σ c_m ⊙ m, dxi·Σ c_m ⊙ h) (2 elements; dxi = σ(ξ_raw), ξ's
+// derivative; the sums formed in float64, rounded to T, then scaled).
+func (w elementwise[T]) GHBRHSBackward(gz, gg, gr, z, o, c *tensor.Tensor[T], gamma, xi, dxi float64) {
+	n := mustParts("GHBRHSBackward", 2, gg, gz, z, o, c)
+	if gr.Len() != 2 {
+		panic(shapeError("GHBRHSBackward", "a gradient of γ_raw and ξ_raw of shape %v, not 2 elements", gr.Shape()))
+	}
+	b, k := w.b, w.k
+	b.lock()
+	defer b.unlock()
+	b.tick()
+	dz, do, dc := dev(in(b, z), z), dev(in(b, o), o), dev(in(b, c), c)
+	dgz, dgg, dgr := dev(out(b, gz, false), gz), dev(out(b, gg, false), gg), dev(out(b, gr, false), gr)
+	if n == 0 {
+		must(Fill(k, dgr, 0))
+		produced(b, gr)
+		return
+	}
+	h, m, ch, cm := dz.Slice(0, n), dz.Slice(n, 2*n), dc.Slice(0, n), dc.Slice(n, 2*n)
+	gm := dgz.Slice(n, 2*n)
+	must(LinComb(k, dgz.Slice(0, n), Buffer[T]{}, []T{T(xi)}, []Buffer[T]{cm}))
+	must(MapBackward(k, Tanh, gm, ch, do.Slice(0, n), false))
+	must(Map(k, Neg, gm, gm))
+	must(LinComb(k, gm, gm, []T{T(-gamma)}, []Buffer[T]{cm}))
+	must(Copy(k, dgg, cm))
+	sum := Buffer[T]{ptr: k.normSlot(0), n: 1}
+	must(Dot(k, sum, cm, m))
+	must(LinComb(k, dgr.Slice(0, 1), Buffer[T]{}, []T{T(-gamma * (1 - gamma))}, []Buffer[T]{sum}))
+	must(Dot(k, sum, cm, h))
+	must(LinComb(k, dgr.Slice(1, 2), Buffer[T]{}, []T{T(dxi)}, []Buffer[T]{sum}))
+	produced(b, gz)
+	produced(b, gg)
+	produced(b, gr)
+}

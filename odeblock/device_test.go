@@ -182,8 +182,11 @@ func ewFamily(name string, seed uint64) family {
 		f.dyn = &odeblock.NODE[float64]{F: field}
 		f.inputs = f.inputs[:1]
 		f.state = func(tp *autograd.Tape[float64]) autograd.Var[float64] { return tp.Param(x) }
-	case "hbnode":
+	case "hbnode", "ghbnode":
 		f.dyn = odeblock.NewHBNODE[float64](field, -1)
+		if name == "ghbnode" {
+			f.dyn = odeblock.NewGHBNODE[float64](field, -1, 0.5)
+		}
 		f.state = func(tp *autograd.Tape[float64]) autograd.Var[float64] {
 			return odeblock.Stack(tp.Param(x), tp.Param(m0))
 		}
@@ -342,20 +345,47 @@ func (f fusedElementwise) HBRHSBackward(gz, gg, gr, z, c *tensor.Tensor[float64]
 	gr.Data()[0] = -gamma * (1 - gamma) * s
 }
 
+func (f fusedElementwise) GHBRHS(out, z, g *tensor.Tensor[float64], gamma, xi float64) {
+	*f.calls++
+	n, zd, gd, od := g.Len(), z.ReadData(), g.ReadData(), out.Data()
+	for i := range n {
+		od[i], od[n+i] = math.Tanh(-zd[n+i]), gd[i]-gamma*zd[n+i]+xi*zd[i]
+	}
+}
+
+func (f fusedElementwise) GHBRHSBackward(gz, gg, gr, z, out, c *tensor.Tensor[float64], gamma, xi, dxi float64) {
+	*f.calls++
+	n, zd, od, cd := gg.Len(), z.ReadData(), out.ReadData(), c.ReadData()
+	gzd, ggd, grd := gz.Data(), gg.Data(), gr.Data()
+	var sm, sh float64
+	for i := range n {
+		gzd[i], gzd[n+i] = xi*cd[n+i], -cd[i]*(1-od[i]*od[i])-gamma*cd[n+i]
+		ggd[i] = cd[n+i]
+		sm += cd[n+i] * zd[n+i]
+		sh += cd[n+i] * zd[i]
+	}
+	grd[0], grd[1] = -gamma*(1-gamma)*sm, dxi*sh
+}
+
 // TestFusedRHSOnDevice: on a device engine whose Elementwise has the
-// families' fused right-hand sides, AdamNODE (both scales) and HBNODE
-// record F through them, forward and backward, in the Adjoint mode's
+// families' fused right-hand sides, AdamNODE (both scales), HBNODE and
+// GHBNODE with φ = tanh (not hardtanh, recorded op by op) record F through
+// them, forward and backward, in the Adjoint mode's
 // forward and backward solves and in Backprop's stage tapes, with the CPU
 // engine's gradients.
 func TestFusedRHSOnDevice(t *testing.T) {
 	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
-	for _, name := range []string{"hbnode", "adamnode", "adamnode-softplus"} {
+	for _, name := range []string{"hbnode", "ghbnode", "ghbnode-hardtanh", "adamnode", "adamnode-softplus"} {
 		for _, mode := range []odeblock.GradMode{odeblock.Adjoint{}, odeblock.Backprop{}} {
 			t.Run(fmt.Sprintf("%s/%v", name, mode), func(t *testing.T) {
 				run := func(e tensor.Engine[float64]) []float64 {
-					f := ewFamily(strings.TrimSuffix(name, "-softplus"), 4)
-					if name == "adamnode-softplus" {
+					family, variant, _ := strings.Cut(name, "-")
+					f := ewFamily(family, 4)
+					switch variant {
+					case "softplus":
 						f.dyn.(*odeblock.AdamNODE[float64]).S = odeblock.ScaleSoftplus
+					case "hardtanh": // op by op: the fused node is tanh's
+						f.dyn.(*odeblock.GHBNODE[float64]).Phi = odeblock.PhiHardtanh
 					}
 					b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: []float64{0, 0.6}, Mode: mode,
 						Solver: odeblock.Options{RTol: 1e-9, ATol: 1e-9}}
@@ -376,10 +406,16 @@ func TestFusedRHSOnDevice(t *testing.T) {
 				want := run(cpu)
 				calls := 0
 				got := run(fusedDevice{enginetest.NewParkingDevice(cpu), &calls})
-				if calls == 0 {
-					t.Error("the fused right-hand side was not called")
+				if fused := !strings.HasSuffix(name, "hardtanh"); (calls > 0) != fused {
+					t.Errorf("the fused right-hand side called %d times; want calls %v", calls, fused)
 				}
-				if diff := cmp.Diff(want, got, cmpopts.EquateApprox(1e-9, 1e-12)); diff != "" {
+				tol := 1e-9
+				if strings.HasSuffix(name, "hardtanh") {
+					// hardtanh's kinks let the host's and the device's
+					// rounding of the error norm choose other steps.
+					tol = 1e-5
+				}
+				if diff := cmp.Diff(want, got, cmpopts.EquateApprox(tol, 1e-12)); diff != "" {
 					t.Errorf("gradients (-cpu +device):\n%s", diff)
 				}
 			})

@@ -163,6 +163,9 @@ type GHBNODE[T tensor.Float] struct {
 	GammaRaw *autograd.Param[T] // γ = σ(GammaRaw)
 	XiRaw    *autograd.Param[T] // ξ = softplus(XiRaw)
 	Phi      Phi
+
+	// opsBack is the fused device node's backward in ops, made once.
+	opsBack func(gy autograd.Var[T], in []autograd.Var[T]) ([]autograd.Var[T], error)
 }
 
 // NewGHBNODE returns a GHBNODE with the given initial raw scalars (the
@@ -173,17 +176,27 @@ func NewGHBNODE[T tensor.Float](f Field[T], gammaRaw, xiRaw float64) *GHBNODE[T]
 
 // Eval implements Dynamics.
 func (d *GHBNODE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autograd.Var[T] {
+	if gd, ok := fusedOn[ghbRHSDevice[T]](tp); ok && d.Phi == PhiTanh {
+		checkParts(z, 2)
+		g := d.F.ForwardT(tp, t, Part(z, 0, 2))
+		return d.ghbRHSOn(tp, gd, z, g, tp.Param(d.GammaRaw), tp.Param(d.XiRaw))
+	}
 	p := splitParts(z, 2)
-	h, m := p[0], p[1]
-	gamma := autograd.Sigmoid(tp.Param(d.GammaRaw))
-	xi := autograd.Softplus(tp.Param(d.XiRaw))
+	return d.rhsByOps(p[0], p[1], func() autograd.Var[T] { return d.F.ForwardT(tp, t, p[0]) }, tp.Param(d.GammaRaw), tp.Param(d.XiRaw))
+}
+
+// rhsByOps records GHBNODE's right-hand side op by op from the parts h
+// and m, f(h) recorded by g after γ and ξ.
+func (d *GHBNODE[T]) rhsByOps(h, m autograd.Var[T], g func() autograd.Var[T], gammaRaw, xiRaw autograd.Var[T]) autograd.Var[T] {
+	gamma := autograd.Sigmoid(gammaRaw)
+	xi := autograd.Softplus(xiRaw)
 	var dh autograd.Var[T]
 	if d.Phi == PhiHardtanh {
 		dh = autograd.Hardtanh(autograd.Neg(m), -1, 1)
 	} else {
 		dh = autograd.Tanh(autograd.Neg(m))
 	}
-	dm := autograd.Add(autograd.Sub(d.F.ForwardT(tp, t, h), autograd.MulScalar(m, gamma)), autograd.MulScalar(h, xi))
+	dm := autograd.Add(autograd.Sub(g(), autograd.MulScalar(m, gamma)), autograd.MulScalar(h, xi))
 	return Stack(dh, dm)
 }
 

@@ -39,6 +39,18 @@ type hbRHSDevice[T tensor.Float] interface {
 	HBRHSBackward(gz, gg, gr, z, c *tensor.Tensor[T], gamma float64)
 }
 
+// ghbRHSDevice has GHBNODE's right-hand side with φ = tanh as fused
+// kernels: z, out and gz hold (h, m), g is one part long, γ = σ(γ_raw) and
+// ξ = softplus(ξ_raw) in float64.
+type ghbRHSDevice[T tensor.Float] interface {
+	// GHBRHS sets out = F(z) = (tanh(−m), g − γ·m + ξ·h).
+	GHBRHS(out, z, g *tensor.Tensor[T], gamma, xi float64)
+	// GHBRHSBackward sets, for the cotangent c = (c_h, c_m) of out (whose
+	// value is out), gz = (ξ·c_m, −c_h ⊙ (1 − out_h²) − γ·c_m), gg = c_m
+	// and gr = (−γ(1−γ)·Σ c_m ⊙ m, dxi·Σ c_m ⊙ h), dxi = σ(ξ_raw).
+	GHBRHSBackward(gz, gg, gr, z, out, c *tensor.Tensor[T], gamma, xi, dxi float64)
+}
+
 // fusedOn returns tp's engine's Elementwise as an I, when it is one.
 func fusedOn[I any, T tensor.Float](tp *autograd.Tape[T]) (I, bool) {
 	f, ok := tensor.ElementwiseOf(tp.Engine()).(I)
@@ -88,4 +100,30 @@ func hbRHSOn[T tensor.Float](tp *autograd.Tape[T], hd hbRHSDevice[T], z, g, gamm
 		hd.HBRHSBackward(gz, gg, gr, zv, c, gamma)
 		return []*tensor.Tensor[T]{gz, gg, gr}, nil
 	}, opsBack, z, g, gammaRaw)
+}
+
+// ghbRHSOn records GHBNODE's right-hand side (φ = tanh) as one node with
+// the device's fused kernels gd; its backward in ops is rhsByOps's.
+func (d *GHBNODE[T]) ghbRHSOn(tp *autograd.Tape[T], gd ghbRHSDevice[T], z, g, gammaRaw, xiRaw autograd.Var[T]) autograd.Var[T] {
+	zv, gv := z.Value(), g.Value()
+	mustParts("GHBNODE", 2, zv, gv)
+	gamma := tensor.SigmoidOf(scalarOf(gammaRaw))
+	xr := scalarOf(xiRaw)
+	xi, dxi := tensor.SoftplusOf(xr), tensor.SigmoidOf(xr)
+	out := tp.Scratch(zv.Shape()...)
+	gd.GHBRHS(out, zv, gv, gamma, xi)
+	if d.opsBack == nil {
+		byOps := func(in []autograd.Var[T]) autograd.Var[T] {
+			p := splitParts(in[0], 2)
+			return d.rhsByOps(p[0], p[1], func() autograd.Var[T] { return in[1] }, in[2], in[3])
+		}
+		d.opsBack = func(gy autograd.Var[T], in []autograd.Var[T]) ([]autograd.Var[T], error) {
+			return autograd.OpsVJP(byOps, in, gy)
+		}
+	}
+	return autograd.CustomDiff("GHBNODE.F", out, func(c *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
+		gz, gg, gr := tp.Scratch(zv.Shape()...), tp.Scratch(gv.Shape()...), tp.Scratch(2)
+		gd.GHBRHSBackward(gz, gg, gr, zv, out, c, gamma, xi, dxi)
+		return []*tensor.Tensor[T]{gz, gg, gr.Slice(0, 1), gr.Slice(1, 2)}, nil
+	}, d.opsBack, z, g, gammaRaw, xiRaw)
 }
