@@ -68,9 +68,10 @@ func CheckBlocks[T Float](op string, z, x *Tensor[T], s Blocks) {
 		fail("z's blocks overlap (stride %d < length %d)", s.ZStride, s.Len)
 	}
 	// within reports whether blocks of length s.Len at off, off + stride, …
-	// lie within n elements, without overflowing.
+	// lie within n elements, without overflowing (off and n are not
+	// negative, so n − off does not overflow).
 	within := func(off, stride, n int) bool {
-		if off > n || s.Len > n-off {
+		if s.Len > n-off {
 			return false
 		}
 		return s.Count == 1 || stride <= (n-off-s.Len)/(s.Count-1)

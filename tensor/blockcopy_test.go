@@ -66,17 +66,19 @@ func TestCopyBlocksMisuse(t *testing.T) {
 	cases := map[string]struct {
 		z, x *tensor.Tensor[float32]
 		s    tensor.Blocks
+		why  string // in the message
 	}{
-		"z too short":       {z, x, tensor.Blocks{Count: 2, Len: 3, ZOff: 1, ZStride: 3}},
-		"x too short":       {z, x, tensor.Blocks{Count: 3, Len: 2, ZStride: 2, XOff: 1, XStride: 3}},
-		"z blocks overlap":  {z, x, tensor.Blocks{Count: 2, Len: 2, ZStride: 1}},
-		"negative count":    {z, x, tensor.Blocks{Count: -1, Len: 1}},
-		"negative offset":   {z, x, tensor.Blocks{Count: 1, Len: 1, XOff: -1}},
-		"negative stride":   {z, x, tensor.Blocks{Count: 2, Len: 1, XStride: -1, XOff: 3}},
-		"offset past end":   {z, x, tensor.Blocks{Count: 1, Len: 1, ZOff: 6}},
-		"huge stride":       {z, x, tensor.Blocks{Count: 3, Len: 1, XStride: 1 << 62}},
-		"shared storage":    {z, z.Reshape(6), tensor.Blocks{Count: 1, Len: 1, ZOff: 1}},
-		"shared, no blocks": {z, z, tensor.Blocks{}},
+		"z too short":       {z, x, tensor.Blocks{Count: 2, Len: 3, ZOff: 1, ZStride: 3}, "z's elements [1, 1+1·3+3) are not within its 6"},
+		"x too short":       {z, x, tensor.Blocks{Count: 3, Len: 2, ZStride: 2, XOff: 1, XStride: 3}, "x's elements [1, 1+2·3+2) are not within its 8"},
+		"z blocks overlap":  {z, x, tensor.Blocks{Count: 2, Len: 2, ZStride: 1}, "overlap"},
+		"negative count":    {z, x, tensor.Blocks{Count: -1, Len: 1}, "negative"},
+		"negative length":   {z, x, tensor.Blocks{Count: 1, Len: -1}, "negative"},
+		"negative offset":   {z, x, tensor.Blocks{Count: 1, Len: 1, XOff: -1}, "negative"},
+		"negative stride":   {z, x, tensor.Blocks{Count: 2, Len: 1, XStride: -1, XOff: 3}, "negative"},
+		"offset past end":   {z, x, tensor.Blocks{Count: 1, Len: 1, ZOff: 6}, "not within"},
+		"huge stride":       {z, x, tensor.Blocks{Count: 3, Len: 1, ZStride: 1, XStride: 1 << 62}, "x's elements"},
+		"shared storage":    {z, z.Reshape(6), tensor.Blocks{Count: 1, Len: 1, ZOff: 1}, "share storage"},
+		"shared, no blocks": {z, z, tensor.Blocks{}, "share storage"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -87,8 +89,8 @@ func TestCopyBlocksMisuse(t *testing.T) {
 				if !errors.As(err, &se) {
 					t.Fatalf("panic %v, want a *tensor.ShapeError", r)
 				}
-				if msg := se.Error(); !strings.Contains(msg, "tensor.CopyBlocks") || !strings.Contains(msg, "[2 3]") {
-					t.Errorf("message %q does not name the operation and z's shape", msg)
+				if msg := se.Error(); !strings.Contains(msg, "tensor.CopyBlocks") || !strings.Contains(msg, "[2 3]") || !strings.Contains(msg, tc.why) {
+					t.Errorf("message %q does not name the operation, z's shape and %q", msg, tc.why)
 				}
 			}()
 			tensor.CopyBlocks(tc.z, tc.x, 1, tc.s, false)
@@ -118,5 +120,19 @@ func TestBlockCopierOf(t *testing.T) {
 	}
 	if diff := cmp.Diff([]float64{0, 2, 4, 0, 6, 8}, z.ReadData()); diff != "" {
 		t.Errorf("z (-want +got):\n%s", diff)
+	}
+}
+
+// TestCopyBlocksOfNothing: a copy of no elements (no blocks, or blocks of
+// no elements) fits tensors its offsets and strides would not, and writes
+// nothing: z's version stays.
+func TestCopyBlocksOfNothing(t *testing.T) {
+	z, x := tensor.New[float32](2, 3), tensor.New[float32](4, 2)
+	for _, s := range []tensor.Blocks{{Count: 0, Len: 3}, {Count: 2, Len: 0, ZOff: 100, XOff: 100}, {Count: 0, Len: 5, ZStride: 9}} {
+		v := z.Version()
+		tensor.CopyBlocks(z, x, 1, s, false)
+		if z.Version() != v {
+			t.Errorf("%+v: z written", s)
+		}
 	}
 }
