@@ -27,11 +27,14 @@ import (
 // clears its operands' marks without counting.
 type fakeDevice[T tensor.Float] struct {
 	tensor.Engine[T]
-	mark  *tensor.DeviceMark
-	ew    fakeElementwise[T]
-	ref   *markedElementwise[T] // non-nil: Elementwise returns it instead of ew
-	syncs atomic.Int64          // storages copied to the host
-	reads atomic.Int64          // numbers read by the host (Sum, SumSquares, Dot)
+	mark *tensor.DeviceMark
+	ew   fakeElementwise[T]
+	ref  *markedElementwise[T] // non-nil: Elementwise returns it instead of ew
+	// noBlocks hides the Elementwise's CopyBlocks: a device engine that
+	// is no tensor.BlockCopier, whose tape takes the older device paths.
+	noBlocks bool
+	syncs    atomic.Int64 // storages copied to the host
+	reads    atomic.Int64 // numbers read by the host (Sum, SumSquares, Dot)
 
 	mu    sync.Mutex
 	sites map[string]int // the autograd function behind each sync
@@ -92,10 +95,20 @@ func (d *fakeDevice[T]) SyncHost(s *tensor.Storage) {
 
 // Elementwise returns the fake's elementwise work.
 func (d *fakeDevice[T]) Elementwise() tensor.Elementwise[T] {
+	if d.noBlocks {
+		return struct{ tensor.Elementwise[T] }{&d.ew}
+	}
 	if d.ref != nil {
 		return d.ref
 	}
 	return &d.ew
+}
+
+// newNoBlocksDevice returns a fake device that is no tensor.BlockCopier.
+func newNoBlocksDevice[T tensor.Float](eng tensor.Engine[T]) *fakeDevice[T] {
+	d := newFakeDevice(eng)
+	d.noBlocks = true
+	return d
 }
 
 // GemmTensors computes the product on the host with the wrapped engine.
@@ -631,6 +644,9 @@ func devicePasses[T tensor.Float](t *testing.T, eng tensor.Engine[T], name strin
 		if err := tp.Backward(l); err != nil {
 			t.Fatal(err)
 		}
+		if n := ag.MisfiledArena(tp); n != 0 {
+			t.Errorf("pass %d: %d tensors given back to the tape's arena under another shape's class", pass, n)
+		}
 		loss = l.Item()
 		if each != nil {
 			each(pass)
@@ -659,10 +675,13 @@ func testDeviceGradients[T tensor.Float](t *testing.T, cpu tensor.Engine[T], tol
 	for _, mc := range deviceModels {
 		t.Run(mc.name, func(t *testing.T) {
 			wantLoss, wantPs := devicePasses(t, cpu, mc.name, mc.y, 2, nil)
-			for _, dev := range []*fakeDevice[T]{newFakeDevice(cpu), newRefDevice(cpu)} {
+			for _, dev := range []*fakeDevice[T]{newFakeDevice(cpu), newRefDevice(cpu), newNoBlocksDevice(cpu)} {
 				name := "loops"
-				if dev.ref != nil {
+				switch {
+				case dev.ref != nil:
 					name = "HostElementwise"
+				case dev.noBlocks:
+					name = "no CopyBlocks"
 				}
 				loss, ps := devicePasses(t, dev, mc.name, mc.y, 2, nil)
 				opt := cmpopts.EquateApprox(tol, tol)

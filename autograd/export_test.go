@@ -35,3 +35,18 @@ func GraphRefs[T tensor.Float](t *Tape[T]) int {
 
 // Slots returns the number of slots in use.
 func Slots[T tensor.Float](t *Tape[T]) int { return t.n }
+
+// MisfiledArena counts the tensors in the tape's arena free lists whose
+// shape is not their size class's: a put with a wrong class, which a later
+// take of that class would hand out at the wrong shape.
+func MisfiledArena[T tensor.Float](t *Tape[T]) int {
+	n := 0
+	for _, c := range t.arena.classes {
+		for _, x := range c.free {
+			if k, ok := keyLike(x); !ok || k != c.key {
+				n++
+			}
+		}
+	}
+	return n
+}

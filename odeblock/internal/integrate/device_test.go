@@ -505,9 +505,15 @@ func TestDenseLogOnDevice(t *testing.T) {
 				at = append(at, st.t, st.t+0.3*st.h, st.t+0.77*st.h, st.end)
 			}
 			got, want, hostAt := tensor.New[float64](n), make([]float64, n), tensor.New[float64](n)
+			var tmp *tensor.Tensor[float64] // the quartic's midpoint buffer, made once
 			for _, tq := range at {
 				dev.Reset()
 				devLog.AtTensor(tq, got)
+				if tmp == nil {
+					tmp = devLog.tmp
+				} else if devLog.tmp != tmp {
+					t.Errorf("t=%g: the midpoint's buffer made anew", tq)
+				}
 				if syncs, _ := dev.Syncs(); syncs != 0 {
 					t.Errorf("AtTensor(%g) copied %d storages to the host", tq, syncs)
 				}
