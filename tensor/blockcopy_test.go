@@ -75,6 +75,8 @@ func TestCopyBlocksMisuse(t *testing.T) {
 		"negative length":   {z, x, tensor.Blocks{Count: 1, Len: -1}, "negative"},
 		"negative offset":   {z, x, tensor.Blocks{Count: 1, Len: 1, XOff: -1}, "negative"},
 		"negative stride":   {z, x, tensor.Blocks{Count: 2, Len: 1, XStride: -1, XOff: 3}, "negative"},
+		"negative z offset": {z, x, tensor.Blocks{Count: 1, Len: 1, ZOff: -1}, "negative"},
+		"negative z stride": {z, x, tensor.Blocks{Count: 2, Len: 1, ZStride: -1, ZOff: 3}, "negative"},
 		"offset past end":   {z, x, tensor.Blocks{Count: 1, Len: 1, ZOff: 6}, "not within"},
 		"huge stride":       {z, x, tensor.Blocks{Count: 3, Len: 1, ZStride: 1, XStride: 1 << 62}, "x's elements"},
 		"shared storage":    {z, z.Reshape(6), tensor.Blocks{Count: 1, Len: 1, ZOff: 1}, "share storage"},
