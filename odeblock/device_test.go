@@ -494,3 +494,41 @@ func TestRecursiveWithinBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedRHSSecondOrder: a gradient penalty through the families' fused
+// right-hand sides on a device (their backward recorded in ops with
+// CreateGraph) gives the CPU engine's second derivatives.
+func TestFusedRHSSecondOrder(t *testing.T) {
+	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
+	for _, name := range []string{"hbnode", "ghbnode", "adamnode"} {
+		t.Run(name, func(t *testing.T) {
+			run := func(e tensor.Engine[float64]) []float64 {
+				f := ewFamily(name, 5)
+				tp := autograd.NewTape(e)
+				z := f.state(tp)
+				out := f.dyn.Eval(tp, 0.4, z)
+				gs, err := autograd.Grad([]autograd.Var[float64]{autograd.Sum(autograd.Square(out))}, []autograd.Var[float64]{z}, autograd.GradOptions[float64]{CreateGraph: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := tp.Backward(autograd.Sum(autograd.Square(gs.Inputs[0]))); err != nil {
+					t.Fatal(err)
+				}
+				var grads []float64
+				for _, p := range f.params() {
+					grads = append(grads, p.Grad.ReadData()...)
+				}
+				return grads
+			}
+			want := run(cpu)
+			calls := 0
+			got := run(fusedDevice{enginetest.NewParkingDevice(cpu), &calls})
+			if calls == 0 {
+				t.Error("the fused right-hand side was not called")
+			}
+			if diff := cmp.Diff(want, got, cmpopts.EquateApprox(1e-9, 1e-12)); diff != "" {
+				t.Errorf("second derivatives (-cpu +device):\n%s", diff)
+			}
+		})
+	}
+}
