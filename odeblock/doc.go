@@ -322,9 +322,9 @@
 // keeps the host path), Backprop's stage tapes, Checkpoint's and
 // Recursive's states and recomputed steps (the forward's stage sums, to
 // the bit) and the step adjoint's sums, and Interpolated's dense output
-// (with a Budget that mode stays on the host). AdamNODE's and HBNODE's
-// right-hand sides are one fused node there too when the engine's
-// Elementwise has AdamRHS and HBRHS (cuda's does); the other families are
-// recorded op by op. Events and the implicit, Rosenbrock, BDF and Adams
+// (with a Budget that mode stays on the host). AdamNODE's, HBNODE's and
+// GHBNODE's (φ = tanh) right-hand sides are one fused node there when the
+// engine's Elementwise has AdamRHS, HBRHS and GHBRHS (cuda's does); the
+// other families are recorded op by op. Events and the implicit, Rosenbrock, BDF and Adams
 // methods stay on the host. On the CPU engines nothing changes.
 package odeblock
