@@ -16,8 +16,9 @@ type DenseLog[T tensor.Float] struct {
 	steps []DenseStep[T]
 	last  int // the step the last lookup found
 
-	ew  tensor.Elementwise[T] // the device the steps of a device solve are kept on
-	tmp *tensor.Tensor[T]     // the quartic's midpoint there
+	ew   tensor.Elementwise[T] // the device the steps of a device solve are kept on
+	tmp  *tensor.Tensor[T]     // the quartic's midpoint there
+	comb tensorCombiner[T]     // AtTensor's sums there
 }
 
 // DenseStep is what one step's interpolant needs: its start, size and
@@ -96,7 +97,7 @@ func keepOn[T tensor.Float](ew tensor.Elementwise[T], dst, src *tensor.Tensor[T]
 // addOn is add for a step of a device solve (d): the copies are made in
 // the device's memory.
 func (l *DenseLog[T]) addOn(d *devMode[T], tb *Tableau, g StepGeom, y0, y1 []T, ks [][]T, f0, f1 []T) {
-	l.tb, l.ew = tb, d.ew
+	l.tb, l.ew, l.comb.ew = tb, d.ew, d.ew
 	st := l.next()
 	st.t, st.h, st.end, st.bdf, st.on = g.t, g.h, g.end, false, true
 	st.y0t, st.y1t = keepOn(d.ew, st.y0t, d.view(y0)), keepOn(d.ew, st.y1t, d.view(y1))
@@ -134,7 +135,7 @@ func (l *DenseLog[T]) AtTensor(tq float64, dst *tensor.Tensor[T]) {
 		var w [16]float64
 		m := len(st.kst)
 		tb.Dense(x, w[:m])
-		combineOn(ew, dst, st.y0t, h, w[:m], st.kst)
+		l.comb.combine(dst, st.y0t, h, w[:m], st.kst)
 		return
 	}
 	x2, x3 := x*x, x*x*x
@@ -144,14 +145,14 @@ func (l *DenseLog[T]) AtTensor(tq float64, dst *tensor.Tensor[T]) {
 		if l.tmp == nil || l.tmp.Len() != dst.Len() {
 			l.tmp = tensor.New[T](dst.Len())
 		}
-		combineOn(ew, l.tmp, st.y0t, h, tb.Mid, st.kst[:tb.Stages()])
+		l.comb.combine(l.tmp, st.y0t, h, tb.Mid, st.kst[:tb.Stages()])
 		w := [5]float64{1 - 11*x2 + 18*x3 - 8*x4, -5*x2 + 14*x3 - 8*x4, 16 * (x2 - 2*x3 + x4),
 			h * (x - 4*x2 + 5*x3 - 2*x4), h * (x2 - 3*x3 + 2*x4)}
-		combineOn(ew, dst, nil, 1, w[:], []*tensor.Tensor[T]{st.y0t, st.y1t, l.tmp, st.f0t, st.f1t})
+		l.comb.combine(dst, nil, 1, w[:], []*tensor.Tensor[T]{st.y0t, st.y1t, l.tmp, st.f0t, st.f1t})
 		return
 	}
 	w := [4]float64{(1 + 2*x) * (1 - x) * (1 - x), h * x * (1 - x) * (1 - x), x2 * (3 - 2*x), h * x2 * (x - 1)}
-	combineOn(ew, dst, nil, 1, w[:], []*tensor.Tensor[T]{st.y0t, st.f0t, st.y1t, st.f1t})
+	l.comb.combine(dst, nil, 1, w[:], []*tensor.Tensor[T]{st.y0t, st.f0t, st.y1t, st.f1t})
 }
 
 // addBDF keeps a bdf step ending at end of size h and order k, whose

@@ -66,8 +66,8 @@ type devMode[T tensor.Float] struct {
 	hostEv  EvalFunc[T]       // f on views of host memory
 	out     []*tensor.Tensor[T]
 
-	coef [16]T
-	xs   [16]*tensor.Tensor[T]
+	comb  tensorCombiner[T]
+	terms [16]*tensor.Tensor[T] // combine's views of the stages
 }
 
 // viewKey names a view: buffer (or host address), offset and length.
@@ -313,24 +313,16 @@ func (d *devMode[T]) linComb(dst, base []T, h float64, cs []float64, ks [][]T) {
 }
 
 // combine sets z = base + h·Σ c[j]·ks[j] (base nil: zero), skipping the
-// zero coefficients, with the engine's LinComb.
+// zero coefficients, with the engine's LinComb over views of the stages.
 func (d *devMode[T]) combine(z, base *tensor.Tensor[T], h float64, cs []float64, ks [][]T) {
-	m := 0
 	for j, c := range cs {
 		if c != 0 {
-			if m == len(d.coef) {
-				panic("odeblock: more than 16 stages")
-			}
-			d.coef[m], d.xs[m] = T(h*c), d.view(ks[j][:z.Len()])
-			m++
+			d.terms[j] = d.view(ks[j][:z.Len()])
 		}
 	}
-	if m == 0 && base == nil {
-		d.ew.Fill(z, 0)
-		return
-	}
-	d.ew.LinComb(z, base, d.coef[:m], d.xs[:m])
-	clear(d.xs[:m])
+	d.comb.ew = d.ew
+	d.comb.combine(z, base, h, cs, d.terms[:len(cs)])
+	clear(d.terms[:len(cs)])
 }
 
 // copy sets dst = src, both device buffers.
@@ -538,9 +530,10 @@ func (d *devMode[T]) hostRead(xs ...[]T) {
 // leaves the stage's value in k[i] (it may replace the tensor). y0, the
 // inputs and the stages have one shape.
 func RKStagesOn[T tensor.Float](ew tensor.Elementwise[T], tb *Tableau, g StepGeom, y0 *tensor.Tensor[T], k []*tensor.Tensor[T], from, to int, in func(i int) *tensor.Tensor[T], eval func(i int, t float64, y *tensor.Tensor[T]) error) error {
+	c := &tensorCombiner[T]{ew: ew}
 	for i := from; i < to; i++ {
 		y := in(i)
-		combineOn(ew, y, y0, g.h, tb.A[i], k)
+		c.combine(y, y0, g.h, tb.A[i], k)
 		if err := eval(i, g.StageTime(tb, i), y); err != nil {
 			return err
 		}
@@ -556,27 +549,35 @@ func RKSolutionOn[T tensor.Float](ew tensor.Elementwise[T], tb *Tableau, h float
 		ew.Copy(y1, lastIn)
 		return
 	}
-	combineOn(ew, y1, y0, h, tb.B, k)
+	(&tensorCombiner[T]{ew: ew}).combine(y1, y0, h, tb.B, k)
 }
 
-// combineOn sets z = base + h·Σ c[j]·ks[j] with ew's LinComb, skipping
-// the zero coefficients, as devMode.combine does.
-func combineOn[T tensor.Float](ew tensor.Elementwise[T], z, base *tensor.Tensor[T], h float64, cs []float64, ks []*tensor.Tensor[T]) {
-	var coef [16]T
-	var xs [16]*tensor.Tensor[T]
+// tensorCombiner forms the device path's linear combinations of tensors
+// with its engine's LinComb, its terms gathered in arrays of its own (no
+// allocation a call).
+type tensorCombiner[T tensor.Float] struct {
+	ew   tensor.Elementwise[T]
+	coef [16]T
+	xs   [16]*tensor.Tensor[T]
+}
+
+// combine sets z = base + h·Σ c[j]·ks[j] (base nil: zero), skipping the
+// zero coefficients (whose ks[j] may be nil), in order.
+func (c *tensorCombiner[T]) combine(z, base *tensor.Tensor[T], h float64, cs []float64, ks []*tensor.Tensor[T]) {
 	m := 0
-	for j, c := range cs {
-		if c != 0 {
-			if m == len(coef) {
+	for j, cj := range cs {
+		if cj != 0 {
+			if m == len(c.coef) {
 				panic("odeblock: more than 16 stages")
 			}
-			coef[m], xs[m] = T(h*c), ks[j]
+			c.coef[m], c.xs[m] = T(h*cj), ks[j]
 			m++
 		}
 	}
 	if m == 0 && base == nil {
-		ew.Fill(z, 0)
+		c.ew.Fill(z, 0)
 		return
 	}
-	ew.LinComb(z, base, coef[:m], xs[:m])
+	c.ew.LinComb(z, base, c.coef[:m], c.xs[:m])
+	clear(c.xs[:m])
 }
