@@ -140,11 +140,73 @@ func (b *Block[T]) Stats() BlockStats {
 
 // Params returns the parameters of the block's dynamics (its field's, then
 // its family's scalars): layers.Prefix names them all through the block.
+// Dynamics of the package's that lack a field they need (a CDE without its
+// control, a family without its field) have none listed: Forward reports
+// what is missing.
 func (b *Block[T]) Params() []*autograd.Param[T] {
-	if b.Dynamics == nil {
+	if b.Dynamics == nil || incomplete(b.Dynamics) != nil {
 		return nil
 	}
 	return b.Dynamics.Params()
+}
+
+// incomplete returns an error naming the first field that the package's
+// dynamics d need and lack (a nil field, a nil parameter, a nil pointer to
+// the dynamics themselves), or nil: their Params and Eval would fail on it
+// with a nil-pointer panic. A user's own dynamics are theirs to check.
+func incomplete[T tensor.Float](d Dynamics[T]) error {
+	type need struct {
+		name  string
+		unset bool
+		what  string
+	}
+	var kind string
+	var needs []need
+	field := func(f Field[T]) need { return need{"F", f == nil, "the field f"} }
+	param := func(name string, p *autograd.Param[T], ctor string) need {
+		return need{name, p == nil, "a learnable scalar of shape [1]: make the dynamics with " + ctor + ", or set it"}
+	}
+	switch d := d.(type) {
+	case *NODE[T]:
+		if kind = "a NODE"; d != nil {
+			needs = []need{field(d.F)}
+		}
+	case *SONODE[T]:
+		if kind = "a SONODE"; d != nil {
+			needs = []need{field(d.F)}
+		}
+	case *HBNODE[T]:
+		if kind = "an HBNODE"; d != nil {
+			needs = []need{field(d.F), param("GammaRaw", d.GammaRaw, "NewHBNODE")}
+		}
+	case *GHBNODE[T]:
+		if kind = "a GHBNODE"; d != nil {
+			needs = []need{field(d.F), param("GammaRaw", d.GammaRaw, "NewGHBNODE"), param("XiRaw", d.XiRaw, "NewGHBNODE")}
+		}
+	case *AdamNODE[T]:
+		if kind = "an AdamNODE"; d != nil {
+			needs = []need{field(d.F), param("R1", d.R1, "NewAdamNODE"), param("R2", d.R2, "NewAdamNODE")}
+		}
+	case *CDE[T]:
+		if kind = "a CDE"; d != nil {
+			needs = []need{field(d.F), {"X", d.X == nil, "the control, the path X(t) that drives the CDE (an interp.NaturalCubic through the observations, say)"}}
+		}
+	case *CNF[T]:
+		if kind = "a CNF"; d != nil {
+			needs = []need{field(d.F)}
+		}
+	default:
+		return nil
+	}
+	if needs == nil {
+		return fmt.Errorf("odeblock: Block.Dynamics is a nil pointer to %s", kind)
+	}
+	for _, n := range needs {
+		if n.unset {
+			return fmt.Errorf("odeblock: Block.Dynamics is %s whose %s is nil: it needs %s", kind, n.name, n.what)
+		}
+	}
+	return nil
 }
 
 // TotalStats returns the counts summed over every pass since the block was
@@ -336,6 +398,9 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 func (b *Block[T]) checkRecord() (GradMode, []float64, error) {
 	if b.Dynamics == nil {
 		return nil, nil, fmt.Errorf("odeblock: Block has no Dynamics")
+	}
+	if err := incomplete(b.Dynamics); err != nil {
+		return nil, nil, err
 	}
 	mode := b.mode()
 	if err := mode.validate(); err != nil {

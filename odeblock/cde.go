@@ -60,6 +60,9 @@ type Control[T tensor.Float] interface {
 //
 // CDE is not ShardableDynamics (the control's rows would have to be split
 // with the state's): a Block with Shards ≥ 2 returns an error.
+//
+// Both fields are required: a Block's Forward of a CDE without either
+// returns an error naming it.
 type CDE[T tensor.Float] struct {
 	F Field[T]   // f: z [B, H] → [B, H·C]
 	X Control[T] // the driving path, data
@@ -73,6 +76,9 @@ func (c *CDE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autogr
 		panic(&tensor.ShapeError{Op: "odeblock.CDE", Msg: fmt.Sprintf("state of shape %v, want [B, H]", zs)})
 	}
 	dx := c.X.DerivativeAt(t)
+	if dx == nil {
+		panic(&tensor.ShapeError{Op: "odeblock.CDE", Msg: fmt.Sprintf("the control's DerivativeAt(%v) returned nil, want [B, C] = [%d, C] for the state of shape %v", t, zs[0], zs)})
+	}
 	ds := dx.Shape()
 	if len(ds) != 2 || ds[0] != zs[0] {
 		panic(&tensor.ShapeError{Op: "odeblock.CDE", Msg: fmt.Sprintf("control derivative of shape %v at t = %v, want [B, C] = [%d, C] for the state of shape %v", ds, t, zs[0], zs)})
@@ -90,8 +96,15 @@ func (c *CDE[T]) Eval(tp *autograd.Tape[T], t float64, z autograd.Var[T]) autogr
 func (c *CDE[T]) Params() []*autograd.Param[T] { return c.F.Params() }
 
 // Span returns the control's knot range [t_0, t_{n−1}], the Times of a
-// Block solving the CDE over the whole path.
+// Block solving the CDE over the whole path; nil without a control (X nil:
+// a Block's Forward then says so) or for one with no knots.
 func (c *CDE[T]) Span() []float64 {
+	if c.X == nil {
+		return nil
+	}
 	ts := c.X.Times()
+	if len(ts) == 0 {
+		return nil
+	}
 	return []float64{ts[0], ts[len(ts)-1]}
 }

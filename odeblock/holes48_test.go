@@ -1,0 +1,144 @@
+package odeblock_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/interp"
+	"github.com/adamnode/adamnode/odeblock"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// The holes of issue 48: user input that panicked deep inside the package
+// or reported the wrong cause.
+
+// holeField is f(z) = tanh(z·W) for W [n, n·m] (a CDE's [B, H] → [B, H·C]
+// with m = C; m = 1 for an ODE's field).
+func holeField(n, m int) (odeblock.Field[float64], *autograd.Param[float64]) {
+	w := autograd.NewParam("w", tensor.Full[float64](0.1, n, n*m))
+	return odeblock.FieldFunc([]*autograd.Param[float64]{w}, func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.Tanh(autograd.Linear(z, tp.Param(w), autograd.Var[float64]{}))
+	}), w
+}
+
+// noPanic runs f, failing the test with what it panicked with.
+func noPanic(t *testing.T, what string, f func()) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("%s panicked: %v", what, r)
+		}
+	}()
+	f()
+}
+
+// TestHole48CDEWithoutControl: a CDE without its control (and every
+// dynamics of the package without a field or parameter it needs, or as a
+// nil pointer) makes Forward and Trajectory return an error naming the
+// dynamics and the missing field, where Forward of a CDE without X was a
+// nil-pointer panic in Eval; Block.Params lists nothing for them instead
+// of panicking, and CDE.Span without a control is nil.
+func TestHole48CDEWithoutControl(t *testing.T) {
+	f, _ := holeField(1, 1)
+	x, err := interp.NewNaturalCubic(cdeTimes, cdeTape().Const(tensor.Full[float64](0.5, 1, len(cdeTimes), 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gamma := autograd.NewParam("g", tensor.New[float64](1))
+	for _, c := range []struct {
+		dyn   odeblock.Dynamics[float64]
+		parts int
+		want  []string // in the error
+	}{
+		{&odeblock.CDE[float64]{F: f}, 1, []string{"CDE", "X is nil", "control"}},
+		{&odeblock.CDE[float64]{X: x}, 1, []string{"CDE", "F is nil", "field"}},
+		{&odeblock.NODE[float64]{}, 1, []string{"NODE", "F is nil"}},
+		{&odeblock.SONODE[float64]{}, 2, []string{"SONODE", "F is nil"}},
+		{&odeblock.HBNODE[float64]{F: f}, 2, []string{"HBNODE", "GammaRaw is nil", "NewHBNODE"}},
+		{&odeblock.HBNODE[float64]{GammaRaw: gamma}, 2, []string{"HBNODE", "F is nil"}},
+		{&odeblock.GHBNODE[float64]{F: f, GammaRaw: gamma}, 2, []string{"GHBNODE", "XiRaw is nil", "NewGHBNODE"}},
+		{&odeblock.GHBNODE[float64]{F: f, XiRaw: gamma}, 2, []string{"GHBNODE", "GammaRaw is nil"}},
+		{&odeblock.AdamNODE[float64]{F: f, R1: gamma}, 3, []string{"AdamNODE", "R2 is nil", "NewAdamNODE"}},
+		{&odeblock.AdamNODE[float64]{F: f, R2: gamma}, 3, []string{"AdamNODE", "R1 is nil"}},
+		{&odeblock.AdamNODE[float64]{R1: gamma, R2: gamma}, 3, []string{"AdamNODE", "F is nil"}},
+		{&odeblock.CNF[float64]{}, 1, []string{"CNF", "F is nil"}},
+		{(*odeblock.NODE[float64])(nil), 1, []string{"nil pointer to a NODE"}},
+		{(*odeblock.SONODE[float64])(nil), 2, []string{"nil pointer to a SONODE"}},
+		{(*odeblock.HBNODE[float64])(nil), 2, []string{"nil pointer to an HBNODE"}},
+		{(*odeblock.GHBNODE[float64])(nil), 2, []string{"nil pointer to a GHBNODE"}},
+		{(*odeblock.AdamNODE[float64])(nil), 3, []string{"nil pointer to an AdamNODE"}},
+		{(*odeblock.CDE[float64])(nil), 1, []string{"nil pointer to a CDE"}},
+		{(*odeblock.CNF[float64])(nil), 1, []string{"nil pointer to a CNF"}},
+	} {
+		name := fmt.Sprintf("%T%+v", c.dyn, c.dyn)
+		for _, traj := range []bool{false, true} {
+			for _, mode := range []odeblock.GradMode{nil, odeblock.Backprop{}} {
+				b := &odeblock.Block[float64]{Dynamics: c.dyn, Mode: mode, Shards: 2}
+				tp := cdeTape()
+				var err error
+				noPanic(t, name, func() {
+					if traj {
+						_, err = b.Trajectory(tp, tp.Const(tensor.Full[float64](0.5, c.parts, 2)))
+					} else {
+						_, err = b.Forward(tp, tp.Const(tensor.Full[float64](0.5, c.parts, 2)))
+					}
+				})
+				for _, w := range c.want {
+					if err == nil || !strings.Contains(err.Error(), w) || !strings.Contains(err.Error(), "Block.Dynamics") {
+						t.Errorf("%s (trajectory %v, mode %v): error %v, want one naming Block.Dynamics and %q", name, traj, mode, err, w)
+						break
+					}
+				}
+			}
+		}
+		noPanic(t, name+": Block.Params", func() {
+			if ps := (&odeblock.Block[float64]{Dynamics: c.dyn}).Params(); ps != nil {
+				t.Errorf("%s: Block.Params() = %v, want nil", name, ps)
+			}
+		})
+	}
+	noPanic(t, "CDE.Span without a control", func() {
+		if s := (&odeblock.CDE[float64]{F: f}).Span(); s != nil {
+			t.Errorf("CDE.Span() without a control = %v, want nil", s)
+		}
+	})
+	// Complete dynamics still solve, and list their parameters.
+	fc, wc := holeField(1, 1)
+	cde := &odeblock.CDE[float64]{F: fc, X: x}
+	b := &odeblock.Block[float64]{Dynamics: cde, Times: cde.Span()}
+	if ps := b.Params(); len(ps) != 1 || ps[0] != wc {
+		t.Errorf("Block.Params() of a complete CDE = %v, want [w]", ps)
+	}
+	tp := cdeTape()
+	if _, err := b.Forward(tp, tp.Const(tensor.Full[float64](0.5, 1, 1))); err != nil {
+		t.Errorf("a complete CDE: %v", err)
+	}
+	for _, d := range []odeblock.Dynamics[float64]{odeblock.NewHBNODE(f, -3), odeblock.NewGHBNODE(f, -3, 2), odeblock.NewAdamNODE(f, -5, 5, odeblock.ScaleSqrt)} {
+		if ps := (&odeblock.Block[float64]{Dynamics: d}).Params(); len(ps) < 2 {
+			t.Errorf("Block.Params() of %T = %v, want the field's and the family's", d, ps)
+		}
+	}
+}
+
+// TestHole48CDENilDerivative: a control whose DerivativeAt returns nil
+// makes Eval panic with a *tensor.ShapeError naming the control's
+// derivative, not a nil-pointer dereference.
+func TestHole48CDENilDerivative(t *testing.T) {
+	f, _ := holeField(1, 1)
+	cde := &odeblock.CDE[float64]{F: f, X: nilControl{}}
+	tp := cdeTape()
+	defer func() {
+		r := recover()
+		if _, ok := r.(*tensor.ShapeError); !ok || !strings.Contains(fmt.Sprint(r), "DerivativeAt(0.25) returned nil") {
+			t.Errorf("Eval with a nil control derivative: panic %v, want a *tensor.ShapeError naming DerivativeAt", r)
+		}
+	}()
+	cde.Eval(tp, 0.25, tp.Const(tensor.New[float64](2, 1)))
+}
+
+type nilControl struct{}
+
+func (nilControl) DerivativeAt(float64) *tensor.Tensor[float64] { return nil }
+func (nilControl) Times() []float64                             { return []float64{0, 1} }
