@@ -255,6 +255,7 @@ func runSettings[T tensor.Float, B any](cfg Config, task Task[T, B], opt optim.O
 	add("Config.Clip", "%s", strconv.FormatFloat(cfg.Clip, 'g', -1, 64))
 	add("Config.Resume", "%t", cfg.Resume)
 	add("Config.Dir given", "%t", cfg.Dir != "")
+	add("Config.SkipNonFinite", "%t", cfg.SkipNonFinite)
 	if c, ok := any(task).(classifier[T]); ok {
 		s = c.settings(s)
 	} else if !isNil(task) {

@@ -36,13 +36,14 @@ func TestRunSettings(t *testing.T) {
 		cfg  Config
 		want []Setting // the order's digest aside
 	}{
-		{"clip 0.25, a directory", Config{Name: "ode", Epochs: 3, Clip: 0.25, Dir: "runs", Settings: []Setting{{"--model", "node"}}}, []Setting{
+		{"clip 0.25, a directory, skipping", Config{Name: "ode", Epochs: 3, Clip: 0.25, Dir: "runs", SkipNonFinite: true, Settings: []Setting{{"--model", "node"}}}, []Setting{
 			{"--model", "node"},
 			{"Config.Name", "ode"},
 			{"Config.Epochs", "3"},
 			{"Config.Clip", "0.25"},
 			{"Config.Resume", "false"},
 			{"Config.Dir given", "true"},
+			{"Config.SkipNonFinite", "true"},
 		}},
 		{"clip 1e-7, no directory", Config{Name: "x", Epochs: 1, Clip: 1.2345e-7}, []Setting{
 			{"Config.Name", "x"},
@@ -50,6 +51,7 @@ func TestRunSettings(t *testing.T) {
 			{"Config.Clip", "1.2345e-07"},
 			{"Config.Resume", "false"},
 			{"Config.Dir given", "false"},
+			{"Config.SkipNonFinite", "false"},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,6 +99,7 @@ func TestRunSettingsEmptyLoader(t *testing.T) {
 		{"Config.Clip", "0"},
 		{"Config.Resume", "false"},
 		{"Config.Dir given", "false"},
+		{"Config.SkipNonFinite", "false"},
 		{"training images", "0"},
 		{"training batch per rank", "4"},
 		{"training order of epoch 0 (the loader's seed)", "e3b0c44298fc1c14"}, // SHA-256 of nothing

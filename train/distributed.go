@@ -140,11 +140,18 @@ func (r *run[T, B]) distributedStep(b B) (stepStats, bool, error) {
 	}
 	unpack(ps, buf[:n], func(p *autograd.Param[T]) *tensor.Tensor[T] { return p.Grad }, 1/size)
 	unpack(bs, buf[n:n+nb], func(p *autograd.Param[T]) *tensor.Tensor[T] { return p.Value }, 1)
-	if err := update(r.tp.Engine(), ps, r.opt, r.cfg.Clip); err != nil {
+	// Every rank has the same averaged gradients: all step, skip or fail
+	// alike.
+	err = update(r.tp.Engine(), ps, r.opt, r.cfg.Clip)
+	var skipped error
+	if r.skip(err) {
+		skipped, err = err, nil
+	}
+	if err != nil {
 		return st, false, err
 	}
 	sum := stepStats{loss: tail[2], correct: int(tail[3]), seen: int(tail[4]),
-		fwd: int(math.Round(tail[5] / size)), bwd: int(math.Round(tail[6] / size))}
+		fwd: int(math.Round(tail[5] / size)), bwd: int(math.Round(tail[6] / size)), skipped: skipped}
 	return sum, tail[1] > 0, nil
 }
 

@@ -28,6 +28,15 @@
 // as an uninterrupted run (the data loader's order depends only on its
 // seed and the epoch).
 //
+// A step whose gradients are not finite (a NaN or an infinity in some
+// parameter's gradient, the loss finite) is not taken: the run stops with
+// a *NonFiniteError naming the parameter, the epoch and the batch, before
+// anything is stepped or written, so the last checkpoint stays good to
+// resume from; with Config.SkipNonFinite the step is skipped, logged and
+// counted instead (Result.Skipped, Step.Skipped). The check is the
+// gradients' global norm: the one clipping forms anyway, or one more pass
+// (on a GPU engine, one number per parameter to the host).
+//
 // Resuming checks everything in the checkpoint before loading anything:
 // that it is a checkpoint of this loop and model (an *MismatchError
 // otherwise, as when it holds more epochs than Config.Epochs), the

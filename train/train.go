@@ -52,6 +52,14 @@ type Config struct {
 	// Clip, if positive, clips the gradients' global norm to it before
 	// each step.
 	Clip float64
+	// SkipNonFinite skips, instead of failing on, a step whose gradients
+	// are not finite (a NaN or ±Inf in some parameter's gradient, with a
+	// finite loss): the batch counts in the epoch's sums, but the
+	// optimizer does not step and its gradients are zeroed. Each skip is
+	// logged, reported to OnStep (Step.Skipped) and counted in
+	// Result.Skipped. Without it such a step ends the run with a
+	// *NonFiniteError, before anything is stepped or written.
+	SkipNonFinite bool
 	// Resume continues from NAME.safetensors in Dir when it exists.
 	Resume bool
 	// Meta is saved in every checkpoint: the run's identity (its settings,
@@ -108,6 +116,9 @@ type Result struct {
 	AllReduces       int
 	AllReduceSeconds float64
 	AllReduceLen     int
+	// Skipped counts the steps this call skipped for gradients that were
+	// not finite (Config.SkipNonFinite); a resumed run counts its own.
+	Skipped int
 }
 
 // Wrote reports the files the run wrote, and only those.
@@ -136,6 +147,31 @@ func (e *InterruptedError) Error() string {
 	return fmt.Sprintf("interrupted: %s stopped after batch %d of %d of epoch %d; checkpoint saved to %s",
 		e.Name, e.Batch, e.Batches, e.Epoch+1, e.Checkpoint)
 }
+
+// NonFiniteError is a training step refused because the gradients are not
+// finite (the loss was): the first parameter whose gradient has a NaN or
+// an infinite element, which element and its value. Nothing was stepped:
+// the parameters and the optimizer's state are those before the batch,
+// and no file was written. The run's error wraps it with the model, the
+// epoch and the batch; it wraps optim.ErrNonFinite.
+type NonFiniteError struct {
+	// Param names the parameter; "" when every element is finite and
+	// only their global norm overflows (Norm is +Inf).
+	Param string
+	Index int     // the element, row-major, in Param's gradient
+	Value float64 // the element: NaN, +Inf or −Inf
+	Norm  float64 // the gradients' global norm (NaN or +Inf)
+}
+
+func (e *NonFiniteError) Error() string {
+	if e.Param == "" {
+		return fmt.Sprintf("the gradients' global norm is %v, though every element is finite: no step taken", e.Norm)
+	}
+	return fmt.Sprintf("the gradient of parameter %q is not finite (element %d is %v; global norm %v): no step taken", e.Param, e.Index, e.Value, e.Norm)
+}
+
+// Unwrap returns optim.ErrNonFinite.
+func (e *NonFiniteError) Unwrap() error { return optim.ErrNonFinite }
 
 // MismatchError is a checkpoint this run cannot continue as configured:
 // one of another model, or with more epochs finished than Config.Epochs
@@ -583,6 +619,10 @@ func (r *run[T, B]) trainBatches(epoch int, p progressSums) (progressSums, error
 			return p, fmt.Errorf("train %s: epoch %d, batch %d of %d: %w", cfg.Name, epoch+1, i, r.nb, err)
 		}
 		secs := time.Since(t0).Seconds()
+		if st.skipped != nil {
+			r.res.Skipped++
+			fmt.Fprintf(cfg.Log, "%s: epoch %d, batch %d of %d: step skipped (Config.SkipNonFinite): %v\n", cfg.Name, epoch+1, i, r.nb, st.skipped)
+		}
 		p.add(st, secs)
 		r.bar.set(p.Batches, r.barText(epoch, p))
 		if cfg.OnBatch != nil {
@@ -620,11 +660,15 @@ type Step struct {
 	N, Correct     int     // its examples, and those predicted right
 	FwdNFE, BwdNFE int     // the ODE block's evaluations (Counted tasks)
 	Seconds        float64 // the step's wall time
+	// Skipped: the gradients were not finite and Config.SkipNonFinite
+	// skipped the optimizer's step.
+	Skipped bool
 }
 
 // public returns the step's numbers as Config.OnStep reports them.
 func (st stepStats) public(seconds float64) Step {
-	return Step{Loss: st.loss / float64(st.seen), N: st.seen, Correct: st.correct, FwdNFE: st.fwd, BwdNFE: st.bwd, Seconds: seconds}
+	return Step{Loss: st.loss / float64(st.seen), N: st.seen, Correct: st.correct, FwdNFE: st.fwd, BwdNFE: st.bwd, Seconds: seconds,
+		Skipped: st.skipped != nil}
 }
 
 // stepStats are the numbers of one training iteration.
@@ -633,6 +677,7 @@ type stepStats struct {
 	correct  int
 	seen     int
 	fwd, bwd int
+	skipped  error // the step was skipped for this (Config.SkipNonFinite)
 }
 
 // step runs one training iteration on batch b and returns its numbers
@@ -643,6 +688,9 @@ func (r *run[T, B]) step(b B) (stepStats, bool, error) {
 		st, err := gradients(r.tp, r.task, r.opt, b)
 		if err == nil {
 			err = update(r.tp.Engine(), r.task.Params(), r.opt, r.cfg.Clip)
+			if r.skip(err) {
+				st.skipped, err = err, nil
+			}
 		}
 		st.loss *= float64(st.seen)
 		return st, r.ctx.Err() != nil, err
@@ -689,18 +737,57 @@ func describeLoss[T tensor.Float](v autograd.Var[T]) string {
 	return fmt.Sprintf("of shape %v", v.Shape())
 }
 
-// update clips the gradients of ps (with e's Elementwise where it has
-// one) and takes the optimizer's step.
+// update checks that the gradients of ps are finite, clips them (with e's
+// Elementwise where it has one) and takes the optimizer's step. Gradients
+// that are not finite are a *NonFiniteError, with nothing stepped.
+//
+// The check is the gradients' global norm, NaN or infinite exactly when
+// some element is (or, all finite, when it overflows): with clipping, the
+// norm the clipping forms anyway (no extra pass); without, GradNormOn,
+// one pass over the gradients — on the host a read of each, on a device
+// engine one number per parameter to the host, as clipping costs (the
+// gradients stay on the device). Only a failing step reads the gradients
+// themselves, to name the parameter.
 func update[T tensor.Float](e tensor.Engine[T], ps []*autograd.Param[T], opt optim.Optimizer[T], clip float64) error {
+	var n float64
+	var err error
 	if clip > 0 {
-		if _, err := optim.ClipGradNormOn(e, ps, clip); err != nil {
-			opt.ZeroGrad()
-			return err
-		}
+		n, err = optim.ClipGradNormOn(e, ps, clip)
+	} else {
+		n = optim.GradNormOn(e, ps)
+	}
+	if math.IsNaN(n) || math.IsInf(n, 0) {
+		err = nonFinite(ps, n)
+	}
+	if err != nil {
+		opt.ZeroGrad()
+		return err
 	}
 	opt.Step()
 	opt.ZeroGrad()
 	return nil
+}
+
+// nonFinite returns the error of gradients whose global norm n is not
+// finite: the first parameter with a NaN or infinite element.
+func nonFinite[T tensor.Float](ps []*autograd.Param[T], n float64) *NonFiniteError {
+	for _, p := range ps {
+		if p.Grad == nil {
+			continue
+		}
+		for i, v := range p.Grad.ReadData() {
+			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+				return &NonFiniteError{Param: p.Name, Index: i, Value: f, Norm: n}
+			}
+		}
+	}
+	return &NonFiniteError{Norm: n}
+}
+
+// skip reports whether err is a step to skip (Config.SkipNonFinite).
+func (r *run[T, B]) skip(err error) bool {
+	var nf *NonFiniteError
+	return r.cfg.SkipNonFinite && errors.As(err, &nf)
 }
 
 // castImages returns the batch's float32 images as T: themselves for
