@@ -38,10 +38,7 @@ type CNF[T tensor.Float] struct {
 
 // Eval records the augmented dynamics [f(t, z), −tr(∂f/∂z)] at s = [z, Δ].
 func (c *CNF[T]) Eval(tp *autograd.Tape[T], t float64, s autograd.Var[T]) autograd.Var[T] {
-	sh := s.Shape()
-	if len(sh) != 2 || sh[1] < 2 {
-		panic(&tensor.ShapeError{Op: "odeblock.CNF", Msg: fmt.Sprintf("state of shape %v, want [B, D+1] (the sample and its log-density change)", sh)})
-	}
+	sh := checkFlowState("odeblock.CNF", s)
 	d := sh[1] - 1
 	z := autograd.Narrow(s, 1, 0, d)
 	f := func(z autograd.Var[T]) autograd.Var[T] { return c.F.ForwardT(tp, t, z) }
@@ -78,12 +75,22 @@ func (c *CNF[T]) Integrals(shape []int) []bool {
 // Params returns the field's parameters.
 func (c *CNF[T]) Params() []*autograd.Param[T] { return c.F.Params() }
 
+// checkFlowState returns the shape of the flow's state s, panicking with a
+// *tensor.ShapeError of op unless it is [B, D+1] with D ≥ 1.
+func checkFlowState[T tensor.Float](op string, s autograd.Var[T]) []int {
+	sh := s.Shape()
+	if len(sh) != 2 || sh[1] < 2 {
+		panic(&tensor.ShapeError{Op: op, Msg: fmt.Sprintf("state of shape %v, want [B, D+1] (the sample and its log-density change)", sh)})
+	}
+	return sh
+}
+
 // Augment returns the initial state [x, 0] of shape [B, D+1] for samples x
-// [B, D].
+// [B, D] (D ≥ 1); other shapes panic with a *tensor.ShapeError.
 func (c *CNF[T]) Augment(x autograd.Var[T]) autograd.Var[T] {
 	sh := x.Shape()
-	if len(sh) != 2 {
-		panic(&tensor.ShapeError{Op: "odeblock.CNF.Augment", Msg: fmt.Sprintf("samples of shape %v, want [B, D]", sh)})
+	if len(sh) != 2 || sh[1] < 1 {
+		panic(&tensor.ShapeError{Op: "odeblock.CNF.Augment", Msg: fmt.Sprintf("samples of shape %v, want [B, D] with D ≥ 1", sh)})
 	}
 	z := tensor.New[T](sh[0], 1)
 	return autograd.Concat(1, x, x.Tape().Const(z))
@@ -91,16 +98,23 @@ func (c *CNF[T]) Augment(x autograd.Var[T]) autograd.Var[T] {
 
 // LogProb returns, for the final state s = [z(t₁), Δ(t₁)] of a flow from
 // the samples at t₀, their log-density log N(z(t₁); 0, I) − Δ(t₁) under a
-// standard normal base at t₁, shaped [B, 1].
+// standard normal base at t₁, shaped [B, 1]. A state not of shape
+// [B, D+1] (D ≥ 1) panics with a *tensor.ShapeError, as Augment's samples
+// and Eval's states do.
 func (c *CNF[T]) LogProb(s autograd.Var[T]) autograd.Var[T] {
-	d := s.Shape()[1] - 1
+	d := checkFlowState("odeblock.CNF.LogProb", s)[1] - 1
 	z, delta := autograd.Narrow(s, 1, 0, d), autograd.Narrow(s, 1, d, 1)
 	return autograd.Sub(StandardNormalLogProb(z), delta)
 }
 
 // StandardNormalLogProb returns log N(z_n; 0, I) = −½‖z_n‖² − (D/2)·log 2π
-// for each row of z [B, D], shaped [B, 1].
+// for each row of z [B, D], shaped [B, 1]; z of another rank panics with a
+// *tensor.ShapeError.
 func StandardNormalLogProb[T tensor.Float](z autograd.Var[T]) autograd.Var[T] {
-	d := z.Shape()[1]
+	sh := z.Shape()
+	if len(sh) != 2 {
+		panic(&tensor.ShapeError{Op: "odeblock.StandardNormalLogProb", Msg: fmt.Sprintf("samples of shape %v, want [B, D]", sh)})
+	}
+	d := sh[1]
 	return autograd.AddConst(autograd.Scale(autograd.SumAxis(autograd.Square(z), 1, true), -0.5), T(-0.5*float64(d)*math.Log(2*math.Pi)))
 }

@@ -142,3 +142,57 @@ type nilControl struct{}
 
 func (nilControl) DerivativeAt(float64) *tensor.Tensor[float64] { return nil }
 func (nilControl) Times() []float64                             { return []float64{0, 1} }
+
+// TestHole48CNFLogProbRank1: every CNF entry point given a state or
+// samples of the wrong shape — LogProb of a rank-1 state among them, once
+// an index out of range — panics with a *tensor.ShapeError naming the
+// shape, as Augment did; the right shapes still work.
+func TestHole48CNFLogProbRank1(t *testing.T) {
+	f, _ := holeField(2, 1)
+	c := &odeblock.CNF[float64]{F: f}
+	tp := cdeTape()
+	v := func(s ...int) autograd.Var[float64] { return tp.Const(tensor.Full[float64](0.5, s...)) }
+	for _, s := range [][]int{{3}, {2, 1}, {2, 3, 1}, {}} {
+		for _, e := range []struct {
+			name, op string
+			f        func(autograd.Var[float64])
+		}{
+			{"LogProb", "odeblock.CNF.LogProb", func(x autograd.Var[float64]) { c.LogProb(x) }},
+			{"Eval", "odeblock.CNF", func(x autograd.Var[float64]) { c.Eval(tp, 0, x) }},
+		} {
+			wantPanic(t, fmt.Sprintf("%s of shape %v", e.name, s), e.op, s, func() { e.f(v(s...)) })
+		}
+	}
+	for _, s := range [][]int{{3}, {2, 0}, {2, 3, 1}, {}} {
+		wantPanic(t, fmt.Sprintf("Augment of shape %v", s), "odeblock.CNF.Augment", s, func() { c.Augment(v(s...)) })
+	}
+	for _, s := range [][]int{{3}, {2, 3, 1}, {}} {
+		wantPanic(t, fmt.Sprintf("StandardNormalLogProb of shape %v", s), "odeblock.StandardNormalLogProb", s, func() { odeblock.StandardNormalLogProb(v(s...)) })
+	}
+	// The right shapes: [B, D] samples, [B, D+1] states.
+	s0 := c.Augment(v(3, 2))
+	if got := s0.Shape(); len(got) != 2 || got[0] != 3 || got[1] != 3 {
+		t.Errorf("Augment([3 2]) has shape %v, want [3 3]", got)
+	}
+	if got := c.LogProb(s0).Shape(); len(got) != 2 || got[0] != 3 || got[1] != 1 {
+		t.Errorf("LogProb([3 3]) has shape %v, want [3 1]", got)
+	}
+	if got := odeblock.StandardNormalLogProb(v(3, 0)).Shape(); len(got) != 2 || got[0] != 3 || got[1] != 1 {
+		t.Errorf("StandardNormalLogProb([3 0]) has shape %v, want [3 1]", got)
+	}
+}
+
+// wantPanic runs f and fails unless it panics with a *tensor.ShapeError of
+// op whose message names the shape.
+func wantPanic(t *testing.T, what, op string, shape []int, f func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		se, ok := r.(*tensor.ShapeError)
+		if !ok || se.Op != op || !strings.Contains(se.Error(), fmt.Sprint(shape)) {
+			t.Errorf("%s: panic %#v, want a *tensor.ShapeError of %s naming %v", what, r, op, shape)
+		}
+	}()
+	f()
+}
