@@ -90,7 +90,8 @@ func Grad[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (Grads[T
 	}
 	t.walks = append(t.walks, gradWalk{lo: lo, need: t.needed(lo, hi, inputs, opt.Params, stop)})
 	defer func() { t.walks = t.walks[:len(t.walks)-1] }()
-	defer t.SetNoGrad(t.SetNoGrad(!opt.CreateGraph))
+	create := opt.CreateGraph || (t.gradsRecorded && !t.noGrad)
+	defer t.SetNoGrad(t.SetNoGrad(!create))
 	if err := g.walk(t, stop); err != nil {
 		return Grads[T]{}, err
 	}
@@ -262,8 +263,10 @@ func gradTape[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (*Ta
 	switch {
 	case t.running:
 		panic(usage("Grad: the tape's Backward is running"))
+	case t.noGrad && t.retryGrad:
+		panic(wantsRecording{t})
 	case t.noGrad:
-		panic(usage("Grad: the tape is in no-grad mode and recorded nothing (JVP, Trace and HVP record their function with gradients on)"))
+		panic(usage("Grad: the tape is in no-grad mode and recorded nothing (GradOf, ValueAndGrad, VJPOf, JVP, HVP and the traces record their function with gradients on)"))
 	}
 	hi := 0
 	for _, y := range outputs {
@@ -285,6 +288,11 @@ func gradTape[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (*Ta
 	}
 	return t, hi
 }
+
+// wantsRecording is the panic of Grad on a tape evaluating a function in
+// no-grad mode for Pullback.Value, which recovers it and evaluates the
+// function again recording gradients (valueOnly).
+type wantsRecording struct{ tape any }
 
 // gradOrZeros returns g, or a constant of zeros shaped like v when g is the
 // zero Var.

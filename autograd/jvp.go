@@ -117,7 +117,9 @@ func transposed[T tensor.Float](t *Tape[T], y, x Var[T]) (u, jt Var[T], err erro
 }
 
 // HVP returns the gradient ∇f(x) and the Hessian-vector product ∇²f(x)·v
-// of a scalar f at x, for v shaped like x (reverse over reverse).
+// of a scalar f at x, for v shaped like x (reverse over reverse). v is a
+// direction held fixed, also where it is computed from x: the product is
+// ∇²f(x)·v, as torch.func's jvp(grad(f), (x,), (v,)).
 func HVP[T tensor.Float](f func(x Var[T]) Var[T], x, v Var[T]) (g, hv Var[T], err error) {
 	s, xin := enter("HVP", x)
 	defer s.done(&g, &hv)
@@ -138,7 +140,9 @@ func HVP[T tensor.Float](f func(x Var[T]) Var[T], x, v Var[T]) (g, hv Var[T], er
 	if !g.RequiresGrad() {
 		return g, s.t.gradOrZeros(Var[T]{}, xin.use("HVP").value), nil
 	}
-	hs, err := Grad([]Var[T]{Sum(Mul(g, v))}, []Var[T]{xin}, GradOptions[T]{CreateGraph: s.create()})
+	// v is held fixed: where it is computed from x (a direction along the
+	// state), the derivative of gᵀv would add ∂v/∂xᵀ·g to the product.
+	hs, err := Grad([]Var[T]{Sum(Mul(g, v))}, []Var[T]{xin}, GradOptions[T]{CreateGraph: s.create(), Stop: []Var[T]{v}})
 	if err != nil {
 		return g, Var[T]{}, err
 	}

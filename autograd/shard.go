@@ -292,6 +292,7 @@ func newShardSet[T tensor.Float](s *RowShards[T], eng tensor.Engine[T], k int, t
 	serial := tensor.Serial(eng)
 	for i := range c.tapes {
 		c.tapes[i] = NewTape(serial)
+		c.tapes[i].gradsRecorded = true // f is differentiated as a whole
 		if i == 0 {
 			continue
 		}

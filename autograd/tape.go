@@ -74,7 +74,7 @@ func (v Var[T]) IsZero() bool { return v.t == nil }
 // as a constant.
 func (v Var[T]) Value() *tensor.Tensor[T] {
 	e := v.use("Value")
-	if e.requires && e.param == nil && !v.t.noGrad && !v.t.spent {
+	if e.requires && e.param == nil && !v.t.noGrad && !v.t.spent && !v.t.valueOnly {
 		e.value.Mark(v.t)
 	}
 	return e.value
@@ -212,6 +212,19 @@ type Tape[T tensor.Float] struct {
 	constParams bool
 	arena       arena[T]
 
+	// gradsRecorded makes Grad record its results whenever the tape
+	// records gradients (SetGradsRecorded).
+	gradsRecorded bool
+	// retryGrad marks a no-grad evaluation by Pullback.Value: Grad called
+	// within it asks, by a panic of wantsRecording, for the evaluation to
+	// run again recording (valueOnly).
+	retryGrad bool
+	// valueOnly: the tape records gradients only so that the function
+	// evaluated on it can differentiate parts of itself (a field's
+	// autograd.Grad, in Pullback.Value); nothing differentiates the whole
+	// from outside, so its values are not marked as recorded.
+	valueOnly bool
+
 	// Gradient redirection for Pullback: Tape.Param(p) accumulates into
 	// redirGrads[i] for p == redirParams[i].
 	redirOn     bool
@@ -259,6 +272,21 @@ func (t *Tape[T]) NoGrad() bool { return t.noGrad }
 func (t *Tape[T]) SetNoGrad(on bool) bool {
 	was := t.noGrad
 	t.noGrad = on
+	return was
+}
+
+// SetGradsRecorded turns on or off, and returns the previous setting of,
+// the rule that Grad records the gradients it returns (as with
+// GradOptions.CreateGraph) whenever the tape records gradients. It is for
+// tapes on which a function is recorded to be differentiated as a whole —
+// a Pullback's (always on), an ODE block's stages — so that a gradient the
+// function takes of a part of itself stays part of it, however it was
+// asked for: a Hamiltonian field's ∇H, whose derivative the training pass
+// needs. Off by default: on a tape of one's own, Grad without CreateGraph
+// returns constants, as torch.autograd.grad without create_graph does.
+func (t *Tape[T]) SetGradsRecorded(on bool) bool {
+	was := t.gradsRecorded
+	t.gradsRecorded = on
 	return was
 }
 

@@ -67,15 +67,24 @@ var ErrVJPOfRecorded = errors.New("autograd: a VJP was taken at the value of a V
 // This is what an adjoint ODE solve calls at every backward function
 // evaluation. A Pullback is not safe for concurrent use, nor for use by f
 // itself (nest with another Pullback).
+//
+// f may differentiate part of itself: Grad inside f records the gradients
+// it returns (as with CreateGraph) whenever the pullback's tape records
+// (Tape.SetGradsRecorded), since the VJP differentiates them again, and
+// works in Value too (see there).
 type Pullback[T tensor.Float] struct {
 	tape *Tape[T]
 	in   []Var[T]
 	busy bool
+	// recordValues: Value records gradients (f called Grad).
+	recordValues bool
 }
 
 // NewPullback returns a Pullback computing with eng.
 func NewPullback[T tensor.Float](eng tensor.Engine[T]) *Pullback[T] {
-	return &Pullback[T]{tape: NewTape(eng)}
+	t := NewTape(eng)
+	t.gradsRecorded = true
+	return &Pullback[T]{tape: t}
 }
 
 // Engine returns the engine the pullback computes with.
@@ -157,7 +166,7 @@ func (pb *Pullback[T]) recordedInput(at []*tensor.Tensor[T]) error {
 			continue
 		}
 		rt, ok := x.Marked().(*Tape[T])
-		if !ok || rt == pb.tape || rt.noGrad || rt.spent || rt.running {
+		if !ok || rt == pb.tape || rt.noGrad || rt.valueOnly || rt.spent || rt.running {
 			continue
 		}
 		err := fmt.Errorf("%w: input %d of shape %v; take the VJP at a copy (Clone) to use its result as a constant on purpose", ErrVJPOfRecorded, i, x.Shape())
@@ -237,22 +246,69 @@ func (pb *Pullback[T]) MustVJP(f Func[T], at []*tensor.Tensor[T], cot *tensor.Te
 // buffers: evaluations and VJPs of the same f share them, where a separate
 // no-grad tape would keep a second set (an ODE solve evaluates f forward,
 // then pulls back through it in the adjoint solve).
+//
+// A function that differentiates part of itself with Grad (a Hamiltonian
+// field's ∇H) needs its ops recorded: the first time f calls Grad, Value
+// evaluates it again with gradients recorded (the inputs as leaves that
+// require gradients, the parameters as constants), and from then on
+// records every evaluation of the pullback's. Such an f runs twice on that
+// first call.
 func (pb *Pullback[T]) Value(f Func[T], at []*tensor.Tensor[T]) *tensor.Tensor[T] {
 	if pb.busy {
 		panic(usage("Pullback.Value called from within its own function; use a separate Pullback for nesting"))
 	}
 	pb.busy = true
 	defer func() { pb.busy = false }()
+	if !pb.recordValues {
+		if y, ok := pb.valueNoGrad(f, at); ok {
+			return y
+		}
+		pb.recordValues = true
+	}
+	return pb.valueRecorded(f, at)
+}
+
+// valueNoGrad is Value in no-grad mode; ok is false when f called Grad.
+func (pb *Pullback[T]) valueNoGrad(f Func[T], at []*tensor.Tensor[T]) (y *tensor.Tensor[T], ok bool) {
 	t := pb.tape
 	t.Reset()
 	defer t.SetNoGrad(t.SetNoGrad(true))
+	t.retryGrad = true
+	defer func() {
+		t.retryGrad = false
+		clear(pb.in)
+		if r := recover(); r != nil {
+			if w, is := r.(wantsRecording); !is || w.tape != any(t) {
+				panic(r)
+			}
+			y, ok = nil, false
+		}
+	}()
 	pb.in = pb.in[:0]
 	for _, x := range at {
 		pb.in = append(pb.in, t.Const(x))
 	}
-	y := f(t, pb.in)
-	clear(pb.in)
-	if y.t != t {
+	return pb.result(f(t, pb.in)), true
+}
+
+// valueRecorded is Value recording gradients, for an f that calls Grad.
+func (pb *Pullback[T]) valueRecorded(f Func[T], at []*tensor.Tensor[T]) *tensor.Tensor[T] {
+	t := pb.tape
+	t.Reset()
+	defer t.SetNoGrad(t.SetNoGrad(false))
+	t.valueOnly, t.constParams = true, true
+	defer func() { t.valueOnly = false }()
+	pb.in = pb.in[:0]
+	for _, x := range at {
+		pb.in = append(pb.in, t.Input(x))
+	}
+	defer clear(pb.in)
+	return pb.result(f(t, pb.in))
+}
+
+// result checks that y is on the pullback's tape and returns its value.
+func (pb *Pullback[T]) result(y Var[T]) *tensor.Tensor[T] {
+	if y.t != pb.tape {
 		panic(usage("Pullback.Value: the function must return a Var recorded on the tape it was given"))
 	}
 	return y.use("Pullback.Value").value
