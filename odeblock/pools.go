@@ -36,7 +36,16 @@ func (q *passPools[T]) takeStageTape(eng tensor.Engine[T], shape []int) *stageTa
 		}
 		st.tp.Release()
 	}
-	return &stageTape[T]{tp: autograd.NewTape(eng), y: tensor.New[T](shape...)}
+	return newStageTape(eng, shape)
+}
+
+// newStageTape returns a stage tape on eng with an input buffer of the
+// shape. Grad inside the dynamics records its gradients on it
+// (Tape.SetGradsRecorded): the pass differentiates them again.
+func newStageTape[T tensor.Float](eng tensor.Engine[T], shape []int) *stageTape[T] {
+	tp := autograd.NewTape(eng)
+	tp.SetGradsRecorded(true)
+	return &stageTape[T]{tp: tp, y: tensor.New[T](shape...)}
 }
 
 // putStageTape pools st (reset by the caller).
@@ -119,7 +128,7 @@ func (q *passPools[T]) restageTapes(eng tensor.Engine[T], shape []int, s int) []
 	}
 	ts = make([]*stageTape[T], s)
 	for i := range ts {
-		ts[i] = &stageTape[T]{tp: autograd.NewTape(eng), y: tensor.New[T](shape...)}
+		ts[i] = newStageTape(eng, shape)
 	}
 	q.restaged = ts
 	return ts

@@ -39,7 +39,11 @@ func (p *pass[T]) backwardOps(z0 autograd.Var[T], strat strategy[T], mode GradMo
 		tp := p.tp
 		create := !tp.NoGrad()
 		defer tp.SetNoGrad(tp.SetNoGrad(false))
+		// Grad inside the dynamics records its gradients while they are
+		// replayed: this Grad differentiates them again.
+		was := tp.SetGradsRecorded(true)
 		out := p.replay(z0, traj)
+		tp.SetGradsRecorded(was)
 		var inputs []autograd.Var[T]
 		if z0.RequiresGrad() {
 			inputs = []autograd.Var[T]{z0}
