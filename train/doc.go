@@ -38,8 +38,10 @@
 // (on a GPU engine, one number per parameter to the host).
 //
 // Resuming checks everything in the checkpoint before loading anything:
-// that it is a checkpoint of this loop and model (an *MismatchError
-// otherwise, as when it holds more epochs than Config.Epochs), the
+// that it is a checkpoint of this loop and model, its parameters and
+// buffers the model's by name and shape (an *MismatchError otherwise,
+// naming the first parameter that differs, both shapes and both counts;
+// or when it holds more epochs than Config.Epochs), the
 // caller's identity metadata (Config.CheckResume), the ranges of every
 // field of the saved progress and rows, the parameter count, the
 // optimizer's type, hyperparameters and step counts, and that every

@@ -47,12 +47,15 @@ func (r *run[T, B]) load() (state resumeState, found bool, err error) {
 		return resumeState{}, false, fmt.Errorf("%s is not a training checkpoint of package train (format %q)", path, st.Metadata["format"])
 	}
 	if got := st.Metadata["model"]; got != r.cfg.Name {
-		return resumeState{}, false, &MismatchError{fmt.Sprintf("cannot resume %s: it holds model %s, not %s", path, got, r.cfg.Name)}
+		return resumeState{}, false, &MismatchError{Msg: fmt.Sprintf("cannot resume %s: it holds model %s, not %s", path, got, r.cfg.Name)}
 	}
 	if r.cfg.CheckResume != nil {
 		if err := r.cfg.CheckResume(path, st.Metadata); err != nil {
 			return resumeState{}, false, err
 		}
+	}
+	if err := checkModel(path, st, r.state()); err != nil {
+		return resumeState{}, false, err
 	}
 	if state, err = r.checkMeta(path, st.Metadata); err != nil {
 		return resumeState{}, false, err
@@ -64,6 +67,66 @@ func (r *run[T, B]) load() (state resumeState, found bool, err error) {
 		return resumeState{}, false, err
 	}
 	return state, true, nil
+}
+
+// checkModel returns a *MismatchError unless the checkpoint st holds the
+// parameters and buffers params of the model (what SaveCheckpoint wrote of
+// them: its tensors but the optimizer's), by name and shape, in any order:
+// a checkpoint of another model. It names the first parameter, in the
+// model's order, that the checkpoint lacks or holds in another shape,
+// else the checkpoint's first tensor the model lacks; and the counts when
+// they differ.
+func checkModel[T tensor.Float](path string, st *layers.Safetensors, params []*autograd.Param[T]) error {
+	saved := map[string][]int{}
+	var extra []string // the checkpoint's tensors the model lacks, in order
+	model := map[string]bool{}
+	for _, p := range params {
+		model[p.Name] = true
+	}
+	for _, t := range st.Tensors {
+		if strings.HasPrefix(t.Name, layers.OptimPrefix) {
+			continue
+		}
+		saved[t.Name] = t.Shape
+		if !model[t.Name] {
+			extra = append(extra, t.Name)
+		}
+	}
+	e := &MismatchError{CheckpointParams: len(saved), ModelParams: len(params)}
+	counts := ""
+	if e.CheckpointParams != e.ModelParams {
+		counts = fmt.Sprintf("it holds %s, the model has %d; ", plural(e.CheckpointParams, "parameter"), e.ModelParams)
+	}
+	for _, p := range params {
+		shape, ok := saved[p.Name]
+		switch {
+		case !ok:
+			e.Param, e.ModelShape = p.Name, slices.Clone(p.Value.Shape())
+			e.Msg = fmt.Sprintf("cannot resume %s: it is a checkpoint of another model: %sthe model's parameter %q %v is not in it", path, counts, p.Name, e.ModelShape)
+			if len(extra) > 0 {
+				e.Msg += fmt.Sprintf(" (its first tensor the model lacks is %q %v)", extra[0], saved[extra[0]])
+			}
+			return e
+		case !p.Value.HasShape(shape...):
+			e.Param, e.CheckpointShape, e.ModelShape = p.Name, slices.Clone(shape), slices.Clone(p.Value.Shape())
+			e.Msg = fmt.Sprintf("cannot resume %s: it is a checkpoint of another model: %sparameter %q has shape %v in it, %v in the model", path, counts, p.Name, shape, e.ModelShape)
+			return e
+		}
+	}
+	if len(extra) > 0 {
+		e.Param, e.CheckpointShape = extra[0], slices.Clone(saved[extra[0]])
+		e.Msg = fmt.Sprintf("cannot resume %s: it is a checkpoint of another model: %sits parameter %q %v is not the model's", path, counts, extra[0], e.CheckpointShape)
+		return e
+	}
+	return nil
+}
+
+// plural returns "1 thing" or "n things".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // checkFiniteParams returns an error naming the file, the tensor and the
@@ -126,7 +189,7 @@ func (r *run[T, B]) checkMeta(path string, meta map[string]string) (resumeState,
 		return st, err
 	}
 	if st.epoch > r.cfg.Epochs {
-		return st, &MismatchError{fmt.Sprintf("cannot resume %s: its metadata \"epoch\" = %d epochs finished, more than the %d epochs asked for; ask for %d or more",
+		return st, &MismatchError{Msg: fmt.Sprintf("cannot resume %s: its metadata \"epoch\" = %d epochs finished, more than the %d epochs asked for; ask for %d or more",
 			path, st.epoch, r.cfg.Epochs, st.epoch)}
 	}
 	batch, err := whole("batch")

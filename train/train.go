@@ -176,7 +176,19 @@ func (e *NonFiniteError) Unwrap() error { return optim.ErrNonFinite }
 // MismatchError is a checkpoint this run cannot continue as configured:
 // one of another model, or with more epochs finished than Config.Epochs
 // (for a command line, a usage error).
-type MismatchError struct{ Msg string }
+//
+// For a checkpoint whose parameters (and buffers) are not the model's,
+// Param names the first that differs and CheckpointShape and ModelShape
+// are its shapes (nil on the side that lacks it); CheckpointParams and
+// ModelParams are the numbers of tensors each has. They are zero for the
+// other mismatches.
+type MismatchError struct {
+	Msg string
+
+	Param                         string
+	CheckpointShape, ModelShape   []int
+	CheckpointParams, ModelParams int
+}
 
 func (e *MismatchError) Error() string { return e.Msg }
 
