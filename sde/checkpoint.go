@@ -25,11 +25,11 @@ func solveCheckpoint[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 aut
 	every := opt.CheckpointEvery
 	if every == 0 {
 		// ⌈√N⌉ for the fixed-step count N (adaptive solves: an estimate).
-		n := 0
+		n := 0.0
 		for k := 1; k < len(ts); k++ {
-			n += stepsIn(ts[k]-ts[k-1], opt.Step)
+			n += float64(stepsIn(ts[k]-ts[k-1], opt.Step))
 		}
-		every = max(1, int(math.Ceil(math.Sqrt(float64(n)))))
+		every = max(1, int(math.Ceil(math.Sqrt(n))))
 	}
 	checkpoints := []*tensor.Tensor[T]{y0.Value().Clone()}
 	count := 0

@@ -10,11 +10,13 @@ import (
 )
 
 // ErrMaxSteps is wrapped by the error of an adaptive solve that attempted
-// Options.MaxSteps steps without reaching the last output time.
+// Options.MaxSteps steps without reaching the last output time, and of a
+// fixed-step solve whose Step would take more than MaxSteps steps.
 var ErrMaxSteps = errors.New("too many steps")
 
 // ErrStepUnderflow is wrapped by the error of an adaptive solve whose step
-// had to shrink below Options.MinStep.
+// had to shrink below Options.MinStep, and of a fixed-step solve whose Step
+// is too small for float64 to tell its step times apart.
 var ErrStepUnderflow = errors.New("step size underflow")
 
 // loop drives a stepper through the output times, with fixed or adaptive
@@ -235,6 +237,14 @@ func strongOrder(method string, noise Noise) float64 {
 	return 0.5
 }
 
+// stepsIn is the number of equal steps of at most maxStep (to a relative
+// 1e-9) in span, at least 1 and at most 2⁵³ (checkFixedSteps refuses a
+// fixed step with more; an adaptive solve's first step, which only
+// estimates a count, may be smaller), so that the count never overflows.
 func stepsIn(span, maxStep float64) int {
-	return max(1, int(math.Ceil(span/maxStep*(1-1e-9))))
+	n := math.Ceil(span / maxStep * (1 - 1e-9))
+	if !(n <= 0x1p53) { // NaN too
+		return 1 << 53
+	}
+	return max(1, int(n))
 }

@@ -202,6 +202,12 @@ type Options struct {
 	// MinStep is the smallest adaptive step (0: 1e-10 of the span); a step
 	// that must be smaller is an error wrapping ErrStepUnderflow. MaxSteps
 	// bounds the attempted steps (0: 10000), an error wrapping ErrMaxSteps.
+	//
+	// With fixed steps, MaxSteps, if set, bounds the number of steps of
+	// the whole solve, checked before the first (0: no bound); and a Step
+	// that cuts an interval between output times into steps shorter than
+	// float64 tells apart at those times (2⁻⁵² of the larger |t|, so that
+	// the step times would repeat) is an error wrapping ErrStepUnderflow.
 	MinStep  float64
 	MaxSteps int
 }
@@ -318,6 +324,14 @@ func checkOptions[T tensor.Float](method string, calc Calculus, ts []float64, pa
 			return fmt.Errorf("sde: output times must increase strictly: ts[%d] = %g after %g", k, ts[k], ts[k-1])
 		}
 	}
+	if opt.MaxSteps < 0 {
+		return fmt.Errorf("sde: MaxSteps %d must not be negative", opt.MaxSteps)
+	}
+	if !opt.Adaptive {
+		if err := checkFixedSteps(ts, opt.Step, opt.MaxSteps); err != nil {
+			return err
+		}
+	}
 	if (method == Milstein || method == SRK || method == SRI2) && opt.Noise == General {
 		return fmt.Errorf("sde: method %q takes diagonal or scalar noise, not general noise (it would need the space-space Lévy areas)", method)
 	}
@@ -341,6 +355,28 @@ func checkOptions[T tensor.Float](method string, calc Calculus, ts []float64, pa
 	}
 	if _, ok := path.(AreaPath[T]); (method == SRI2 || method == SRA1) && !ok {
 		return fmt.Errorf("sde: method %q needs a path with Lévy areas (an AreaPath, as Brownian); %T is not one", method, path)
+	}
+	return nil
+}
+
+// checkFixedSteps returns the error of a fixed step that cuts an interval
+// of ts into steps too short for float64 to tell the step times apart, or
+// the whole span into more than maxSteps steps (if positive). Past it,
+// stepsIn's counts fit an int (at most 2⁵³ per interval).
+func checkFixedSteps(ts []float64, step float64, maxSteps int) error {
+	total := 0.0
+	for k := 1; k < len(ts); k++ {
+		a, b := ts[k-1], ts[k]
+		n := math.Ceil((b - a) / step * (1 - 1e-9))
+		if h := (b - a) / n; !(h >= 0x1p-52*max(math.Abs(a), math.Abs(b))) {
+			return fmt.Errorf("sde: Step %g is too small for the span [%g, %g] of ts[%d] to ts[%d]: %.3g steps of %.3g, shorter than float64 resolves at those times: %w",
+				step, a, b, k-1, k, n, h, ErrStepUnderflow)
+		}
+		total += n
+	}
+	if maxSteps > 0 && total > float64(maxSteps) {
+		return fmt.Errorf("sde: Step %g takes %.0f steps over the span [%g, %g], more than MaxSteps %d: %w",
+			step, total, ts[0], ts[len(ts)-1], maxSteps, ErrMaxSteps)
 	}
 	return nil
 }

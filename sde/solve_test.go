@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -527,5 +529,63 @@ func TestSRA1StrongOrder(t *testing.T) {
 				t.Errorf("fitted strong order %.3f, want in [%g, %g]", p, tc.lo, tc.hi)
 			}
 		})
+	}
+}
+
+// TestSolveTinyFixedStep: a fixed Step so small that the step count would
+// overflow an int (it used to come out as one step over the whole span,
+// with no error), or that cuts an interval into steps shorter than float64
+// resolves at its times, is an error wrapping ErrStepUnderflow that names
+// the Step and the span, before any step is taken, in every gradient mode;
+// MaxSteps, when set, bounds a fixed-step solve's steps (ErrMaxSteps).
+func TestSolveTinyFixedStep(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ts   []float64
+		opt  Options
+		want []string
+		is   error
+	}{
+		{"1e-300", []float64{0, 1}, Options{Step: 1e-300}, []string{"Step 1e-300", "span [0, 1]", "ts[0] to ts[1]"}, ErrStepUnderflow},
+		{"past int64", []float64{0, 1}, Options{Step: 1e-20}, []string{"Step 1e-20", "span [0, 1]"}, ErrStepUnderflow},
+		{"denormal", []float64{0, 1}, Options{Step: 5e-324}, []string{"Step 5e-324", "span [0, 1]"}, ErrStepUnderflow},
+		{"second interval", []float64{0, 1e-300, 1}, Options{Step: 1e-300}, []string{"span [1e-300, 1]", "ts[1] to ts[2]"}, ErrStepUnderflow},
+		{"late times", []float64{1e15, 1e15 + 1}, Options{Step: 0.01}, []string{"Step 0.01", "span [1e+15, 1.000000000000001e+15]", "100 steps"}, ErrStepUnderflow},
+		{"reversible", []float64{0, 1}, Options{Method: ReversibleHeun, Step: 1e-300, Gradient: Reversible}, []string{"Step 1e-300"}, ErrStepUnderflow},
+		{"checkpoint", []float64{0, 1}, Options{Method: Heun, Step: 1e-300, Gradient: Checkpoint}, []string{"Step 1e-300"}, ErrStepUnderflow},
+		{"adjoint", []float64{0, 1}, Options{Method: Heun, Step: 1e-300, Gradient: Adjoint}, []string{"Step 1e-300"}, ErrStepUnderflow},
+		{"max steps", []float64{0, 0.5, 1}, Options{Step: 1e-3, MaxSteps: 999}, []string{"Step 0.001", "1000 steps", "span [0, 1]", "MaxSteps 999"}, ErrMaxSteps},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := mustBrownian[float64](t, tc.ts[0], tc.ts[len(tc.ts)-1], []int{4}, BrownianOptions{Seed: 48})
+			tp := autograd.NewTape(engine64())
+			_, st, err := Solve[float64](tp, gbmDiag.sde(), tp.Input(tensor.Full(1.0, 4)), tc.ts, b, tc.opt)
+			if err == nil {
+				t.Fatalf("no error; %d steps", st.Steps)
+			}
+			if !errors.Is(err, tc.is) {
+				t.Errorf("error %q is not %v", err, tc.is)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if d := cmp.Diff(Stats{}, *st); d != "" {
+				t.Errorf("work done before the error (-want +got):\n%s", d)
+			}
+		})
+	}
+	// The smallest steps that float64 tells apart are still taken, and
+	// MaxSteps at the count is no error.
+	b := mustBrownian[float64](t, 0, 1, []int{4}, BrownianOptions{Seed: 48})
+	tp := autograd.NewTape(engine64())
+	tp.SetNoGrad(true)
+	_, st, err := Solve[float64](tp, gbmDiag.sde(), tp.Const(tensor.Full(1.0, 4)), []float64{0, 1e-300}, b, Options{Step: 1e-302})
+	if err != nil || st.Steps != 100 {
+		t.Errorf("[0, 1e-300] in steps of 1e-302: %d steps, error %v; want 100 steps", st.Steps, err)
+	}
+	if _, st, err = Solve[float64](tp, gbmDiag.sde(), tp.Const(tensor.Full(1.0, 4)), []float64{0, 0.5, 1}, b, Options{Step: 1e-3, MaxSteps: 1000}); err != nil || st.Steps != 1000 {
+		t.Errorf("1000 steps with MaxSteps 1000: %d steps, error %v", st.Steps, err)
 	}
 }
