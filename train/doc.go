@@ -17,7 +17,9 @@
 //
 // Fit takes the task, an optimizer and a Config (Run the model, an
 // optimizer, the two loaders and a Config). With
-// Config.Dir set it writes NAME.csv and NAME.safetensors there; each is
+// Config.Dir set it writes NAME.csv and NAME.safetensors there (making
+// the directory if it is missing, and checking before the first batch
+// that it can write there: an error naming it otherwise); each is
 // written through a temporary file renamed into place, the checkpoint
 // first, so a kill at any point loses no row and leaves files a resumed
 // run continues from. Cancelling ctx (Ctrl-C) stops the run after the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -45,6 +46,8 @@ type Config struct {
 	// NAME.csv and NAME.safetensors.
 	Name string
 	// Dir is the directory of the files; "" writes none (nor resumes).
+	// Fit makes it when it is missing and, before the first batch, checks
+	// that a file can be made in it.
 	Dir string
 	// Epochs is the number of epochs to have trained when Run returns
 	// (counting those a resumed checkpoint holds).
@@ -365,12 +368,18 @@ func (r *run[T, B]) epochs(start int, p progressSums) error {
 	return nil
 }
 
-// begin removes the temporary files of interrupted saves and, resuming,
-// loads the checkpoint: the epoch to run next and its progress.
+// begin makes Config.Dir if it is missing and checks that it is
+// writable, removes the temporary files of interrupted saves and,
+// resuming, loads the checkpoint: the epoch to run next and its progress.
 func (r *run[T, B]) begin() (start int, p progressSums, err error) {
 	cfg, res := r.cfg, r.res
 	if cfg.Dir == "" {
 		return 0, p, nil
+	}
+	if r.writer() {
+		if err := checkDir(cfg.Dir, res.CheckpointPath); err != nil {
+			return 0, p, fmt.Errorf("train %s: %w", cfg.Name, err)
+		}
 	}
 	// A run killed while saving left its temporary files beside the
 	// checkpoint and the CSV; this run owns both paths now.
@@ -411,6 +420,24 @@ func (r *run[T, B]) begin() (start int, p progressSums, err error) {
 		fmt.Fprintf(cfg.Log, "%s: already trained for %d epochs (Epochs %d): nothing to do\n", cfg.Name, start, cfg.Epochs)
 	}
 	return start, p, nil
+}
+
+// checkDir makes dir, the directory of the checkpoint path, if it is
+// missing, and checks that a file can be made in it (one of path's
+// temporary files, which RemoveTemporaries removes if a kill leaves it):
+// before the first batch, not at the first save, an epoch later.
+func checkDir(dir, path string) error {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return fmt.Errorf("Config.Dir %q: cannot make the directory: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, layers.TempPattern(path))
+	if err != nil {
+		return fmt.Errorf("Config.Dir %q: not writable: %w", dir, err)
+	}
+	if err := errors.Join(f.Close(), os.Remove(f.Name())); err != nil {
+		return fmt.Errorf("Config.Dir %q: removing a file made there: %w", dir, err)
+	}
+	return nil
 }
 
 // save writes the checkpoint after epoch epochs and the batches of p.
