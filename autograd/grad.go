@@ -90,7 +90,7 @@ func Grad[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (Grads[T
 	}
 	t.walks = append(t.walks, gradWalk{lo: lo, need: t.needed(lo, hi, inputs, opt.Params, stop)})
 	defer func() { t.walks = t.walks[:len(t.walks)-1] }()
-	create := opt.CreateGraph || (t.gradsRecorded && !t.noGrad)
+	create := opt.CreateGraph || t.gradsRecorded // the tape records: gradTape checked
 	defer t.SetNoGrad(t.SetNoGrad(!create))
 	if err := g.walk(t, stop); err != nil {
 		return Grads[T]{}, err
@@ -264,7 +264,7 @@ func gradTape[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (*Ta
 	case t.running:
 		panic(usage("Grad: the tape's Backward is running"))
 	case t.noGrad && t.retryGrad:
-		panic(wantsRecording{t})
+		panic(wantsRecording{})
 	case t.noGrad:
 		panic(usage("Grad: the tape is in no-grad mode and recorded nothing (GradOf, ValueAndGrad, VJPOf, JVP, HVP and the traces record their function with gradients on)"))
 	}
@@ -292,7 +292,7 @@ func gradTape[T tensor.Float](outputs, inputs []Var[T], opt GradOptions[T]) (*Ta
 // wantsRecording is the panic of Grad on a tape evaluating a function in
 // no-grad mode for Pullback.Value, which recovers it and evaluates the
 // function again recording gradients (valueOnly).
-type wantsRecording struct{ tape any }
+type wantsRecording struct{}
 
 // gradOrZeros returns g, or a constant of zeros shaped like v when g is the
 // zero Var.

@@ -178,6 +178,7 @@ func risingCuts(cuts []int, rows int) bool {
 func (s *RowShards[T]) run(x Var[T], t *Tape[T], xe *entry[T], c *shardSet[T]) Var[T] {
 	c.x = xe.value
 	c.grad = !t.noGrad
+	c.retry = t.noGrad && t.retryGrad
 	c.xReq, c.pReq = c.grad && xe.requires, false
 	c.pdst = c.pdst[:0]
 	if c.grad {
@@ -278,6 +279,7 @@ type shardSet[T tensor.Float] struct {
 	arg              float64
 	x, gx, gy        *tensor.Tensor[T]
 	grad, xReq, pReq bool
+	retry            bool // the caller is a no-grad Pullback.Value that records again when Grad is called
 	outer            *Tape[T]
 	pdst             []*tensor.Tensor[T] // where the caller's tape takes the parameters' gradients
 
@@ -321,6 +323,7 @@ func (c *shardSet[T]) forward(i int) {
 	tp := c.tapes[i]
 	tp.Reset()
 	tp.SetNoGrad(!c.grad)
+	tp.retryGrad = c.retry // Grad in f asks the caller's Pullback.Value to record
 	if c.grad {
 		switch {
 		case c.pReq && i == 0:

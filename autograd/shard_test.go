@@ -172,6 +172,45 @@ func TestRowShardsGradients(t *testing.T) {
 	}
 }
 
+// TestRowShardsGradInside: a function that takes Grad of part of itself
+// without CreateGraph (a Hamiltonian network's ∇H) is differentiated whole
+// on the shards' tapes: Grad records its gradients there, and the node's
+// gradients match central differences.
+func TestRowShardsGradInside(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	m := newShardMLP(rng, 4, 9, 1)
+	x := ag.NewParam("x", tensor.RandN[float64](rng, 0, 1, 70, 4))
+	rs := ag.NewRowShards(2, m.params())
+	eng := tensor.EngineFor[float64](tensor.Gonum(2))
+	gradH := func(tp *ag.Tape[float64], s float64, x ag.Var[float64]) ag.Var[float64] {
+		gs, err := ag.Grad([]ag.Var[float64]{ag.Sum(m.eval(tp, s, x))}, []ag.Var[float64]{x}, ag.GradOptions[float64]{})
+		if err != nil {
+			panic(err)
+		}
+		return gs.Inputs[0]
+	}
+	f := func(tp *ag.Tape[float64]) (ag.Var[float64], error) {
+		return rs.Apply(tp.Param(x), -0.2, gradH), nil
+	}
+	if _, err := ag.CheckGradients(f, append(m.params(), x), ag.GradCheckOptions{Engine: eng, MaxElems: 40}); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.tapes) < 2 {
+		t.Fatalf("f recorded on %d tapes: not sharded", len(m.tapes))
+	}
+	// Without gradients, in a Pullback's Value (an ODE solve's forward):
+	// the Grad on a shard's tape has the Value record again.
+	pb := ag.NewPullback(eng)
+	got := pb.Value(func(tp *ag.Tape[float64], in []ag.Var[float64]) ag.Var[float64] {
+		return rs.Apply(in[0], -0.2, gradH)
+	}, []*tensor.Tensor[float64]{x.Value}).Clone()
+	tp := ag.NewTape(eng)
+	want := gradH(tp, -0.2, tp.Input(x.Value))
+	if d := maxDiff(got, want.Value()); d > 1e-12 {
+		t.Errorf("Pullback.Value of the sharded ∇H differs from the whole batch's by %.3g", d)
+	}
+}
+
 // TestRowShardsPullback checks the node inside a Pullback: cotangents of
 // the input only (SkipParams), and with the parameters' gradients
 // redirected, against the whole batch.

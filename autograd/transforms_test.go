@@ -1,6 +1,7 @@
 package autograd_test
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -208,5 +209,48 @@ func TestHVPDirectionFromX(t *testing.T) {
 	}
 	if d := cmp.Diff(fixed.Value().Data(), fromX.Value().Data(), cmpopts.EquateApprox(0, 1e-14)); d != "" {
 		t.Errorf("HVP with v = 0.3·x against v as a constant (-const +fromX):\n%s", d)
+	}
+}
+
+// TestPullbackValueWithGrad: Pullback.Value of a function that calls Grad
+// (a Hamiltonian field's ∇H) evaluates it again recording gradients the
+// first time — twice that once, then once a call — and gives ∇f; reading
+// its input's value there marks nothing (a VJP at that tensor afterwards is
+// no ErrVJPOfRecorded); a panic of f's own goes on as it was.
+func TestPullbackValueWithGrad(t *testing.T) {
+	eng := tensor.EngineFor[float64](tensor.Default())
+	w := ag.NewParam("w", tensor.FromSlice([]float64{1.5, -0.5, 0.25}, 3))
+	x := tensor.FromSlice([]float64{0.3, -1.2, 2.1}, 3)
+	pb := ag.NewPullback(eng)
+	calls := 0
+	f := func(tp *ag.Tape[float64], in []ag.Var[float64]) ag.Var[float64] {
+		calls++
+		_ = in[0].Value()
+		gs, err := ag.Grad([]ag.Var[float64]{energy(tp, w)(in[0])}, in, ag.GradOptions[float64]{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gs.Inputs[0]
+	}
+	want := energyGrad(w.Value.Data(), x.Data())
+	for i, wantCalls := range []int{2, 3} {
+		got := pb.Value(f, []*tensor.Tensor[float64]{x})
+		if d := cmp.Diff(want, got.Data(), cmpopts.EquateApprox(0, 1e-14)); d != "" {
+			t.Errorf("call %d: ∇f (-want +got):\n%s", i, d)
+		}
+		if calls != wantCalls {
+			t.Errorf("call %d: f ran %d times in all, want %d", i, calls, wantCalls)
+		}
+	}
+	if _, _, err := ag.VJP(eng, func(tp *ag.Tape[float64], in []ag.Var[float64]) ag.Var[float64] { return ag.Sum(in[0]) }, []*tensor.Tensor[float64]{x}, tensor.New[float64]()); err != nil {
+		t.Errorf("a VJP at the input of a recorded Value: %v", err)
+	}
+	msg := mustPanic(t, func() {
+		ag.NewPullback(eng).Value(func(tp *ag.Tape[float64], in []ag.Var[float64]) ag.Var[float64] {
+			panic(errors.New("the field's own failure"))
+		}, []*tensor.Tensor[float64]{x})
+	})
+	if msg != "the field's own failure" {
+		t.Errorf("f's panic became %q", msg)
 	}
 }
