@@ -30,6 +30,22 @@
 // pieces are extrapolated, as torchcde, diffrax and SciPy do; nothing is
 // clamped.
 //
+// # Missing values
+//
+// Every observation must be finite: a constructor refuses a NaN or an
+// infinity with an error naming the series (the batch row), the channel
+// and the time (its index and value), instead of spreading it into the
+// pieces of that channel around it (into every one for NaturalCubic,
+// whose solve couples them). torchcde reads a NaN as a missing value and
+// fills it in its coefficient functions; this package has no notion of
+// missing values (one set of knot times serves the whole batch), so fill
+// them before interpolating, as the caller sees fit: carry the last value
+// forward, or interpolate each series on the knots it was observed at
+// (Linear's ValueAt) at the batch's knots, adding a channel of
+// observation counts if the model should know, as torchcde advises for
+// irregular series. The check reads the observations once on the host,
+// O(B·n·C).
+//
 // # The spline's solve
 //
 // The natural spline's second derivatives at the knots solve a symmetric

@@ -61,7 +61,26 @@ func validate[T tensor.Float](name string, times []float64, obs autograd.Var[T])
 	if shape[0] == 0 || shape[2] == 0 {
 		return 0, 0, fmt.Errorf("interp: %s: observations of shape %v are empty", name, shape)
 	}
+	if err := finite(name, times, shape, obs.Value().ReadData()); err != nil {
+		return 0, 0, err
+	}
 	return shape[0], shape[2], nil
+}
+
+// finite returns an error naming the first observation, of the values
+// y [B, n, C] at the knot times, that is a NaN or infinite: the package
+// reads no value as missing (see the package documentation), and one would
+// spread into the pieces of its channel.
+func finite[T tensor.Float](name string, times []float64, shape []int, y []T) error {
+	n, c := shape[1], shape[2]
+	for k, v := range y {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			b, i, ch := k/(n*c), k/c%n, k%c
+			return fmt.Errorf("interp: %s: observations[%d, %d, %d] = %v is not finite: series %d, channel %d, at times[%d] = %v (a NaN is not read as a missing value: fill missing values first)",
+				name, b, i, ch, f, b, ch, i, times[i])
+		}
+	}
+	return nil
 }
 
 // newPieces validates and returns the common part, with the per-piece

@@ -26,7 +26,9 @@ type Linear[T tensor.Float] struct{ p *pieces[T] }
 // Var per piece (a fixed number of ops, then a Narrow and a Reshape per
 // piece and coefficient), O(B·n·C) time and memory. It
 // returns an error naming the index and values of a time out of order or
-// repeated, and the shapes when obs's time axis does not have n entries.
+// repeated, the shapes when obs's time axis does not have n entries, and
+// the series, channel and time of an observation that is NaN or infinite
+// (see Missing values in the package documentation).
 func NewLinear[T tensor.Float](times []float64, obs autograd.Var[T]) (*Linear[T], error) {
 	p, err := newPieces("NewLinear", times, obs)
 	if err != nil {
