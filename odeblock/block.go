@@ -1,10 +1,13 @@
 package odeblock
 
 import (
+	"errors"
 	"fmt"
-	"github.com/adamnode/adamnode/odeblock/internal/integrate"
 	"math"
 	"slices"
+	"sync/atomic"
+
+	"github.com/adamnode/adamnode/odeblock/internal/integrate"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
@@ -14,7 +17,11 @@ import (
 // every time of Times (Trajectory), differentiated by Mode.
 //
 // A Block is not safe for concurrent use; it keeps its work buffers between
-// passes.
+// passes. Give each goroutine its own Block (over the same Dynamics, if its
+// field may be evaluated on several tapes at once, as the layers package's
+// modules but Dropout and BatchNorm may). A Forward, Trajectory or
+// backward pass that finds another one of the same Block under way returns
+// an error saying so, leaving that one be.
 type Block[T tensor.Float] struct {
 	Dynamics Dynamics[T]
 	// Times are the output times, strictly monotone; nil means [0, 1].
@@ -77,7 +84,27 @@ type Block[T tensor.Float] struct {
 
 	shards      *shardSolve[T] // the solves of Shards
 	shardedPass bool           // whether the last pass was sharded
+
+	busy useGuard // a forward or backward pass is using the work above
 }
+
+// useGuard detects a value used from two goroutines at once: enter marks
+// it in use unless it already is (then it reports false, and the caller
+// must leave the value alone), exit marks it free. Go has no goroutine
+// identity, so it cannot tell a second goroutine from the same one
+// entering again: a value whose methods may nest must enter at its
+// outermost calls only. Its zero value is free. It is a plain word under
+// sync/atomic's functions, not an atomic.Bool, so that a value holding it
+// may still be copied (a fresh Block passed by value) without go vet's
+// copylocks complaint.
+type useGuard struct{ busy uint32 }
+
+func (g *useGuard) enter() bool { return atomic.CompareAndSwapUint32(&g.busy, 0, 1) }
+func (g *useGuard) exit()       { atomic.StoreUint32(&g.busy, 0) }
+
+// errConcurrentUse is the error of a Block's pass that finds another one
+// under way.
+var errConcurrentUse = errors.New("odeblock: Block used from two goroutines at once (a Forward, Trajectory or backward pass of it while another is under way, or one started from within its own dynamics or OnStep); a Block keeps work buffers and is not safe for concurrent use: give each goroutine its own (see Block's documentation)")
 
 // viewCache holds tensor views of the few buffers a solver evaluates its
 // dynamics at, so that wrapping a buffer as a tensor allocates once.
@@ -328,6 +355,10 @@ func stepsOnlyMode(mode GradMode, opt Options) (GradMode, error) {
 }
 
 func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (autograd.Var[T], error) {
+	if !b.busy.enter() {
+		return autograd.Var[T]{}, errConcurrentUse
+	}
+	defer b.busy.exit()
 	mode, ts, err := b.checkRecord()
 	if err != nil {
 		return autograd.Var[T]{}, err
@@ -456,6 +487,10 @@ func (p *pass[T]) node(z0 autograd.Var[T], strat strategy[T], mode GradMode, tra
 		if strat == nil {
 			return nil, fmt.Errorf("odeblock: the block's forward pass was recorded without gradients (Tape.NoGrad): it kept nothing to differentiate")
 		}
+		if !p.b.busy.enter() {
+			return nil, errConcurrentUse
+		}
+		defer p.b.busy.exit()
 		g := p.gradients(gy, traj)
 		grads, err := strat.backward(g)
 		bs := p.b.stats

@@ -2,7 +2,10 @@ package odeblock_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -195,4 +198,187 @@ func wantPanic(t *testing.T, what, op string, shape []int, f func()) {
 		}
 	}()
 	f()
+}
+
+// gatedField is f(z) = tanh(z·W) whose next evaluation, once hold is set,
+// signals entered and waits for release: a pass of a block over it stays
+// in the block (its forward solve, or its backward's) until the test lets
+// it go.
+type gatedField struct {
+	w                 *autograd.Param[float64]
+	hold              atomic.Bool
+	entered, released chan struct{}
+}
+
+func newGatedField() *gatedField {
+	return &gatedField{w: autograd.NewParam("w", tensor.FromSlice([]float64{0.3, -0.2, 0.1, 0.4}, 2, 2)),
+		entered: make(chan struct{}), released: make(chan struct{})}
+}
+
+func (g *gatedField) ForwardT(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
+	if g.hold.CompareAndSwap(true, false) {
+		g.entered <- struct{}{}
+		<-g.released
+	}
+	return autograd.Tanh(autograd.Linear(z, tp.Param(g.w), autograd.Var[float64]{}))
+}
+
+func (g *gatedField) Params() []*autograd.Param[float64] { return []*autograd.Param[float64]{g.w} }
+
+// held runs pass on another goroutine with the field's next evaluation
+// held, and returns once that evaluation has begun; the returned function
+// releases it and returns pass's error (or what it panicked with).
+func (g *gatedField) held(pass func() error) (release func() error) {
+	done := make(chan error, 1)
+	g.hold.Store(true)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("panic: %v", r)
+			}
+		}()
+		done <- pass()
+	}()
+	<-g.entered
+	return func() error {
+		g.released <- struct{}{}
+		return <-done
+	}
+}
+
+// concurrentUse reports whether err is the Block's concurrent-use error,
+// failing the test with what was there instead.
+func concurrentUse(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), "Block used from two goroutines at once") ||
+		!strings.Contains(err.Error(), "not safe for concurrent use") || strings.Contains(err.Error(), "Pullback") {
+		t.Errorf("%s: error %v, want the Block's concurrent-use error", what, err)
+	}
+}
+
+// TestHole48BlockConcurrentUse: one Block used from two goroutines at once
+// — a Forward while another goroutine's Forward or backward pass is in
+// the block, a backward pass while a Forward is — gets an error saying
+// so, where it panicked with the Pullback's message about nesting; the
+// pass already in the block is unharmed, and the block works afterwards.
+// Used one call at a time from two goroutines it works (the loop, which
+// with -race also checks that the guard orders the passes), and so does a
+// sharded solve, whose shards run on several goroutines on purpose.
+func TestHole48BlockConcurrentUse(t *testing.T) {
+	eng := tensor.EngineFor[float64](tensor.Gonum(2))
+	g := newGatedField()
+	b := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: g}, Solver: odeblock.Options{RTol: 1e-6, ATol: 1e-6}}
+	z0 := []float64{0.5, -0.5, 1, 0.25}
+	forward := func() (autograd.Var[float64], *autograd.Tape[float64], error) {
+		tp := autograd.NewTape(eng)
+		var y autograd.Var[float64]
+		var err error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("panic: %v", r)
+				}
+			}()
+			y, err = b.Forward(tp, tp.Const(tensor.FromSlice(slices.Clone(z0), 2, 2)))
+		}()
+		return y, tp, err
+	}
+	backward := func(tp *autograd.Tape[float64], y autograd.Var[float64]) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		return tp.Backward(autograd.Sum(y))
+	}
+	ref, tp0, err := forward()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(ref.Value().ReadData())
+	if err := backward(tp0, ref); err != nil {
+		t.Fatal(err)
+	}
+	wantGrad := slices.Clone(g.w.Grad.ReadData())
+	g.w.ZeroGrad()
+	check := func(what string, y autograd.Var[float64], err error) {
+		t.Helper()
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		} else if got := y.Value().ReadData(); !slices.Equal(got, want) {
+			t.Errorf("%s: z(1) = %v, want %v", what, got, want)
+		}
+	}
+
+	// A Forward while another goroutine's Forward is in the block.
+	var y1 autograd.Var[float64]
+	release := g.held(func() (err error) { y1, _, err = forward(); return err })
+	_, _, err = forward()
+	concurrentUse(t, "Forward during a Forward", err)
+	check("the Forward already in the block", y1, release())
+
+	// A Forward while another goroutine's backward pass (the adjoint's
+	// solve) is in the block.
+	y2, tp2, err := forward()
+	check("Forward", y2, err)
+	release = g.held(func() error { return backward(tp2, y2) })
+	_, _, err = forward()
+	concurrentUse(t, "Forward during a backward pass", err)
+	if err := release(); err != nil {
+		t.Errorf("the backward pass already in the block: %v", err)
+	} else if got := g.w.Grad.ReadData(); !slices.Equal(got, wantGrad) {
+		t.Errorf("the backward pass already in the block: gradient %v, want %v", got, wantGrad)
+	}
+	g.w.ZeroGrad()
+
+	// A backward pass while another goroutine's Forward is in the block.
+	y3, tp3, err := forward()
+	check("Forward", y3, err)
+	var y4 autograd.Var[float64]
+	release = g.held(func() (err error) { y4, _, err = forward(); return err })
+	concurrentUse(t, "a backward pass during a Forward", backward(tp3, y3))
+	check("the Forward already in the block", y4, release())
+	g.w.ZeroGrad()
+
+	// One call at a time from two goroutines: each Forward either runs
+	// (to the same value) or, overlapping the other's, is refused.
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for range 2 {
+		wg.Go(func() {
+			for range 25 {
+				y, _, err := forward()
+				if err == nil && !slices.Equal(y.Value().ReadData(), want) {
+					err = fmt.Errorf("z(1) = %v, want %v", y.Value().ReadData(), want)
+				}
+				if err != nil && !strings.Contains(err.Error(), "Block used from two goroutines at once") {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("Forward from two goroutines in turn: %v", err)
+	}
+	y5, tp5, err := forward()
+	check("Forward after it all", y5, err)
+	if err := backward(tp5, y5); err != nil {
+		t.Errorf("Backward after it all: %v", err)
+	}
+
+	// A sharded solve: its shards' blocks on the engine's workers.
+	sb := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: g}, Solver: b.Solver, Shards: 2, Mode: odeblock.Checkpoint{}}
+	for range 2 {
+		tp := autograd.NewTape(eng)
+		y, err := sb.Forward(tp, tp.Const(tensor.FromSlice(slices.Clone(z0), 2, 2)))
+		if err == nil {
+			err = tp.Backward(autograd.Sum(y))
+		}
+		if err != nil {
+			t.Errorf("a sharded solve: %v", err)
+		}
+	}
 }
