@@ -47,9 +47,9 @@
 //	rosenbrock23   2(3)   adaptive  its own (stiff, L-stable)  —              —  (MATLAB's ode23s)
 //	rodas4         4(3)   adaptive  its own, 3rd order (stiff) —              —  (Hairer–Wanner's RODAS)
 //	bdf            1–5    adaptive  its own polynomial (stiff) —              —  (SciPy's BDF, MATLAB's ode15s)
-//	explicit_adams ≤ 11   fixed     cubic Hermite              explicit_adams —  (Adams–Bashforth)
-//	implicit_adams ≤ 12   fixed     cubic Hermite              implicit_adams —  (with Adams–Moulton)
-//	fixed_adams    ≤ 12   fixed     cubic Hermite              fixed_adams    —  (= implicit_adams)
+//	explicit_adams ≤ 4    fixed     cubic Hermite              explicit_adams —  (Adams–Bashforth; MaxOrder 5)
+//	implicit_adams ≤ 5    fixed     cubic Hermite              implicit_adams —  (with Adams–Moulton)
+//	fixed_adams    ≤ 5    fixed     cubic Hermite              fixed_adams    —  (= implicit_adams)
 //	implicit_euler 1      fixed     cubic Hermite              implicit_euler ImplicitEuler
 //	implicit_midpoint 2   fixed     cubic Hermite              implicit_midpoint —
 //	trapezoid      2      fixed     cubic Hermite              trapezoid      —
@@ -86,9 +86,19 @@
 // use the f of past steps, the order growing with the history up to
 // Options.MaxOrder (12 by default, as torchdiffeq's max_order: where the
 // outputs lie on the step grid, the same values as torchdiffeq's, to 1e-12
-// for explicit_adams and to the corrector's tolerance for the others; high
-// explicit orders are unstable at large steps there as here, and MaxOrder 5
-// keeps them at orders 4 and 5). Where the history is unevenly spaced —
+// for explicit_adams and to the corrector's tolerance for the others).
+// The start-up (two rk38 steps, then one of order 3, or 4 with the
+// corrector) bounds the global order to 4 for explicit_adams and to 5 for
+// the others whatever MaxOrder is, while high explicit orders are
+// unstable at all but tiny steps, there as here: Adams–Bashforth of order
+// k is stable on y' = λy only for h·|λ| up to 0.3 at k = 4 (MaxOrder 5),
+// the interval about halving with each order, to 0.0034 at k = 11
+// (MaxOrder 12). So explicit_adams at its default MaxOrder diverges on
+// y' = −y, over a span long enough, at every Step above 0.0034, and over
+// [0, 1] its error grows as the step shrinks (0.46 at Step 0.0125) until
+// the step is inside that interval. Give explicit_adams MaxOrder 5 (order
+// 4, stable to h·|λ| ≤ 0.3, the smallest errors). Where the history is
+// unevenly spaced —
 // after a step cut short to land on an output time, StepTo or the end —
 // the next steps use the coefficients of that uneven history (variable-step
 // Adams: the integrals of the Lagrange polynomials through the past times),

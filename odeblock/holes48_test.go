@@ -2,6 +2,7 @@ package odeblock_test
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -379,6 +380,75 @@ func TestHole48BlockConcurrentUse(t *testing.T) {
 		}
 		if err != nil {
 			t.Errorf("a sharded solve: %v", err)
+		}
+	}
+}
+
+// TestHole48ExplicitAdamsSmallSteps pins what the docs say of
+// explicit_adams (odeblock's package doc, integrate's Adams methods): on
+// y' = −y over [0, 1] its error falls as h³ at MaxOrder 4 and as h⁴ at
+// MaxOrder 5 and 8 (the start-up's step of order 3 caps it), as the
+// method's order says, so the implementation is not at fault; at the
+// default MaxOrder 12 the error grows as the step shrinks from 0.1 to
+// 0.0125 (0.46 there), Adams–Bashforth 11 being stable only for
+// h·|λ| ≤ 0.00338, and is small once the step is inside (0.003125).
+// Over [0, 10] a step just inside each stability limit (0.3 for MaxOrder
+// 5, 0.00338 for 12) stays accurate and one just outside diverges.
+func TestHole48ExplicitAdamsSmallSteps(t *testing.T) {
+	solve := func(lambda, t1, h float64, maxOrder int) float64 {
+		t.Helper()
+		f := func(_ float64, y, dy []float64) error { dy[0] = lambda * y[0]; return nil }
+		out, _, err := odeblock.Solve(f, []float64{1}, []float64{0, t1}, odeblock.Options{Method: "explicit_adams", Step: h, MaxOrder: maxOrder})
+		if err != nil {
+			t.Fatalf("MaxOrder %d, Step %g: %v", maxOrder, h, err)
+		}
+		return math.Abs(out[1][0] - math.Exp(lambda*t1))
+	}
+	for _, c := range []struct {
+		maxOrder int
+		order    float64
+		steps    []float64
+	}{
+		{4, 3, []float64{0.05, 0.025, 0.0125, 0.00625}},
+		{5, 4, []float64{0.0125, 0.00625, 0.003125}},
+		{8, 4, []float64{0.0125, 0.00625, 0.003125}},
+	} {
+		prev := solve(-1, 1, c.steps[0], c.maxOrder)
+		for _, h := range c.steps[1:] {
+			e := solve(-1, 1, h, c.maxOrder)
+			if p := math.Log2(prev / e); math.Abs(p-c.order) > 0.3 {
+				t.Errorf("MaxOrder %d: error %.3g at Step %g after %.3g at %g: order %.2f, want %g", c.maxOrder, e, h, prev, 2*h, p, c.order)
+			}
+			prev = e
+		}
+	}
+	// The default: worse as the step shrinks, until it is stable.
+	prev := 0.0
+	for _, h := range []float64{0.1, 0.05, 0.025, 0.0125} {
+		e := solve(-1, 1, h, 0)
+		if e <= prev {
+			t.Errorf("MaxOrder 12: error %.3g at Step %g, not above the %.3g at %g", e, h, prev, 2*h)
+		}
+		prev = e
+	}
+	if prev < 0.1 {
+		t.Errorf("MaxOrder 12: error %.3g at Step 0.0125, want the documented 0.46", prev)
+	}
+	if e := solve(-1, 1, 0.003125, 0); e > 1e-10 {
+		t.Errorf("MaxOrder 12: error %.3g at Step 0.003125, inside the stability interval", e)
+	}
+	for _, c := range []struct {
+		maxOrder       int
+		lambda, in, up float64 // h·|λ| just inside and just outside the interval
+	}{
+		{5, -10, 0.28, 0.32},
+		{12, -1, 0.003, 0.004},
+	} {
+		if e := solve(c.lambda, 10, c.in/-c.lambda, c.maxOrder); e > 1e-9 {
+			t.Errorf("MaxOrder %d, h·|λ| = %g: error %.3g over [0, 10], want a stable solve", c.maxOrder, c.in, e)
+		}
+		if e := solve(c.lambda, 10, c.up/-c.lambda, c.maxOrder); e < 1 {
+			t.Errorf("MaxOrder %d, h·|λ| = %g: error %.3g over [0, 10], want it diverging", c.maxOrder, c.up, e)
 		}
 	}
 }

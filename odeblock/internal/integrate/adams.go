@@ -9,8 +9,9 @@ import (
 )
 
 // The Adams methods of torchdiffeq's fixed_adams.py, with a fixed Step:
-// the first three steps are Kutta's 3/8 rule (rk38); then
-// Adams–Bashforth of order k = min(steps so far, MaxOrder − 1),
+// the first two steps are Kutta's 3/8 rule (rk38); then
+// Adams–Bashforth of order k = min(steps so far, MaxOrder − 1) (3 at the
+// third step),
 //
 //	y_{n+1} = y_n + h·Σ_{j<k} β_j·f_{n−j},
 //
@@ -27,6 +28,26 @@ import (
 // explicit, 5 with the corrector), the orders the tableaus state. The
 // coefficients are computed exactly (rationals) from the recurrences of
 // the Adams methods' generating functions.
+//
+// A higher MaxOrder buys no accuracy: the third step, of order 3 (its
+// local error O(h⁴)), bounds the global error to O(h⁴) for explicit_adams
+// whatever MaxOrder ≥ 5 is (O(h³) at MaxOrder 4), and the start-up to
+// O(h⁵) for the others. And it costs stability, explicit_adams's above
+// all: Adams–Bashforth of order k is stable on y' = λy (λ < 0) only for
+// h·|λ| up to 0.545, 0.3, 0.163, 0.0877, 0.0465, 0.0244, 0.0127, 0.00657
+// and 0.00338 for k = 3, …, 11 (MaxOrder 4, …, 12), the interval about
+// halving with each order. At the default MaxOrder 12 a longer step
+// diverges once the history is full, the faster the more steps follow, so
+// that on y' = −y over [0, 1] the error grows as the step shrinks — 2.5e-4
+// at Step 0.1, 2.3e-3 at 0.05, 0.049 at 0.025, 0.46 at 0.0125, 5e-3 at
+// 0.00625 — until the step is inside the interval (1.3e-11 at 0.003125);
+// over [0, 10], Step 0.2 ends at 1e18. torchdiffeq's explicit_adams, the
+// same method with the same default, gives the same values: it is the
+// method, not this code (at MaxOrder 4 and 5 the error falls as h³ and h⁴,
+// odeblock's TestHole48ExplicitAdamsSmallSteps). With explicit_adams use
+// MaxOrder 5: order 4, stable to h·|λ| ≤ 0.3, and on y' = −y over [0, 1]
+// the smallest error of MaxOrder 4, 5, 6, 8, 10 and 12 at every Step from
+// 0.2 to 0.001.
 var (
 	explicitAdams = adamsTableau("explicit_adams", false)
 	implicitAdams = adamsTableau("implicit_adams", true)
