@@ -173,13 +173,15 @@ func TestHole48CNFLogProbRank1(t *testing.T) {
 	for _, s := range [][]int{{3}, {2, 3, 1}, {}} {
 		wantPanic(t, fmt.Sprintf("StandardNormalLogProb of shape %v", s), "odeblock.StandardNormalLogProb", s, func() { odeblock.StandardNormalLogProb(v(s...)) })
 	}
-	// The right shapes: [B, D] samples, [B, D+1] states.
-	s0 := c.Augment(v(3, 2))
-	if got := s0.Shape(); len(got) != 2 || got[0] != 3 || got[1] != 3 {
-		t.Errorf("Augment([3 2]) has shape %v, want [3 3]", got)
-	}
-	if got := c.LogProb(s0).Shape(); len(got) != 2 || got[0] != 3 || got[1] != 1 {
-		t.Errorf("LogProb([3 3]) has shape %v, want [3 1]", got)
+	// The right shapes: [B, D] samples, [B, D+1] states, D = 1 included.
+	for _, d := range []int{1, 2} {
+		s0 := c.Augment(v(3, d))
+		if got := s0.Shape(); len(got) != 2 || got[0] != 3 || got[1] != d+1 {
+			t.Errorf("Augment([3 %d]) has shape %v, want [3 %d]", d, got, d+1)
+		}
+		if got := c.LogProb(s0).Shape(); len(got) != 2 || got[0] != 3 || got[1] != 1 {
+			t.Errorf("LogProb([3 %d]) has shape %v, want [3 1]", d+1, got)
+		}
 	}
 	if got := odeblock.StandardNormalLogProb(v(3, 0)).Shape(); len(got) != 2 || got[0] != 3 || got[1] != 1 {
 		t.Errorf("StandardNormalLogProb([3 0]) has shape %v, want [3 1]", got)
