@@ -1,8 +1,10 @@
 package odeblock
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 
@@ -156,6 +158,9 @@ type adjoint[T tensor.Float] struct {
 	pieces []anchor[T]
 	stats  Stats
 	mask   []bool // the state's pure integrals (integrals); empty for none
+	// drifted are the columns of the last drift checkDrift found
+	// (driftColumns), for the recovery's report (noteDrift).
+	drifted []int
 
 	// The backward pass on the device (adjointdevice.go): devBack is set
 	// while it runs, fT is its augmented system.
@@ -444,12 +449,32 @@ func (a *adjoint[T]) settle(err error, recovery bool, hi, lo anchor[T], accept f
 		return nil
 	case recovery && (errors.Is(err, ErrAdjointDrift) || errors.Is(err, ErrStepUnderflow) || errors.Is(err, ErrNonFinite)):
 		a.p.b.stats.Recovered++
+		a.p.b.noteDrift(a.drifted, a.p.shape, err)
+		a.drifted = nil
 		if rerr := a.recover(hi, lo); rerr != nil {
 			return fmt.Errorf("%w (after %w)", rerr, err)
 		}
 		return nil
 	}
 	return err
+}
+
+// noteDrift records the columns whose drift (err) made the adjoint re-solve
+// a stretch in the block's stats, and, the first time for the block, says
+// so in the log: re-solving costs evaluations, and a column that only
+// accumulates an integral (IntegralParts) need not cause it.
+func (b *Block[T]) noteDrift(cols, shape []int, err error) {
+	for _, c := range cols {
+		if !slices.Contains(b.driftCols, c) {
+			b.driftCols = append(b.driftCols, c)
+		}
+	}
+	if b.driftSaid || cols == nil {
+		return
+	}
+	b.driftSaid = true
+	slog.Warn("odeblock: the adjoint re-solved a stretch whose backward reconstruction drifted, which costs evaluations (BlockStats.Recovered, Block.DriftColumns); if these columns only accumulate an integral that no evaluation reads (a log-density, a running cost), list them with an Integrals(shape) method (odeblock.IntegralParts) and the adjoint will not re-solve for them",
+		"columns", cols, "state", fmt.Sprint(shape), "drift", err.Error())
 }
 
 // relog re-solves the forward from lo to hi (kept states of the forward
@@ -613,7 +638,41 @@ func (a *adjoint[T]) checkDrift(zr, z0, z1 []T, t1, t0, rtol, atol, a1, a0 float
 		zz1 += float64(z1[i]) * float64(z1[i])
 	}
 	rel := math.Sqrt(dd) / math.Max(math.Sqrt(math.Max(zz0, zz1)), atol*math.Sqrt(float64(len(z0))))
-	return driftVerdict(rel, bound, rtol, a1, a0, t1, t0)
+	err := driftVerdict(rel, bound, rtol, a1, a0, t1, t0)
+	if err != nil && a.p != nil && len(a.p.shape) > 0 {
+		a.drifted = driftColumns(zr, z0, mask, a.p.shape[len(a.p.shape)-1])
+	}
+	return err
+}
+
+// driftColumns returns the columns (indices along the state's last axis,
+// of width d) of the elements of zr that differ from z0 most, the largest
+// squared difference first: as many as hold nine tenths of it. Elements
+// in mask are left out.
+func driftColumns[T tensor.Float](zr, z0 []T, mask []bool, d int) []int {
+	sums := make([]float64, d)
+	var total float64
+	for i, v := range z0 {
+		if mask != nil && mask[i] {
+			continue
+		}
+		e := float64(zr[i]) - float64(v)
+		sums[i%d] += e * e
+		total += e * e
+	}
+	cols := make([]int, d)
+	for c := range cols {
+		cols[c] = c
+	}
+	slices.SortStableFunc(cols, func(x, y int) int { return cmp.Compare(sums[y], sums[x]) })
+	var held float64
+	for k, c := range cols {
+		held += sums[c]
+		if !(held < 0.9*total) {
+			return cols[:k+1]
+		}
+	}
+	return cols
 }
 
 // integrals returns the mask of the state's pure integrals when the

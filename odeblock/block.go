@@ -84,6 +84,8 @@ type Block[T tensor.Float] struct {
 
 	shards      *shardSolve[T] // the solves of Shards
 	shardedPass bool           // whether the last pass was sharded
+	driftSaid   bool           // a drift's re-solve was logged (noteDrift)
+	driftCols   []int          // DriftColumns of the last backward pass
 
 	busy useGuard // a forward or backward pass is using the work above
 }
@@ -163,6 +165,21 @@ func (b *Block[T]) Stats() BlockStats {
 		return b.shards.stats() // the shards' backward passes update theirs
 	}
 	return b.stats
+}
+
+// DriftColumns returns the columns (indices along the state's last axis)
+// whose drift made the last backward pass in the Adjoint mode re-solve a
+// stretch (BlockStats.Recovered), the largest share of each drift first:
+// those that held nine tenths of it. A column that only accumulates an
+// integral no evaluation reads (a log-density, a running cost) drifts
+// harmlessly: list it with IntegralParts and the adjoint stops re-solving
+// for it. The first such re-solve of a Block also says so, once, in the log
+// (log/slog's default logger). Nil when nothing was re-solved for a drift.
+func (b *Block[T]) DriftColumns() []int {
+	if len(b.driftCols) == 0 {
+		return nil
+	}
+	return slices.Clone(b.driftCols)
 }
 
 // Params returns the parameters of the block's dynamics (its field's, then
@@ -354,11 +371,12 @@ func stepsOnlyMode(mode GradMode, opt Options) (GradMode, error) {
 	return mode, nil
 }
 
-func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (autograd.Var[T], error) {
+func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (_ autograd.Var[T], err error) {
 	if !b.busy.enter() {
 		return autograd.Var[T]{}, errConcurrentUse
 	}
 	defer b.busy.exit()
+	defer recoverEval(&err)
 	mode, ts, err := b.checkRecord()
 	if err != nil {
 		return autograd.Var[T]{}, err
@@ -413,6 +431,7 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 	s.OnStep = nil // the kept solver must not keep this pass alive
 	s.SetDenseLog(nil)
 	b.stats = BlockStats{Forward: st}
+	b.driftCols = b.driftCols[:0]
 	b.total.Forward = b.total.Forward.Add(st)
 	b.passes++
 	if err != nil {
@@ -483,7 +502,8 @@ func (p *pass[T]) node(z0 autograd.Var[T], strat strategy[T], mode GradMode, tra
 	for _, prm := range p.params {
 		inputs = append(inputs, p.tp.Param(prm))
 	}
-	backward := func(gy *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
+	backward := func(gy *tensor.Tensor[T]) (_ []*tensor.Tensor[T], err error) {
+		defer recoverEval(&err)
 		if strat == nil {
 			return nil, fmt.Errorf("odeblock: the block's forward pass was recorded without gradients (Tape.NoGrad): it kept nothing to differentiate")
 		}

@@ -33,6 +33,7 @@ var ErrNoEvent = errors.New("odeblock: no event before the end of the span")
 // records it. A crossing where ∂g/∂t + ∂g/∂z·f = 0 (tangential) has no
 // derivative: an error.
 func (b *Block[T]) ForwardEvent(tp *autograd.Tape[T], z0 autograd.Var[T], g EventFunc[T], dir int) (tstar, zstar autograd.Var[T], err error) {
+	defer recoverEval(&err)
 	if b.Dynamics == nil {
 		return tstar, zstar, fmt.Errorf("odeblock: Block has no Dynamics")
 	}

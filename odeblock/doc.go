@@ -3,6 +3,28 @@
 // whose gradient comes from an adjoint solve, backpropagation through the
 // solver's steps, checkpointed recomputation, or the interpolating adjoint.
 //
+// # Rules that cost or change results
+//
+//   - A field may differentiate part of itself — autograd.Grad (with or
+//     without CreateGraph), GradOf, ValueAndGrad, VJPOf, JVP, HVP, the
+//     traces — in every gradient mode and in solves without gradients: the
+//     block records such gradients wherever it differentiates the field
+//     (Tape.SetGradsRecorded), and an evaluation without gradients whose
+//     field calls Grad is recorded instead, from its first call on (that
+//     first call runs the field twice).
+//   - A field made by FieldFuncErr returns errors; one ends the solve with
+//     an *EvalError naming the time.
+//   - The Adjoint mode checks that its backward reconstruction of the
+//     state stays near the forward solution, and re-solves a stretch that
+//     drifts (Adjoint.MaxDrift, BlockStats.Recovered): evaluations paid for
+//     a correct gradient. Columns that only accumulate an integral no
+//     evaluation reads (a log-density) drift harmlessly; a re-solve names
+//     the drifting columns (Block.DriftColumns) and says so once in the log
+//     (log/slog), and dynamics that list such columns (IntegralParts) are
+//     not re-solved for them.
+//   - A Block is not safe for concurrent use: a pass that finds another
+//     under way returns an error saying so.
+//
 // # Solvers
 //
 // One loop runs every method: it picks each step's size and end (output

@@ -35,7 +35,8 @@ func (p *pass[T]) backwardOps(z0 autograd.Var[T], strat strategy[T], mode GradMo
 			return nil, fmt.Errorf("odeblock: a gradient recorded as ops (autograd.Grad, JVP, HVP) cannot pass through an ODE block in %v mode with method %q: it differentiates the continuous solution by a solve of its own; use Backprop, Checkpoint or Recursive with an explicit Runge–Kutta method", mode, p.b.Solver.Method)
 		}
 	}
-	return func(gy autograd.Var[T], _ []autograd.Var[T]) ([]autograd.Var[T], error) {
+	return func(gy autograd.Var[T], _ []autograd.Var[T]) (_ []autograd.Var[T], err error) {
+		defer recoverEval(&err)
 		tp := p.tp
 		create := !tp.NoGrad()
 		defer tp.SetNoGrad(tp.SetNoGrad(false))
