@@ -177,8 +177,10 @@ func trainModel(ctx context.Context, s runSettings, kind models.Kind, tr, te *da
 	var ie *train.InterruptedError
 	var se *train.SettingsError
 	switch {
-	case errors.As(err, &me):
+	case errors.As(err, &me) && me.Param == "" && me.CheckpointParams == 0 && strings.Contains(me.Msg, "epochs finished"):
 		return nil, usagef("%s (--epochs sets the epochs)", me.Msg)
+	case errors.As(err, &me):
+		return nil, usagef("%s", me.Msg)
 	case errors.As(err, &se):
 		return nil, usagef("%v", se)
 	case errors.As(err, &ie):
