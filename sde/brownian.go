@@ -49,12 +49,14 @@ type BrownianOptions struct {
 	// ⌈log₂((t1 − t0)/Tol)⌉ (at most 60).
 	Tol float64
 	// CacheSize is the number of tree nodes kept (least recently used
-	// evicted), each two increments' worth of float64s (W and ∫W). 0 means
-	// as many as fit in 32 MiB, at least 128 and at most 65536 (for an
-	// increment of 500 elements, 4096 nodes). Memory is bounded by
-	// CacheSize × the increment's size × 16 bytes whatever the number of
-	// queries; an evicted node is recomputed, with the same value, when it
-	// is needed again.
+	// evicted), each two increments' worth of float64s (its left half's W
+	// and Lévy area; with NoArea one, W at its midpoint). 0 means as many
+	// as fit in 32 MiB, at least 128 and at most 65536 (for an increment
+	// of 500 elements, 4096 nodes). Memory is bounded by CacheSize × the
+	// increment's size × 16 bytes whatever the number of queries (and, with
+	// areas, scratch of as much per level of the tree that queries reach);
+	// an evicted node is recomputed, with the same value, when it is
+	// needed again.
 	//
 	// A query at a time t0 + k(t1 − t0)/2^d computes at most d nodes, any
 	// other time about log₂((t1 − t0)/Tol) (40 by default), so steps of
@@ -76,31 +78,42 @@ type BrownianOptions struct {
 // with independent standard components, shaped as given, that is stored as
 // a seed and produces W(s, t) = W(t) − W(s) for any t0 ≤ s ≤ t ≤ t1.
 //
-// W(t1) is drawn from N(0, (t1 − t0)·I). Every other value is found by
+// W(t0, t1) is drawn from N(0, (t1 − t0)·I). Every other value is found by
 // bisection from the root interval [t0, t1]: the value at the midpoint m of
 // a node [a, b] whose ends are known is drawn from the Brownian bridge,
 //
 //	W(m) = (W(a) + W(b))/2 + √((b − a)/4) · Z,  Z ~ N(0, I),
 //
-// conditioned further on the node's space-time Lévy area, which the tree
-// carries along with W (as the running integral ∫W; see node), so that
-// IncrementArea gives the area of any interval consistently with the
-// increments. The draws come from a generator seeded by the node's own
-// seed, which is split from its parent's (a left and a right child seed per
-// node), so that W at any node is a fixed function of the seed and the
-// node: the values do not depend on which queries came before, and a path
-// read backward in time (an adjoint or reversible solve) sees exactly the
-// increments the forward solve saw. A query time t descends until it is
-// within Tol of a node, and reads W there; a tree of depth d makes W exact
-// at the dyadic times t0 + k(t1 − t0)/2^d, so a fixed-step solve with
-// (t1 − t0)/2^d steps reads the exact Brownian increments of that grid,
-// and any other step size reads them to within Tol in time.
+// conditioned further, unless NoArea, on the node's space-time Lévy area,
+// which the tree carries along with W so that IncrementArea gives the area
+// of any interval consistently with the increments. With areas, each node
+// holds its own interval's increment W(a, b) and area H(a, b), not W and
+// ∫W from t0: as a difference of running integrals over a short interval,
+// divided by its length, a deep node's area would be lost to float64
+// cancellation (and W with it, which is drawn given the area), while the
+// interval's own values keep float64's relative precision at any depth
+// (TestBrownianShortIntervalVariance); W(s, t) and H(s, t) are put
+// together from the nodes that tile [s, t] (between). Without areas, a
+// node holds W(m) − W(t0), which is as precise as W itself, and W(s, t)
+// is the difference of two such values.
 //
-// Values are computed in float64 and W(t) − W(s) rounded once to T.
-// Each query descends from the root, and the nodes it computes are kept in
-// a least-recently-used cache, so consecutive queries near one another
-// (the steps of a solve) cost about two new nodes each. A Brownian is safe
-// for concurrent use (a mutex guards the cache).
+// The draws come from a generator seeded by the node's own seed, which is
+// split from its parent's (a left and a right child seed per node), so
+// that the values at any node are a fixed function of the seed and the
+// node: they do not depend on which queries came before, and a path read
+// backward in time (an adjoint or reversible solve) sees exactly the
+// increments the forward solve saw. A query time t descends until it is
+// within Tol of a node's end or midpoint, and is read there; a tree of
+// depth d makes W exact at the dyadic times t0 + k(t1 − t0)/2^d, so a
+// fixed-step solve with (t1 − t0)/2^d steps reads the exact Brownian
+// increments of that grid, and any other step size reads them to within
+// Tol in time.
+//
+// Values are computed in float64 and W(s, t) rounded once to T. Each
+// query descends from the root, and the nodes it halves are kept in a
+// least-recently-used cache, so consecutive queries near one another (the
+// steps of a solve) cost about two new nodes each. A Brownian is safe for
+// concurrent use (a mutex guards the cache).
 //
 // Space-time Lévy areas come with IncrementArea (AreaPath); the
 // space-space Lévy areas between components, which methods of strong order
@@ -111,19 +124,24 @@ type Brownian[T tensor.Float] struct {
 	maxDepth int
 	shape    []int
 	n        int
-	seed     uint64 // the root node's seed
-	root     []float64
-	noArea   bool // nodes hold W only
+	seed     uint64    // the root node's seed
+	root     []float64 // W(t0, t1), then H(t0, t1) with areas
+	noArea   bool      // nodes hold W(m) − W(t0) only
 
 	mu    sync.Mutex
 	cache map[nodeKey]*list.Element
 	lru   *list.List // of *cacheEntry, most recent at the front
 	cap   int
-	ws    []float64 // scratch: W(s)
-	wt    []float64 // scratch: W(t)
-	zero  []float64
 	pcg   *rand.PCG
 	rng   *rand.Rand // draws from pcg, reseeded per node
+	// Scratch. Without areas: W(s) and W(t), and zeros (W(t0)). With
+	// areas: a query's way down, the values of its right halves by depth,
+	// the values of the query's interval and of its part right of where s
+	// and t part.
+	ws, wt, zero []float64
+	path         []node
+	rights       [][]float64
+	out, right   []float64
 }
 
 type nodeKey struct {
@@ -131,9 +149,11 @@ type nodeKey struct {
 	index uint64
 }
 
+// cacheEntry is a halved node: W(m) − W(t0) at its midpoint m, or with
+// areas its left half's values.
 type cacheEntry struct {
 	key nodeKey
-	w   []float64
+	v   []float64
 }
 
 // NewBrownian returns the Brownian path on [t0, t1] with increments of the
@@ -164,7 +184,7 @@ func NewBrownian[T tensor.Float](t0, t1 float64, shape []int, opt BrownianOption
 	depth = max(1, min(depth, 60))
 	capacity := opt.CacheSize
 	if capacity == 0 {
-		per := 16 // bytes of a node per element: W and ∫W in float64
+		per := 16 // bytes of a node per element: W and H in float64
 		if opt.NoArea {
 			per = 8
 		}
@@ -175,27 +195,28 @@ func NewBrownian[T tensor.Float](t0, t1 float64, shape []int, opt BrownianOption
 		shape: append([]int(nil), shape...), n: n,
 		seed:  splitmix(opt.Seed ^ 0x5DEECE66D1CE4E5B),
 		cache: make(map[nodeKey]*list.Element), lru: list.New(), cap: capacity,
-		ws: make([]float64, 2*n), wt: make([]float64, 2*n), zero: make([]float64, 2*n),
 		pcg: rand.NewPCG(0, 0), noArea: opt.NoArea,
 	}
 	b.rng = rand.New(b.pcg)
-	// The root: W(t1) ~ N(0, T) and, independent of it, the space-time
-	// Lévy area H ~ N(0, T/12) of [t0, t1]; I(t1) = T(H + W(t1)/2).
+	sd := math.Sqrt(span)
 	if opt.NoArea {
+		b.ws, b.wt, b.zero = make([]float64, n), make([]float64, n), make([]float64, n)
 		b.root = make([]float64, n)
 		b.normals(b.root, splitmix(b.seed^0xA0761D6478BD642F))
-		sd := math.Sqrt(span)
 		for i := range b.root {
 			b.root[i] *= sd
 		}
 		return b, nil
 	}
+	b.path, b.rights = make([]node, depth+1), make([][]float64, depth+1)
+	b.out, b.right = make([]float64, 2*n), make([]float64, 2*n)
+	// The root: W(t0, t1) ~ N(0, T) and, independent of it, the space-time
+	// Lévy area H ~ N(0, T/12) of [t0, t1].
 	b.root = make([]float64, 2*n)
 	b.normals(b.root, splitmix(b.seed^0xA0761D6478BD642F))
-	sd, sh := math.Sqrt(span), math.Sqrt(span/12)
+	sh := math.Sqrt(span / 12)
 	for i := range n {
-		w := sd * b.root[i]
-		b.root[i], b.root[n+i] = w, span*(sh*b.root[n+i]+w/2)
+		b.root[i], b.root[n+i] = sd*b.root[i], sh*b.root[n+i]
 	}
 	return b, nil
 }
@@ -219,11 +240,17 @@ func (b *Brownian[T]) Increment(dst *tensor.Tensor[T], s, t float64) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	ws, _ := b.at(s, b.ws)
-	wt, _ := b.at(t, b.wt)
 	d := dst.Data()
+	if b.noArea {
+		ws, wt := b.pointW(s, b.ws), b.pointW(t, b.wt)
+		for i := range d {
+			d[i] = T(wt[i] - ws[i])
+		}
+		return nil
+	}
+	v := b.between(s, t, b.n)
 	for i := range d {
-		d[i] = T(wt[i] - ws[i])
+		d[i] = T(v[i])
 	}
 	return nil
 }
@@ -248,18 +275,11 @@ func (b *Brownian[T]) IncrementArea(dW, dH *tensor.Tensor[T], s, t float64) erro
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	ws, s := b.at(s, b.ws)
-	wt, t := b.at(t, b.wt)
-	n, h := b.n, t-s
+	n := b.n
+	v := b.between(s, t, 2*n)
 	w, a := dW.Data(), dH.Data()
 	for i := range w {
-		dw := wt[i] - ws[i]
-		w[i] = T(dw)
-		if h > 0 {
-			a[i] = T((wt[n+i]-ws[n+i]-h*ws[i])/h - dw/2)
-		} else {
-			a[i] = 0
-		}
+		w[i], a[i] = T(v[i]), T(v[n+i])
 	}
 	return nil
 }
@@ -287,27 +307,27 @@ func (b *Brownian[T]) check(s, t float64) error {
 	return nil
 }
 
-// at returns (W(t), I(t)), I(t) = ∫_{t0}^t W(u) du, concatenated: a cached
-// slice, the root, zeros, or scratch filled in; and the time of the node it
-// read (t to within Tol). The caller holds b.mu. The result is valid until
-// the next call.
-func (b *Brownian[T]) at(t float64, scratch []float64) ([]float64, float64) {
+// pointW returns W(t) − W(t0) of a tree without areas, read at the node
+// t descends to: the root's end, zeros at t0, a cached midpoint value, or
+// scratch filled in. The caller holds b.mu; the result is valid until the
+// next call.
+func (b *Brownian[T]) pointW(t float64, scratch []float64) []float64 {
 	a, c := b.t0, b.t1
 	wa, wc := b.zero, b.root
 	seed := b.seed
 	var index uint64
 	for depth := 0; ; depth++ {
 		if math.Abs(t-a) <= b.tol {
-			return wa, a
+			return wa
 		}
 		if math.Abs(t-c) <= b.tol {
-			return wc, c
+			return wc
 		}
 		m := a + (c-a)/2
-		wm := b.node(nodeKey{depth, index}, seed, a, c, wa, wc)
+		wm := b.midpoint(nodeKey{depth, index}, seed, a, c, wa, wc)
 		if math.Abs(t-m) <= b.tol || depth+1 >= b.maxDepth {
 			copy(scratch, wm)
-			return scratch, m
+			return scratch
 		}
 		if t < m {
 			c, wc = m, wm
@@ -321,60 +341,292 @@ func (b *Brownian[T]) at(t float64, scratch []float64) ([]float64, float64) {
 	}
 }
 
-// node returns (W, I) at the midpoint m of the node [a, c], from the cache
-// or drawn given the node's ends with the node's seed. With h = c − a,
-// W = W(a, c) and H the node's space-time Lévy area (from I(c) − I(a)),
-// the halves' increments W₁, W₂ and areas H₁, H₂ are independent,
-// N(0, h/2) and N(0, h/24), and tied to the whole by W = W₁ + W₂ and
-// H = (H₁ + H₂)/2 + (W₁ − W₂)/4. Conditioned on W and H, D = W₁ − W₂ is
-// N(3H, h/4), S = H₁ + H₂ = 2H − D/2, and E = H₁ − H₂ is N(0, h/12) on its
-// own; so W(m) = W(a) + (W + D)/2 and I(m) = I(a) + (h/2)(W(a) + H₁ + W₁/2)
-// with H₁ = (S + E)/2. Without the areas this is the Brownian bridge:
-// D is N(0, h) given W alone, and W(m) has mean (W(a) + W(c))/2 and
-// variance h/4.
-func (b *Brownian[T]) node(k nodeKey, seed uint64, a, c float64, wa, wc []float64) []float64 {
+// midpoint returns W(m) − W(t0) at the midpoint m of the node [a, c] of a
+// tree without areas, from the cache or drawn from the Brownian bridge
+// given the node's ends with the node's seed: mean (W(a) + W(c))/2,
+// variance (c − a)/4.
+func (b *Brownian[T]) midpoint(k nodeKey, seed uint64, a, c float64, wa, wc []float64) []float64 {
 	if e, ok := b.cache[k]; ok {
 		b.lru.MoveToFront(e)
-		return e.Value.(*cacheEntry).w
+		return e.Value.(*cacheEntry).v
 	}
-	n := b.n
-	if b.noArea {
-		w := make([]float64, n)
-		b.normals(w, seed)
-		sd := math.Sqrt((c - a) / 4)
-		for i := range w {
-			w[i] = (wa[i]+wc[i])/2 + sd*w[i]
-		}
-		b.remember(k, w)
-		return w
-	}
-	w := make([]float64, 2*n)
+	w := make([]float64, b.n)
 	b.normals(w, seed)
-	h := c - a
-	sd, se := math.Sqrt(h/4), math.Sqrt(h/12)
-	for i := range n {
-		wab := wc[i] - wa[i]
-		hab := (wc[n+i]-wa[n+i]-h*wa[i])/h - wab/2
-		d := 3*hab + sd*w[i]
-		sum := 2*hab - d/2
-		e := se * w[n+i]
-		w1 := (wab + d) / 2
-		h1 := (sum + e) / 2
-		w[i], w[n+i] = wa[i]+w1, wa[n+i]+h/2*(wa[i]+h1+w1/2)
+	sd := math.Sqrt((c - a) / 4)
+	for i := range w {
+		w[i] = (wa[i]+wc[i])/2 + sd*w[i]
 	}
 	b.remember(k, w)
 	return w
 }
 
+// node is a node of the tree on a query's way down (Brownian.path, one per
+// depth): the interval [a, c], its key and seed, and its values v
+// (W(a, c), then H(a, c) with areas). The cache holds a halved node's left
+// half; a right half's values are worked out from its parent's and its
+// left sibling's (left) when they are read (values).
+type node struct {
+	a, c float64
+	key  nodeKey
+	seed uint64
+	v    []float64 // nil for a right half until values
+	left []float64 // a right half's left sibling's values
+}
+
+// Where a query time is read, relative to a node: at its start, its end or
+// its midpoint, or further down in its left or right half.
+const (
+	atStart = iota
+	atEnd
+	atMid
+	inLeft
+	inRight
+)
+
+// where says where the time x is read relative to path[d]: at an end or
+// the midpoint m within Tol (ends first, and the midpoint at the tree's
+// deepest level), else in the half that holds it (x < m: left). A time
+// that descends into a half is more than Tol from its ends, so below the
+// root only the midpoint is ever within Tol; and for s ≤ t, s is read no
+// later than t.
+func (b *Brownian[T]) where(d int, x float64) int {
+	nd := &b.path[d]
+	if math.Abs(x-nd.a) <= b.tol {
+		return atStart
+	}
+	if math.Abs(x-nd.c) <= b.tol {
+		return atEnd
+	}
+	m := nd.a + (nd.c-nd.a)/2
+	if math.Abs(x-m) <= b.tol || d+1 >= b.maxDepth {
+		return atMid
+	}
+	if x < m {
+		return inLeft
+	}
+	return inRight
+}
+
+// descend sets path[d+1] to the left or the right half of path[d] and
+// returns the left half's values.
+func (b *Brownian[T]) descend(d int, right bool) []float64 {
+	nd := &b.path[d]
+	lv := b.children(d)
+	m := nd.a + (nd.c-nd.a)/2
+	i := 2 * nd.key.index
+	if right {
+		b.path[d+1] = node{a: m, c: nd.c, key: nodeKey{d + 1, i + 1}, seed: splitmix(nd.seed + 0x3C6EF372FE94F82A), left: lv}
+	} else {
+		b.path[d+1] = node{a: nd.a, c: m, key: nodeKey{d + 1, i}, seed: splitmix(nd.seed + 0x9E3779B97F4A7C15), v: lv}
+	}
+	return lv
+}
+
+// values returns path[d]'s values, working out a right half's from
+// W₂ = W − W₁ and H₂ = 2H − H₁ − (W₁ − W₂)/2 (its parent's W, H and its
+// sibling's W₁, H₁; see children) into the scratch of depth d.
+func (b *Brownian[T]) values(d int) []float64 {
+	nd := &b.path[d]
+	if nd.v != nil {
+		return nd.v
+	}
+	pv := b.values(d - 1)
+	if b.rights[d] == nil {
+		b.rights[d] = make([]float64, 2*b.n)
+	}
+	v, lv, n := b.rights[d], nd.left, b.n
+	for i := range n {
+		w1 := lv[i]
+		w2 := pv[i] - w1
+		v[i], v[n+i] = w2, 2*pv[n+i]-lv[n+i]-(w1-w2)/2
+	}
+	nd.v = v
+	return v
+}
+
+// between returns the values (W, and H with areas) of [s, t] as read at
+// the tree's nodes, in b.out: down to the node where s and t part (the
+// deepest that holds both without either being read at it), the interval
+// is the part of its left half from s (suffix) joined to the part of its
+// right half up to t (prefix), each put together from whole nodes along
+// s's and t's ways down. The caller holds b.mu; the result is valid until
+// the next call.
+func (b *Brownian[T]) between(s, t float64, k int) []float64 {
+	out := b.out
+	b.path[0] = node{a: b.t0, c: b.t1, seed: b.seed, v: b.root}
+	for d := 0; ; d++ {
+		ws, wt := b.where(d, s), b.where(d, t)
+		switch {
+		case ws == atStart:
+			b.prefix(d, t, out, k)
+			return out
+		case ws == atEnd || ws == atMid && wt == atMid:
+			clear(out)
+			return out
+		case ws == atMid: // t is in the right half or at the end
+			b.descend(d, true)
+			b.upTo(d+1, t, wt, out, k)
+			return out
+		case ws == inRight: // t is too, or at the end
+			b.descend(d, true)
+			if wt != inRight {
+				b.suffix(d+1, s, out, k)
+				return out
+			}
+			continue
+		}
+		b.descend(d, false) // s is in the left half
+		if wt == inLeft {
+			continue
+		}
+		h := b.suffix(d+1, s, out, k)
+		if wt != atMid {
+			b.descend(d, true)
+			hr := b.upTo(d+1, t, wt, b.right, k)
+			join(out, h, b.right, hr, b.n, k)
+		}
+		return out
+	}
+}
+
+// upTo writes the values of [path[d].a, t] into out and returns its
+// length, for a right half path[d] of a node where t is read at the end
+// (wt == atEnd) or in that half (inRight).
+func (b *Brownian[T]) upTo(d int, t float64, wt int, out []float64, k int) float64 {
+	if wt == atEnd {
+		copy(out, b.values(d))
+		return b.path[d].c - b.path[d].a
+	}
+	return b.prefix(d, t, out, k)
+}
+
+// prefix writes the values of [path[d].a, t] into out and returns its
+// length.
+func (b *Brownian[T]) prefix(d int, t float64, out []float64, k int) float64 {
+	clear(out)
+	h := 0.0
+	for ; ; d++ {
+		nd := &b.path[d]
+		switch b.where(d, t) {
+		case atStart:
+			return h
+		case atEnd:
+			return join(out, h, b.values(d), nd.c-nd.a, b.n, k)
+		case atMid:
+			lv := b.descend(d, false)
+			return join(out, h, lv, b.path[d+1].c-nd.a, b.n, k)
+		case inLeft:
+			b.descend(d, false)
+		default:
+			lv := b.descend(d, true)
+			h = join(out, h, lv, b.path[d+1].a-nd.a, b.n, k)
+		}
+	}
+}
+
+// suffix writes the values of [s, path[d].c] into out and returns its
+// length.
+func (b *Brownian[T]) suffix(d int, s float64, out []float64, k int) float64 {
+	clear(out)
+	h := 0.0
+	for ; ; d++ {
+		nd := &b.path[d]
+		switch b.where(d, s) {
+		case atStart:
+			return joinBefore(out, h, b.values(d), nd.c-nd.a, b.n, k)
+		case atEnd:
+			return h
+		case atMid:
+			b.descend(d, true)
+			return joinBefore(out, h, b.values(d+1), nd.c-b.path[d+1].a, b.n, k)
+		case inLeft:
+			b.descend(d, true)
+			h = joinBefore(out, h, b.values(d+1), nd.c-b.path[d+1].a, b.n, k)
+			b.descend(d, false)
+		default:
+			b.descend(d, true)
+		}
+	}
+}
+
+// join sets acc, the values of an interval of length h1, to those of it
+// followed by the adjacent interval of length h2 with values v2, and
+// returns the length h1 + h2. The increments add; the areas, with k = 2n,
+// combine as
+//
+//	H = (h₁H₁ + h₂H₂)/h + (h₂W₁ − h₁W₂)/(2h),   h = h₁ + h₂,
+//
+// from ∫W(s, u)du over the whole = ∫ over the first + h₂W₁ + ∫ over the
+// second and ∫ = h(H + W/2) for each.
+func join(acc []float64, h1 float64, v2 []float64, h2 float64, n, k int) float64 {
+	return concat(acc, acc, h1, v2, h2, n, k)
+}
+
+// joinBefore is join with the new interval (v1, of length h1) before acc's.
+func joinBefore(acc []float64, h2 float64, v1 []float64, h1 float64, n, k int) float64 {
+	return concat(acc, v1, h1, acc, h2, n, k)
+}
+
+// concat writes into out (which may be v1 or v2) the values of the
+// interval of length h1 with values v1 followed by that of length h2 with
+// values v2, and returns h1 + h2.
+func concat(out, v1 []float64, h1 float64, v2 []float64, h2 float64, n, k int) float64 {
+	h := h1 + h2
+	if k > n {
+		a1, a2 := h1/h, h2/h
+		if h == 0 { // nodes narrower than float64 resolves at their times
+			a1, a2 = 0.5, 0.5
+		}
+		for i := range n {
+			out[n+i] = a1*v1[n+i] + a2*v2[n+i] + (a2*v1[i]-a1*v2[i])/2
+		}
+	}
+	for i := range n {
+		out[i] = v1[i] + v2[i]
+	}
+	return h
+}
+
+// children returns the values of path[d]'s left half, from the cache or
+// drawn given path[d]'s own with its seed. With h = c − a, W = W(a, c) and
+// H the node's space-time Lévy area, the halves' increments W₁, W₂ and
+// areas H₁, H₂ are independent, N(0, h/2) and N(0, h/24), and tied to the
+// whole by W = W₁ + W₂ and H = (H₁ + H₂)/2 + (W₁ − W₂)/4. Conditioned on W
+// and H, D = W₁ − W₂ is N(3H, h/4), S = H₁ + H₂ = 2H − D/2, and
+// E = H₁ − H₂ is N(0, h/12) on its own; so W₁ = (W + D)/2 and
+// H₁ = (S + E)/2, and the right half's follow (values). Without the areas
+// this would be the Brownian bridge, D ~ N(0, h) given W alone (midpoint).
+func (b *Brownian[T]) children(d int) []float64 {
+	nd := &b.path[d]
+	if e, ok := b.cache[nd.key]; ok {
+		b.lru.MoveToFront(e)
+		return e.Value.(*cacheEntry).v
+	}
+	n := b.n
+	v := make([]float64, 2*n)
+	b.normals(v, nd.seed)
+	pv := b.values(d)
+	h := nd.c - nd.a
+	sd, se := math.Sqrt(h/4), math.Sqrt(h/12)
+	for i := range n {
+		w, a := pv[i], pv[n+i]
+		dd := 3*a + sd*v[i]
+		sum := 2*a - dd/2
+		v[i], v[n+i] = (w+dd)/2, (sum+se*v[n+i])/2
+	}
+	b.remember(nd.key, v)
+	return v
+}
+
 // remember caches node k's values, evicting the least recently used node
 // when the cache is full.
-func (b *Brownian[T]) remember(k nodeKey, w []float64) {
+func (b *Brownian[T]) remember(k nodeKey, v []float64) {
 	if b.lru.Len() >= b.cap {
 		old := b.lru.Back()
 		b.lru.Remove(old)
 		delete(b.cache, old.Value.(*cacheEntry).key)
 	}
-	b.cache[k] = b.lru.PushFront(&cacheEntry{key: k, w: w})
+	b.cache[k] = b.lru.PushFront(&cacheEntry{key: k, v: v})
 }
 
 // normals fills w with standard normal draws from the stream of seed.

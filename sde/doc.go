@@ -16,6 +16,10 @@
 // nodes. The tree also carries the space-time Lévy area of every interval
 // (IncrementArea), which sri2 reads, unless made with
 // BrownianOptions.NoArea (half the work per node, for the other methods).
+// With areas, each node holds its own interval's increment and area, which
+// keep float64's relative precision however deep the tree
+// (TestBrownianShortIntervalVariance: the variances of both are right to
+// 5% over 1e-12 of the span).
 // Path is the interface a solver reads increments through (a caller's own
 // replay of given increments is one too, as TestTorchsdePaths's).
 //
