@@ -254,3 +254,39 @@ func TestPullbackValueWithGrad(t *testing.T) {
 		t.Errorf("f's panic became %q", msg)
 	}
 }
+
+// TestGradNoGradMisuse: Grad on a tape in no-grad mode (outside a
+// Pullback's Value, which records again) panics naming the transforms that
+// work there, also from inside a RowShards function on such a tape.
+func TestGradNoGradMisuse(t *testing.T) {
+	eng := tensor.EngineFor[float64](tensor.Gonum(2))
+	w := ag.NewParam("w", tensor.FromSlice([]float64{1.5, -0.5, 0.25}, 3))
+	grad := func(tp *ag.Tape[float64], x ag.Var[float64]) ag.Var[float64] {
+		gs, err := ag.Grad([]ag.Var[float64]{energy(tp, w)(x)}, []ag.Var[float64]{x}, ag.GradOptions[float64]{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gs.Inputs[0]
+	}
+	rs := ag.NewRowShards(2, []*ag.Param[float64]{w})
+	for _, tc := range []struct {
+		name string
+		call func(tp *ag.Tape[float64])
+	}{
+		{"on the tape", func(tp *ag.Tape[float64]) { grad(tp, tp.Input(tensor.FromSlice([]float64{1, 2, 3}, 3))) }},
+		{"in a RowShards function", func(tp *ag.Tape[float64]) {
+			rs.Apply(tp.Input(tensor.New[float64](4, 3)), 0, func(tp *ag.Tape[float64], _ float64, x ag.Var[float64]) ag.Var[float64] {
+				return grad(tp, x)
+			})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := ag.NewTape(eng)
+			tp.SetNoGrad(true)
+			msg := mustPanic(t, func() { tc.call(tp) })
+			if !strings.Contains(msg, "no-grad mode") || !strings.Contains(msg, "GradOf") {
+				t.Errorf("panic %q does not say no-grad mode and name GradOf", msg)
+			}
+		})
+	}
+}
