@@ -81,6 +81,9 @@ func (b *Block[T]) solve(tp *autograd.Tape[T], y0 autograd.Var[T]) (ys []autogra
 	if len(ts) < 2 {
 		return nil, fmt.Errorf("sde: Block.Times %v needs at least two times", ts)
 	}
+	if err := checkTimes("Block.Times", ts); err != nil {
+		return nil, err // before the Brownian path, whose span would be named instead
+	}
 	path := b.Path
 	if path == nil {
 		shape, err := b.pathShape(y0.Shape())

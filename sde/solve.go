@@ -238,8 +238,9 @@ type Stats struct {
 }
 
 // Solve integrates the SDE from y0 at ts[0] through the output times ts
-// (strictly increasing, inside the path's span) on the Brownian path, and
-// returns y at each output time (ys[0] is y0) and the solve's counts.
+// (finite, strictly increasing, inside the path's span) on the Brownian
+// path, and returns y at each output time (ys[0] is y0) and the solve's
+// counts.
 //
 // With gradients on, tp records the solve so that Backward differentiates
 // the outputs with respect to y0 and the SDE's parameters: every step
@@ -319,10 +320,8 @@ func checkOptions[T tensor.Float](method string, calc Calculus, ts []float64, pa
 	if len(ts) < 1 {
 		return errors.New("sde: no output times")
 	}
-	for k := 1; k < len(ts); k++ {
-		if !(ts[k] > ts[k-1]) {
-			return fmt.Errorf("sde: output times must increase strictly: ts[%d] = %g after %g", k, ts[k], ts[k-1])
-		}
+	if err := checkTimes("ts", ts); err != nil {
+		return err
 	}
 	if opt.MaxSteps < 0 {
 		return fmt.Errorf("sde: MaxSteps %d must not be negative", opt.MaxSteps)
@@ -355,6 +354,20 @@ func checkOptions[T tensor.Float](method string, calc Calculus, ts []float64, pa
 	}
 	if _, ok := path.(AreaPath[T]); (method == SRI2 || method == SRA1) && !ok {
 		return fmt.Errorf("sde: method %q needs a path with Lévy areas (an AreaPath, as Brownian); %T is not one", method, path)
+	}
+	return nil
+}
+
+// checkTimes returns the error of the first output time that is not
+// finite or not later than the one before, named as what[k].
+func checkTimes(what string, ts []float64) error {
+	for k, t := range ts {
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return fmt.Errorf("sde: output time %s[%d] = %g is not finite", what, k, t)
+		}
+		if k > 0 && !(t > ts[k-1]) {
+			return fmt.Errorf("sde: output times must increase strictly: %s[%d] = %g after %g", what, k, t, ts[k-1])
+		}
 	}
 	return nil
 }

@@ -589,3 +589,46 @@ func TestSolveTinyFixedStep(t *testing.T) {
 		t.Errorf("1000 steps with MaxSteps 1000: %d steps, error %v", st.Steps, err)
 	}
 }
+
+// TestSolveInfiniteTime: an infinite or NaN output time is an error naming
+// its index and value before anything is solved (ts = [0, +Inf] used to
+// fail in the first step as "t=NaN … W(NaN, NaN) outside the Brownian
+// path's span"), for fixed and adaptive steps and for a Block's Times.
+func TestSolveInfiniteTime(t *testing.T) {
+	inf := math.Inf(1)
+	for _, tc := range []struct {
+		name string
+		ts   []float64
+		opt  Options
+		want string
+	}{
+		{"+Inf", []float64{0, inf}, Options{Step: 0.1}, "ts[1] = +Inf is not finite"},
+		{"-Inf first", []float64{-inf, 1}, Options{Step: 0.1}, "ts[0] = -Inf is not finite"},
+		{"-Inf after", []float64{0, -inf}, Options{Step: 0.1}, "ts[1] = -Inf is not finite"},
+		{"NaN", []float64{0, math.NaN()}, Options{Step: 0.1}, "ts[1] = NaN is not finite"},
+		{"last of three", []float64{0, 0.5, inf}, Options{Step: 0.1}, "ts[2] = +Inf is not finite"},
+		{"adaptive", []float64{0, inf}, Options{Step: 0.1, Adaptive: true}, "ts[1] = +Inf is not finite"},
+		{"reversible", []float64{0, inf}, Options{Method: ReversibleHeun, Step: 0.1, Gradient: Reversible}, "ts[1] = +Inf is not finite"},
+		{"single", []float64{inf}, Options{Step: 0.1}, "ts[0] = +Inf is not finite"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := mustBrownian[float64](t, 0, 1, []int{4}, BrownianOptions{Seed: 48})
+			tp := autograd.NewTape(engine64())
+			_, st, err := Solve[float64](tp, gbmDiag.sde(), tp.Input(tensor.Full(1.0, 4)), tc.ts, b, tc.opt)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one saying %q", err, tc.want)
+			}
+			if errors.Is(err, ErrOutsideSpan) {
+				t.Errorf("error %q blames the Brownian path, not the output time", err)
+			}
+			if d := cmp.Diff(Stats{}, *st); d != "" {
+				t.Errorf("work done before the error (-want +got):\n%s", d)
+			}
+		})
+	}
+	blk := &Block[float64]{SDE: gbmDiag.sde(), Times: []float64{0, inf}, Options: Options{Step: 0.1}}
+	tp := autograd.NewTape(engine64())
+	if _, err := blk.Forward(tp, tp.Input(tensor.Full(1.0, 4))); err == nil || !strings.Contains(err.Error(), "Block.Times[1] = +Inf is not finite") {
+		t.Errorf("Block with Times [0, +Inf]: error %v, want one naming Block.Times[1]", err)
+	}
+}
