@@ -9,14 +9,14 @@ import (
 )
 
 // AdamConfig holds the hyperparameters of Adam and AdamW, named as
-// torch.optim.Adam's. A field left at 0 takes torch's default, as a
-// keyword argument left out does: AdamConfig{LR: 1e-2} is
-// torch.optim.Adam(params, lr=1e-2), with betas (0.9, 0.999), eps 1e-8 and
-// a weight decay of 0 (AdamW: 1e-2). Set a field to Zero for exactly zero.
+// torch.optim.Adam's. A field means what it says: 0 is 0 (see the package
+// documentation), so AdamConfig{LR: 1e-4, Beta1: 0, Beta2: 0.9} is Adam
+// with betas (0, 0.9) and no ε. AdamDefaults and AdamWDefaults return
+// torch's defaults. LR and Beta2 must be > 0.
 type AdamConfig struct {
-	LR          float64 // learning rate η ≥ 0
+	LR          float64 // learning rate η > 0
 	Beta1       float64 // decay β₁ ∈ [0, 1) of the first moment
-	Beta2       float64 // decay β₂ ∈ [0, 1) of the second moment
+	Beta2       float64 // decay β₂ ∈ (0, 1) of the second moment
 	Eps         float64 // ε ≥ 0 added to the denominator
 	WeightDecay float64 // λ ≥ 0: an L2 penalty for Adam, decoupled decay for AdamW
 }
@@ -35,45 +35,38 @@ func AdamWDefaults() AdamConfig {
 	return c
 }
 
-// adamDefaults returns AdamW's defaults if decoupled, else Adam's.
-func adamDefaults(decoupled bool) AdamConfig {
+// Validate reports whether NewAdam accepts the hyperparameters (NewAdamW
+// accepts the same): a finite LR > 0, 0 ≤ Beta1 < 1, 0 < Beta2 < 1, and
+// Eps and WeightDecay finite and ≥ 0. The error names the field and its
+// value. Beta2 = 0 is refused: v would be the last squared gradient alone,
+// which no one means, and a config written for the earlier rule, where a
+// field left at 0 took torch's default, has it.
+func (c AdamConfig) Validate() error { return c.validate(false) }
+
+// validate is Validate, its errors naming AdamW and its defaults if
+// decoupled.
+func (c AdamConfig) validate(decoupled bool) error {
+	kind, defaults := "adam", "AdamDefaults"
 	if decoupled {
-		return AdamWDefaults()
+		kind, defaults = "adamw", "AdamWDefaults"
 	}
-	return AdamDefaults()
-}
-
-// resolve returns c with torch's defaults in place of its zero fields
-// (AdamW's if decoupled) and Zero fields set to 0.
-func (c AdamConfig) resolve(decoupled bool) AdamConfig {
-	d := adamDefaults(decoupled)
-	return AdamConfig{
-		LR:          orDefault(c.LR, d.LR),
-		Beta1:       orDefault(c.Beta1, d.Beta1),
-		Beta2:       orDefault(c.Beta2, d.Beta2),
-		Eps:         orDefault(c.Eps, d.Eps),
-		WeightDecay: orDefault(c.WeightDecay, d.WeightDecay),
+	const config = "AdamConfig"
+	if err := checkLRField(kind, config, c.LR, defaults); err != nil {
+		return err
 	}
-}
-
-// Validate reports whether the hyperparameters are valid, with the reasons
-// torch.optim.Adam would refuse them. A field left at 0 stands for torch's
-// default and one set to Zero for 0: both are valid.
-func (c AdamConfig) Validate() error {
-	c = c.resolve(false)
-	switch {
-	case !(c.LR >= 0) || isInf(c.LR):
-		return fmt.Errorf("optim: adam: invalid learning rate %v", c.LR)
-	case !(c.Beta1 >= 0 && c.Beta1 < 1):
-		return fmt.Errorf("optim: adam: invalid beta1 %v (want 0 ≤ beta1 < 1)", c.Beta1)
-	case !(c.Beta2 >= 0 && c.Beta2 < 1):
-		return fmt.Errorf("optim: adam: invalid beta2 %v (want 0 ≤ beta2 < 1)", c.Beta2)
-	case !(c.Eps >= 0) || isInf(c.Eps):
-		return fmt.Errorf("optim: adam: invalid eps %v", c.Eps)
-	case !(c.WeightDecay >= 0) || isInf(c.WeightDecay):
-		return fmt.Errorf("optim: adam: invalid weight decay %v", c.WeightDecay)
+	if !(c.Beta1 >= 0 && c.Beta1 < 1) {
+		return fieldError(kind, config, "Beta1", c.Beta1, "0 ≤ Beta1 < 1")
 	}
-	return nil
+	if !(c.Beta2 >= 0 && c.Beta2 < 1) {
+		return fieldError(kind, config, "Beta2", c.Beta2, "0 < Beta2 < 1")
+	}
+	if c.Beta2 == 0 {
+		return fmt.Errorf("optim: %s: %s.Beta2 = 0, want 0 < Beta2 < 1: the second moment v would be the last squared gradient alone (a field means what it says, 0 is 0: if you meant torch's defaults, start from optim.%s() and set the fields you change)", kind, config, defaults)
+	}
+	if err := nonNegative(kind, config, "Eps", c.Eps); err != nil {
+		return err
+	}
+	return nonNegative(kind, config, "WeightDecay", c.WeightDecay)
 }
 
 // Adam is the Adam optimizer (Kingma & Ba 2015) as torch.optim.Adam
@@ -113,8 +106,9 @@ func NewAdam[T tensor.Float](params []*autograd.Param[T], cfg AdamConfig) *Adam[
 type AdamW[T tensor.Float] = Adam[T]
 
 // NewAdamW returns an AdamW optimizer over params (an Adam with decoupled
-// weight decay). It panics if the configuration is invalid or a parameter
-// name is empty or repeated.
+// weight decay). It panics if the configuration is invalid (see
+// AdamConfig.Validate) or a parameter name is empty or repeated. The weight
+// decay is cfg.WeightDecay, 0 included: AdamWDefaults has torch's 1e-2.
 func NewAdamW[T tensor.Float](params []*autograd.Param[T], cfg AdamConfig) *AdamW[T] {
 	return newAdam(params, cfg, true)
 }
@@ -124,10 +118,9 @@ func newAdam[T tensor.Float](params []*autograd.Param[T], cfg AdamConfig, decoup
 	if decoupled {
 		kind = "adamw"
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(decoupled); err != nil {
 		panic(err.Error())
 	}
-	cfg = cfg.resolve(decoupled)
 	a := &Adam[T]{core: newCore(kind, params, cfg.LR, "exp_avg", "exp_avg_sq"), cfg: cfg, decoupled: decoupled}
 	a.hyper = [][2]string{
 		{"beta1", formatF(cfg.Beta1)},
@@ -142,18 +135,11 @@ func newAdam[T tensor.Float](params []*autograd.Param[T], cfg AdamConfig, decoup
 func (a *Adam[T]) Decoupled() bool { return a.decoupled }
 
 // Config returns the hyperparameters in effect, with the current learning
-// rate: torch's defaults in place of the fields left at 0, and Zero where
-// one is 0 against a nonzero default, so that the config given back to
-// NewAdam (or NewAdamW) makes the same optimizer.
+// rate (which SetLR may have set to 0, a value NewAdam refuses).
 func (a *Adam[T]) Config() AdamConfig {
-	d := adamDefaults(a.decoupled)
-	return AdamConfig{
-		LR:          asSet(a.lr, d.LR),
-		Beta1:       asSet(a.cfg.Beta1, d.Beta1),
-		Beta2:       asSet(a.cfg.Beta2, d.Beta2),
-		Eps:         asSet(a.cfg.Eps, d.Eps),
-		WeightDecay: asSet(a.cfg.WeightDecay, d.WeightDecay),
-	}
+	c := a.cfg
+	c.LR = a.lr
+	return c
 }
 
 // Step applies one Adam (or AdamW) update to every parameter whose Grad is
@@ -194,5 +180,4 @@ func (a *Adam[T]) Step() {
 	}
 }
 
-func isInf(x float64) bool      { return math.IsInf(x, 0) }
 func isNaNOrInf(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }

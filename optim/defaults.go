@@ -1,32 +1,40 @@
 package optim
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
-// Zero, set as a hyperparameter of SGDConfig, AdamConfig or RMSpropConfig,
-// asks for exactly zero: a field left at 0 takes torch.optim's default (see
-// the package documentation), so AdamConfig{LR: 1e-3, Eps: optim.Zero} is
-// Adam with betas (0.9, 0.999) and no ε. Zero is the negative float64
-// closest to 0 (−5e−324); no other negative value is valid.
-const Zero = -math.SmallestNonzeroFloat64
+// Zero is 0. It asked for a real zero when a config field left at 0 took
+// torch.optim's default; a field now means what it says, so Zero is the
+// same as writing 0.
+//
+// Deprecated: fields mean what they say; 0 is 0.
+const Zero = 0.0
 
-// orDefault resolves one field of a config: 0 is def (torch's default),
-// Zero is 0, any other value is itself.
-func orDefault(v, def float64) float64 {
-	switch v {
-	case 0:
-		return def
-	case Zero:
-		return 0
+// checkLRField reports a learning rate that no optimizer is made with: one
+// that is not finite and > 0. A config that leaves LR at 0 is refused
+// rather than run without moving, since under the earlier rule (0: torch's
+// default) it meant torch's learning rate; a learning rate of 0 is set on
+// the optimizer made, with SetLR(0). defaults names the function that
+// returns torch's defaults ("AdamDefaults").
+func checkLRField(kind, config string, lr float64, defaults string) error {
+	if lr > 0 && !math.IsInf(lr, 0) {
+		return nil
 	}
-	return v
+	return fmt.Errorf("optim: %s: %s.LR = %v, want a finite learning rate > 0 (a field means what it says, 0 is 0: for torch's defaults start from optim.%s() and set the fields you change; for a learning rate of 0, call SetLR(0) on the optimizer made)", kind, config, lr, defaults)
 }
 
-// asSet is the inverse of orDefault for an optimizer's Config: a resolved
-// value of 0 against a nonzero default is reported as Zero, so that the
-// config given back makes the same optimizer.
-func asSet(v, def float64) float64 {
-	if v == 0 && def != 0 {
-		return Zero
+// fieldError is the error of a config field outside its range: it names
+// the field, its value and the range wanted.
+func fieldError(kind, config, field string, v float64, want string) error {
+	return fmt.Errorf("optim: %s: %s.%s = %v, want %s", kind, config, field, v, want)
+}
+
+// nonNegative reports a field that is not finite and ≥ 0.
+func nonNegative(kind, config, field string, v float64) error {
+	if v >= 0 && !math.IsInf(v, 0) {
+		return nil
 	}
-	return v
+	return fieldError(kind, config, field, v, "a finite value ≥ 0")
 }

@@ -88,16 +88,16 @@ func deviceOptimizers[T tensor.Float]() map[string]func([]*autograd.Param[T]) in
 			return optim.NewAdamW(p, c)
 		},
 		"rmsprop": func(p []*autograd.Param[T]) opt {
-			return optim.NewRMSprop(p, optim.RMSpropConfig{LR: 0.01})
+			return optim.NewRMSprop(p, optim.RMSpropConfig{LR: 0.01, Alpha: 0.99, Eps: 1e-8})
 		},
 		"rmsprop momentum": func(p []*autograd.Param[T]) opt {
-			return optim.NewRMSprop(p, optim.RMSpropConfig{LR: 0.01, Alpha: 0.9, Momentum: 0.8})
+			return optim.NewRMSprop(p, optim.RMSpropConfig{LR: 0.01, Alpha: 0.9, Eps: 1e-8, Momentum: 0.8})
 		},
 		"rmsprop centered": func(p []*autograd.Param[T]) opt {
-			return optim.NewRMSprop(p, optim.RMSpropConfig{LR: 0.01, Eps: 1e-6, Centered: true})
+			return optim.NewRMSprop(p, optim.RMSpropConfig{LR: 0.01, Alpha: 0.99, Eps: 1e-6, Centered: true})
 		},
 		"rmsprop weight decay": func(p []*autograd.Param[T]) opt {
-			return optim.NewRMSprop(p, optim.RMSpropConfig{LR: 0.01, WeightDecay: 0.05})
+			return optim.NewRMSprop(p, optim.RMSpropConfig{LR: 0.01, Alpha: 0.99, Eps: 1e-8, WeightDecay: 0.05})
 		},
 		"rmsprop all": func(p []*autograd.Param[T]) opt {
 			return optim.NewRMSprop(p, optim.RMSpropConfig{LR: 0.02, Alpha: 0.95, Eps: 1e-6, Momentum: 0.9, Centered: true, WeightDecay: 0.01})

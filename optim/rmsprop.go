@@ -9,13 +9,12 @@ import (
 )
 
 // RMSpropConfig holds the hyperparameters of RMSprop, named as
-// torch.optim.RMSprop's. A field left at 0 takes torch's default, as a
-// keyword argument left out does: RMSpropConfig{LR: 1e-3} is
-// torch.optim.RMSprop(params, lr=1e-3), with alpha 0.99, eps 1e-8 and no
-// momentum or weight decay. Set a field to Zero for exactly zero.
+// torch.optim.RMSprop's. A field means what it says: 0 is 0 (see the
+// package documentation). RMSpropDefaults returns torch's defaults. LR and
+// Alpha must be > 0.
 type RMSpropConfig struct {
-	LR          float64 // learning rate η ≥ 0
-	Alpha       float64 // smoothing constant α ≥ 0 of the squared-gradient average
+	LR          float64 // learning rate η > 0
+	Alpha       float64 // smoothing constant α > 0 of the squared-gradient average
 	Eps         float64 // ε ≥ 0 added to the denominator
 	Momentum    float64 // momentum factor μ ≥ 0 (0: none)
 	Centered    bool    // divide by an estimate of the variance instead of the second moment
@@ -28,36 +27,30 @@ func RMSpropDefaults() RMSpropConfig {
 	return RMSpropConfig{LR: 1e-2, Alpha: 0.99, Eps: 1e-8}
 }
 
-// resolve returns c with torch's defaults in place of its zero fields and
-// Zero fields set to 0.
-func (c RMSpropConfig) resolve() RMSpropConfig {
-	d := RMSpropDefaults()
-	return RMSpropConfig{
-		LR:          orDefault(c.LR, d.LR),
-		Alpha:       orDefault(c.Alpha, d.Alpha),
-		Eps:         orDefault(c.Eps, d.Eps),
-		Momentum:    orDefault(c.Momentum, d.Momentum),
-		Centered:    c.Centered,
-		WeightDecay: orDefault(c.WeightDecay, d.WeightDecay),
-	}
-}
-
-// Validate reports whether the hyperparameters are valid, with the reasons
-// torch.optim.RMSprop would refuse them. A field left at 0 stands for
-// torch's default and one set to Zero for 0: both are valid.
+// Validate reports whether NewRMSprop accepts the hyperparameters: a
+// finite LR > 0, a finite Alpha > 0, and Eps, Momentum and WeightDecay
+// finite and ≥ 0. The error names the field and its value. Alpha = 0 is
+// refused: the average s would be the last squared gradient alone, which
+// no one means, and a config written for the earlier rule, where a field
+// left at 0 took torch's default, has it.
 func (c RMSpropConfig) Validate() error {
-	c = c.resolve()
-	switch {
-	case !(c.LR >= 0) || isInf(c.LR):
-		return fmt.Errorf("optim: rmsprop: invalid learning rate %v", c.LR)
-	case !(c.Alpha >= 0) || isInf(c.Alpha):
-		return fmt.Errorf("optim: rmsprop: invalid alpha %v", c.Alpha)
-	case !(c.Eps >= 0) || isInf(c.Eps):
-		return fmt.Errorf("optim: rmsprop: invalid eps %v", c.Eps)
-	case !(c.Momentum >= 0) || isInf(c.Momentum):
-		return fmt.Errorf("optim: rmsprop: invalid momentum %v", c.Momentum)
-	case !(c.WeightDecay >= 0) || isInf(c.WeightDecay):
-		return fmt.Errorf("optim: rmsprop: invalid weight decay %v", c.WeightDecay)
+	const kind, config = "rmsprop", "RMSpropConfig"
+	if err := checkLRField(kind, config, c.LR, "RMSpropDefaults"); err != nil {
+		return err
+	}
+	if !(c.Alpha >= 0) || math.IsInf(c.Alpha, 0) {
+		return fieldError(kind, config, "Alpha", c.Alpha, "a finite Alpha > 0")
+	}
+	if c.Alpha == 0 {
+		return fmt.Errorf("optim: %s: %s.Alpha = 0, want Alpha > 0: the average s would be the last squared gradient alone (a field means what it says, 0 is 0: if you meant torch's defaults, start from optim.RMSpropDefaults() and set the fields you change)", kind, config)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Eps", c.Eps}, {"Momentum", c.Momentum}, {"WeightDecay", c.WeightDecay}} {
+		if err := nonNegative(kind, config, f.name, f.v); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -89,7 +82,6 @@ func NewRMSprop[T tensor.Float](params []*autograd.Param[T], cfg RMSpropConfig) 
 	if err := cfg.Validate(); err != nil {
 		panic(err.Error())
 	}
-	cfg = cfg.resolve()
 	bufs := []string{"square_avg"}
 	kMom, kAvg := -1, -1
 	if cfg.Momentum > 0 {
@@ -112,15 +104,10 @@ func NewRMSprop[T tensor.Float](params []*autograd.Param[T], cfg RMSpropConfig) 
 }
 
 // Config returns the hyperparameters in effect, with the current learning
-// rate: torch's defaults in place of the fields left at 0, and Zero where
-// one is 0 against a nonzero default, so that the config given back to
-// NewRMSprop makes the same optimizer.
+// rate (which SetLR may have set to 0, a value NewRMSprop refuses).
 func (r *RMSprop[T]) Config() RMSpropConfig {
-	d := RMSpropDefaults()
 	c := r.cfg
-	c.LR = asSet(r.lr, d.LR)
-	c.Alpha = asSet(c.Alpha, d.Alpha)
-	c.Eps = asSet(c.Eps, d.Eps)
+	c.LR = r.lr
 	return c
 }
 

@@ -8,11 +8,10 @@ import (
 )
 
 // SGDConfig holds the hyperparameters of SGD, named as torch.optim.SGD's.
-// A field left at 0 takes torch's default, as a keyword argument left out
-// does: lr 1e-3, and no momentum, dampening or weight decay (torch's
-// defaults are 0). Set LR to Zero for a learning rate of exactly zero.
+// A field means what it says: 0 is 0 (see the package documentation).
+// SGDDefaults returns torch's defaults. LR must be > 0.
 type SGDConfig struct {
-	LR          float64 // learning rate η ≥ 0
+	LR          float64 // learning rate η > 0
 	Momentum    float64 // momentum factor μ ≥ 0 (0: plain SGD)
 	Dampening   float64 // dampening τ of the momentum (0 with Nesterov)
 	Nesterov    bool    // Nesterov momentum (needs μ > 0 and τ = 0)
@@ -23,35 +22,26 @@ type SGDConfig struct {
 // dampening, no weight decay.
 func SGDDefaults() SGDConfig { return SGDConfig{LR: 1e-3} }
 
-// resolve returns c with torch's defaults in place of its zero fields and
-// Zero fields set to 0.
-func (c SGDConfig) resolve() SGDConfig {
-	d := SGDDefaults()
-	return SGDConfig{
-		LR:          orDefault(c.LR, d.LR),
-		Momentum:    orDefault(c.Momentum, d.Momentum),
-		Dampening:   orDefault(c.Dampening, d.Dampening),
-		Nesterov:    c.Nesterov,
-		WeightDecay: orDefault(c.WeightDecay, d.WeightDecay),
-	}
-}
-
-// Validate reports whether the hyperparameters are valid, with the reasons
-// torch.optim.SGD would refuse them. A field left at 0 stands for torch's
-// default and one set to Zero for 0: both are valid.
+// Validate reports whether NewSGD accepts the hyperparameters: a finite
+// LR > 0, Momentum and WeightDecay finite and ≥ 0, a finite Dampening, and
+// Nesterov only with Momentum > 0 and Dampening 0. The error names the
+// field and its value.
 func (c SGDConfig) Validate() error {
-	c = c.resolve()
-	switch {
-	case !(c.LR >= 0) || isInf(c.LR):
-		return fmt.Errorf("optim: sgd: invalid learning rate %v", c.LR)
-	case !(c.Momentum >= 0) || isInf(c.Momentum):
-		return fmt.Errorf("optim: sgd: invalid momentum %v", c.Momentum)
-	case !(c.WeightDecay >= 0) || isInf(c.WeightDecay):
-		return fmt.Errorf("optim: sgd: invalid weight decay %v", c.WeightDecay)
-	case isNaNOrInf(c.Dampening):
-		return fmt.Errorf("optim: sgd: invalid dampening %v", c.Dampening)
-	case c.Nesterov && (c.Momentum <= 0 || c.Dampening != 0):
-		return fmt.Errorf("optim: sgd: Nesterov momentum requires a momentum > 0 and zero dampening (have momentum %v, dampening %v)", c.Momentum, c.Dampening)
+	const kind, config = "sgd", "SGDConfig"
+	if err := checkLRField(kind, config, c.LR, "SGDDefaults"); err != nil {
+		return err
+	}
+	if err := nonNegative(kind, config, "Momentum", c.Momentum); err != nil {
+		return err
+	}
+	if err := nonNegative(kind, config, "WeightDecay", c.WeightDecay); err != nil {
+		return err
+	}
+	if isNaNOrInf(c.Dampening) {
+		return fieldError(kind, config, "Dampening", c.Dampening, "a finite value")
+	}
+	if c.Nesterov && (c.Momentum <= 0 || c.Dampening != 0) {
+		return fmt.Errorf("optim: sgd: SGDConfig.Nesterov requires Momentum > 0 and Dampening = 0 (have Momentum = %v, Dampening = %v)", c.Momentum, c.Dampening)
 	}
 	return nil
 }
@@ -80,7 +70,6 @@ func NewSGD[T tensor.Float](params []*autograd.Param[T], cfg SGDConfig) *SGD[T] 
 	if err := cfg.Validate(); err != nil {
 		panic(err.Error())
 	}
-	cfg = cfg.resolve()
 	var bufs []string
 	if cfg.Momentum != 0 {
 		bufs = []string{"momentum_buffer"}
@@ -96,12 +85,10 @@ func NewSGD[T tensor.Float](params []*autograd.Param[T], cfg SGDConfig) *SGD[T] 
 }
 
 // Config returns the hyperparameters in effect, with the current learning
-// rate: torch's defaults in place of the fields left at 0, and Zero for a
-// learning rate of 0, so that the config given back to NewSGD makes the
-// same optimizer.
+// rate (which SetLR may have set to 0, a value NewSGD refuses).
 func (s *SGD[T]) Config() SGDConfig {
 	c := s.cfg
-	c.LR = asSet(s.lr, SGDDefaults().LR)
+	c.LR = s.lr
 	return c
 }
 
