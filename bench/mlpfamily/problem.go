@@ -147,12 +147,8 @@ func (p *ProblemOf[T]) build() error {
 		Shards: ShardSolve,
 	}
 	p.Params = p.Dyn.Params()
-	cfg := optim.AdamDefaults()
-	cfg.LR = c.LR
-	if c.LR == 0 {
-		cfg.LR = optim.Zero // a zero in the config is a zero, not torch's default
-	}
-	p.Opt = optim.NewAdam(p.Params, cfg)
+	p.Opt = optim.NewAdam(p.Params, optim.AdamDefaults())
+	p.Opt.SetLR(c.LR) // after NewAdam, which refuses the lr 0 that Validate allows
 	p.eng = engineOf[T]()
 	p.tp = newTape(p.eng)
 	return nil

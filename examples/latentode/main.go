@@ -123,6 +123,9 @@ func run[T tensor.Float](c config) (result, error) {
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
+	if !(c.LR > 0) {
+		return r, fmt.Errorf("want -lr > 0, have %g", c.LR)
+	}
 	rng := rand.New(rand.NewPCG(c.Seed, 0x1a7e))
 	series, waves, err := data.SineWaves(rng, c.Train+c.Test, data.SineOptions{Points: c.Points, TMax: c.TMax,
 		Grid: c.Grid, MinFreq: 0.1, MaxFreq: 0.3, Noise: c.Noise})
@@ -251,7 +254,7 @@ func trainModel[T tensor.Float](c config, m *model[T], series []data.Series) ([]
 			}
 			return train.Loss[T]{Value: loss, N: b.b.Len()}, err
 		}}
-	opt := optim.NewAdam(m.params(), optim.AdamConfig{LR: c.LR})
+	opt := optim.NewAdam(m.params(), optim.AdamConfig{LR: c.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
 	_, err := train.Fit(context.Background(), train.Config{Name: "latentode", Epochs: (c.Iters + 49) / 50, Log: c.Log}, task, opt)
 	return losses, err
 }

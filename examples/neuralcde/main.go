@@ -126,6 +126,9 @@ func run(c config) (result, error) {
 	if c.Batch < 1 || c.Batch > c.Train || c.Test < 1 || c.Points < 2 {
 		return r, fmt.Errorf("want 1 ≤ -batch ≤ -train, -test ≥ 1 and -points ≥ 2, have %d, %d, %d and %d", c.Batch, c.Train, c.Test, c.Points)
 	}
+	if !(c.LR > 0) {
+		return r, fmt.Errorf("want -lr > 0, have %g", c.LR)
+	}
 	rng := rand.New(rand.NewPCG(c.Seed, 0xcde))
 	trainSet, test := spirals(rng, c.Train, c.Points, c.Noise), spirals(rng, c.Test, c.Points, c.Noise)
 	m := newModel(rng, c.Hidden, c.Width)
@@ -240,7 +243,7 @@ func (m *model) train(c config, gm odeblock.GradMode, d dataset) ([]float64, err
 			losses = append(losses, loss.Item())
 			return train.Loss[float64]{Value: loss, N: len(idx)}, nil
 		}}
-	opt := optim.NewAdam(m.params(), optim.AdamConfig{LR: c.LR})
+	opt := optim.NewAdam(m.params(), optim.AdamConfig{LR: c.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
 	epochs := (c.Iters + task.PerEpoch - 1) / task.PerEpoch
 	_, err := train.Fit(context.Background(), train.Config{Name: "neuralcde", Epochs: epochs, Log: c.Log}, task, opt)
 	return losses, err

@@ -208,7 +208,7 @@ func run(c config) (result, error) {
 	}
 	eng := tensor.Default().Float64()
 	y0 := tensor.Full(1.0, c.Paths)
-	opt := optim.NewAdam(m.Params(), optim.AdamConfig{LR: c.LR})
+	opt := optim.NewAdam(m.Params(), optim.AdamConfig{LR: c.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
 	start := time.Now()
 	tail := c.Iters / 4
 	var sumMu, sumSigma, lastLoss float64

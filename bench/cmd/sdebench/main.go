@@ -122,6 +122,8 @@ func main() {
 		bad = "-batch, -dim, -width and -steps must be at least 1"
 	case *iters < 1 || *warmup < 1:
 		bad = "-iters and -warmup must be at least 1"
+	case !(c.LR > 0):
+		bad = fmt.Sprintf("-lr %g: want a learning rate > 0", c.LR)
 	case *save && *check == "":
 		bad = "-save-only needs -check"
 	}
@@ -329,7 +331,7 @@ func run(c Config, check string, saveOnly bool, warmup, iters int, prof string) 
 	}
 	p := &Problem[float32]{C: c, M: p64.M.Float32(), X: convert(p64.X), Target: convert(p64.Target), eng: tensor.Default().Float32()}
 	r := newResult(c, warmup, iters)
-	opt := optim.NewAdam(p.M.Params(), optim.AdamConfig{LR: c.LR})
+	opt := optim.NewAdam(p.M.Params(), optim.AdamConfig{LR: c.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
 	r.BaseRSSMB = vmHWM()
 	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	peakHeap := func() {
