@@ -45,6 +45,12 @@
 //	reversible_heun  Stratonovich  any               ½ in general;      1, 1
 //	                                                 here 0.94–0.96
 //
+// reversible_heun is not A-stable: on a dissipative drift (∂f/∂y < 0) its
+// errors grow like e^{|∂f/∂y|·t} whatever the step size, alternating in
+// sign from step to step, so that a long span of a strongly contracting
+// drift ends in overflow (an ErrNonFinite error naming the time) where
+// heun is stable; see ReversibleHeun.
+//
 // Models: Block is a solve as one op of a model (odeblock.Block's
 // counterpart), drawing a new Brownian path per call from its Seed, so
 // that networks mix SDE blocks with ordinary layers. Family makes a

@@ -91,11 +91,21 @@ func (l *loop[T]) step(t, h float64, y autograd.Var[T]) (autograd.Var[T], error)
 		}
 		y1, err = l.stp.step(l.tp, t, h, y, dW)
 	}
+	if err == nil {
+		err = l.p.finite(y1)
+	}
+	if err != nil && l.p.method == ReversibleHeun && errors.Is(err, ErrNonFinite) {
+		err = fmt.Errorf("%w — %s", err, reversibleHeunUnstable)
+	}
 	if err != nil {
 		return y, err
 	}
-	return y1, l.p.finite(y1)
+	return y1, nil
 }
+
+// reversibleHeunUnstable says why a reversible Heun solve may overflow.
+const reversibleHeunUnstable = "reversible_heun is not A-stable: where the drift contracts (∂f/∂y < 0) " +
+	"its errors grow like e^{|∂f/∂y|·t} at any step size, and heun is stable there; see sde.ReversibleHeun"
 
 func (l *loop[T]) commit(s revStep, y1 autograd.Var[T]) {
 	l.p.stats.Steps++

@@ -82,6 +82,26 @@ const (
 	// y₁. Gradient Reversible uses this. Strong order ½ in general
 	// (Kidger et al.); on the diagonal-noise test problem here it
 	// measures 1 (see solve_test.go).
+	//
+	// It is not A-stable, and is unstable on every dissipative drift. On
+	// dy = λy dt its two modes are multiplied per step by z ± √(z² + 1),
+	// z = λh, whose product is −1: for real λ < 0 (a drift that contracts,
+	// ∂f/∂y < 0), at any step size, the spurious one grows by
+	// |z| + √(1 + z²) ≈ e^{|λ|h} per step, alternating in sign — e^{|λ|t}
+	// over time, the mirror of the decay it should follow — and its only
+	// region of absolute stability is the imaginary segment −i < z < i
+	// (undamped oscillation at ωh < 1, where it keeps the amplitude to
+	// t = 500 and Heun's grows). The errors of the solve are amplified at the
+	// rate the drift contracts: on dy = −y dt they grow e-fold per unit of
+	// time at h = 0.1, 0.01 and 0.001 alike (a smaller step only makes
+	// them start smaller, there as h⁴, and so delays the blow-up, by about
+	// 9/|λ| per tenfold step), reaching 0.3 at t = 20 with h = 0.01
+	// where y is 2e-9; on f = −½y³ − 0.1y with noise 0.5 dW (y kept near
+	// 1, where ∂f/∂y ≈ −1.6) the solve overflows at t ≈ 5–6 with h = 0.01,
+	// where Heun (stable for real z in (−2, 0)) is not troubled
+	// (TestReversibleHeunDissipative). The overflow is an error wrapping
+	// ErrNonFinite naming the time of the step (and this instability).
+	// Use it where |∂f/∂y|·(t1 − t0) stays moderate, or use Heun.
 	ReversibleHeun = "reversible_heun"
 )
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
@@ -630,5 +631,97 @@ func TestSolveInfiniteTime(t *testing.T) {
 	tp := autograd.NewTape(engine64())
 	if _, err := blk.Forward(tp, tp.Input(tensor.Full(1.0, 4))); err == nil || !strings.Contains(err.Error(), "Block.Times[1] = +Inf is not finite") {
 		t.Errorf("Block with Times [0, +Inf]: error %v, want one naming Block.Times[1]", err)
+	}
+}
+
+// TestReversibleHeunDissipative documents reversible Heun's instability on
+// a drift that contracts (ReversibleHeun's doc). On dy = −y dt its error
+// grows e-fold per unit of time, alternating in sign from step to step, at
+// h = 0.1 and 0.01 alike (e(15)/e(10) = e(20)/e(15) = e⁵ ± 5%), while
+// Heun's decays with y (below 5% of e^{−t} to t = 20). On the dissipative f = −½y³ − 0.1y with
+// additive noise 0.5 dW from y0 = 2 (h = 0.01), reversible Heun overflows
+// (here at t = 4.69) with or without the Reversible gradient, and says so: a
+// *SolveError naming the method and the time of the step, wrapping
+// ErrNonFinite, that points at the instability; Heun solves the same path
+// to t = 10.
+func TestReversibleHeunDissipative(t *testing.T) {
+	decay := Funcs[float64]{
+		F: func(_ *autograd.Tape[float64], _ float64, y autograd.Var[float64]) autograd.Var[float64] {
+			return autograd.Scale(y, -1)
+		},
+		G: func(_ *autograd.Tape[float64], _ float64, y autograd.Var[float64]) autograd.Var[float64] {
+			return autograd.Scale(y, 0)
+		},
+	}
+	growth, want := map[string]float64{}, map[string]float64{}
+	for _, h := range []float64{0.1, 0.01} {
+		b := mustBrownian[float64](t, 0, 20, []int{1}, BrownianOptions{Seed: 48})
+		ts := []float64{0, 10, 15, 15 + h, 20}
+		for _, method := range []string{ReversibleHeun, Heun} {
+			tp := autograd.NewTape(engine64())
+			tp.SetNoGrad(true)
+			ys, _, err := Solve[float64](tp, decay, tp.Const(tensor.Full(1.0, 1)), ts, b, Options{Method: method, Step: h})
+			if err != nil {
+				t.Fatalf("%s, h = %g: %v", method, h, err)
+			}
+			e := make([]float64, len(ts))
+			for k, y := range ys {
+				e[k] = y.Value().ReadData()[0] - math.Exp(-ts[k])
+			}
+			if method == Heun {
+				for k := 1; k < len(e); k++ {
+					if r := math.Abs(e[k]) / math.Exp(-ts[k]); r > 0.05 {
+						t.Errorf("heun, h = %g: relative error %.3g at t = %g, want below 5%%", h, r, ts[k])
+					}
+				}
+				continue
+			}
+			growth[fmt.Sprintf("h=%g e(15)/e(10)", h)] = e[2] / e[1]
+			growth[fmt.Sprintf("h=%g e(20)/e(15)", h)] = e[4] / e[2]
+			want[fmt.Sprintf("h=%g e(15)/e(10)", h)] = math.Exp(5)
+			want[fmt.Sprintf("h=%g e(20)/e(15)", h)] = math.Exp(5)
+			if !(e[2]*e[3] < 0) {
+				t.Errorf("reversible_heun, h = %g: errors %.3g at t = 15 and %.3g a step later, want opposite signs", h, e[2], e[3])
+			}
+		}
+	}
+	if d := cmp.Diff(want, growth, cmpopts.EquateApprox(0.05, 0)); d != "" {
+		t.Errorf("reversible_heun's error growth on dy = −y dt (-want +got):\n%s", d)
+	}
+
+	cubic := Funcs[float64]{
+		F: func(_ *autograd.Tape[float64], _ float64, y autograd.Var[float64]) autograd.Var[float64] {
+			return autograd.Sub(autograd.Scale(autograd.Mul(y, autograd.Mul(y, y)), -0.5), autograd.Scale(y, 0.1))
+		},
+		G: func(tp *autograd.Tape[float64], _ float64, y autograd.Var[float64]) autograd.Var[float64] {
+			return tp.Const(tensor.Full(0.5, y.Shape()...))
+		},
+	}
+	ts := []float64{0, 2, 4, 6, 8, 10}
+	b := mustBrownian[float64](t, 0, 10, []int{4}, BrownianOptions{Seed: 48})
+	for _, g := range []Gradient{Backprop, Reversible} {
+		tp := autograd.NewTape(engine64())
+		tp.SetNoGrad(g == Backprop)
+		_, _, err := Solve[float64](tp, cubic, tp.Input(tensor.Full(2.0, 4)), ts, b, Options{Method: ReversibleHeun, Step: 0.01, Gradient: g})
+		var se *SolveError
+		if !errors.As(err, &se) || !errors.Is(err, ErrNonFinite) || se.Method != ReversibleHeun || !(se.T > 2 && se.T < 10) {
+			t.Fatalf("gradient %d: error %v, want a *SolveError of reversible_heun at some 2 < t < 10 wrapping ErrNonFinite", g, err)
+		}
+		for _, w := range []string{fmt.Sprintf("at t=%g", se.T), "not A-stable", "heun is stable"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("gradient %d: error %q does not say %q", g, err, w)
+			}
+		}
+	}
+	tp := autograd.NewTape(engine64())
+	tp.SetNoGrad(true)
+	ys, _, err := Solve[float64](tp, cubic, tp.Const(tensor.Full(2.0, 4)), ts, b, Options{Method: Heun, Step: 0.01})
+	if err != nil {
+		t.Fatalf("heun: %v", err)
+	}
+	for _, v := range ys[len(ys)-1].Value().ReadData() {
+		if !(math.Abs(v) < 5) {
+			t.Errorf("heun: y(10) = %v, want bounded", ys[len(ys)-1].Value().ReadData())
+		}
 	}
 }
