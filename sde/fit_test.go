@@ -65,7 +65,9 @@ func TestFitOrnsteinUhlenbeck(t *testing.T) {
 	logTheta, mu, logSigma := scalar("logθ", 0), scalar("μ", 0), scalar("logσ", 0)
 	model := ou(n, logTheta, mu, logSigma)
 	params := model.Params()
-	opt := optim.NewAdam(params, optim.AdamConfig{LR: 0.1})
+	cfg := optim.AdamDefaults()
+	cfg.LR = 0.1
+	opt := optim.NewAdam(params, cfg)
 	modelPath := mustBrownian[float64](t, 0, 1, []int{n}, BrownianOptions{Seed: 200})
 	var loss float64
 	for range 120 {
