@@ -27,7 +27,7 @@ func TestRunSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := autograd.NewParam("w", tensor.Full[float64](1, 2))
-	opt := optim.NewAdam([]*autograd.Param[float64]{p}, optim.AdamConfig{LR: 0.01})
+	opt := optim.NewAdam([]*autograd.Param[float64]{p}, optim.AdamConfig{LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
 	p.Grad = tensor.Full[float64](1, 2)
 	opt.Step() // a step count that is not a setting
 	const order = "training order of epoch 0 (the loader's seed)"

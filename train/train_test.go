@@ -218,7 +218,7 @@ func TestResumeChecksParametersAndOptimizer(t *testing.T) {
 			return opt
 		}, `"parameters" is missing`},
 		{"learning rate", func(map[string]string) optim.Optimizer[float32] {
-			return optim.NewAdam(m.Params(), optim.AdamConfig{LR: 0.5})
+			return optim.NewAdam(m.Params(), optim.AdamConfig{LR: 0.5, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
 		}, "lr"},
 	} {
 		meta := maps.Clone(base)
