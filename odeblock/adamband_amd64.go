@@ -2,10 +2,12 @@
 
 package odeblock
 
-import "golang.org/x/sys/cpu"
+import "github.com/adamnode/adamnode/tensor"
 
-// avx512 reports whether the AVX-512 kernels of this package can run.
-var avx512 = cpu.X86.HasAVX512F
+// avx512 reports whether the AVX-512 kernels of this package run: on the
+// avx512 kernel path (tensor.KernelPath; on avx2 and generic the Go loops
+// run).
+var avx512 = tensor.KernelPath() == "avx512"
 
 // The AdamNODE kernels (adamband_amd64.h), each for float32 and float64:
 //

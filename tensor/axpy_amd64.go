@@ -2,10 +2,12 @@
 
 package tensor
 
-import "golang.org/x/sys/cpu"
+import "github.com/adamnode/adamnode/tensor/internal/isa"
 
-// axpyAVX reports whether axpyAVX512 can run.
-var axpyAVX = cpu.X86.HasAVX512F
+// axpyAVX reports whether the slice kernels of axpy_amd64.s,
+// axpy64_amd64.s and relu64_amd64.s run: on the avx512 kernel path (they
+// have no AVX2 versions; on avx2 the Go loops run).
+var axpyAVX = isa.Current() >= isa.AVX512
 
 // axpyAVX512 sets y[i] += a·x[i] for i < n.
 //

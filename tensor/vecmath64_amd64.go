@@ -2,7 +2,7 @@
 
 package tensor
 
-import "golang.org/x/sys/cpu"
+import "github.com/adamnode/adamnode/tensor/internal/isa"
 
 // The float64 assembly kernels of vecmath64_amd64.s. Each sets z[i] =
 // f(x[i]) (or g[i]·f′(y[i])) for i < len(z) and needs the sources at
@@ -129,15 +129,14 @@ var avx2Path64 = vecPath64{
 	softplusBwd: checked3_64(softplusBwd64AVX2, softplusBwdAcc64AVX2),
 }
 
-// vecPaths64 returns the float64 kernel paths this CPU can run, fastest
-// first: AVX-512, AVX2+FMA, pure Go (GODEBUG=cpu.avx512f=off or
-// cpu.avx2=off takes a path away, as for vecPaths).
+// vecPaths64 returns the float64 kernel paths that the kernel path
+// allows, fastest first: AVX-512, AVX2+FMA, pure Go (as vecPaths).
 func vecPaths64() []vecPath64 {
 	var ps []vecPath64
-	if cpu.X86.HasAVX512F {
+	if isa.Current() >= isa.AVX512 {
 		ps = append(ps, avx512Path64)
 	}
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+	if isa.Current() >= isa.AVX2 {
 		ps = append(ps, avx2Path64)
 	}
 	return append(ps, goPath64)

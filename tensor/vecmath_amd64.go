@@ -2,7 +2,7 @@
 
 package tensor
 
-import "golang.org/x/sys/cpu"
+import "github.com/adamnode/adamnode/tensor/internal/isa"
 
 // The assembly kernels of vecmath_amd64.s. Each sets z[i] = f(x[i]) for
 // i < len(z) and needs len(x) ≥ len(z), which checked makes sure of.
@@ -194,15 +194,15 @@ var avx2Path = vecPath{
 	leakyBwd:    checked3Slope(leakyBwdAVX2, leakyBwdAccAVX2),
 }
 
-// vecPaths returns the float32 kernel paths this CPU can run, fastest
-// first: AVX-512, AVX2+FMA, pure Go. (GODEBUG=cpu.avx512f=off or
-// cpu.avx2=off, read by golang.org/x/sys/cpu, takes a path away.)
+// vecPaths returns the float32 kernel paths that the kernel path
+// (isa.Current: this CPU's fastest, or the one ADAMNODE_CPU forces)
+// allows, fastest first: AVX-512, AVX2+FMA, pure Go.
 func vecPaths() []vecPath {
 	var ps []vecPath
-	if cpu.X86.HasAVX512F {
+	if isa.Current() >= isa.AVX512 {
 		ps = append(ps, avx512Path)
 	}
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+	if isa.Current() >= isa.AVX2 {
 		ps = append(ps, avx2Path)
 	}
 	return append(ps, goPath)

@@ -2,11 +2,12 @@
 
 package tensor
 
-import "golang.org/x/sys/cpu"
+import "github.com/adamnode/adamnode/tensor/internal/isa"
 
 // winoAVX512 reports whether the transforms' elementwise loops run in
-// winograd_amd64.s.
-var winoAVX512 = cpu.X86.HasAVX512F
+// winograd_amd64.s: on the avx512 kernel path (on avx2 they run as Go
+// loops, and Winograd takes the threshold of the other CPUs).
+var winoAVX512 = isa.Current() >= isa.AVX512
 
 // winoCombineAVX512 is winoCombine on n float32 elements of each operand.
 //

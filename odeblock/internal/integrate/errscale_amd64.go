@@ -2,10 +2,12 @@
 
 package integrate
 
-import "golang.org/x/sys/cpu"
+import "github.com/adamnode/adamnode/tensor"
 
-// errScaleAVX reports whether errScaleAVX512 can run.
-var errScaleAVX = cpu.X86.HasAVX512F
+// errScaleAVX reports whether errScaleAVX512 and allFiniteAVX512 run: on
+// the avx512 kernel path (tensor.KernelPath; on avx2 and generic the Go
+// loops run).
+var errScaleAVX = tensor.KernelPath() == "avx512"
 
 // errScaleAVX512 is errorRatioRange's scaling loop on n float32 elements.
 //

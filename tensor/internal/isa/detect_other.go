@@ -1,0 +1,14 @@
+//go:build !amd64 || purego
+
+package isa
+
+import "runtime"
+
+// detect returns Generic: the purego build, and GOARCHes other than
+// amd64, have no assembly kernels.
+func detect() (Path, string) {
+	if runtime.GOARCH == "amd64" {
+		return Generic, "the purego build"
+	}
+	return Generic, "GOARCH=" + runtime.GOARCH
+}

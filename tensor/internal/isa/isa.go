@@ -1,0 +1,132 @@
+// Package isa decides, once at start-up, which instruction-set path the
+// project's own kernels take: the vector maps and slice kernels of package
+// tensor, the GEMMs of tensor/internal/sgemm and tensor/internal/dgemm,
+// odeblock's AdamNODE kernels and the integrator's error norm. The path is
+// the fastest that the CPU and the build run, or a slower one that the
+// environment variable ADAMNODE_CPU asks for (avx512, avx2 or generic),
+// read once when the package initializes; the build tag purego makes
+// generic the fastest. Package tensor reports the decision as
+// tensor.KernelPath, and the packages outside tensor read it there.
+//
+// A value of ADAMNODE_CPU that cannot be followed — a path this CPU or
+// build does not run, or no path at all — leaves the kernels on the
+// fastest path allowed no faster than asked (the fastest there is, for an
+// unknown value), and says so once on standard error; package tensor's
+// TestKernelPathFromEnv fails on an unknown value, so that a mistyped
+// value in a test run does not go unnoticed.
+package isa
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Path is an instruction-set path of the kernels. Paths are ordered from
+// the slowest to the fastest, and a CPU that runs one runs every path
+// below it.
+type Path uint8
+
+// The paths.
+const (
+	// Generic is portable Go: every GOARCH, and the purego build.
+	Generic Path = iota
+	// AVX2 is amd64 assembly on 256-bit registers with AVX2 and FMA
+	// (Intel since Haswell, AMD since Zen 1). Where a kernel has no AVX2
+	// version yet, it runs its Go loop on this path.
+	AVX2
+	// AVX512 is amd64 assembly on 512-bit registers: AVX-512 F, CD, BW,
+	// DQ and VL (the x86-64-v4 level: Intel since Skylake-SP, AMD since
+	// Zen 4), with AVX2 and FMA.
+	AVX512
+)
+
+// EnvVar is the environment variable that forces a path.
+const EnvVar = "ADAMNODE_CPU"
+
+// names are the paths' names, as ADAMNODE_CPU and tensor.KernelPath spell
+// them.
+var names = [...]string{Generic: "generic", AVX2: "avx2", AVX512: "avx512"}
+
+// String returns the path's name: "generic", "avx2" or "avx512".
+func (p Path) String() string {
+	if int(p) < len(names) {
+		return names[p]
+	}
+	return fmt.Sprintf("isa.Path(%d)", uint8(p))
+}
+
+// parse returns the path that s names, ignoring case and surrounding
+// space, and whether s names one.
+func parse(s string) (Path, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	for p, n := range names {
+		if s == n {
+			return Path(p), true
+		}
+	}
+	return Generic, false
+}
+
+// features are the CPU features the paths need.
+type features struct {
+	avx2, fma                                       bool
+	avx512f, avx512cd, avx512bw, avx512dq, avx512vl bool
+}
+
+// fastest returns the fastest path that a CPU with the features f runs.
+func fastest(f features) Path {
+	if !f.avx2 || !f.fma {
+		return Generic
+	}
+	if f.avx512f && f.avx512cd && f.avx512bw && f.avx512dq && f.avx512vl {
+		return AVX512
+	}
+	return AVX2
+}
+
+// decide returns the path the kernels take where best is the fastest that
+// the CPU and build run (limit names what sets it: "this CPU", "the
+// purego build", ...) and ADAMNODE_CPU holds value (set: whether it is set
+// at all), with the message to print when the value cannot be followed
+// ("" when it can). An empty value counts as unset.
+func decide(value string, set bool, best Path, limit string) (Path, string) {
+	if !set || strings.TrimSpace(value) == "" {
+		return best, ""
+	}
+	p, ok := parse(value)
+	if !ok {
+		return best, fmt.Sprintf("adamnode: %s=%q is not a kernel path (avx512, avx2 or generic): the kernels run %s, the fastest %s runs",
+			EnvVar, value, best, limit)
+	}
+	if p > best {
+		return best, fmt.Sprintf("adamnode: %s=%s: %s does not run the %s kernels: they run %s, the fastest it runs",
+			EnvVar, value, limit, p, best)
+	}
+	return p, ""
+}
+
+// best is the fastest path this CPU and build run, and limit what sets it.
+var best, limit = detect()
+
+// current is the path the kernels take: decided once, never changed.
+var current = fromEnv()
+
+// fromEnv decides the path from ADAMNODE_CPU, printing on standard error
+// why the value is not followed where it is not.
+func fromEnv() Path {
+	v, set := os.LookupEnv(EnvVar)
+	p, msg := decide(v, set, best, limit)
+	if msg != "" {
+		fmt.Fprintln(os.Stderr, msg)
+	}
+	return p
+}
+
+// Current returns the path the kernels take, decided when the package
+// initialized.
+func Current() Path { return current }
+
+// Best returns the fastest path this CPU and build run, whatever
+// ADAMNODE_CPU asks for.
+func Best() Path { return best }

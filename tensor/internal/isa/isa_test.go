@@ -1,0 +1,106 @@
+package isa
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestFastest(t *testing.T) {
+	all := features{true, true, true, true, true, true, true}
+	without := func(f func(*features)) features {
+		g := all
+		f(&g)
+		return g
+	}
+	for _, c := range []struct {
+		name string
+		f    features
+		want Path
+	}{
+		{"x86-64-v4", all, AVX512},
+		{"none", features{}, Generic},
+		{"no AVX2", without(func(f *features) { f.avx2 = false }), Generic},
+		{"no FMA", without(func(f *features) { f.fma = false }), Generic},
+		{"AVX2 and FMA only", features{avx2: true, fma: true}, AVX2},
+		{"no AVX-512F", without(func(f *features) { f.avx512f = false }), AVX2},
+		{"no AVX-512CD", without(func(f *features) { f.avx512cd = false }), AVX2},
+		{"no AVX-512BW", without(func(f *features) { f.avx512bw = false }), AVX2},
+		{"no AVX-512DQ", without(func(f *features) { f.avx512dq = false }), AVX2},
+		{"no AVX-512VL", without(func(f *features) { f.avx512vl = false }), AVX2},
+		{"AVX-512 without AVX2", without(func(f *features) { f.avx2 = false }), Generic},
+	} {
+		if got := fastest(c.f); got != c.want {
+			t.Errorf("%s: fastest = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestDecide(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		set   bool
+		best  Path
+		want  Path
+		msg   string // a part of the message; "" for none
+	}{
+		{"", false, AVX512, AVX512, ""},
+		{"", true, AVX2, AVX2, ""},
+		{"  ", true, AVX2, AVX2, ""},
+		{"avx512", true, AVX512, AVX512, ""},
+		{"avx2", true, AVX512, AVX2, ""},
+		{"generic", true, AVX512, Generic, ""},
+		{"generic", true, AVX2, Generic, ""},
+		{"generic", true, Generic, Generic, ""},
+		{" AVX2\n", true, AVX512, AVX2, ""},
+		{"Generic", true, AVX2, Generic, ""},
+		{"avx2", true, AVX2, AVX2, ""},
+		{"avx512", true, AVX2, AVX2, `ADAMNODE_CPU=avx512: this CPU does not run the avx512 kernels: they run avx2`},
+		{"avx512", true, Generic, Generic, `this CPU does not run the avx512 kernels: they run generic`},
+		{"avx2", true, Generic, Generic, `ADAMNODE_CPU=avx2: this CPU does not run the avx2 kernels: they run generic`},
+		{"avx-2", true, AVX512, AVX512, `ADAMNODE_CPU="avx-2" is not a kernel path (avx512, avx2 or generic): the kernels run avx512, the fastest this CPU runs`},
+		{"go", true, AVX2, AVX2, `"go" is not a kernel path`},
+		{"sse4", true, Generic, Generic, `the kernels run generic`},
+	} {
+		got, msg := decide(c.value, c.set, c.best, "this CPU")
+		if got != c.want {
+			t.Errorf("decide(%q, %v, %v) = %v, want %v", c.value, c.set, c.best, got, c.want)
+		}
+		if (msg == "") != (c.msg == "") || !strings.Contains(msg, c.msg) {
+			t.Errorf("decide(%q, %v, %v) says %q, want a message containing %q", c.value, c.set, c.best, msg, c.msg)
+		}
+		if msg != "" && !strings.HasPrefix(msg, "adamnode: ADAMNODE_CPU=") {
+			t.Errorf("decide(%q, %v, %v) says %q: not naming the variable first", c.value, c.set, c.best, msg)
+		}
+	}
+}
+
+func TestString(t *testing.T) {
+	for _, c := range []struct {
+		p    Path
+		want string
+	}{
+		{Generic, "generic"}, {AVX2, "avx2"}, {AVX512, "avx512"}, {AVX512 + 1, "isa.Path(3)"},
+	} {
+		if got := c.p.String(); got != c.want {
+			t.Errorf("Path(%d).String() = %q, want %q", uint8(c.p), got, c.want)
+		}
+		if p, ok := parse(c.want); ok != (c.p <= AVX512) || ok && p != c.p {
+			t.Errorf("parse(%q) = %v, %v", c.want, p, ok)
+		}
+	}
+}
+
+// TestCurrent checks the decision against this process's ADAMNODE_CPU
+// and the fastest path (the subprocess tests of package tensor check it
+// at start-up, for each value).
+func TestCurrent(t *testing.T) {
+	v, set := os.LookupEnv(EnvVar)
+	want, _ := decide(v, set, Best(), limit)
+	if Current() != want {
+		t.Errorf("Current() = %v with %s=%q and Best() = %v, want %v", Current(), EnvVar, v, Best(), want)
+	}
+	if Current() > Best() {
+		t.Errorf("Current() = %v is faster than Best() = %v", Current(), Best())
+	}
+}
