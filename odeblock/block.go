@@ -376,6 +376,11 @@ func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (
 		return autograd.Var[T]{}, errConcurrentUse
 	}
 	defer b.busy.exit()
+	return b.recordHeld(tp, z0, traj)
+}
+
+// recordHeld is record for a caller that holds the Block's guard (busy).
+func (b *Block[T]) recordHeld(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (_ autograd.Var[T], err error) {
 	defer recoverEval(&err)
 	mode, ts, err := b.checkRecord()
 	if err != nil {

@@ -33,11 +33,12 @@ var ErrNoEvent = errors.New("odeblock: no event before the end of the span")
 // records it. A crossing where ∂g/∂t + ∂g/∂z·f = 0 (tangential) has no
 // derivative: an error.
 func (b *Block[T]) ForwardEvent(tp *autograd.Tape[T], z0 autograd.Var[T], g EventFunc[T], dir int) (tstar, zstar autograd.Var[T], err error) {
-	defer recoverEval(&err)
-	if b.Dynamics == nil {
-		return tstar, zstar, fmt.Errorf("odeblock: Block has no Dynamics")
+	if !b.busy.enter() {
+		return tstar, zstar, errConcurrentUse
 	}
-	ts, err := b.checkTimes()
+	defer b.busy.exit()
+	defer recoverEval(&err)
+	_, ts, err := b.checkRecord()
 	if err != nil {
 		return tstar, zstar, err
 	}
@@ -52,7 +53,7 @@ func (b *Block[T]) ForwardEvent(tp *autograd.Tape[T], z0 autograd.Var[T], g Even
 		saved := b.Times
 		defer func() { b.Times = saved }()
 		b.Times = []float64{ts[0], te}
-		return b.record(tp, z0, false)
+		return b.recordHeld(tp, z0, false)
 	}()
 	if err != nil {
 		return tstar, zstar, err

@@ -454,3 +454,52 @@ func TestHole48ExplicitAdamsSmallSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestHole48ForwardEventGuarded: ForwardEvent holds the Block's guard from
+// its first solve (the one finding the event) — a ForwardEvent while
+// another goroutine's Forward is in the block gets the concurrent-use
+// error, and a Forward while a ForwardEvent's first solve is in it too —
+// and checks the dynamics first: a CDE without its control is an error
+// naming it, not a nil-pointer panic in the event's solve.
+func TestHole48ForwardEventGuarded(t *testing.T) {
+	eng := tensor.EngineFor[float64](tensor.Gonum(2))
+	g := newGatedField()
+	b := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: g}, Times: []float64{0, 5}}
+	z0 := func(tp *autograd.Tape[float64]) autograd.Var[float64] {
+		return tp.Const(tensor.FromSlice([]float64{0.5, -0.5, 1, 0.25}, 2, 2))
+	}
+	// At t = 0.5 + z's sum/100.
+	event := func(tp *autograd.Tape[float64], t float64, z autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.AddConst(autograd.Scale(autograd.Sum(z), -0.01), t-0.5)
+	}
+	forwardEvent := func() error {
+		tp := autograd.NewTape(eng)
+		_, _, err := b.ForwardEvent(tp, z0(tp), event, 0)
+		return err
+	}
+	forward := func() error {
+		tp := autograd.NewTape(eng)
+		_, err := b.Forward(tp, z0(tp))
+		return err
+	}
+	if err := forwardEvent(); err != nil {
+		t.Fatalf("ForwardEvent alone: %v", err)
+	}
+	release := g.held(forward)
+	concurrentUse(t, "ForwardEvent during a Forward", forwardEvent())
+	if err := release(); err != nil {
+		t.Errorf("the Forward already in the block: %v", err)
+	}
+	release = g.held(forwardEvent) // held in the event's first solve
+	concurrentUse(t, "Forward during a ForwardEvent", forward())
+	if err := release(); err != nil {
+		t.Errorf("the ForwardEvent already in the block: %v", err)
+	}
+
+	cde := &odeblock.Block[float64]{Dynamics: &odeblock.CDE[float64]{F: g}, Times: []float64{0, 1}}
+	tp := autograd.NewTape(eng)
+	_, _, err := cde.ForwardEvent(tp, z0(tp), event, 0)
+	if err == nil || !strings.Contains(err.Error(), "X is nil") {
+		t.Errorf("ForwardEvent of a CDE without its control: %v, want the error naming X", err)
+	}
+}
