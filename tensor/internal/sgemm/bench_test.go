@@ -68,8 +68,16 @@ func (s shape) lds() (lda, ldb int) {
 	return lda, ldb
 }
 
+// BenchmarkSgemm runs each shape by this package's Sgemm (asm: the path
+// isa.Current chose, ADAMNODE_CPU=avx2 forcing the AVX2 kernels), by the
+// AVX2 driver where the CPU runs it and Sgemm does not (avx2), and by the
+// others, in GFLOP/s.
 func BenchmarkSgemm(b *testing.B) {
-	impls := append([]impl{{"asm", Sgemm}}, others...)
+	impls := []impl{{"asm", Sgemm}}
+	if hasAVX2 && active != driverAVX2 {
+		impls = append(impls, impl{"avx2", driverAVX2.Gemm})
+	}
+	impls = append(impls, others...)
 	for _, s := range benchShapes() {
 		rng := rand.New(rand.NewPCG(1, 1))
 		lda, ldb := s.lds()
@@ -86,18 +94,29 @@ func BenchmarkSgemm(b *testing.B) {
 }
 
 // BenchmarkFMAPeak measures the core's float32 FMA throughput on registers
-// (no loads): the ceiling of any GEMM here. Set BenchmarkSgemm's GFLOP/s
-// against it, measured in the same run (AMD EPYC Zen 5 of 2026-11: 116.6
-// GFLOP/s on one core, the kernels 100–110 at the MLP shapes).
+// (no loads): the ceiling of any GEMM here, on ZMM registers (avx512) and
+// on YMM ones (avx2, the AVX2 kernels' ceiling). Set BenchmarkSgemm's
+// GFLOP/s against it, measured in the same run (AMD EPYC Zen 5 of
+// 2026-11: 116.6 GFLOP/s on one core, the kernels 100–110 at the MLP
+// shapes).
 func BenchmarkFMAPeak(b *testing.B) {
-	if !hasKernel {
-		b.Skip("no AVX-512")
-	}
 	const rounds = 1 << 16
-	for b.Loop() {
-		fmaPeak(rounds)
+	for _, p := range []struct {
+		name  string
+		ok    bool
+		peak  func(int)
+		flops float64 // a round's
+	}{{"avx512", hasKernel, fmaPeak, 384}, {"avx2", hasAVX2, fmaPeakAVX2, 192}} {
+		b.Run(p.name, func(b *testing.B) {
+			if !p.ok {
+				b.Skip("not on this path")
+			}
+			for b.Loop() {
+				p.peak(rounds)
+			}
+			b.ReportMetric(p.flops*rounds*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
 	}
-	b.ReportMetric(384*rounds*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
 // BenchmarkSgemmFreshC runs the MLP shapes with C in memory that no cache

@@ -1,18 +1,24 @@
-// Package sgemm is a float32 GEMM for amd64 with AVX-512: the blocked
-// algorithm of Goto and van de Geijn (as in BLIS) around micro-kernels in Go
-// assembly. Elsewhere, and in the purego build, it is gonum's Sgemm.
+// Package sgemm is a float32 GEMM for amd64: the blocked algorithm of Goto
+// and van de Geijn (as in BLIS) around micro-kernels in Go assembly, for
+// AVX-512 and for AVX2 with FMA, the kernel path that package isa decides
+// (isa.Current). On the generic path — elsewhere, in the purego build, or
+// forced by ADAMNODE_CPU=generic — it is gonum's Sgemm.
 //
-// Sgemm packs B, a KC×NC block at a time, into panels of 32 columns (the
-// last one 16 when at most 16 remain) and A, an MC×KC block at a time, into
-// panels of 12 rows, both zero-padded; a 12×32 (or 12×16) kernel with the
-// accumulators in ZMM registers then computes each tile of C, storing
-// partial tiles at the edges through masks (a block's last panel of A, of
-// fewer than 12 rows, runs a kernel of 4 or 8 rows where that covers it).
-// Each kernel prefetches its tile of C on entry (and, when k is under 64,
-// the two tiles below it): C is often a fresh tape buffer no cache holds,
-// and a short k gives the stores too little lead to fetch it otherwise.
-// Pack buffers come from a free list, so a call allocates nothing in the
-// steady state.
+// On the AVX-512 path Sgemm packs B, a KC×NC block at a time, into panels
+// of 32 columns (the last one 16 when at most 16 remain) and A, an MC×KC
+// block at a time, into panels of 12 rows, both zero-padded; a 12×32 (or
+// 12×16) kernel with the accumulators in ZMM registers then computes each
+// tile of C, storing partial tiles at the edges through masks (a block's
+// last panel of A, of fewer than 12 rows, runs a kernel of 4 or 8 rows
+// where that covers it). Each kernel prefetches its tile of C on entry
+// (and, when k is under 64, the two tiles below it): C is often a fresh
+// tape buffer no cache holds, and a short k gives the stores too little
+// lead to fetch it otherwise. Pack buffers come from a free list, so a
+// call allocates nothing in the steady state.
+//
+// The AVX2 path (avx2.go) is the same driver around 6×16 (or 6×8) kernels
+// in YMM registers, whose edges load and store the last partial vector
+// through VMASKMOVPS, with the same in-place reads of A and B.
 package sgemm
 
 import (
@@ -20,6 +26,7 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/adamnode/adamnode/tensor/internal/gemm"
+	"github.com/adamnode/adamnode/tensor/internal/isa"
 )
 
 // The register tile (mr × nr) and the cache blocks: a kc×nr panel of B stays
@@ -32,7 +39,7 @@ const (
 	nc = 4096
 )
 
-// driver is Sgemm's blocked GEMM.
+// driver is Sgemm's blocked GEMM on the AVX-512 path.
 var driver = &gemm.Driver[float32]{
 	MR: mr, NR: nr, KC: kc, MC: mc, NC: nc,
 	DirectBMaxM: 96,
@@ -52,15 +59,33 @@ var driver = &gemm.Driver[float32]{
 	Fallback:     gonum.Implementation{}.Sgemm,
 }
 
-// Enabled reports whether Sgemm runs the assembly kernels (rather than
-// gonum's Sgemm).
-func Enabled() bool { return hasKernel }
+// driverGonum is Sgemm on the generic path: no kernels, gonum's Sgemm.
+var driverGonum = &gemm.Driver[float32]{Fallback: gonum.Implementation{}.Sgemm}
+
+// driverFor returns the driver of the kernel path p: the AVX-512 or the
+// AVX2 kernels, or gonum's Sgemm.
+func driverFor(p isa.Path) *gemm.Driver[float32] {
+	switch p {
+	case isa.AVX512:
+		return driver
+	case isa.AVX2:
+		return driverAVX2
+	}
+	return driverGonum
+}
+
+// active is the driver Sgemm and SgemmBias run, that of isa.Current.
+var active = driverFor(isa.Current())
+
+// Enabled reports whether Sgemm runs assembly kernels, AVX-512 or AVX2
+// (isa.Current says which), rather than gonum's Sgemm.
+func Enabled() bool { return active.Enabled }
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices,
 // where op(A) is m×k, op(B) is k×n and C is m×n, with the contract of
 // blas.Float32's Sgemm: when beta is 0, C is not read.
 func Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	driver.Gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	active.Gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // SgemmBias computes C = alpha·op(A)·op(B) + 1·biasᵀ, bias (of length at
@@ -68,7 +93,7 @@ func Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda i
 // affine map of a linear layer, the bias added as the kernels store C
 // instead of in a pass of its own.
 func SgemmBias(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, bias, c []float32, ldc int) {
-	driver.GemmBias(tA, tB, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc)
+	active.GemmBias(tA, tB, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc)
 }
 
 // inPlaceTiles computes C's rows [0, edge), 12 at a time, reading A in
