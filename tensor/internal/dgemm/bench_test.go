@@ -53,10 +53,16 @@ func (s shape) lds() (lda, ldb int) {
 	return lda, ldb
 }
 
-// BenchmarkDgemm runs each shape by this package's Dgemm (asm) and the
+// BenchmarkDgemm runs each shape by this package's Dgemm (asm: the path
+// isa.Current chose, ADAMNODE_CPU=avx2 forcing the AVX2 kernels), by the
+// AVX2 driver where the CPU runs it and Dgemm does not (avx2), and by the
 // others, in GFLOP/s.
 func BenchmarkDgemm(b *testing.B) {
-	impls := append([]impl{{"asm", Dgemm}}, others...)
+	impls := []impl{{"asm", Dgemm}}
+	if hasAVX2 && active != driverAVX2 {
+		impls = append(impls, impl{"avx2", driverAVX2.Gemm})
+	}
+	impls = append(impls, others...)
 	for _, s := range benchShapes() {
 		rng := rand.New(rand.NewPCG(1, 1))
 		lda, ldb := s.lds()
@@ -73,17 +79,27 @@ func BenchmarkDgemm(b *testing.B) {
 }
 
 // BenchmarkFMAPeak measures the core's float64 FMA throughput on registers
-// (no loads): the ceiling of any DGEMM here. On a shared 2-core AMD EPYC
+// (no loads): the ceiling of any DGEMM here, on ZMM registers (avx512) and
+// on YMM ones (avx2, the AVX2 kernels' ceiling). On a shared 2-core AMD EPYC
 // Zen 4 of 2026-11: 57.0 GFLOP/s on one core (median of 9; package sgemm's
 // float32 peak 108.3, half of it 54), the kernels 47–50 at the 64-wide MLP
 // shapes, 34–39 where C is 17 wide.
 func BenchmarkFMAPeak(b *testing.B) {
-	if !hasKernel {
-		b.Skip("no AVX-512")
-	}
 	const rounds = 1 << 16
-	for b.Loop() {
-		fmaPeak(rounds)
+	for _, p := range []struct {
+		name  string
+		ok    bool
+		peak  func(int)
+		flops float64 // a round's
+	}{{"avx512", hasKernel, fmaPeak, 192}, {"avx2", hasAVX2, fmaPeakAVX2, 96}} {
+		b.Run(p.name, func(b *testing.B) {
+			if !p.ok {
+				b.Skip("not on this path")
+			}
+			for b.Loop() {
+				p.peak(rounds)
+			}
+			b.ReportMetric(p.flops*rounds*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
 	}
-	b.ReportMetric(192*rounds*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

@@ -1,18 +1,19 @@
-// Package dgemm is a float64 GEMM for amd64 with AVX-512: the blocked
-// algorithm of Goto and van de Geijn (as in BLIS) around micro-kernels in Go
-// assembly, the float64 counterpart of package sgemm. Elsewhere, and in the
-// purego build, it is gonum's Dgemm.
+// Package dgemm is a float64 GEMM for amd64: the blocked algorithm of Goto
+// and van de Geijn (as in BLIS) around micro-kernels in Go assembly, for
+// AVX-512 and for AVX2 with FMA, the float64 counterpart of package sgemm,
+// on the kernel path that package isa decides (isa.Current). On the
+// generic path — elsewhere, in the purego build, or forced by
+// ADAMNODE_CPU=generic — it is gonum's Dgemm.
 //
-// Dgemm packs B, a KC×NC block at a time, into panels of 16 columns (the
-// last one 8 or 4 when at most that many remain) and A, an MC×KC block at
-// a time, into panels of 12 rows, both zero-padded; a 12×16 (or 12×8,
-// 12×4) kernel with the accumulators in vector registers then computes
-// each tile of C, storing
-// partial tiles at the edges through masks (a block's last panel of A, of
-// fewer than 12 rows, runs a kernel of 4 or 8 rows where that covers it).
-// An untransposed B is read in place when C has few rows, a transposed A
-// in place (and an untransposed one by rows) when C is narrow, as in
-// package sgemm.
+// On the AVX-512 path Dgemm packs B, a KC×NC block at a time, into panels
+// of 16 columns (the last one 8 or 4 when at most that many remain) and A,
+// an MC×KC block at a time, into panels of 12 rows, both zero-padded; a
+// 12×16 (or 12×8, 12×4) kernel with the accumulators in vector registers
+// then computes each tile of C, storing partial tiles at the edges through
+// masks (a block's last panel of A, of fewer than 12 rows, runs a kernel
+// of 4 or 8 rows where that covers it). An untransposed B is read in place
+// when C has few rows, a transposed A in place (and an untransposed one by
+// rows) when C is narrow, as in package sgemm.
 //
 // The register tile is 12×16: 24 accumulators (12 rows of two 8-lane
 // vectors), the two vectors of B of the current step and 6 registers for
@@ -22,6 +23,10 @@
 // need 16 loads of A for 16 FMAs; 8×24 has 24 FMAs for 11 loads but
 // leaves MLP widths of 16 and 64 columns with a partly masked third
 // vector). The blocking is gemm.Driver's, shared with package sgemm.
+//
+// The AVX2 path (avx2.go) is the same driver around 6×8 (or 6×4) kernels
+// in the 16 YMM registers, whose edges load and store the last partial
+// vector through VMASKMOVPD, with the same in-place reads of A and B.
 package dgemm
 
 import (
@@ -29,6 +34,7 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/adamnode/adamnode/tensor/internal/gemm"
+	"github.com/adamnode/adamnode/tensor/internal/isa"
 )
 
 // The register tile (mr × nr) and the cache blocks: a kc×nr panel of B stays
@@ -42,7 +48,7 @@ const (
 	nc = 2048
 )
 
-// driver is Dgemm's blocked GEMM.
+// driver is Dgemm's blocked GEMM on the AVX-512 path.
 var driver = &gemm.Driver[float64]{
 	MR: mr, NR: nr, KC: kc, MC: mc, NC: nc,
 	DirectBMaxM:  96,
@@ -55,15 +61,33 @@ var driver = &gemm.Driver[float64]{
 	Fallback:     gonum.Implementation{}.Dgemm,
 }
 
-// Enabled reports whether Dgemm runs the assembly kernels (rather than
-// gonum's Dgemm).
-func Enabled() bool { return hasKernel }
+// driverGonum is Dgemm on the generic path: no kernels, gonum's Dgemm.
+var driverGonum = &gemm.Driver[float64]{Fallback: gonum.Implementation{}.Dgemm}
+
+// driverFor returns the driver of the kernel path p: the AVX-512 or the
+// AVX2 kernels, or gonum's Dgemm.
+func driverFor(p isa.Path) *gemm.Driver[float64] {
+	switch p {
+	case isa.AVX512:
+		return driver
+	case isa.AVX2:
+		return driverAVX2
+	}
+	return driverGonum
+}
+
+// active is the driver Dgemm and DgemmBias run, that of isa.Current.
+var active = driverFor(isa.Current())
+
+// Enabled reports whether Dgemm runs assembly kernels, AVX-512 or AVX2
+// (isa.Current says which), rather than gonum's Dgemm.
+func Enabled() bool { return active.Enabled }
 
 // Dgemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices,
 // where op(A) is m×k, op(B) is k×n and C is m×n, with the contract of
 // blas.Float64's Dgemm: when beta is 0, C is not read.
 func Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	driver.Gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	active.Gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // DgemmBias computes C = alpha·op(A)·op(B) + 1·biasᵀ, bias (of length at
@@ -71,7 +95,7 @@ func Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda i
 // affine map of a linear layer, the bias added as the kernels store C
 // instead of in a pass of its own.
 func DgemmBias(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, bias, c []float64, ldc int) {
-	driver.GemmBias(tA, tB, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc)
+	active.GemmBias(tA, tB, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc)
 }
 
 // inPlaceTiles computes C's rows [0, edge), 12 at a time, reading A in

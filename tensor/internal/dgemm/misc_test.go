@@ -6,17 +6,21 @@ import (
 	"gonum.org/v1/gonum/blas"
 )
 
+// TestDgemmNoAllocs checks that a product by the kernels, of either path,
+// allocates nothing once the pack buffers exist.
 func TestDgemmNoAllocs(t *testing.T) {
-	if !Enabled() {
-		t.Skip("gonum's Dgemm allocates")
-	}
-	a, b, c := make([]float64, 300*300), make([]float64, 300*300), make([]float64, 300*300)
-	Dgemm(blas.NoTrans, blas.Trans, 300, 300, 300, 1, a, 300, b, 300, 0, c, 300)
-	if n := testing.AllocsPerRun(20, func() {
-		Dgemm(blas.NoTrans, blas.Trans, 300, 300, 300, 1, a, 300, b, 300, 0, c, 300)
-	}); n > 0 {
-		t.Errorf("%v allocations per call", n)
-	}
+	forPaths(t, func(t *testing.T, gp gemmPath) {
+		if gp.name == "Dgemm" && !Enabled() {
+			t.Skip("gonum's Dgemm allocates")
+		}
+		a, b, c := make([]float64, 300*300), make([]float64, 300*300), make([]float64, 300*300)
+		gp.gemm(blas.NoTrans, blas.Trans, 300, 300, 300, 1, a, 300, b, 300, 0, c, 300)
+		if n := testing.AllocsPerRun(20, func() {
+			gp.gemm(blas.NoTrans, blas.Trans, 300, 300, 300, 1, a, 300, b, 300, 0, c, 300)
+		}); n > 0 {
+			t.Errorf("%v allocations per call", n)
+		}
+	})
 }
 
 func TestDgemmPanics(t *testing.T) {

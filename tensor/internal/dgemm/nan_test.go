@@ -11,6 +11,11 @@ import (
 // before and not read): a row of C for one in A, a column for one in B,
 // also in the zero-padded edge tiles and the in-place paths.
 func TestDgemmNaN(t *testing.T) {
+	forPaths(t, testNaN)
+}
+
+// testNaN is TestDgemmNaN on one path.
+func testNaN(t *testing.T, gp gemmPath) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, tc := range []struct {
 		tA, tB  bool
@@ -35,7 +40,7 @@ func TestDgemmNaN(t *testing.T) {
 			} else {
 				b[pb*ldb+jb] = bad
 			}
-			Dgemm(tr(tc.tA), tr(tc.tB), tc.m, tc.n, tc.k, 1, a, lda, b, ldb, 0, c, ldc)
+			gp.gemm(tr(tc.tA), tr(tc.tB), tc.m, tc.n, tc.k, 1, a, lda, b, ldb, 0, c, ldc)
 			for i := range tc.m {
 				for j := range tc.n {
 					v := c[i*ldc+j]
