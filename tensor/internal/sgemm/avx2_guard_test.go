@@ -107,3 +107,47 @@ func TestAVX2KernelsStayInside(t *testing.T) {
 		}
 	}
 }
+
+// TestAVX2TransStaysInside runs avx2Trans with every row of the source
+// (cols values) and of the destination (the lanes in smask) ending right
+// before a page it may not touch.
+func TestAVX2TransStaysInside(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2 with FMA")
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	for _, rows := range []int{1, 5, 8} {
+		for _, cols := range []int{1, 7, 8} {
+			for _, lanes := range []int{3, 6, 8} {
+				src, ss, freeSrc := guarded(t, rows, cols)
+				d, ds, freeD := guarded(t, cols, lanes)
+				for r := range rows {
+					for c := range cols {
+						src[r*ss+c] = float32(10*r + c + 1)
+					}
+				}
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Errorf("rows %d, cols %d, %d lanes: %v", rows, cols, lanes, r)
+						}
+					}()
+					avx2Trans(&d[0], ds, &src[0], ss, rows, cols, gemm.Lanes(cols), gemm.Lanes(lanes))
+				}()
+				for c := range cols {
+					for r := range lanes {
+						want := float32(0)
+						if r < rows {
+							want = float32(10*r + c + 1)
+						}
+						if got := d[c*ds+r]; got != want {
+							t.Fatalf("rows %d, cols %d, %d lanes: d[%d, %d] = %v, want %v", rows, cols, lanes, c, r, got, want)
+						}
+					}
+				}
+				freeSrc()
+				freeD()
+			}
+		}
+	}
+}

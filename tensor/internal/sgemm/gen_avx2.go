@@ -306,18 +306,129 @@ func (k kern) write() {
 	w("\tJNE partial")
 	k.body(false, "")
 	w("partial:")
-	if es == 4 {
-		w("\tVMOVD R8, X%d", yMask)
-		w("\tVPBROADCASTD X%d, Y%d", yMask, yMask)
-		w("\tVPAND lanebits<>(SB), Y%d, Y%d", yMask, yMask)
-		w("\tVPCMPEQD lanebits<>(SB), Y%d, Y%d", yMask, yMask)
-	} else {
-		w("\tVMOVQ R8, X%d", yMask)
-		w("\tVPBROADCASTQ X%d, Y%d", yMask, yMask)
-		w("\tVPAND lanebits<>(SB), Y%d, Y%d", yMask, yMask)
-		w("\tVPCMPEQQ lanebits<>(SB), Y%d, Y%d", yMask, yMask)
-	}
+	maskVector(yMask)
 	k.body(true, "m")
+	w("")
+}
+
+// maskVector writes the building of the vector mask in register y from
+// the lane bits in R8.
+func maskVector(y int) {
+	if es == 4 {
+		w("\tVMOVD R8, X%d", y)
+		w("\tVPBROADCASTD X%d, Y%d", y, y)
+		w("\tVPAND lanebits<>(SB), Y%d, Y%d", y, y)
+		w("\tVPCMPEQD lanebits<>(SB), Y%d, Y%d", y, y)
+		return
+	}
+	w("\tVMOVQ R8, X%d", y)
+	w("\tVPBROADCASTQ X%d, Y%d", y, y)
+	w("\tVPAND lanebits<>(SB), Y%d, Y%d", y, y)
+	w("\tVPCMPEQQ lanebits<>(SB), Y%d, Y%d", y, y)
+}
+
+// trans writes avx2Trans, the packing of a panel whose lanes lie in rows
+// of the source: up to a vector's lanes of rows (the rest read as 0), each
+// of cols values (those in lmask: whole when it is full, else through the
+// mask), transposed in registers, and the first cols columns stored as
+// rows of d (the lanes in smask: whole when it is full, else masked).
+func trans() {
+	full := 1<<lanes - 1
+	w("// func avx2Trans(d *%s, ds int, src *%s, ss int, rows, cols int, lmask, smask uint32)", typ, typ)
+	w("TEXT ·avx2Trans(SB), NOSPLIT, $0-56")
+	w("\tMOVQ d+0(FP), DI")
+	w("\tMOVQ ds+8(FP), DX")
+	w("\tSHLQ $%d, DX", shift())
+	w("\tMOVQ src+16(FP), SI")
+	w("\tMOVQ ss+24(FP), BX")
+	w("\tSHLQ $%d, BX", shift())
+	w("\tMOVQ rows+32(FP), CX")
+	for y := range lanes {
+		w("\tVXORPS Y%d, Y%d, Y%d", y, y, y)
+	}
+	w("\tMOVL lmask+48(FP), R8")
+	w("\tCMPL R8, $%#x", full)
+	w("\tJNE loadmasked")
+	loads := func(masked bool) {
+		for r := range lanes {
+			load(masked, "(SI)", r)
+			if r < lanes-1 {
+				w("\tDECQ CX")
+				w("\tJZ transpose")
+				w("\tADDQ BX, SI")
+			}
+		}
+		w("\tJMP transpose")
+	}
+	loads(false)
+	w("loadmasked:")
+	maskVector(yMask)
+	loads(true)
+	w("transpose:")
+	// cols[c] writes column c of the block into Y8 from the rows.
+	var col func(c int)
+	if lanes == 8 {
+		// Pairs of rows interleaved by 32 bits (Y8–Y15), then by 64 bits
+		// (Y0–Y7: Y(4h+j) holds column j of rows 4h..4h+3 in its low
+		// half, column j+4 in its high half); a column is then the halves
+		// of Y(j) and Y(4+j).
+		for q := range 4 {
+			w("\tVUNPCKLPS Y%d, Y%d, Y%d", 2*q+1, 2*q, 8+2*q)
+			w("\tVUNPCKHPS Y%d, Y%d, Y%d", 2*q+1, 2*q, 9+2*q)
+		}
+		for h := range 2 {
+			t := 8 + 4*h
+			w("\tVSHUFPS $0x44, Y%d, Y%d, Y%d", t+2, t, 4*h)
+			w("\tVSHUFPS $0xEE, Y%d, Y%d, Y%d", t+2, t, 4*h+1)
+			w("\tVSHUFPS $0x44, Y%d, Y%d, Y%d", t+3, t+1, 4*h+2)
+			w("\tVSHUFPS $0xEE, Y%d, Y%d, Y%d", t+3, t+1, 4*h+3)
+		}
+		col = func(c int) {
+			imm := 0x20
+			if c >= 4 {
+				imm = 0x31
+			}
+			w("\tVPERM2F128 $%#x, Y%d, Y%d, Y8", imm, 4+c%4, c%4)
+		}
+	} else {
+		// Pairs of rows interleaved by 64 bits (Y4–Y7: Y(4+j) holds
+		// columns j and j+2 of rows 0 and 1, Y(6+j) of rows 2 and 3); a
+		// column is then halves of Y(4+j) and Y(6+j).
+		w("\tVUNPCKLPD Y1, Y0, Y4")
+		w("\tVUNPCKHPD Y1, Y0, Y5")
+		w("\tVUNPCKLPD Y3, Y2, Y6")
+		w("\tVUNPCKHPD Y3, Y2, Y7")
+		col = func(c int) {
+			imm := 0x20
+			if c >= 2 {
+				imm = 0x31
+			}
+			w("\tVPERM2F128 $%#x, Y%d, Y%d, Y8", imm, 6+c%2, 4+c%2)
+		}
+	}
+	w("\tMOVQ cols+40(FP), CX")
+	w("\tMOVL smask+52(FP), R8")
+	w("\tCMPL R8, $%#x", full)
+	w("\tJNE storemasked")
+	stores := func(masked bool) {
+		for c := range lanes {
+			col(c)
+			store(masked, 8, "(DI)")
+			if c < lanes-1 {
+				w("\tDECQ CX")
+				w("\tJZ done")
+				w("\tADDQ DX, DI")
+			}
+		}
+		w("\tJMP done")
+	}
+	stores(false)
+	w("storemasked:")
+	maskVector(yMask)
+	stores(true)
+	w("done:")
+	w("\tVZEROUPPER")
+	w("\tRET")
 	w("")
 }
 
@@ -392,6 +503,7 @@ func main() {
 	for _, k := range kerns {
 		k.write()
 	}
+	trans()
 	peak()
 	if err := os.WriteFile("kernel_avx2_amd64.s", []byte(out.String()), 0o644); err != nil {
 		panic(err)

@@ -52,3 +52,11 @@ func fmaPeakAVX2(n int)
 // whichever path isa.Current chose: the tests run them directly on an
 // AVX-512 CPU too.
 var hasAVX2 = isa.Best() >= isa.AVX2
+
+// avx2Trans transposes a block of up to 8 rows of up to 8 values (rows of
+// src, ss apart; the values set in lmask, whose count is cols) into cols
+// rows of d, ds apart: d[c·ds + r] = src[r·ss + c], rows past rows written
+// as 0, only the lanes set in smask stored. rows and cols must be 1 to 8.
+//
+//go:noescape
+func avx2Trans(d *float32, ds int, src *float32, ss int, rows, cols int, lmask, smask uint32)

@@ -39,3 +39,7 @@ func avx2P8r4(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc in
 
 // fmaPeakAVX2 is the amd64 FMA loop; elsewhere there is none to measure.
 func fmaPeakAVX2(n int) {}
+
+func avx2Trans(d *float32, ds int, src *float32, ss int, rows, cols int, lmask, smask uint32) {
+	panic("sgemm: no AVX2 kernel")
+}
