@@ -31,8 +31,8 @@ output time instead.
 
     PYTHONPATH=/tmp/tdq python3 bench/latentode_torch.py --threads 1 --weights FILE --time 20
 
-The model and training loop are the lines between the "model" and "end"
-markers below (collate, which pads a batch to its union of times, is
+The model and training loop are the lines between the "lines:" markers
+below (bench/count_lines.py counts them) (collate, which pads a batch to its union of times, is
 data.NewSeriesBatch on the Go side and is counted separately).
 """
 
@@ -101,6 +101,7 @@ def collate(series):
 observed = [(t[t < SPLIT], v[t < SPLIT]) for t, v in sine_waves(NTRAIN)]
 
 # --- model and training loop ---
+# lines: begin
 
 
 class LatentODE(nn.Module):
@@ -145,6 +146,7 @@ for it in range(1, args.iters + 1):
     if it % 50 == 0 or it <= 5:
         print(f'iter {it:4d}  loss (-ELBO) {loss.item():8.2f}  {time.time() - start:5.1f}s', flush=True)
 
+# lines: end
 # --- end ---
 
 
