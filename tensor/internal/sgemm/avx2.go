@@ -85,18 +85,22 @@ func edgeKernelAVX2(rows, w int) gemm.Kernel[float32] {
 }
 
 // packPanelAVX2 is the AVX2 driver's gemm.Driver.PackPanel: a panel whose
-// lanes lie in rows of the source (B transposed, A not) by avx2Trans, in
-// blocks of 8 lanes and 8 steps (the Go loop's strided stores took a
-// quarter of the time of the products with B transposed, BenchmarkSgemm's
-// fwd and conv dw shapes); one whose steps lie in rows by
-// gemm.PackPanelGo, whose copies are fast already.
+// steps lie in rows of the source (B not transposed, A transposed) by
+// avx2Rows, one or two vectors a step; one whose lanes lie in rows (B
+// transposed, A not) by avx2Trans, in blocks of 8 lanes and 8 steps. The
+// Go loops' strided stores took a quarter of the time of the products
+// with B transposed, its copies a tenth of those with B packed as it lies.
 func packPanelAVX2(d []float32, s, w, kb int, perStep bool, src []float32, base, ld int) {
-	if perStep || kb == 0 {
-		gemm.PackPanelGo(d, s, w, kb, perStep, src, base, ld)
+	if kb == 0 {
 		return
 	}
-	_ = d[kb*s-1]               // the stores stay within the panel
-	_ = src[base+(w-1)*ld+kb-1] // and the loads within the source
+	_ = d[kb*s-1] // the stores stay within the panel
+	if perStep {
+		_ = src[base+(kb-1)*ld+w-1] // and the loads within the source
+		avx2Rows(&d[0], s, &src[base], ld, kb, gemm.Lanes(w), gemm.Lanes(s))
+		return
+	}
+	_ = src[base+(w-1)*ld+kb-1]
 	for l0 := 0; l0 < s; l0 += 8 {
 		if l0 >= w { // lanes of no row: zero
 			for p := range kb {

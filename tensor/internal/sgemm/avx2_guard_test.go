@@ -151,3 +151,46 @@ func TestAVX2TransStaysInside(t *testing.T) {
 		}
 	}
 }
+
+// TestAVX2RowsStaysInside runs avx2Rows with every step of the source (w
+// values) ending right before a page it may not touch, and the panel (kb
+// steps of s) too.
+func TestAVX2RowsStaysInside(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2 with FMA")
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	const kb = 3
+	for _, s := range []int{mrAVX2, 8, nrAVX2} {
+		for w := 1; w <= s; w++ {
+			src, ld, freeSrc := guarded(t, kb, w)
+			d, _, freeD := guarded(t, 1, kb*s)
+			for p := range kb {
+				for l := range w {
+					src[p*ld+l] = float32(10*p + l + 1)
+				}
+			}
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("s %d, w %d: %v", s, w, r)
+					}
+				}()
+				avx2Rows(&d[0], s, &src[0], ld, kb, gemm.Lanes(w), gemm.Lanes(s))
+			}()
+			for p := range kb {
+				for l := range s {
+					want := float32(0)
+					if l < w {
+						want = float32(10*p + l + 1)
+					}
+					if got := d[p*s+l]; got != want {
+						t.Fatalf("s %d, w %d: d[%d, %d] = %v, want %v", s, w, p, l, got, want)
+					}
+				}
+			}
+			freeSrc()
+			freeD()
+		}
+	}
+}

@@ -327,6 +327,95 @@ func maskVector(y int) {
 	w("\tVPCMPEQQ lanebits<>(SB), Y%d, Y%d", y, y)
 }
 
+// rows writes avx2Rows, the packing of a panel whose steps lie in rows of
+// the source: kb steps of up to two vectors, the lanes in lmask loaded
+// (the rest read as 0), those in smask stored; whole vectors when both
+// masks are full.
+func rows() {
+	full := 1<<lanes - 1
+	w("// avx2Rows packs a panel whose steps lie in rows of the source (see")
+	w("// packPanelAVX2).")
+	w("// func avx2Rows(d *%s, s int, src *%s, ld int, kb int, lmask, smask uint32)", typ, typ)
+	w("TEXT ·avx2Rows(SB), NOSPLIT, $0-48")
+	w("\tMOVQ d+0(FP), DI")
+	w("\tMOVQ s+8(FP), DX")
+	w("\tSHLQ $%d, DX", shift())
+	w("\tMOVQ src+16(FP), SI")
+	w("\tMOVQ ld+24(FP), BX")
+	w("\tSHLQ $%d, BX", shift())
+	w("\tMOVQ kb+32(FP), CX")
+	w("\tMOVL lmask+40(FP), R9")
+	w("\tMOVL smask+44(FP), R10")
+	w("\tCMPL R10, $%#x", full)
+	w("\tJA two")
+	// One vector: whole, or through the masks in Y14 (load), Y15 (store).
+	w("\tCMPL R9, R10")
+	w("\tJNE onemasked")
+	w("\tCMPL R10, $%#x", full)
+	w("\tJNE onemasked")
+	w("one:")
+	w("\tVMOVU%s (SI), Y0", ps)
+	w("\tVMOVU%s Y0, (DI)", ps)
+	w("\tADDQ BX, SI")
+	w("\tADDQ DX, DI")
+	w("\tDECQ CX")
+	w("\tJNZ one")
+	w("\tJMP done")
+	w("onemasked:")
+	w("\tMOVL R9, R8")
+	maskVector(14)
+	w("\tMOVL R10, R8")
+	maskVector(15)
+	w("onem:")
+	w("\tVMASKMOV%s (SI), Y14, Y0", ps)
+	w("\tVMASKMOV%s Y0, Y15, (DI)", ps)
+	w("\tADDQ BX, SI")
+	w("\tADDQ DX, DI")
+	w("\tDECQ CX")
+	w("\tJNZ onem")
+	w("\tJMP done")
+	// Two vectors: whole, or the second through the masks in Y14, Y15
+	// (the first vector's lanes are all in both masks: s > a vector's
+	// lanes, and w too where lmask's second vector has a lane).
+	w("two:")
+	w("\tCMPL R9, R10")
+	w("\tJNE twomasked")
+	w("\tCMPL R10, $%#x", 1<<(2*lanes)-1)
+	w("\tJNE twomasked")
+	w("twoloop:")
+	w("\tVMOVU%s (SI), Y0", ps)
+	w("\tVMOVU%s %d(SI), Y1", ps, vBytes)
+	w("\tVMOVU%s Y0, (DI)", ps)
+	w("\tVMOVU%s Y1, %d(DI)", ps, vBytes)
+	w("\tADDQ BX, SI")
+	w("\tADDQ DX, DI")
+	w("\tDECQ CX")
+	w("\tJNZ twoloop")
+	w("\tJMP done")
+	w("twomasked:")
+	w("\tMOVL R9, R8")
+	maskVector(12)
+	w("\tMOVL R9, R8")
+	w("\tSHRL $%d, R8", lanes)
+	maskVector(14)
+	w("\tMOVL R10, R8")
+	w("\tSHRL $%d, R8", lanes)
+	maskVector(15)
+	w("twom:")
+	w("\tVMASKMOV%s (SI), Y12, Y0", ps)
+	w("\tVMASKMOV%s %d(SI), Y14, Y1", ps, vBytes)
+	w("\tVMOVU%s Y0, (DI)", ps)
+	w("\tVMASKMOV%s Y1, Y15, %d(DI)", ps, vBytes)
+	w("\tADDQ BX, SI")
+	w("\tADDQ DX, DI")
+	w("\tDECQ CX")
+	w("\tJNZ twom")
+	w("done:")
+	w("\tVZEROUPPER")
+	w("\tRET")
+	w("")
+}
+
 // trans writes avx2Trans, the packing of a panel whose lanes lie in rows
 // of the source: up to a vector's lanes of rows (the rest read as 0), each
 // of cols values (those in lmask: whole when it is full, else through the
@@ -334,6 +423,8 @@ func maskVector(y int) {
 // rows of d (the lanes in smask: whole when it is full, else masked).
 func trans() {
 	full := 1<<lanes - 1
+	w("// avx2Trans packs a block of a panel whose lanes lie in rows of the")
+	w("// source (see packPanelAVX2): d[c·ds + r] = src[r·ss + c].")
 	w("// func avx2Trans(d *%s, ds int, src *%s, ss int, rows, cols int, lmask, smask uint32)", typ, typ)
 	w("TEXT ·avx2Trans(SB), NOSPLIT, $0-56")
 	w("\tMOVQ d+0(FP), DI")
@@ -503,6 +594,7 @@ func main() {
 	for _, k := range kerns {
 		k.write()
 	}
+	rows()
 	trans()
 	peak()
 	if err := os.WriteFile("kernel_avx2_amd64.s", []byte(out.String()), 0o644); err != nil {

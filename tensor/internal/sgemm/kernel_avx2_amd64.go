@@ -60,3 +60,11 @@ var hasAVX2 = isa.Best() >= isa.AVX2
 //
 //go:noescape
 func avx2Trans(d *float32, ds int, src *float32, ss int, rows, cols int, lmask, smask uint32)
+
+// avx2Rows copies kb steps of a panel that lie row by row in src, ld
+// apart, into d, s apart: the lanes set in lmask are loaded (the rest read
+// as 0) and the lanes set in smask stored (s ≤ 16; when s > 8 the first 8
+// lanes must be in both masks). kb must be at least 1.
+//
+//go:noescape
+func avx2Rows(d *float32, s int, src *float32, ld int, kb int, lmask, smask uint32)

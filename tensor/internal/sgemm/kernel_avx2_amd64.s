@@ -3572,6 +3572,100 @@ donem:
 	VZEROUPPER
 	RET
 
+// avx2Rows packs a panel whose steps lie in rows of the source (see
+// packPanelAVX2).
+// func avx2Rows(d *float32, s int, src *float32, ld int, kb int, lmask, smask uint32)
+TEXT ·avx2Rows(SB), NOSPLIT, $0-48
+	MOVQ d+0(FP), DI
+	MOVQ s+8(FP), DX
+	SHLQ $2, DX
+	MOVQ src+16(FP), SI
+	MOVQ ld+24(FP), BX
+	SHLQ $2, BX
+	MOVQ kb+32(FP), CX
+	MOVL lmask+40(FP), R9
+	MOVL smask+44(FP), R10
+	CMPL R10, $0xff
+	JA two
+	CMPL R9, R10
+	JNE onemasked
+	CMPL R10, $0xff
+	JNE onemasked
+one:
+	VMOVUPS (SI), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ BX, SI
+	ADDQ DX, DI
+	DECQ CX
+	JNZ one
+	JMP done
+onemasked:
+	MOVL R9, R8
+	VMOVD R8, X14
+	VPBROADCASTD X14, Y14
+	VPAND lanebits<>(SB), Y14, Y14
+	VPCMPEQD lanebits<>(SB), Y14, Y14
+	MOVL R10, R8
+	VMOVD R8, X15
+	VPBROADCASTD X15, Y15
+	VPAND lanebits<>(SB), Y15, Y15
+	VPCMPEQD lanebits<>(SB), Y15, Y15
+onem:
+	VMASKMOVPS (SI), Y14, Y0
+	VMASKMOVPS Y0, Y15, (DI)
+	ADDQ BX, SI
+	ADDQ DX, DI
+	DECQ CX
+	JNZ onem
+	JMP done
+two:
+	CMPL R9, R10
+	JNE twomasked
+	CMPL R10, $0xffff
+	JNE twomasked
+twoloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ BX, SI
+	ADDQ DX, DI
+	DECQ CX
+	JNZ twoloop
+	JMP done
+twomasked:
+	MOVL R9, R8
+	VMOVD R8, X12
+	VPBROADCASTD X12, Y12
+	VPAND lanebits<>(SB), Y12, Y12
+	VPCMPEQD lanebits<>(SB), Y12, Y12
+	MOVL R9, R8
+	SHRL $8, R8
+	VMOVD R8, X14
+	VPBROADCASTD X14, Y14
+	VPAND lanebits<>(SB), Y14, Y14
+	VPCMPEQD lanebits<>(SB), Y14, Y14
+	MOVL R10, R8
+	SHRL $8, R8
+	VMOVD R8, X15
+	VPBROADCASTD X15, Y15
+	VPAND lanebits<>(SB), Y15, Y15
+	VPCMPEQD lanebits<>(SB), Y15, Y15
+twom:
+	VMASKMOVPS (SI), Y12, Y0
+	VMASKMOVPS 32(SI), Y14, Y1
+	VMOVUPS Y0, (DI)
+	VMASKMOVPS Y1, Y15, 32(DI)
+	ADDQ BX, SI
+	ADDQ DX, DI
+	DECQ CX
+	JNZ twom
+done:
+	VZEROUPPER
+	RET
+
+// avx2Trans packs a block of a panel whose lanes lie in rows of the
+// source (see packPanelAVX2): d[c·ds + r] = src[r·ss + c].
 // func avx2Trans(d *float32, ds int, src *float32, ss int, rows, cols int, lmask, smask uint32)
 TEXT ·avx2Trans(SB), NOSPLIT, $0-56
 	MOVQ d+0(FP), DI

@@ -43,3 +43,7 @@ func fmaPeakAVX2(n int) {}
 func avx2Trans(d *float32, ds int, src *float32, ss int, rows, cols int, lmask, smask uint32) {
 	panic("sgemm: no AVX2 kernel")
 }
+
+func avx2Rows(d *float32, s int, src *float32, ld int, kb int, lmask, smask uint32) {
+	panic("sgemm: no AVX2 kernel")
+}
