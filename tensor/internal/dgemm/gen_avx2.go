@@ -304,18 +304,220 @@ func (k kern) write() {
 	w("\tJNE partial")
 	k.body(false, "")
 	w("partial:")
-	if es == 4 {
-		w("\tVMOVD R8, X%d", yMask)
-		w("\tVPBROADCASTD X%d, Y%d", yMask, yMask)
-		w("\tVPAND lanebits<>(SB), Y%d, Y%d", yMask, yMask)
-		w("\tVPCMPEQD lanebits<>(SB), Y%d, Y%d", yMask, yMask)
-	} else {
-		w("\tVMOVQ R8, X%d", yMask)
-		w("\tVPBROADCASTQ X%d, Y%d", yMask, yMask)
-		w("\tVPAND lanebits<>(SB), Y%d, Y%d", yMask, yMask)
-		w("\tVPCMPEQQ lanebits<>(SB), Y%d, Y%d", yMask, yMask)
-	}
+	maskVector(yMask)
 	k.body(true, "m")
+	w("")
+}
+
+// maskVector writes the building of the vector mask in register y from
+// the lane bits in R8.
+func maskVector(y int) {
+	if es == 4 {
+		w("\tVMOVD R8, X%d", y)
+		w("\tVPBROADCASTD X%d, Y%d", y, y)
+		w("\tVPAND lanebits<>(SB), Y%d, Y%d", y, y)
+		w("\tVPCMPEQD lanebits<>(SB), Y%d, Y%d", y, y)
+		return
+	}
+	w("\tVMOVQ R8, X%d", y)
+	w("\tVPBROADCASTQ X%d, Y%d", y, y)
+	w("\tVPAND lanebits<>(SB), Y%d, Y%d", y, y)
+	w("\tVPCMPEQQ lanebits<>(SB), Y%d, Y%d", y, y)
+}
+
+// rows writes avx2Rows, the packing of a panel whose steps lie in rows of
+// the source: kb steps of up to two vectors, the lanes in lmask loaded
+// (the rest read as 0), those in smask stored; whole vectors when both
+// masks are full.
+func rows() {
+	full := 1<<lanes - 1
+	w("// avx2Rows packs a panel whose steps lie in rows of the source (see")
+	w("// packPanelAVX2).")
+	w("// func avx2Rows(d *%s, s int, src *%s, ld int, kb int, lmask, smask uint32)", typ, typ)
+	w("TEXT ·avx2Rows(SB), NOSPLIT, $0-48")
+	w("\tMOVQ d+0(FP), DI")
+	w("\tMOVQ s+8(FP), DX")
+	w("\tSHLQ $%d, DX", shift())
+	w("\tMOVQ src+16(FP), SI")
+	w("\tMOVQ ld+24(FP), BX")
+	w("\tSHLQ $%d, BX", shift())
+	w("\tMOVQ kb+32(FP), CX")
+	w("\tMOVL lmask+40(FP), R9")
+	w("\tMOVL smask+44(FP), R10")
+	w("\tCMPL R10, $%#x", full)
+	w("\tJA two")
+	// One vector: whole, or through the masks in Y14 (load), Y15 (store).
+	w("\tCMPL R9, R10")
+	w("\tJNE onemasked")
+	w("\tCMPL R10, $%#x", full)
+	w("\tJNE onemasked")
+	w("one:")
+	w("\tVMOVU%s (SI), Y0", ps)
+	w("\tVMOVU%s Y0, (DI)", ps)
+	w("\tADDQ BX, SI")
+	w("\tADDQ DX, DI")
+	w("\tDECQ CX")
+	w("\tJNZ one")
+	w("\tJMP done")
+	w("onemasked:")
+	w("\tMOVL R9, R8")
+	maskVector(14)
+	w("\tMOVL R10, R8")
+	maskVector(15)
+	w("onem:")
+	w("\tVMASKMOV%s (SI), Y14, Y0", ps)
+	w("\tVMASKMOV%s Y0, Y15, (DI)", ps)
+	w("\tADDQ BX, SI")
+	w("\tADDQ DX, DI")
+	w("\tDECQ CX")
+	w("\tJNZ onem")
+	w("\tJMP done")
+	// Two vectors: whole, or the second through the masks in Y14, Y15
+	// (the first vector's lanes are all in both masks: s > a vector's
+	// lanes, and w too where lmask's second vector has a lane).
+	w("two:")
+	w("\tCMPL R9, R10")
+	w("\tJNE twomasked")
+	w("\tCMPL R10, $%#x", 1<<(2*lanes)-1)
+	w("\tJNE twomasked")
+	w("twoloop:")
+	w("\tVMOVU%s (SI), Y0", ps)
+	w("\tVMOVU%s %d(SI), Y1", ps, vBytes)
+	w("\tVMOVU%s Y0, (DI)", ps)
+	w("\tVMOVU%s Y1, %d(DI)", ps, vBytes)
+	w("\tADDQ BX, SI")
+	w("\tADDQ DX, DI")
+	w("\tDECQ CX")
+	w("\tJNZ twoloop")
+	w("\tJMP done")
+	w("twomasked:")
+	w("\tMOVL R9, R8")
+	maskVector(12)
+	w("\tMOVL R9, R8")
+	w("\tSHRL $%d, R8", lanes)
+	maskVector(14)
+	w("\tMOVL R10, R8")
+	w("\tSHRL $%d, R8", lanes)
+	maskVector(15)
+	w("twom:")
+	w("\tVMASKMOV%s (SI), Y12, Y0", ps)
+	w("\tVMASKMOV%s %d(SI), Y14, Y1", ps, vBytes)
+	w("\tVMOVU%s Y0, (DI)", ps)
+	w("\tVMASKMOV%s Y1, Y15, %d(DI)", ps, vBytes)
+	w("\tADDQ BX, SI")
+	w("\tADDQ DX, DI")
+	w("\tDECQ CX")
+	w("\tJNZ twom")
+	w("done:")
+	w("\tVZEROUPPER")
+	w("\tRET")
+	w("")
+}
+
+// trans writes avx2Trans, the packing of a panel whose lanes lie in rows
+// of the source: up to a vector's lanes of rows (the rest read as 0), each
+// of cols values (those in lmask: whole when it is full, else through the
+// mask), transposed in registers, and the first cols columns stored as
+// rows of d (the lanes in smask: whole when it is full, else masked).
+func trans() {
+	full := 1<<lanes - 1
+	w("// avx2Trans packs a block of a panel whose lanes lie in rows of the")
+	w("// source (see packPanelAVX2): d[c·ds + r] = src[r·ss + c].")
+	w("// func avx2Trans(d *%s, ds int, src *%s, ss int, rows, cols int, lmask, smask uint32)", typ, typ)
+	w("TEXT ·avx2Trans(SB), NOSPLIT, $0-56")
+	w("\tMOVQ d+0(FP), DI")
+	w("\tMOVQ ds+8(FP), DX")
+	w("\tSHLQ $%d, DX", shift())
+	w("\tMOVQ src+16(FP), SI")
+	w("\tMOVQ ss+24(FP), BX")
+	w("\tSHLQ $%d, BX", shift())
+	w("\tMOVQ rows+32(FP), CX")
+	for y := range lanes {
+		w("\tVXORPS Y%d, Y%d, Y%d", y, y, y)
+	}
+	w("\tMOVL lmask+48(FP), R8")
+	w("\tCMPL R8, $%#x", full)
+	w("\tJNE loadmasked")
+	loads := func(masked bool) {
+		for r := range lanes {
+			load(masked, "(SI)", r)
+			if r < lanes-1 {
+				w("\tDECQ CX")
+				w("\tJZ transpose")
+				w("\tADDQ BX, SI")
+			}
+		}
+		w("\tJMP transpose")
+	}
+	loads(false)
+	w("loadmasked:")
+	maskVector(yMask)
+	loads(true)
+	w("transpose:")
+	// cols[c] writes column c of the block into Y8 from the rows.
+	var col func(c int)
+	if lanes == 8 {
+		// Pairs of rows interleaved by 32 bits (Y8–Y15), then by 64 bits
+		// (Y0–Y7: Y(4h+j) holds column j of rows 4h..4h+3 in its low
+		// half, column j+4 in its high half); a column is then the halves
+		// of Y(j) and Y(4+j).
+		for q := range 4 {
+			w("\tVUNPCKLPS Y%d, Y%d, Y%d", 2*q+1, 2*q, 8+2*q)
+			w("\tVUNPCKHPS Y%d, Y%d, Y%d", 2*q+1, 2*q, 9+2*q)
+		}
+		for h := range 2 {
+			t := 8 + 4*h
+			w("\tVSHUFPS $0x44, Y%d, Y%d, Y%d", t+2, t, 4*h)
+			w("\tVSHUFPS $0xEE, Y%d, Y%d, Y%d", t+2, t, 4*h+1)
+			w("\tVSHUFPS $0x44, Y%d, Y%d, Y%d", t+3, t+1, 4*h+2)
+			w("\tVSHUFPS $0xEE, Y%d, Y%d, Y%d", t+3, t+1, 4*h+3)
+		}
+		col = func(c int) {
+			imm := 0x20
+			if c >= 4 {
+				imm = 0x31
+			}
+			w("\tVPERM2F128 $%#x, Y%d, Y%d, Y8", imm, 4+c%4, c%4)
+		}
+	} else {
+		// Pairs of rows interleaved by 64 bits (Y4–Y7: Y(4+j) holds
+		// columns j and j+2 of rows 0 and 1, Y(6+j) of rows 2 and 3); a
+		// column is then halves of Y(4+j) and Y(6+j).
+		w("\tVUNPCKLPD Y1, Y0, Y4")
+		w("\tVUNPCKHPD Y1, Y0, Y5")
+		w("\tVUNPCKLPD Y3, Y2, Y6")
+		w("\tVUNPCKHPD Y3, Y2, Y7")
+		col = func(c int) {
+			imm := 0x20
+			if c >= 2 {
+				imm = 0x31
+			}
+			w("\tVPERM2F128 $%#x, Y%d, Y%d, Y8", imm, 6+c%2, 4+c%2)
+		}
+	}
+	w("\tMOVQ cols+40(FP), CX")
+	w("\tMOVL smask+52(FP), R8")
+	w("\tCMPL R8, $%#x", full)
+	w("\tJNE storemasked")
+	stores := func(masked bool) {
+		for c := range lanes {
+			col(c)
+			store(masked, 8, "(DI)")
+			if c < lanes-1 {
+				w("\tDECQ CX")
+				w("\tJZ done")
+				w("\tADDQ DX, DI")
+			}
+		}
+		w("\tJMP done")
+	}
+	stores(false)
+	w("storemasked:")
+	maskVector(yMask)
+	stores(true)
+	w("done:")
+	w("\tVZEROUPPER")
+	w("\tRET")
 	w("")
 }
 
@@ -390,6 +592,8 @@ func main() {
 	for _, k := range kerns {
 		k.write()
 	}
+	rows()
+	trans()
 	peak()
 	if err := os.WriteFile("kernel_avx2_amd64.s", []byte(out.String()), 0o644); err != nil {
 		panic(err)

@@ -52,3 +52,19 @@ func fmaPeakAVX2(n int)
 // whichever path isa.Current chose: the tests run them directly on an
 // AVX-512 CPU too.
 var hasAVX2 = isa.Best() >= isa.AVX2
+
+// avx2Rows copies kb steps of a panel that lie row by row in src, ld
+// apart, into d, s apart: the lanes set in lmask are loaded (the rest read
+// as 0) and the lanes set in smask stored (s ≤ 8; when s > 4 the first 4
+// lanes must be in both masks). kb must be at least 1.
+//
+//go:noescape
+func avx2Rows(d *float64, s int, src *float64, ld int, kb int, lmask, smask uint32)
+
+// avx2Trans transposes a block of up to 4 rows of up to 4 values (rows of
+// src, ss apart; the values set in lmask, whose count is cols) into cols
+// rows of d, ds apart: d[c·ds + r] = src[r·ss + c], rows past rows written
+// as 0, only the lanes set in smask stored. rows and cols must be 1 to 4.
+//
+//go:noescape
+func avx2Trans(d *float64, ds int, src *float64, ss int, rows, cols int, lmask, smask uint32)

@@ -3568,6 +3568,203 @@ donem:
 	VZEROUPPER
 	RET
 
+// avx2Rows packs a panel whose steps lie in rows of the source (see
+// packPanelAVX2).
+// func avx2Rows(d *float64, s int, src *float64, ld int, kb int, lmask, smask uint32)
+TEXT ·avx2Rows(SB), NOSPLIT, $0-48
+	MOVQ d+0(FP), DI
+	MOVQ s+8(FP), DX
+	SHLQ $3, DX
+	MOVQ src+16(FP), SI
+	MOVQ ld+24(FP), BX
+	SHLQ $3, BX
+	MOVQ kb+32(FP), CX
+	MOVL lmask+40(FP), R9
+	MOVL smask+44(FP), R10
+	CMPL R10, $0xf
+	JA two
+	CMPL R9, R10
+	JNE onemasked
+	CMPL R10, $0xf
+	JNE onemasked
+one:
+	VMOVUPD (SI), Y0
+	VMOVUPD Y0, (DI)
+	ADDQ BX, SI
+	ADDQ DX, DI
+	DECQ CX
+	JNZ one
+	JMP done
+onemasked:
+	MOVL R9, R8
+	VMOVQ R8, X14
+	VPBROADCASTQ X14, Y14
+	VPAND lanebits<>(SB), Y14, Y14
+	VPCMPEQQ lanebits<>(SB), Y14, Y14
+	MOVL R10, R8
+	VMOVQ R8, X15
+	VPBROADCASTQ X15, Y15
+	VPAND lanebits<>(SB), Y15, Y15
+	VPCMPEQQ lanebits<>(SB), Y15, Y15
+onem:
+	VMASKMOVPD (SI), Y14, Y0
+	VMASKMOVPD Y0, Y15, (DI)
+	ADDQ BX, SI
+	ADDQ DX, DI
+	DECQ CX
+	JNZ onem
+	JMP done
+two:
+	CMPL R9, R10
+	JNE twomasked
+	CMPL R10, $0xff
+	JNE twomasked
+twoloop:
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), Y1
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	ADDQ BX, SI
+	ADDQ DX, DI
+	DECQ CX
+	JNZ twoloop
+	JMP done
+twomasked:
+	MOVL R9, R8
+	VMOVQ R8, X12
+	VPBROADCASTQ X12, Y12
+	VPAND lanebits<>(SB), Y12, Y12
+	VPCMPEQQ lanebits<>(SB), Y12, Y12
+	MOVL R9, R8
+	SHRL $4, R8
+	VMOVQ R8, X14
+	VPBROADCASTQ X14, Y14
+	VPAND lanebits<>(SB), Y14, Y14
+	VPCMPEQQ lanebits<>(SB), Y14, Y14
+	MOVL R10, R8
+	SHRL $4, R8
+	VMOVQ R8, X15
+	VPBROADCASTQ X15, Y15
+	VPAND lanebits<>(SB), Y15, Y15
+	VPCMPEQQ lanebits<>(SB), Y15, Y15
+twom:
+	VMASKMOVPD (SI), Y12, Y0
+	VMASKMOVPD 32(SI), Y14, Y1
+	VMOVUPD Y0, (DI)
+	VMASKMOVPD Y1, Y15, 32(DI)
+	ADDQ BX, SI
+	ADDQ DX, DI
+	DECQ CX
+	JNZ twom
+done:
+	VZEROUPPER
+	RET
+
+// avx2Trans packs a block of a panel whose lanes lie in rows of the
+// source (see packPanelAVX2): d[c·ds + r] = src[r·ss + c].
+// func avx2Trans(d *float64, ds int, src *float64, ss int, rows, cols int, lmask, smask uint32)
+TEXT ·avx2Trans(SB), NOSPLIT, $0-56
+	MOVQ d+0(FP), DI
+	MOVQ ds+8(FP), DX
+	SHLQ $3, DX
+	MOVQ src+16(FP), SI
+	MOVQ ss+24(FP), BX
+	SHLQ $3, BX
+	MOVQ rows+32(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVL lmask+48(FP), R8
+	CMPL R8, $0xf
+	JNE loadmasked
+	VMOVUPD (SI), Y0
+	DECQ CX
+	JZ transpose
+	ADDQ BX, SI
+	VMOVUPD (SI), Y1
+	DECQ CX
+	JZ transpose
+	ADDQ BX, SI
+	VMOVUPD (SI), Y2
+	DECQ CX
+	JZ transpose
+	ADDQ BX, SI
+	VMOVUPD (SI), Y3
+	JMP transpose
+loadmasked:
+	VMOVQ R8, X15
+	VPBROADCASTQ X15, Y15
+	VPAND lanebits<>(SB), Y15, Y15
+	VPCMPEQQ lanebits<>(SB), Y15, Y15
+	VMASKMOVPD (SI), Y15, Y0
+	DECQ CX
+	JZ transpose
+	ADDQ BX, SI
+	VMASKMOVPD (SI), Y15, Y1
+	DECQ CX
+	JZ transpose
+	ADDQ BX, SI
+	VMASKMOVPD (SI), Y15, Y2
+	DECQ CX
+	JZ transpose
+	ADDQ BX, SI
+	VMASKMOVPD (SI), Y15, Y3
+	JMP transpose
+transpose:
+	VUNPCKLPD Y1, Y0, Y4
+	VUNPCKHPD Y1, Y0, Y5
+	VUNPCKLPD Y3, Y2, Y6
+	VUNPCKHPD Y3, Y2, Y7
+	MOVQ cols+40(FP), CX
+	MOVL smask+52(FP), R8
+	CMPL R8, $0xf
+	JNE storemasked
+	VPERM2F128 $0x20, Y6, Y4, Y8
+	VMOVUPD Y8, (DI)
+	DECQ CX
+	JZ done
+	ADDQ DX, DI
+	VPERM2F128 $0x20, Y7, Y5, Y8
+	VMOVUPD Y8, (DI)
+	DECQ CX
+	JZ done
+	ADDQ DX, DI
+	VPERM2F128 $0x31, Y6, Y4, Y8
+	VMOVUPD Y8, (DI)
+	DECQ CX
+	JZ done
+	ADDQ DX, DI
+	VPERM2F128 $0x31, Y7, Y5, Y8
+	VMOVUPD Y8, (DI)
+	JMP done
+storemasked:
+	VMOVQ R8, X15
+	VPBROADCASTQ X15, Y15
+	VPAND lanebits<>(SB), Y15, Y15
+	VPCMPEQQ lanebits<>(SB), Y15, Y15
+	VPERM2F128 $0x20, Y6, Y4, Y8
+	VMASKMOVPD Y8, Y15, (DI)
+	DECQ CX
+	JZ done
+	ADDQ DX, DI
+	VPERM2F128 $0x20, Y7, Y5, Y8
+	VMASKMOVPD Y8, Y15, (DI)
+	DECQ CX
+	JZ done
+	ADDQ DX, DI
+	VPERM2F128 $0x31, Y6, Y4, Y8
+	VMASKMOVPD Y8, Y15, (DI)
+	DECQ CX
+	JZ done
+	ADDQ DX, DI
+	VPERM2F128 $0x31, Y7, Y5, Y8
+	VMASKMOVPD Y8, Y15, (DI)
+	JMP done
+done:
+	VZEROUPPER
+	RET
+
 // func fmaPeakAVX2(n int)
 TEXT ·fmaPeakAVX2(SB), NOSPLIT, $0-8
 	MOVQ n+0(FP), CX

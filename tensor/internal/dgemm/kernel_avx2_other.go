@@ -39,3 +39,11 @@ func avx2P4r4(k int, a *float64, ka int, b *float64, ldb int, c *float64, ldc in
 
 // fmaPeakAVX2 is the amd64 FMA loop; elsewhere there is none to measure.
 func fmaPeakAVX2(n int) {}
+
+func avx2Rows(d *float64, s int, src *float64, ld int, kb int, lmask, smask uint32) {
+	panic("dgemm: no AVX2 kernel")
+}
+
+func avx2Trans(d *float64, ds int, src *float64, ss int, rows, cols int, lmask, smask uint32) {
+	panic("dgemm: no AVX2 kernel")
+}
