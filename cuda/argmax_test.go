@@ -31,11 +31,11 @@ func (c Copies) Sub(before Copies) Copies {
 
 // standinCopiesFn is the stand-in runtime's standin_copies, bound once.
 var standinCopiesFn = sync.OnceValues(func() (func(out *uint64), error) {
-	h, err := purego.Dlopen(filepath.Join(standinDir, "libcudart.so"), purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	h, err := dlopen(filepath.Join(standinDir, "libcudart.so"))
 	if err != nil {
 		return nil, err
 	}
-	sym, err := purego.Dlsym(h, "standin_copies")
+	sym, err := dlsym(h, "standin_copies")
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"unsafe"
 )
 
@@ -92,18 +91,10 @@ func (e *CompileError) Error() string {
 
 // cMemory is memory outside the Go heap (an anonymous mapping), for what C
 // code reads as pointers: the kernels' parameter block, NVRTC's options.
+// newCMemory maps n bytes (dl_unix.go) and free unmaps them.
 type cMemory []byte
 
-func newCMemory(n int) (cMemory, error) {
-	m, err := syscall.Mmap(-1, 0, max(n, 1), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
-	if err != nil {
-		return nil, fmt.Errorf("cuda: mmap: %w", err)
-	}
-	return m, nil
-}
-
 func (m cMemory) addr(off int) uintptr { return uintptr(unsafe.Pointer(&m[off])) }
-func (m cMemory) free()                { syscall.Munmap(m) }
 
 // cStrings returns memory holding the array of pointers to NUL-terminated
 // copies of ss that C's const char *const * is.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
@@ -73,6 +74,9 @@ func Available() (bool, error) {
 // directories of dirs (a list as in PATH; empty: none) first, then from the
 // loader's search path.
 func open(dirs string, names []string) (uintptr, error) {
+	if !canLoad {
+		return 0, unsupported(names[0])
+	}
 	var msgs []string
 	for _, n := range names {
 		var paths []string
@@ -83,7 +87,7 @@ func open(dirs string, names []string) (uintptr, error) {
 		}
 		paths = append(paths, n)
 		for _, p := range paths {
-			h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+			h, err := dlopen(p)
 			if err == nil {
 				return h, nil
 			}
@@ -93,9 +97,15 @@ func open(dirs string, names []string) (uintptr, error) {
 	return 0, fmt.Errorf("cuda: %s not found: %s", names[0], strings.Join(msgs, "; "))
 }
 
+// unsupported is the error of loading a library, or mapping memory for C,
+// where this package cannot (canLoad false: dl_other.go).
+func unsupported(what string) error {
+	return fmt.Errorf("cuda: loading %s is not supported on %s (Linux, macOS, FreeBSD and NetBSD only)", what, runtime.GOOS)
+}
+
 // bind sets *fptr to the function name of the library h.
 func bind(h uintptr, lib string, fptr any, name string) error {
-	sym, err := purego.Dlsym(h, name)
+	sym, err := dlsym(h, name)
 	if err != nil {
 		return fmt.Errorf("cuda: %s has no %s: %w", lib, name, err)
 	}

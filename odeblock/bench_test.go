@@ -5,12 +5,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/bench/mnistnode"
+	"github.com/adamnode/adamnode/internal/peakrss"
 	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -195,9 +195,8 @@ func BenchmarkMNISTAdamNODE(b *testing.B) {
 			st := m.Block.Stats()
 			b.ReportMetric(float64(st.Forward.NFE), "fwd-NFE")
 			b.ReportMetric(float64(st.Backward.NFE), "bwd-NFE")
-			var ru syscall.Rusage
-			if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-				b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")
+			if mib, ok := peakrss.MiB(); ok {
+				b.ReportMetric(mib, "peak-RSS-MB")
 			}
 		})
 	}

@@ -16,9 +16,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/adamnode/adamnode/internal/peakrss"
 	"github.com/adamnode/adamnode/layers"
 )
 
@@ -78,10 +78,7 @@ func (w *memWatch) stop() memUse {
 		u.rssMiB = float64(kb) / 1024
 		return u
 	}
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		u.rssMiB = float64(ru.Maxrss) / 1024 // kilobytes on Linux
-	}
+	u.rssMiB, _ = peakrss.MiB() // 0 where the system does not report it
 	u.rssCumulative = true
 	return u
 }

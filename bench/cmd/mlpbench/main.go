@@ -47,10 +47,10 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/adamnode/adamnode/bench/mlpfamily"
+	"github.com/adamnode/adamnode/internal/peakrss"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -294,10 +294,7 @@ func run[T tensor.Float](p *mlpfamily.ProblemOf[T], warmup, iters, k int) (Resul
 		r.LossLast = st.Loss
 	}
 	r.IterSeconds = median(secs)
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		r.PeakRSSMB = float64(ru.Maxrss) / 1024 // kB on Linux
-	}
+	r.PeakRSSMB, _ = peakrss.MiB() // 0 where the system does not report it
 	return r, nil
 }
 

@@ -54,13 +54,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/bench/mnistnode"
 	"github.com/adamnode/adamnode/cuda"
 	"github.com/adamnode/adamnode/distributed"
+	"github.com/adamnode/adamnode/internal/peakrss"
 	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/optim"
 	"github.com/adamnode/adamnode/tensor"
@@ -197,10 +197,7 @@ func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string,
 		launches := float64(s.Launches-before.Launches) / float64(warmup+iters)
 		res.LaunchesPerIter = &launches
 	}
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		res.PeakRSSMB = float64(ru.Maxrss) / 1024
-	}
+	res.PeakRSSMB, _ = peakrss.MiB() // 0 where the system does not report it
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
 
