@@ -22,7 +22,13 @@ const (
 
 // driverAVX2 is Dgemm's blocked GEMM on the AVX2 path. Enabled wherever
 // the CPU runs the kernels, so that the tests can call it on any such
-// CPU; Dgemm takes it only when isa.Current is isa.AVX2.
+// CPU; Dgemm takes it only when isa.Current is isa.AVX2. Its thresholds
+// are the AVX-512 driver's: PackAMinN 128 or 256, MC 48 to 144 and KC 128
+// to 512 did not speed up BenchmarkDgemm's shapes (interleaved medians on
+// an AVX-512 Xeon running these kernels, 2026-12). The tile is 6×8 rather
+// than 4×12: both run the inner loop at the FMA peak there (8 and 7 loads
+// for 12 FMAs, under Haswell's two a cycle too), and 8 divides the MLP
+// widths 16 and 64, where 12 leaves a partial panel.
 var driverAVX2 = &gemm.Driver[float64]{
 	MR: mrAVX2, NR: nrAVX2, KC: kcAVX2, MC: mcAVX2, NC: ncAVX2,
 	DirectBMaxM:  96,

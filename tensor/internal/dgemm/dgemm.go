@@ -26,7 +26,10 @@
 //
 // The AVX2 path (avx2.go) is the same driver around 6×8 (or 6×4) kernels
 // in the 16 YMM registers, whose edges load and store the last partial
-// vector through VMASKMOVPD, with the same in-place reads of A and B.
+// vector through VMASKMOVPD (a block's last panel of A, of fewer than 6
+// rows, runs a kernel of 2 or 4 rows where that covers it), with the same
+// in-place reads of A and B, packing by copies of whole vectors and 4×4
+// transposes in registers.
 package dgemm
 
 import (

@@ -17,8 +17,11 @@
 // call allocates nothing in the steady state.
 //
 // The AVX2 path (avx2.go) is the same driver around 6×16 (or 6×8) kernels
-// in YMM registers, whose edges load and store the last partial vector
-// through VMASKMOVPS, with the same in-place reads of A and B.
+// in the 16 YMM registers, whose edges load and store the last partial
+// vector through VMASKMOVPS (a block's last panel of A, of fewer than 6
+// rows, runs a kernel of 2 or 4 rows where that covers it), with the same
+// in-place reads of A and B, packing by copies of whole vectors and 8×8
+// transposes in registers.
 package sgemm
 
 import (
