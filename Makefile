@@ -1,8 +1,18 @@
 # adamnode — build, test and benchmark.
 #
-#   make test    vet, then the tests in the pure-Go build, (when libopenblas
-#                is installed) the OpenBLAS build and (when Open MPI is) the
-#                MPI tests, then the race detector on the concurrent packages
+#   make test    vet (here and, cross-compiled, for the other systems), then
+#                the tests in the pure-Go build, (when libopenblas is
+#                installed) the OpenBLAS build and (when Open MPI is) the MPI
+#                tests, the race detector on the concurrent packages, then
+#                the kernel tests again on each slower kernel path this CPU
+#                runs (make test-paths)
+#   make cross   go vet ./... for windows/amd64, linux/arm64, darwin/arm64,
+#                darwin/amd64 and the purego build (vet type-checks the
+#                tests too)
+#   make test-paths
+#                the tests of the packages with kernels of their own, once
+#                for each kernel path below this CPU's fastest, forced
+#                through ADAMNODE_CPU (docs/build.md, "Kernel paths")
 #   make bench   the benchmarks, results saved to bench/latest.txt (OpenBLAS
 #                given its vector kernels, as bench/openblas_core.sh does)
 #   make bench-compare
@@ -38,9 +48,9 @@ RACE_PKGS := ./tensor ./autograd ./data ./distributed ./train
 OPENBLAS_TEST_PKGS = $(shell $(GO) list ./... | grep -v '/cuda$$')
 BENCHTIME ?= 1s
 
-.PHONY: test vet bench bench-compare fmt-check demo demo-data mutate mutate-diff
+.PHONY: test vet cross test-paths bench bench-compare fmt-check demo demo-data mutate mutate-diff
 
-test: fmt-check vet
+test: fmt-check vet cross
 	$(GO) test -count=1 ./...
 ifeq ($(HAVE_OPENBLAS),yes)
 	$(GO) test -count=1 -tags openblas $(OPENBLAS_TEST_PKGS)
@@ -59,6 +69,7 @@ endif
 	$(GO) test -count=1 -race -run 'TestCombinerSplits' ./odeblock/internal/integrate
 	$(GO) test -count=1 -race -run 'TestBrownianConcurrent' ./sde
 	$(GO) test -count=1 -race -run 'TestConcurrentHostReads|TestDeviceOnEveryThread|TestResultsStayOnDevice|TestElementwiseChainStaysOnDevice' ./cuda
+	@$(MAKE) --no-print-directory test-paths
 
 vet:
 	$(GO) vet ./...
@@ -68,6 +79,39 @@ endif
 ifeq ($(HAVE_MPI),yes)
 	$(GO) vet -tags mpi $(MPI_PKGS)
 endif
+
+# The systems besides this one that a Go user builds for, vetted
+# cross-compiled: type-checked with their build constraints, tests
+# included. Cross-compiling turns cgo off, so the openblas and mpi builds
+# are vetted only natively (make vet). The purego build changes only the
+# packages with assembly. (About 1–2 minutes a system with a cold build
+# cache on 2 shared cores, seconds with a warm one: vet's results are
+# cached.)
+CROSS := windows/amd64 linux/arm64 darwin/arm64 darwin/amd64
+
+cross:
+	@for t in $(CROSS); do \
+		echo "GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./..."; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./... || exit 1; \
+	done
+	$(GO) vet -tags purego ./tensor/... ./odeblock/...
+
+# The kernel paths slower than this CPU's fastest (avx2 and generic on an
+# AVX-512 machine, generic on an AVX2 one, none elsewhere), each forced
+# through ADAMNODE_CPU for the tests of the packages with kernels of their
+# own: tensor and autograd whole, sgemm and dgemm short (on a path without
+# their kernels they are gonum's), and odeblock's tests of its AdamNODE
+# kernels, norm2 and the families (its whole suite takes minutes).
+KERNEL_PATHS_BELOW = $(shell env -u ADAMNODE_CPU $(GO) run ./internal/cmd/kernelpath -below)
+KERNEL_ODE_TESTS := Adam|Norm2|Famil|FusedRHS|ModesAgree
+
+test-paths:
+	@for p in $(KERNEL_PATHS_BELOW); do \
+		echo "ADAMNODE_CPU=$$p: the kernel tests on the $$p path"; \
+		ADAMNODE_CPU=$$p $(GO) test -count=1 ./tensor ./tensor/internal/gemm ./tensor/internal/isa ./autograd ./odeblock/internal/integrate || exit 1; \
+		ADAMNODE_CPU=$$p $(GO) test -count=1 -short ./tensor/internal/sgemm ./tensor/internal/dgemm || exit 1; \
+		ADAMNODE_CPU=$$p $(GO) test -count=1 -run '$(KERNEL_ODE_TESTS)' ./odeblock || exit 1; \
+	done
 
 fmt-check:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -2,9 +2,9 @@
 // float64 and the kernels that continuous-depth models need: elementwise maps,
 // reductions, GEMM through a BLAS, and NCHW convolution through im2col + GEMM
 // (stride-1 3×3 convolutions with enough channels — C·Co/(C + Co) ≥ 6
-// for float32 with AVX-512, 16 otherwise — through Winograd's F(2×2, 3×3):
-// 16 GEMMs of 4/9 the multiplications, winograd.go; the results differ
-// from im2col's by rounding).
+// for float32 on the avx512 kernel path, 16 otherwise — through
+// Winograd's F(2×2, 3×3): 16 GEMMs of 4/9 the multiplications,
+// winograd.go; the results differ from im2col's by rounding).
 //
 // # Element types
 //
@@ -80,7 +80,7 @@
 // /proc/loadavg, off for 50 ms after 5 counts above the cores in a row),
 // so that processes sharing the cores do not burn each other's time.
 //
-// On amd64 with AVX-512 (not in the purego build), float32 GEMM runs on
+// On the avx512 kernel path (see Kernel paths), float32 GEMM runs on
 // tensor/internal/sgemm, in both backends and split over the workers: the
 // Goto/BLIS blocked algorithm around 12×32 and 12×16 micro-kernels in Go
 // assembly, A read in place where the packing would not pay. The OpenBLAS
@@ -96,7 +96,7 @@
 // (34–50 GFLOP/s on one core of a Zen 4 at the MLP shapes of batch 512,
 // whose float64 peak is 57, against gonum's 4–9 and OpenBLAS's 31–46; an
 // AdamNODE of width 64 in float64 trains 3.7× faster than on gonum's
-// Dgemm, 12% faster than on OpenBLAS's: see float64Gemm). Without AVX-512
+// Dgemm, 12% faster than on OpenBLAS's: see float64Gemm). On the other paths
 // it stays on the BLAS (even generic OpenBLAS beats gonum's Dgemm, 10.6
 // against 4.1 GFLOP/s at n = 256 there). float32 GFLOP/s on one core of the
 // Zen 5 (BenchmarkSgemm, sgemm / OpenBLAS 0.3.21; the kernel alone peaks at
@@ -119,11 +119,10 @@
 // SigmoidBackward, SoftplusBackward, ReLUBackward, LeakyReLUBackward), run
 // on float32 slice kernels, one set per "path": on amd64, Go assembly for
 // AVX-512 (16 lanes in ZMM registers) or AVX2 with FMA (8 lanes in YMM),
-// picked once at start from the CPU's features
-// (golang.org/x/sys/cpu, so GODEBUG=cpu.avx512f=off or cpu.avx2=off takes
-// a path away); elsewhere, and with the build tag "purego", portable Go
-// kernels of the same algorithms and constants (see vecmath.go). The tests
-// run every path the CPU has against the math package on edge values and
+// as the kernel path says (see Kernel paths below); elsewhere, and with
+// the build tag "purego", portable Go kernels of the same algorithms and
+// constants (see vecmath.go). The tests run every path the kernel path
+// allows against the math package on edge values and
 // random values over all exponents: within 2 ulps of the correctly rounded
 // result (3 for tanh and sigmoid; sqrt exact). On the machine the paths
 // were written on, the assembly was also checked on every float32 input: 2
@@ -187,10 +186,39 @@
 //
 // AxpySlice, LinearCombination (a Runge–Kutta stage sum, y0 + Σ c_j·k_j in
 // one pass), AddColumnSums (a bias gradient) and SumSlice run in AVX-512
-// assembly for float32 where the CPU has it, and as Go loops otherwise
-// (float64, the purego build, other CPUs). AxpySlice and LinearCombination
+// assembly for float32 on the avx512 kernel path, and as Go loops otherwise
+// (float64, the avx2 and generic paths). AxpySlice and LinearCombination
 // round as the Go loops do (each product rounded, then added, in the same
 // order), so the two agree bit for bit; AddColumnSums sums even and odd
 // rows apart and SumSlice sums in 32 float64 lanes, within float64's
 // rounding of the Go loops' sums.
+//
+// # Kernel paths
+//
+// This module's own kernels — the vector maps above, the slice kernels,
+// Winograd's transforms, the float32 and float64 GEMMs
+// (tensor/internal/sgemm and dgemm), odeblock's AdamNODE kernels and the
+// integrator's error scaling — take one instruction-set path, decided once
+// at start-up and reported by KernelPath:
+//
+//	avx512   amd64 with AVX-512 F, CD, BW, DQ and VL (x86-64-v4: Intel
+//	         since Skylake-SP, AMD since Zen 4): every kernel in assembly
+//	avx2     amd64 with AVX2 and FMA (Intel since Haswell, AMD since Zen 1):
+//	         the vector maps in assembly, 8 lanes (4 for float64); the
+//	         kernels that exist only for AVX-512 run their Go loops, and
+//	         GEMM is the backend's BLAS
+//	generic  everything in portable Go, GEMM the backend's BLAS: other
+//	         GOARCHes (arm64 among them) and the build tag purego
+//
+// The path is the fastest the CPU and the build run, unless the
+// environment variable ADAMNODE_CPU names a slower one (avx512, avx2 or
+// generic; case is ignored): ADAMNODE_CPU=avx2 runs an AVX-512 machine as
+// an AVX2-only one would, for tests and benchmarks. It is read once, when
+// the program starts; a value naming a path this CPU or build does not run
+// gives the fastest it runs, and a value naming no path the fastest there
+// is, each with one line on standard error saying so (TestKernelPathFromEnv
+// fails on the latter, so a mistyped value in a test run is noticed). The
+// build tag purego makes generic the only path. make test runs the tests of
+// the packages with kernels once more for each path below the machine's
+// (make test-paths).
 package tensor
