@@ -162,7 +162,7 @@ def main(g, make_model, run, field=None):
     if field is not None:
         field(model).register_forward_hook(count)
     if ARGS.time > 0:
-        time_loop(torch, meta["model"], "adjoint" if adjoint else "backprop", lambda n: run(model, data, n), nfe)
+        time_loop(torch, meta["model"], "adjoint" if adjoint else ("backprop" if field else "-"), lambda n: run(model, data, n), nfe)
         return
     sha = _sha256(params)
     if sha != meta["params_sha256"]:
