@@ -15,6 +15,10 @@
 // It reports the training loss (−mean log p of the batch) as it falls and
 // the mean log-likelihood of held-out points before and after.
 //
+// Each iteration records on a fresh tape, as PyTorch builds a fresh graph:
+// the solves run on the block's own tapes, and reusing one tape
+// (Tape.Reset) measured no faster here.
+//
 // The model and its training loop — newCNF and train, between the "lines:"
 // markers — are what bench/count_lines.py counts against the same model
 // in PyTorch, bench/torch_cnf.py, which bench/compare_models.sh checks

@@ -17,6 +17,10 @@
 // Adam (PyTorch's defaults, lr 1e-3), batches of 128 trajectories, dopri5
 // at rtol = atol = 1e-6, float64.
 //
+// Each iteration records on a fresh tape, as PyTorch builds a fresh graph:
+// the solves run on the block's own tapes, and reusing one tape
+// (Tape.Reset) measured no faster here.
+//
 // The model and its training loop — newHNN and train, between the
 // "lines:" markers — are what bench/count_lines.py counts against the same
 // model in PyTorch, bench/torch_hnn.py, which bench/compare_models.sh

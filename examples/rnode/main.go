@@ -20,6 +20,10 @@
 // It reports the training loss as it falls, and the held-out points'
 // log-likelihood and the two regularisers before and after.
 //
+// Each iteration records on a fresh tape, as PyTorch builds a fresh graph:
+// the solves run on the block's own tapes, and reusing one tape
+// (Tape.Reset) measured no faster here.
+//
 // The model and its training loop — newRNODE and train, between the
 // "lines:" markers — are what bench/count_lines.py counts against the same
 // model in PyTorch, bench/torch_rnode.py, which bench/compare_models.sh
