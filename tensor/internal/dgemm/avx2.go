@@ -106,7 +106,8 @@ func packPanelAVX2(d []float64, s, w, kb int, perStep bool, src []float64, base,
 		return
 	}
 	_ = src[base+(w-1)*ld+kb-1]
-	for l0 := 0; l0 < s; l0 += 4 {
+	for q := range (s + 3) / 4 { // blocks of 4 lanes
+		l0 := 4 * q
 		if l0 >= w { // lanes of no row: zero
 			for p := range kb {
 				clear(d[p*s+l0 : p*s+min(s, l0+4)])

@@ -251,3 +251,38 @@ func TestAVX2PackPanel(t *testing.T) {
 		}
 	}
 }
+
+// TestAVX2PackPanelBounds checks that the AVX2 packing refuses a source
+// one element short, in either layout, before its assembly reads past it.
+func TestAVX2PackPanelBounds(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2 with FMA")
+	}
+	const s, w, kb, base = nrAVX2, nrAVX2 - 1, 9, 2
+	for _, c := range []struct {
+		perStep bool
+		ld      int
+	}{{true, w + 3}, {false, kb + 3}} {
+		need := base + (kb-1)*c.ld + w // the last step's last lane, one past
+		if !c.perStep {
+			need = base + (w-1)*c.ld + kb
+		}
+		d := make([]float64, kb*s)
+		packPanelAVX2(d, s, w, kb, c.perStep, make([]float64, need), base, c.ld) // fits
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("perStep %v: a source of %d elements, one short, packed without a panic", c.perStep, need-1)
+				}
+			}()
+			packPanelAVX2(d, s, w, kb, c.perStep, make([]float64, need-1), base, c.ld)
+		}()
+	}
+}
+
+// TestHasAVX2 checks hasAVX2 against the CPU's features.
+func TestHasAVX2(t *testing.T) {
+	if want := cpuHasAVX2FMA(); hasAVX2 != want {
+		t.Errorf("hasAVX2 = %v on a CPU with AVX2 and FMA %v", hasAVX2, want)
+	}
+}

@@ -48,15 +48,15 @@ func avx2P4r4(k int, a *float64, ka int, b *float64, ldb int, c *float64, ldc in
 // BenchmarkFMAPeak.
 func fmaPeakAVX2(n int)
 
-// hasAVX2 reports whether this CPU runs the AVX2 kernels (AVX2 and FMA),
-// whichever path isa.Current chose: the tests run them directly on an
-// AVX-512 CPU too.
-var hasAVX2 = isa.Best() >= isa.AVX2
+// hasAVX2 reports whether this CPU runs the AVX2 kernels (AVX2 and FMA:
+// every path above isa.Generic), whichever path isa.Current chose: the
+// tests run them directly on an AVX-512 CPU too.
+var hasAVX2 = isa.Best() != isa.Generic
 
 // avx2Rows copies kb steps of a panel that lie row by row in src, ld
 // apart, into d, s apart: the lanes set in lmask are loaded (the rest read
-// as 0) and the lanes set in smask stored (s ≤ 8; when s > 4 the first 4
-// lanes must be in both masks). kb must be at least 1.
+// as 0) and the lanes set in smask stored (s ≤ 8, smask = gemm.Lanes(s):
+// when s > 4 the first 4 lanes are stored whole). kb must be at least 1.
 //
 //go:noescape
 func avx2Rows(d *float64, s int, src *float64, ld int, kb int, lmask, smask uint32)

@@ -106,7 +106,8 @@ func packPanelAVX2(d []float32, s, w, kb int, perStep bool, src []float32, base,
 		return
 	}
 	_ = src[base+(w-1)*ld+kb-1]
-	for l0 := 0; l0 < s; l0 += 8 {
+	for q := range (s + 7) / 8 { // blocks of 8 lanes
+		l0 := 8 * q
 		if l0 >= w { // lanes of no row: zero
 			for p := range kb {
 				clear(d[p*s+l0 : p*s+min(s, l0+8)])

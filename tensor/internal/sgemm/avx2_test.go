@@ -217,13 +217,14 @@ func TestDriverFor(t *testing.T) {
 
 // TestAVX2PackPanel compares the AVX2 driver's packing with the portable
 // loops over every lane count of its panel widths (6: a panel of A; 8 and
-// 16: of B), step counts around the 8×8 blocks, and both layouts.
+// 16: of B; 12, whose second block of lanes is partial, as the contract
+// allows), step counts around the 8×8 blocks, and both layouts.
 func TestAVX2PackPanel(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2 with FMA")
 	}
 	for _, perStep := range []bool{false, true} {
-		for _, s := range []int{mrAVX2, 8, nrAVX2} {
+		for _, s := range []int{mrAVX2, 8, 12, nrAVX2} {
 			for w := 1; w <= s; w++ {
 				for _, kb := range []int{1, 2, 7, 8, 9, 15, 16, 17, 256} {
 					ld := kb + 3
@@ -249,5 +250,40 @@ func TestAVX2PackPanel(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAVX2PackPanelBounds checks that the AVX2 packing refuses a source
+// one element short, in either layout, before its assembly reads past it.
+func TestAVX2PackPanelBounds(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2 with FMA")
+	}
+	const s, w, kb, base = nrAVX2, nrAVX2 - 1, 9, 2
+	for _, c := range []struct {
+		perStep bool
+		ld      int
+	}{{true, w + 3}, {false, kb + 3}} {
+		need := base + (kb-1)*c.ld + w // the last step's last lane, one past
+		if !c.perStep {
+			need = base + (w-1)*c.ld + kb
+		}
+		d := make([]float32, kb*s)
+		packPanelAVX2(d, s, w, kb, c.perStep, make([]float32, need), base, c.ld) // fits
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("perStep %v: a source of %d elements, one short, packed without a panic", c.perStep, need-1)
+				}
+			}()
+			packPanelAVX2(d, s, w, kb, c.perStep, make([]float32, need-1), base, c.ld)
+		}()
+	}
+}
+
+// TestHasAVX2 checks hasAVX2 against the CPU's features.
+func TestHasAVX2(t *testing.T) {
+	if want := cpuHasAVX2FMA(); hasAVX2 != want {
+		t.Errorf("hasAVX2 = %v on a CPU with AVX2 and FMA %v", hasAVX2, want)
 	}
 }

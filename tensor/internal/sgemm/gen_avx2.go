@@ -374,9 +374,9 @@ func rows() {
 	w("\tDECQ CX")
 	w("\tJNZ onem")
 	w("\tJMP done")
-	// Two vectors: whole, or the second through the masks in Y14, Y15
-	// (the first vector's lanes are all in both masks: s > a vector's
-	// lanes, and w too where lmask's second vector has a lane).
+	// Two vectors: whole, or the first loaded through lmask's mask in Y12
+	// and stored whole (s is more than a vector's lanes), the second
+	// through the masks in Y14, Y15.
 	w("two:")
 	w("\tCMPL R9, R10")
 	w("\tJNE twomasked")

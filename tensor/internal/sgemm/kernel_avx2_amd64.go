@@ -48,10 +48,10 @@ func avx2P8r4(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc in
 // BenchmarkFMAPeak.
 func fmaPeakAVX2(n int)
 
-// hasAVX2 reports whether this CPU runs the AVX2 kernels (AVX2 and FMA),
-// whichever path isa.Current chose: the tests run them directly on an
-// AVX-512 CPU too.
-var hasAVX2 = isa.Best() >= isa.AVX2
+// hasAVX2 reports whether this CPU runs the AVX2 kernels (AVX2 and FMA:
+// every path above isa.Generic), whichever path isa.Current chose: the
+// tests run them directly on an AVX-512 CPU too.
+var hasAVX2 = isa.Best() != isa.Generic
 
 // avx2Trans transposes a block of up to 8 rows of up to 8 values (rows of
 // src, ss apart; the values set in lmask, whose count is cols) into cols
@@ -63,8 +63,8 @@ func avx2Trans(d *float32, ds int, src *float32, ss int, rows, cols int, lmask, 
 
 // avx2Rows copies kb steps of a panel that lie row by row in src, ld
 // apart, into d, s apart: the lanes set in lmask are loaded (the rest read
-// as 0) and the lanes set in smask stored (s ≤ 16; when s > 8 the first 8
-// lanes must be in both masks). kb must be at least 1.
+// as 0) and the lanes set in smask stored (s ≤ 16, smask = gemm.Lanes(s):
+// when s > 8 the first 8 lanes are stored whole). kb must be at least 1.
 //
 //go:noescape
 func avx2Rows(d *float32, s int, src *float32, ld int, kb int, lmask, smask uint32)
