@@ -18,6 +18,7 @@ package isa
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 )
@@ -110,15 +111,15 @@ func decide(value string, set bool, best Path, limit string) (Path, string) {
 var best, limit = detect()
 
 // current is the path the kernels take: decided once, never changed.
-var current = fromEnv()
+var current = fromEnv(os.LookupEnv, os.Stderr)
 
-// fromEnv decides the path from ADAMNODE_CPU, printing on standard error
-// why the value is not followed where it is not.
-func fromEnv() Path {
-	v, set := os.LookupEnv(EnvVar)
+// fromEnv decides the path from ADAMNODE_CPU, as lookup reads it, printing
+// on w why the value is not followed where it is not.
+func fromEnv(lookup func(string) (string, bool), w io.Writer) Path {
+	v, set := lookup(EnvVar)
 	p, msg := decide(v, set, best, limit)
 	if msg != "" {
-		fmt.Fprintln(os.Stderr, msg)
+		fmt.Fprintln(w, msg)
 	}
 	return p
 }

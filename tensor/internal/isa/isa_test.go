@@ -1,6 +1,7 @@
 package isa
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"testing"
@@ -102,5 +103,31 @@ func TestCurrent(t *testing.T) {
 	}
 	if Current() > Best() {
 		t.Errorf("Current() = %v is faster than Best() = %v", Current(), Best())
+	}
+}
+
+// TestFromEnv: the start-up's decision reads ADAMNODE_CPU and prints a
+// notice, one line, only for a value it cannot follow.
+func TestFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		env    map[string]string
+		want   Path
+		notice bool
+	}{
+		{nil, Best(), false},
+		{map[string]string{EnvVar: ""}, Best(), false},
+		{map[string]string{EnvVar: "generic"}, Generic, false},
+		{map[string]string{"OTHER": "generic"}, Best(), false},
+		{map[string]string{EnvVar: "avx-2"}, Best(), true},
+	} {
+		var w bytes.Buffer
+		lookup := func(k string) (string, bool) { v, ok := c.env[k]; return v, ok }
+		if got := fromEnv(lookup, &w); got != c.want {
+			t.Errorf("%v: fromEnv = %v, want %v", c.env, got, c.want)
+		}
+		out := w.String()
+		if c.notice != (out != "") || c.notice && (strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "adamnode: "+EnvVar)) {
+			t.Errorf("%v: fromEnv printed %q; want a notice: %t", c.env, out, c.notice)
+		}
 	}
 }
