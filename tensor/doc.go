@@ -80,11 +80,12 @@
 // /proc/loadavg, off for 50 ms after 5 counts above the cores in a row),
 // so that processes sharing the cores do not burn each other's time.
 //
-// On the avx512 kernel path (see Kernel paths), float32 GEMM runs on
-// tensor/internal/sgemm, in both backends and split over the workers: the
-// Goto/BLIS blocked algorithm around 12×32 and 12×16 micro-kernels in Go
-// assembly, A read in place where the packing would not pay. The OpenBLAS
-// backend keeps OpenBLAS for the shapes where it measured faster (C 17 to
+// On the avx512 and avx2 kernel paths (see Kernel paths), float32 GEMM
+// runs on tensor/internal/sgemm, in both backends and split over the
+// workers: the Goto/BLIS blocked algorithm around 12×32 and 12×16
+// micro-kernels in Go assembly (6×16 and 6×8 in YMM registers on avx2),
+// A read in place where the packing would not pay. The OpenBLAS backend
+// keeps OpenBLAS for the shapes where it measured faster (C 17 to
 // 31 wide or under 24 rows, a transposed B under 97 rows, small products:
 // see hybridSgemm) — when OpenBLAS runs AVX2 or AVX-512 kernels: on a CPU
 // newer than itself a build of OpenBLAS for several CPUs falls back to
@@ -96,9 +97,10 @@
 // (34–50 GFLOP/s on one core of a Zen 4 at the MLP shapes of batch 512,
 // whose float64 peak is 57, against gonum's 4–9 and OpenBLAS's 31–46; an
 // AdamNODE of width 64 in float64 trains 3.7× faster than on gonum's
-// Dgemm, 12% faster than on OpenBLAS's: see float64Gemm). On the other paths
-// it stays on the BLAS (even generic OpenBLAS beats gonum's Dgemm, 10.6
-// against 4.1 GFLOP/s at n = 256 there). float32 GFLOP/s on one core of the
+// Dgemm, 12% faster than on OpenBLAS's: see float64Gemm); on avx2 its
+// kernels are 6×8 in YMM registers. On the generic path it stays on the
+// BLAS (even generic OpenBLAS beats gonum's Dgemm, 10.6 against 4.1
+// GFLOP/s at n = 256 there). float32 GFLOP/s on one core of the
 // Zen 5 (BenchmarkSgemm, sgemm / OpenBLAS 0.3.21; the kernel alone peaks at
 // 117; gonum's Sgemm, on two cores, 5–27):
 //
@@ -204,9 +206,10 @@
 //	avx512   amd64 with AVX-512 F, CD, BW, DQ and VL (x86-64-v4: Intel
 //	         since Skylake-SP, AMD since Zen 4): every kernel in assembly
 //	avx2     amd64 with AVX2 and FMA (Intel since Haswell, AMD since Zen 1):
-//	         the vector maps in assembly, 8 lanes (4 for float64); the
-//	         kernels that exist only for AVX-512 run their Go loops, and
-//	         GEMM is the backend's BLAS
+//	         the vector maps and the GEMMs in assembly, 8 lanes (4 for
+//	         float64); the kernels that exist only for AVX-512 (the slice
+//	         kernels, Winograd's transforms, odeblock's and the
+//	         integrator's) run their Go loops
 //	generic  everything in portable Go, GEMM the backend's BLAS: other
 //	         GOARCHes (arm64 among them) and the build tag purego
 //

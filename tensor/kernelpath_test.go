@@ -28,17 +28,13 @@ func kernelSites() string {
 		KernelPath(), vec.name, vec64.name, axpyAVX, winoAVX512, sgemm.Enabled(), dgemm.Enabled())
 }
 
-// wantSites returns kernelSites's line for the kernel path p, "*" for a
-// value not decided by p alone: whether the GEMMs have kernels of the avx2
-// path (they run gonum's on generic, their AVX-512 kernels on avx512).
-// The slice kernels and Winograd's transforms are AVX-512 only.
+// wantSites returns kernelSites's line for the kernel path p ("*" would
+// match any value): the GEMMs have kernels on avx2 and avx512, the slice
+// kernels and Winograd's transforms on avx512 only.
 func wantSites(p isa.Path) string {
 	vecName := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512"}[p]
 	avx512 := fmt.Sprint(p == isa.AVX512)
-	gemm := avx512
-	if p == isa.AVX2 {
-		gemm = "*"
-	}
+	gemm := fmt.Sprint(p >= isa.AVX2)
 	return fmt.Sprintf("kernelpath=%s vec=%s vec64=%s axpy=%s wino=%s sgemm=%s dgemm=%s",
 		p, vecName, vecName, avx512, avx512, gemm, gemm)
 }
