@@ -110,6 +110,7 @@ done
 	echo "python: $($python --version 2>&1)"
 	echo "torch: $($python -c 'import torch; print(torch.__version__)')"
 	echo "torchdiffeq: $(sed -n 's/^__version__ = //p' "$TORCHDIFFEQ/torchdiffeq/__init__.py")"
+	echo "OMP_WAIT_POLICY: ${OMP_WAIT_POLICY:-unset, the libgomp default}"
 	echo "rounds: $rounds, per process: $warmup warm-up iterations, $chunks chunks of $iters; threads: $threads"
 	echo "load before the checks: $(uptime)"
 } >"$out/env.txt"
