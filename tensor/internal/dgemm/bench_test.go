@@ -3,7 +3,9 @@ package dgemm
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -75,6 +77,50 @@ func BenchmarkDgemm(b *testing.B) {
 				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
+	}
+}
+
+// BenchmarkDgemmAlternating runs each shape by every implementation of
+// BenchmarkDgemm in turn, 41 rounds of one call each (or as many calls as
+// make 6·10⁷ flops), and reports each one's median GFLOP/s as the metric
+// <name>-GFLOP/s. On a shared machine whose speed moves from second to
+// second, the ratios of these medians are steadier than those of
+// BenchmarkDgemm's runs one after another. Run it once a shape:
+// -benchtime 1x.
+func BenchmarkDgemmAlternating(b *testing.B) {
+	impls := []impl{{"asm", Dgemm}}
+	if hasAVX2 && active != driverAVX2 {
+		impls = append(impls, impl{"avx2", driverAVX2.Gemm})
+	}
+	impls = append(impls, others...)
+	const rounds = 41
+	for _, s := range benchShapes() {
+		b.Run(s.name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 1))
+			lda, ldb := s.lds()
+			a, bb, c := randSlice(rng, s.m*s.k), randSlice(rng, s.k*s.n), make([]float64, s.m*s.n)
+			flops := 2 * float64(s.m*s.n*s.k)
+			calls := max(1, int(6e7/flops))
+			rates := make([][]float64, len(impls))
+			for b.Loop() {
+				for i := range rates {
+					rates[i] = rates[i][:0]
+				}
+				for range rounds {
+					for i, im := range impls {
+						t0 := time.Now()
+						for range calls {
+							im.gemm(tr(s.tA), tr(s.tB), s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
+						}
+						rates[i] = append(rates[i], flops*float64(calls)/time.Since(t0).Seconds()/1e9)
+					}
+				}
+			}
+			for i, im := range impls {
+				slices.Sort(rates[i])
+				b.ReportMetric(rates[i][rounds/2], im.name+"-GFLOP/s")
+			}
+		})
 	}
 }
 

@@ -3,7 +3,9 @@ package sgemm
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -25,13 +27,14 @@ type shape struct {
 }
 
 // benchShapes are BenchmarkGemmMLP's (tensor/bench_test.go: batch × in → out,
-// the passes fwd = x·Wᵀ, dx = g·W, dw = gᵀ·x) and the MNIST model's
+// the passes fwd = x·Wᵀ, dx = g·W, dw = gᵀ·x), the layers of a 2-D state's
+// field (FFJORD's toy flow: 512×2→64, 512×64→2), and the MNIST model's
 // convolution as GEMM (Co = 50, C·KH·KW = 459, OH·OW = 784): the forward
 // W·col, the data gradient Wᵀ·dy and the filter gradient dy·colᵀ.
 func benchShapes() []shape {
 	var out []shape
 	for _, s := range []struct{ batch, in, out int }{
-		{512, 17, 64}, {512, 64, 64}, {512, 64, 16}, {512, 256, 256}, {512, 17, 256}, {512, 256, 16}, {211, 127, 127}, {256, 256, 256}, {589, 159, 16}, {589, 16, 159}, {589, 159, 159}, {645, 118, 16}, {645, 16, 118}, {645, 118, 118}, {2048, 64, 64}, {128, 64, 64}, {256, 64, 64}, {256, 16, 64}, {256, 64, 16},
+		{512, 17, 64}, {512, 64, 64}, {512, 64, 16}, {512, 256, 256}, {512, 17, 256}, {512, 256, 16}, {211, 127, 127}, {256, 256, 256}, {589, 159, 16}, {589, 16, 159}, {589, 159, 159}, {645, 118, 16}, {645, 16, 118}, {645, 118, 118}, {2048, 64, 64}, {128, 64, 64}, {256, 64, 64}, {256, 16, 64}, {256, 64, 16}, {512, 2, 64}, {512, 64, 2},
 	} {
 		name := fmt.Sprintf("%dx%dto%d", s.batch, s.in, s.out)
 		out = append(out,
@@ -90,6 +93,50 @@ func BenchmarkSgemm(b *testing.B) {
 				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
+	}
+}
+
+// BenchmarkSgemmAlternating runs each shape by every implementation of
+// BenchmarkSgemm in turn, 41 rounds of one call each (or as many calls as
+// make 6·10⁷ flops), and reports each one's median GFLOP/s as the metric
+// <name>-GFLOP/s. On a shared machine whose speed moves from second to
+// second, the ratios of these medians are steadier than those of
+// BenchmarkSgemm's runs one after another. Run it once a shape:
+// -benchtime 1x.
+func BenchmarkSgemmAlternating(b *testing.B) {
+	impls := []impl{{"asm", Sgemm}}
+	if hasAVX2 && active != driverAVX2 {
+		impls = append(impls, impl{"avx2", driverAVX2.Gemm})
+	}
+	impls = append(impls, others...)
+	const rounds = 41
+	for _, s := range benchShapes() {
+		b.Run(s.name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 1))
+			lda, ldb := s.lds()
+			a, bb, c := randSlice(rng, s.m*s.k), randSlice(rng, s.k*s.n), make([]float32, s.m*s.n)
+			flops := 2 * float64(s.m*s.n*s.k)
+			calls := max(1, int(6e7/flops))
+			rates := make([][]float64, len(impls))
+			for b.Loop() {
+				for i := range rates {
+					rates[i] = rates[i][:0]
+				}
+				for range rounds {
+					for i, im := range impls {
+						t0 := time.Now()
+						for range calls {
+							im.gemm(tr(s.tA), tr(s.tB), s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
+						}
+						rates[i] = append(rates[i], flops*float64(calls)/time.Since(t0).Seconds()/1e9)
+					}
+				}
+			}
+			for i, im := range impls {
+				slices.Sort(rates[i])
+				b.ReportMetric(rates[i][rounds/2], im.name+"-GFLOP/s")
+			}
+		})
 	}
 }
 
