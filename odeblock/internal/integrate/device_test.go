@@ -115,9 +115,11 @@ func testSolveOnDevice[T tensor.Float](t *testing.T, tol float64) {
 	for _, c := range deviceCases() {
 		if tol > 1e-9 && c.opt.Step == 0 && c.opt.RTol < 1e-4 {
 			// Tolerances near float32's resolution: the host's and the
-			// device's error ratios, rounded differently, would decide a
-			// step apart.
-			c.opt.RTol, c.opt.ATol = 1e-4, 1e-6
+			// device's error ratios, rounded differently (the host's
+			// sums in float32, the device's in float64), would decide a
+			// step apart (tsit5 with a quadrature at 1e-4 on the generic
+			// kernel path, dop853 at 2e-4).
+			c.opt.RTol, c.opt.ATol = 1e-3, 1e-5
 		}
 		t.Run(c.name, func(t *testing.T) {
 			shape := []int{c.n}
