@@ -233,6 +233,24 @@ func TestPullbackValueWithGrad(t *testing.T) {
 		return gs.Inputs[0]
 	}
 	want := energyGrad(w.Value.Data(), x.Data())
+	// A function without Grad: evaluated once a call, in no-grad mode.
+	plain := 0
+	sq := ag.NewPullback(eng)
+	for range 2 {
+		got := sq.Value(func(tp *ag.Tape[float64], in []ag.Var[float64]) ag.Var[float64] {
+			plain++
+			if !tp.NoGrad() {
+				t.Error("a function without Grad evaluated recording")
+			}
+			return ag.Square(in[0])
+		}, []*tensor.Tensor[float64]{x})
+		if d := cmp.Diff([]float64{0.09, 1.44, 4.41}, got.Data(), cmpopts.EquateApprox(0, 1e-15)); d != "" {
+			t.Errorf("Value of x² (-want +got):\n%s", d)
+		}
+	}
+	if plain != 2 {
+		t.Errorf("a function without Grad ran %d times in two calls, want 2", plain)
+	}
 	for i, wantCalls := range []int{2, 3} {
 		got := pb.Value(f, []*tensor.Tensor[float64]{x})
 		if d := cmp.Diff(want, got.Data(), cmpopts.EquateApprox(0, 1e-14)); d != "" {
