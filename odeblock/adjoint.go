@@ -459,8 +459,8 @@ func (a *adjoint[T]) settle(err error, recovery bool, hi, lo anchor[T], accept f
 	return err
 }
 
-// noteDrift records the columns whose drift (err) made the adjoint re-solve
-// a stretch in the block's stats, and, the first time for the block, says
+// noteDrift adds the columns whose drift (err) made the adjoint re-solve a
+// stretch to the block's DriftColumns and, the first time for the block, says
 // so in the log: re-solving costs evaluations, and a column that only
 // accumulates an integral (IntegralParts) need not cause it.
 func (b *Block[T]) noteDrift(cols, shape []int, err error) {
