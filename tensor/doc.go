@@ -210,12 +210,13 @@
 //	         float64); the kernels that exist only for AVX-512 (the slice
 //	         kernels, Winograd's transforms, odeblock's and the
 //	         integrator's) run their Go loops
+//	neon     arm64 (every ARMv8-A CPU: Apple silicon, Graviton, Ampere)
 //	generic  everything in portable Go, GEMM the backend's BLAS: other
-//	         GOARCHes (arm64 among them) and the build tag purego
+//	         GOARCHes and the build tag purego
 //
 // The path is the fastest the CPU and the build run, unless the
 // environment variable ADAMNODE_CPU names a slower one (avx512, avx2 or
-// generic; case is ignored): ADAMNODE_CPU=avx2 runs an AVX-512 machine as
+// generic on amd64, neon or generic on arm64; case is ignored): ADAMNODE_CPU=avx2 runs an AVX-512 machine as
 // an AVX2-only one would, for tests and benchmarks. It is read once, when
 // the program starts; a value naming a path this CPU or build does not run
 // gives the fastest it runs, and a value naming no path the fastest there

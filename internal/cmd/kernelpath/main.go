@@ -11,13 +11,29 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 
 	"github.com/adamnode/adamnode/tensor"
 )
 
-// paths are the kernel paths, fastest first.
-var paths = []string{"avx512", "avx2", "generic"}
+// archPaths are each GOARCH's kernel paths, fastest first; other GOARCHes
+// have only the generic path.
+var archPaths = map[string][]string{
+	"amd64": {"avx512", "avx2", "generic"},
+	"arm64": {"neon", "generic"},
+}
+
+// paths are this GOARCH's kernel paths, fastest first.
+var paths = pathsOf(runtime.GOARCH)
+
+// pathsOf returns goarch's kernel paths, fastest first.
+func pathsOf(goarch string) []string {
+	if p, ok := archPaths[goarch]; ok {
+		return p
+	}
+	return []string{"generic"}
+}
 
 // below returns the paths slower than p, fastest first.
 func below(p string) []string {

@@ -3,8 +3,9 @@
 // tensor, the GEMMs of tensor/internal/sgemm and tensor/internal/dgemm,
 // odeblock's AdamNODE kernels and the integrator's error norm. The path is
 // the fastest that the CPU and the build run, or a slower one that the
-// environment variable ADAMNODE_CPU asks for (avx512, avx2 or generic),
-// read once when the package initializes; the build tag purego makes
+// environment variable ADAMNODE_CPU asks for (avx512, avx2 or generic on
+// amd64, neon or generic on arm64), read once when the package
+// initializes; the build tag purego makes
 // generic the fastest. Package tensor reports the decision as
 // tensor.KernelPath, and the packages outside tensor read it there.
 //
@@ -23,9 +24,12 @@ import (
 	"strings"
 )
 
-// Path is an instruction-set path of the kernels. Paths are ordered from
-// the slowest to the fastest, and a CPU that runs one runs every path
-// below it.
+// Path is an instruction-set path of the kernels. The paths of one
+// architecture are ordered from the slowest to the fastest, and a CPU that
+// runs one runs every path of its architecture below it: Generic < AVX2 <
+// AVX512 on amd64, Generic < NEON on arm64. Paths of two architectures
+// are not comparable (see Runs); kernel code compares only the paths of
+// its own architecture.
 type Path uint8
 
 // The paths.
@@ -40,6 +44,10 @@ const (
 	// DQ and VL (the x86-64-v4 level: Intel since Skylake-SP, AMD since
 	// Zen 4), with AVX2 and FMA.
 	AVX512
+	// NEON is arm64 assembly on the 128-bit Advanced SIMD (ASIMD, NEON)
+	// registers, which every ARMv8-A CPU has (Apple silicon, Graviton,
+	// Ampere, the Raspberry Pi 4 and later).
+	NEON
 )
 
 // EnvVar is the environment variable that forces a path.
@@ -47,7 +55,25 @@ const EnvVar = "ADAMNODE_CPU"
 
 // names are the paths' names, as ADAMNODE_CPU and tensor.KernelPath spell
 // them.
-var names = [...]string{Generic: "generic", AVX2: "avx2", AVX512: "avx512"}
+var names = [...]string{Generic: "generic", AVX2: "avx2", AVX512: "avx512", NEON: "neon"}
+
+// arch returns the GOARCH whose CPUs run p ("" for Generic, which every
+// GOARCH runs).
+func (p Path) arch() string {
+	switch p {
+	case AVX2, AVX512:
+		return "amd64"
+	case NEON:
+		return "arm64"
+	}
+	return ""
+}
+
+// Runs reports whether a CPU whose fastest path is best runs the path p:
+// p is Generic, or a path of best's architecture no faster than best.
+func (p Path) Runs(best Path) bool {
+	return p == Generic || (p.arch() == best.arch() && p <= best)
+}
 
 // String returns the path's name: "generic", "avx2" or "avx512".
 func (p Path) String() string {
@@ -97,10 +123,10 @@ func decide(value string, set bool, best Path, limit string) (Path, string) {
 	}
 	p, ok := parse(value)
 	if !ok {
-		return best, fmt.Sprintf("adamnode: %s=%q is not a kernel path (avx512, avx2 or generic): the kernels run %s, the fastest %s runs",
+		return best, fmt.Sprintf("adamnode: %s=%q is not a kernel path (avx512, avx2, neon or generic): the kernels run %s, the fastest %s runs",
 			EnvVar, value, best, limit)
 	}
-	if p > best {
+	if !p.Runs(best) {
 		return best, fmt.Sprintf("adamnode: %s=%s: %s does not run the %s kernels: they run %s, the fastest it runs",
 			EnvVar, value, limit, p, best)
 	}

@@ -59,9 +59,15 @@ func TestDecide(t *testing.T) {
 		{"avx512", true, AVX2, AVX2, `ADAMNODE_CPU=avx512: this CPU does not run the avx512 kernels: they run avx2`},
 		{"avx512", true, Generic, Generic, `this CPU does not run the avx512 kernels: they run generic`},
 		{"avx2", true, Generic, Generic, `ADAMNODE_CPU=avx2: this CPU does not run the avx2 kernels: they run generic`},
-		{"avx-2", true, AVX512, AVX512, `ADAMNODE_CPU="avx-2" is not a kernel path (avx512, avx2 or generic): the kernels run avx512, the fastest this CPU runs`},
+		{"avx-2", true, AVX512, AVX512, `ADAMNODE_CPU="avx-2" is not a kernel path (avx512, avx2, neon or generic): the kernels run avx512, the fastest this CPU runs`},
 		{"go", true, AVX2, AVX2, `"go" is not a kernel path`},
 		{"sse4", true, Generic, Generic, `the kernels run generic`},
+		{"neon", true, NEON, NEON, ""},
+		{"generic", true, NEON, Generic, ""},
+		{"neon", true, AVX512, AVX512, `ADAMNODE_CPU=neon: this CPU does not run the neon kernels: they run avx512`},
+		{"avx2", true, NEON, NEON, `ADAMNODE_CPU=avx2: this CPU does not run the avx2 kernels: they run neon`},
+		{"avx512", true, NEON, NEON, `does not run the avx512 kernels`},
+		{"neon", true, Generic, Generic, `does not run the neon kernels: they run generic`},
 	} {
 		got, msg := decide(c.value, c.set, c.best, "this CPU")
 		if got != c.want {
@@ -76,17 +82,34 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// TestRuns: a path runs on a CPU whose fastest path is of its own
+// architecture and no slower, or is Generic.
+func TestRuns(t *testing.T) {
+	all := []Path{Generic, AVX2, AVX512, NEON}
+	want := map[[2]Path]bool{
+		{Generic, Generic}: true, {Generic, AVX2}: true, {Generic, AVX512}: true, {Generic, NEON}: true,
+		{AVX2, AVX2}: true, {AVX2, AVX512}: true, {AVX512, AVX512}: true, {NEON, NEON}: true,
+	}
+	for _, p := range all {
+		for _, best := range all {
+			if got := p.Runs(best); got != want[[2]Path{p, best}] {
+				t.Errorf("%v.Runs(%v) = %v", p, best, got)
+			}
+		}
+	}
+}
+
 func TestString(t *testing.T) {
 	for _, c := range []struct {
 		p    Path
 		want string
 	}{
-		{Generic, "generic"}, {AVX2, "avx2"}, {AVX512, "avx512"}, {AVX512 + 1, "isa.Path(3)"},
+		{Generic, "generic"}, {AVX2, "avx2"}, {AVX512, "avx512"}, {NEON, "neon"}, {NEON + 1, "isa.Path(4)"},
 	} {
 		if got := c.p.String(); got != c.want {
 			t.Errorf("Path(%d).String() = %q, want %q", uint8(c.p), got, c.want)
 		}
-		if p, ok := parse(c.want); ok != (c.p <= AVX512) || ok && p != c.p {
+		if p, ok := parse(c.want); ok != (c.p <= NEON) || ok && p != c.p {
 			t.Errorf("parse(%q) = %v, %v", c.want, p, ok)
 		}
 	}
@@ -101,7 +124,7 @@ func TestCurrent(t *testing.T) {
 	if Current() != want {
 		t.Errorf("Current() = %v with %s=%q and Best() = %v, want %v", Current(), EnvVar, v, Best(), want)
 	}
-	if Current() > Best() {
+	if !Current().Runs(Best()) {
 		t.Errorf("Current() = %v is faster than Best() = %v", Current(), Best())
 	}
 }
