@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"runtime"
 )
 
 // binaryCheck panics unless x, y and z share a shape.
@@ -86,10 +87,10 @@ func (z *Tensor[T]) Axpy(a T, x *Tensor[T]) *Tensor[T] {
 }
 
 // AxpySlice sets y[i] += a·x[i] for every i < len(y) (BLAS axpy on slices;
-// x must be at least as long as y): in AVX-512 assembly where the CPU has
-// it, else with the SIMD kernels of gonum's BLAS (about 5x a plain loop on
-// 512 float32 in the first-level cache); both round the product before
-// the sum, so they agree bit for bit.
+// x must be at least as long as y): in AVX-512 or AVX2 assembly on those
+// kernel paths, else on amd64 with the SIMD kernels of gonum's BLAS (about
+// 5x a plain loop on 512 float32 in the first-level cache), elsewhere in
+// axpyGo; all round the product before the sum, so they agree bit for bit.
 func AxpySlice[T Float](a T, x, y []T) {
 	n := len(y)
 	if n == 0 {
@@ -99,16 +100,39 @@ func AxpySlice[T Float](a T, x, y []T) {
 	switch y := any(y).(type) {
 	case []float32:
 		if axpyAVX {
-			axpyAVX512(float32(a), &any(x).([]float32)[0], &y[0], n)
+			axpyAsm(float32(a), &any(x).([]float32)[0], &y[0], n)
 			return
 		}
-		gonumBLAS.Saxpy(n, float32(a), any(x).([]float32), 1, y, 1)
+		if gonumRounds {
+			gonumBLAS.Saxpy(n, float32(a), any(x).([]float32), 1, y, 1)
+			return
+		}
 	case []float64:
 		if axpyAVX {
-			axpy64AVX512(float64(a), &any(x).([]float64)[0], &y[0], n)
+			axpy64Asm(float64(a), &any(x).([]float64)[0], &y[0], n)
 			return
 		}
-		gonumBLAS.Daxpy(n, float64(a), any(x).([]float64), 1, y, 1)
+		if gonumRounds {
+			gonumBLAS.Daxpy(n, float64(a), any(x).([]float64), 1, y, 1)
+			return
+		}
+	}
+	axpyGo(a, x, y)
+}
+
+// gonumRounds reports whether gonum's Saxpy and Daxpy round each product
+// before the sum: on amd64 they are assembly; elsewhere they are Go loops
+// that the compiler may fuse into multiply-adds (it does on arm64).
+const gonumRounds = runtime.GOARCH == "amd64"
+
+// axpyGo sets y[i] += a·x[i] for i < len(y), the product rounded before
+// the sum: the conversion keeps the compiler from fusing the two into a
+// multiply-add, as it does on arm64, ppc64le, s390x, riscv64 and with
+// GOAMD64=v3 (the Go specification lets it unless a conversion rounds).
+func axpyGo[T Float](a T, x, y []T) {
+	x = x[:len(y)]
+	for i, v := range x {
+		y[i] += T(a * v)
 	}
 }
 
@@ -117,9 +141,10 @@ func AxpySlice[T Float](a T, x, y []T) {
 //
 //	dst[j] += Σ_i x[i·len(dst) + j]
 //
-// (a bias gradient from the output gradient of a Linear). float32 on amd64
-// with AVX-512 sums in registers, even and odd rows apart, then adds to
-// dst; other types and builds add x's rows to dst one at a time. It panics
+// (a bias gradient from the output gradient of a Linear). float32 on the
+// avx512 and avx2 kernel paths sums in registers, even and odd rows apart,
+// then adds to dst (the same sums on both); other types and paths add x's
+// rows to dst one at a time. It panics
 // if len(x) is not a multiple of len(dst).
 func AddColumnSums[T Float](dst, x []T) {
 	cols := len(dst)
@@ -134,7 +159,7 @@ func AddColumnSums[T Float](dst, x []T) {
 		return
 	}
 	if d, ok := any(dst).([]float32); ok && axpyAVX {
-		colSumsAVX512(&d[0], &any(x).([]float32)[0], rows, cols)
+		colSumsAsm(&d[0], &any(x).([]float32)[0], rows, cols)
 		return
 	}
 	for i := range rows {
@@ -148,8 +173,8 @@ func AddColumnSums[T Float](dst, x []T) {
 //
 // for i < len(dst) (base nil: 0 + …), each product rounded before it is
 // added and the terms added in order: bit for bit a copy of base followed
-// by AxpySlice(coef[j], src[j], dst) for each j (on amd64 with AVX-512:
-// in one pass, the sums in registers, for up to 16 terms). dst
+// by AxpySlice(coef[j], src[j], dst) for each j (on the avx512 and avx2
+// kernel paths in one pass, the sums in registers, for up to 16 terms). dst
 // may be base but must not overlap a source. It panics if coef and src
 // differ in length or base or a source is shorter than dst.
 func LinearCombination[T Float](dst, base, coef []T, src [][]T) {
@@ -178,7 +203,7 @@ func LinearCombination[T Float](dst, base, coef []T, src [][]T) {
 		if base != nil {
 			bp = &any(base).([]float32)[0]
 		}
-		linCombAVX512(&d[0], bp, n, &cs[0], &ptrs[0], len(src))
+		linCombAsm(&d[0], bp, n, &cs[0], &ptrs[0], len(src))
 		return
 	}
 	if d, ok := any(dst).([]float64); ok && axpyAVX && len(src) <= 16 {
@@ -191,7 +216,7 @@ func LinearCombination[T Float](dst, base, coef []T, src [][]T) {
 		if base != nil {
 			bp = &any(base).([]float64)[0]
 		}
-		linComb64AVX512(&d[0], bp, n, &cs[0], &ptrs[0], len(src))
+		linComb64Asm(&d[0], bp, n, &cs[0], &ptrs[0], len(src))
 		return
 	}
 	const block = 512 // a block of dst stays in the first-level cache across the terms
@@ -360,7 +385,7 @@ func (z *Tensor[T]) ReLU(x *Tensor[T]) *Tensor[T] {
 		return z
 	}
 	if z64, ok := any(z.data).([]float64); ok && axpyAVX && len(z64) > 0 {
-		relu64AVX512(z64, any(x.host()).([]float64)[:len(z64)])
+		relu64Asm(z64, any(x.host()).([]float64)[:len(z64)])
 		return z
 	}
 	zd, xd := z.data, x.host()[:len(z.data)]
@@ -513,7 +538,7 @@ func (z *Tensor[T]) LeakyReLU(x *Tensor[T], slope T) *Tensor[T] {
 		return z
 	}
 	if z64, ok := any(z.data).([]float64); ok && axpyAVX && len(z64) > 0 {
-		leaky64AVX512(z64, any(x.host()).([]float64)[:len(z64)], float64(slope))
+		leaky64Asm(z64, any(x.host()).([]float64)[:len(z64)], float64(slope))
 		return z
 	}
 	zd, xd := z.data, x.host()[:len(z.data)]

@@ -25,19 +25,20 @@ const childEnv = "ADAMNODE_TEST_KERNELPATH_CHILD"
 // one line of name=value fields: every site follows the one decision of
 // package isa.
 func kernelSites() string {
-	return fmt.Sprintf("kernelpath=%s vec=%s vec64=%s axpy=%t wino=%t sgemm=%t dgemm=%t",
-		KernelPath(), vec.name, vec64.name, axpyAVX, winoAVX512, sgemm.Enabled(), dgemm.Enabled())
+	return fmt.Sprintf("kernelpath=%s vec=%s vec64=%s axpy=%s wino=%t sgemm=%t dgemm=%t",
+		KernelPath(), vec.name, vec64.name, axpyKernels, winoAVX512, sgemm.Enabled(), dgemm.Enabled())
 }
 
 // wantSites returns kernelSites's line for the kernel path p ("*" would
-// match any value): the GEMMs have kernels on avx2 and avx512, the slice
-// kernels and Winograd's transforms on avx512 only.
+// match any value): the GEMMs and the slice kernels have kernels on avx2
+// and avx512 (axpy names which), Winograd's transforms on avx512 only.
 func wantSites(p isa.Path) string {
 	vecName := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
 	avx512 := fmt.Sprint(p == isa.AVX512)
+	axpy := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
 	gemm := fmt.Sprint(p == isa.AVX2 || p == isa.AVX512)
 	return fmt.Sprintf("kernelpath=%s vec=%s vec64=%s axpy=%s wino=%s sgemm=%s dgemm=%s",
-		p, vecName, vecName, avx512, avx512, gemm, gemm)
+		p, vecName, vecName, axpy, avx512, gemm, gemm)
 }
 
 // sitesMatch reports whether the line got is the line want, whose fields

@@ -16,11 +16,11 @@ func (t *Tensor[T]) Sum() T {
 }
 
 // SumSlice returns Σ x[i], accumulated in float64 in interleaved sums (one
-// chain of additions is bound by their latency): float32 on amd64 with
-// AVX-512 in 32 lanes, otherwise in four.
+// chain of additions is bound by their latency): float32 on the avx512 and
+// avx2 kernel paths in 32 lanes (the same sums on both), otherwise in four.
 func SumSlice[T Float](x []T) float64 {
 	if f, ok := any(x).([]float32); ok && axpyAVX && len(f) > 0 {
-		return sumAVX512(&f[0], len(f))
+		return sumAsm(&f[0], len(f))
 	}
 	var s0, s1, s2, s3 float64
 	i := 0
