@@ -33,12 +33,13 @@ func kernelSites() string {
 // match any value): the GEMMs and the slice kernels have kernels on avx2
 // and avx512 (axpy names which), Winograd's transforms on avx512 only.
 func wantSites(p isa.Path) string {
-	vecName := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
+	vecName := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "neon"}[p]
+	vec64Name := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
 	avx512 := fmt.Sprint(p == isa.AVX512)
 	axpy := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
 	gemm := fmt.Sprint(p == isa.AVX2 || p == isa.AVX512)
 	return fmt.Sprintf("kernelpath=%s vec=%s vec64=%s axpy=%s wino=%s sgemm=%s dgemm=%s",
-		p, vecName, vecName, axpy, avx512, gemm, gemm)
+		p, vecName, vec64Name, axpy, avx512, gemm, gemm)
 }
 
 // sitesMatch reports whether the line got is the line want, whose fields

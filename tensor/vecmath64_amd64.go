@@ -80,27 +80,6 @@ func softplusBwd64AVX2(z, g, y []float64)
 //go:noescape
 func softplusBwdAcc64AVX2(z, g, y []float64)
 
-// checked64 returns k with the bounds check that the assembly leaves out.
-func checked64(k func(z, x []float64)) func(z, x []float64) {
-	return func(z, x []float64) {
-		_ = x[:len(z)]
-		k(z, x)
-	}
-}
-
-// checked3_64 returns a backward map that runs k, or kAcc with acc, after
-// the bounds checks that the assembly leaves out.
-func checked3_64(k, kAcc func(z, g, y []float64)) func(z, g, y []float64, acc bool) {
-	return func(z, g, y []float64, acc bool) {
-		_, _ = g[:len(z)], y[:len(z)]
-		if acc {
-			kAcc(z, g, y)
-		} else {
-			k(z, g, y)
-		}
-	}
-}
-
 // avx512Path64 runs 8 lanes in ZMM registers (AVX-512F).
 var avx512Path64 = vecPath64{
 	name:        "avx512",

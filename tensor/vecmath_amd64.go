@@ -115,47 +115,6 @@ func leakyBwdAVX2(z, g, y []float32, slope float32)
 //go:noescape
 func leakyBwdAccAVX2(z, g, y []float32, slope float32)
 
-// checked returns k with the bounds check that the assembly leaves out.
-func checked(k func(z, x []float32)) func(z, x []float32) {
-	return func(z, x []float32) {
-		_ = x[:len(z)]
-		k(z, x)
-	}
-}
-
-// checkedSlope is checked for kernels with a slope.
-func checkedSlope(k func(z, x []float32, slope float32)) func(z, x []float32, slope float32) {
-	return func(z, x []float32, slope float32) {
-		_ = x[:len(z)]
-		k(z, x, slope)
-	}
-}
-
-// checked3 returns a backward map that runs k, or kAcc with acc, after the
-// bounds checks that the assembly leaves out.
-func checked3(k, kAcc func(z, g, y []float32)) func(z, g, y []float32, acc bool) {
-	return func(z, g, y []float32, acc bool) {
-		_, _ = g[:len(z)], y[:len(z)]
-		if acc {
-			kAcc(z, g, y)
-		} else {
-			k(z, g, y)
-		}
-	}
-}
-
-// checked3Slope is checked3 for kernels with a slope.
-func checked3Slope(k, kAcc func(z, g, y []float32, slope float32)) func(z, g, y []float32, slope float32, acc bool) {
-	return func(z, g, y []float32, slope float32, acc bool) {
-		_, _ = g[:len(z)], y[:len(z)]
-		if acc {
-			kAcc(z, g, y, slope)
-		} else {
-			k(z, g, y, slope)
-		}
-	}
-}
-
 // avx512Path runs 16 lanes in ZMM registers (AVX-512F).
 var avx512Path = vecPath{
 	name:     "avx512",
