@@ -179,9 +179,13 @@ func winoInput[T Float](v, x, scratch []T, s convShape) {
 			end := (2*q + 1) * pl // of the even-column plane of these rows
 			splitColumnRows(par[at:end], par[pl+at:pl+end], xc[y0*s.w:], cols, (rows-y0+1)/2, 2*s.w, we, s.pad)
 		}
-		if fusedWino[T]() && n > 0 {
+		if k := fusedWino[T](n); k != winoGo {
 			_, _ = par[4*pl], v[15*plane+c*n+n-1] // what the kernel reads and writes
-			winoInputChannelAVX512(f32(v[c*n:]), plane, f32(par), pl, we, n)
+			if k == winoOnAVX512 {
+				winoInputChannelAVX512(f32(v[c*n:]), plane, f32(par), pl, we, n)
+			} else {
+				winoInputChannelAVX2(f32(v[c*n:]), plane, f32(par), pl, we, n)
+			}
 			continue
 		}
 		for cp := range 2 {
@@ -197,12 +201,41 @@ func winoInput[T Float](v, x, scratch []T, s convShape) {
 }
 
 // winoFused has winoInput, winoOutput and winoOutputGrad run their two
-// passes as one kernel where they have one (float32 with AVX-512); tests
-// turn it off to compare.
+// passes as one kernel where they have one (float32 on the avx512 and avx2
+// kernel paths); tests turn it off to compare.
 var winoFused = true
 
-// fusedWino reports whether the transforms of T run their fused kernels.
-func fusedWino[T Float]() bool { return winoAVX512 && winoFused && isFloat32[T]() }
+// winoKernels is a set of kernels for the transforms' elementwise loops.
+type winoKernels uint8
+
+const (
+	winoGo       winoKernels = iota // the Go loops of this file
+	winoOnAVX2                      // winograd_avx2_amd64.s: 8 lanes, YMM registers
+	winoOnAVX512                    // winograd_amd64.s: 16 lanes, ZMM registers and masks
+)
+
+// String names the kernels as the kernel paths are named.
+func (k winoKernels) String() string { return [...]string{"go", "avx2", "avx512"}[k] }
+
+// winoKernFor returns the kernels of T's transforms: winoKern in float32,
+// the Go loops in float64.
+func winoKernFor[T Float]() winoKernels {
+	if isFloat32[T]() {
+		return winoKern
+	}
+	return winoGo
+}
+
+// fusedWino returns the fused kernels that the transforms of T run on
+// planes of n positions, winoGo for the two passes: the AVX2 kernels need
+// a whole vector (n ≥ 8), the AVX-512 ones a position.
+func fusedWino[T Float](n int) winoKernels {
+	k := winoKernFor[T]()
+	if !winoFused || n < 1 || k == winoOnAVX2 && n < 8 {
+		return winoGo
+	}
+	return k
+}
 
 // splitColumns writes row, shifted right by pad, into the even and odd
 // columns ev and od of a padded row: column x′ = x + pad of it goes to
@@ -224,8 +257,12 @@ func splitColumnRows[T Float](ev, od, x []T, cols, rows, xStride, dStride, pad i
 	n := cols / 2
 	last := (rows - 1) * dStride
 	a, b, x = a[:last+n+cols&1], b[:last+n], x[:(rows-1)*xStride+cols] // the extents, checked here
-	if winoAVX512 && isFloat32[T]() && cols > 1 {
-		splitAVX512(f32(a), f32(b), f32(x), cols, rows, xStride, dStride)
+	if k := winoKernFor[T](); k != winoGo && cols > 1 {
+		if k == winoOnAVX512 {
+			splitAVX512(f32(a), f32(b), f32(x), cols, rows, xStride, dStride)
+		} else {
+			splitAVX2(f32(a), f32(b), f32(x), cols, rows, xStride, dStride)
+		}
 		return
 	}
 	for r := range rows {
@@ -249,8 +286,12 @@ func winoCombine[T Float](c0, c1, c2, c3, r0, r1, r2, r3 []T) {
 	if n == 0 {
 		return
 	}
-	if winoAVX512 && isFloat32[T]() {
+	switch winoKernFor[T]() {
+	case winoOnAVX512:
 		winoCombineAVX512(f32(c0), f32(c1), f32(c2), f32(c3), f32(r0), f32(r1), f32(r2), f32(r3), n)
+		return
+	case winoOnAVX2:
+		winoCombineAVX2(f32(c0), f32(c1), f32(c2), f32(c3), f32(r0), f32(r1), f32(r2), f32(r3), n)
 		return
 	}
 	for k := range n {
@@ -267,8 +308,12 @@ func winoDown[T Float](a, b, m0, m1, m2, m3 []T, bias T) {
 	if n == 0 {
 		return
 	}
-	if winoAVX512 && isFloat32[T]() {
+	switch winoKernFor[T]() {
+	case winoOnAVX512:
 		winoDownAVX512(f32(a), f32(b), f32(m0), f32(m1), f32(m2), f32(m3), n, float32(bias))
+		return
+	case winoOnAVX2:
+		winoDownAVX2(f32(a), f32(b), f32(m0), f32(m1), f32(m2), f32(m3), n, float32(bias))
 		return
 	}
 	for t := range n {
@@ -305,9 +350,13 @@ func winoOutput[T Float](y, m, bias, scratch []T, s convShape, add bool) {
 			bo = bias[o]
 		}
 		at := o * n
-		if fusedWino[T]() && n > 0 {
+		if k := fusedWino[T](n); k != winoGo {
 			_, _ = st[12*n-1], m[15*plane+at+n-1] // what the kernel writes and reads
-			winoOutputChannelAVX512(f32(st[8*n:]), n, f32(m[at:]), plane, float32(bo))
+			if k == winoOnAVX512 {
+				winoOutputChannelAVX512(f32(st[8*n:]), n, f32(m[at:]), plane, float32(bo))
+			} else {
+				winoOutputChannelAVX2(f32(st[8*n:]), n, f32(m[at:]), plane, float32(bo))
+			}
 		} else {
 			for j := range 4 { // column j of the tiles: rows 0 and 1 of Aᵀ m into planes 2j, 2j + 1
 				mj := func(i int) []T { return m[(4*i+j)*plane+at : (4*i+j)*plane+at+n] }
@@ -336,8 +385,12 @@ func winoOutput[T Float](y, m, bias, scratch []T, s convShape, add bool) {
 func joinColumns[T Float](dst, even, odd []T, add bool) {
 	n := len(dst) / 2
 	even, odd = even[:n+len(dst)&1], odd[:n]
-	if winoAVX512 && isFloat32[T]() && len(dst) > 1 {
-		joinAVX512(f32(dst), f32(even), f32(odd), len(dst), add)
+	if k := winoKernFor[T](); k != winoGo && len(dst) > 1 {
+		if k == winoOnAVX512 {
+			joinAVX512(f32(dst), f32(even), f32(odd), len(dst), add)
+		} else {
+			joinAVX2(f32(dst), f32(even), f32(odd), len(dst), add)
+		}
 		return
 	}
 	if add {
@@ -384,9 +437,13 @@ func winoOutputGrad[T Float](m, dy, scratch []T, s convShape) {
 			r := (yr>>1)*we + 2*(yr&1)*n
 			splitColumns(st[r:r+we], st[n+r:n+r+we], dyo[yr*s.ow:(yr+1)*s.ow], 0)
 		}
-		if fusedWino[T]() && n > 0 {
+		if k := fusedWino[T](n); k != winoGo {
 			_, _ = st[4*n-1], m[15*plane+o*n+n-1] // what the kernel reads and writes
-			winoOutputGradChannelAVX512(f32(m[o*n:]), plane, f32(st), n)
+			if k == winoOnAVX512 {
+				winoOutputGradChannelAVX512(f32(m[o*n:]), plane, f32(st), n)
+			} else {
+				winoOutputGradChannelAVX2(f32(m[o*n:]), plane, f32(st), n)
+			}
 			continue
 		}
 		z := p(4)

@@ -4,10 +4,18 @@ package tensor
 
 import "github.com/adamnode/adamnode/tensor/internal/isa"
 
-// winoAVX512 reports whether the transforms' elementwise loops run in
-// winograd_amd64.s: on the avx512 kernel path (on avx2 they run as Go
-// loops, and Winograd takes the threshold of the other CPUs).
+// winoAVX512 reports whether the kernel path is avx512, where the
+// transforms' elementwise loops run in winograd_amd64.s.
 var winoAVX512 = isa.Current() >= isa.AVX512
+
+// winoKern is the kernels of the transforms' elementwise loops in float32:
+// winograd_amd64.s on the avx512 kernel path, winograd_avx2_amd64.s on
+// avx2, the Go loops on generic (tests switch it).
+var winoKern = map[isa.Path]winoKernels{isa.AVX512: winoOnAVX512, isa.AVX2: winoOnAVX2}[isa.Current()]
+
+// winoHasAVX2 reports whether this CPU runs the AVX2 kernels, whatever
+// path isa.Current chose: the tests run them on an AVX-512 CPU too.
+var winoHasAVX2 = isa.Best() >= isa.AVX2
 
 // winoCombineAVX512 is winoCombine on n float32 elements of each operand.
 //
@@ -53,3 +61,29 @@ func winoOutputChannelAVX512(st *float32, n int, m *float32, plane int, bias flo
 //
 //go:noescape
 func winoOutputGradChannelAVX512(m *float32, plane int, st *float32, n int)
+
+// The AVX2 kernels of winograd_avx2_amd64.s: the AVX-512 ones above on
+// YMM registers, the same bits. winoCombineAVX2, winoDownAVX2, splitAVX2
+// and joinAVX2 take any length; the channel kernels need n ≥ 8 (they
+// redo the last partial vector as the whole vector ending at n).
+
+//go:noescape
+func winoCombineAVX2(c0, c1, c2, c3, r0, r1, r2, r3 *float32, n int)
+
+//go:noescape
+func winoDownAVX2(a, b, m0, m1, m2, m3 *float32, n int, bias float32)
+
+//go:noescape
+func splitAVX2(ev, od, src *float32, m, rows, srcStride, dstStride int)
+
+//go:noescape
+func joinAVX2(dst, ev, od *float32, m int, add bool)
+
+//go:noescape
+func winoInputChannelAVX2(v *float32, plane int, par *float32, pl, we, n int)
+
+//go:noescape
+func winoOutputChannelAVX2(st *float32, n int, m *float32, plane int, bias float32)
+
+//go:noescape
+func winoOutputGradChannelAVX2(m *float32, plane int, st *float32, n int)

@@ -41,17 +41,52 @@ func BenchmarkWinogradChannels(b *testing.B) {
 	}
 }
 
-// TestWinoKernels: winoCombine and winoDown (the assembly ones where the
-// CPU has AVX-512) equal their definitions bit for bit, at every length
-// 0–70 (full vectors and masked tails), in float32 and float64.
-func TestWinoKernels(t *testing.T) {
-	testWinoKernels[float32](t)
-	testWinoKernels[float64](t)
+// winoKindsRun returns the kernels of the transforms that the tests run
+// on this CPU: the Go loops; the AVX2 assembly where the CPU has AVX2 and
+// FMA, whatever the kernel path; the AVX-512 assembly on the avx512 path.
+func winoKindsRun() []winoKernels {
+	ks := []winoKernels{winoGo}
+	if winoHasAVX2 {
+		ks = append(ks, winoOnAVX2)
+	}
+	if winoAVX512 {
+		ks = append(ks, winoOnAVX512)
+	}
+	return ks
 }
 
-func testWinoKernels[T Float](t *testing.T) {
+// withWino runs f with the float32 transforms on the kernels k.
+func withWino(k winoKernels, f func()) {
+	defer func(old winoKernels) { winoKern = old }(winoKern)
+	winoKern = k
+	f()
+}
+
+// lengthsTo returns 0, 1, …, n and then more.
+func lengthsTo(n int, more ...int) []int {
+	l := make([]int, 0, n+1+len(more))
+	for i := range n + 1 {
+		l = append(l, i)
+	}
+	return append(l, more...)
+}
+
+// TestWinoKernels: winoCombine and winoDown equal their definitions bit
+// for bit on every kernel set this CPU runs (the Go loops, AVX2, AVX-512:
+// winoKindsRun), at every length 0–70 (full vectors and tails) and some
+// long ones, in float32 and float64.
+func TestWinoKernels(t *testing.T) {
+	for _, k := range winoKindsRun() {
+		withWino(k, func() {
+			testWinoKernels[float32](t, k)
+			testWinoKernels[float64](t, k)
+		})
+	}
+}
+
+func testWinoKernels[T Float](t *testing.T, kern winoKernels) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for n := range 71 {
+	for _, n := range lengthsTo(70, 127, 128, 129, 1000, 1031) {
 		in := make([][]T, 4)
 		for i := range in {
 			in[i] = make([]T, n+3) // longer than n: only n are read
@@ -68,7 +103,7 @@ func testWinoKernels[T Float](t *testing.T) {
 		for k := range n {
 			a, b, c, d := in[0][k], in[1][k], in[2][k], in[3][k]
 			if want := [4]T{a - c, b + c, c - b, b - d}; [4]T{out[0][k], out[1][k], out[2][k], out[3][k]} != want {
-				t.Fatalf("%T winoCombine n=%d: element %d = %v, want %v", a, n, k, [4]T{out[0][k], out[1][k], out[2][k], out[3][k]}, want)
+				t.Fatalf("%v %T winoCombine n=%d: element %d = %v, want %v", kern, a, n, k, [4]T{out[0][k], out[1][k], out[2][k], out[3][k]}, want)
 			}
 		}
 		bias := T(rng.NormFloat64())
@@ -76,30 +111,35 @@ func testWinoKernels[T Float](t *testing.T) {
 		for k := range n {
 			m0, m1, m2, m3 := in[0][k], in[1][k], in[2][k], in[3][k]
 			if a, b := m0+m1+m2+bias, m1-m2-m3+bias; out[0][k] != a || out[1][k] != b {
-				t.Fatalf("%T winoDown n=%d: element %d = %v, %v, want %v, %v", a, n, k, out[0][k], out[1][k], a, b)
+				t.Fatalf("%v %T winoDown n=%d: element %d = %v, %v, want %v, %v", kern, a, n, k, out[0][k], out[1][k], a, b)
 			}
 		}
 		for i := range out {
 			if out[i][n] != 42 {
-				t.Fatalf("n=%d: wrote past the end of output %d", n, i)
+				t.Fatalf("%v n=%d: wrote past the end of output %d", kern, n, i)
 			}
 		}
 	}
 }
 
-// TestWinoColumns: splitColumns and joinColumns (the assembly ones where
-// the CPU has AVX-512) move each element where their definitions say, for
-// row lengths 0–100 (whole steps of 32 and masked tails), both paddings'
-// parities, set and added, float32 and float64, and write nothing else.
+// TestWinoColumns: splitColumns and joinColumns move each element where
+// their definitions say on every kernel set this CPU runs, for row
+// lengths 0–100 (whole steps of 32 or 16, 8-element steps and tails) and
+// some long ones, both paddings' parities, set and added, float32 and
+// float64, and write nothing else.
 func TestWinoColumns(t *testing.T) {
-	testWinoColumns[float32](t)
-	testWinoColumns[float64](t)
+	for _, k := range winoKindsRun() {
+		withWino(k, func() {
+			testWinoColumns[float32](t, k)
+			testWinoColumns[float64](t, k)
+		})
+	}
 }
 
-func testWinoColumns[T Float](t *testing.T) {
+func testWinoColumns[T Float](t *testing.T, kern winoKernels) {
 	rng := rand.New(rand.NewPCG(10, 11))
 	const guard = 42
-	for m := range 101 {
+	for _, m := range lengthsTo(100, 255, 256, 1000, 1001) {
 		row := make([]T, m+5) // longer than m: only m are read
 		for i := range row {
 			row[i] = T(rng.NormFloat64())
@@ -124,7 +164,7 @@ func testWinoColumns[T Float](t *testing.T) {
 			}
 			for i := range ev {
 				if ev[i] != wantEv[i] || od[i] != wantOd[i] {
-					t.Fatalf("%T splitColumns m=%d pad=%d: column pair %d = (%v, %v), want (%v, %v)", row[0:0], m, pad, i, ev[i], od[i], wantEv[i], wantOd[i])
+					t.Fatalf("%v %T splitColumns m=%d pad=%d: column pair %d = (%v, %v), want (%v, %v)", kern, row[0:0], m, pad, i, ev[i], od[i], wantEv[i], wantOd[i])
 				}
 			}
 		}
@@ -155,7 +195,45 @@ func testWinoColumns[T Float](t *testing.T) {
 			joinColumns(dst[:m], even, odd, add)
 			for i := range dst {
 				if dst[i] != want[i] {
-					t.Fatalf("%T joinColumns m=%d add=%v: dst[%d] = %v, want %v", row[0:0], m, add, i, dst[i], want[i])
+					t.Fatalf("%v %T joinColumns m=%d add=%v: dst[%d] = %v, want %v", kern, row[0:0], m, add, i, dst[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestWinoSplitRows: splitColumnRows on several rows at once (winoInput's
+// call: a source stride of two rows, the planes' stride) writes the bits
+// of the Go loop on every kernel set this CPU runs, for row lengths 0–40
+// and some long ones, both paddings' parities, and nothing else.
+func TestWinoSplitRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	const guard = 42
+	for _, cols := range lengthsTo(40, 63, 64, 65, 255, 1001) {
+		for _, pad := range []int{0, 1} {
+			for _, rows := range []int{1, 2, 5} {
+				xs, we := 2*cols+3, (cols+pad+2)/2+1
+				x := make([]float32, rows*xs)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+				}
+				var want []float32
+				for _, k := range winoKindsRun() {
+					ev, od := make([]float32, rows*we+4), make([]float32, rows*we+4)
+					for i := range ev {
+						ev[i], od[i] = guard, -guard
+					}
+					withWino(k, func() { splitColumnRows(ev, od, x, cols, rows, xs, we, pad) })
+					got := append(ev, od...)
+					if k == winoGo {
+						want = got
+						continue
+					}
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%v splitColumnRows cols=%d pad=%d rows=%d: element %d of ev, od = %v, the Go loop's %v", k, cols, pad, rows, i, got[i], want[i])
+						}
+					}
 				}
 			}
 		}
@@ -213,64 +291,94 @@ func winoShape(c, co, h, w, pad int) convShape {
 	return s
 }
 
-// TestWinoInputFused: winoInput with its two combination passes fused into
-// one kernel (float32, AVX-512) writes the bits of the two passes at every
-// position of every plane but each tile row's extra tile, which no one
-// reads; over odd and even sizes, paddings 0–2 and channel counts whose
-// planes end inside a vector.
+// winoFusedShapes are the shapes (channels, input size, padding) the
+// transforms' kernels are checked at as winoInput, winoOutput and
+// winoOutputGrad call them: odd and even sizes, paddings 0–2, channel
+// counts whose planes end inside a vector, and, at 3 and 4 rows, every
+// plane length n from 2 to 41 (one row of tiles: n = tw + 1), then with
+// two and three rows of tiles: the AVX2 kernels' whole vectors and the
+// last partial one, and the planes under 8 they leave to the two passes.
+var winoFusedShapes = func() []struct{ c, h, w, pad int } {
+	sh := []struct{ c, h, w, pad int }{
+		{1, 3, 3, 0}, {1, 4, 4, 1}, {2, 5, 7, 1}, {3, 28, 28, 1}, {5, 9, 31, 2}, {4, 32, 33, 1}, {2, 17, 2, 1}, {51, 28, 28, 1}, {50, 28, 28, 1}, {3, 66, 64, 1},
+	}
+	for w := 3; w <= 84; w++ {
+		sh = append(sh, struct{ c, h, w, pad int }{2 + w%2, 3 + w%2, w, 0})
+	}
+	for w := 3; w <= 20; w++ {
+		sh = append(sh, struct{ c, h, w, pad int }{2, 6, w, 0}, struct{ c, h, w, pad int }{2, 6, w, 1})
+	}
+	return sh
+}()
+
+// winoKindsFused are the ways the float32 transforms run on the
+// assembly kernels this CPU runs: each kernel set with its fused kernels
+// and with the two passes of winoCombine or winoDown calls.
+func winoKindsFused() (ks []winoKernels, fused []bool) {
+	for _, k := range winoKindsRun()[1:] {
+		ks, fused = append(ks, k, k), append(fused, true, false)
+	}
+	return ks, fused
+}
+
+// TestWinoInputFused: winoInput on the assembly kernels (fused into one
+// kernel per channel, and in two passes) writes the bits of the Go loops
+// at every position of every plane but each tile row's extra tile, which
+// no one reads, on winoFusedShapes.
 func TestWinoInputFused(t *testing.T) {
-	if !winoAVX512 {
-		t.Skip("no AVX-512 transforms")
+	ks, fused := winoKindsFused()
+	if len(ks) == 0 {
+		t.Skip("no assembly transforms on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, c := range []struct{ c, h, w, pad int }{
-		{1, 3, 3, 0}, {1, 4, 4, 1}, {2, 5, 7, 1}, {3, 28, 28, 1}, {5, 9, 31, 2}, {4, 32, 33, 1}, {2, 17, 2, 1}, {51, 28, 28, 1},
-	} {
+	for _, c := range winoFusedShapes {
 		s := winoShape(c.c, 1, c.h, c.w, c.pad)
 		x := make([]float32, c.c*c.h*c.w)
 		for i := range x {
 			x[i] = float32(rng.NormFloat64())
 		}
 		vs, _, scr := winoSizes(s)
-		got, want := make([]float32, vs), make([]float32, vs)
+		want := make([]float32, vs)
 		scratch := make([]float32, scr)
-		winoInput(got, x, scratch, s)
-		winoFused = false
 		for i := range scratch {
 			scratch[i] = float32(math.NaN()) // what the two passes read must be theirs
 		}
-		winoInput(want, x, scratch, s)
-		winoFused = true
+		withWino(winoGo, func() { winoInput(want, x, scratch, s) })
 		_, tw, n := s.tiles()
-		for i := range got {
-			if pos := i % n; pos%(tw+1) == tw {
-				continue // a row's extra tile
+		for ki, k := range ks {
+			got := make([]float32, vs)
+			for i := range scratch {
+				scratch[i] = float32(math.NaN())
 			}
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%+v: V[%d] (plane %d, channel %d, position %d) = %v fused, %v in two passes",
-					c, i, i/(s.c*n), i/n%s.c, i%n, got[i], want[i])
+			winoFused = fused[ki]
+			withWino(k, func() { winoInput(got, x, scratch, s) })
+			winoFused = true
+			for i := range got {
+				if pos := i % n; pos%(tw+1) == tw {
+					continue // a row's extra tile
+				}
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v fused %v %+v: V[%d] (plane %d, channel %d, position %d) = %v, the Go loops' %v",
+						k, fused[ki], c, i, i/(s.c*n), i/n%s.c, i%n, got[i], want[i])
+				}
 			}
 		}
 	}
 }
 
-// winoOutputShapes are the output sizes the fused output transforms are
-// checked at: odd and even, paddings 0–2, output channels 1–50.
-var winoOutputShapes = []struct{ co, h, w, pad int }{
-	{1, 3, 3, 0}, {1, 4, 4, 1}, {2, 5, 7, 1}, {3, 28, 28, 1}, {5, 9, 31, 2}, {4, 32, 33, 1}, {50, 28, 28, 1},
-}
-
-// TestWinoOutputFused: winoOutput with its two passes fused into one
-// kernel (float32, AVX-512) writes the bits of the six winoDown calls,
-// setting and adding, with and without a bias, and negative zeros among the
-// products (the first pass's zero bias turns −0 into +0 in both).
+// TestWinoOutputFused: winoOutput on the assembly kernels (fused into one
+// kernel per channel, and in two passes) writes the bits of the Go loops'
+// six winoDown calls, setting and adding, with and without a bias, and
+// negative zeros among the products (the first pass's zero bias turns −0
+// into +0 in both), on winoFusedShapes (c output channels).
 func TestWinoOutputFused(t *testing.T) {
-	if !winoAVX512 {
-		t.Skip("no AVX-512 transforms")
+	ks, fused := winoKindsFused()
+	if len(ks) == 0 {
+		t.Skip("no assembly transforms on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
-	for _, c := range winoOutputShapes {
-		s := winoShape(1, c.co, c.h, c.w, c.pad)
+	for _, c := range winoFusedShapes {
+		s := winoShape(1, c.c, c.h, c.w, c.pad)
 		_, ms, scr := winoSizes(s)
 		m := make([]float32, ms)
 		for i := range m {
@@ -279,24 +387,27 @@ func TestWinoOutputFused(t *testing.T) {
 				m[i] = float32(math.Copysign(0, -1))
 			}
 		}
-		bias := make([]float32, c.co)
+		bias := make([]float32, c.c)
 		for i := range bias {
 			bias[i] = float32(rng.NormFloat64())
 		}
 		for _, b := range [][]float32{nil, bias} {
 			for _, add := range []bool{false, true} {
-				got, want := make([]float32, c.co*s.oh*s.ow), make([]float32, c.co*s.oh*s.ow)
-				for i := range got {
-					got[i] = float32(i % 5)
-					want[i] = got[i]
+				y0 := make([]float32, c.c*s.oh*s.ow)
+				for i := range y0 {
+					y0[i] = float32(i % 5)
 				}
-				winoOutput(got, m, b, make([]float32, scr), s, add)
-				winoFused = false
-				winoOutput(want, m, b, make([]float32, scr), s, add)
-				winoFused = true
-				for i := range got {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%+v bias %v add %v: y[%d] = %v fused, %v in two passes", c, b != nil, add, i, got[i], want[i])
+				want := append([]float32(nil), y0...)
+				withWino(winoGo, func() { winoOutput(want, m, b, make([]float32, scr), s, add) })
+				for ki, k := range ks {
+					got := append([]float32(nil), y0...)
+					winoFused = fused[ki]
+					withWino(k, func() { winoOutput(got, m, b, make([]float32, scr), s, add) })
+					winoFused = true
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%v fused %v %+v bias %v add %v: y[%d] = %v, the Go loops' %v", k, fused[ki], c, b != nil, add, i, got[i], want[i])
+						}
 					}
 				}
 			}
@@ -304,17 +415,19 @@ func TestWinoOutputFused(t *testing.T) {
 	}
 }
 
-// TestWinoOutputGradFused: winoOutputGrad with its two passes fused into
-// one kernel (float32, AVX-512) writes the bits of the six winoCombine
-// calls at every position, zeros and negative zeros among dy included.
+// TestWinoOutputGradFused: winoOutputGrad on the assembly kernels (fused
+// into one kernel per channel, and in two passes) writes the bits of the
+// Go loops' six winoCombine calls at every position, zeros and negative
+// zeros among dy included, on winoFusedShapes (c output channels).
 func TestWinoOutputGradFused(t *testing.T) {
-	if !winoAVX512 {
-		t.Skip("no AVX-512 transforms")
+	ks, fused := winoKindsFused()
+	if len(ks) == 0 {
+		t.Skip("no assembly transforms on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(13, 14))
-	for _, c := range winoOutputShapes {
-		s := winoShape(1, c.co, c.h, c.w, c.pad)
-		dy := make([]float32, c.co*s.oh*s.ow)
+	for _, c := range winoFusedShapes {
+		s := winoShape(1, c.c, c.h, c.w, c.pad)
+		dy := make([]float32, c.c*s.oh*s.ow)
 		for i := range dy {
 			dy[i] = float32(rng.NormFloat64())
 			switch i % 7 {
@@ -325,14 +438,17 @@ func TestWinoOutputGradFused(t *testing.T) {
 			}
 		}
 		_, ms, scr := winoSizes(s)
-		got, want := make([]float32, ms), make([]float32, ms)
-		winoOutputGrad(got, dy, make([]float32, scr), s)
-		winoFused = false
-		winoOutputGrad(want, dy, make([]float32, scr), s)
-		winoFused = true
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%+v: m[%d] = %v fused, %v in two passes", c, i, got[i], want[i])
+		want := make([]float32, ms)
+		withWino(winoGo, func() { winoOutputGrad(want, dy, make([]float32, scr), s) })
+		for ki, k := range ks {
+			got := make([]float32, ms)
+			winoFused = fused[ki]
+			withWino(k, func() { winoOutputGrad(got, dy, make([]float32, scr), s) })
+			winoFused = true
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v fused %v %+v: m[%d] = %v, the Go loops' %v", k, fused[ki], c, i, got[i], want[i])
+				}
 			}
 		}
 	}
