@@ -9,6 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/adamnode/adamnode/tensor/internal/isa"
 )
 
 type impl struct {
@@ -71,16 +73,29 @@ func (s shape) lds() (lda, ldb int) {
 	return lda, ldb
 }
 
-// BenchmarkSgemm runs each shape by this package's Sgemm (asm: the path
-// isa.Current chose, ADAMNODE_CPU=avx2 forcing the AVX2 kernels), by the
-// AVX2 driver where the CPU runs it and Sgemm does not (avx2), and by the
-// others, in GFLOP/s.
-func BenchmarkSgemm(b *testing.B) {
+// benchImpls are the Sgemms the benchmarks run: this package's Sgemm
+// (asm: the path isa.Current chose, ADAMNODE_CPU=avx2 forcing the AVX2
+// kernels), the AVX2 driver where the CPU runs it and Sgemm does not
+// (avx2), the NEON driver likewise (neon: under ADAMNODE_CPU=generic on
+// arm64), and the others. It prints the kernel path that asm runs as a
+// configuration line of the benchmark format ("kernelpath: neon"), which
+// benchstat keeps with the results (a parent benchmark's b.Log is not
+// printed).
+func benchImpls() []impl {
+	fmt.Printf("kernelpath: %v\n", isa.Current())
 	impls := []impl{{"asm", Sgemm}}
 	if hasAVX2 && active != driverAVX2 {
 		impls = append(impls, impl{"avx2", driverAVX2.Gemm})
 	}
-	impls = append(impls, others...)
+	if hasNEON && active != driverNEON {
+		impls = append(impls, impl{"neon", driverNEON.Gemm})
+	}
+	return append(impls, others...)
+}
+
+// BenchmarkSgemm runs each shape by each of benchImpls, in GFLOP/s.
+func BenchmarkSgemm(b *testing.B) {
+	impls := benchImpls()
 	for _, s := range benchShapes() {
 		rng := rand.New(rand.NewPCG(1, 1))
 		lda, ldb := s.lds()
@@ -104,11 +119,7 @@ func BenchmarkSgemm(b *testing.B) {
 // BenchmarkSgemm's runs one after another. Run it once a shape:
 // -benchtime 1x.
 func BenchmarkSgemmAlternating(b *testing.B) {
-	impls := []impl{{"asm", Sgemm}}
-	if hasAVX2 && active != driverAVX2 {
-		impls = append(impls, impl{"avx2", driverAVX2.Gemm})
-	}
-	impls = append(impls, others...)
+	impls := benchImpls()
 	const rounds = 41
 	for _, s := range benchShapes() {
 		b.Run(s.name, func(b *testing.B) {
@@ -142,7 +153,8 @@ func BenchmarkSgemmAlternating(b *testing.B) {
 
 // BenchmarkFMAPeak measures the core's float32 FMA throughput on registers
 // (no loads): the ceiling of any GEMM here, on ZMM registers (avx512) and
-// on YMM ones (avx2, the AVX2 kernels' ceiling). Set BenchmarkSgemm's
+// on YMM ones (avx2, the AVX2 kernels' ceiling), on arm64's V registers
+// (neon, the NEON kernels' ceiling). Set BenchmarkSgemm's
 // GFLOP/s against it, measured in the same run (AMD EPYC Zen 5 of
 // 2026-11: 116.6 GFLOP/s on one core, the kernels 100–110 at the MLP
 // shapes).
@@ -153,7 +165,7 @@ func BenchmarkFMAPeak(b *testing.B) {
 		ok    bool
 		peak  func(int)
 		flops float64 // a round's
-	}{{"avx512", hasKernel, fmaPeak, 384}, {"avx2", hasAVX2, fmaPeakAVX2, 192}} {
+	}{{"avx512", hasKernel, fmaPeak, 384}, {"avx2", hasAVX2, fmaPeakAVX2, 192}, {"neon", hasNEON, neonPeak, 192}} {
 		b.Run(p.name, func(b *testing.B) {
 			if !p.ok {
 				b.Skip("not on this path")
