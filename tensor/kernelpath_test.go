@@ -25,21 +25,21 @@ const childEnv = "ADAMNODE_TEST_KERNELPATH_CHILD"
 // one line of name=value fields: every site follows the one decision of
 // package isa.
 func kernelSites() string {
-	return fmt.Sprintf("kernelpath=%s vec=%s vec64=%s axpy=%s wino=%t sgemm=%t dgemm=%t",
-		KernelPath(), vec.name, vec64.name, axpyKernels, winoAVX512, sgemm.Enabled(), dgemm.Enabled())
+	return fmt.Sprintf("kernelpath=%s vec=%s vec64=%s axpy=%s wino=%s sgemm=%t dgemm=%t",
+		KernelPath(), vec.name, vec64.name, axpyKernels, winoKern, sgemm.Enabled(), dgemm.Enabled())
 }
 
 // wantSites returns kernelSites's line for the kernel path p ("*" would
 // match any value): the GEMMs and the slice kernels have kernels on avx2
-// and avx512 (axpy names which), Winograd's transforms on avx512 only.
+// and avx512 (axpy names which), and so do Winograd's transforms (wino).
 func wantSites(p isa.Path) string {
 	vecName := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "neon"}[p]
 	vec64Name := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
-	avx512 := fmt.Sprint(p == isa.AVX512)
+	wino := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
 	axpy := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
 	gemm := fmt.Sprint(p == isa.AVX2 || p == isa.AVX512)
 	return fmt.Sprintf("kernelpath=%s vec=%s vec64=%s axpy=%s wino=%s sgemm=%s dgemm=%s",
-		p, vecName, vec64Name, axpy, avx512, gemm, gemm)
+		p, vecName, vec64Name, axpy, wino, gemm, gemm)
 }
 
 // sitesMatch reports whether the line got is the line want, whose fields
