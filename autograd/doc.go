@@ -24,7 +24,14 @@
 //
 // A training loop reuses one tape: Reset, record the forward pass, Backward
 // (which adds into every Param.Grad, and returns the error of a failed
-// custom node), step, zero the gradients (see the package Example).
+// custom node), step, zero the gradients (see the package Example;
+// optim.Minimize does the last three in one call).
+//
+// The functions that return a Var and an error (an ODE block's Forward,
+// GradOf, a classifier's Forward) return NaNs of their result's shape with
+// an error, so that a pass may check its errors once: Tape.Check takes the
+// pair, remembers the first error, and Backward returns it without running
+// (see Check).
 //
 // # Ops in PyTorch's terms
 //

@@ -641,14 +641,18 @@ func (t *Tape[T]) badGrad(e *entry[T], i int, v *entry[T]) {
 // Grad. loss must have exactly one element. Backward then releases the
 // recorded graph; the tape must be Reset before recording again.
 //
-// The error is that of a custom node's backward (Custom) that failed, such
-// as an adjoint ODE solve; Backward stops there, and the parameter gradients
-// hold a partial sum that the caller should discard (ZeroGrads). Without
-// Custom nodes it is always nil.
+// The error is the tape's error (Err: one that Check was given this pass),
+// returned without running, or that of a custom node's backward (Custom)
+// that failed, such as an adjoint ODE solve; Backward stops there, and the
+// parameter gradients hold a partial sum that the caller should discard
+// (ZeroGrads). Without Custom nodes and Check it is always nil.
 //
 // It panics in no-grad mode, when loss requires no gradient (built only from
 // constants), and when called twice without Reset.
 func (t *Tape[T]) Backward(loss Var[T]) error {
+	if err := t.failedBackward(); err != nil {
+		return err
+	}
 	e := t.startBackward("Backward", loss)
 	if e.value.Len() != 1 {
 		panic(&tensor.ShapeError{Op: "autograd.Backward", Msg: fmt.Sprintf("loss of shape %v is not a scalar; use BackwardWith to give the output gradient", e.value.Shape())})
@@ -661,6 +665,9 @@ func (t *Tape[T]) Backward(loss Var[T]) error {
 // computing the vector–Jacobian product gᵀ·∂out/∂θ for every Param and Input
 // θ that out depends on. g is only read. Its error is as for Backward.
 func (t *Tape[T]) BackwardWith(out Var[T], g *tensor.Tensor[T]) error {
+	if err := t.failedBackward(); err != nil {
+		return err
+	}
 	e := t.startBackward("BackwardWith", out)
 	if g == nil || !g.SameShape(e.value) {
 		var gs []int

@@ -19,8 +19,8 @@ import (
 // GradOf returns the gradient ∇f(x), shaped like x, of a function f whose
 // value is a scalar (one element): torch.func.grad(f)(x), jax.grad(f)(x).
 // Its error is Grad's (*CreateGraphError for a node without a backward in
-// ops). f returning more than one element, or a Var of another tape,
-// panics naming its shape.
+// ops), returned with NaNs shaped like x (see Tape.Check). f returning more
+// than one element, or a Var of another tape, panics naming its shape.
 func GradOf[T tensor.Float](f func(x Var[T]) Var[T], x Var[T]) (Var[T], error) {
 	_, g, err := ValueAndGrad(f, x)
 	return g, err
@@ -78,7 +78,7 @@ func (s scope[T]) pull(y, x Var[T], u Var[T]) (Var[T], error) {
 	}
 	gs, err := Grad([]Var[T]{y}, []Var[T]{x}, GradOptions[T]{Cotangents: cot, CreateGraph: s.create()})
 	if err != nil {
-		return Var[T]{}, err
+		return s.t.NaNs(x.Shape()...), err
 	}
 	return gs.Inputs[0], nil
 }

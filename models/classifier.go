@@ -164,12 +164,13 @@ func (m *Classifier[T]) InitialState(tp *autograd.Tape[T], x autograd.Var[T]) au
 
 // Forward records the class scores [B, Classes] of images x
 // [B, InC, H, W]: the initial state, the ODE solve on [0, T1], the head on
-// h(T1). A failed solve is returned as an error. Shapes that do not fit
+// h(T1). A failed solve is returned as an error, with NaNs shaped like the
+// scores (see autograd.Tape.Check). Shapes that do not fit
 // the configuration panic with both shapes (as every op does).
 func (m *Classifier[T]) Forward(tp *autograd.Tape[T], x autograd.Var[T]) (autograd.Var[T], error) {
 	zt, err := m.block.Forward(tp, m.InitialState(tp, x))
 	if err != nil {
-		return autograd.Var[T]{}, fmt.Errorf("%v: %w", m.cfg.Kind.Title(), err)
+		return tp.NaNs(x.Shape()[0], m.cfg.Classes), fmt.Errorf("%v: %w", m.cfg.Kind.Title(), err)
 	}
 	h := zt
 	if p := m.cfg.Kind.Parts(); p > 1 {

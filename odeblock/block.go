@@ -308,15 +308,18 @@ func (b *Block[T]) checkTimes() ([]float64, error) {
 }
 
 // Forward records the block on tp: it solves the dynamics from z0 over
-// Times and returns z at the last time. A failed solve returns the error;
-// so does Backward of the returned Var if the backward solve fails.
+// Times and returns z at the last time. A failed solve returns the error,
+// with NaNs shaped like z0 (so that tp.Check can carry it to Backward);
+// Backward of the returned Var returns the error of a failed backward
+// solve.
 func (b *Block[T]) Forward(tp *autograd.Tape[T], z0 autograd.Var[T]) (autograd.Var[T], error) {
 	return b.record(tp, z0, false)
 }
 
 // Trajectory records the block on tp and returns z at every time of Times,
 // stacked along a new leading axis: [len(Times), z0's shape...]. The first
-// entry is z0 itself.
+// entry is z0 itself. A failed solve returns the error with NaNs of that
+// shape, as Forward does.
 func (b *Block[T]) Trajectory(tp *autograd.Tape[T], z0 autograd.Var[T]) (autograd.Var[T], error) {
 	return b.record(tp, z0, true)
 }
@@ -371,12 +374,26 @@ func stepsOnlyMode(mode GradMode, opt Options) (GradMode, error) {
 	return mode, nil
 }
 
-func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (_ autograd.Var[T], err error) {
+func (b *Block[T]) record(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) (v autograd.Var[T], err error) {
+	defer func() {
+		if err != nil && tp != nil && !z0.IsZero() {
+			v = b.failedOutput(tp, z0, traj)
+		}
+	}()
 	if !b.busy.enter() {
 		return autograd.Var[T]{}, errConcurrentUse
 	}
 	defer b.busy.exit()
 	return b.recordHeld(tp, z0, traj)
+}
+
+// failedOutput is what Forward and Trajectory return with an error: NaNs
+// shaped like their result (see autograd.Tape.Check).
+func (b *Block[T]) failedOutput(tp *autograd.Tape[T], z0 autograd.Var[T], traj bool) autograd.Var[T] {
+	if !traj {
+		return tp.NaNs(z0.Shape()...)
+	}
+	return tp.NaNs(append([]int{len(b.times())}, z0.Shape()...)...)
 }
 
 // recordHeld is record for a caller that holds the Block's guard (busy).

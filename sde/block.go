@@ -52,24 +52,43 @@ func (b *Block[T]) Stats() *Stats { return b.last }
 // LastPath returns the Brownian path of the last call.
 func (b *Block[T]) LastPath() Path[T] { return b.path }
 
-// Forward records the block on tp and returns y at the last time.
+// Forward records the block on tp and returns y at the last time. A failed
+// solve returns the error with NaNs shaped like y0 (see
+// autograd.Tape.Check).
 func (b *Block[T]) Forward(tp *autograd.Tape[T], y0 autograd.Var[T]) (autograd.Var[T], error) {
 	ys, err := b.solve(tp, y0)
 	if err != nil {
-		return autograd.Var[T]{}, err
+		return b.failed(tp, y0, false), err
 	}
 	return ys[len(ys)-1], nil
 }
 
 // Trajectory records the block on tp and returns y at every time of Times,
 // stacked along a new leading axis: [len(Times), y0's shape...]; the first
-// entry is y0.
+// entry is y0. A failed solve returns the error with NaNs of that shape.
 func (b *Block[T]) Trajectory(tp *autograd.Tape[T], y0 autograd.Var[T]) (autograd.Var[T], error) {
 	ys, err := b.solve(tp, y0)
 	if err != nil {
-		return autograd.Var[T]{}, err
+		return b.failed(tp, y0, true), err
 	}
 	return autograd.Stack(0, ys...), nil
+}
+
+// failed is what Forward and Trajectory return with an error: NaNs shaped
+// like their result (see autograd.Tape.Check), or the zero Var where y0
+// is.
+func (b *Block[T]) failed(tp *autograd.Tape[T], y0 autograd.Var[T], traj bool) autograd.Var[T] {
+	if tp == nil || y0.IsZero() {
+		return autograd.Var[T]{}
+	}
+	if !traj {
+		return tp.NaNs(y0.Shape()...)
+	}
+	n := len(b.Times)
+	if b.Times == nil {
+		n = 2
+	}
+	return tp.NaNs(append([]int{n}, y0.Shape()...)...)
 }
 
 func (b *Block[T]) solve(tp *autograd.Tape[T], y0 autograd.Var[T]) (ys []autograd.Var[T], err error) {
