@@ -443,3 +443,18 @@ func sineTimes(rng *rand.Rand, opts SineOptions) []float64 {
 	}
 	return times
 }
+
+// Choose returns n elements of xs drawn independently and uniformly, with
+// replacement, in a new slice: numpy's Generator.choice(xs, n), a batch of
+// series sampled for a training step. It draws rng.IntN(len(xs)) once per
+// element, in order. It panics if n < 0, or if xs is empty and n > 0.
+func Choose[E any](rng *rand.Rand, xs []E, n int) []E {
+	if n < 0 || n > 0 && len(xs) == 0 {
+		panic(fmt.Sprintf("data: Choose: %d elements of %d", n, len(xs)))
+	}
+	out := make([]E, n)
+	for i := range out {
+		out[i] = xs[rng.IntN(len(xs))]
+	}
+	return out
+}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // want3 is a [B][T][C] expectation.
@@ -643,5 +645,36 @@ func TestSineWavesOptions(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), "data: SineWaves: "+tc.msg) {
 			t.Errorf("%+v, n %d: error %v, want one starting %q", o, tc.n, err, tc.msg)
 		}
+	}
+}
+
+// TestChoose: n draws with replacement, rng.IntN(len) each in order; bad
+// counts panic.
+func TestChoose(t *testing.T) {
+	xs := []string{"a", "b", "c", "d"}
+	got := Choose(rand.New(rand.NewPCG(3, 4)), xs, 9)
+	ref := rand.New(rand.NewPCG(3, 4))
+	want := make([]string, 9)
+	for i := range want {
+		want[i] = xs[ref.IntN(len(xs))]
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Choose (-want +got):\n%s", diff)
+	}
+	if got := Choose(rand.New(rand.NewPCG(3, 4)), []int(nil), 0); len(got) != 0 {
+		t.Errorf("Choose of none from none = %v", got)
+	}
+	for _, c := range []struct {
+		xs []int
+		n  int
+	}{{nil, 1}, {[]int{1}, -1}} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "Choose") {
+					t.Errorf("Choose(%v, %d) panicked with %v, want a message naming Choose", c.xs, c.n, r)
+				}
+			}()
+			Choose(rand.New(rand.NewPCG(1, 1)), c.xs, c.n)
+		}()
 	}
 }

@@ -296,3 +296,22 @@ func (s *Sequential[T]) SetTraining(training bool) {
 		SetTraining(m, training)
 	}
 }
+
+// ParamsOf returns the parameters of ms in order, each once (a parameter
+// shared by two modules is listed where it first appears), as PyTorch's
+// Module.parameters() lists a model's: what an optimizer of a model made
+// of several parts takes, optim.NewAdam(layers.ParamsOf[T](enc, block,
+// dec), cfg).
+func ParamsOf[T tensor.Float](ms ...HasParams[T]) []*autograd.Param[T] {
+	var out []*autograd.Param[T]
+	seen := make(map[*autograd.Param[T]]bool)
+	for _, m := range ms {
+		for _, p := range m.Params() {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

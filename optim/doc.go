@@ -15,8 +15,16 @@
 //	c := optim.AdamDefaults()             // torch.optim.Adam(params): lr 1e-3, betas (0.9, 0.999), eps 1e-8
 //	c.LR, c.Beta1, c.Beta2 = 1e-4, 0, 0.9 // torch.optim.Adam(params, lr=1e-4, betas=(0, 0.9))
 //	opt := optim.NewAdam(params, c)
+//	opt = optim.NewAdam(params, optim.AdamDefaults().WithLR(3e-4)) // torch.optim.Adam(params, lr=3e-4)
 //
 // An optimizer's Config reports the values in effect.
+//
+// # One step
+//
+// Minimize(opt, tp, loss) is PyTorch's opt.zero_grad(); loss.backward();
+// opt.step(): it zeroes the gradients, runs the tape's Backward and steps
+// only if that succeeded (a failed adjoint solve, or an error the pass
+// remembered with autograd's Tape.Check, steps nothing).
 //
 // # Migrating from "a field left at 0 takes torch's default"
 //

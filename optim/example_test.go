@@ -62,3 +62,22 @@ func ExampleAdam_StateDict() {
 	// [2 2]
 	// adam 0.001 1
 }
+
+// ExampleMinimize fits w to minimize ‖w − (1, 2)‖² with Adam, one call a
+// step: zero the gradients, Backward, step.
+func ExampleMinimize() {
+	w := autograd.NewParam("w", tensor.New[float64](2))
+	target := tensor.FromSlice([]float64{1, 2}, 2)
+	opt := optim.NewAdam([]*autograd.Param[float64]{w}, optim.AdamDefaults().WithLR(0.1))
+	tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+	for range 300 {
+		tp.Reset()
+		loss := autograd.Sum(autograd.Square(autograd.Sub(tp.Param(w), tp.Const(target))))
+		if err := optim.Minimize(opt, tp, loss); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	fmt.Printf("w = (%.2f, %.2f)\n", w.Value.At(0), w.Value.At(1))
+	// Output: w = (1.00, 2.00)
+}
