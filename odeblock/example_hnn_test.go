@@ -44,7 +44,7 @@ func ExampleFieldFuncErr() {
 		target.Set(q*c+p*s, n, 0)
 		target.Set(p*c-q*s, n, 1)
 	}
-	opt := optim.NewAdam(params, optim.AdamConfig{LR: 1e-2, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
+	opt := optim.NewAdam(params, optim.AdamDefaults().WithLR(1e-2))
 	var first, last float64
 	for step := range 150 {
 		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))

@@ -51,7 +51,7 @@ func ExampleFit() {
 			z, err := block.Trajectory(tp, tp.Const(b.z0))
 			return train.Loss[float64]{Value: ag.Mean(ag.Square(ag.Sub(z, tp.Const(b.z))))}, err
 		}}
-	opt := optim.NewAdam(dyn.Params(), optim.AdamConfig{LR: 1e-2, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
+	opt := optim.NewAdam(dyn.Params(), optim.AdamDefaults().WithLR(1e-2))
 	res, err := train.Fit(context.Background(), train.Config{Name: "rotation", Epochs: 4, Quiet: true}, task, opt)
 	if err != nil {
 		panic(err)

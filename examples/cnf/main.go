@@ -59,16 +59,11 @@ func train(block *odeblock.Block[float64], x *tensor.Tensor[float64], iters, bat
 	for range iters {
 		tp := ag.NewTape(tensor.EngineFor[float64](tensor.Default()))
 		xb := ag.IndexSelect(tp.Const(x), 0, rng.Perm(x.Dim(0))[:batch])
-		s, err := block.Forward(tp, ag.Concat(1, xb, tp.Const(tensor.New[float64](batch, 1))))
-		if err != nil {
-			return losses, err
-		}
+		s := tp.Check(block.Forward(tp, ag.Concat(1, xb, tp.Const(tensor.New[float64](batch, 1)))))
 		loss := ag.Neg(ag.Mean(ag.Add(odeblock.StandardNormalLogProb(ag.Narrow(s, 1, 0, 2)), ag.Narrow(s, 1, 2, 1))))
-		opt.ZeroGrad()
-		if err := tp.Backward(loss); err != nil {
+		if err := optim.Minimize(opt, tp, loss); err != nil {
 			return losses, err
 		}
-		opt.Step()
 		losses = append(losses, loss.Item())
 	}
 	return losses, nil

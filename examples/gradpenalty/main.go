@@ -3,7 +3,9 @@
 // is D(fake) − D(real) + 10·(‖∇ₓD(x̂)‖ − 1)² at random points x̂ between
 // real and generated samples, the gradient ∇ₓD taken with autograd.GradOf
 // (torch.autograd.grad with create_graph=True) so that the critic's
-// Backward differentiates the penalty through it; five critic steps per
+// Backward differentiates the penalty through it (its error, which only a
+// node without a backward in ops can cause, checked once with Tape.Check:
+// optim.Minimize's Backward returns it); five critic steps per
 // generator step, Adam with lr 1e-4 and betas (0, 0.9) as in the paper.
 // Generator and critic are MLPs 2 → 128 → 128 → 2 (→ 1) with ReLU; the
 // generator's input is 2-D standard normal noise; batches of 256,
@@ -45,19 +47,15 @@ func newModels(rng *rand.Rand) (G, D *layers.Sequential[float64]) {
 	return G, D
 }
 
-func gradientPenalty(tp *ag.Tape[float64], D *layers.Sequential[float64], real, fake ag.Var[float64], rng *rand.Rand) (ag.Var[float64], error) {
+func gradientPenalty(tp *ag.Tape[float64], D *layers.Sequential[float64], real, fake ag.Var[float64], rng *rand.Rand) ag.Var[float64] {
 	a := tp.Const(tensor.RandU[float64](rng, 0, 1, real.Shape()[0], 1))
 	x := ag.Add(ag.Mul(a, real), ag.Mul(ag.RSub(1, a), fake))
-	g, err := ag.GradOf(func(x ag.Var[float64]) ag.Var[float64] { return ag.Sum(D.Forward(tp, x)) }, x)
-	if err != nil {
-		return g, err
-	}
-	return ag.Mean(ag.Square(ag.AddConst(ag.Sqrt(ag.SumAxis(ag.Square(g), 1, false)), -1))), nil
+	g := tp.Check(ag.GradOf(func(x ag.Var[float64]) ag.Var[float64] { return ag.Sum(D.Forward(tp, x)) }, x))
+	return ag.Mean(ag.Square(ag.AddConst(ag.Sqrt(ag.SumAxis(ag.Square(g), 1, false)), -1)))
 }
 
 func train(G, D *layers.Sequential[float64], data *tensor.Tensor[float64], iters, batch int, rng *rand.Rand) ([]float64, error) {
-	c := optim.AdamDefaults()
-	c.LR, c.Beta1, c.Beta2 = 1e-4, 0, 0.9
+	c := optim.AdamConfig{LR: 1e-4, Beta1: 0, Beta2: 0.9, Eps: 1e-8}
 	optG, optD := optim.NewAdam(G.Params(), c), optim.NewAdam(D.Params(), c)
 	var losses []float64
 	tp := ag.NewTape(tensor.EngineFor[float64](tensor.Default()))
@@ -66,25 +64,17 @@ func train(G, D *layers.Sequential[float64], data *tensor.Tensor[float64], iters
 			tp.Reset()
 			real := ag.IndexSelect(tp.Const(data), 0, rng.Perm(data.Dim(0))[:batch])
 			fake := ag.Detach(G.Forward(tp, tp.Const(tensor.RandN[float64](rng, 0, 1, batch, 2))))
-			gp, err := gradientPenalty(tp, D, real, fake, rng)
-			if err != nil {
+			lossD := ag.Add(ag.Sub(ag.Mean(D.Forward(tp, fake)), ag.Mean(D.Forward(tp, real))), ag.Scale(gradientPenalty(tp, D, real, fake, rng), 10))
+			if err := optim.Minimize(optD, tp, lossD); err != nil {
 				return losses, err
 			}
-			lossD := ag.Add(ag.Sub(ag.Mean(D.Forward(tp, fake)), ag.Mean(D.Forward(tp, real))), ag.Scale(gp, 10))
-			optD.ZeroGrad()
-			if err := tp.Backward(lossD); err != nil {
-				return losses, err
-			}
-			optD.Step()
 			losses = append(losses, lossD.Item())
 		}
 		tp.Reset()
 		lossG := ag.Neg(ag.Mean(D.Forward(tp, G.Forward(tp, tp.Const(tensor.RandN[float64](rng, 0, 1, batch, 2))))))
-		optG.ZeroGrad()
-		if err := tp.Backward(lossG); err != nil {
+		if err := optim.Minimize(optG, tp, lossG); err != nil {
 			return losses, err
 		}
-		optG.Step()
 		losses = append(losses, lossG.Item())
 	}
 	return losses, nil

@@ -61,16 +61,11 @@ func train(block *odeblock.Block[float64], x0, xs *tensor.Tensor[float64], iters
 	for range iters {
 		tp := ag.NewTape(tensor.EngineFor[float64](tensor.Default()))
 		idx := rng.Perm(x0.Dim(0))[:batch]
-		pred, err := block.Trajectory(tp, ag.IndexSelect(tp.Const(x0), 0, idx))
-		if err != nil {
-			return losses, err
-		}
+		pred := tp.Check(block.Trajectory(tp, ag.IndexSelect(tp.Const(x0), 0, idx)))
 		loss := ag.MSE(pred, ag.IndexSelect(tp.Const(xs), 1, idx))
-		opt.ZeroGrad()
-		if err := tp.Backward(loss); err != nil {
+		if err := optim.Minimize(opt, tp, loss); err != nil {
 			return losses, err
 		}
-		opt.Step()
 		losses = append(losses, loss.Item())
 	}
 	return losses, nil

@@ -72,7 +72,7 @@ func newBench(tb testing.TB) *bench {
 	}
 	m := newModel[float32](rng, c)
 	return &bench{c: c, m: m, b: b, pcg: rand.NewPCG(c.Seed, 0xe95),
-		opt: optim.NewAdam(m.params(), optim.AdamConfig{LR: c.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}),
+		opt: optim.NewAdam(modelParams(m), optim.AdamConfig{LR: c.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}),
 		tp:  ag.NewTape(tensor.EngineFor[float32](tensor.Default()))}
 }
 
@@ -80,10 +80,7 @@ func newBench(tb testing.TB) *bench {
 // backward, Adam step) on the fixed batch and returns the loss.
 func (bn *bench) iteration(step bool) (float64, error) {
 	bn.tp.Reset()
-	loss, err := bn.m.loss(bn.tp, bn.b, bn.c.Noise, rand.New(bn.pcg))
-	if err != nil {
-		return 0, err
-	}
+	loss := bn.m.loss(bn.tp, bn.b, bn.c.Noise, rand.New(bn.pcg))
 	if err := bn.tp.Backward(loss); err != nil {
 		return 0, err
 	}
@@ -142,7 +139,7 @@ func (bn *bench) save(path string) error {
 	for i, t := range bn.b.Times {
 		times.Data()[i] = float32(t)
 	}
-	ps := bn.m.params()
+	ps := modelParams(bn.m)
 	if len(ps) != len(peerNames) {
 		return fmt.Errorf("%d parameters, %d names", len(ps), len(peerNames))
 	}
@@ -216,4 +213,9 @@ func peakRSSMB() float64 {
 		}
 	}
 	return 0
+}
+
+// modelParams is the parameters' list trainModel gives Adam.
+func modelParams[T tensor.Float](m *model[T]) []*ag.Param[T] {
+	return layers.ParamsOf[T](m.rec, m.toQ, m.block, m.dec)
 }

@@ -178,10 +178,6 @@ func newModel[T tensor.Float](rng *rand.Rand, c config) *model[T] {
 		dec:   layers.NewSequential[T](layers.NewLinear[T](rng, c.Latent, c.Hidden), layers.ReLU[T]{}, layers.NewLinear[T](rng, c.Hidden, 1))}
 }
 
-func (m *model[T]) params() []*ag.Param[T] {
-	return slices.Concat(m.rec.Params(), m.toQ.Params(), m.block.Params(), m.dec.Params())
-}
-
 func (m *model[T]) encode(tp *ag.Tape[T], b *data.SeriesBatch[T]) dist.Normal[T] {
 	x, mask, h := tp.Const(b.Values), tp.Const(b.Mask), tp.Const(tensor.New[T](b.Len(), m.rec.Hidden()))
 	for j := len(b.Times) - 1; j >= 0; j-- { // backwards in time; a series' state moves only where it is observed
@@ -192,51 +188,34 @@ func (m *model[T]) encode(tp *ag.Tape[T], b *data.SeriesBatch[T]) dist.Normal[T]
 	return dist.Normal[T]{Loc: q[0], Scale: ag.Exp(ag.Scale(q[1], 0.5))}
 }
 
-func (m *model[T]) decode(tp *ag.Tape[T], z0 ag.Var[T], times []float64) (ag.Var[T], error) {
+func (m *model[T]) decode(tp *ag.Tape[T], z0 ag.Var[T], times []float64) ag.Var[T] {
 	m.block.Times = slices.Compact(append([]float64{0}, times...)) // from z0 at t = 0
-	z, err := m.block.Trajectory(tp, z0)
-	if err != nil {
-		return z, err
-	}
-	return ag.Permute(m.dec.Forward(tp, ag.Narrow(z, 0, len(m.block.Times)-len(times), len(times))), 1, 0, 2), nil
+	z := tp.Check(m.block.Trajectory(tp, z0))
+	return ag.Permute(m.dec.Forward(tp, ag.Narrow(z, 0, len(m.block.Times)-len(times), len(times))), 1, 0, 2)
 }
 
-func (m *model[T]) loss(tp *ag.Tape[T], b *data.SeriesBatch[T], noise float64, rng *rand.Rand) (ag.Var[T], error) {
+func (m *model[T]) loss(tp *ag.Tape[T], b *data.SeriesBatch[T], noise float64, rng *rand.Rand) ag.Var[T] {
 	q := m.encode(tp, b)
-	xhat, err := m.decode(tp, q.Sample(tp, rng), b.Times)
-	if err != nil {
-		return xhat, err
-	}
+	xhat := m.decode(tp, q.Sample(tp, rng), b.Times)
 	logpx := ag.SumAxis(ag.MaskedSum(dist.Normal[T]{Loc: xhat, Scale: tp.Scalar(T(noise))}.LogProb(tp.Const(b.Values)), b.Mask, 1, false), 1, false)
 	kl := ag.SumAxis(dist.KLNormal(q, dist.Normal[T]{Loc: tp.Scalar(0), Scale: tp.Scalar(1)}), 1, false)
-	return ag.Mean(ag.Sub(kl, logpx)), nil
+	return ag.Mean(ag.Sub(kl, logpx))
 }
 
 func trainModel[T tensor.Float](c config, m *model[T], observed []data.Series, rng *rand.Rand) ([]float64, error) {
-	ac := optim.AdamDefaults()
-	ac.LR = c.LR
-	opt := optim.NewAdam(m.params(), ac)
+	opt := optim.NewAdam(layers.ParamsOf[T](m.rec, m.toQ, m.block, m.dec), optim.AdamDefaults().WithLR(c.LR))
 	var losses []float64
 	tp := ag.NewTape(tensor.EngineFor[T](tensor.Default()))
 	for range c.Iters {
-		s := make([]data.Series, c.Batch)
-		for i := range s {
-			s[i] = observed[rng.IntN(len(observed))]
-		}
-		b, err := data.NewSeriesBatch[T](s)
+		b, err := data.NewSeriesBatch[T](data.Choose(rng, observed, c.Batch))
 		if err != nil {
 			return losses, err
 		}
 		tp.Reset()
-		loss, err := m.loss(tp, b, c.Noise, rng)
-		if err != nil {
+		loss := m.loss(tp, b, c.Noise, rng)
+		if err := optim.Minimize(opt, tp, loss); err != nil {
 			return losses, err
 		}
-		opt.ZeroGrad()
-		if err := tp.Backward(loss); err != nil {
-			return losses, err
-		}
-		opt.Step()
 		losses = append(losses, float64(loss.Item()))
 	}
 	return losses, nil
@@ -254,8 +233,8 @@ func predict[T tensor.Float](m *model[T], series []data.Series, split float64, t
 	}
 	tp := ag.NewTape(tensor.EngineFor[T](tensor.Default()))
 	tp.SetNoGrad(true)
-	xhat, err := m.decode(tp, m.encode(tp, b).Loc, times)
-	if err != nil {
+	xhat := m.decode(tp, m.encode(tp, b).Loc, times)
+	if err := tp.Err(); err != nil {
 		return nil, err
 	}
 	out, v := make([][]float64, len(series)), xhat.Value().Data()

@@ -74,7 +74,7 @@ func newBench(tb testing.TB) *bench {
 		idx[i] = i
 	}
 	bn.obs, bn.labels = d.batch(idx)
-	bn.opt = optim.NewAdam(bn.m.params(), optim.AdamConfig{LR: c.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
+	bn.opt = optim.NewAdam(modelParams(bn.m), optim.AdamConfig{LR: c.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
 	bn.m.f.Add("count", counter{&bn.nfe})
 	return bn
 }
@@ -148,7 +148,7 @@ func (bn *bench) save(path string) error {
 	if err != nil {
 		return err
 	}
-	ps := bn.m.params()
+	ps := modelParams(bn.m)
 	if len(ps) != len(peerNames) {
 		return fmt.Errorf("%d parameters, %d names", len(ps), len(peerNames))
 	}
@@ -225,4 +225,9 @@ func peakRSSMB() float64 {
 		}
 	}
 	return 0
+}
+
+// modelParams is the parameters' list train gives Adam.
+func modelParams(m *model) []*ag.Param[float64] {
+	return layers.ParamsOf[float64](m.initial, m.f, m.readout)
 }

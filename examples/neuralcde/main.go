@@ -198,27 +198,18 @@ func newModel(rng *rand.Rand, hidden, width int) *model {
 	return &model{initial: layers.NewLinear[float64](rng, channels, hidden), f: layers.NewSequential[float64](layers.NewLinear[float64](rng, hidden, width), layers.ReLU[float64]{}, layers.NewLinear[float64](rng, width, hidden*channels), layers.Tanh[float64]{}), readout: layers.NewLinear[float64](rng, hidden, 2)}
 }
 
-func (m *model) params() []*ag.Param[float64] {
-	return slices.Concat(m.initial.Params(), m.f.Params(), m.readout.Params())
-}
-
 func (m *model) logits(tp *ag.Tape[float64], knots []float64, obs *tensor.Tensor[float64], gm odeblock.GradMode, tol float64) (ag.Var[float64], error) {
 	x, err := interp.NewNaturalCubic(knots, tp.Const(obs))
 	if err != nil {
 		return ag.Var[float64]{}, err
 	}
 	blk := &odeblock.Block[float64]{Dynamics: &odeblock.CDE[float64]{F: m.f, X: x}, Times: []float64{knots[0], knots[len(knots)-1]}, Mode: gm, Solver: odeblock.Options{RTol: tol, ATol: tol}}
-	zT, err := blk.Forward(tp, m.initial.Forward(tp, x.Evaluate(tp, knots[0])))
-	if err != nil {
-		return zT, err
-	}
-	return m.readout.Forward(tp, zT), nil
+	zT := tp.Check(blk.Forward(tp, m.initial.Forward(tp, x.Evaluate(tp, knots[0]))))
+	return m.readout.Forward(tp, zT), tp.Err()
 }
 
 func (m *model) train(c config, gm odeblock.GradMode, d dataset, rng *rand.Rand) ([]float64, error) {
-	ac := optim.AdamDefaults()
-	ac.LR = c.LR
-	opt := optim.NewAdam(m.params(), ac)
+	opt := optim.NewAdam(layers.ParamsOf[float64](m.initial, m.f, m.readout), optim.AdamDefaults().WithLR(c.LR))
 	var losses []float64
 	tp := ag.NewTape(tensor.EngineFor[float64](tensor.Default()))
 	for range c.Iters {
@@ -229,11 +220,9 @@ func (m *model) train(c config, gm odeblock.GradMode, d dataset, rng *rand.Rand)
 			return losses, err
 		}
 		loss := ag.SoftmaxCrossEntropy(logits, labels)
-		opt.ZeroGrad()
-		if err := tp.Backward(loss); err != nil {
+		if err := optim.Minimize(opt, tp, loss); err != nil {
 			return losses, err
 		}
-		opt.Step()
 		losses = append(losses, loss.Item())
 	}
 	return losses, nil

@@ -66,17 +66,12 @@ func train(block *odeblock.Block[float64], e, x *tensor.Tensor[float64], iters, 
 		tp := ag.NewTape(tensor.EngineFor[float64](tensor.Default()))
 		xb := ag.IndexSelect(tp.Const(x), 0, rng.Perm(x.Dim(0))[:batch])
 		e.Copy(ag.GaussianProbe[float64](rng, batch, 2))
-		s, err := block.Forward(tp, ag.Concat(1, xb, tp.Const(tensor.New[float64](batch, 3))))
-		if err != nil {
-			return losses, err
-		}
+		s := tp.Check(block.Forward(tp, ag.Concat(1, xb, tp.Const(tensor.New[float64](batch, 3)))))
 		logp := ag.Add(odeblock.StandardNormalLogProb(ag.Narrow(s, 1, 0, 2)), ag.Narrow(s, 1, 2, 1))
 		loss := ag.Add(ag.Neg(ag.Mean(logp)), ag.Scale(ag.Mean(ag.Add(ag.Narrow(s, 1, 3, 1), ag.Narrow(s, 1, 4, 1))), 0.01))
-		opt.ZeroGrad()
-		if err := tp.Backward(loss); err != nil {
+		if err := optim.Minimize(opt, tp, loss); err != nil {
 			return losses, err
 		}
-		opt.Step()
 		losses = append(losses, loss.Item())
 	}
 	return losses, nil
