@@ -4,10 +4,19 @@ package odeblock
 
 import "github.com/adamnode/adamnode/tensor"
 
-// avx512 reports whether the AVX-512 kernels of this package run: on the
-// avx512 kernel path (tensor.KernelPath; on avx2 and generic the Go loops
-// run).
-var avx512 = tensor.KernelPath() == "avx512"
+// adamKernels names the kernels of this package that run: "avx512"
+// (adamband_amd64.s, adamband64_amd64.s) on the avx512 kernel path
+// (tensor.KernelPath), "avx2" (adamband_avx2_amd64.s,
+// adamband64_avx2_amd64.s: the same operations, rounded alike) on avx2,
+// "go" (the Go loops) on generic. Tests set it to run each kernel the CPU
+// has.
+var adamKernels = map[string]string{"avx512": "avx512", "avx2": "avx2"}[tensor.KernelPath()]
+
+func init() {
+	if adamKernels == "" {
+		adamKernels = "go"
+	}
+}
 
 // The AdamNODE kernels (adamband_amd64.h), each for float32 and float64:
 //
@@ -64,3 +73,52 @@ func norm2AVX512(x *float32, n int) float64
 //
 //go:noescape
 func norm2F64AVX512(x *float64, n int) float64
+
+// The AVX2 versions (adamband_avx2_amd64.h): the AdamNODE kernels equal to
+// the AVX-512 ones bit for bit (the backward's sums aside: four float64
+// lanes each, in their own order), norm2AVX2 and norm2F64AVX2 to the bit.
+
+//go:noescape
+func adamBandAVX2(a *adamBandArgs[float32])
+
+//go:noescape
+func adamBandPostAVX2(a *adamBandArgs[float32])
+
+//go:noescape
+func adamRHSBwdAVX2(a *adamBwdArgs[float32])
+
+//go:noescape
+func adamRHSBwdPostAVX2(a *adamBwdArgs[float32])
+
+//go:noescape
+func adamRHSFwdAVX2(a *adamFwdArgs[float32])
+
+//go:noescape
+func adamRHSFwdEpsAVX2(a *adamFwdArgs[float32])
+
+//go:noescape
+func adamBand64AVX2(a *adamBandArgs[float64])
+
+//go:noescape
+func adamBandPost64AVX2(a *adamBandArgs[float64])
+
+//go:noescape
+func adamRHSBwd64AVX2(a *adamBwdArgs[float64])
+
+//go:noescape
+func adamRHSBwdPost64AVX2(a *adamBwdArgs[float64])
+
+//go:noescape
+func adamRHSFwd64AVX2(a *adamFwdArgs[float64])
+
+//go:noescape
+func adamRHSFwdEps64AVX2(a *adamFwdArgs[float64])
+
+//go:noescape
+func norm2AVX2(x *float32, n int) float64
+
+//go:noescape
+func norm2F64AVX2(x *float64, n int) float64
+
+// asmBuilt is true: this build has the assembly kernels.
+const asmBuilt = true

@@ -46,14 +46,17 @@ func sameOffsets(got, want []uintptr) bool {
 	return true
 }
 
-// TestAdamBandKernel: the adjoint update's kernels read adamBandArgs at
+// TestAdamBandKernel: the adjoint update's kernels (each the CPU runs:
+// forEachKernels) read adamBandArgs at
 // the offsets they assume and equal band's Go loops bit for bit (the Post
 // ones after scaleDerivInto's last loop), in float32 and float64, at every
 // length 0–70 (whole vectors and masked tails), with signed zeros, NaN and
 // ±Inf among the operands, writing nothing past n.
 func TestAdamBandKernel(t *testing.T) {
-	t.Run("float32", testAdamBandKernel[float32])
-	t.Run("float64", testAdamBandKernel[float64])
+	forEachKernels(t, func(t *testing.T) {
+		t.Run("float32", testAdamBandKernel[float32])
+		t.Run("float64", testAdamBandKernel[float64])
+	})
 }
 
 func testAdamBandKernel[T tensor.Float](t *testing.T) {
@@ -62,7 +65,7 @@ func testAdamBandKernel[T tensor.Float](t *testing.T) {
 		t.Fatalf("adamBandArgs: n, a1, a2, eps at %v, dav at %d; the assembly reads %v and 96", o, unsafe.Offsetof(a.dav), w)
 	}
 	if !hasAdamKernels[T]() {
-		t.Skip("no AVX-512 kernel in this build or on this CPU")
+		t.Skip("no assembly kernel in this build or on this kernel path")
 	}
 	for _, post := range []bool{false, true} {
 		rng := rand.New(rand.NewPCG(3, 4))
@@ -119,15 +122,18 @@ func testAdamBandKernel[T tensor.Float](t *testing.T) {
 	}
 }
 
-// TestAdamRHSBwdKernel: the kernels of adamRHS's backward read adamBwdArgs
+// TestAdamRHSBwdKernel: the kernels of adamRHS's backward (each the CPU
+// runs) read adamBwdArgs
 // at the offsets they assume and equal adamRHSBwdLoop (the Post ones after
 // scaleDerivInto's last loop), in float32 and float64: the gradients bit
 // for bit, the sums for r1 and r2 to within the rounding of their terms, at
 // every length 0–150, with special values among the operands, writing
 // nothing past n.
 func TestAdamRHSBwdKernel(t *testing.T) {
-	t.Run("float32", testAdamRHSBwdKernel[float32])
-	t.Run("float64", testAdamRHSBwdKernel[float64])
+	forEachKernels(t, func(t *testing.T) {
+		t.Run("float32", testAdamRHSBwdKernel[float32])
+		t.Run("float64", testAdamRHSBwdKernel[float64])
+	})
 }
 
 func testAdamRHSBwdKernel[T tensor.Float](t *testing.T) {
@@ -139,7 +145,7 @@ func testAdamRHSBwdKernel[T tensor.Float](t *testing.T) {
 		t.Fatalf("adamBwdArgs: n, a1, a2, eps, sr1, sr2 at %v, gg at %d; the assembly reads %v and 64", o, unsafe.Offsetof(a.gg), w)
 	}
 	if !hasAdamKernels[T]() {
-		t.Skip("no AVX-512 kernel in this build or on this CPU")
+		t.Skip("no assembly kernel in this build or on this kernel path")
 	}
 	// The sums' terms are formed in T; summed in another order their
 	// difference is within n·ε(T)·Σ|term|, loosely.
@@ -205,13 +211,16 @@ func testAdamRHSBwdKernel[T tensor.Float](t *testing.T) {
 	}
 }
 
-// TestAdamRHSFwdKernel: the kernels of adamRHS's forward read adamFwdArgs
+// TestAdamRHSFwdKernel: the kernels of adamRHS's forward (each the CPU
+// runs) read adamFwdArgs
 // at the offsets they assume and equal adamRHS's Go loop (the Eps ones
 // after adding ε to s) bit for bit, in float32 and float64, at every length
 // 0–70, with special values among the operands, writing nothing past n.
 func TestAdamRHSFwdKernel(t *testing.T) {
-	t.Run("float32", testAdamRHSFwdKernel[float32])
-	t.Run("float64", testAdamRHSFwdKernel[float64])
+	forEachKernels(t, func(t *testing.T) {
+		t.Run("float32", testAdamRHSFwdKernel[float32])
+		t.Run("float64", testAdamRHSFwdKernel[float64])
+	})
 }
 
 func testAdamRHSFwdKernel[T tensor.Float](t *testing.T) {
@@ -220,7 +229,7 @@ func testAdamRHSFwdKernel[T tensor.Float](t *testing.T) {
 		t.Fatalf("adamFwdArgs: n, a1, a2, eps at %v, dv at %d; the assembly reads %v and 40", o, unsafe.Offsetof(a.dv), w)
 	}
 	if !hasAdamKernels[T]() {
-		t.Skip("no AVX-512 kernel in this build or on this CPU")
+		t.Skip("no assembly kernel in this build or on this kernel path")
 	}
 	a1, a2, eps := T(0.3), T(0.9), T(1e-3)
 	specials := []T{0, T(math.Copysign(0, -1)), T(math.NaN()), T(math.Inf(1)), 1e-30}
@@ -262,14 +271,14 @@ func testAdamRHSFwdKernel[T tensor.Float](t *testing.T) {
 	}
 }
 
-// TestUseAdamKernels: the kernels are taken for a positive length where
-// the CPU has them, never for an empty state.
+// TestUseAdamKernels: the kernels are taken for a positive length on the
+// avx512 and avx2 kernel paths, never for an empty state.
 func TestUseAdamKernels(t *testing.T) {
 	for _, n := range []int{-1, 0, 1, 100} {
-		if got, want := useAdamKernels[float32](n), avx512 && n > 0; got != want {
+		if got, want := useAdamKernels[float32](n), adamKernels != "go" && n > 0; got != want {
 			t.Errorf("useAdamKernels[float32](%d) = %v, want %v", n, got, want)
 		}
-		if got, want := useAdamKernels[float64](n), avx512 && n > 0; got != want {
+		if got, want := useAdamKernels[float64](n), adamKernels != "go" && n > 0; got != want {
 			t.Errorf("useAdamKernels[float64](%d) = %v, want %v", n, got, want)
 		}
 	}

@@ -36,23 +36,23 @@ type adamFwdArgs[T tensor.Float] struct {
 
 // runAdamBand runs the adjoint update's kernel for T on a (the Post one
 // when post is set) and reports whether there was one: none for n = 0,
-// without AVX-512, or for a type defined on float32 or float64.
+// on the generic kernel path, or for a type defined on float32 or float64.
 func runAdamBand[T tensor.Float](a *adamBandArgs[T], post bool) bool {
-	if !avx512 || a.n <= 0 {
+	if adamKernels == "go" || a.n <= 0 {
 		return false
 	}
 	switch a := any(a).(type) {
 	case *adamBandArgs[float32]:
 		if post {
-			adamBandPostAVX512(a)
+			pick(adamBandPostAVX512, adamBandPostAVX2)(a)
 		} else {
-			adamBandAVX512(a)
+			pick(adamBandAVX512, adamBandAVX2)(a)
 		}
 	case *adamBandArgs[float64]:
 		if post {
-			adamBandPost64AVX512(a)
+			pick(adamBandPost64AVX512, adamBandPost64AVX2)(a)
 		} else {
-			adamBand64AVX512(a)
+			pick(adamBand64AVX512, adamBand64AVX2)(a)
 		}
 	default:
 		return false
@@ -63,21 +63,21 @@ func runAdamBand[T tensor.Float](a *adamBandArgs[T], post bool) bool {
 // runAdamRHSBwd runs the kernel of adamRHS's backward for T on a (the Post
 // one when post is set) and reports whether there was one.
 func runAdamRHSBwd[T tensor.Float](a *adamBwdArgs[T], post bool) bool {
-	if !avx512 || a.n <= 0 {
+	if adamKernels == "go" || a.n <= 0 {
 		return false
 	}
 	switch a := any(a).(type) {
 	case *adamBwdArgs[float32]:
 		if post {
-			adamRHSBwdPostAVX512(a)
+			pick(adamRHSBwdPostAVX512, adamRHSBwdPostAVX2)(a)
 		} else {
-			adamRHSBwdAVX512(a)
+			pick(adamRHSBwdAVX512, adamRHSBwdAVX2)(a)
 		}
 	case *adamBwdArgs[float64]:
 		if post {
-			adamRHSBwdPost64AVX512(a)
+			pick(adamRHSBwdPost64AVX512, adamRHSBwdPost64AVX2)(a)
 		} else {
-			adamRHSBwd64AVX512(a)
+			pick(adamRHSBwd64AVX512, adamRHSBwd64AVX2)(a)
 		}
 	default:
 		return false
@@ -89,21 +89,21 @@ func runAdamRHSBwd[T tensor.Float](a *adamBwdArgs[T], post bool) bool {
 // one, adding ε to s first, when eps is set) and reports whether there was
 // one.
 func runAdamRHSFwd[T tensor.Float](a *adamFwdArgs[T], eps bool) bool {
-	if !avx512 || a.n <= 0 {
+	if adamKernels == "go" || a.n <= 0 {
 		return false
 	}
 	switch a := any(a).(type) {
 	case *adamFwdArgs[float32]:
 		if eps {
-			adamRHSFwdEpsAVX512(a)
+			pick(adamRHSFwdEpsAVX512, adamRHSFwdEpsAVX2)(a)
 		} else {
-			adamRHSFwdAVX512(a)
+			pick(adamRHSFwdAVX512, adamRHSFwdAVX2)(a)
 		}
 	case *adamFwdArgs[float64]:
 		if eps {
-			adamRHSFwdEps64AVX512(a)
+			pick(adamRHSFwdEps64AVX512, adamRHSFwdEps64AVX2)(a)
 		} else {
-			adamRHSFwd64AVX512(a)
+			pick(adamRHSFwd64AVX512, adamRHSFwd64AVX2)(a)
 		}
 	default:
 		return false
@@ -118,7 +118,7 @@ func useAdamKernels[T tensor.Float](n int) bool { return hasAdamKernels[T]() && 
 // hasAdamKernels reports whether runAdamBand, runAdamRHSBwd and
 // runAdamRHSFwd have a kernel for T (n > 0 aside).
 func hasAdamKernels[T tensor.Float]() bool {
-	if !avx512 {
+	if adamKernels == "go" {
 		return false
 	}
 	switch any(T(0)).(type) {
@@ -126,4 +126,12 @@ func hasAdamKernels[T tensor.Float]() bool {
 		return true
 	}
 	return false
+}
+
+// pick returns k512 on the avx512 kernel path, k2 on avx2 (adamKernels).
+func pick[F any](k512, k2 F) F {
+	if adamKernels == "avx512" {
+		return k512
+	}
+	return k2
 }

@@ -262,12 +262,12 @@ type stretchSeen struct {
 
 // norm2 returns ‖x‖₂², summed in float64.
 func norm2[T tensor.Float](x []T) float64 {
-	if avx512 && len(x) > 0 {
+	if adamKernels != "go" && len(x) > 0 {
 		switch f := any(x).(type) {
 		case []float32:
-			return norm2AVX512(&f[0], len(f))
+			return pick(norm2AVX512, norm2AVX2)(&f[0], len(f))
 		case []float64:
-			return norm2F64AVX512(&f[0], len(f))
+			return pick(norm2F64AVX512, norm2F64AVX2)(&f[0], len(f))
 		}
 	}
 	var s float64

@@ -103,13 +103,15 @@ func TestQuadrature(t *testing.T) {
 	}
 }
 
-// TestNorm2: norm2 (in assembly where the CPU has AVX-512) is Σ x² in
+// TestNorm2: norm2 (in each assembly the CPU runs: forEachKernels) is Σ x² in
 // float64 to within its rounding, for float32 and float64, at every length
 // 0–70 and a long one, reading nothing past the slice, and NaN where an
 // element is.
 func TestNorm2(t *testing.T) {
-	t.Run("float32", testNorm2[float32])
-	t.Run("float64", testNorm2[float64])
+	forEachKernels(t, func(t *testing.T) {
+		t.Run("float32", testNorm2[float32])
+		t.Run("float64", testNorm2[float64])
+	})
 }
 
 func testNorm2[T tensor.Float](t *testing.T) {
