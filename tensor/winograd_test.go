@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 )
 
 // BenchmarkWinogradChannels times the forward 3×3 pad-1 convolution of a
@@ -452,4 +454,143 @@ func TestWinoOutputGradFused(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkWinoTransforms times the transforms of one 28×28 sample at
+// the paper's 3×3 convolution (51 channels in, 50 out, pad 1) on every
+// kernel set this CPU runs: winoInput, winoOutput (adding, with a bias)
+// and winoOutputGrad, float32.
+func BenchmarkWinoTransforms(b *testing.B) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	s := winoShape(51, 50, 28, 28, 1)
+	vs, ms, scr := winoSizes(s)
+	rnd := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		return x
+	}
+	x, dy, bias := rnd(s.c*s.h*s.w), rnd(s.co*s.oh*s.ow), rnd(s.co)
+	v, m, y, scratch := make([]float32, vs), rnd(ms), make([]float32, s.co*s.oh*s.ow), make([]float32, scr)
+	for _, tr := range []struct {
+		name string
+		f    func()
+	}{
+		{"input", func() { winoInput(v, x, scratch, s) }},
+		{"output", func() { winoOutput(y, m, bias, scratch, s, true) }},
+		{"outputgrad", func() { winoOutputGrad(m, dy, scratch, s) }},
+	} {
+		for _, k := range winoKindsRun() {
+			b.Run(tr.name+"/"+k.String(), func(b *testing.B) {
+				withWino(k, func() {
+					for b.Loop() {
+						tr.f()
+					}
+				})
+			})
+		}
+	}
+}
+
+// alternate runs the functions fs in turn, rounds times, and returns each
+// one's median time per call and the median over the rounds of each one's
+// time over fs[0]'s in the same round: steadier ratios than consecutive
+// benchmarks on a machine whose speed moves second to second.
+func alternate(rounds int, fs ...func()) (med, ratio []float64) {
+	times := make([][]float64, len(fs))
+	ratios := make([][]float64, len(fs))
+	for _, f := range fs {
+		f() // warm the workspaces
+	}
+	for range rounds {
+		var first float64
+		for i, f := range fs {
+			start := time.Now()
+			f()
+			d := float64(time.Since(start).Nanoseconds())
+			if i == 0 {
+				first = d
+			}
+			times[i] = append(times[i], d)
+			ratios[i] = append(ratios[i], d/first)
+		}
+	}
+	for i := range fs {
+		slices.Sort(times[i])
+		slices.Sort(ratios[i])
+		med, ratio = append(med, times[i][rounds/2]), append(ratio, ratios[i][rounds/2])
+	}
+	return med, ratio
+}
+
+// BenchmarkWinogradAlternating times, one worker, in alternation (see
+// alternate; -benchtime 1x runs each sub-benchmark once): the three passes
+// of the paper's 3×3 convolution (batch 32, 51 channels to 50, 28×28,
+// pad 1) with the transforms on the Go loops and on each kernel set this
+// CPU runs (metrics ms per pass and the ratio to the Go loops), and
+// BenchmarkWinogradChannels' convolutions by Winograd on the kernel
+// path's transforms and by im2col (the ratio Winograd / im2col: the
+// measurement behind winogradMinHarmonic).
+func BenchmarkWinogradAlternating(b *testing.B) {
+	const rounds = 21
+	rng := rand.New(rand.NewPCG(19, 20))
+	be, err := OpenBLAS(1)
+	if err != nil {
+		be = Gonum(1)
+	}
+	one := EngineFor[float32](be)
+	defer func(m int) { winogradMinHarmonic = m }(winogradMinHarmonic)
+	b.Run("conv", func(b *testing.B) {
+		p := ConvParams{Pad: 1}
+		x, w := RandN[float32](rng, 0, 1, 32, 51, 28, 28), RandN[float32](rng, 0, 0.1, 50, 51, 3, 3)
+		y, dx, dw := RandN[float32](rng, 0, 1, 32, 50, 28, 28), New[float32](32, 51, 28, 28), New[float32](50, 51, 3, 3)
+		winogradMinHarmonic = 1
+		for _, pass := range []struct {
+			name string
+			f    func()
+		}{
+			{"forward", func() { one.Conv2D(y, x, w, nil, p) }},
+			{"backward-data", func() { one.Conv2DBackwardData(dx, y, w, p, false) }},
+			{"backward-filter", func() { one.Conv2DBackwardFilter(dw, nil, y, x, p, false) }},
+		} {
+			b.Run(pass.name, func(b *testing.B) {
+				ks := winoKindsRun()
+				fs := make([]func(), len(ks))
+				for i, k := range ks {
+					fs[i] = func() { withWino(k, pass.f) }
+				}
+				for b.Loop() {
+					med, ratio := alternate(rounds, fs...)
+					for i, k := range ks {
+						b.ReportMetric(med[i]/1e6, k.String()+"-ms")
+						if i > 0 {
+							b.ReportMetric(ratio[i], k.String()+"/go")
+						}
+					}
+				}
+			})
+		}
+	})
+	b.Run("channels", func(b *testing.B) {
+		for _, c := range []int{4, 8, 12, 16, 24, 32, 64} {
+			x := RandN[float32](rng, 0, 1, 32, c, 28, 28)
+			w := RandN[float32](rng, 0, 1, c, c, 3, 3)
+			y := New[float32](32, c, 28, 28)
+			conv := func(m int) func() {
+				return func() {
+					winogradMinHarmonic = m
+					one.Conv2D(y, x, w, nil, ConvParams{Pad: 1})
+				}
+			}
+			b.Run(fmt.Sprintf("c%d", c), func(b *testing.B) {
+				for b.Loop() {
+					med, ratio := alternate(rounds, conv(1<<30), conv(1))
+					b.ReportMetric(med[0]/1e6, "im2col-ms")
+					b.ReportMetric(med[1]/1e6, "wino-ms")
+					b.ReportMetric(ratio[1], "wino/im2col")
+				}
+			})
+		}
+	})
 }
