@@ -34,12 +34,11 @@ func kernelSites() string {
 // and avx512 (axpy names which), and so do Winograd's transforms (wino).
 func wantSites(p isa.Path) string {
 	vecName := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "neon"}[p]
-	vec64Name := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
 	wino := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
 	axpy := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
 	gemm := fmt.Sprint(p == isa.AVX2 || p == isa.AVX512)
 	return fmt.Sprintf("kernelpath=%s vec=%s vec64=%s axpy=%s wino=%s sgemm=%s dgemm=%s",
-		p, vecName, vec64Name, axpy, wino, gemm, gemm)
+		p, vecName, vecName, axpy, wino, gemm, gemm)
 }
 
 // sitesMatch reports whether the line got is the line want, whose fields
