@@ -247,17 +247,42 @@ func (poolRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error)
 // output y = act(x), elementwise, for tanh (act' = 1 − y²), the logistic
 // (y(1 − y)) and softplus (1 − e⁻ʸ), with the first-order backward's
 // kernels (vectorized for float32): one pass where the same in ops takes
-// three or four.
+// three or four. For ReLU and LeakyReLU (act' = [y > 0], or slope where
+// y ≤ 0) it is the backward's mask kernel, g selected where y > 0 (0, or
+// slope·g, elsewhere, whatever g is, as PyTorch's threshold_backward); y
+// enters as a constant: the mask is constant almost everywhere.
 //
 // Backward: ∂L/∂g += u ⊙ act'(y), ∂L/∂y += u ⊙ g ⊙ act′′(y), with act′′
-// as a function of y: −2y, 1 − 2y and e⁻ʸ.
-func actGradOp[T tensor.Float](g, y Var[T], kind actKind) Var[T] {
+// as a function of y: −2y, 1 − 2y and e⁻ʸ (none for ReLU and LeakyReLU).
+func actGradOp[T tensor.Float](g, y Var[T], kind actKind, slope T) Var[T] {
 	t, ge, ye := use2("ActGrad", g, y)
+	if piecewiseLinear(kind) && ye.requires {
+		y = t.Const(ye.value)
+		t, ge, ye = use2("ActGrad", g, y)
+	}
 	z := t.arena.like(ye.value)
-	actGrad(kind, z, ge.value, ye.value, false)
+	actGradSlope(kind, slope, z, ge.value, ye.value, false)
 	e := t.record("ActGrad", z, actGradRule[T]{}, ge, ye, nil)
 	e.n[0] = int(kind)
+	e.f[0] = slope
 	return t.varOf(e)
+}
+
+// piecewiseLinear reports whether the activation's derivative is constant
+// almost everywhere: ReLU's and LeakyReLU's.
+func piecewiseLinear(kind actKind) bool { return kind == actReLU || kind == actLeakyReLU }
+
+// actGradSlope sets, or with acc adds to, dst = g ⊙ act'(y): actGrad, and
+// the masks of ReLU and LeakyReLU (of the given slope).
+func actGradSlope[T tensor.Float](kind actKind, slope T, dst, g, y *tensor.Tensor[T], acc bool) {
+	switch kind {
+	case actReLU:
+		dst.ReLUBackward(g, y, acc)
+	case actLeakyReLU:
+		dst.LeakyReLUBackward(g, y, slope, acc)
+	default:
+		actGrad(kind, dst, g, y, acc)
+	}
 }
 
 type actGradRule[T tensor.Float] struct{}
@@ -265,10 +290,10 @@ type actGradRule[T tensor.Float] struct{}
 func (actGradRule[T]) backward(t *Tape[T], e *entry[T]) {
 	g, y, u, kind := e.in[0], e.in[1], e.grad, actKind(e.n[0])
 	if dst, acc := t.gradDst(g); dst != nil {
-		actGrad(kind, dst, u, y.value, acc)
+		actGradSlope(kind, e.f[0], dst, u, y.value, acc)
 	}
 	dst, acc := t.gradDst(y)
-	if dst == nil {
+	if dst == nil || piecewiseLinear(kind) {
 		return
 	}
 	d, gd, ud, yd := dst.Data(), g.value.Data(), u.Data(), y.value.Data()
@@ -297,7 +322,7 @@ func (actGradRule[T]) backward(t *Tape[T], e *entry[T]) {
 
 func (actGradRule[T]) gradVars(t *Tape[T], e *entry[T], u Var[T]) ([]Var[T], error) {
 	g, y, kind := t.v(e.in[0]), t.v(e.in[1]), actKind(e.n[0])
-	return two(t.ifWants(e.in[0], func() Var[T] { return actGradOp(u, y, kind) }),
+	return two(t.ifWants(e.in[0], func() Var[T] { return actGradOp(u, y, kind, e.f[0]) }),
 		t.ifWants(e.in[1], func() Var[T] {
 			var s Var[T]
 			switch kind {

@@ -135,13 +135,8 @@ func (reluRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error)
 	return one(actGradVar(t, actReLU, 0, g, e))
 }
 func (leakyReLURule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
-	slope := e.f[0]
-	return one(Mul(g, t.constMap(e.in[0].value, nil, func(x, _ T) T {
-		if x > 0 {
-			return 1
-		}
-		return slope
-	})))
+	// The mask of the input x (as of the output, for a slope > 0).
+	return one(actGradOp(g, t.v(e.in[0]), actLeakyReLU, e.f[0]))
 }
 func (hardtanhRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) {
 	lo, hi := e.f[0], e.f[1]
@@ -188,22 +183,8 @@ func (cosRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], error) 
 func actGradVar[T tensor.Float](t *Tape[T], kind actKind, slope T, g Var[T], e *entry[T]) Var[T] {
 	y := t.v(e)
 	switch kind {
-	case actTanh, actSigmoid, actSoftplus:
-		return actGradOp(g, y, kind)
-	case actReLU:
-		return Mul(g, t.constMap(e.value, nil, func(y, _ T) T {
-			if y > 0 {
-				return 1
-			}
-			return 0
-		}))
-	case actLeakyReLU:
-		return Mul(g, t.constMap(e.value, nil, func(y, _ T) T {
-			if y > 0 {
-				return 1
-			}
-			return slope
-		}))
+	case actTanh, actSigmoid, actSoftplus, actReLU, actLeakyReLU:
+		return actGradOp(g, y, kind, slope)
 	}
 	return g
 }

@@ -121,7 +121,9 @@
 // SigmoidBackward, SoftplusBackward, ReLUBackward, LeakyReLUBackward), run
 // on float32 slice kernels, one set per "path": on amd64, Go assembly for
 // AVX-512 (16 lanes in ZMM registers) or AVX2 with FMA (8 lanes in YMM),
-// as the kernel path says (see Kernel paths below); elsewhere, and with
+// as the kernel path says (see Kernel paths below); on arm64, Go assembly
+// for NEON (4 lanes in the 128-bit V registers, with the AVX2 kernels'
+// algorithms and order of operations); elsewhere, and with
 // the build tag "purego", portable Go kernels of the same algorithms and
 // constants (see vecmath.go). The tests run every path the kernel path
 // allows against the math package on edge values and
@@ -137,9 +139,9 @@
 //
 // float64 tensors have kernels of their own for Exp, Log, Sqrt, Tanh,
 // Sigmoid, Softplus and the backward maps of Tanh, Sigmoid and Softplus
-// (vecmath64.go): AVX-512 (8 lanes) or AVX2+FMA (4 lanes) assembly, chosen
-// the same way, or portable Go, with the float32 algorithms carried to
-// float64 precision (a degree-13 Taylor polynomial for eʳ − 1, the atanh
+// (vecmath64.go): AVX-512 (8 lanes) or AVX2+FMA (4 lanes) assembly, or
+// NEON (2 lanes) on arm64, chosen the same way, or portable Go, with the
+// float32 algorithms carried to float64 precision (a degree-13 Taylor polynomial for eʳ − 1, the atanh
 // series for ln(1 + f)). Their tests compare every path with results
 // correctly rounded in math/big, on edge values and random values over all
 // exponents: within 2 ulps (exp and log within 1, sqrt exact; the math
@@ -210,7 +212,9 @@
 //	         float64); the kernels that exist only for AVX-512 (the slice
 //	         kernels, Winograd's transforms, odeblock's and the
 //	         integrator's) run their Go loops
-//	neon     arm64 (every ARMv8-A CPU: Apple silicon, Graviton, Ampere)
+//	neon     arm64 (every ARMv8-A CPU: Apple silicon, Graviton, Ampere):
+//	         the vector maps in assembly (Advanced SIMD), 4 lanes (2 for
+//	         float64); the other kernels run their Go loops
 //	generic  everything in portable Go, GEMM the backend's BLAS: other
 //	         GOARCHes and the build tag purego
 //

@@ -9,7 +9,9 @@ import "math"
 // The float32 maps (Exp, Tanh, Sigmoid, Softplus, Log, Sqrt, ReLU,
 // LeakyReLU) and the activations' backward maps run through slice kernels
 // of one "path": AVX-512 or AVX2+FMA assembly on amd64
-// (vecmath_amd64.s), chosen once from the CPU's features, or the portable
+// (vecmath_amd64.s), NEON assembly on arm64 (vecmath_arm64.s: the AVX2
+// kernels' algorithms and order of operations, 4 lanes), chosen once from
+// the CPU's features and the kernel path, or the portable
 // pure-Go kernels of this file (other architectures, the build tag
 // "purego", and tests, which run every path the CPU can run). The
 // assembly paths compute the algorithms below; the pure-Go path computes
