@@ -9,8 +9,8 @@ import "math"
 // one float64 path, chosen as the float32 one is (vecmath.go): AVX-512
 // (8 lanes in ZMM registers) or AVX2+FMA (4 lanes in YMM) assembly in
 // vecmath64_amd64.s, NEON (2 lanes) in vecmath64_arm64.s, or the portable
-// pure-Go kernels of this file, which compute the same algorithms with the same constants one element at a
-// time. TestVec64Accuracy checks every path against results correctly
+// pure-Go kernels of this file, which compute the same algorithms with
+// the same constants one element at a time. TestVec64Accuracy checks every path against results correctly
 // rounded in math/big, on edge values and random values over all
 // exponents, within 2 ulps (sqrt exact). Measured, also over 2¹⁹ more
 // inputs per map in its working range: exp and log 1 ulp at most, tanh,
