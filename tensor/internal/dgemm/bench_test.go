@@ -9,6 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/adamnode/adamnode/tensor/internal/isa"
 )
 
 type impl struct {
@@ -55,16 +57,29 @@ func (s shape) lds() (lda, ldb int) {
 	return lda, ldb
 }
 
-// BenchmarkDgemm runs each shape by this package's Dgemm (asm: the path
-// isa.Current chose, ADAMNODE_CPU=avx2 forcing the AVX2 kernels), by the
-// AVX2 driver where the CPU runs it and Dgemm does not (avx2), and by the
-// others, in GFLOP/s.
-func BenchmarkDgemm(b *testing.B) {
+// benchImpls are the Dgemms the benchmarks run: this package's Dgemm
+// (asm: the path isa.Current chose, ADAMNODE_CPU=avx2 forcing the AVX2
+// kernels), the AVX2 driver where the CPU runs it and Dgemm does not
+// (avx2), the NEON driver likewise (neon: under ADAMNODE_CPU=generic on
+// arm64), and the others. It prints the kernel path that asm runs as a
+// configuration line of the benchmark format ("kernelpath: neon"), which
+// benchstat keeps with the results (a parent benchmark's b.Log is not
+// printed).
+func benchImpls() []impl {
+	fmt.Printf("kernelpath: %v\n", isa.Current())
 	impls := []impl{{"asm", Dgemm}}
 	if hasAVX2 && active != driverAVX2 {
 		impls = append(impls, impl{"avx2", driverAVX2.Gemm})
 	}
-	impls = append(impls, others...)
+	if hasNEON && active != driverNEON {
+		impls = append(impls, impl{"neon", driverNEON.Gemm})
+	}
+	return append(impls, others...)
+}
+
+// BenchmarkDgemm runs each shape by each of benchImpls, in GFLOP/s.
+func BenchmarkDgemm(b *testing.B) {
+	impls := benchImpls()
 	for _, s := range benchShapes() {
 		rng := rand.New(rand.NewPCG(1, 1))
 		lda, ldb := s.lds()
@@ -88,11 +103,7 @@ func BenchmarkDgemm(b *testing.B) {
 // BenchmarkDgemm's runs one after another. Run it once a shape:
 // -benchtime 1x.
 func BenchmarkDgemmAlternating(b *testing.B) {
-	impls := []impl{{"asm", Dgemm}}
-	if hasAVX2 && active != driverAVX2 {
-		impls = append(impls, impl{"avx2", driverAVX2.Gemm})
-	}
-	impls = append(impls, others...)
+	impls := benchImpls()
 	const rounds = 41
 	for _, s := range benchShapes() {
 		b.Run(s.name, func(b *testing.B) {
@@ -126,7 +137,8 @@ func BenchmarkDgemmAlternating(b *testing.B) {
 
 // BenchmarkFMAPeak measures the core's float64 FMA throughput on registers
 // (no loads): the ceiling of any DGEMM here, on ZMM registers (avx512) and
-// on YMM ones (avx2, the AVX2 kernels' ceiling). On a shared 2-core AMD EPYC
+// on YMM ones (avx2, the AVX2 kernels' ceiling), on arm64's V registers
+// (neon, the NEON kernels' ceiling). On a shared 2-core AMD EPYC
 // Zen 4 of 2026-11: 57.0 GFLOP/s on one core (median of 9; package sgemm's
 // float32 peak 108.3, half of it 54), the kernels 47–50 at the 64-wide MLP
 // shapes, 34–39 where C is 17 wide.
@@ -137,7 +149,7 @@ func BenchmarkFMAPeak(b *testing.B) {
 		ok    bool
 		peak  func(int)
 		flops float64 // a round's
-	}{{"avx512", hasKernel, fmaPeak, 192}, {"avx2", hasAVX2, fmaPeakAVX2, 96}} {
+	}{{"avx512", hasKernel, fmaPeak, 192}, {"avx2", hasAVX2, fmaPeakAVX2, 96}, {"neon", hasNEON, neonPeak, 96}} {
 		b.Run(p.name, func(b *testing.B) {
 			if !p.ok {
 				b.Skip("not on this path")

@@ -106,11 +106,15 @@ type gemmPath struct {
 
 // gemmPaths are the ways the tests run: Dgemm, and the AVX2 driver where
 // the CPU runs it and Dgemm does not (an AVX-512 CPU), so that a plain go
-// test covers both kernel paths.
+// test covers both kernel paths, and the NEON driver where Dgemm does not
+// run it (ADAMNODE_CPU=generic on arm64).
 func gemmPaths() []gemmPath {
 	ps := []gemmPath{{"Dgemm", Dgemm, DgemmBias}}
 	if hasAVX2 && active != driverAVX2 {
 		ps = append(ps, gemmPath{"avx2", driverAVX2.Gemm, driverAVX2.GemmBias})
+	}
+	if hasNEON && active != driverNEON {
+		ps = append(ps, gemmPath{"neon", driverNEON.Gemm, driverNEON.GemmBias})
 	}
 	return ps
 }

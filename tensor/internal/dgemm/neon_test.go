@@ -1,0 +1,95 @@
+package dgemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/adamnode/adamnode/tensor/internal/gemm"
+)
+
+// neonKernels are every NEON kernel of gen_neon.go, as runKernel takes
+// them (nv counting vectors of 2 columns here; none reads A by rows).
+var neonKernels = []avx2Kernel{
+	{"neonP8", neonP8, false, 4, 6}, {"neonP4", neonP4, false, 2, 6}, {"neonP2", neonP2, false, 1, 6},
+	{"neonP8r2", neonP8r2, false, 4, 2}, {"neonP4r2", neonP4r2, false, 2, 2}, {"neonP2r2", neonP2r2, false, 1, 2},
+	{"neonP8r4", neonP8r4, false, 4, 4}, {"neonP4r4", neonP4r4, false, 2, 4}, {"neonP2r4", neonP2r4, false, 1, 4},
+}
+
+// TestNEONKernels runs every NEON kernel directly, on any arm64 CPU
+// (whatever path isa.Current chose): every row count 1..its rows, every
+// column count 1..its width (the whole tile stored by vectors, a partial
+// one element by element), k from 1, B a packed panel and rows of a wider
+// matrix, A's panel packed and wider, each way of storing (beta 0, -0 and
+// not, a bias, alpha 0). The operands' unused rows and columns are NaN:
+// the kernels compute them, but none may reach a stored element.
+func TestNEONKernels(t *testing.T) {
+	if !hasNEON {
+		t.Skip("no NEON kernels")
+	}
+	rng := rand.New(rand.NewPCG(23, 24))
+	negZero := math.Copysign(0, -1)
+	type store struct {
+		alpha, beta float64
+		bias        bool
+	}
+	stores := []store{{1, 0, false}, {-1.5, 0, true}, {0.5, 1, false}, {2, -0.75, false}, {1, negZero, false}, {0, 0.5, false}}
+	for _, kn := range neonKernels {
+		width := 2 * kn.nv
+		for rows := 1; rows <= kn.rk; rows++ {
+			for w := 1; w <= width; w++ {
+				for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13, 64} {
+					for si, st := range stores {
+						ldb := width // a packed panel
+						if (rows+w+k+si)%2 == 1 {
+							ldb = width + 3 // B in place
+						}
+						ka := mrNEON
+						if (rows+k)%3 == 0 {
+							ka = 17 // a transposed A in place
+						}
+						runKernel(t, rng, kn, kernelCase{rows: rows, w: w, k: k, alpha: st.alpha, beta: st.beta, bias: st.bias, ldb: ldb, ka: ka, ldc: w + 2 + k%3})
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNEONEdge checks the NEON driver's choice of kernel: the fewest rows
+// (2, 4, 6) and vectors (1, 2, 4) covering a panel, and its panel widths.
+func TestNEONEdge(t *testing.T) {
+	for _, c := range []struct {
+		rows, w int
+		want    string
+	}{
+		{1, 1, "neonP2r2"}, {2, 2, "neonP2r2"}, {1, 3, "neonP4r2"}, {2, 4, "neonP4r2"}, {1, 5, "neonP8r2"}, {2, 8, "neonP8r2"},
+		{3, 2, "neonP2r4"}, {4, 1, "neonP2r4"}, {3, 3, "neonP4r4"}, {4, 4, "neonP4r4"}, {3, 5, "neonP8r4"}, {4, 8, "neonP8r4"},
+		{5, 2, "neonP2"}, {6, 1, "neonP2"}, {5, 3, "neonP4"}, {6, 4, "neonP4"}, {5, 5, "neonP8"}, {6, 8, "neonP8"},
+	} {
+		got := edgeKernelNEON(c.rows, c.w)
+		if name := neonKernelName(got); name != c.want {
+			t.Errorf("edgeKernelNEON(%d, %d) = %s, want %s", c.rows, c.w, name, c.want)
+		}
+	}
+	for w, want := range map[int]int{1: 2, 2: 2, 3: 4, 4: 4, 5: 8, 7: 8, 8: 8} {
+		if got := panelWidthNEON(w); got != want {
+			t.Errorf("panelWidthNEON(%d) = %d, want %d", w, got, want)
+		}
+	}
+	if driverNEON.PackAMinN != 0 || driverNEON.DirectBMaxM != 0 {
+		t.Error("the NEON driver reads a panel in place: its kernels read whole vectors past the matrices' edges")
+	}
+}
+
+// neonKernelName names a NEON kernel by its code pointer.
+func neonKernelName(k gemm.Kernel[float64]) string {
+	p := fmt.Sprintf("%p", k)
+	for _, kn := range neonKernels {
+		if fmt.Sprintf("%p", kn.kern) == p {
+			return kn.name
+		}
+	}
+	return "unknown kernel " + p
+}
