@@ -122,18 +122,24 @@ func winoFilterGrad[T Float](dw, du []T, co, c int, add bool) {
 		for xi := range 16 {
 			m[xi] = sign[xi] * du[xi*plane+at]
 		}
-		// t = Gᵀ m (3×4), then g = t G (3×3).
+		// t = Gᵀ m (3×4), then g = t G (3×3). The halves are rounded
+		// before they are added (T(…)): the compiler turns x/2 into x·½,
+		// and on arm64 it would fuse that product and the sum into one
+		// multiply-add, which rounds differently where x/2 is inexact
+		// (subnormal x), so the bits would depend on GOARCH.
 		var t [12]T
 		for j := range 4 {
 			m0, m1, m2, m3 := m[j], m[4+j], m[8+j], m[12+j]
-			t[j] = m0 + (m1+m2)/2
+			h := T((m1 + m2) / 2)
+			t[j] = m0 + h
 			t[4+j] = (m1 - m2) / 2
-			t[8+j] = (m1+m2)/2 + m3
+			t[8+j] = h + m3
 		}
 		g := dw[at*9 : at*9+9]
 		for r := range 3 {
 			t0, t1, t2, t3 := t[4*r], t[4*r+1], t[4*r+2], t[4*r+3]
-			v0, v1, v2 := t0+(t1+t2)/2, (t1-t2)/2, (t1+t2)/2+t3
+			h := T((t1 + t2) / 2)
+			v0, v1, v2 := t0+h, T((t1-t2)/2), h+t3
 			if add {
 				g[3*r] += v0
 				g[3*r+1] += v1
