@@ -46,6 +46,9 @@
 #    "load1", the 1-minute load average as the run started, added),
 #    DIR/env.txt (date, CPU, versions, load before and after each thread
 #    count) and DIR/table.md (bench/mlp_table.py: medians over the rounds).
+# GOTAGS (environment; default "openblas") are the Go build tags: GOTAGS= times
+# the default build (no tags, no cgo BLAS); ADAMNODE_CPU=avx2 (or generic) forces
+# the Go side onto a slower kernel path (tensor.KernelPath).
 set -euo pipefail
 
 rounds=3 iters=10 warmup=2 threads="1 2" out= dtype=float32
@@ -81,7 +84,8 @@ export TORCHDIFFEQ
 
 mkdir -p "$out/weights"
 bin=$out/mlpbench
-go build -tags openblas -o "$bin" ./bench/cmd/mlpbench
+GOTAGS=${GOTAGS-openblas}
+go build -tags "$GOTAGS" -o "$bin" ./bench/cmd/mlpbench
 if [ $# -gt 0 ]; then
 	configs=("$@")
 else

@@ -12,6 +12,9 @@
 # adamnode train --replicas), SHARDS (0: one solve of the batch; k: the
 # block solves it as k separate ODEs at once, mnistbench -shards). Run it on
 # a quiet machine: both sides use THREADS threads.
+# GOTAGS (environment; default "openblas") are the Go build tags: GOTAGS= times
+# the default build (no tags, no cgo BLAS); ADAMNODE_CPU=avx2 (or generic) forces
+# the Go side onto a slower kernel path (tensor.KernelPath).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
@@ -28,7 +31,8 @@ export TORCHDIFFEQ
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -tags openblas -o "$work/mnistbench" ./bench/cmd/mnistbench
+GOTAGS=${GOTAGS-openblas}
+go build -tags "$GOTAGS" -o "$work/mnistbench" ./bench/cmd/mnistbench
 weights="$work/mnist.safetensors"
 
 for mode in $MODES; do

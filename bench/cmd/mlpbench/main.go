@@ -71,6 +71,7 @@ type Result struct {
 	Warmup      int     `json:"warmup"`
 	Threads     int     `json:"threads"`
 	Backend     string  `json:"backend"`
+	KernelPath  string  `json:"kernel_path"` // tensor.KernelPath: avx512, avx2, neon or generic
 	GradMode    string  `json:"grad_mode"`
 	DType       string  `json:"dtype"` // float32 or float64 (-dtype)
 	Replicas    int     `json:"replicas"`
@@ -260,7 +261,7 @@ func runAll() error {
 // run does warmup untimed and iters timed training iterations.
 func run[T tensor.Float](p *mlpfamily.ProblemOf[T], warmup, iters, k int) (Result, error) {
 	r := Result{Config: p.Config.Name, Side: "adamnode", Iters: iters, Warmup: warmup,
-		Threads: runtime.GOMAXPROCS(0), Backend: tensor.Default().Name(), GradMode: p.Config.Mode, DType: mlpfamily.DTypeOf[T](),
+		Threads: runtime.GOMAXPROCS(0), Backend: tensor.Default().Name(), KernelPath: tensor.KernelPath(), GradMode: p.Config.Mode, DType: mlpfamily.DTypeOf[T](),
 		Replicas: k, Shard: mlpfamily.ShardField, ShardSolve: mlpfamily.ShardSolve}
 	var stepper interface {
 		Step() (mlpfamily.IterStats, error)

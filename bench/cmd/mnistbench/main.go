@@ -84,6 +84,7 @@ type Result struct {
 	Replicas    int     `json:"replicas"`
 	Device      string  `json:"device"`
 	Batch       int     `json:"batch"`
+	KernelPath  string  `json:"kernel_path"` // tensor.KernelPath: avx512, avx2, neon or generic
 	// With -device cuda: cuda.Stats' PeakBytes and PeakPoolBytes in MiB
 	// over the warm-up and timed iterations (absent on the CPU).
 	DevicePeakMB     *float64 `json:"device_peak_mb,omitempty"`
@@ -175,7 +176,7 @@ func run(be tensor.Backend, seed uint64, gm odeblock.GradMode, mode, out string,
 			r.tp.Release()
 		}
 	}()
-	res := Result{Side: "adamnode", Iters: iters, Warmup: warmup, Threads: runtime.GOMAXPROCS(0), GradMode: mode, T1: t1, Replicas: k, Device: be.Name(), Batch: batch}
+	res := Result{Side: "adamnode", Iters: iters, Warmup: warmup, Threads: runtime.GOMAXPROCS(0), GradMode: mode, T1: t1, Replicas: k, Device: be.Name(), Batch: batch, KernelPath: tensor.KernelPath()}
 	secs, stopProfile, err := iterate(reps, &res, warmup, iters)
 	defer stopProfile()
 	if err != nil {
