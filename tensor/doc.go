@@ -208,9 +208,9 @@
 //	avx512   amd64 with AVX-512 F, CD, BW, DQ and VL (x86-64-v4: Intel
 //	         since Skylake-SP, AMD since Zen 4): every kernel in assembly
 //	avx2     amd64 with AVX2 and FMA (Intel since Haswell, AMD since Zen 1):
-//	         the vector maps and the GEMMs in assembly, 8 lanes (4 for
-//	         float64); the kernels that exist only for AVX-512 (the slice
-//	         kernels, Winograd's transforms, odeblock's and the
+//	         the vector maps, the GEMMs and Winograd's transforms in
+//	         assembly, 8 lanes (4 for float64); the kernels that exist only
+//	         for AVX-512 (the slice kernels, odeblock's and the
 //	         integrator's) run their Go loops
 //	neon     arm64 (every ARMv8-A CPU: Apple silicon, Graviton, Ampere):
 //	         the vector maps in assembly (Advanced SIMD), 4 lanes (2 for

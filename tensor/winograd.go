@@ -35,11 +35,15 @@ import "unsafe"
 // proportion to C + Co. On one core (BenchmarkWinogradChannels: 28×28,
 // batch 32, C = Co) Winograd takes, of im2col's time, 1.6× at 4 channels,
 // 1.2× at 8, 0.87× at 12, 0.77× at 16, 0.69× at 32 and 0.60× at 64 with
-// the AVX-512 transforms (fast: float32 on a CPU with AVX-512), so those
-// take it from C·Co/(C + Co) ≥ 6 (C = Co = 12). With the transforms in Go
-// (float64, or no AVX-512) it measured 1.25× at 16 channels, even at 32
-// and 0.64× at 64 (float32, -tags purego), so the others take it from
-// C·Co/(C + Co) ≥ 16.
+// the AVX-512 transforms, so the assembly transforms (fast: float32 on the
+// avx512 or avx2 kernel path) take it from C·Co/(C + Co) ≥ 6
+// (C = Co = 12). On the avx2 path, with the AVX2 transforms and GEMMs (ADAMNODE_CPU=avx2 on an
+// AVX-512 Xeon, BenchmarkWinogradAlternating: medians of 21 alternating
+// rounds, three runs) it measured 1.06–1.12× at 4 channels, 0.88× at 8,
+// 0.67–0.70× at 12, 0.49–0.72× at 16 and 0.57–0.63× at 64: the same
+// threshold. With the transforms in Go (float64, or the generic path) it
+// measured 1.25× at 16 channels, even at 32 and 0.64× at 64 (float32,
+// -tags purego), so the others take it from C·Co/(C + Co) ≥ 16.
 func (s convShape) winograd(fast bool) bool {
 	least := winogradMinHarmonic
 	if least == 0 {
@@ -161,9 +165,10 @@ func winoFilterGrad[T Float](dw, du []T, co, c int, add bool) {
 // Bᵀ applied down the patches' rows, then across their columns, is then
 // two and four elementwise combinations of whole planes (winoCombine),
 // one shifted by a row or a column; the extra tile of each row takes what
-// the shift brings in and is never read. In float32 with AVX-512 one
-// kernel per channel does both combinations (winoInputChannelAVX512),
-// without the planes between them.
+// the shift brings in and is never read. In float32 on the avx512 and
+// avx2 kernel paths one kernel per channel does both combinations
+// (winoInputChannelAVX512, winoInputChannelAVX2: on planes of 8 positions
+// or more), without the planes between them.
 func winoInput[T Float](v, x, scratch []T, s convShape) {
 	th, tw, n := s.tiles()
 	we := tw + 1
@@ -342,8 +347,9 @@ func f32[T Float](x []T) *float32 { return (*float32)(unsafe.Pointer(&x[0])) }
 // winoOutput sets (or adds to, with add) the sample y [Co, OH, OW] from the
 // products m [16, Co, n]: Aᵀ m A per tile, plus bias[o] when bias is not
 // nil: Aᵀ down the tiles' columns, then across, each on whole planes (in
-// one kernel per channel in float32 with AVX-512), and the even and odd
-// output columns joined. scratch is of winoSizes' length.
+// one kernel per channel in float32 on the avx512 and avx2 kernel paths),
+// and the even and odd output columns joined. scratch is of winoSizes'
+// length.
 func winoOutput[T Float](y, m, bias, scratch []T, s convShape, add bool) {
 	th, tw, n := s.tiles()
 	we := tw + 1
@@ -426,8 +432,9 @@ func joinColumns[T Float](dst, even, odd []T, add bool) {
 // Each channel of dy is split by the parity of its rows and columns; A's
 // rows (1, 1 + 1, 1 − 1, −1 applied to a tile's two rows) and then its
 // columns are each one winoCombine of whole planes with a zero plane:
-// combine(0, a, b, 0) = (−b, a + b, b − a, a); in float32 with AVX-512,
-// one kernel per channel does both. scratch is of winoSizes' length.
+// combine(0, a, b, 0) = (−b, a + b, b − a, a); in float32 on the avx512
+// and avx2 kernel paths, one kernel per channel does both. scratch is of
+// winoSizes' length.
 func winoOutputGrad[T Float](m, dy, scratch []T, s convShape) {
 	_, tw, n := s.tiles()
 	we := tw + 1

@@ -5,7 +5,10 @@ package tensor
 import "github.com/adamnode/adamnode/tensor/internal/isa"
 
 // winoAVX512 reports whether the kernel path is avx512, where the
-// transforms' elementwise loops run in winograd_amd64.s.
+// transforms' elementwise loops run in winograd_amd64.s (the tests run
+// those kernels where it is true). On avx2 they run in
+// winograd_avx2_amd64.s, the same bits, and Winograd takes the same
+// threshold (see convShape.winograd).
 var winoAVX512 = isa.Current() >= isa.AVX512
 
 // winoKern is the kernels of the transforms' elementwise loops in float32:
