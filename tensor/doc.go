@@ -98,8 +98,11 @@
 // whose float64 peak is 57, against gonum's 4–9 and OpenBLAS's 31–46; an
 // AdamNODE of width 64 in float64 trains 3.7× faster than on gonum's
 // Dgemm, 12% faster than on OpenBLAS's: see float64Gemm); on avx2 its
-// kernels are 6×8 in YMM registers. On the generic path it stays on the
-// BLAS (even generic OpenBLAS beats gonum's Dgemm, 10.6 against 4.1
+// kernels are 6×8 in YMM registers. On the neon path both GEMMs run NEON
+// kernels (12×8 float32, 6×8 float64, every panel packed), split over the
+// workers, as above (the OpenBLAS backend's hybridSgemm table was measured
+// on amd64): tested under emulation, their speed not measured on an arm64
+// CPU yet. On the generic path it stays on the BLAS (even generic OpenBLAS beats gonum's Dgemm, 10.6 against 4.1
 // GFLOP/s at n = 256 there). float32 GFLOP/s on one core of the
 // Zen 5 (BenchmarkSgemm, sgemm / OpenBLAS 0.3.21; the kernel alone peaks at
 // 117; gonum's Sgemm, on two cores, 5–27):
@@ -213,8 +216,8 @@
 //	         for AVX-512 (the slice kernels, odeblock's and the
 //	         integrator's) run their Go loops
 //	neon     arm64 (every ARMv8-A CPU: Apple silicon, Graviton, Ampere):
-//	         the vector maps in assembly (Advanced SIMD), 4 lanes (2 for
-//	         float64); the other kernels run their Go loops
+//	         the vector maps and the GEMMs in assembly (Advanced SIMD), 4
+//	         lanes (2 for float64); the other kernels run their Go loops
 //	generic  everything in portable Go, GEMM the backend's BLAS: other
 //	         GOARCHes and the build tag purego
 //
