@@ -1,6 +1,7 @@
 package autograd_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -130,4 +131,26 @@ func Example() {
 	// Output:
 	// step 0: loss 0.82
 	// step 300: loss 0.01
+}
+
+// ExampleTape_Check checks a pass's errors once: a step that fails returns
+// NaNs of its result's shape with its error, Check remembers the error,
+// and Backward returns it without touching a gradient.
+func ExampleTape_Check() {
+	w := autograd.NewParam("w", tensor.FromSlice([]float64{1, 2}, 2))
+	tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
+	// step stands for any call returning a Var and an error (an ODE
+	// block's Forward, GradOf): here one that fails.
+	step := func(x autograd.Var[float64]) (autograd.Var[float64], error) {
+		return tp.NaNs(x.Shape()...), errors.New("step size underflow at t=0.7")
+	}
+	z := tp.Check(step(tp.Param(w)))
+	loss := autograd.Sum(autograd.Square(z))
+	fmt.Println("loss:", loss.Item())
+	fmt.Println("Backward:", tp.Backward(loss))
+	fmt.Println("gradient:", w.Grad.Data())
+	// Output:
+	// loss: NaN
+	// Backward: step size underflow at t=0.7
+	// gradient: [0 0]
 }
