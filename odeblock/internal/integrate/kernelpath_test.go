@@ -6,12 +6,16 @@ import (
 	"github.com/adamnode/adamnode/tensor"
 )
 
-// TestErrScaleFollowsKernelPath: the AVX-512 error scaling and finiteness
-// check run exactly on the avx512 kernel path, the one decision
-// tensor.KernelPath reports (make test forces the slower ones through
-// ADAMNODE_CPU).
+// TestErrScaleFollowsKernelPath: the error scaling and finiteness check
+// follow the one decision tensor.KernelPath reports: the AVX-512 kernels
+// on avx512, the AVX2 ones on avx2, the Go loops on generic and neon (make
+// test forces the slower ones through ADAMNODE_CPU).
 func TestErrScaleFollowsKernelPath(t *testing.T) {
-	if want := tensor.KernelPath() == "avx512"; errScaleAVX != want {
-		t.Errorf("kernel path %s: errScaleAVX = %t, want %t", tensor.KernelPath(), errScaleAVX, want)
+	want := map[string]string{"avx512": "avx512", "avx2": "avx2"}[tensor.KernelPath()]
+	if want == "" {
+		want = "go"
+	}
+	if errScaleKernels != want {
+		t.Errorf("kernel path %s: errScaleKernels = %q, want %q", tensor.KernelPath(), errScaleKernels, want)
 	}
 }

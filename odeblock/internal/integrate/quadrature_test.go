@@ -7,10 +7,13 @@ import (
 	"github.com/adamnode/adamnode/tensor"
 )
 
-// TestAllFinite: every length and position of a NaN or an infinity.
+// TestAllFinite: every length and position of a NaN or an infinity, for
+// each kernel the CPU runs (forEachErrScale).
 func TestAllFinite(t *testing.T) {
-	testAllFinite[float32](t, 1e30)
-	testAllFinite[float64](t, 1e300)
+	forEachErrScale(t, func(t *testing.T) {
+		testAllFinite[float32](t, 1e30)
+		testAllFinite[float64](t, 1e300)
+	})
 }
 
 func testAllFinite[T tensor.Float](t *testing.T, big T) {

@@ -927,26 +927,26 @@ func sumSquares[T tensor.Float](x []T) T {
 }
 
 // scaleError sets e[i] = e[i] / (atol + rtol·max(|y0[i]|, |y1[i]|)), in
-// assembly for float32 and float64 where the CPU has AVX-512 (the same
-// operations, rounded alike: TestScaleError).
+// assembly for float32 and float64 on the avx512 and avx2 kernel paths (the
+// same operations, rounded alike: TestScaleError).
 func scaleError[T tensor.Float](e, y0, y1 []T, atol, rtol T) {
 	y0, y1 = y0[:len(e)], y1[:len(e)]
 	if len(e) == 0 {
 		return
 	}
 	var z T
-	if errScaleAVX {
+	if errScaleKernels != "go" {
 		switch any(z).(type) {
 		case float32:
-			errScaleAVX512((*float32)(unsafe.Pointer(&e[0])), (*float32)(unsafe.Pointer(&y0[0])), (*float32)(unsafe.Pointer(&y1[0])), len(e), float32(atol), float32(rtol))
+			errScaleAsm((*float32)(unsafe.Pointer(&e[0])), (*float32)(unsafe.Pointer(&y0[0])), (*float32)(unsafe.Pointer(&y1[0])), len(e), float32(atol), float32(rtol))
 			return
 		case float64:
-			errScale64AVX512((*float64)(unsafe.Pointer(&e[0])), (*float64)(unsafe.Pointer(&y0[0])), (*float64)(unsafe.Pointer(&y1[0])), len(e), float64(atol), float64(rtol))
+			errScale64Asm((*float64)(unsafe.Pointer(&e[0])), (*float64)(unsafe.Pointer(&y0[0])), (*float64)(unsafe.Pointer(&y1[0])), len(e), float64(atol), float64(rtol))
 			return
 		}
 	}
 	for i, ei := range e {
-		e[i] = ei / (atol + rtol*max(absT(y0[i]), absT(y1[i])))
+		e[i] = ei / (atol + T(rtol*max(absT(y0[i]), absT(y1[i])))) // the product rounded, on every GOARCH
 	}
 }
 
@@ -1100,12 +1100,12 @@ func (s *Solver[T]) initialStep(eval EvalFunc[T], t0, tEnd, dir float64, f0 []T)
 func axpy[T tensor.Float](dst []T, a T, x []T) { tensor.AxpySlice(a, x, dst) }
 
 func allFinite[T tensor.Float](x []T) bool {
-	if errScaleAVX && len(x) > 0 {
+	if errScaleKernels != "go" && len(x) > 0 {
 		switch f := any(x).(type) {
 		case []float32:
-			return allFiniteAVX512(&f[0], len(f))
+			return allFiniteAsm(&f[0], len(f))
 		case []float64:
-			return allFinite64AVX512(&f[0], len(f))
+			return allFinite64Asm(&f[0], len(f))
 		}
 	}
 	// v − v is 0 for a finite v and NaN for ±Inf and NaN, so a block is
