@@ -378,8 +378,8 @@ func (w *adamWork[T]) blocks(lo, hi int) {
 		var b1, b2 T
 		for i := b * rhsBlock; i < min((b+1)*rhsBlock, n); i++ {
 			gi := g[i]
-			b1 += am[i] * (gi + m[i])
-			b2 += av[i] * (gi*gi - v[i])
+			b1 += T(am[i] * (gi + m[i]))
+			b2 += T(av[i] * (T(gi*gi) - v[i]))
 		}
 		w.sums[2*b], w.sums[2*b+1] = float64(b1), float64(b2)
 	}
@@ -409,13 +409,16 @@ func (w *adamWork[T]) band(lo, hi int) {
 		}, post)
 		return
 	}
+	// Each product rounded (the conversions keep the compiler from fusing
+	// it into the sum that follows, as it does on arm64): the kernels'
+	// rounding on every GOARCH.
 	for i := range n {
 		gi, mi, ahi := g[i], m[i], ah[i]
 		inv := 1 / s[i]
 		dh[i] = -mi * inv
 		dm[i] = a1 * (-gi - mi)
-		dv[i] = a2 * (gi*gi - v[i])
-		dam[i] = ahi*inv + a1*am[i]
-		dav[i] = -ahi*mi*ds[i]*inv*inv + a2*av[i]
+		dv[i] = a2 * (T(gi*gi) - v[i])
+		dam[i] = T(ahi*inv) + T(a1*am[i])
+		dav[i] = T(-ahi*mi*ds[i]*inv*inv) + T(a2*av[i])
 	}
 }

@@ -55,7 +55,7 @@ func (d *AdamNODE[T]) adamRHS(tp *autograd.Tape[T], z, g, r1, r2 autograd.Var[T]
 			mi := m[i]
 			dh[i] = -mi / dh[i]
 			dm[i] = ta1 * (-gi - mi)
-			dv[i] = ta2 * (gi*gi - v[i])
+			dv[i] = ta2 * (T(gi*gi) - v[i]) // the square rounded, on every GOARCH
 		}
 	}
 	return autograd.CustomDiff("AdamNODE.F", out, func(c *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
@@ -151,11 +151,13 @@ func adamRHSBwdLoop[T tensor.Float](gd, m, v, ch, cm, cv, gm, gvv, ggd []T, ta1,
 		for i := lo; i < hi; i++ {
 			gi, mi, chi, cmi, cvi := gd[i], m[i], ch[i], cm[i], cv[i]
 			inv := 1 / gm[i]
-			ggd[i] = -ta1*cmi + 2*ta2*gi*cvi
-			gm[i] = -chi*inv - ta1*cmi
-			gvv[i] = chi*mi*gvv[i]*inv*inv - ta2*cvi
-			b1 += cmi * (-gi - mi)
-			b2 += cvi * (gi*gi - v[i])
+			// Each product rounded before the sum, on every GOARCH (the
+			// conversions keep the compiler from fusing them, as on arm64).
+			ggd[i] = T(-ta1*cmi) + T(2*ta2*gi*cvi)
+			gm[i] = T(-chi*inv) - T(ta1*cmi)
+			gvv[i] = T(chi*mi*gvv[i]*inv*inv) - T(ta2*cvi)
+			b1 += T(cmi * (-gi - mi))
+			b2 += T(cvi * (T(gi*gi) - v[i]))
 		}
 		sr1 += float64(b1)
 		sr2 += float64(b2)

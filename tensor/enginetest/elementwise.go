@@ -664,7 +664,7 @@ func elLinComb[T tensor.Float](t *testing.T, el tensor.Elementwise[T]) {
 						s = base[i]
 					}
 					for j := range xs {
-						p := coef[j] * xs[j][i]
+						p := T(coef[j] * xs[j][i]) // rounded: the compiler may not fuse it into the sum
 						s += p
 					}
 					want[i] = s
