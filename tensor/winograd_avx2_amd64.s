@@ -215,7 +215,8 @@ splitDone:
 
 // func joinAVX2(dst, ev, od *float32, m int, add bool)
 // dst[2k] = ev[k] and dst[2k+1] = od[k] for indices below m; with add,
-// dst[i] + (the value) instead. 16 elements of
+// dst[i] + (the value) instead, dst[i] the first operand as in the Go
+// loop (the NaN kept when both are NaN). 16 elements of
 // dst a step: VUNPCKLPS and VUNPCKHPS interleave each 128-bit half,
 // VPERM2F128 puts the halves in order; then 8 in XMM registers, then
 // pairs, then the last even element.
@@ -237,8 +238,10 @@ join16:
 	VPERM2F128 $0x31, Y3, Y2, Y1
 	TESTQ      R8, R8
 	JZ         join16Store
-	VADDPS     (DI), Y0, Y0
-	VADDPS     32(DI), Y1, Y1
+	VMOVUPS    (DI), Y4
+	VMOVUPS    32(DI), Y5
+	VADDPS     Y0, Y4, Y0
+	VADDPS     Y1, Y5, Y1
 
 join16Store:
 	VMOVUPS Y0, (DI)
@@ -258,8 +261,10 @@ join8:
 	VUNPCKHPS X1, X0, X3
 	TESTQ     R8, R8
 	JZ        join8Store
-	VADDPS    (DI), X2, X2
-	VADDPS    16(DI), X3, X3
+	VMOVUPS   (DI), X4
+	VMOVUPS   16(DI), X5
+	VADDPS    X2, X4, X2
+	VADDPS    X3, X5, X3
 
 join8Store:
 	VMOVUPS X2, (DI)
@@ -276,8 +281,10 @@ join2:
 	VMOVSS (DX), X1
 	TESTQ  R8, R8
 	JZ     join2Store
-	VADDSS (DI), X0, X0
-	VADDSS 4(DI), X1, X1
+	VMOVSS (DI), X4
+	VMOVSS 4(DI), X5
+	VADDSS X0, X4, X0
+	VADDSS X1, X5, X1
 
 join2Store:
 	VMOVSS X0, (DI)
@@ -294,7 +301,8 @@ join1:
 	VMOVSS (SI), X0
 	TESTQ  R8, R8
 	JZ     join1Store
-	VADDSS (DI), X0, X0
+	VMOVSS (DI), X4
+	VADDSS X0, X4, X0
 
 join1Store:
 	VMOVSS X0, (DI)
