@@ -37,13 +37,14 @@ import "unsafe"
 // 1.2× at 8, 0.87× at 12, 0.77× at 16, 0.69× at 32 and 0.60× at 64 with
 // the AVX-512 transforms, so the assembly transforms (fast: float32 on the
 // avx512 or avx2 kernel path) take it from C·Co/(C + Co) ≥ 6
-// (C = Co = 12). On the avx2 path, with the AVX2 transforms and GEMMs (ADAMNODE_CPU=avx2 on an
-// AVX-512 Xeon, BenchmarkWinogradAlternating: medians of 21 alternating
-// rounds, three runs) it measured 1.06–1.12× at 4 channels, 0.88× at 8,
-// 0.67–0.70× at 12, 0.49–0.72× at 16 and 0.57–0.63× at 64: the same
-// threshold. With the transforms in Go (float64, or the generic path) it
-// measured 1.25× at 16 channels, even at 32 and 0.64× at 64 (float32,
-// -tags purego), so the others take it from C·Co/(C + Co) ≥ 16.
+// (C = Co = 12). On the avx2 path, with the AVX2 transforms and GEMMs, it
+// measured 1.06–1.12× at 4 channels, 0.88× at 8, 0.67–0.70× at 12,
+// 0.49–0.72× at 16 and 0.57–0.63× at 64 (BenchmarkWinogradAlternating,
+// medians of 21 alternating rounds, three runs, ADAMNODE_CPU=avx2 on a
+// shared 2-core AVX-512 Xeon, not an AVX2-only CPU): the same threshold.
+// With the transforms in Go (float64, or the generic path) it measured
+// 1.25× at 16 channels, even at 32 and 0.64× at 64 (float32, -tags
+// purego), so the others take it from C·Co/(C + Co) ≥ 16.
 func (s convShape) winograd(fast bool) bool {
 	least := winogradMinHarmonic
 	if least == 0 {
