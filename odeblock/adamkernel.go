@@ -34,6 +34,9 @@ type adamFwdArgs[T tensor.Float] struct {
 	a1, a2, eps         T
 }
 
+// The run functions call the kernels directly, not through func values,
+// so that their //go:noescape arguments stay on the caller's stack.
+
 // runAdamBand runs the adjoint update's kernel for T on a (the Post one
 // when post is set) and reports whether there was one: none for n = 0,
 // on the generic kernel path, or for a type defined on float32 or float64.
@@ -44,15 +47,31 @@ func runAdamBand[T tensor.Float](a *adamBandArgs[T], post bool) bool {
 	switch a := any(a).(type) {
 	case *adamBandArgs[float32]:
 		if post {
-			pick(adamBandPostAVX512, adamBandPostAVX2)(a)
+			if adamKernels == "avx512" {
+				adamBandPostAVX512(a)
+			} else {
+				adamBandPostAVX2(a)
+			}
 		} else {
-			pick(adamBandAVX512, adamBandAVX2)(a)
+			if adamKernels == "avx512" {
+				adamBandAVX512(a)
+			} else {
+				adamBandAVX2(a)
+			}
 		}
 	case *adamBandArgs[float64]:
 		if post {
-			pick(adamBandPost64AVX512, adamBandPost64AVX2)(a)
+			if adamKernels == "avx512" {
+				adamBandPost64AVX512(a)
+			} else {
+				adamBandPost64AVX2(a)
+			}
 		} else {
-			pick(adamBand64AVX512, adamBand64AVX2)(a)
+			if adamKernels == "avx512" {
+				adamBand64AVX512(a)
+			} else {
+				adamBand64AVX2(a)
+			}
 		}
 	default:
 		return false
@@ -69,15 +88,31 @@ func runAdamRHSBwd[T tensor.Float](a *adamBwdArgs[T], post bool) bool {
 	switch a := any(a).(type) {
 	case *adamBwdArgs[float32]:
 		if post {
-			pick(adamRHSBwdPostAVX512, adamRHSBwdPostAVX2)(a)
+			if adamKernels == "avx512" {
+				adamRHSBwdPostAVX512(a)
+			} else {
+				adamRHSBwdPostAVX2(a)
+			}
 		} else {
-			pick(adamRHSBwdAVX512, adamRHSBwdAVX2)(a)
+			if adamKernels == "avx512" {
+				adamRHSBwdAVX512(a)
+			} else {
+				adamRHSBwdAVX2(a)
+			}
 		}
 	case *adamBwdArgs[float64]:
 		if post {
-			pick(adamRHSBwdPost64AVX512, adamRHSBwdPost64AVX2)(a)
+			if adamKernels == "avx512" {
+				adamRHSBwdPost64AVX512(a)
+			} else {
+				adamRHSBwdPost64AVX2(a)
+			}
 		} else {
-			pick(adamRHSBwd64AVX512, adamRHSBwd64AVX2)(a)
+			if adamKernels == "avx512" {
+				adamRHSBwd64AVX512(a)
+			} else {
+				adamRHSBwd64AVX2(a)
+			}
 		}
 	default:
 		return false
@@ -95,15 +130,31 @@ func runAdamRHSFwd[T tensor.Float](a *adamFwdArgs[T], eps bool) bool {
 	switch a := any(a).(type) {
 	case *adamFwdArgs[float32]:
 		if eps {
-			pick(adamRHSFwdEpsAVX512, adamRHSFwdEpsAVX2)(a)
+			if adamKernels == "avx512" {
+				adamRHSFwdEpsAVX512(a)
+			} else {
+				adamRHSFwdEpsAVX2(a)
+			}
 		} else {
-			pick(adamRHSFwdAVX512, adamRHSFwdAVX2)(a)
+			if adamKernels == "avx512" {
+				adamRHSFwdAVX512(a)
+			} else {
+				adamRHSFwdAVX2(a)
+			}
 		}
 	case *adamFwdArgs[float64]:
 		if eps {
-			pick(adamRHSFwdEps64AVX512, adamRHSFwdEps64AVX2)(a)
+			if adamKernels == "avx512" {
+				adamRHSFwdEps64AVX512(a)
+			} else {
+				adamRHSFwdEps64AVX2(a)
+			}
 		} else {
-			pick(adamRHSFwd64AVX512, adamRHSFwd64AVX2)(a)
+			if adamKernels == "avx512" {
+				adamRHSFwd64AVX512(a)
+			} else {
+				adamRHSFwd64AVX2(a)
+			}
 		}
 	default:
 		return false
@@ -126,12 +177,4 @@ func hasAdamKernels[T tensor.Float]() bool {
 		return true
 	}
 	return false
-}
-
-// pick returns k512 on the avx512 kernel path, k2 on avx2 (adamKernels).
-func pick[F any](k512, k2 F) F {
-	if adamKernels == "avx512" {
-		return k512
-	}
-	return k2
 }

@@ -265,9 +265,15 @@ func norm2[T tensor.Float](x []T) float64 {
 	if adamKernels != "go" && len(x) > 0 {
 		switch f := any(x).(type) {
 		case []float32:
-			return pick(norm2AVX512, norm2AVX2)(&f[0], len(f))
+			if adamKernels == "avx512" {
+				return norm2AVX512(&f[0], len(f))
+			}
+			return norm2AVX2(&f[0], len(f))
 		case []float64:
-			return pick(norm2F64AVX512, norm2F64AVX2)(&f[0], len(f))
+			if adamKernels == "avx512" {
+				return norm2F64AVX512(&f[0], len(f))
+			}
+			return norm2F64AVX2(&f[0], len(f))
 		}
 	}
 	var s float64
