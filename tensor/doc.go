@@ -192,13 +192,16 @@
 // # Slice kernels
 //
 // AxpySlice, LinearCombination (a Runge–Kutta stage sum, y0 + Σ c_j·k_j in
-// one pass), AddColumnSums (a bias gradient) and SumSlice run in AVX-512
-// assembly for float32 on the avx512 kernel path, and as Go loops otherwise
-// (float64, the avx2 and generic paths). AxpySlice and LinearCombination
-// round as the Go loops do (each product rounded, then added, in the same
-// order), so the two agree bit for bit; AddColumnSums sums even and odd
-// rows apart and SumSlice sums in 32 float64 lanes, within float64's
-// rounding of the Go loops' sums.
+// one pass), AddColumnSums (a bias gradient) and SumSlice run in assembly
+// on the avx512 and avx2 kernel paths (AVX-512 or AVX2: AxpySlice and
+// LinearCombination for float32 and float64, the other two for float32, as
+// are float64's ReLU and LeakyReLU), and as Go loops otherwise.
+// AxpySlice and LinearCombination round as the Go loops do (each product
+// rounded, then added, in the same order; the loops convert each product,
+// so that no GOARCH's compiler fuses it into a multiply-add), so all
+// agree bit for bit; AddColumnSums sums even and odd rows apart and
+// SumSlice sums in 32 float64 lanes, the same sums on avx512 and avx2,
+// within float64's rounding of the Go loops' sums.
 //
 // # Kernel paths
 //
@@ -211,10 +214,7 @@
 //	avx512   amd64 with AVX-512 F, CD, BW, DQ and VL (x86-64-v4: Intel
 //	         since Skylake-SP, AMD since Zen 4): every kernel in assembly
 //	avx2     amd64 with AVX2 and FMA (Intel since Haswell, AMD since Zen 1):
-//	         the vector maps, the GEMMs and Winograd's transforms in
-//	         assembly, 8 lanes (4 for float64); the kernels that exist only
-//	         for AVX-512 (the slice kernels, odeblock's and the
-//	         integrator's) run their Go loops
+//	         every kernel in assembly too, 8 lanes (4 for float64)
 //	neon     arm64 (every ARMv8-A CPU: Apple silicon, Graviton, Ampere):
 //	         the vector maps and the GEMMs in assembly (Advanced SIMD), 4
 //	         lanes (2 for float64); the other kernels run their Go loops
