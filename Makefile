@@ -5,7 +5,9 @@
 #                installed) the OpenBLAS build and (when Open MPI is) the MPI
 #                tests, the race detector on the concurrent packages, then
 #                the kernel tests again on each slower kernel path this CPU
-#                runs (make test-paths)
+#                runs (make test-paths), and the arm64 kernels under
+#                emulation when qemu-user-static is installed (make
+#                test-arm64)
 #   make cross   go vet ./... for windows/amd64, linux/arm64, darwin/arm64,
 #                darwin/amd64 and the purego build (vet type-checks the
 #                tests too)
@@ -48,7 +50,7 @@ RACE_PKGS := ./tensor ./autograd ./data ./distributed ./train
 OPENBLAS_TEST_PKGS = $(shell $(GO) list ./... | grep -v '/cuda$$')
 BENCHTIME ?= 1s
 
-.PHONY: test vet cross test-paths bench bench-compare fmt-check demo demo-data mutate mutate-diff
+.PHONY: test vet cross test-paths test-arm64 bench bench-compare fmt-check demo demo-data mutate mutate-diff
 
 test: fmt-check vet cross
 	$(GO) test -count=1 ./...
@@ -70,6 +72,7 @@ endif
 	$(GO) test -count=1 -race -run 'TestBrownianConcurrent' ./sde
 	$(GO) test -count=1 -race -run 'TestConcurrentHostReads|TestDeviceOnEveryThread|TestResultsStayOnDevice|TestElementwiseChainStaysOnDevice' ./cuda
 	@$(MAKE) --no-print-directory test-paths
+	@$(MAKE) --no-print-directory test-arm64
 
 vet:
 	$(GO) vet ./...
@@ -117,6 +120,25 @@ test-paths:
 		ADAMNODE_CPU=$$p $(GO) test -count=1 -short ./tensor/internal/sgemm ./tensor/internal/dgemm || exit 1; \
 		ADAMNODE_CPU=$$p $(GO) test -count=1 -run '$(KERNEL_ODE_TESTS)' ./odeblock || exit 1; \
 	done
+
+# arm64 under user-mode emulation (Debian: qemu-user-static), where it is
+# installed: the packages with arm64 kernels (tensor's vector maps, the
+# GEMMs' NEON kernels) on the neon path, odeblock's kernel tests and the
+# integrator on arm64's Go (whose compiler fuses x*y+z into one rounding
+# where a product is not converted), and tensor and the GEMMs once more on
+# the generic path. Speed cannot be measured under emulation: on an arm64
+# machine, make bench.
+QEMU_ARM64 := $(shell command -v qemu-aarch64-static 2>/dev/null)
+ARM64_TEST = GOARCH=arm64 $(GO) test -count=1 -exec $(QEMU_ARM64)
+
+test-arm64:
+ifeq ($(QEMU_ARM64),)
+	@echo "qemu-aarch64-static not found: skipped the arm64 tests (apt-get install qemu-user-static)"
+else
+	$(ARM64_TEST) -short ./tensor/... ./odeblock/internal/integrate
+	$(ARM64_TEST) -run '$(KERNEL_ODE_TESTS)' ./odeblock
+	ADAMNODE_CPU=generic $(ARM64_TEST) -short ./tensor ./tensor/internal/sgemm ./tensor/internal/dgemm
+endif
 
 fmt-check:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -914,14 +914,16 @@ func (s *Solver[T]) scaledRMS(from, to int, fill func(dst []T, lo int)) (norm fl
 func sumSquares[T tensor.Float](x []T) T {
 	var s0, s1, s2, s3 T
 	i := 0
+	// Each square rounded (T(…)): Go fuses x*x + s into one rounding on
+	// arm64 (and amd64 with GOAMD64=v3) unless the product is converted.
 	for ; i+4 <= len(x); i += 4 {
-		s0 += x[i] * x[i]
-		s1 += x[i+1] * x[i+1]
-		s2 += x[i+2] * x[i+2]
-		s3 += x[i+3] * x[i+3]
+		s0 += T(x[i] * x[i])
+		s1 += T(x[i+1] * x[i+1])
+		s2 += T(x[i+2] * x[i+2])
+		s3 += T(x[i+3] * x[i+3])
 	}
 	for ; i < len(x); i++ {
-		s0 += x[i] * x[i]
+		s0 += T(x[i] * x[i])
 	}
 	return (s0 + s1) + (s2 + s3)
 }
