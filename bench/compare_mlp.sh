@@ -98,7 +98,7 @@ fi
 	echo "openblas: $(openblas_core) kernels (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset})"
 	echo "cores: $(nproc)"
 	echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (working tree differs from it)')"
-	echo "go: $(go version) (mlpbench built with -tags openblas)"
+	echo "go: $(go version) (mlpbench built with -tags \"$GOTAGS\"; kernel path ${ADAMNODE_CPU:-the fastest})"
 	echo "python: $($python --version 2>&1)"
 	echo "torch: $($python -c 'import torch; print(torch.__version__)')"
 	echo "torchdiffeq: $TORCHDIFFEQ ($(sed -n 's/^__version__ = //p' "$TORCHDIFFEQ/torchdiffeq/__init__.py"))"
