@@ -68,7 +68,7 @@ endif
 	$(GO) test -count=1 -race -short ./tensor/internal/...
 	$(GO) test -count=1 -race -run 'TestTrainReplicas' ./cmd/adamnode
 	$(GO) test -count=1 -race -run 'TestShardedField|ExampleShardedField|TestShardedSolve|ExampleBlock_shards' ./odeblock
-	$(GO) test -count=1 -race -run 'TestCombinerSplits' ./odeblock/internal/integrate
+	$(GO) test -count=1 -race -run 'TestCombinerSplits' ./odeblock/integrate
 	$(GO) test -count=1 -race -run 'TestBrownianConcurrent' ./sde
 	$(GO) test -count=1 -race -run 'TestConcurrentHostReads|TestDeviceOnEveryThread|TestResultsStayOnDevice|TestElementwiseChainStaysOnDevice' ./cuda
 	@$(MAKE) --no-print-directory test-paths
@@ -116,7 +116,7 @@ KERNEL_ODE_TESTS := Adam|Norm2|Famil|FusedRHS|ModesAgree
 test-paths:
 	@for p in $(KERNEL_PATHS_BELOW); do \
 		echo "ADAMNODE_CPU=$$p: the kernel tests on the $$p path"; \
-		ADAMNODE_CPU=$$p $(GO) test -count=1 ./tensor ./tensor/internal/gemm ./tensor/internal/isa ./autograd ./odeblock/internal/integrate || exit 1; \
+		ADAMNODE_CPU=$$p $(GO) test -count=1 ./tensor ./tensor/internal/gemm ./tensor/internal/isa ./autograd ./odeblock/integrate || exit 1; \
 		ADAMNODE_CPU=$$p $(GO) test -count=1 -short ./tensor/internal/sgemm ./tensor/internal/dgemm || exit 1; \
 		ADAMNODE_CPU=$$p $(GO) test -count=1 -run '$(KERNEL_ODE_TESTS)' ./odeblock || exit 1; \
 	done
@@ -135,7 +135,7 @@ test-arm64:
 ifeq ($(QEMU_ARM64),)
 	@echo "qemu-aarch64-static not found: skipped the arm64 tests (apt-get install qemu-user-static)"
 else
-	$(ARM64_TEST) -short ./tensor/... ./odeblock/internal/integrate
+	$(ARM64_TEST) -short ./tensor/... ./odeblock/integrate
 	$(ARM64_TEST) -run '$(KERNEL_ODE_TESTS)' ./odeblock
 	ADAMNODE_CPU=generic $(ARM64_TEST) -short ./tensor ./tensor/internal/sgemm ./tensor/internal/dgemm
 endif
@@ -149,7 +149,7 @@ bench:
 	@mv bench/latest.txt.tmp bench/latest.txt
 	@echo "saved bench/latest.txt"
 
-MUTATE_PKGS ?= ./tensor ./tensor/internal/gemm ./autograd ./layers ./optim ./odeblock ./odeblock/internal/integrate ./train
+MUTATE_PKGS ?= ./tensor ./tensor/internal/gemm ./autograd ./layers ./optim ./odeblock ./odeblock/integrate ./train
 MUTATE_BUDGET ?= 5m
 MUTATE_DIFF ?= auto
 MUTATE_DIFF_BUDGET ?= 3m

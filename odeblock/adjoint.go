@@ -8,7 +8,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/adamnode/adamnode/odeblock/internal/integrate"
+	"github.com/adamnode/adamnode/odeblock/integrate"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"

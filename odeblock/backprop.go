@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/adamnode/adamnode/autograd"
-	"github.com/adamnode/adamnode/odeblock/internal/integrate"
+	"github.com/adamnode/adamnode/odeblock/integrate"
 	"github.com/adamnode/adamnode/tensor"
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/adamnode/adamnode/odeblock/internal/integrate"
+	"github.com/adamnode/adamnode/odeblock/integrate"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"

@@ -33,7 +33,7 @@
 // for all; each method family (explicit Runge–Kutta from its Butcher
 // tableau, Rosenbrock, implicit Runge–Kutta, Adams, BDF) owns its state
 // and provides the step, its error, the next step's size and order and
-// its dense output (one file each in odeblock/internal/integrate: rk.go,
+// its dense output (one file each in odeblock/integrate: rk.go,
 // rosenbrock.go, irk.go, adams.go, bdf.go). A Tableau is an explicit RK
 // method's; the other built-in methods are named by Method, which returns
 // their description.

@@ -1,13 +1,16 @@
 package odeblock
 
 import (
-	"github.com/adamnode/adamnode/odeblock/internal/integrate"
+	"github.com/adamnode/adamnode/odeblock/integrate"
 	"github.com/adamnode/adamnode/tensor"
 )
 
 // The integrator — the Solver, its methods, step-size controllers, dense
-// output and events — lives in the internal package integrate, below the
-// Block and its gradient modes; these aliases are its public API here.
+// output and events — is package odeblock/integrate, below the Block and
+// its gradient modes; these aliases spell its user-facing names here. Their
+// fields and methods are documented there: go doc
+// github.com/adamnode/adamnode/odeblock/integrate Options (or Solver,
+// Stats, …).
 
 type (
 	// Func is the right-hand side f(t, y) of an ODE, written into dy.

@@ -1,7 +1,7 @@
 package odeblock
 
 import (
-	"github.com/adamnode/adamnode/odeblock/internal/integrate"
+	"github.com/adamnode/adamnode/odeblock/integrate"
 	"slices"
 
 	"github.com/adamnode/adamnode/autograd"

@@ -2,7 +2,7 @@ package odeblock
 
 import (
 	"fmt"
-	"github.com/adamnode/adamnode/odeblock/internal/integrate"
+	"github.com/adamnode/adamnode/odeblock/integrate"
 
 	"github.com/adamnode/adamnode/tensor"
 )
