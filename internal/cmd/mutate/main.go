@@ -123,8 +123,10 @@ func run(o options, pkgs []string, out io.Writer) error {
 			fmt.Fprintf(out, "mutate: no base commit to diff against (%s): the diff-mode check is skipped\n", why)
 			return nil
 		}
-		args := append([]string{"diff", "-U0", "--no-color", "--no-ext-diff", base, "--"}, pkgs...)
-		d, err := exec.Command("git", args...).Output()
+		// The whole tree, not the packages' folders: git pairs a moved file
+		// with its old path only when both are in the diff, so that a file
+		// moved into a package counts only for the lines it changed.
+		d, err := exec.Command("git", "diff", "-U0", "--no-color", "--no-ext-diff", "-M", base).Output()
 		if err != nil {
 			return fmt.Errorf("git diff %s: %w", base, err)
 		}
