@@ -17,6 +17,10 @@ func sumAsm(x *float32, n int) float64           { noSliceAsm(); return 0 }
 func axpy64Asm(a float64, x, y *float64, n int)  { noSliceAsm() }
 func relu64Asm(z, x []float64)                   { noSliceAsm() }
 func leaky64Asm(z, x []float64, slope float64)   { noSliceAsm() }
+func reluBwd64Asm(z, g, y []float64, acc bool)   { noSliceAsm() }
+func leakyBwd64Asm(z, g, y []float64, slope float64, acc bool) {
+	noSliceAsm()
+}
 func linCombAsm(dst, base *float32, n int, coef *float32, src **float32, m int) {
 	noSliceAsm()
 }

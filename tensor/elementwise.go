@@ -515,6 +515,10 @@ func (z *Tensor[T]) SoftplusBackward(g, y *Tensor[T], accumulate bool) *Tensor[T
 
 func reluMask64(z, g, y []float64, acc bool) {
 	g, y = g[:len(z)], y[:len(z)]
+	if axpyAVX && len(z) > 0 {
+		reluBwd64Asm(z, g, y, acc)
+		return
+	}
 	for i := range z {
 		var m uint64
 		if y[i] > 0 { // false for NaN
@@ -565,6 +569,10 @@ func (z *Tensor[T]) LeakyReLUBackward(g, y *Tensor[T], slope T, accumulate bool)
 		return z
 	}
 	zd, gd, yd := z.data, g.host()[:len(z.data)], y.host()[:len(z.data)]
+	if z64, ok := any(zd).([]float64); ok && axpyAVX && len(z64) > 0 {
+		leakyBwd64Asm(z64, any(gd).([]float64), any(yd).([]float64), float64(slope), accumulate)
+		return z
+	}
 	for i, v := range yd {
 		d := gd[i]
 		if !(v > 0) {
