@@ -62,16 +62,14 @@ func (t *Tape[T]) NaNs(dims ...int) Var[T] {
 }
 
 // failedBackward reports the tape's error for Backward and BackwardWith
-// called after Check remembered one: the recorded graph is released and
-// the tape spent, as a Backward that ran would leave it. Misuse (a second
-// Backward, Backward while running) is left to startBackward to name.
+// called after Check remembered one, leaving the tape spent, as a Backward
+// that ran would (the recorded graph is released at Reset). Misuse (a
+// second Backward, Backward while running) is left to startBackward to
+// name.
 func (t *Tape[T]) failedBackward() error {
 	if t.poison == nil || t.running || t.spent {
 		return nil
 	}
-	for i := 0; i < t.n; i++ {
-		t.entryAt(i).clearGraph()
-	}
-	t.spent, t.ops = true, 0
+	t.spent = true
 	return t.poison
 }

@@ -43,6 +43,15 @@ func TestCheck(t *testing.T) {
 	if w.Grad != nil && w.Grad.Sum() != 0 {
 		t.Errorf("a failed pass reached the parameter: grad %v", w.Grad.Data())
 	}
+	// The failed Backward spent the pass: a second one is misuse.
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "already ran Backward") {
+				t.Errorf("a second Backward after a failed one panicked with %v, want the misuse named", r)
+			}
+		}()
+		tp.Backward(loss)
+	}()
 
 	// Reset forgets it; the next pass runs.
 	tp.Reset()

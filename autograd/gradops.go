@@ -292,8 +292,8 @@ func (actGradRule[T]) backward(t *Tape[T], e *entry[T]) {
 	if dst, acc := t.gradDst(g); dst != nil {
 		actGradSlope(kind, e.f[0], dst, u, y.value, acc)
 	}
-	dst, acc := t.gradDst(y)
-	if dst == nil || piecewiseLinear(kind) {
+	dst, acc := t.gradDst(y) // nil for ReLU's and LeakyReLU's y, a constant
+	if dst == nil {
 		return
 	}
 	d, gd, ud, yd := dst.Data(), g.value.Data(), u.Data(), y.value.Data()

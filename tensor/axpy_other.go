@@ -7,6 +7,7 @@ package tensor
 const (
 	axpyKernels = "go"
 	axpyAVX     = false
+	axpy512     = false
 )
 
 func noSliceAsm() { panic("tensor: no assembly in this build") }

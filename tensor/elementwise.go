@@ -515,7 +515,7 @@ func (z *Tensor[T]) SoftplusBackward(g, y *Tensor[T], accumulate bool) *Tensor[T
 
 func reluMask64(z, g, y []float64, acc bool) {
 	g, y = g[:len(z)], y[:len(z)]
-	if axpyAVX && len(z) > 0 {
+	if axpyAVX {
 		reluBwd64Asm(z, g, y, acc)
 		return
 	}
@@ -568,23 +568,31 @@ func (z *Tensor[T]) LeakyReLUBackward(g, y *Tensor[T], slope T, accumulate bool)
 		vec.leakyBwd(z32, any(g.host()).([]float32), any(y.host()).([]float32), float32(slope), accumulate)
 		return z
 	}
-	zd, gd, yd := z.data, g.host()[:len(z.data)], y.host()[:len(z.data)]
-	if z64, ok := any(zd).([]float64); ok && axpyAVX && len(z64) > 0 {
-		leakyBwd64Asm(z64, any(gd).([]float64), any(yd).([]float64), float64(slope), accumulate)
-		return z
+	if z64, ok := any(z.data).([]float64); ok {
+		leakyMask64(z64, any(g.host()).([]float64), any(y.host()).([]float64), float64(slope), accumulate)
 	}
-	for i, v := range yd {
-		d := gd[i]
+	return z
+}
+
+// leakyMask64 is LeakyReLUBackward in float64: z = g where y > 0, else
+// slope·g, or added to z with acc.
+func leakyMask64(z, g, y []float64, slope float64, acc bool) {
+	g, y = g[:len(z)], y[:len(z)]
+	if axpyAVX {
+		leakyBwd64Asm(z, g, y, slope, acc)
+		return
+	}
+	for i, v := range y {
+		d := g[i]
 		if !(v > 0) {
 			d *= slope
 		}
-		if accumulate {
-			zd[i] += d
+		if acc {
+			z[i] += d
 		} else {
-			zd[i] = d
+			z[i] = d
 		}
 	}
-	return z
 }
 
 // Hardtanh sets z = min(max(x, lo), hi) elementwise and returns z.

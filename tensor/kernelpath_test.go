@@ -26,7 +26,26 @@ const childEnv = "ADAMNODE_TEST_KERNELPATH_CHILD"
 // package isa.
 func kernelSites() string {
 	return fmt.Sprintf("kernelpath=%s vec=%s vec64=%s axpy=%s wino=%s sgemm=%t dgemm=%t",
-		KernelPath(), vec.name, vec64.name, axpyKernels, winoKern, sgemm.Enabled(), dgemm.Enabled())
+		KernelPath(), vec.name, vec64.name, axpySite(), winoKern, sgemm.Enabled(), dgemm.Enabled())
+}
+
+// axpySite names the slice kernels that the dispatch flags select (the
+// flags, not axpyKernels, which they are derived from), and fails on flags
+// that contradict axpyKernels.
+func axpySite() string {
+	name := "go"
+	switch {
+	case axpy512 && axpyAVX:
+		name = "avx512"
+	case axpy512:
+		name = "avx512 without the slice kernels"
+	case axpyAVX:
+		name = "avx2"
+	}
+	if name != axpyKernels {
+		return name + "(axpyKernels=" + axpyKernels + ")"
+	}
+	return name
 }
 
 // wantSites returns kernelSites's line for the kernel path p ("*" would

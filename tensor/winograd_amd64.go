@@ -18,7 +18,7 @@ var winoKern = map[isa.Path]winoKernels{isa.AVX512: winoOnAVX512, isa.AVX2: wino
 
 // winoHasAVX2 reports whether this CPU runs the AVX2 kernels, whatever
 // path isa.Current chose: the tests run them on an AVX-512 CPU too.
-var winoHasAVX2 = isa.Best() >= isa.AVX2
+var winoHasAVX2 = isa.AVX2.Runs(isa.Best())
 
 // winoCombineAVX512 is winoCombine on n float32 elements of each operand.
 //
