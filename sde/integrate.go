@@ -6,18 +6,22 @@ import (
 	"math"
 
 	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/odeblock/integrate"
 	"github.com/adamnode/adamnode/tensor"
 )
 
 // ErrMaxSteps is wrapped by the error of an adaptive solve that attempted
 // Options.MaxSteps steps without reaching the last output time, and of a
-// fixed-step solve whose Step would take more than MaxSteps steps.
-var ErrMaxSteps = errors.New("too many steps")
+// fixed-step solve whose Step would take more than MaxSteps steps. It is
+// the ODE integrator's sentinel (odeblock.ErrMaxSteps, the same value), so
+// that errors.Is answers alike for ODE and SDE solves.
+var ErrMaxSteps = integrate.ErrMaxSteps
 
 // ErrStepUnderflow is wrapped by the error of an adaptive solve whose step
 // had to shrink below Options.MinStep, and of a fixed-step solve whose Step
-// is too small for float64 to tell its step times apart.
-var ErrStepUnderflow = errors.New("step size underflow")
+// is too small for float64 to tell its step times apart. It is
+// odeblock.ErrStepUnderflow, the same value.
+var ErrStepUnderflow = integrate.ErrStepUnderflow
 
 // loop drives a stepper through the output times, with fixed or adaptive
 // steps, recording on tp.

@@ -1,11 +1,11 @@
 package sde
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
 	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/odeblock/integrate"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -106,8 +106,9 @@ func (c Calculus) String() string {
 }
 
 // ErrNonFinite is wrapped by the error of a solve in which the drift, the
-// diffusion or the state took a NaN or an infinite value.
-var ErrNonFinite = errors.New("non-finite value")
+// diffusion or the state took a NaN or an infinite value. It is
+// odeblock.ErrNonFinite, the same value.
+var ErrNonFinite = integrate.ErrNonFinite
 
 // SolveError is a failed solve: the method, the time of the step that
 // failed, and what went wrong.
