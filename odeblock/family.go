@@ -69,7 +69,8 @@ func PaperScalars() Scalars {
 
 // NewFamily returns the family's dynamics around the field f with the
 // scalars s, and the family's own parameters (its scalars; none for NODE,
-// ANODE and SONODE), which come after f's in the dynamics' Params.
+// ANODE and SONODE), which come after f's in the dynamics' Params. A
+// Family of another name than Families' panics, naming it.
 func NewFamily[T tensor.Float](fam Family, f Field[T], s Scalars) (Dynamics[T], []*autograd.Param[T]) {
 	switch fam.Name {
 	case "sonode":
@@ -84,8 +85,10 @@ func NewFamily[T tensor.Float](fam Family, f Field[T], s Scalars) (Dynamics[T], 
 	case "adamnode":
 		d := NewAdamNODE(f, s.R1, s.R2, s.Scale)
 		return d, []*autograd.Param[T]{d.R1, d.R2}
+	case "node", "anode":
+		return &NODE[T]{F: f}, nil
 	}
-	return &NODE[T]{F: f}, nil
+	panic(fmt.Sprintf("odeblock: NewFamily: no family is named %q (Families and FamilyNamed give them)", fam.Name))
 }
 
 // InitialState returns the family's state from h0 and, for the

@@ -2,6 +2,7 @@ package odeblock
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -369,4 +370,16 @@ func TestFamilies(t *testing.T) {
 	if _, err := FamilyNamed("resnet"); err == nil || !strings.Contains(err.Error(), "adamnode") {
 		t.Errorf("unknown family: %v", err)
 	}
+}
+
+// TestNewFamilyUnknown: a Family of no known name panics naming it (it
+// made a NODE before, silently).
+func TestNewFamilyUnknown(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), `"adamnod"`) {
+			t.Errorf("NewFamily of an unknown name panicked with %v, want a message naming it", r)
+		}
+	}()
+	f := FieldFunc[float64](nil, func(tp *autograd.Tape[float64], _ float64, h autograd.Var[float64]) autograd.Var[float64] { return h })
+	NewFamily(Family{Name: "adamnod", Parts: 3}, f, PaperScalars())
 }
