@@ -2,8 +2,9 @@ package odeblock
 
 import (
 	"fmt"
-	"github.com/adamnode/adamnode/odeblock/integrate"
 
+	"github.com/adamnode/adamnode/internal/revolve"
+	"github.com/adamnode/adamnode/odeblock/integrate"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -180,7 +181,7 @@ func (r *recursive[T]) stateAt(j int) (y *tensor.Tensor[T], nfe int, err error) 
 		to := j
 		free := r.budget - len(r.kept)
 		if free > 0 {
-			to = i + revolveSplit(j+1-i, free)
+			to = i + revolve.Split(j+1-i, free)
 		}
 		n, err := r.advance(i, to)
 		nfe += n
@@ -254,37 +255,4 @@ func (r *recursive[T]) step(g integrate.StepGeom) (nfe int, err error) {
 		integrate.RKSolution(p.solver.Combiner(), tb, g.Size(), r.cur.ReadData(), r.next.Data(), tmp, r.kh)
 	}
 	return nfe, err
-}
-
-// revolveSplit returns where to keep the next state when l steps, from a
-// kept state, are to be pulled back with free more states allowed: the
-// first step of the latter part, so that the recomputed steps are fewest
-// (Griewank and Walther, 2000). With r the least number of sweeps with
-// β(free+1, r) ≥ l, β(s, r) = C(s+r, s), the split is the least m with
-// m ≥ β(free+1, r−2) and l−m ≤ β(free, r).
-func revolveSplit(l, free int) int {
-	free = min(free, l) // more never helps
-	r := 0
-	for binom(free+1, r) < l {
-		r++
-	}
-	m := max(1, binom(free+1, r-2), l-binom(free, r))
-	return min(m, l-1)
-}
-
-// binom returns β(s, r) = C(s+r, s), the steps s states and r sweeps can
-// pull back (0 for r < 0), saturating far above any step count.
-func binom(s, r int) int {
-	if r < 0 {
-		return 0
-	}
-	const limit = 1 << 40
-	b := 1
-	for i := 1; i <= r; i++ { // C(s+i, i) = C(s+i−1, i−1)·(s+i)/i
-		b = b * (s + i) / i
-		if b > limit {
-			return limit
-		}
-	}
-	return b
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/internal/revolve"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -136,7 +137,7 @@ func solveBinomial[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autog
 	return solveAsNode(tp, p, y0, ts, path, opt, stp, "sde.Checkpoint", taken,
 		func(_ *tensor.Tensor[T], steps []revStep) backwardFunc[T] {
 			return func(gy *tensor.Tensor[T], params []*autograd.Param[T]) ([]*tensor.Tensor[T], error) {
-				r := &revolve[T]{p: p, eng: tp.Engine(), method: method, opt: opt, path: path, budget: budget,
+				r := &binomialReplay[T]{p: p, eng: tp.Engine(), method: method, opt: opt, path: path, budget: budget,
 					kept: kept, steps: steps}
 				return r.backward(gy, params)
 			}
@@ -149,8 +150,9 @@ type keptState[T tensor.Float] struct {
 	y *tensor.Tensor[T]
 }
 
-// revolve is the backward pass of solveBinomial.
-type revolve[T tensor.Float] struct {
+// binomialReplay is the backward pass of solveBinomial, on the schedule of
+// package revolve.
+type binomialReplay[T tensor.Float] struct {
 	p      *problem[T]
 	eng    tensor.Engine[T]
 	method string
@@ -162,7 +164,7 @@ type revolve[T tensor.Float] struct {
 	adv    *autograd.Tape[T] // the no-grad tape of the re-advancing steps
 }
 
-func (r *revolve[T]) backward(gy *tensor.Tensor[T], params []*autograd.Param[T]) (_ []*tensor.Tensor[T], err error) {
+func (r *binomialReplay[T]) backward(gy *tensor.Tensor[T], params []*autograd.Param[T]) (_ []*tensor.Tensor[T], err error) {
 	defer recoverUnlisted(&err)
 	p := r.p
 	st := p.stats
@@ -219,7 +221,7 @@ func (r *revolve[T]) backward(gy *tensor.Tensor[T], params []*autograd.Param[T])
 // having been pulled back: from the latest state kept at or before j,
 // re-advanced to j, keeping states on the way where the binomial schedule
 // puts them while the budget allows.
-func (r *revolve[T]) stateAt(j int) (*tensor.Tensor[T], error) {
+func (r *binomialReplay[T]) stateAt(j int) (*tensor.Tensor[T], error) {
 	for r.kept[len(r.kept)-1].i > j {
 		r.kept = r.kept[:len(r.kept)-1]
 	}
@@ -228,7 +230,7 @@ func (r *revolve[T]) stateAt(j int) (*tensor.Tensor[T], error) {
 	for i := from.i; i < j; {
 		to := j
 		if free := r.budget - len(r.kept); free > 0 {
-			to = i + revolveSplit(j+1-i, free)
+			to = i + revolve.Split(j+1-i, free)
 		}
 		var err error
 		if y, err = r.advance(i, to, y); err != nil {
@@ -244,7 +246,7 @@ func (r *revolve[T]) stateAt(j int) (*tensor.Tensor[T], error) {
 
 // advance takes steps from, …, to−1 from y, values only, as the forward
 // solve took them, and returns the state at the start of step to.
-func (r *revolve[T]) advance(from, to int, y *tensor.Tensor[T]) (*tensor.Tensor[T], error) {
+func (r *binomialReplay[T]) advance(from, to int, y *tensor.Tensor[T]) (*tensor.Tensor[T], error) {
 	p := r.p
 	for q := from; q < to; q++ {
 		sp := r.steps[q]
@@ -261,35 +263,4 @@ func (r *revolve[T]) advance(from, to int, y *tensor.Tensor[T]) (*tensor.Tensor[
 		y = y1.Value().Clone()
 	}
 	return y, nil
-}
-
-// revolveSplit returns where to keep the next state when l steps from a
-// kept state are to be pulled back with free more states allowed: the
-// offset of the first step of the part pulled back first, chosen so that
-// the steps recomputed are fewest (Griewank and Walther 2000). With r the
-// least number of sweeps with C(free+1+r, r) ≥ l, the split is the least
-// m ≥ C(free+1+r−2, r−2) with l − m ≤ C(free+r, r).
-func revolveSplit(l, free int) int {
-	free = min(free, l)
-	r := 0
-	for binomial(free+1, r) < l {
-		r++
-	}
-	return min(max(1, binomial(free+1, r-2), l-binomial(free, r)), l-1)
-}
-
-// binomial returns C(s+r, s), the steps that s states and r sweeps can pull
-// back (0 for r < 0), saturating at 2⁴⁰.
-func binomial(s, r int) int {
-	if r < 0 {
-		return 0
-	}
-	b := 1
-	for i := 1; i <= r; i++ {
-		b = b * (s + i) / i
-		if b > 1<<40 {
-			return 1 << 40
-		}
-	}
-	return b
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/internal/revolve"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -442,7 +443,7 @@ func TestBinomialCheckpoint(t *testing.T) {
 			}
 			n := st.Steps
 			r := 0
-			for binomial(tc.budget, r) < n {
+			for revolve.Binomial(tc.budget, r) < n {
 				r++
 			}
 			readvanced := st.BackwardEvals - n // each step is taped once

@@ -1,11 +1,11 @@
-package odeblock
+package revolve
 
 import "testing"
 
-// TestRevolveSplitOptimal: the split revolveSplit picks takes the fewest
+// TestSplitOptimal: the split Split picks takes the fewest
 // re-advanced steps any schedule does (a dynamic programme over every
 // split), and that number is Griewank's r·l − β(free+2, r−1).
-func TestRevolveSplitOptimal(t *testing.T) {
+func TestSplitOptimal(t *testing.T) {
 	const maxL, maxFree = 160, 6
 	// best[c][l]: fewest steps re-advanced to pull back l steps from a kept
 	// state with c more states allowed.
@@ -33,9 +33,9 @@ func TestRevolveSplitOptimal(t *testing.T) {
 		if c == 0 {
 			return l * (l - 1) / 2
 		}
-		m := revolveSplit(l, c)
+		m := Split(l, c)
 		if m < 1 || m >= l {
-			t.Fatalf("revolveSplit(%d, %d) = %d, outside [1, %d)", l, c, m, l)
+			t.Fatalf("Split(%d, %d) = %d, outside [1, %d)", l, c, m, l)
 		}
 		return m + cost(l-m, c-1) + cost(m, c)
 	}
@@ -46,12 +46,24 @@ func TestRevolveSplitOptimal(t *testing.T) {
 				t.Errorf("l=%d free=%d: %d steps re-advanced, the best schedule takes %d", l, c, got, best[c][l])
 			}
 			r := 0
-			for binom(c+1, r) < l {
+			for Binomial(c+1, r) < l {
 				r++
 			}
-			if want := r*l - binom(c+2, r-1); got != want {
+			if want := r*l - Binomial(c+2, r-1); got != want {
 				t.Errorf("l=%d free=%d: %d steps re-advanced, Griewank's bound is %d", l, c, got, want)
 			}
+		}
+	}
+}
+
+// TestBinomial: C(s+r, s), 0 for r < 0, saturating at 2⁴⁰.
+func TestBinomial(t *testing.T) {
+	for _, c := range []struct{ s, r, want int }{
+		{3, -1, 0}, {0, 0, 1}, {5, 0, 1}, {1, 1, 2}, {2, 3, 10}, {4, 4, 70}, {10, 10, 184756},
+		{60, 60, 1 << 40}, {30, 1 << 20, 1 << 40},
+	} {
+		if got := Binomial(c.s, c.r); got != c.want {
+			t.Errorf("Binomial(%d, %d) = %d, want %d", c.s, c.r, got, c.want)
 		}
 	}
 }
