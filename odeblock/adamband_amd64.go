@@ -10,13 +10,13 @@ import "github.com/adamnode/adamnode/tensor"
 // adamband64_avx2_amd64.s: the same operations, rounded alike) on avx2,
 // "go" (the Go loops) on generic. Tests set it to run each kernel the CPU
 // has.
-var adamKernels = map[string]string{"avx512": "avx512", "avx2": "avx2"}[tensor.KernelPath()]
-
-func init() {
-	if adamKernels == "" {
-		adamKernels = "go"
+var adamKernels = func() string {
+	switch p := tensor.KernelPath(); p {
+	case "avx512", "avx2":
+		return p
 	}
-}
+	return "go"
+}()
 
 // The AdamNODE kernels (adamband_amd64.h), each for float32 and float64:
 //

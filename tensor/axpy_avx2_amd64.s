@@ -8,23 +8,23 @@
 // float32 (1 to 3 float64) loaded and stored under a vector mask
 // (VMASKMOVPS/PD neither read nor write the lanes left out).
 
-// tailmask<>: 8 dwords of all ones, then 8 of zeros. The 32 bytes at
-// tailmask<>+32−4r select the first r float32 lanes, those at
-// tailmask<>+32−8r the first r float64 lanes.
-DATA tailmask<>+0(SB)/8, $0xffffffffffffffff
-DATA tailmask<>+8(SB)/8, $0xffffffffffffffff
-DATA tailmask<>+16(SB)/8, $0xffffffffffffffff
-DATA tailmask<>+24(SB)/8, $0xffffffffffffffff
-DATA tailmask<>+32(SB)/8, $0
-DATA tailmask<>+40(SB)/8, $0
-DATA tailmask<>+48(SB)/8, $0
-DATA tailmask<>+56(SB)/8, $0
-GLOBL tailmask<>(SB), RODATA|NOPTR, $64
+// ·avx2TailMask: 8 dwords of all ones, then 8 of zeros. The 32 bytes at
+// ·avx2TailMask+32−4r select the first r float32 lanes, those at
+// ·avx2TailMask+32−8r the first r float64 lanes.
+DATA ·avx2TailMask+0(SB)/8, $0xffffffffffffffff
+DATA ·avx2TailMask+8(SB)/8, $0xffffffffffffffff
+DATA ·avx2TailMask+16(SB)/8, $0xffffffffffffffff
+DATA ·avx2TailMask+24(SB)/8, $0xffffffffffffffff
+DATA ·avx2TailMask+32(SB)/8, $0
+DATA ·avx2TailMask+40(SB)/8, $0
+DATA ·avx2TailMask+48(SB)/8, $0
+DATA ·avx2TailMask+56(SB)/8, $0
+GLOBL ·avx2TailMask(SB), RODATA|NOPTR, $64
 
 // MASK32(R, M) loads into M the mask of the first R (1 to 8) float32
 // lanes; it uses CX.
 #define MASK32(R, M) \
-	LEAQ    tailmask<>+32(SB), CX; \
+	LEAQ    ·avx2TailMask+32(SB), CX; \
 	SHLQ    $2, R; \
 	SUBQ    R, CX; \
 	SHRQ    $2, R; \
@@ -33,7 +33,7 @@ GLOBL tailmask<>(SB), RODATA|NOPTR, $64
 // MASK64(R, M) loads into M the mask of the first R (1 to 4) float64
 // lanes; it uses CX.
 #define MASK64(R, M) \
-	LEAQ    tailmask<>+32(SB), CX; \
+	LEAQ    ·avx2TailMask+32(SB), CX; \
 	SHLQ    $3, R; \
 	SUBQ    R, CX; \
 	SHRQ    $3, R; \

@@ -11,15 +11,8 @@
 // accumulating forms add that to z. The same arithmetic as the Go loops,
 // so the two agree bit for bit. DI = z, SI = g, DX = y, BX = the length.
 
-DATA bwdmask<>+0(SB)/8, $0xffffffffffffffff
-DATA bwdmask<>+8(SB)/8, $0xffffffffffffffff
-DATA bwdmask<>+16(SB)/8, $0xffffffffffffffff
-DATA bwdmask<>+24(SB)/8, $0xffffffffffffffff
-DATA bwdmask<>+32(SB)/8, $0
-DATA bwdmask<>+40(SB)/8, $0
-DATA bwdmask<>+48(SB)/8, $0
-DATA bwdmask<>+56(SB)/8, $0
-GLOBL bwdmask<>(SB), RODATA|NOPTR, $64
+// The AVX2 tails take their masks from ·avx2TailMask (axpy_avx2_amd64.s):
+// four lanes of ones, then four of zeros.
 
 // ---- AVX-512: g in Z0, y in Z1, the result in Z0; Z9 = 0, Z8 = slope.
 
@@ -133,7 +126,7 @@ loop: \
 tail: \
 	TESTQ BX, BX; \
 	JZ    done; \
-	LEAQ  bwdmask<>+32(SB), CX; \
+	LEAQ  ·avx2TailMask+32(SB), CX; \
 	SHLQ  $3, BX; \
 	SUBQ  BX, CX; \
 	VMOVDQU (CX), Y10; \
