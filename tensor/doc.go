@@ -215,6 +215,10 @@
 //	         since Skylake-SP, AMD since Zen 4): every kernel in assembly
 //	avx2     amd64 with AVX2 and FMA (Intel since Haswell, AMD since Zen 1):
 //	         every kernel in assembly too, 8 lanes (4 for float64)
+//	sse2     every amd64 CPU (SSE2 is its baseline; the fastest path of
+//	         those without AVX2 and FMA): the GEMMs in assembly on XMM
+//	         registers, 4 lanes (2 for float64), multiply and add rounded
+//	         apart; the other kernels run their Go loops
 //	neon     arm64 (every ARMv8-A CPU: Apple silicon, Graviton, Ampere):
 //	         the vector maps and the GEMMs in assembly (Advanced SIMD), 4
 //	         lanes (2 for float64); the other kernels run their Go loops
@@ -222,8 +226,8 @@
 //	         GOARCHes and the build tag purego
 //
 // The path is the fastest the CPU and the build run, unless the
-// environment variable ADAMNODE_CPU names a slower one (avx512, avx2 or
-// generic on amd64, neon or generic on arm64; case is ignored): ADAMNODE_CPU=avx2 runs an AVX-512 machine as
+// environment variable ADAMNODE_CPU names a slower one (avx512, avx2, sse2
+// or generic on amd64, neon or generic on arm64; case is ignored): ADAMNODE_CPU=avx2 runs an AVX-512 machine as
 // an AVX2-only one would, for tests and benchmarks. It is read once, when
 // the program starts; a value naming a path this CPU or build does not run
 // gives the fastest it runs, and a value naming no path the fastest there

@@ -52,10 +52,10 @@ func axpySite() string {
 // match any value): the GEMMs and the slice kernels have kernels on avx2
 // and avx512 (axpy names which), and so do Winograd's transforms (wino).
 func wantSites(p isa.Path) string {
-	vecName := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "neon"}[p]
-	wino := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
-	axpy := map[isa.Path]string{isa.Generic: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
-	gemm := fmt.Sprint(p != isa.Generic) // the GEMMs have kernels on every path but generic
+	vecName := map[isa.Path]string{isa.Generic: "go", isa.SSE2: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "neon"}[p]
+	wino := map[isa.Path]string{isa.Generic: "go", isa.SSE2: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
+	axpy := map[isa.Path]string{isa.Generic: "go", isa.SSE2: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
+	gemm := fmt.Sprint(p != isa.Generic && p != isa.SSE2) // the GEMMs have kernels on every path but generic and sse2
 	return fmt.Sprintf("kernelpath=%s vec=%s vec64=%s axpy=%s wino=%s sgemm=%s dgemm=%s",
 		p, vecName, vecName, axpy, wino, gemm, gemm)
 }
@@ -88,7 +88,7 @@ func childSites(out string) string {
 }
 
 // pathNames are the values of ADAMNODE_CPU, as the package doc lists them.
-var pathNames = map[string]isa.Path{"generic": isa.Generic, "avx2": isa.AVX2, "avx512": isa.AVX512, "neon": isa.NEON}
+var pathNames = map[string]isa.Path{"generic": isa.Generic, "sse2": isa.SSE2, "avx2": isa.AVX2, "avx512": isa.AVX512, "neon": isa.NEON}
 
 // followed returns the path that ADAMNODE_CPU naming p gives on a CPU
 // whose fastest path is best: p where the CPU runs it, else best.
@@ -113,7 +113,7 @@ func TestKernelPathFromEnv(t *testing.T) {
 	if v := strings.ToLower(strings.TrimSpace(os.Getenv(isa.EnvVar))); v != "" {
 		p, ok := pathNames[v]
 		if !ok {
-			t.Fatalf("%s=%q names no kernel path: want avx512, avx2, neon or generic", isa.EnvVar, os.Getenv(isa.EnvVar))
+			t.Fatalf("%s=%q names no kernel path: want avx512, avx2, sse2, neon or generic", isa.EnvVar, os.Getenv(isa.EnvVar))
 		}
 		want = followed(p, isa.Best())
 	}
@@ -142,11 +142,12 @@ func TestKernelPathForced(t *testing.T) {
 	cases := []tc{
 		{value: "", want: best},
 		{value: "generic", want: isa.Generic},
+		{value: "sse2", want: followed(isa.SSE2, best)},
 		{value: "avx2", want: followed(isa.AVX2, best)},
 		{value: "avx512", want: followed(isa.AVX512, best)},
 		{value: "neon", want: followed(isa.NEON, best)},
 		{value: " AVX2 ", want: followed(isa.AVX2, best)},
-		{value: "avx-512", want: best, notice: `ADAMNODE_CPU="avx-512" is not a kernel path (avx512, avx2, neon or generic): the kernels run ` + best.String(),
+		{value: "avx-512", want: best, notice: `ADAMNODE_CPU="avx-512" is not a kernel path (avx512, avx2, sse2, neon or generic): the kernels run ` + best.String(),
 			fails: `ADAMNODE_CPU="avx-512" names no kernel path`},
 	}
 	// A path this CPU does not run (on an AVX2-only CPU, on arm64, in the

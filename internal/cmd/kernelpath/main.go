@@ -1,6 +1,6 @@
 // Command kernelpath prints the instruction-set path that package tensor's
-// own kernels take on this machine (tensor.KernelPath: avx512, avx2 or
-// generic; ADAMNODE_CPU honoured), or with -below the slower paths, one a
+// own kernels take on this machine (tensor.KernelPath: avx512, avx2, sse2
+// or generic; ADAMNODE_CPU honoured), or with -below the slower paths, one a
 // line: those make test forces in turn through ADAMNODE_CPU.
 //
 //	go run ./internal/cmd/kernelpath [-below]
@@ -20,7 +20,7 @@ import (
 // archPaths are each GOARCH's kernel paths, fastest first; other GOARCHes
 // have only the generic path.
 var archPaths = map[string][]string{
-	"amd64": {"avx512", "avx2", "generic"},
+	"amd64": {"avx512", "avx2", "sse2", "generic"},
 	"arm64": {"neon", "generic"},
 }
 

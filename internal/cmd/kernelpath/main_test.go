@@ -14,8 +14,9 @@ func TestBelow(t *testing.T) {
 		p    string
 		want []string
 	}{
-		{"avx512", []string{"avx2", "generic"}},
-		{"avx2", []string{"generic"}},
+		{"avx512", []string{"avx2", "sse2", "generic"}},
+		{"avx2", []string{"sse2", "generic"}},
+		{"sse2", []string{"generic"}},
 		{"generic", []string{}},
 	} {
 		if got := below(c.p); !slices.Equal(got, c.want) {

@@ -51,7 +51,7 @@ func fmaPeakAVX2(n int)
 // hasAVX2 reports whether this CPU runs the AVX2 kernels (AVX2 and FMA:
 // every path above isa.Generic), whichever path isa.Current chose: the
 // tests run them directly on an AVX-512 CPU too.
-var hasAVX2 = isa.Best() != isa.Generic
+var hasAVX2 = isa.AVX2.Runs(isa.Best())
 
 // avx2Rows copies kb steps of a panel that lie row by row in src, ld
 // apart, into d, s apart: the lanes set in lmask are loaded (the rest read

@@ -3,8 +3,8 @@
 // tensor, the GEMMs of tensor/internal/sgemm and tensor/internal/dgemm,
 // odeblock's AdamNODE kernels and the integrator's error norm. The path is
 // the fastest that the CPU and the build run, or a slower one that the
-// environment variable ADAMNODE_CPU asks for (avx512, avx2 or generic on
-// amd64, neon or generic on arm64), read once when the package
+// environment variable ADAMNODE_CPU asks for (avx512, avx2, sse2 or
+// generic on amd64, neon or generic on arm64), read once when the package
 // initializes; the build tag purego makes
 // generic the fastest. Package tensor reports the decision as
 // tensor.KernelPath, and the packages outside tensor read it there.
@@ -26,8 +26,8 @@ import (
 
 // Path is an instruction-set path of the kernels. The paths of one
 // architecture are ordered from the slowest to the fastest, and a CPU that
-// runs one runs every path of its architecture below it: Generic < AVX2 <
-// AVX512 on amd64, Generic < NEON on arm64. Paths of two architectures
+// runs one runs every path of its architecture below it: Generic < SSE2
+// < AVX2 < AVX512 on amd64, Generic < NEON on arm64. Paths of two architectures
 // are not comparable (see Runs); kernel code compares only the paths of
 // its own architecture.
 type Path uint8
@@ -36,6 +36,13 @@ type Path uint8
 const (
 	// Generic is portable Go: every GOARCH, and the purego build.
 	Generic Path = iota
+	// SSE2 is amd64 assembly on the 128-bit XMM registers with SSE2 alone
+	// (no FMA: products and sums rounded apart), which every amd64 CPU
+	// has (Go's GOAMD64=v1 baseline): the fastest path of the CPUs without
+	// AVX2 and FMA (Intel before Haswell, many Pentiums and Celerons, AMD
+	// before Zen but Excavator). Where a kernel has no SSE2 version, it runs its
+	// Go loop on this path, as on Generic.
+	SSE2
 	// AVX2 is amd64 assembly on 256-bit registers with AVX2 and FMA
 	// (Intel since Haswell, AMD since Zen 1). Where a kernel has no AVX2
 	// version yet, it runs its Go loop on this path.
@@ -55,13 +62,13 @@ const EnvVar = "ADAMNODE_CPU"
 
 // names are the paths' names, as ADAMNODE_CPU and tensor.KernelPath spell
 // them.
-var names = [...]string{Generic: "generic", AVX2: "avx2", AVX512: "avx512", NEON: "neon"}
+var names = [...]string{Generic: "generic", SSE2: "sse2", AVX2: "avx2", AVX512: "avx512", NEON: "neon"}
 
 // arch returns the GOARCH whose CPUs run p ("" for Generic, which every
 // GOARCH runs).
 func (p Path) arch() string {
 	switch p {
-	case AVX2, AVX512:
+	case SSE2, AVX2, AVX512:
 		return "amd64"
 	case NEON:
 		return "arm64"
@@ -75,7 +82,8 @@ func (p Path) Runs(best Path) bool {
 	return p == Generic || (p.arch() == best.arch() && p <= best)
 }
 
-// String returns the path's name: "generic", "avx2" or "avx512".
+// String returns the path's name: "generic", "sse2", "avx2", "avx512"
+// or "neon".
 func (p Path) String() string {
 	if int(p) < len(names) {
 		return names[p]
@@ -101,10 +109,11 @@ type features struct {
 	avx512f, avx512cd, avx512bw, avx512dq, avx512vl bool
 }
 
-// fastest returns the fastest path that a CPU with the features f runs.
+// fastest returns the fastest path that an amd64 CPU with the features f
+// runs: SSE2 at least, which every amd64 CPU has.
 func fastest(f features) Path {
 	if !f.avx2 || !f.fma {
-		return Generic
+		return SSE2
 	}
 	if f.avx512f && f.avx512cd && f.avx512bw && f.avx512dq && f.avx512vl {
 		return AVX512
@@ -123,7 +132,7 @@ func decide(value string, set bool, best Path, limit string) (Path, string) {
 	}
 	p, ok := parse(value)
 	if !ok {
-		return best, fmt.Sprintf("adamnode: %s=%q is not a kernel path (avx512, avx2, neon or generic): the kernels run %s, the fastest %s runs",
+		return best, fmt.Sprintf("adamnode: %s=%q is not a kernel path (avx512, avx2, sse2, neon or generic): the kernels run %s, the fastest %s runs",
 			EnvVar, value, best, limit)
 	}
 	if !p.Runs(best) {

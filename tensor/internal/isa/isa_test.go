@@ -20,16 +20,17 @@ func TestFastest(t *testing.T) {
 		want Path
 	}{
 		{"x86-64-v4", all, AVX512},
-		{"none", features{}, Generic},
-		{"no AVX2", without(func(f *features) { f.avx2 = false }), Generic},
-		{"no FMA", without(func(f *features) { f.fma = false }), Generic},
+		{"none", features{}, SSE2},
+		{"no AVX2", without(func(f *features) { f.avx2 = false }), SSE2},
+		{"no FMA", without(func(f *features) { f.fma = false }), SSE2},
 		{"AVX2 and FMA only", features{avx2: true, fma: true}, AVX2},
 		{"no AVX-512F", without(func(f *features) { f.avx512f = false }), AVX2},
 		{"no AVX-512CD", without(func(f *features) { f.avx512cd = false }), AVX2},
 		{"no AVX-512BW", without(func(f *features) { f.avx512bw = false }), AVX2},
 		{"no AVX-512DQ", without(func(f *features) { f.avx512dq = false }), AVX2},
 		{"no AVX-512VL", without(func(f *features) { f.avx512vl = false }), AVX2},
-		{"AVX-512 without AVX2", without(func(f *features) { f.avx2 = false }), Generic},
+		{"AVX-512 without AVX2", without(func(f *features) { f.avx2 = false }), SSE2},
+		{"AVX2 without FMA", features{avx2: true}, SSE2},
 	} {
 		if got := fastest(c.f); got != c.want {
 			t.Errorf("%s: fastest = %v, want %v", c.name, got, c.want)
@@ -53,13 +54,22 @@ func TestDecide(t *testing.T) {
 		{"generic", true, AVX512, Generic, ""},
 		{"generic", true, AVX2, Generic, ""},
 		{"generic", true, Generic, Generic, ""},
+		{"sse2", true, AVX512, SSE2, ""},
+		{"sse2", true, AVX2, SSE2, ""},
+		{"SSE2", true, SSE2, SSE2, ""},
+		{"generic", true, SSE2, Generic, ""},
+		{"avx2", true, SSE2, SSE2, `ADAMNODE_CPU=avx2: this CPU does not run the avx2 kernels: they run sse2`},
+		{"avx512", true, SSE2, SSE2, `does not run the avx512 kernels: they run sse2`},
+		{"sse2", true, Generic, Generic, `ADAMNODE_CPU=sse2: this CPU does not run the sse2 kernels: they run generic`},
+		{"sse2", true, NEON, NEON, `does not run the sse2 kernels: they run neon`},
+		{"neon", true, SSE2, SSE2, `does not run the neon kernels: they run sse2`},
 		{" AVX2\n", true, AVX512, AVX2, ""},
 		{"Generic", true, AVX2, Generic, ""},
 		{"avx2", true, AVX2, AVX2, ""},
 		{"avx512", true, AVX2, AVX2, `ADAMNODE_CPU=avx512: this CPU does not run the avx512 kernels: they run avx2`},
 		{"avx512", true, Generic, Generic, `this CPU does not run the avx512 kernels: they run generic`},
 		{"avx2", true, Generic, Generic, `ADAMNODE_CPU=avx2: this CPU does not run the avx2 kernels: they run generic`},
-		{"avx-2", true, AVX512, AVX512, `ADAMNODE_CPU="avx-2" is not a kernel path (avx512, avx2, neon or generic): the kernels run avx512, the fastest this CPU runs`},
+		{"avx-2", true, AVX512, AVX512, `ADAMNODE_CPU="avx-2" is not a kernel path (avx512, avx2, sse2, neon or generic): the kernels run avx512, the fastest this CPU runs`},
 		{"go", true, AVX2, AVX2, `"go" is not a kernel path`},
 		{"sse4", true, Generic, Generic, `the kernels run generic`},
 		{"neon", true, NEON, NEON, ""},
@@ -85,9 +95,10 @@ func TestDecide(t *testing.T) {
 // TestRuns: a path runs on a CPU whose fastest path is of its own
 // architecture and no slower, or is Generic.
 func TestRuns(t *testing.T) {
-	all := []Path{Generic, AVX2, AVX512, NEON}
+	all := []Path{Generic, SSE2, AVX2, AVX512, NEON}
 	want := map[[2]Path]bool{
-		{Generic, Generic}: true, {Generic, AVX2}: true, {Generic, AVX512}: true, {Generic, NEON}: true,
+		{Generic, Generic}: true, {Generic, SSE2}: true, {Generic, AVX2}: true, {Generic, AVX512}: true, {Generic, NEON}: true,
+		{SSE2, SSE2}: true, {SSE2, AVX2}: true, {SSE2, AVX512}: true,
 		{AVX2, AVX2}: true, {AVX2, AVX512}: true, {AVX512, AVX512}: true, {NEON, NEON}: true,
 	}
 	for _, p := range all {
@@ -104,7 +115,7 @@ func TestString(t *testing.T) {
 		p    Path
 		want string
 	}{
-		{Generic, "generic"}, {AVX2, "avx2"}, {AVX512, "avx512"}, {NEON, "neon"}, {NEON + 1, "isa.Path(4)"},
+		{Generic, "generic"}, {SSE2, "sse2"}, {AVX2, "avx2"}, {AVX512, "avx512"}, {NEON, "neon"}, {NEON + 1, "isa.Path(5)"},
 	} {
 		if got := c.p.String(); got != c.want {
 			t.Errorf("Path(%d).String() = %q, want %q", uint8(c.p), got, c.want)

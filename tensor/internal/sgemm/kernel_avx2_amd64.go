@@ -51,7 +51,7 @@ func fmaPeakAVX2(n int)
 // hasAVX2 reports whether this CPU runs the AVX2 kernels (AVX2 and FMA:
 // every path above isa.Generic), whichever path isa.Current chose: the
 // tests run them directly on an AVX-512 CPU too.
-var hasAVX2 = isa.Best() != isa.Generic
+var hasAVX2 = isa.AVX2.Runs(isa.Best())
 
 // avx2Trans transposes a block of up to 8 rows of up to 8 values (rows of
 // src, ss apart; the values set in lmask, whose count is cols) into cols
