@@ -103,7 +103,7 @@ func (s *Solver[T]) OnDevice() bool { return s.dev.on }
 // runs on the device.
 func (s *Solver[T]) deviceSolve() bool {
 	_, rk := s.m.(explicitRK[T])
-	return s.dev.ew != nil && rk && s.Event == nil
+	return s.dev.ew != nil && rk && s.Event == nil && s.opt.ErrorRows == 0
 }
 
 // SolveTensors is Solve on tensors: it integrates from ts[0] to

@@ -242,6 +242,7 @@ func TestSolveTensorsOnHost(t *testing.T) {
 		{"device radauIIA5", dev, Options{Method: "radauIIA5", Step: 0.1}, false},
 		{"device implicit_adams", dev, Options{Method: "implicit_adams", Step: 0.1}, false},
 		{"device bdf", dev, Options{Method: "bdf"}, false},
+		{"device error rows", dev, Options{ErrorRows: 2, ErrorRowLen: 3}, false},
 	}
 	shape := []int{2, 3}
 	ts := []float64{0, 0.5, 2}

@@ -84,6 +84,19 @@ type Options struct {
 	// parameter's gradient.
 	ErrorParts []int
 
+	// ErrorRows, if positive, controls the error of each row of a batch
+	// separately: the state is read as segments of ErrorRows rows of
+	// ErrorRowLen elements each (a family's parts h, m, v, each [B, D]:
+	// ErrorRows B, ErrorRowLen D), row r being the r-th row of every
+	// segment, and the norm is the largest of the rows' RMS norms. A step
+	// is then accepted only when every row's error is within the
+	// tolerances, as it would be if the row were solved alone; with the
+	// whole state's RMS norm a row's error may be up to √ErrorRows times
+	// the tolerance, hidden among quieter rows. The state's length must
+	// be a multiple of ErrorRows·ErrorRowLen; ErrorLen and ErrorParts
+	// must be unset. A solve with it runs on the host, never on a device.
+	ErrorRows, ErrorRowLen int
+
 	// Quadrature, if positive, says the state's last Quadrature elements
 	// are quadratures: f never reads them, and their derivative depends on
 	// the rest of the state only (as the parameters' gradients in an
@@ -317,6 +330,10 @@ func (opt *Options) validate(tb *Tableau) error {
 		return fmt.Errorf("odeblock: Quadrature must not be negative, got %d", opt.Quadrature)
 	case len(opt.ErrorParts) > 0 && opt.ErrorLen != 0:
 		return fmt.Errorf("odeblock: ErrorLen %d and ErrorParts both set; ErrorParts alone says which elements count", opt.ErrorLen)
+	case opt.ErrorRows < 0 || opt.ErrorRows > 0 && opt.ErrorRowLen <= 0:
+		return fmt.Errorf("odeblock: ErrorRows %d and ErrorRowLen %d: both must be positive to control each row's error (ErrorRows 0 for the whole state's norm)", opt.ErrorRows, opt.ErrorRowLen)
+	case opt.ErrorRows > 0 && (opt.ErrorLen != 0 || len(opt.ErrorParts) > 0):
+		return fmt.Errorf("odeblock: ErrorRows %d with ErrorLen %d or ErrorParts %v: the rows' norm covers the whole state, so neither may be set", opt.ErrorRows, opt.ErrorLen, opt.ErrorParts)
 	case !(opt.MaxStep >= 0): // +Inf is allowed: no bound, as 0
 		return fmt.Errorf("odeblock: MaxStep must not be negative or NaN, got %g", opt.MaxStep)
 	}
@@ -791,6 +808,9 @@ func (s *Solver[T]) checkSolve(n int, ts []float64, nOut int) (dir float64, err 
 	if s.opt.Quadrature > n {
 		return 0, fmt.Errorf("odeblock: Quadrature is %d elements, the state has %d", s.opt.Quadrature, n)
 	}
+	if r, w := s.opt.ErrorRows, s.opt.ErrorRowLen; r > 0 && n%(r*w) != 0 {
+		return 0, fmt.Errorf("odeblock: ErrorRows %d of ErrorRowLen %d elements do not tile a state of %d elements (not a multiple of %d)", r, w, n, r*w)
+	}
 	return dir, nil
 }
 
@@ -855,6 +875,9 @@ func partsLen(parts []int) int {
 // mixed returns norm(lo, hi) for the one range the error norm covers, or
 // the largest over the ErrorParts (NaN if any is NaN).
 func (s *Solver[T]) mixed(norm func(lo, hi int) float64) float64 {
+	if s.opt.ErrorRows > 0 {
+		return s.rowsNorm(norm)
+	}
 	if len(s.opt.ErrorParts) == 0 {
 		n := s.n
 		if s.opt.ErrorLen > 0 && s.opt.ErrorLen < n {
@@ -871,6 +894,27 @@ func (s *Solver[T]) mixed(norm func(lo, hi int) float64) float64 {
 		}
 		m = math.Max(m, r)
 		lo += l
+	}
+	return m
+}
+
+// rowsNorm returns the largest over the ErrorRows rows of the row's RMS
+// norm (NaN if any is NaN): row r is the r-th run of ErrorRowLen elements
+// of every segment, and its RMS the RMS of its runs' RMS norms, the runs
+// being of one length.
+func (s *Solver[T]) rowsNorm(norm func(lo, hi int) float64) float64 {
+	rows, w := s.opt.ErrorRows, s.opt.ErrorRowLen
+	segs := s.n / (rows * w)
+	var m float64
+	for r := range rows {
+		q := rms(segs, func(p int) float64 {
+			lo := (p*rows + r) * w
+			return norm(lo, lo+w)
+		})
+		if math.IsNaN(q) {
+			return q
+		}
+		m = math.Max(m, q)
 	}
 	return m
 }

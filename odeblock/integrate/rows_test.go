@@ -1,0 +1,176 @@
+package integrate
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// TestRowsNorm: with ErrorRows the norm is the largest over the rows of
+// the RMS of each row's elements, row r being the r-th run of ErrorRowLen
+// elements of every segment; checked against the RMS formed element by
+// element, for each row the largest in turn, with a NaN, and with terms
+// whose squares overflow.
+func TestRowsNorm(t *testing.T) {
+	const rows, w, segs = 3, 2, 2
+	n := rows * w * segs
+	naive := func(x []float64) float64 {
+		var m float64
+		for r := range rows {
+			var sum float64
+			for p := range segs {
+				for j := range w {
+					v := x[(p*rows+r)*w+j] / 1e150 // scaled: the test's own sums must not overflow
+					sum += v * v
+				}
+			}
+			q := 1e150 * math.Sqrt(sum/float64(segs*w))
+			if math.IsNaN(q) {
+				return q
+			}
+			m = math.Max(m, q)
+		}
+		return m
+	}
+	base := func(seed float64) []float64 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = math.Sin(seed + 1.3*float64(i))
+		}
+		return x
+	}
+	cases := map[string][]float64{"plain": base(0.4)}
+	for r := range rows {
+		x := base(0.9)
+		x[(segs-1)*rows*w+r*w+1] = 7 // row r the largest, in its last segment
+		cases["row "+string(rune('0'+r))+" largest"] = x
+	}
+	nan := base(0.2)
+	nan[rows*w+1] = math.NaN()
+	cases["NaN"] = nan
+	huge := base(0.7)
+	huge[w] = 3e200
+	huge[rows*w+w] = -2e200
+	cases["overflowing squares"] = huge
+	for name, x := range cases {
+		s := &Solver[float64]{n: n, opt: Options{ErrorRows: rows, ErrorRowLen: w}}
+		got := s.mixed(func(lo, hi int) float64 {
+			return rms(hi-lo, func(i int) float64 { return x[lo+i] })
+		})
+		want := naive(x)
+		if diff := cmp.Diff(want, got, cmpopts.EquateApprox(1e-14, 0), cmpopts.EquateNaNs()); diff != "" {
+			t.Errorf("%s: norm (-element by element +mixed):\n%s", name, diff)
+		}
+	}
+}
+
+// TestErrorRowsOptions: ErrorRows needs a positive ErrorRowLen, no
+// ErrorLen or ErrorParts, and a state its rows tile; each error names
+// what was wrong.
+func TestErrorRowsOptions(t *testing.T) {
+	f := func(_ float64, y, dy []float64) error { copy(dy, y); return nil }
+	for _, c := range []struct {
+		opt  Options
+		n    int
+		want string // "" for no error
+	}{
+		{Options{ErrorRows: 2, ErrorRowLen: 3}, 12, ""},
+		{Options{ErrorRows: 2, ErrorRowLen: 3}, 6, ""},
+		{Options{ErrorRows: 1, ErrorRowLen: 1}, 1, ""},
+		{Options{ErrorRows: -1, ErrorRowLen: 3}, 6, "ErrorRows -1 and ErrorRowLen 3"},
+		{Options{ErrorRows: 2}, 6, "ErrorRows 2 and ErrorRowLen 0"},
+		{Options{ErrorRows: 2, ErrorRowLen: -1}, 6, "ErrorRows 2 and ErrorRowLen -1"},
+		{Options{ErrorRows: 2, ErrorRowLen: 3, ErrorLen: 4}, 6, "ErrorRows 2 with ErrorLen 4"},
+		{Options{ErrorRows: 2, ErrorRowLen: 3, ErrorParts: []int{3}}, 6, "ErrorParts [3]"},
+		{Options{ErrorRows: 2, ErrorRowLen: 3}, 9, "do not tile a state of 9 elements"},
+		{Options{ErrorRows: 2, ErrorRowLen: 3}, 4, "do not tile a state of 4 elements"},
+		{Options{ErrorRowLen: 3}, 4, ""}, // no rows: ErrorRowLen unread
+	} {
+		s, err := NewSolver[float64](c.opt)
+		if err == nil {
+			y := make([]float64, c.n)
+			for i := range y {
+				y[i] = 1
+			}
+			_, err = s.Solve(f, y, []float64{0, 0.1}, [][]float64{make([]float64, c.n), make([]float64, c.n)})
+		}
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v on %d elements: %v", c.opt, c.n, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%+v on %d elements: error %v, want one saying %q", c.opt, c.n, err, c.want)
+		}
+	}
+}
+
+// decayBatch is y' = −k·y for a batch of rows, each row two segments
+// (as a family's parts) of w elements, row r's rate k[r] in both.
+func decayBatch(k []float64, w int) func(float64, []float64, []float64) error {
+	rows := len(k)
+	return func(_ float64, y, dy []float64) error {
+		for i := range y {
+			r := (i / w) % rows
+			dy[i] = -k[r] * y[i]
+		}
+		return nil
+	}
+}
+
+// TestErrorRowsAlone: a fast-decaying row batched with 63 still ones
+// gets, with ErrorRows, within twice the error it gets alone (its steps
+// controlled by its own error), where the whole state's norm lets it
+// drift several times further (its error diluted among the still rows);
+// the still rows stay exact either way.
+func TestErrorRowsAlone(t *testing.T) {
+	const w, t1 = 2, 3.0
+	solve := func(k []float64, rowsNorm bool) ([]float64, Stats) {
+		opt := Options{RTol: 1e-5, ATol: 1e-7}
+		if rowsNorm {
+			opt.ErrorRows, opt.ErrorRowLen = len(k), w
+		}
+		s, err := NewSolver[float64](opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 2 * len(k) * w
+		y0 := make([]float64, n)
+		for i := range y0 {
+			y0[i] = 1
+		}
+		out := make([]float64, n)
+		st, err := s.Solve(decayBatch(k, w), y0, []float64{0, t1}, [][]float64{make([]float64, n), out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, st
+	}
+	errOf := func(k float64, y float64) float64 { return math.Abs(y - math.Exp(-k*t1)) }
+	const fast = 4.0
+	alone, _ := solve([]float64{fast}, true)
+	aloneErr := errOf(fast, alone[0])
+	batch := make([]float64, 64)
+	batch[17] = fast
+	for _, c := range []struct {
+		rowsNorm bool
+		within   bool // the fast row's error within 2× alone's
+	}{{true, true}, {false, false}} {
+		y, st := solve(batch, c.rowsNorm)
+		worst := 0.0
+		for i, v := range y {
+			r := (i / w) % len(batch)
+			if r != 17 && v != 1 {
+				t.Errorf("rows norm %v: still row %d moved to %g", c.rowsNorm, r, v)
+			}
+			if r == 17 {
+				worst = math.Max(worst, errOf(fast, v))
+			}
+		}
+		t.Logf("rows norm %v: fast row's error %.3g, alone %.3g, %d steps", c.rowsNorm, worst, aloneErr, st.Accepted)
+		if got := worst <= 2*aloneErr; got != c.within {
+			t.Errorf("rows norm %v: fast row's error %.3g, alone %.3g (%d steps): within 2× is %v, want %v", c.rowsNorm, worst, aloneErr, st.Accepted, got, c.within)
+		}
+	}
+}
