@@ -1,0 +1,25 @@
+// Package serve runs trained models behind an HTTP server: dynamic
+// batching of concurrent requests (Batcher), a JSON API with health,
+// readiness and Prometheus metrics endpoints (Server), and loading a
+// checkpoint written by adamnode train (LoadCheckpoint). The command
+// adamnode serve is a thin layer over it; docs/serving.md shows it end to
+// end.
+//
+// A model is anything with the Predictor method: a batch in (first axis
+// the batch), a batch out, row i of the answer depending on row i of the
+// input only, safe for concurrent use. The infer package's Pool is the
+// Predictor of a trained model.
+//
+// # Batching
+//
+// A Batcher collects the requests that arrive within BatchOptions.MaxWait
+// of a batch's first one, up to MaxBatch rows, runs them as one call of
+// the Predictor and gives each request its own rows back. At most
+// MaxInFlight batches run at once; while they do, the next batch keeps
+// filling, so a slow batch does not block the next. A request whose
+// context is done before its batch runs is dropped from it; one cancelled
+// while its batch runs returns at once and its rows are discarded. When a
+// batch of several requests fails, each request is run again alone, so
+// that a solver error caused by one request's input fails that request
+// only (BatchOptions.NoRetry turns this off).
+package serve
