@@ -59,17 +59,16 @@ func BenchmarkReversibleBySteps(b *testing.B) {
 	for _, mode := range []struct {
 		name   string
 		method string
-		grad   Gradient
-		budget int
+		grad   GradMode
 	}{
-		{"reversible_heun/reversible", ReversibleHeun, Reversible, 0},
-		{"reversible_heun/backprop", ReversibleHeun, Backprop, 0},
-		{"euler/checkpoint", EulerMaruyama, Checkpoint, 0},
-		{"euler/binomial-8", EulerMaruyama, Checkpoint, 8},
-		{"euler/backprop", EulerMaruyama, Backprop, 0},
+		{"reversible_heun/reversible", ReversibleHeun, Reversible{}},
+		{"reversible_heun/backprop", ReversibleHeun, Backprop{}},
+		{"euler/checkpoint", EulerMaruyama, Checkpoint{}},
+		{"euler/binomial-8", EulerMaruyama, Recursive{Budget: 8}},
+		{"euler/backprop", EulerMaruyama, Backprop{}},
 	} {
 		for _, steps := range []int{16, 128, 1024, 8192} {
-			if mode.grad == Backprop && steps > 1024 {
+			if mode.grad == (Backprop{}) && steps > 1024 {
 				continue
 			}
 			b.Run(fmt.Sprintf("%s/steps=%d", mode.name, steps), func(b *testing.B) {
@@ -91,7 +90,7 @@ func BenchmarkReversibleBySteps(b *testing.B) {
 					runtime.GC()
 					runtime.ReadMemStats(&before)
 					ys, st, err := Solve[float32](tp, m, tp.Input(y0), []float64{0, 1}, path,
-						Options{Method: mode.method, Step: 1 / float64(steps), Gradient: mode.grad, CheckpointBudget: mode.budget})
+						Options{Method: mode.method, Step: 1 / float64(steps), Gradient: mode.grad})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -114,7 +113,7 @@ func BenchmarkReversibleBySteps(b *testing.B) {
 				b.ReportMetric(float64(nodes), "tape-nodes")
 				b.ReportMetric(retained, "retained-MB")
 				b.ReportMetric(alloc, "alloc-MB")
-				if mode.grad == Checkpoint {
+				if _, ok := mode.grad.(Recursive); ok || mode.grad == (Checkpoint{}) {
 					b.ReportMetric(float64(stored), "states")
 					b.ReportMetric(float64(readvanced)/float64(steps), "re-advanced/step")
 				}

@@ -16,12 +16,12 @@ import (
 // respect to A, y0's input and every SDE parameter, on a fixed path, for
 // the gradient modes that apply to reversible Heun.
 func TestBlockInAModel(t *testing.T) {
-	for _, g := range []Gradient{Backprop, Reversible, Checkpoint} {
+	for _, g := range []GradMode{Backprop{}, Reversible{}, Checkpoint{}} {
 		method := ReversibleHeun
-		if g == Checkpoint {
+		if g == (Checkpoint{}) {
 			method = Heun
 		}
-		t.Run(method+"/"+[]string{"backprop", "reversible", "adjoint", "checkpoint"}[g], func(t *testing.T) {
+		t.Run(method+"/"+g.String(), func(t *testing.T) {
 			m := newNeural(Diagonal, 7)
 			r := rand.New(rand.NewPCG(3, 3))
 			a := autograd.NewParam("A", tensor.RandN[float64](r, 0, 0.8, 2, 2))
@@ -115,7 +115,7 @@ func TestBlockPaths(t *testing.T) {
 // with areas, and the Reversible and Backprop solves on it agree.
 func TestBlockNoArea(t *testing.T) {
 	m := newNeural(Diagonal, 3)
-	run := func(noArea bool, grad Gradient) (float64, Path[float64]) {
+	run := func(noArea bool, grad GradMode) (float64, Path[float64]) {
 		b := &Block[float64]{SDE: m, Options: Options{Method: ReversibleHeun, Step: 0.125, Gradient: grad}, Seed: 9, NoArea: noArea}
 		tp := autograd.NewTape(engine64())
 		defer tp.Release()
@@ -125,8 +125,8 @@ func TestBlockNoArea(t *testing.T) {
 		}
 		return autograd.Sum(y).Item(), b.LastPath()
 	}
-	with, _ := run(false, Reversible)
-	without, path := run(true, Reversible)
+	with, _ := run(false, Reversible{})
+	without, path := run(true, Reversible{})
 	if with == without {
 		t.Errorf("the same result %g with and without areas: want other paths", with)
 	}
@@ -137,7 +137,7 @@ func TestBlockNoArea(t *testing.T) {
 	if err := ap.IncrementArea(tensor.New[float64](3, 2), tensor.New[float64](3, 2), 0, 0.5); err == nil {
 		t.Error("IncrementArea on a NoArea path: no error")
 	}
-	if again, _ := run(true, Backprop); again != without {
+	if again, _ := run(true, Backprop{}); again != without {
 		t.Errorf("Backprop on the NoArea path %.17g, Reversible %.17g", again, without)
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 // solveCheckpoint runs a method that carries no state between steps
 // forward (values only), keeping the state at the start of every segment
-// of opt.CheckpointEvery steps, and records the outputs as one node whose
+// of every steps (0: ⌈√N⌉), and records the outputs as one node whose
 // backward goes through the segments from the last to the first: each is
 // solved again from its checkpoint on a tape of its own, recording every
 // step on the same Brownian increments, and backpropagated with the
@@ -19,11 +19,7 @@ import (
 // of its start state is the next segment's. The gradients are Backprop's
 // (the same operations on the same values) in memory of the checkpoints
 // plus one segment's tape.
-func solveCheckpoint[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options, method string) ([]autograd.Var[T], *Stats, error) {
-	if opt.CheckpointBudget > 0 {
-		return solveBinomial(tp, p, y0, ts, path, opt, method)
-	}
-	every := opt.CheckpointEvery
+func solveCheckpoint[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options, method string, every int) ([]autograd.Var[T], *Stats, error) {
 	if every == 0 {
 		// ⌈√N⌉ for the fixed-step count N (adaptive solves: an estimate).
 		n := 0.0
@@ -107,7 +103,7 @@ func replaySegments[T tensor.Float](p *problem[T], eng tensor.Engine[T], method 
 	return append([]*tensor.Tensor[T]{a}, grads...), nil
 }
 
-// solveBinomial is the Checkpoint gradient with Options.CheckpointBudget:
+// solveBinomial is the Recursive gradient with budget states:
 // binomial checkpointing (Griewank and Walther 2000, "Algorithm 799:
 // revolve"). The forward solve keeps the state at the start of every step
 // while the steps fit the budget, and only y0 once they do not. The
@@ -118,8 +114,7 @@ func replaySegments[T tensor.Float](p *problem[T], eng tensor.Engine[T], method 
 // are kept, then records that one step on a tape of its own and
 // backpropagates through it. With budget s and N steps each step is
 // re-advanced at most r times, r the least with C(s + r, s) ≥ N.
-func solveBinomial[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options, method string) ([]autograd.Var[T], *Stats, error) {
-	budget := opt.CheckpointBudget
+func solveBinomial[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options, method string, budget int) ([]autograd.Var[T], *Stats, error) {
 	kept := []keptState[T]{{0, y0.Value().Clone()}}
 	count := 0
 	taken := func(_ revStep, y autograd.Var[T]) {
@@ -134,7 +129,7 @@ func solveBinomial[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 autog
 	}
 	p.stats.Stored = 1
 	stp := newStepper(p, method, opt.DerivativeFree)
-	return solveAsNode(tp, p, y0, ts, path, opt, stp, "sde.Checkpoint", taken,
+	return solveAsNode(tp, p, y0, ts, path, opt, stp, "sde.Recursive", taken,
 		func(_ *tensor.Tensor[T], steps []revStep) backwardFunc[T] {
 			return func(gy *tensor.Tensor[T], params []*autograd.Param[T]) ([]*tensor.Tensor[T], error) {
 				r := &binomialReplay[T]{p: p, eng: tp.Engine(), method: method, opt: opt, path: path, budget: budget,

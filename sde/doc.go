@@ -66,7 +66,9 @@
 // times) or, with Options.Adaptive, controlled by step doubling on the same
 // Brownian path (any method).
 //
-// Gradients (Options.Gradient): Backprop records every step on the tape
+// Gradients (Options.Gradient, a GradMode value as odeblock's, the same
+// words for the same algorithms; ParseGradMode reads their names):
+// Backprop{} records every step on the tape
 // (exact gradients of the discrete solve, any method, memory growing with
 // the steps). Reversible, for reversible_heun, records the solve as one node
 // whose backward runs the steps in reverse, rebuilding each state from the
@@ -78,20 +80,20 @@
 // the same path, memory flat in the steps, gradients of the continuous
 // solution that converge to Backprop's as the step shrinks (checked: the
 // error against a fine solve falls with order about 1 for diagonal noise).
-// Checkpoint, for the methods that carry nothing between steps, keeps the
-// state every √N steps and replays one segment at a time in the backward
-// pass: Backprop's gradients to rounding in O(√N) memory; with
-// Options.CheckpointBudget it keeps at most that many states on a binomial
-// schedule (revolve, as odeblock's Recursive mode), recomputing each step
-// at most r times, r the least with C(budget + r, r) ≥ N.
+// Checkpoint{Every}, for the methods that carry nothing between steps,
+// keeps the state every Every (by default √N) steps and replays one segment
+// at a time in the backward pass: Backprop's gradients to rounding in
+// O(√N) memory. Recursive{Budget} keeps at most Budget states on the
+// binomial schedule (revolve, as odeblock's Recursive mode), recomputing
+// each step at most r times, r the least with C(budget + r, r) ≥ N.
 //
 // Against torchsde (TestTorchsdePaths, on the Brownian increments Go wrote
 // replayed to torchsde, float64): euler, milstein (with the JVP and
 // derivative-free), sri2, heun and reversible_heun give the paths of
 // torchsde's euler, milstein, srk, heun and reversible_heun to a relative
 // 1e-15 for diagonal, scalar and general noise, and sra1 torchsde's srk for
-// additive noise; the gradients of a loss of those paths (Backprop, binomial
-// Checkpoint, Reversible) equal torchsde's backpropagation and, for
+// additive noise; the gradients of a loss of those paths (Backprop,
+// Recursive, Reversible) equal torchsde's backpropagation and, for
 // Reversible, its adjoint_reversible_heun, to a relative 5e-15
 // (TestTorchsdeGradients). For scalar noise torchsde's
 // Milstein term is (∂g/∂y)ᵀg where the correction (and this package) has

@@ -97,7 +97,7 @@ func ExampleSolve_reversible() {
 		Parameters: []*autograd.Param[float64]{theta},
 	}
 	path, _ := sde.NewBrownian[float64](0, 1, []int{n}, sde.BrownianOptions{Seed: 3})
-	for _, g := range []sde.Gradient{sde.Backprop, sde.Reversible} {
+	for _, g := range []sde.GradMode{sde.Backprop{}, sde.Reversible{}} {
 		theta.ZeroGrad()
 		tp := autograd.NewTape(tensor.Default().Float64())
 		ys, st, err := sde.Solve[float64](tp, ou, tp.Const(tensor.Full(0.5, n)), []float64{0, 1}, path,

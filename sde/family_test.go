@@ -118,7 +118,7 @@ func TestFamilyGradients(t *testing.T) {
 	z0 := autograd.NewParam("z0", tensor.RandN[float64](r, 0, 1, 6, 2))
 	all := append(fam.Params(), z0)
 	b := mustBrownian[float64](t, 0, 1, []int{6, 2}, BrownianOptions{Seed: 8})
-	for _, g := range []Gradient{Backprop, Reversible} {
+	for _, g := range []GradMode{Backprop{}, Reversible{}} {
 		loss := func(tp *autograd.Tape[float64]) (autograd.Var[float64], error) {
 			blk := &Block[float64]{SDE: fam, Options: Options{Method: ReversibleHeun, Step: 0.125, Gradient: g}, Path: b}
 			y, err := blk.Forward(tp, tp.Param(z0))
@@ -128,7 +128,7 @@ func TestFamilyGradients(t *testing.T) {
 			return autograd.Sum(autograd.Square(y)), nil
 		}
 		if rep, err := autograd.CheckGradients(loss, all, autograd.GradCheckOptions{AbsTol: 1e-8, RelTol: 1e-6, Engine: engine64()}); err != nil {
-			t.Fatalf("gradient %d: %v\n%+v", g, err, rep)
+			t.Fatalf("gradient %v: %v\n%+v", g, err, rep)
 		}
 	}
 	bad := &Family[float64]{F: hb, Parts: 2, Part: 2, SigmaRaw: fam.SigmaRaw}

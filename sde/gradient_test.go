@@ -118,7 +118,7 @@ func TestCheckpointMatchesBackprop(t *testing.T) {
 			b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
 			opt := Options{Method: tc.method, Step: 1.0 / 20, Adaptive: tc.adaptive, RTol: 1e-3, ATol: 1e-4}
 			lb, gb := grads(t, m, m.loss(b, opt))
-			opt.Gradient, opt.CheckpointEvery = Checkpoint, tc.every
+			opt.Gradient = Checkpoint{Every: tc.every}
 			lc, gc := grads(t, m, m.loss(b, opt))
 			if lb != lc {
 				t.Errorf("loss %.17g with Backprop, %.17g with Checkpoint", lb, lc)
@@ -140,7 +140,7 @@ func TestReversibleMatchesBackprop(t *testing.T) {
 			m := newNeural(noise, 3)
 			b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
 			lb, gb := grads(t, m, m.loss(b, Options{Method: ReversibleHeun, Step: 1.0 / 32}))
-			lr, gr := grads(t, m, m.loss(b, Options{Method: ReversibleHeun, Step: 1.0 / 32, Gradient: Reversible}))
+			lr, gr := grads(t, m, m.loss(b, Options{Method: ReversibleHeun, Step: 1.0 / 32, Gradient: Reversible{}}))
 			if lb != lr {
 				t.Errorf("loss %.17g with Backprop, %.17g with Reversible", lb, lr)
 			}
@@ -175,23 +175,23 @@ func TestGradientsCentralDifferences(t *testing.T) {
 		{SRK, Diagonal, Options{}},
 		{SRI2, Diagonal, Options{}},
 		{SRA1, General, Options{}},
-		{SRA1, Diagonal, Options{Gradient: Checkpoint, CheckpointBudget: 2}},
+		{SRA1, Diagonal, Options{Gradient: Recursive{Budget: 2}}},
 		{Heun, General, Options{}},
 		{ReversibleHeun, Diagonal, Options{}},
-		{ReversibleHeun, Diagonal, Options{Gradient: Reversible}},
-		{ReversibleHeun, General, Options{Gradient: Reversible}},
-		{ReversibleHeun, Scalar, Options{Gradient: Reversible}},
-		{SRK, Scalar, Options{Gradient: Checkpoint}},
+		{ReversibleHeun, Diagonal, Options{Gradient: Reversible{}}},
+		{ReversibleHeun, General, Options{Gradient: Reversible{}}},
+		{ReversibleHeun, Scalar, Options{Gradient: Reversible{}}},
+		{SRK, Scalar, Options{Gradient: Checkpoint{}}},
 	} {
 		name := fmt.Sprintf("%s/%v", tc.method, tc.noise)
 		if tc.opt.DerivativeFree {
 			name += "/derivative-free"
 		}
-		if tc.opt.Gradient == Reversible {
+		if tc.opt.Gradient == (Reversible{}) {
 			name += "/reversible"
 		}
-		if tc.opt.Gradient == Checkpoint {
-			name += "/checkpoint"
+		if tc.opt.Gradient != nil {
+			name += "/" + tc.opt.Gradient.String()
 		}
 		t.Run(name, func(t *testing.T) {
 			m := newNeural(tc.noise, 11)
@@ -214,7 +214,7 @@ func TestGradientsCentralDifferences(t *testing.T) {
 func TestReversibleMemory(t *testing.T) {
 	m := newNeural(Diagonal, 3)
 	b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
-	recordWith := func(steps int, g Gradient, method string) (int, *Stats) {
+	recordWith := func(steps int, g GradMode, method string) (int, *Stats) {
 		tp := autograd.NewTape(engine64())
 		ys, st, err := Solve[float64](tp, m, tp.Param(m.y0p), []float64{0, 1}, b, Options{Method: method, Step: 1 / float64(steps), Gradient: g})
 		if err != nil {
@@ -226,9 +226,9 @@ func TestReversibleMemory(t *testing.T) {
 		}
 		return n, st
 	}
-	record := func(steps int, g Gradient) (int, *Stats) { return recordWith(steps, g, ReversibleHeun) }
-	n8, _ := record(8, Reversible)
-	n128, st := record(128, Reversible)
+	record := func(steps int, g GradMode) (int, *Stats) { return recordWith(steps, g, ReversibleHeun) }
+	n8, _ := record(8, Reversible{})
+	n128, st := record(128, Reversible{})
 	if n8 != n128 {
 		t.Errorf("Reversible: %d tape nodes for 8 steps, %d for 128; want the same", n8, n128)
 	}
@@ -238,15 +238,15 @@ func TestReversibleMemory(t *testing.T) {
 	if st.BackwardEvals != 128+2 || st.Steps != 128 {
 		t.Errorf("Reversible, 128 steps: %d steps and %d backward evaluations, want 128 and %d", st.Steps, st.BackwardEvals, 128+2)
 	}
-	c16, st := recordWith(16, Checkpoint, Heun)
+	c16, st := recordWith(16, Checkpoint{}, Heun)
 	if st.BackwardEvals != 2*16 {
 		t.Errorf("Checkpoint, Heun, 16 steps: %d evaluations of f in the replays, want 32", st.BackwardEvals)
 	}
-	if c128, _ := recordWith(128, Checkpoint, Heun); c16 != c128 {
+	if c128, _ := recordWith(128, Checkpoint{}, Heun); c16 != c128 {
 		t.Errorf("Checkpoint: %d tape nodes for 16 steps, %d for 128; want the same", c16, c128)
 	}
-	a8, _ := record(8, Adjoint)
-	a128, st := record(128, Adjoint)
+	a8, _ := record(8, Adjoint{})
+	a128, st := record(128, Adjoint{})
 	t.Logf("Adjoint, 128 steps: y0 reconstructed to %.3g", st.Drift)
 	if st.Drift == 0 || st.Drift > 1e-4 {
 		t.Errorf("Adjoint, 128 steps: y0 reconstructed to %.3g, want a small nonzero error (a backward solve)", st.Drift)
@@ -254,8 +254,8 @@ func TestReversibleMemory(t *testing.T) {
 	if a8 != a128 || st.BackwardEvals != 2*128 {
 		t.Errorf("Adjoint: %d tape nodes for 8 steps, %d for 128, %d backward evaluations for 128; want the same and %d", a8, a128, st.BackwardEvals, 2*128)
 	}
-	b8, _ := record(8, Backprop)
-	b128, _ := record(128, Backprop)
+	b8, _ := record(8, Backprop{})
+	b128, _ := record(128, Backprop{})
 	if b128 < 10*b8 {
 		t.Errorf("Backprop: %d tape nodes for 8 steps, %d for 128; want them to grow with the steps", b8, b128)
 	}
@@ -270,7 +270,7 @@ func TestReversibleUnlistedParam(t *testing.T) {
 	s := Funcs[float64]{F: m.Drift, G: m.Diffusion, Parameters: []*autograd.Param[float64]{m.w, m.b, m.a}} // c left out
 	b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
 	tp := autograd.NewTape(engine64())
-	ys, _, err := Solve[float64](tp, s, tp.Param(m.y0p), []float64{0, 1}, b, Options{Method: ReversibleHeun, Step: 0.25, Gradient: Reversible})
+	ys, _, err := Solve[float64](tp, s, tp.Param(m.y0p), []float64{0, 1}, b, Options{Method: ReversibleHeun, Step: 0.25, Gradient: Reversible{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestFloat32(t *testing.T) {
 		t.Run(method, func(t *testing.T) {
 			opt := Options{Method: method, Step: 1.0 / 64}
 			if method == ReversibleHeun {
-				opt.Gradient = Reversible
+				opt.Gradient = Reversible{}
 			}
 			tp32 := autograd.NewTape(tensor.Default().Float32())
 			x32 := tp32.Input(tensor.Full[float32](0.3, n))
@@ -375,7 +375,7 @@ func TestAdjointConverges(t *testing.T) {
 			_, ref := grads(t, m, m.loss(b, Options{Method: tc.method, Step: 1.0 / 1024}))
 			var errs []float64
 			for _, h := range hs {
-				_, ga := grads(t, m, m.loss(b, Options{Method: tc.method, Step: h, Gradient: Adjoint}))
+				_, ga := grads(t, m, m.loss(b, Options{Method: tc.method, Step: h, Gradient: Adjoint{}}))
 				_, gb := grads(t, m, m.loss(b, Options{Method: tc.method, Step: h}))
 				errs = append(errs, relErr(ga, ref))
 				if e, eb := relErr(ga, gb), relErr(gb, ref); e > 3*eb+1e-3 {
@@ -417,7 +417,7 @@ func TestBinomialCheckpoint(t *testing.T) {
 			b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
 			opt := Options{Method: tc.method, Step: 1.0 / 20, Adaptive: tc.adaptive, RTol: 1e-3, ATol: 1e-4}
 			lb, gb := grads(t, m, m.loss(b, opt))
-			opt.Gradient, opt.CheckpointBudget = Checkpoint, tc.budget
+			opt.Gradient = Recursive{Budget: tc.budget}
 			lc, gc := grads(t, m, m.loss(b, opt))
 			if lb != lc {
 				t.Errorf("loss %.17g with Backprop, %.17g with a budget", lb, lc)

@@ -79,7 +79,7 @@ const (
 	//
 	// one f and one g per step, and a step can be undone exactly in
 	// algebra: ŷ = 2y₁ − ŷ₁ − f(t+h, ŷ₁) h − g(t+h, ŷ₁) ΔW, then y from
-	// y₁. Gradient Reversible uses this. Strong order ½ in general
+	// y₁. The Reversible gradient uses this. Strong order ½ in general
 	// (Kidger et al.); on the diagonal-noise test problem here it
 	// measures 1 (see solve_test.go).
 	//
@@ -123,52 +123,6 @@ func MethodCalculus(method string) (Calculus, error) {
 	return 0, fmt.Errorf("sde: unknown method %q (known: %v)", method, MethodNames())
 }
 
-// Gradient selects how a solve is differentiated.
-type Gradient int
-
-const (
-	// Backprop records every operation of every step on the caller's tape
-	// (discretise-then-optimise): exact gradients of the discrete solve for
-	// every method, memory growing with the number of steps.
-	Backprop Gradient = iota
-	// Reversible (ReversibleHeun only) records the whole solve as one node
-	// and, in the backward pass, runs the steps backward, reconstructing
-	// each state from the next in algebra and pulling the cotangent back
-	// with one vector–Jacobian product of (f, g) per step (Kidger et al.
-	// 2021). The gradients equal Backprop's to rounding (the reconstruction
-	// errs by rounding only) in memory independent of the number of steps.
-	// The backward pass evaluates f and g once per step (recorded, the
-	// reconstruction of the step's start reads its values, and the next
-	// backward step pulls the cotangent back through it) and twice more
-	// in all.
-	Reversible
-	// Adjoint (a Stratonovich method: Heun or ReversibleHeun) is the
-	// stochastic adjoint of Li et al. (2020, "Scalable gradients for
-	// stochastic differential equations"): the forward solve keeps no
-	// history, and the backward pass solves the adjoint SDE of (y, a, g_θ)
-	// backward in time on the same Brownian path, with Heun's rule on the
-	// forward steps, two vector–Jacobian products of (f, g) per step.
-	// Memory is flat in the steps; the gradients are those of the
-	// continuous solution, so they differ from Backprop's by the
-	// discretisation error of both solves, and converge to them as the
-	// step shrinks (not exactly, as Reversible's). The state is rebuilt by
-	// solving the SDE backward, which is accurate where the SDE does not
-	// amplify errors backward in time.
-	Adjoint
-	// Checkpoint (any method but ReversibleHeun, which has Reversible)
-	// keeps the state every Options.CheckpointEvery steps of a forward
-	// solve that records nothing, and in the backward pass solves each
-	// segment again from its checkpoint on a tape of its own, last segment
-	// first, backpropagating through it: Backprop's gradients (the same
-	// operations on the same values) in memory of the checkpoints and one
-	// segment's tape (O(√N) each for N steps by default), for the cost of
-	// one more forward solve. With Options.CheckpointBudget it keeps at
-	// most that many states on a binomial schedule instead and tapes one
-	// step at a time: memory flat in the steps, each step recomputed a
-	// number of times that grows like the budget-th root of N.
-	Checkpoint
-)
-
 // Options configure a solve. The zero value asks for Euler–Maruyama with
 // diagonal noise; Step must be set.
 type Options struct {
@@ -188,21 +142,9 @@ type Options struct {
 	// the Jacobian–vector product of g.
 	DerivativeFree bool
 	// Gradient is how the solve is differentiated when tp records
-	// gradients (Backprop by default).
-	Gradient Gradient
-
-	// CheckpointEvery is the number of steps per segment of the
-	// Checkpoint gradient; 0 means ⌈√N⌉ for N fixed steps.
-	CheckpointEvery int
-	// CheckpointBudget, if positive, makes the Checkpoint gradient keep
-	// at most this many states at once (y0 included) on a binomial
-	// schedule (Griewank and Walther's revolve, as odeblock's Recursive
-	// mode) instead of segments of CheckpointEvery steps: each step is
-	// recomputed at most r times, r the least with C(budget + r, r) ≥ N
-	// for N steps (for a budget of 8 and 10,000 steps, r = 8), and the
-	// backward pass tapes one step at a time. Memory: budget states and
-	// one step's tape, whatever N. The gradients are Backprop's.
-	CheckpointBudget int
+	// gradients: Backprop{}, Reversible{}, Adjoint{}, Checkpoint{…} or
+	// Recursive{…}; nil means Backprop{}.
+	Gradient GradMode
 
 	// Adaptive turns on step-size control by step doubling (as torchsde's
 	// adaptive mode): every attempt takes a step of h and two of h/2 on the
@@ -265,8 +207,8 @@ type Stats struct {
 // With gradients on, tp records the solve so that Backward differentiates
 // the outputs with respect to y0 and the SDE's parameters: every step
 // (Backprop), or one node whose backward runs reversible Heun backward
-// (Reversible), the adjoint SDE (Adjoint) or the segments between
-// checkpoints again (Checkpoint); those fill in Stats.BackwardEvals when
+// (Reversible), the adjoint SDE (Adjoint) or the steps between
+// checkpoints again (Checkpoint, Recursive); those fill in Stats.BackwardEvals when
 // Backward runs. On a tape in no-grad mode only values are computed, on a
 // scratch tape reset at every step, and the outputs are constants on tp.
 //
@@ -299,14 +241,17 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 	if len(ts) == 1 {
 		return []autograd.Var[T]{y0}, st, nil
 	}
-	if opt.Gradient == Reversible && !tp.NoGrad() {
-		return solveReversible(tp, p, y0, ts, path, opt)
-	}
-	if opt.Gradient == Adjoint && !tp.NoGrad() {
-		return solveAdjoint(tp, p, y0, ts, path, opt, method)
-	}
-	if opt.Gradient == Checkpoint && !tp.NoGrad() {
-		return solveCheckpoint(tp, p, y0, ts, path, opt, method)
+	if !tp.NoGrad() {
+		switch m := opt.Gradient.(type) {
+		case Reversible:
+			return solveReversible(tp, p, y0, ts, path, opt)
+		case Adjoint:
+			return solveAdjoint(tp, p, y0, ts, path, opt, method)
+		case Checkpoint:
+			return solveCheckpoint(tp, p, y0, ts, path, opt, method, m.Every)
+		case Recursive:
+			return solveBinomial(tp, p, y0, ts, path, opt, method, m.budget())
+		}
 	}
 	l := &loop[T]{p: p, stp: newStepper(p, method, opt.DerivativeFree), path: path, opt: opt, tp: tp}
 	ys = append(ys, y0)
@@ -354,23 +299,8 @@ func checkOptions[T tensor.Float](method string, calc Calculus, ts []float64, pa
 	if (method == Milstein || method == SRK || method == SRI2) && opt.Noise == General {
 		return fmt.Errorf("sde: method %q takes diagonal or scalar noise, not general noise (it would need the space-space Lévy areas)", method)
 	}
-	if opt.Gradient < Backprop || opt.Gradient > Checkpoint {
-		return fmt.Errorf("sde: unknown gradient mode %d", opt.Gradient)
-	}
-	if opt.Gradient == Reversible && method != ReversibleHeun {
-		return fmt.Errorf("sde: the Reversible gradient needs method %q, not %q", ReversibleHeun, method)
-	}
-	if opt.Gradient == Checkpoint && method == ReversibleHeun {
-		return fmt.Errorf("sde: the Checkpoint gradient takes methods that carry nothing from step to step; for %q use the Reversible gradient", method)
-	}
-	if opt.CheckpointEvery < 0 || opt.CheckpointBudget < 0 {
-		return fmt.Errorf("sde: CheckpointEvery %d or CheckpointBudget %d is negative", opt.CheckpointEvery, opt.CheckpointBudget)
-	}
-	if opt.CheckpointEvery > 0 && opt.CheckpointBudget > 0 {
-		return fmt.Errorf("sde: CheckpointEvery %d and CheckpointBudget %d are both set; the budget's binomial schedule places the checkpoints itself", opt.CheckpointEvery, opt.CheckpointBudget)
-	}
-	if opt.Gradient == Adjoint && calc != Stratonovich {
-		return fmt.Errorf("sde: the Adjoint gradient needs a Stratonovich method (%q or %q), not %q", Heun, ReversibleHeun, method)
+	if err := checkGradient(opt.Gradient, method, calc); err != nil {
+		return err
 	}
 	if _, ok := path.(AreaPath[T]); (method == SRI2 || method == SRA1) && !ok {
 		return fmt.Errorf("sde: method %q needs a path with Lévy areas (an AreaPath, as Brownian); %T is not one", method, path)

@@ -329,11 +329,13 @@ func TestSolveErrors(t *testing.T) {
 		{"milstein general", good, []int{4, 2}, []int{4, 2}, ts, Options{Method: Milstein, Step: 0.1, Noise: General}, []string{"general"}, nil},
 		{"sri2 without areas", good, []int{1}, []int{1}, ts, Options{Method: SRI2, Step: 0.1}, []string{"sri2", "Lévy", "givenPath"}, nil},
 		{"sra1 without areas", good, []int{1}, []int{1}, ts, Options{Method: SRA1, Step: 0.1}, []string{"sra1", "Lévy", "givenPath"}, nil},
-		{"adjoint of an Itô method", good, []int{4}, []int{4}, ts, Options{Method: SRK, Step: 0.1, Gradient: Adjoint}, []string{"Adjoint", "Stratonovich", "srk"}, nil},
-		{"checkpointed reversible heun", good, []int{4}, []int{4}, ts, Options{Method: ReversibleHeun, Step: 0.1, Gradient: Checkpoint}, []string{"Checkpoint", "Reversible"}, nil},
-		{"checkpoint every and budget", good, []int{4}, []int{4}, ts, Options{Step: 0.1, Gradient: Checkpoint, CheckpointEvery: 2, CheckpointBudget: 3}, []string{"CheckpointEvery 2", "CheckpointBudget 3"}, nil},
-		{"negative budget", good, []int{4}, []int{4}, ts, Options{Step: 0.1, Gradient: Checkpoint, CheckpointBudget: -1}, []string{"CheckpointBudget -1"}, nil},
-		{"reversible gradient", good, []int{4}, []int{4}, ts, Options{Method: Heun, Step: 0.1, Gradient: Reversible}, []string{"reversible_heun"}, nil},
+		{"adjoint of an Itô method", good, []int{4}, []int{4}, ts, Options{Method: SRK, Step: 0.1, Gradient: Adjoint{}}, []string{"Adjoint", "Stratonovich", "srk"}, nil},
+		{"checkpointed reversible heun", good, []int{4}, []int{4}, ts, Options{Method: ReversibleHeun, Step: 0.1, Gradient: Checkpoint{}}, []string{"Checkpoint", "Reversible"}, nil},
+		{"recursive reversible heun", good, []int{4}, []int{4}, ts, Options{Method: ReversibleHeun, Step: 0.1, Gradient: Recursive{Budget: 4}}, []string{"Recursive", "Reversible"}, nil},
+		{"negative every", good, []int{4}, []int{4}, ts, Options{Step: 0.1, Gradient: Checkpoint{Every: -2}}, []string{"Checkpoint.Every -2"}, nil},
+		{"negative budget", good, []int{4}, []int{4}, ts, Options{Step: 0.1, Gradient: Recursive{Budget: -1}}, []string{"Recursive.Budget -1"}, nil},
+		{"pointer mode", good, []int{4}, []int{4}, ts, Options{Step: 0.1, Gradient: &Checkpoint{}}, []string{"*sde.Checkpoint", "not a pointer"}, nil},
+		{"reversible gradient", good, []int{4}, []int{4}, ts, Options{Method: Heun, Step: 0.1, Gradient: Reversible{}}, []string{"reversible_heun"}, nil},
 		{"diffusion shape", wrongG, []int{4}, []int{4}, ts, Options{Step: 0.1}, []string{"diffusion", "[2 4]", "want [4]", "t=0"}, nil},
 		{"drift shape", wrongF, []int{4}, []int{4}, ts, Options{Step: 0.1}, []string{"drift", "[8]", "[4]"}, nil},
 		{"NaN diffusion", nanAt(0.6), []int{4}, []int{4}, ts, Options{Method: Heun, Step: 0.25}, []string{"heun", "t=0.5", "diffusion", "NaN"}, ErrNonFinite},
@@ -397,9 +399,9 @@ func TestOutputTimes(t *testing.T) {
 // gradient mode, with no step taken.
 func TestSingleTime(t *testing.T) {
 	b := mustBrownian[float64](t, 0, 1, []int{4}, BrownianOptions{Seed: 3})
-	for _, g := range []Gradient{Backprop, Reversible, Adjoint, Checkpoint} {
+	for _, g := range []GradMode{Backprop{}, Reversible{}, Adjoint{}, Checkpoint{}, Recursive{}} {
 		method := ReversibleHeun
-		if g == Checkpoint {
+		if g == (Checkpoint{}) || g == (Recursive{}) {
 			method = Heun
 		}
 		tp := autograd.NewTape(engine64())
@@ -409,7 +411,7 @@ func TestSingleTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(ys) != 1 || ys[0] != y0 || st.Steps != 0 {
-			t.Errorf("gradient %d: %d outputs after %d steps, want y0 alone", g, len(ys), st.Steps)
+			t.Errorf("gradient %v: %d outputs after %d steps, want y0 alone", g, len(ys), st.Steps)
 		}
 	}
 }
@@ -552,9 +554,9 @@ func TestSolveTinyFixedStep(t *testing.T) {
 		{"denormal", []float64{0, 1}, Options{Step: 5e-324}, []string{"Step 5e-324", "span [0, 1]"}, ErrStepUnderflow},
 		{"second interval", []float64{0, 1e-300, 1}, Options{Step: 1e-300}, []string{"span [1e-300, 1]", "ts[1] to ts[2]"}, ErrStepUnderflow},
 		{"late times", []float64{1e15, 1e15 + 1}, Options{Step: 0.01}, []string{"Step 0.01", "span [1e+15, 1.000000000000001e+15]", "100 steps"}, ErrStepUnderflow},
-		{"reversible", []float64{0, 1}, Options{Method: ReversibleHeun, Step: 1e-300, Gradient: Reversible}, []string{"Step 1e-300"}, ErrStepUnderflow},
-		{"checkpoint", []float64{0, 1}, Options{Method: Heun, Step: 1e-300, Gradient: Checkpoint}, []string{"Step 1e-300"}, ErrStepUnderflow},
-		{"adjoint", []float64{0, 1}, Options{Method: Heun, Step: 1e-300, Gradient: Adjoint}, []string{"Step 1e-300"}, ErrStepUnderflow},
+		{"reversible", []float64{0, 1}, Options{Method: ReversibleHeun, Step: 1e-300, Gradient: Reversible{}}, []string{"Step 1e-300"}, ErrStepUnderflow},
+		{"checkpoint", []float64{0, 1}, Options{Method: Heun, Step: 1e-300, Gradient: Checkpoint{}}, []string{"Step 1e-300"}, ErrStepUnderflow},
+		{"adjoint", []float64{0, 1}, Options{Method: Heun, Step: 1e-300, Gradient: Adjoint{}}, []string{"Step 1e-300"}, ErrStepUnderflow},
 		{"max steps", []float64{0, 0.5, 1}, Options{Step: 1e-3, MaxSteps: 999}, []string{"Step 0.001", "1000 steps", "span [0, 1]", "MaxSteps 999"}, ErrMaxSteps},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -609,7 +611,7 @@ func TestSolveInfiniteTime(t *testing.T) {
 		{"NaN", []float64{0, math.NaN()}, Options{Step: 0.1}, "ts[1] = NaN is not finite"},
 		{"last of three", []float64{0, 0.5, inf}, Options{Step: 0.1}, "ts[2] = +Inf is not finite"},
 		{"adaptive", []float64{0, inf}, Options{Step: 0.1, Adaptive: true}, "ts[1] = +Inf is not finite"},
-		{"reversible", []float64{0, inf}, Options{Method: ReversibleHeun, Step: 0.1, Gradient: Reversible}, "ts[1] = +Inf is not finite"},
+		{"reversible", []float64{0, inf}, Options{Method: ReversibleHeun, Step: 0.1, Gradient: Reversible{}}, "ts[1] = +Inf is not finite"},
 		{"single", []float64{inf}, Options{Step: 0.1}, "ts[0] = +Inf is not finite"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -699,17 +701,17 @@ func TestReversibleHeunDissipative(t *testing.T) {
 	}
 	ts := []float64{0, 2, 4, 6, 8, 10}
 	b := mustBrownian[float64](t, 0, 10, []int{4}, BrownianOptions{Seed: 48})
-	for _, g := range []Gradient{Backprop, Reversible} {
+	for _, g := range []GradMode{Backprop{}, Reversible{}} {
 		tp := autograd.NewTape(engine64())
-		tp.SetNoGrad(g == Backprop)
+		tp.SetNoGrad(g == (Backprop{}))
 		_, _, err := Solve[float64](tp, cubic, tp.Input(tensor.Full(2.0, 4)), ts, b, Options{Method: ReversibleHeun, Step: 0.01, Gradient: g})
 		var se *SolveError
 		if !errors.As(err, &se) || !errors.Is(err, ErrNonFinite) || se.Method != ReversibleHeun || !(se.T > 2 && se.T < 10) {
-			t.Fatalf("gradient %d: error %v, want a *SolveError of reversible_heun at some 2 < t < 10 wrapping ErrNonFinite", g, err)
+			t.Fatalf("gradient %v: error %v, want a *SolveError of reversible_heun at some 2 < t < 10 wrapping ErrNonFinite", g, err)
 		}
 		for _, w := range []string{fmt.Sprintf("at t=%g", se.T), "not A-stable", "heun is stable"} {
 			if !strings.Contains(err.Error(), w) {
-				t.Errorf("gradient %d: error %q does not say %q", g, err, w)
+				t.Errorf("gradient %v: error %q does not say %q", g, err, w)
 			}
 		}
 	}

@@ -303,15 +303,15 @@ func TestTorchsdeGradients(t *testing.T) {
 		for _, c := range torchsdeCases(pr.Noise) {
 			type mode struct {
 				name string
-				grad Gradient
+				grad GradMode
 				opt  Options
 				key  string // torchsde's result compared with
 			}
-			modes := []mode{{"backprop", Backprop, Options{}, c.key}}
+			modes := []mode{{"backprop", Backprop{}, Options{}, c.key}}
 			if c.method == ReversibleHeun {
-				modes = append(modes, mode{"reversible", Reversible, Options{}, c.key}, mode{"reversible/adjoint", Reversible, Options{}, c.key + "_adjoint"})
+				modes = append(modes, mode{"reversible", Reversible{}, Options{}, c.key}, mode{"reversible/adjoint", Reversible{}, Options{}, c.key + "_adjoint"})
 			} else {
-				modes = append(modes, mode{"checkpoint", Checkpoint, Options{CheckpointBudget: 3}, c.key})
+				modes = append(modes, mode{"checkpoint", Recursive{Budget: 3}, Options{}, c.key})
 			}
 			for _, md := range modes {
 				t.Run(pr.Noise+"/"+c.key+"/"+md.name, func(t *testing.T) {
