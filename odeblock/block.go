@@ -54,6 +54,17 @@ type Block[T tensor.Float] struct {
 	// the shard that did the most; OnStep is called for each shard's steps,
 	// one call at a time. Trajectory solves the whole batch.
 	Shards int
+	// RowErrors has the forward solve control each batch row's error
+	// separately (integrate.Options.ErrorRows): a step is accepted when
+	// every row's scaled RMS norm is at most 1, so that a row's answer is
+	// as accurate as the tolerances ask whatever rows it is batched with,
+	// where the whole state's norm lets a row's error grow up to √B times
+	// the tolerance among B − 1 quieter rows. The rows are those of the
+	// state's leading axis, within each of its parts (ShardableDynamics'
+	// Parts; dynamics that are not shardable have one). The rows still
+	// share their steps: a row's answer agrees with its answer alone to
+	// the tolerances, not to the bit. The backward solves are unchanged.
+	RowErrors bool
 
 	stats  BlockStats
 	total  BlockStats // over passes since ResetStats
@@ -494,6 +505,13 @@ func (p *pass[T]) forwardSolver(stepEnds bool) error {
 		opt.StepTo = append(slices.Clone(opt.StepTo), ts[1:len(ts)-1]...)
 	}
 	opt.Phase = "forward"
+	if b.RowErrors {
+		rows, w, err := rowLayout(b.Dynamics, p.shape)
+		if err != nil {
+			return err
+		}
+		opt.ErrorRows, opt.ErrorRowLen = rows, w
+	}
 	if opt.Quadrature != 0 {
 		return fmt.Errorf("odeblock: Block.Solver.Quadrature must be 0, got %d: a block's state has no quadratures (its adjoint solve sets its own)", opt.Quadrature)
 	}
@@ -507,6 +525,28 @@ func (p *pass[T]) forwardSolver(stepEnds bool) error {
 	}
 	p.solver = s
 	return nil
+}
+
+// rowLayout returns the rows and row length of Options.ErrorRows for a
+// state of the given shape of dynamics d: its leading axis split into d's
+// parts (one for dynamics that are not ShardableDynamics), each row the
+// elements of one index along it. An empty state has none (0, 0).
+func rowLayout[T tensor.Float](d Dynamics[T], shape []int) (rows, w int, err error) {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	if len(shape) == 0 || n == 0 {
+		return 0, 0, nil
+	}
+	parts := 1
+	if sd, ok := d.(ShardableDynamics[T]); ok {
+		parts = sd.Parts()
+	}
+	if shape[0]%parts != 0 {
+		return 0, 0, fmt.Errorf("odeblock: Block.RowErrors: a state of shape %v does not split into the dynamics' %d parts along axis 0", shape, parts)
+	}
+	return shape[0] / parts, n / shape[0], nil
 }
 
 // node records the pass's ODEBlock node on its tape: its value (z at the

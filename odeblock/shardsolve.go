@@ -100,7 +100,7 @@ func (b *Block[T]) recordSharded(tp *autograd.Tape[T], z0 autograd.Var[T], k, pa
 	ss := b.sharded(k)
 	ss.used = k
 	for _, sb := range ss.blocks[:k] {
-		sb.Times, sb.Solver, sb.Mode = b.Times, b.Solver, b.Mode
+		sb.Times, sb.Solver, sb.Mode, sb.RowErrors = b.Times, b.Solver, b.Mode, b.RowErrors
 		sb.OnStep = nil
 		if b.OnStep != nil {
 			sb.OnStep = ss.onStep(b.OnStep)
