@@ -1,7 +1,7 @@
 // Package sgemm is a float32 GEMM for amd64 and arm64: the blocked
 // algorithm of Goto and van de Geijn (as in BLIS) around micro-kernels in
-// Go assembly, for AVX-512, for AVX2 with FMA and for arm64's Advanced SIMD
-// (NEON), the kernel path that package isa decides (isa.Current). On the
+// Go assembly, for AVX-512, for AVX2 with FMA, for SSE2 (every amd64 CPU)
+// and for arm64's Advanced SIMD (NEON), the kernel path that package isa decides (isa.Current). On the
 // generic path — elsewhere, in the purego build, or forced by
 // ADAMNODE_CPU=generic — it is gonum's Sgemm.
 //
@@ -88,13 +88,15 @@ var driver = &gemm.Driver[float32]{
 var driverGonum = &gemm.Driver[float32]{Fallback: gonum.Implementation{}.Sgemm}
 
 // driverFor returns the driver of the kernel path p: the AVX-512, the
-// AVX2 or the NEON kernels, or gonum's Sgemm.
+// AVX2, the SSE2 or the NEON kernels, or gonum's Sgemm.
 func driverFor(p isa.Path) *gemm.Driver[float32] {
 	switch p {
 	case isa.AVX512:
 		return driver
 	case isa.AVX2:
 		return driverAVX2
+	case isa.SSE2:
+		return driverSSE2
 	case isa.NEON:
 		return driverNEON
 	}
@@ -104,8 +106,8 @@ func driverFor(p isa.Path) *gemm.Driver[float32] {
 // active is the driver Sgemm and SgemmBias run, that of isa.Current.
 var active = driverFor(isa.Current())
 
-// Enabled reports whether Sgemm runs assembly kernels, AVX-512, AVX2 or
-// NEON (isa.Current says which), rather than gonum's Sgemm.
+// Enabled reports whether Sgemm runs assembly kernels, AVX-512, AVX2, SSE2
+// or NEON (isa.Current says which), rather than gonum's Sgemm.
 func Enabled() bool { return active.Enabled }
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices,
