@@ -394,11 +394,16 @@ func shapeOf[T tensor.Float](y *tensor.Tensor[T]) any {
 }
 
 // predict calls the Predictor, turning a panic into a *PanicError.
-func (b *Batcher[T]) predict(ctx context.Context, x *tensor.Tensor[T]) (y *tensor.Tensor[T], err error) {
+func (b *Batcher[T]) predict(ctx context.Context, x *tensor.Tensor[T]) (*tensor.Tensor[T], error) {
+	return safePredict(ctx, b.p, x)
+}
+
+// safePredict calls p, turning a panic into a *PanicError.
+func safePredict[T tensor.Float](ctx context.Context, p Predictor[T], x *tensor.Tensor[T]) (y *tensor.Tensor[T], err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			y, err = nil, &PanicError{Value: v}
 		}
 	}()
-	return b.p.Predict(ctx, x)
+	return p.Predict(ctx, x)
 }
