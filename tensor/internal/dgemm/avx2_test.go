@@ -201,7 +201,7 @@ func kernelName(k gemm.Kernel[float64]) string {
 // TestDriverFor checks that each kernel path takes its driver, and Dgemm
 // that of isa.Current.
 func TestDriverFor(t *testing.T) {
-	if driverFor(isa.AVX512) != driver || driverFor(isa.AVX2) != driverAVX2 || driverFor(isa.NEON) != driverNEON || driverFor(isa.Generic) != driverGonum {
+	if driverFor(isa.AVX512) != driver || driverFor(isa.AVX2) != driverAVX2 || driverFor(isa.SSE2) != driverSSE2 || driverFor(isa.NEON) != driverNEON || driverFor(isa.Generic) != driverGonum {
 		t.Error("driverFor does not map the paths to their drivers")
 	}
 	if driverGonum.Enabled {
@@ -210,8 +210,8 @@ func TestDriverFor(t *testing.T) {
 	if active != driverFor(isa.Current()) {
 		t.Errorf("Dgemm runs another driver than that of %v", isa.Current())
 	}
-	// Every path but generic has kernels: avx2 and avx512 on amd64, neon
-	// on arm64.
+	// Every path but generic has kernels: sse2, avx2 and avx512 on amd64,
+	// neon on arm64.
 	if want := isa.Current() != isa.Generic; Enabled() != want {
 		t.Errorf("Enabled() = %v on the %v path", Enabled(), isa.Current())
 	}

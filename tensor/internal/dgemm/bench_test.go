@@ -59,8 +59,8 @@ func (s shape) lds() (lda, ldb int) {
 
 // benchImpls are the Dgemms the benchmarks run: this package's Dgemm
 // (asm: the path isa.Current chose, ADAMNODE_CPU=avx2 forcing the AVX2
-// kernels), the AVX2 driver where the CPU runs it and Dgemm does not
-// (avx2), the NEON driver likewise (neon: under ADAMNODE_CPU=generic on
+// kernels), the AVX2 and SSE2 drivers where the CPU runs them and Dgemm
+// does not (avx2, sse2), the NEON driver likewise (neon: under ADAMNODE_CPU=generic on
 // arm64), and the others. It prints the kernel path that asm runs as a
 // configuration line of the benchmark format ("kernelpath: neon"), which
 // benchstat keeps with the results (a parent benchmark's b.Log is not
@@ -70,6 +70,9 @@ func benchImpls() []impl {
 	impls := []impl{{"asm", Dgemm}}
 	if hasAVX2 && active != driverAVX2 {
 		impls = append(impls, impl{"avx2", driverAVX2.Gemm})
+	}
+	if hasSSE2 && active != driverSSE2 {
+		impls = append(impls, impl{"sse2", driverSSE2.Gemm})
 	}
 	if hasNEON && active != driverNEON {
 		impls = append(impls, impl{"neon", driverNEON.Gemm})

@@ -1,7 +1,7 @@
 // Package dgemm is a float64 GEMM for amd64 and arm64: the blocked
 // algorithm of Goto and van de Geijn (as in BLIS) around micro-kernels in
-// Go assembly, for AVX-512, for AVX2 with FMA and for arm64's Advanced SIMD
-// (NEON), the float64 counterpart of package sgemm,
+// Go assembly, for AVX-512, for AVX2 with FMA, for SSE2 (every amd64 CPU)
+// and for arm64's Advanced SIMD (NEON), the float64 counterpart of package sgemm,
 // on the kernel path that package isa decides (isa.Current). On the
 // generic path — elsewhere, in the purego build, or forced by
 // ADAMNODE_CPU=generic — it is gonum's Dgemm.
@@ -89,13 +89,15 @@ var driver = &gemm.Driver[float64]{
 var driverGonum = &gemm.Driver[float64]{Fallback: gonum.Implementation{}.Dgemm}
 
 // driverFor returns the driver of the kernel path p: the AVX-512, the
-// AVX2 or the NEON kernels, or gonum's Dgemm.
+// AVX2, the SSE2 or the NEON kernels, or gonum's Dgemm.
 func driverFor(p isa.Path) *gemm.Driver[float64] {
 	switch p {
 	case isa.AVX512:
 		return driver
 	case isa.AVX2:
 		return driverAVX2
+	case isa.SSE2:
+		return driverSSE2
 	case isa.NEON:
 		return driverNEON
 	}
@@ -105,8 +107,8 @@ func driverFor(p isa.Path) *gemm.Driver[float64] {
 // active is the driver Dgemm and DgemmBias run, that of isa.Current.
 var active = driverFor(isa.Current())
 
-// Enabled reports whether Dgemm runs assembly kernels, AVX-512, AVX2 or
-// NEON (isa.Current says which), rather than gonum's Dgemm.
+// Enabled reports whether Dgemm runs assembly kernels, AVX-512, AVX2, SSE2
+// or NEON (isa.Current says which), rather than gonum's Dgemm.
 func Enabled() bool { return active.Enabled }
 
 // Dgemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices,

@@ -104,14 +104,17 @@ type gemmPath struct {
 	bias func(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, bias, c []float64, ldc int)
 }
 
-// gemmPaths are the ways the tests run: Dgemm, and the AVX2 driver where
-// the CPU runs it and Dgemm does not (an AVX-512 CPU), so that a plain go
-// test covers both kernel paths, and the NEON driver where Dgemm does not
-// run it (ADAMNODE_CPU=generic on arm64).
+// gemmPaths are the ways the tests run: Dgemm, and the AVX2 and SSE2
+// drivers where the CPU runs them and Dgemm does not (an AVX-512 CPU), so
+// that a plain go test covers every amd64 kernel path, and the NEON driver
+// where Dgemm does not run it (ADAMNODE_CPU=generic on arm64).
 func gemmPaths() []gemmPath {
 	ps := []gemmPath{{"Dgemm", Dgemm, DgemmBias}}
 	if hasAVX2 && active != driverAVX2 {
 		ps = append(ps, gemmPath{"avx2", driverAVX2.Gemm, driverAVX2.GemmBias})
+	}
+	if hasSSE2 && active != driverSSE2 {
+		ps = append(ps, gemmPath{"sse2", driverSSE2.Gemm, driverSSE2.GemmBias})
 	}
 	if hasNEON && active != driverNEON {
 		ps = append(ps, gemmPath{"neon", driverNEON.Gemm, driverNEON.GemmBias})
