@@ -1,0 +1,186 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/layers"
+	"github.com/adamnode/adamnode/models"
+	"github.com/adamnode/adamnode/odeblock"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// CheckpointOptions change how LoadCheckpoint serves a checkpoint.
+type CheckpointOptions struct {
+	// Name is the model's name in requests (default: the checkpoint's
+	// model, e.g. "adamnode").
+	Name string
+	// Method, Tol and MaxSteps override the solver the model was trained
+	// with (empty or 0: the checkpoint's method and tolerance, the
+	// solver's default step cap).
+	Method   string
+	Tol      float64
+	MaxSteps int
+	// Replicas is the number of copies of the model that run at once
+	// (default 1); each holds its own parameters and work buffers.
+	Replicas int
+}
+
+// LoadCheckpoint returns the classifier saved in the checkpoint at path, a
+// MODEL.safetensors written by adamnode train, ready to serve. The
+// model's configuration comes from the checkpoint's own metadata, which
+// train writes: the model (node, anode, sonode, hbnode, ghbnode or
+// adamnode), the dataset (fashion-mnist, mnist or cifar10: the input
+// shape, [1, 28, 28] or [3, 32, 32], and the paper's widths), nhid and
+// nhid_scale (the hidden width as train's --nhid and --nhid-scale set
+// it), method and tol (the solver). The parameters are loaded by name and
+// shape; the optimizer's state in the file is ignored. Inputs are what
+// the model was trained on: MNIST-shaped images in [0, 1], CIFAR-10
+// images standardised per channel with the training set's statistics.
+// Errors name the file and the key or tensor that is wrong.
+func LoadCheckpoint(path string, o CheckpointOptions) (Model[float32], error) {
+	st, err := layers.ReadSafetensorsFile(path)
+	if err != nil {
+		return Model[float32]{}, err
+	}
+	cfg, err := checkpointConfig(path, st.Metadata, o)
+	if err != nil {
+		return Model[float32]{}, err
+	}
+	n := max(o.Replicas, 1)
+	replicas := make([]*models.Classifier[float32], n)
+	for i := range replicas {
+		m, err := models.New[float32](rand.New(rand.NewPCG(1, 0)), cfg)
+		if err != nil {
+			return Model[float32]{}, fmt.Errorf("%s: %v", path, err)
+		}
+		if _, err := layers.LoadParams(path, m.Params()); err != nil {
+			return Model[float32]{}, err
+		}
+		replicas[i] = m
+	}
+	name := o.Name
+	if name == "" {
+		name = st.Metadata["model"]
+	}
+	return Model[float32]{Name: name, Input: []int{cfg.InC, cfg.H, cfg.W}, Predictor: newClassifierPool(replicas)}, nil
+}
+
+// checkpointConfig rebuilds the model configuration of a checkpoint of
+// adamnode train from its metadata meta, as the command built it (the
+// paper's configuration, the hidden width of --nhid and --nhid-scale, the
+// solver of --method and --tol), with o's solver overrides.
+func checkpointConfig(path string, meta map[string]string, o CheckpointOptions) (models.Config, error) {
+	bad := func(key, format string, args ...any) error {
+		return fmt.Errorf("%s: metadata %q: %s (is it a checkpoint written by adamnode train?)", path, key, fmt.Sprintf(format, args...))
+	}
+	kind, err := models.ParseKind(meta["model"])
+	if err != nil {
+		return models.Config{}, bad("model", "%q is not one of node, anode, sonode, hbnode, ghbnode, adamnode", meta["model"])
+	}
+	var table models.Dataset
+	switch meta["dataset"] {
+	case "fashion-mnist", "mnist":
+		table = models.MNIST
+	case "cifar10":
+		table = models.CIFAR10
+	default:
+		return models.Config{}, bad("dataset", "%q is not one of fashion-mnist, mnist, cifar10", meta["dataset"])
+	}
+	cfg := models.Paper(kind, table)
+	num := func(key string, def float64) (float64, error) {
+		v, ok := meta[key]
+		if !ok {
+			return def, nil
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, bad(key, "%q is not a number", v)
+		}
+		return f, nil
+	}
+	nhid, err := num("nhid", 0)
+	if err != nil {
+		return cfg, err
+	}
+	scale, err := num("nhid_scale", 1)
+	if err != nil {
+		return cfg, err
+	}
+	if nhid < 0 || nhid != math.Trunc(nhid) || !(scale > 0) {
+		return cfg, bad("nhid", "nhid %v and nhid_scale %v do not make a width", nhid, scale)
+	}
+	if nhid > 0 {
+		cfg.NHid = int(nhid)
+	}
+	cfg.NHid = max(1, int(math.Round(float64(cfg.NHid)*scale)))
+	if m := meta["method"]; m != "" {
+		cfg.Solver.Method = m
+	}
+	tol, err := num("tol", cfg.Solver.RTol)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Solver.RTol, cfg.Solver.ATol = tol, tol
+	if o.Method != "" {
+		cfg.Solver.Method = o.Method
+	}
+	if o.Tol != 0 {
+		cfg.Solver.RTol, cfg.Solver.ATol = o.Tol, o.Tol
+	}
+	if o.MaxSteps != 0 {
+		cfg.Solver.MaxSteps = o.MaxSteps
+	}
+	if _, err := odeblock.Method(cfg.Solver.Method); err != nil {
+		return cfg, fmt.Errorf("%s: solver method %q: %v", path, cfg.Solver.Method, err)
+	}
+	if !(cfg.Solver.RTol > 0 && cfg.Solver.RTol < 1) || o.MaxSteps < 0 {
+		return cfg, fmt.Errorf("%s: the tolerance must be in (0, 1) and the step cap ≥ 0, got %g and %d", path, cfg.Solver.RTol, o.MaxSteps)
+	}
+	return cfg, nil
+}
+
+// classifierPool is a temporary Predictor over trained classifiers,
+// until the infer package's Pool serves them: each replica is one
+// models.Classifier (not safe for concurrent use) with its own no-grad
+// tape, taken by one call at a time.
+type classifierPool struct {
+	free chan *classifierReplica
+}
+
+type classifierReplica struct {
+	m  *models.Classifier[float32]
+	tp *autograd.Tape[float32]
+}
+
+func newClassifierPool(ms []*models.Classifier[float32]) *classifierPool {
+	p := &classifierPool{free: make(chan *classifierReplica, len(ms))}
+	for _, m := range ms {
+		tp := autograd.NewTape(tensor.EngineFor[float32](tensor.Default()))
+		tp.SetNoGrad(true)
+		p.free <- &classifierReplica{m: m, tp: tp}
+	}
+	return p
+}
+
+// Predict returns the class scores [B, classes] of the images x
+// [B, C, H, W] on a free replica, waiting for one (or for ctx).
+func (p *classifierPool) Predict(ctx context.Context, x *tensor.Tensor[float32]) (*tensor.Tensor[float32], error) {
+	var r *classifierReplica
+	select {
+	case r = <-p.free:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { p.free <- r }()
+	r.tp.Reset()
+	y, err := r.m.Forward(r.tp, r.tp.Const(x))
+	if err != nil {
+		return nil, err
+	}
+	return y.Value().Clone(), nil
+}

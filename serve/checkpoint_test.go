@@ -1,0 +1,119 @@
+package serve
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/layers"
+	"github.com/adamnode/adamnode/models"
+	"github.com/adamnode/adamnode/tensor"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// smallConfig is what adamnode train --model adamnode --dataset mnist
+// --nhid 4 --tol 1e-3 builds.
+func smallConfig() models.Config {
+	cfg := models.Paper(models.AdamNODE, models.MNIST)
+	cfg.NHid = 4
+	cfg.Solver.RTol, cfg.Solver.ATol = 1e-3, 1e-3
+	return cfg
+}
+
+// writeCheckpoint saves a classifier of cfg drawn from seed with meta,
+// and returns the file and the classifier.
+func writeCheckpoint(t *testing.T, cfg models.Config, seed uint64, meta map[string]string) (string, *models.Classifier[float32]) {
+	t.Helper()
+	m, err := models.New[float32](rand.New(rand.NewPCG(seed, 7)), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "adamnode.safetensors")
+	if err := layers.SaveParams(path, m.Params(), meta); err != nil {
+		t.Fatal(err)
+	}
+	return path, m
+}
+
+func goodMeta() map[string]string {
+	return map[string]string{"model": "adamnode", "dataset": "mnist", "nhid": "4", "nhid_scale": "1", "method": "dopri5", "tol": "0.001"}
+}
+
+// TestLoadCheckpoint: the served model answers as the saved classifier
+// does, from concurrent callers, with the checkpoint's name and shape.
+func TestLoadCheckpoint(t *testing.T) {
+	path, orig := writeCheckpoint(t, smallConfig(), 3, goodMeta())
+	m, err := LoadCheckpoint(path, CheckpointOptions{Replicas: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]any{"adamnode", []int{1, 28, 28}}, []any{m.Name, m.Input}); diff != "" {
+		t.Errorf("name and input (-want +got):\n%s", diff)
+	}
+	x := tensor.RandU[float32](rand.New(rand.NewPCG(5, 5)), 0, 1, 2, 1, 28, 28)
+	tp := autograd.NewTape(tensor.EngineFor[float32](tensor.Default()))
+	tp.SetNoGrad(true)
+	want, err := orig.Forward(tp, tp.Const(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := m.Predictor.Predict(context.Background(), x)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if diff := cmp.Diff(want.Value().ReadData(), got.ReadData(), cmpopts.EquateApprox(0, 1e-6)); diff != "" {
+				t.Errorf("served scores (-saved model +served):\n%s", diff)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestLoadCheckpointErrors: a checkpoint that cannot be served is an
+// error naming the file and what is wrong.
+func TestLoadCheckpointErrors(t *testing.T) {
+	with := func(k, v string) map[string]string {
+		m := goodMeta()
+		if v == "" {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		meta map[string]string
+		o    CheckpointOptions
+		want string
+	}{
+		{"no model", with("model", ""), CheckpointOptions{}, `metadata "model"`},
+		{"unknown dataset", with("dataset", "imagenet"), CheckpointOptions{}, `metadata "dataset": "imagenet"`},
+		{"bad nhid", with("nhid", "four"), CheckpointOptions{}, `metadata "nhid": "four" is not a number`},
+		{"other width", with("nhid", "8"), CheckpointOptions{}, "shape"},
+		{"bad tol", with("tol", "2"), CheckpointOptions{}, "tolerance must be in (0, 1)"},
+		{"bad method", goodMeta(), CheckpointOptions{Method: "rk99"}, `solver method "rk99"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, _ := writeCheckpoint(t, smallConfig(), 3, tc.meta)
+			_, err := LoadCheckpoint(path, tc.o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "adamnode.safetensors") {
+				t.Errorf("LoadCheckpoint: %v, want an error naming the file and containing %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := LoadCheckpoint(filepath.Join(t.TempDir(), "none.safetensors"), CheckpointOptions{}); err == nil || !strings.Contains(err.Error(), "none.safetensors") {
+		t.Errorf("a missing file: %v", err)
+	}
+}
