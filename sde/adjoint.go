@@ -81,15 +81,15 @@ func adjointHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], yN, y0 *te
 			a.Add(a, gy.Slice(sp.out-1, sp.out).Reshape(p.yShape...))
 		}
 		if err := path.Increment(dW, sp.t, t1); err != nil {
-			return nil, p.fail(sp.t, fmt.Errorf("adjoint: %w", err))
+			return nil, p.fail(backward, sp.t, sp.h, fmt.Errorf("adjoint: %w", err))
 		}
 		if err := k(t1, sp.h, y, a, phi1, d1, pg1); err != nil {
-			return nil, p.fail(sp.t, fmt.Errorf("adjoint: %w", err))
+			return nil, p.fail(backward, sp.t, sp.h, fmt.Errorf("adjoint: %w", err))
 		}
 		yt.Sub(y, phi1)
 		at.Add(a, d1)
 		if err := k(sp.t, sp.h, yt, at, phi2, d2, pg2); err != nil {
-			return nil, p.fail(sp.t, fmt.Errorf("adjoint: %w", err))
+			return nil, p.fail(backward, sp.t, sp.h, fmt.Errorf("adjoint: %w", err))
 		}
 		phi1.Add(phi1, phi2)
 		y.AddScaled(y, -0.5, phi1)
@@ -101,7 +101,7 @@ func adjointHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], yN, y0 *te
 		}
 		for _, x := range []*tensor.Tensor[T]{y, a} {
 			if e := firstNonFinite(x.ReadData()); e >= 0 {
-				return nil, p.fail(sp.t, fmt.Errorf("adjoint: element %d of the backward state is %v: %w", e, x.ReadData()[e], ErrNonFinite))
+				return nil, p.fail(backward, sp.t, sp.h, fmt.Errorf("adjoint: element %d of the backward state is %v: %w", e, x.ReadData()[e], ErrNonFinite))
 			}
 		}
 	}

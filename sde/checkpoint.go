@@ -50,10 +50,10 @@ func solveCheckpoint[T tensor.Float](tp *autograd.Tape[T], p *problem[T], y0 aut
 func replaySegments[T tensor.Float](p *problem[T], eng tensor.Engine[T], method string, opt Options, checkpoints []*tensor.Tensor[T], every int, steps []revStep, path Path[T], gy *tensor.Tensor[T], params []*autograd.Param[T]) (_ []*tensor.Tensor[T], err error) {
 	defer recoverUnlisted(&err)
 	st := p.stats
-	fe, ge := st.DriftEvals, st.DiffusionEvals
+	fe, ge := st.NFE, st.DiffusionEvals
 	defer func() { // the replays' evaluations count as the backward pass's
-		st.BackwardEvals += st.DriftEvals - fe
-		st.DriftEvals, st.DiffusionEvals = fe, ge
+		st.BackwardEvals += st.NFE - fe
+		st.NFE, st.DiffusionEvals = fe, ge
 	}()
 	grads := make([]*tensor.Tensor[T], len(params))
 	for j, q := range params {
@@ -69,7 +69,7 @@ func replaySegments[T tensor.Float](p *problem[T], eng tensor.Engine[T], method 
 		l := &loop[T]{p: p, stp: newStepper(p, method, opt.DerivativeFree), path: path, opt: opt, tp: tp}
 		x := tp.Input(checkpoints[seg].Clone())
 		if err := l.stp.start(tp, steps[lo].t, x); err != nil {
-			return nil, p.fail(steps[lo].t, fmt.Errorf("checkpoint replay: %w", err))
+			return nil, p.fail(backward, steps[lo].t, steps[lo].h, fmt.Errorf("checkpoint replay: %w", err))
 		}
 		y := x
 		loss := autograd.Var[T]{}
@@ -84,7 +84,7 @@ func replaySegments[T tensor.Float](p *problem[T], eng tensor.Engine[T], method 
 		for _, sp := range steps[lo:hi] {
 			var err error
 			if y, err = l.step(sp.t, sp.h, y); err != nil {
-				return nil, p.fail(sp.t, fmt.Errorf("checkpoint replay: %w", err))
+				return nil, p.fail(backward, sp.t, sp.h, fmt.Errorf("checkpoint replay: %w", err))
 			}
 			if sp.out > 0 {
 				add(y, gy.Slice(sp.out-1, sp.out).Reshape(p.yShape...).Clone())
@@ -92,7 +92,7 @@ func replaySegments[T tensor.Float](p *problem[T], eng tensor.Engine[T], method 
 		}
 		add(y, a.Clone())
 		if err := tp.Backward(loss); err != nil {
-			return nil, p.fail(steps[lo].t, fmt.Errorf("checkpoint replay: %w", err))
+			return nil, p.fail(backward, steps[lo].t, steps[lo].h, fmt.Errorf("checkpoint replay: %w", err))
 		}
 		if g := x.Grad(); g != nil {
 			a.Copy(g)
@@ -163,10 +163,10 @@ func (r *binomialReplay[T]) backward(gy *tensor.Tensor[T], params []*autograd.Pa
 	defer recoverUnlisted(&err)
 	p := r.p
 	st := p.stats
-	fe, ge := st.DriftEvals, st.DiffusionEvals
+	fe, ge := st.NFE, st.DiffusionEvals
 	defer func() { // the replays' evaluations count as the backward pass's
-		st.BackwardEvals += st.DriftEvals - fe
-		st.DriftEvals, st.DiffusionEvals = fe, ge
+		st.BackwardEvals += st.NFE - fe
+		st.NFE, st.DiffusionEvals = fe, ge
 	}()
 	st.Stored = max(st.Stored, len(r.kept))
 	grads := make([]*tensor.Tensor[T], len(params))
@@ -190,18 +190,18 @@ func (r *binomialReplay[T]) backward(gy *tensor.Tensor[T], params []*autograd.Pa
 		l := &loop[T]{p: p, stp: newStepper(p, r.method, r.opt.DerivativeFree), path: r.path, opt: r.opt, tp: tp}
 		x := tp.Input(y.Clone())
 		if err := l.stp.start(tp, sp.t, x); err != nil {
-			return nil, p.fail(sp.t, fmt.Errorf("checkpoint replay: %w", err))
+			return nil, p.fail(backward, sp.t, sp.h, fmt.Errorf("checkpoint replay: %w", err))
 		}
 		y1, err := l.step(sp.t, sp.h, x)
 		if err != nil {
-			return nil, p.fail(sp.t, fmt.Errorf("checkpoint replay: %w", err))
+			return nil, p.fail(backward, sp.t, sp.h, fmt.Errorf("checkpoint replay: %w", err))
 		}
 		cot := a.Clone()
 		if sp.out > 0 {
 			cot.Add(cot, gy.Slice(sp.out-1, sp.out).Reshape(p.yShape...))
 		}
 		if err := tp.Backward(autograd.Sum(autograd.Mul(y1, tp.Const(cot)))); err != nil {
-			return nil, p.fail(sp.t, fmt.Errorf("checkpoint replay: %w", err))
+			return nil, p.fail(backward, sp.t, sp.h, fmt.Errorf("checkpoint replay: %w", err))
 		}
 		if g := x.Grad(); g != nil {
 			a.Copy(g)
@@ -249,11 +249,11 @@ func (r *binomialReplay[T]) advance(from, to int, y *tensor.Tensor[T]) (*tensor.
 		l := &loop[T]{p: p, stp: newStepper(p, r.method, r.opt.DerivativeFree), path: r.path, opt: r.opt, tp: r.adv}
 		x := r.adv.Const(y)
 		if err := l.stp.start(r.adv, sp.t, x); err != nil {
-			return nil, p.fail(sp.t, fmt.Errorf("checkpoint recomputation: %w", err))
+			return nil, p.fail(backward, sp.t, sp.h, fmt.Errorf("checkpoint recomputation: %w", err))
 		}
 		y1, err := l.step(sp.t, sp.h, x)
 		if err != nil {
-			return nil, p.fail(sp.t, fmt.Errorf("checkpoint recomputation: %w", err))
+			return nil, p.fail(backward, sp.t, sp.h, fmt.Errorf("checkpoint recomputation: %w", err))
 		}
 		y = y1.Value().Clone()
 	}

@@ -125,7 +125,25 @@
 //     of the wrong shape, a NaN or infinity in f, g or the state (ErrNonFinite,
 //     with the element and the time), a path queried outside its span
 //     (ErrOutsideSpan) or backward (ErrReversedInterval). A *SolveError names
-//     the method and the time of the step that failed.
+//     the method, the phase and the start and size of the step that failed.
+//   - One vocabulary with ODE solves: what means the same is the
+//     integrator's (odeblock/integrate). The sentinels ErrMaxSteps,
+//     ErrStepUnderflow and ErrNonFinite are its values; a *SolveError holds
+//     an integrate.SolveError (Phase, T, H, Err), so errors.As finds the
+//     integrator's type in an SDE failure as in an ODE one, with the method
+//     named beside it; Stats embeds integrate.Stats (NFE the drift's
+//     evaluations, Accepted and Rejected the steps the control accepted and
+//     rejected); the gradient modes are values with odeblock's words. Kept
+//     apart, because an ODE solve has no such thing: the diffusion's
+//     evaluations (DiffusionEvals), the steps of the solution beside the
+//     accepted attempts (Steps: an adaptive attempt enters the solution as
+//     two half steps on the same Brownian path, where an ODE's accepted step
+//     is one), the backward pass's evaluations in one count of (f, g)
+//     (BackwardEvals; odeblock splits its backward solve's Stats, which has
+//     no diffusion) and the error of the reconstructed y0 (Drift). Brownian
+//     queries fail with the path's own errors (ErrOutsideSpan,
+//     ErrReversedInterval), wrapped in the *SolveError of the step that made
+//     them.
 //
 // # Not yet
 //

@@ -43,7 +43,7 @@ type loop[T tensor.Float] struct {
 func (l *loop[T]) run(y0 autograd.Var[T], ts []float64) (autograd.Var[T], error) {
 	p := l.p
 	if err := l.stp.start(l.tp, ts[0], y0); err != nil {
-		return y0, p.fail(ts[0], err)
+		return y0, p.fail(forward, ts[0], 0, err)
 	}
 	if l.opt.Adaptive {
 		return l.adaptive(y0, ts)
@@ -63,8 +63,9 @@ func (l *loop[T]) run(y0 autograd.Var[T], ts []float64) (autograd.Var[T], error)
 			y = l.rebase(y)
 			var err error
 			if y, err = l.step(t, hi, y); err != nil {
-				return y, p.fail(t, err)
+				return y, p.fail(forward, t, hi, err)
 			}
+			p.stats.Accepted++
 			l.commit(revStep{t, hi, end}, y)
 			if end > 0 {
 				l.out(end, y)
@@ -161,7 +162,7 @@ func (l *loop[T]) adaptive(y autograd.Var[T], ts []float64) (autograd.Var[T], er
 	t := ts[0]
 	for k, attempts := 1, 0; k < len(ts); attempts++ {
 		if attempts >= maxSteps {
-			return y, p.fail(t, fmt.Errorf("%d attempted steps before t=%g: %w", attempts, ts[len(ts)-1], ErrMaxSteps))
+			return y, p.fail(forward, t, h, fmt.Errorf("%d attempted steps before t=%g: %w", attempts, ts[len(ts)-1], ErrMaxSteps))
 		}
 		hh := h
 		lands := false
@@ -169,19 +170,19 @@ func (l *loop[T]) adaptive(y autograd.Var[T], ts []float64) (autograd.Var[T], er
 			hh, lands = ts[k]-t, true
 		}
 		if hh < minStep {
-			return y, p.fail(t, fmt.Errorf("step %g below the smallest %g: %w", hh, minStep, ErrStepUnderflow))
+			return y, p.fail(forward, t, hh, fmt.Errorf("step %g below the smallest %g: %w", hh, minStep, ErrStepUnderflow))
 		}
 		y = l.rebase(y)
 		snap := l.stp.snapshot()
 		full, err := l.step(t, hh, y)
 		if err != nil {
-			return y, p.fail(t, err)
+			return y, p.fail(forward, t, hh, err)
 		}
 		l.stp.restore(snap)
 		mid := t + hh/2
 		half, err := l.step(t, mid-t, y)
 		if err != nil {
-			return y, p.fail(t, err)
+			return y, p.fail(forward, t, mid-t, err)
 		}
 		end := t + hh
 		if lands {
@@ -189,7 +190,7 @@ func (l *loop[T]) adaptive(y autograd.Var[T], ts []float64) (autograd.Var[T], er
 		}
 		two, err := l.step(mid, end-mid, half)
 		if err != nil {
-			return y, p.fail(mid, err)
+			return y, p.fail(forward, mid, end-mid, err)
 		}
 		ratio := errorRatio(full.Value().ReadData(), two.Value().ReadData(), y.Value().ReadData(), opt.RTol, opt.ATol)
 		if ratio <= 1 {

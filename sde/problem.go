@@ -110,21 +110,36 @@ func (c Calculus) String() string {
 // odeblock.ErrNonFinite, the same value.
 var ErrNonFinite = integrate.ErrNonFinite
 
-// SolveError is a failed solve: the method, the time of the step that
-// failed, and what went wrong.
+// SolveError is a failed solve. It is the integrator's error (the
+// phase, the start and size of the step that failed, and what went
+// wrong: integrate.SolveError, which ODE solves return) with the SDE
+// method named, so that errors.As finds a *integrate.SolveError in an SDE
+// failure as in an ODE one, and a *SolveError for the method.
 type SolveError struct {
+	// SolveError's Phase is "forward", or "backward" for a failure in a
+	// gradient's backward pass (Reversible, Adjoint, Checkpoint,
+	// Recursive); T is the start of the step that failed and H its size
+	// (0 where none was under way: a method's start, a whole backward
+	// evaluation); Err what went wrong.
+	integrate.SolveError
 	Method string
-	T      float64 // the start of the step that failed
-	Err    error
 }
 
-// Error says "sde: <method> at t=<time>: <what>".
+// Error says "sde: <method> <phase> solve failed at t=<time> (step
+// <size>): <what>".
 func (e *SolveError) Error() string {
-	return fmt.Sprintf("sde: %s at t=%g: %v", e.Method, e.T, e.Err)
+	return fmt.Sprintf("sde: %s %s solve failed at t=%g (step %.3g): %v", e.Method, e.Phase, e.T, e.H, e.Err)
 }
 
-// Unwrap returns what went wrong, for errors.Is and errors.As.
-func (e *SolveError) Unwrap() error { return e.Err }
+// Unwrap returns the integrator's error, whose Unwrap returns what went
+// wrong: errors.As finds a *integrate.SolveError, errors.Is the cause.
+func (e *SolveError) Unwrap() error { return &e.SolveError }
+
+// The phases of a solve, as in integrate.SolveError.Phase.
+const (
+	forward  = "forward"
+	backward = "backward"
+)
 
 // problem is an SDE with its shapes checked: the noise's layout, and the
 // reshapes that combine g with ΔW.
@@ -226,13 +241,15 @@ func firstNonFinite[T tensor.Float](x []T) int {
 	return -1
 }
 
-func (p *problem[T]) fail(t float64, err error) error {
-	return &SolveError{Method: p.method, T: t, Err: err}
+// fail returns err as a *SolveError of phase for the step of size h
+// from t.
+func (p *problem[T]) fail(phase string, t, h float64, err error) error {
+	return &SolveError{Method: p.method, SolveError: integrate.SolveError{Phase: phase, T: t, H: h, Err: err}}
 }
 
 // drift evaluates f(t, y) and checks its shape and values.
 func (p *problem[T]) drift(tp *autograd.Tape[T], t float64, y autograd.Var[T]) (autograd.Var[T], error) {
-	p.stats.DriftEvals++
+	p.stats.NFE++
 	f := p.sde.Drift(tp, t, y)
 	if !sameShape(f.Shape(), p.yShape) {
 		return f, fmt.Errorf("drift f(%g, y) has shape %v, want the state's %v", t, f.Shape(), p.yShape)

@@ -125,7 +125,7 @@ func reverseHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], final revS
 	if len(steps) > 0 {
 		last := steps[len(steps)-1]
 		if err := b.record(cur, last.t+last.h, b.s.yhat); err != nil {
-			return nil, p.fail(last.t, fmt.Errorf("backward: %w", err))
+			return nil, p.fail(backward, last.t, last.h, fmt.Errorf("backward: %w", err))
 		}
 	}
 	for i := len(steps) - 1; i >= 0; i-- {
@@ -139,7 +139,7 @@ func reverseHeun[T tensor.Float](p *problem[T], eng tensor.Engine[T], final revS
 	p.stats.Drift = max(maxAbsDiff(b.s.y, y0), maxAbsDiff(b.s.yhat, y0))
 	b.ay.Add(b.ay, b.ayh)
 	if err := b.vjp(t0, y0, b.ay); err != nil {
-		return nil, p.fail(t0, fmt.Errorf("backward: %w", err))
+		return nil, p.fail(backward, t0, 0, fmt.Errorf("backward: %w", err))
 	}
 	return append([]*tensor.Tensor[T]{b.ay}, b.pgrads...), nil
 }
@@ -251,7 +251,7 @@ func (b *revBackward[T]) step(steps []revStep, i int, gy *tensor.Tensor[T], cur,
 		ay.Add(ay, gy.Slice(sp.out-1, sp.out).Reshape(p.yShape...))
 	}
 	if err := b.path.Increment(b.dW, sp.t, sp.t+sp.h); err != nil {
-		return p.fail(sp.t, fmt.Errorf("backward: %w", err))
+		return p.fail(backward, sp.t, sp.h, fmt.Errorf("backward: %w", err))
 	}
 	w := b.dW.Reshape(p.wShape...)
 	// μₙ₊₁ and σₙ₊₁ in yₙ₊₁, then through f and g at ŷₙ₊₁.
@@ -260,7 +260,7 @@ func (b *revBackward[T]) step(steps []revStep, i int, gy *tensor.Tensor[T], cur,
 	p.applyT(b.tmpG, tmp, w)
 	asig.Add(asig, b.tmpG)
 	if err := b.pull(cur, ayh); err != nil {
-		return p.fail(sp.t, fmt.Errorf("backward: %w", err))
+		return p.fail(backward, sp.t, sp.h, fmt.Errorf("backward: %w", err))
 	}
 	// Reconstruct the state at tₙ.
 	inner := b.inner
@@ -268,7 +268,7 @@ func (b *revBackward[T]) step(steps []revStep, i int, gy *tensor.Tensor[T], cur,
 	sw := p.apply(inner.Const(s.sigma), inner.Const(w))
 	yhat := autograd.LinComb([]T{2, -1, T(-sp.h), -1}, inner.Const(s.y), inner.Const(s.yhat), inner.Const(s.mu), sw)
 	if err := p.finite(yhat); err != nil {
-		return p.fail(sp.t, fmt.Errorf("backward reconstruction: %w", err))
+		return p.fail(backward, sp.t, sp.h, fmt.Errorf("backward reconstruction: %w", err))
 	}
 	// At the time the forward solve evaluated f and g at ŷₙ: the end of
 	// the step before (or t₀).
@@ -277,14 +277,14 @@ func (b *revBackward[T]) step(steps []revStep, i int, gy *tensor.Tensor[T], cur,
 		tn = steps[i-1].t + steps[i-1].h
 	}
 	if err := b.record(next, tn, yhat.Value()); err != nil {
-		return p.fail(sp.t, fmt.Errorf("backward: %w", err))
+		return p.fail(backward, sp.t, sp.h, fmt.Errorf("backward: %w", err))
 	}
 	mu, sigma := inner.Const(next.mu), inner.Const(next.sigma)
 	y := autograd.LinComb([]T{1, T(-sp.h / 2), T(-sp.h / 2), -0.5, -0.5},
 		inner.Const(s.y), mu, inner.Const(s.mu), p.apply(sigma, inner.Const(w)), sw)
 	for _, v := range []autograd.Var[T]{mu, sigma, y} {
 		if err := p.finite(v); err != nil {
-			return p.fail(sp.t, fmt.Errorf("backward reconstruction: %w", err))
+			return p.fail(backward, sp.t, sp.h, fmt.Errorf("backward reconstruction: %w", err))
 		}
 	}
 	s.y.Copy(y.Value())

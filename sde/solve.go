@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/odeblock/integrate"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -174,22 +175,31 @@ type Options struct {
 	MaxSteps int
 }
 
-// Stats counts the work of a solve.
+// Stats counts the work of a solve. What an ODE solve counts too is the
+// integrator's Stats, embedded: NFE counts the evaluations of the drift f
+// of the forward pass (the f of an ODE, whose NFE counts the same), and
+// Accepted and Rejected the steps the step-size control accepted and
+// rejected (every fixed step is accepted, as in an ODE solve; an
+// adaptive attempt counts one, its two half steps entering the solution).
+// Jacobians and LUs stay 0: no SDE method here is implicit. The rest is
+// the SDE's own (see the package documentation).
 type Stats struct {
+	integrate.Stats
 	// Steps counts the steps that make up the solution; with adaptive
 	// steps, two per accepted attempt.
 	Steps int
-	// Accepted and Rejected count the adaptive attempts.
-	Accepted, Rejected int
-	DriftEvals         int // evaluations of f, forward pass
-	DiffusionEvals     int // evaluations of g, forward pass
+	// DiffusionEvals counts the evaluations of g, forward pass (Milstein's
+	// Jacobian–vector products included).
+	DiffusionEvals int
 	// BackwardEvals counts the evaluations of (f, g) of the Reversible
 	// gradient's backward pass (N + 2 for N steps), the vector–Jacobian
-	// products and reconstructing evaluations of the Adjoint gradient's, and the evaluations of f in the Checkpoint
-	// gradient's replays; it is filled in when that pass runs.
+	// products and reconstructing evaluations of the Adjoint gradient's,
+	// and the evaluations of f in the Checkpoint and Recursive gradients'
+	// replays; it is filled in when that pass runs.
 	BackwardEvals int
-	// Stored is the most states the Checkpoint gradient kept at once (y0
-	// and the checkpoints), counted through its backward pass.
+	// Stored is the most states the Checkpoint or Recursive gradient kept
+	// at once (y0 and the checkpoints), counted through its backward pass:
+	// odeblock.BlockStats.Stored's count.
 	Stored int
 	// Drift is the largest error, elementwise, of the initial state that
 	// the Reversible or Adjoint backward pass reconstructs, against y0:
