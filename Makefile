@@ -101,12 +101,13 @@ cross:
 	done
 	$(GO) vet -tags purego ./tensor/... ./odeblock/...
 
-# The kernel paths slower than this CPU's fastest (avx2 and generic on an
-# AVX-512 machine, generic on an AVX2 one, none elsewhere), each forced
+# The kernel paths slower than this CPU's fastest (avx2, sse2 and generic
+# on an AVX-512 machine, sse2 and generic on an AVX2 one, generic on an
+# amd64 CPU without AVX2 and on arm64, none elsewhere), each forced
 # through ADAMNODE_CPU for the tests of the packages with kernels of their
 # own: tensor and autograd whole, sgemm and dgemm short (their full tests
-# run the AVX2 kernels directly on any AVX2 CPU already; on generic they
-# are gonum's), and odeblock's tests of its AdamNODE kernels, norm2 and the
+# run the AVX2 and SSE2 kernels directly on any CPU that runs them
+# already; on generic they are gonum's), and odeblock's tests of its AdamNODE kernels, norm2 and the
 # families (its whole suite takes minutes).
 KERNEL_PATHS_BELOW = $(shell env -u ADAMNODE_CPU $(GO) run ./internal/cmd/kernelpath -below)
 KERNEL_ODE_TESTS := Adam|Norm2|Famil|FusedRHS|ModesAgree

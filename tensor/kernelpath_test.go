@@ -55,7 +55,7 @@ func wantSites(p isa.Path) string {
 	vecName := map[isa.Path]string{isa.Generic: "go", isa.SSE2: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "neon"}[p]
 	wino := map[isa.Path]string{isa.Generic: "go", isa.SSE2: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
 	axpy := map[isa.Path]string{isa.Generic: "go", isa.SSE2: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
-	gemm := fmt.Sprint(p != isa.Generic && p != isa.SSE2) // the GEMMs have kernels on every path but generic and sse2
+	gemm := fmt.Sprint(p != isa.Generic) // the GEMMs have kernels on every path but generic
 	return fmt.Sprintf("kernelpath=%s vec=%s vec64=%s axpy=%s wino=%s sgemm=%s dgemm=%s",
 		p, vecName, vecName, axpy, wino, gemm, gemm)
 }
