@@ -7,6 +7,7 @@
 //	adamnode compare      [flags]   the six models, the paper's Figure 2
 //	adamnode silverbox    [flags]   untrained models on the Silverbox recording, Figure 3
 //	adamnode trajectories [flags]   gradient flow, heavy ball and Adam ODEs, Figure 1
+//	adamnode serve        [flags]   a trained model over HTTP (docs/serving.md)
 //
 // Run "adamnode COMMAND -h" for a command's flags. A bad command line is a
 // one-line error and exit code 2; a failed run exits with code 1. Ctrl-C
@@ -50,6 +51,7 @@ func commands() []command {
 		{"compare", "the six models in the paper's configurations (Figure 2)", runCompare},
 		{"silverbox", "untrained models driven by the Silverbox recording (Figure 3)", runSilverbox},
 		{"trajectories", "gradient flow, heavy ball and Adam ODEs on test functions (Figure 1)", runTrajectories},
+		{"serve", "a checkpoint of train over HTTP, batching concurrent requests", runServe},
 	}
 }
 
@@ -150,6 +152,6 @@ func run(args []string, out, errOut io.Writer) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(errOut, "adamnode: unknown command %q (want train, compare, silverbox or trajectories)\n", args[0])
+	fmt.Fprintf(errOut, "adamnode: unknown command %q (want train, compare, silverbox, trajectories or serve)\n", args[0])
 	return 2
 }
