@@ -1,0 +1,275 @@
+//go:build ignore
+
+// gen_sse2 writes kernel_sse2_amd64.s, the SSE2 micro-kernel of the
+// blocked DGEMM on the sse2 kernel path (see sse2.go): go run gen_sse2.go
+//
+// SSE2 has 16 XMM registers of 2 float64 lanes and no fused multiply-add.
+// The register tile is mr × 2 vectors: 12 accumulators (6 rows of two
+// 2-lane vectors), the two vectors of B of the current step, the broadcast
+// A value and one register for a product, which MULPS writes and ADDPS
+// adds. Each k step loads 2 vectors of B and broadcasts 6 values of A for
+// 12 multiplies and 12 adds: one of each a cycle, the SSE peak of the
+// CPUs without AVX (Nehalem, Westmere, Core 2). It is the float32 kernel
+// of package sgemm (its gen_sse2.go) with 2 lanes a vector.
+//
+// The kernel reads its panels whole: every panel of B is packed (NR wide,
+// zero-padded), every panel of A too (mr rows), and a tile narrower than
+// NR is stored through a copy in Go (sse2.go), since SSE2 has no masked
+// loads or stores. sse2RowsA and sse2RowsB pack a whole panel whose steps
+// lie in rows of the source (copy's call for each step of 24 or 32 bytes
+// took most of the packing's time).
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// The package, the element type and its instructions.
+const (
+	pkg   = "dgemm"
+	typ   = "float64"
+	es    = 8    // bytes an element
+	lanes = 2    // elements an XMM register
+	ps    = "PD" // the packed instructions' suffix
+	ss    = "SD" // the scalar load's suffix
+	mr    = 6    // the register tile's rows
+	nv    = 2    // its vectors a row
+)
+
+// The argument frame (see kernel_sse2_amd64.go), for asmdecl's names.
+const (
+	offAlpha = 56
+	offBeta  = 64
+	offRows  = 72
+	offBias  = 88
+	frame    = 96
+)
+
+// The vector registers: accumulators X0–X11 (row i, vector v in
+// X(i·nv + v)), B's vectors X12 and X13, the broadcast A value X14, the
+// product X15.
+const (
+	xB     = 12
+	xA     = 14
+	xT     = 15
+	vBytes = 16 // bytes a vector
+)
+
+var out strings.Builder
+
+func w(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
+
+// bcast writes the broadcast of the element at addr to every lane of
+// register x (SSE2 has no broadcast load: a scalar load, then a shuffle).
+func bcast(addr string, x int) {
+	w("\tMOV%s %s, X%d", ss, addr, x)
+	if es == 4 {
+		w("\tSHUFPS $0, X%d, X%d", x, x)
+	} else {
+		w("\tUNPCKLPD X%d, X%d", x, x)
+	}
+}
+
+// step is k step p of an unrolled group: A(i, p) at es·i + p·ka from AX
+// ((AX), (AX)(R11·1), (AX)(R11·2), (AX)(R13·1): R11 = ka, R13 = 3·ka in
+// bytes), B's vectors at (BX) likewise with DX = ldb and R12 = 3·ldb.
+func step(p int) {
+	idx := []string{"", "(R11*1)", "(R11*2)", "(R13*1)"}[p]
+	bidx := []string{"", "(DX*1)", "(DX*2)", "(R12*1)"}[p]
+	for v := range nv {
+		w("\tMOVUP%s %d(BX)%s, X%d", ps[1:], vBytes*v, bidx, xB+v)
+	}
+	for i := range mr {
+		bcast(fmt.Sprintf("%d(AX)%s", es*i, idx), xA)
+		for v := range nv {
+			acc := i*nv + v
+			if v < nv-1 {
+				w("\tMOVAP%s X%d, X%d", ps[1:], xA, xT)
+				w("\tMUL%s X%d, X%d", ps, xB+v, xT)
+				w("\tADD%s X%d, X%d", ps, xT, acc)
+			} else { // the last product may overwrite the broadcast
+				w("\tMUL%s X%d, X%d", ps, xB+v, xA)
+				w("\tADD%s X%d, X%d", ps, xA, acc)
+			}
+		}
+	}
+}
+
+// storeRows writes the store of each of the tile's rows i and vectors v
+// by st(i, v), moving DI to the next row and leaving when the rows (SI)
+// run out.
+func storeRows(st func(i, v int)) {
+	for i := range mr {
+		for v := range nv {
+			st(i, v)
+		}
+		if i < mr-1 {
+			w("\tDECQ SI")
+			w("\tJZ done")
+			w("\tADDQ DX, DI")
+		}
+	}
+}
+
+// shift is log2 of es.
+func shift() int {
+	if es == 8 {
+		return 3
+	}
+	return 2
+}
+
+func kernel(name string) {
+	w("// func %s(k int, a *%s, ka int, b *%s, ldb int, c *%s, ldc int, alpha, beta %s, rows int, mask uint32, bias *%s)",
+		name, typ, typ, typ, typ, typ)
+	w("TEXT ·%s(SB), NOSPLIT, $0-%d", name, frame)
+	w("\tMOVQ k+0(FP), CX")
+	w("\tMOVQ a+8(FP), AX")
+	w("\tMOVQ ka+16(FP), R11")
+	w("\tSHLQ $%d, R11", shift())
+	w("\tLEAQ (R11)(R11*2), R13")
+	w("\tMOVQ b+24(FP), BX")
+	w("\tMOVQ ldb+32(FP), DX")
+	w("\tSHLQ $%d, DX", shift())
+	w("\tLEAQ (DX)(DX*2), R12")
+	w("\tMOVQ c+40(FP), DI")
+	for x := range mr * nv {
+		w("\tXORPS X%d, X%d", x, x)
+	}
+	w("\tMOVQ CX, R9")
+	w("\tSHRQ $2, R9")
+	w("\tANDQ $3, CX")
+	w("\tTESTQ R9, R9")
+	w("\tJZ tail")
+	w("loop4:")
+	for p := range 4 {
+		step(p)
+	}
+	w("\tLEAQ (AX)(R11*4), AX")
+	w("\tLEAQ (BX)(DX*4), BX")
+	w("\tDECQ R9")
+	w("\tJNZ loop4")
+	w("tail:")
+	w("\tTESTQ CX, CX")
+	w("\tJZ store")
+	w("loop1:")
+	step(0)
+	w("\tADDQ R11, AX")
+	w("\tADDQ DX, BX")
+	w("\tDECQ CX")
+	w("\tJNZ loop1")
+	w("store:")
+	// Three ways to store: alpha·acc + beta·C when beta ≠ 0, alpha·acc
+	// when beta = 0 (C not read), alpha·acc + bias[j] when beta = 0 and
+	// bias is not nil. X12 holds alpha, X13 beta or the bias's first
+	// vector, X14 C's vector or the bias's second.
+	w("\tMOVQ rows+%d(FP), SI", offRows)
+	w("\tMOVQ ldc+48(FP), DX")
+	w("\tSHLQ $%d, DX", shift())
+	bcast(fmt.Sprintf("alpha+%d(FP)", offAlpha), 12)
+	if es == 4 {
+		w("\tMOVL beta+%d(FP), R8", offBeta)
+		w("\tANDL $0x7fffffff, R8") // -0 is 0
+	} else {
+		w("\tMOVQ beta+%d(FP), R8", offBeta)
+		w("\tSHLQ $1, R8") // drop the sign: -0 is 0
+	}
+	w("\tJZ zero")
+	bcast(fmt.Sprintf("beta+%d(FP)", offBeta), 13)
+	storeRows(func(i, v int) {
+		acc := i*nv + v
+		w("\tMOVUP%s %d(DI), X14", ps[1:], vBytes*v)
+		w("\tMUL%s X13, X14", ps)
+		w("\tMUL%s X12, X%d", ps, acc)
+		w("\tADD%s X14, X%d", ps, acc)
+		w("\tMOVUP%s X%d, %d(DI)", ps[1:], acc, vBytes*v)
+	})
+	w("\tRET")
+	w("zero:")
+	w("\tMOVQ bias+%d(FP), R12", offBias)
+	w("\tTESTQ R12, R12")
+	w("\tJNZ bias")
+	storeRows(func(i, v int) {
+		acc := i*nv + v
+		w("\tMUL%s X12, X%d", ps, acc)
+		w("\tMOVUP%s X%d, %d(DI)", ps[1:], acc, vBytes*v)
+	})
+	w("\tRET")
+	// With a bias: C[i, j] = alpha·acc + bias[j], the bias loaded once.
+	w("bias:")
+	for v := range nv {
+		w("\tMOVUP%s %d(R12), X%d", ps[1:], vBytes*v, 13+v)
+	}
+	storeRows(func(i, v int) {
+		acc := i*nv + v
+		w("\tMUL%s X12, X%d", ps, acc)
+		w("\tADD%s X%d, X%d", ps, 13+v, acc)
+		w("\tMOVUP%s X%d, %d(DI)", ps[1:], acc, vBytes*v)
+	})
+	w("done:")
+	w("\tRET")
+}
+
+// rowsCopy writes name(d *T, src *T, ld int, kb int), which copies n
+// elements a step for kb steps, the steps of src ld elements apart into d
+// contiguous: 16 bytes a move, then 8 for a remainder (MOVSD moves any 8
+// bytes).
+func rowsCopy(name string, n int) {
+	w("// func %s(d *%s, src *%s, ld int, kb int)", name, typ, typ)
+	w("TEXT ·%s(SB), NOSPLIT, $0-32", name)
+	w("\tMOVQ d+0(FP), DI")
+	w("\tMOVQ src+8(FP), SI")
+	w("\tMOVQ ld+16(FP), DX")
+	w("\tSHLQ $%d, DX", shift())
+	w("\tMOVQ kb+24(FP), CX")
+	w("\tTESTQ CX, CX")
+	w("\tJZ %sdone", name)
+	w("%sloop:", name)
+	bytes := n * es
+	for o := 0; o+16 <= bytes; o += 16 {
+		w("\tMOVUPS %d(SI), X%d", o, o/16)
+	}
+	if bytes%16 != 0 {
+		w("\tMOVSD %d(SI), X%d", bytes/16*16, 7)
+	}
+	for o := 0; o+16 <= bytes; o += 16 {
+		w("\tMOVUPS X%d, %d(DI)", o/16, o)
+	}
+	if bytes%16 != 0 {
+		w("\tMOVSD X%d, %d(DI)", 7, bytes/16*16)
+	}
+	w("\tADDQ DX, SI")
+	w("\tADDQ $%d, DI", bytes)
+	w("\tDECQ CX")
+	w("\tJNZ %sloop", name)
+	w("%sdone:", name)
+	w("\tRET")
+}
+
+func main() {
+	w(`// Code generated by go run gen_sse2.go; DO NOT EDIT.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The SSE2 micro-kernel of the blocked %[1]s (see sse2.go): C =
+// alpha·A·B + beta·C (+ bias) for the first rows rows of a %[2]d×%[3]d tile,
+// every column, from k steps of a packed panel of A (A(i, p) at
+// a[p·ka + i]) and of B (NR = %[3]d values a step, ldb apart). The mask
+// argument is not read: narrower tiles go through sse2Narrow.
+`, strings.ToUpper(pkg[:1])+pkg[1:], mr, nv*lanes)
+	kernel("sse2Kernel")
+	w("")
+	w("// sse2RowsA and sse2RowsB copy a panel that lies step by step in src")
+	w("// (ld elements apart) into its packed form, %d or %d elements a step.", mr, nv*lanes)
+	rowsCopy("sse2RowsA", mr)
+	w("")
+	rowsCopy("sse2RowsB", nv*lanes)
+	if err := os.WriteFile("kernel_sse2_amd64.s", []byte(out.String()), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,106 @@
+package dgemm
+
+import (
+	"math/bits"
+	"unsafe"
+
+	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/adamnode/adamnode/tensor/internal/gemm"
+)
+
+//go:generate go run gen_sse2.go
+
+// The SSE2 register tile (mrSSE2 × nrSSE2: 12 accumulators of 2 lanes in
+// the 16 XMM registers, see gen_sse2.go) and its cache blocks: a
+// kcSSE2×4 panel of B (8 KiB) stays in L1, a 60×256 block of A (120 KiB)
+// in a 256 KiB L2 (Nehalem's, Sandy Bridge's), a 256×2048 block of B in
+// L3 (4 MiB). kcSSE2 is kc, so that every path sums each element of C in the same
+// order of blocks.
+const (
+	mrSSE2 = 6
+	nrSSE2 = 4
+	kcSSE2 = kc
+	mcSSE2 = 60
+	ncSSE2 = 2048
+)
+
+// driverSSE2 is Dgemm's blocked GEMM on the sse2 path. Every panel of A
+// and of B is packed (DirectBMaxM 0, PackAMinN 0: the kernel reads whole
+// vectors of both, and SSE2 has no masked loads), so InPlaceTiles never
+// runs. Enabled wherever the CPU runs the kernel (every amd64 CPU
+// outside the purego build), so that the tests can call it there; Sgemm
+// takes it only when isa.Current is isa.SSE2.
+var driverSSE2 = &gemm.Driver[float64]{
+	MR: mrSSE2, NR: nrSSE2, KC: kcSSE2, MC: mcSSE2, NC: ncSSE2,
+	DirectBMaxM:  0,
+	PackAMinN:    0,
+	Enabled:      hasSSE2,
+	PanelWidth:   func(int) int { return nrSSE2 },
+	InPlaceTiles: inPlaceTilesSSE2,
+	Edge:         edgeKernelSSE2,
+	PackPanel:    packPanelSSE2,
+	Fallback:     gonum.Implementation{}.Dgemm,
+}
+
+// inPlaceTilesSSE2 is never called: the SSE2 driver packs every panel of
+// A.
+func inPlaceTilesSSE2(trans bool, w, kb int, a []float64, lda, edge int, b *float64, ldb int, c []float64, ldc int, alpha, beta float64, mask uint32, bias *float64) {
+	panic("dgemm: the SSE2 driver reads A in place")
+}
+
+// edgeKernelSSE2 returns the SSE2 kernel for a panel of rows ≤ 6 rows and
+// w columns: sse2Kernel for a whole tile's width, sse2Narrow for fewer
+// columns.
+func edgeKernelSSE2(rows, w int) gemm.Kernel[float64] {
+	if w < nrSSE2 {
+		return sse2Narrow
+	}
+	return sse2Kernel
+}
+
+// sse2Narrow is sse2Kernel for a tile of fewer than 4 columns (those set
+// in mask, a run from lane 0): the kernel stores into a whole tile on the
+// stack, holding C's columns (when beta ≠ 0) and the bias's, which are
+// then copied back; the arithmetic is sse2Kernel's, rounded alike. No
+// element of C or of the bias outside the columns in mask is read or
+// written.
+func sse2Narrow(k int, a *float64, ka int, b *float64, ldb int, c *float64, ldc int, alpha, beta float64, rows int, mask uint32, bias *float64) {
+	w := bits.TrailingZeros32(^mask)
+	var t [mrSSE2 * nrSSE2]float64
+	cs := unsafe.Slice(c, (rows-1)*ldc+w)
+	if beta != 0 {
+		for i := range rows {
+			copy(t[i*nrSSE2:i*nrSSE2+w], cs[i*ldc:])
+		}
+	}
+	var tb [nrSSE2]float64
+	var bp *float64
+	if bias != nil {
+		copy(tb[:w], unsafe.Slice(bias, w))
+		bp = &tb[0]
+	}
+	sse2Kernel(k, a, ka, b, ldb, &t[0], nrSSE2, alpha, beta, rows, mask, bp)
+	for i := range rows {
+		copy(cs[i*ldc:i*ldc+w], t[i*nrSSE2:])
+	}
+}
+
+// packPanelSSE2 is the SSE2 driver's gemm.Driver.PackPanel: a whole panel
+// (w = s, 6 or 4 lanes) whose steps lie in rows of the source (B not
+// transposed, A transposed) by sse2RowsA or sse2RowsB, the rest by the Go
+// loops. Copying a step of 48 or 32 bytes by copy took longer in its call
+// than in the copy (a sixth of the MNIST model's time on this path).
+func packPanelSSE2(d []float64, s, w, kb int, perStep bool, src []float64, base, ld int) {
+	if !perStep || w != s || kb == 0 || (s != mrSSE2 && s != nrSSE2) || !hasSSE2 {
+		gemm.PackPanelGo(d, s, w, kb, perStep, src, base, ld)
+		return
+	}
+	_ = d[kb*s-1]               // the stores stay within the panel
+	_ = src[base+(kb-1)*ld+w-1] // and the loads within the source
+	if s == mrSSE2 {
+		sse2RowsA(&d[0], &src[base], ld, kb)
+	} else {
+		sse2RowsB(&d[0], &src[base], ld, kb)
+	}
+}

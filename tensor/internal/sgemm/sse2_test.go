@@ -1,0 +1,299 @@
+package sgemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime/debug"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/adamnode/adamnode/tensor/internal/gemm"
+)
+
+// sse2Kernels are the SSE2 kernel (every column) and its narrow form
+// (sse2Narrow, fewer columns through a copy), as runKernel takes them.
+var sse2Kernels = []avx2Kernel{
+	{"sse2Kernel", sse2Kernel, false, 2, mrSSE2}, {"sse2Narrow", sse2Narrow, false, 2, mrSSE2},
+}
+
+// TestSSE2Kernels runs the SSE2 kernel directly (every amd64 CPU runs it,
+// whatever path isa.Current chose) against float64 sums: every row count
+// 1..6, every column count (8 by sse2Kernel, 1–8 by sse2Narrow), k from 1
+// (the unrolled loop's remainders, one and several rounds of 4), A's
+// panel packed and wider, each way of storing (beta 0, -0 and not, a
+// bias). B's columns past w and A's rows past rows are NaN, and so is C
+// when beta is 0: none may reach a stored element. The bound is
+// runKernel's, (k+3)·2⁻²³ of the sum of the terms' magnitudes, which the
+// products and sums rounded apart stay within as FMA's do.
+func TestSSE2Kernels(t *testing.T) {
+	if !hasSSE2 {
+		t.Skip("no SSE2 kernel in this build")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	negZero := float32(math.Copysign(0, -1))
+	stores := []struct {
+		alpha, beta float32
+		bias        bool
+	}{{1, 0, false}, {-1.5, 0, true}, {0.5, 1, false}, {2, -0.75, false}, {1, negZero, false}, {3, 0.25, false}}
+	for _, kn := range sse2Kernels {
+		ws := []int{nrSSE2}
+		if kn.name == "sse2Narrow" {
+			ws = []int{1, 2, 3, 4, 5, 6, 7, 8}
+		}
+		for rows := 1; rows <= mrSSE2; rows++ {
+			for _, w := range ws {
+				for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13, 64} {
+					for si, st := range stores {
+						ka := mrSSE2
+						if (rows+k+si)%3 == 0 {
+							ka = 11 // a transposed A in place
+						}
+						runKernel(t, rng, kn, kernelCase{rows: rows, w: w, k: k, alpha: st.alpha, beta: st.beta, bias: st.bias, ldb: nrSSE2, ka: ka, ldc: w + 2 + k%3})
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSSE2Edge checks the SSE2 driver's choice of kernel and panel width:
+// sse2Kernel for a whole tile's width, sse2Narrow for fewer columns,
+// whatever the rows; every panel of B 8 wide.
+func TestSSE2Edge(t *testing.T) {
+	for _, c := range []struct {
+		rows, w int
+		want    string
+	}{
+		{1, 1, "sse2Narrow"}, {6, 7, "sse2Narrow"}, {3, 4, "sse2Narrow"},
+		{1, 8, "sse2Kernel"}, {6, 8, "sse2Kernel"}, {4, 8, "sse2Kernel"},
+	} {
+		p := edgeKernelSSE2(c.rows, c.w)
+		name := "unknown kernel"
+		for _, kn := range sse2Kernels {
+			if fmt.Sprintf("%p", kn.kern) == fmt.Sprintf("%p", p) {
+				name = kn.name
+			}
+		}
+		if name != c.want {
+			t.Errorf("edgeKernelSSE2(%d, %d) = %s, want %s", c.rows, c.w, name, c.want)
+		}
+	}
+	for _, w := range []int{1, 4, 7, 8} {
+		if got := driverSSE2.PanelWidth(w); got != nrSSE2 {
+			t.Errorf("the SSE2 panel width of %d columns is %d, want %d", w, got, nrSSE2)
+		}
+	}
+	if driverSSE2.DirectBMaxM != 0 || driverSSE2.PackAMinN != 0 {
+		t.Errorf("the SSE2 driver reads operands in place (DirectBMaxM %d, PackAMinN %d): its kernel reads whole vectors", driverSSE2.DirectBMaxM, driverSSE2.PackAMinN)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("inPlaceTilesSSE2 ran: the SSE2 driver packs A")
+		}
+	}()
+	inPlaceTilesSSE2(false, 8, 1, make([]float32, 6), 1, 6, new(float32), 8, make([]float32, 8), 8, 1, 0, 0xff, nil)
+}
+
+// TestSSE2KernelsStayInside runs both SSE2 kernels with every row of C,
+// the bias and the packed panels ending right before a page it may not
+// touch: sse2Kernel on whole tiles, sse2Narrow on 1 and 7 columns (a
+// fault fails the test), for k that runs the unrolled loop and its
+// remainder.
+func TestSSE2KernelsStayInside(t *testing.T) {
+	if !hasSSE2 {
+		t.Skip("no SSE2 kernel in this build")
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	for _, kn := range sse2Kernels {
+		ws := []int{nrSSE2}
+		if kn.name == "sse2Narrow" {
+			ws = []int{1, 7}
+		}
+		for _, w := range ws {
+			for _, beta := range []float32{0, 1} {
+				const k = 5
+				a, _, freeA := guarded(t, 1, k*mrSSE2)
+				b, _, freeB := guarded(t, 1, k*nrSSE2)
+				c, ldc, freeC := guarded(t, mrSSE2, w)
+				bias, _, freeBias := guarded(t, 1, w)
+				fill(a, 1, k*mrSSE2, 0, 1)
+				fill(b, 1, k*nrSSE2, 0, 2)
+				fill(bias, 1, w, 0, 3)
+				fill(c, mrSSE2, w, ldc, 4)
+				var bp *float32
+				if beta == 0 {
+					bp = &bias[0]
+				}
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Errorf("%s, %d columns, beta %v: %v", kn.name, w, beta, r)
+						}
+					}()
+					kn.kern(k, &a[0], mrSSE2, &b[0], nrSSE2, &c[0], ldc, 1, beta, mrSSE2, gemm.Lanes(w), bp)
+				}()
+				want := float32(2*k + 3) // 1·2 summed k times, plus the bias
+				if beta != 0 {
+					want = 2*k + 4 // plus C
+				}
+				for i := range mrSSE2 {
+					for j := range w {
+						if v := c[i*ldc+j]; v != want {
+							t.Fatalf("%s, %d columns, beta %v: C[%d,%d] = %v, want %v", kn.name, w, beta, i, j, v, want)
+						}
+					}
+				}
+				freeA()
+				freeB()
+				freeC()
+				freeBias()
+			}
+		}
+	}
+}
+
+// TestSgemmNaN checks, on every path, that a NaN or an infinity in A or B
+// reaches exactly the elements of C whose sums include it (with beta 0,
+// C all NaN before and not read): a row of C for one in A, a column for
+// one in B, also in the zero-padded edge tiles.
+func TestSgemmNaN(t *testing.T) {
+	forPaths(t, func(t *testing.T, gp gemmPath) {
+		rng := rand.New(rand.NewPCG(9, 10))
+		for _, tc := range []struct {
+			tA, tB  bool
+			m, n, k int
+		}{
+			{false, false, 13, 17, 5}, {true, false, 13, 17, 5}, {false, true, 13, 17, 5}, {true, true, 13, 17, 5},
+			{false, false, 512, 64, 17}, {true, false, 64, 17, 512}, {false, true, 512, 16, 64},
+			{false, false, 1, 1, 1}, {false, false, 30, 9, 300}, {true, true, 7, 600, 3},
+		} {
+			for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
+				lda, ldb, ldc := tc.k, tc.n, tc.n
+				if tc.tA {
+					lda = tc.m
+				}
+				if tc.tB {
+					ldb = tc.k
+				}
+				a, b := randSlice(rng, tc.m*tc.k), randSlice(rng, tc.k*tc.n)
+				c := make([]float32, tc.m*tc.n)
+				for i := range c {
+					c[i] = float32(math.NaN())
+				}
+				ia, pa := rng.IntN(tc.m), rng.IntN(tc.k)
+				pb, jb := rng.IntN(tc.k), rng.IntN(tc.n)
+				if tc.tA {
+					a[pa*lda+ia] = bad
+				} else {
+					a[ia*lda+pa] = bad
+				}
+				if tc.tB {
+					b[jb*ldb+pb] = bad
+				} else {
+					b[pb*ldb+jb] = bad
+				}
+				gp.gemm(tr(tc.tA), tr(tc.tB), tc.m, tc.n, tc.k, 1, a, lda, b, ldb, 0, c, ldc)
+				for i := range tc.m {
+					for j := range tc.n {
+						v := float64(c[i*ldc+j])
+						nonFinite := math.IsNaN(v) || math.IsInf(v, 0)
+						hit := i == ia || j == jb
+						if nonFinite != hit || (bad != bad && hit && !math.IsNaN(v)) {
+							t.Fatalf("%+v bad=%v at A(%d,%d), B(%d,%d): C[%d,%d] = %v", tc, bad, ia, pa, pb, jb, i, j, v)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestSSE2Bias checks the SSE2 driver's bias product against the one
+// without a bias plus the bias, bit for bit: the kernel adds the bias as
+// C's first block of k is stored, alpha·acc + bias rounded as alpha·acc +
+// 1·C is, on whole and narrow tiles.
+func TestSSE2Bias(t *testing.T) {
+	if !hasSSE2 {
+		t.Skip("no SSE2 kernel in this build")
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, s := range [][3]int{{13, 17, 5}, {6, 8, 300}, {1, 3, 1}, {50, 64, 64}} {
+		m, n, k := s[0], s[1], s[2]
+		a, b, bias := randSlice(rng, m*k), randSlice(rng, k*n), randSlice(rng, n)
+		got, want := make([]float32, m*n), make([]float32, m*n)
+		driverSSE2.GemmBias(blas.NoTrans, blas.NoTrans, m, n, k, 0.5, a, k, b, n, bias, got, n)
+		for i := range m {
+			copy(want[i*n:], bias)
+		}
+		driverSSE2.Gemm(blas.NoTrans, blas.NoTrans, m, n, k, 0.5, a, k, b, n, 1, want, n)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%v: C[%d] = %v with the bias, %v with C = bias", s, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestSSE2PackPanel compares the SSE2 driver's packing with the portable
+// loops over every lane count of its panel widths (6: a panel of A; 8: of
+// B; 5, which no panel has), step counts 0 to 17 and 256, both layouts,
+// and checks that it leaves the elements past the panel alone.
+func TestSSE2PackPanel(t *testing.T) {
+	for _, perStep := range []bool{false, true} {
+		for _, s := range []int{mrSSE2, nrSSE2, 5} {
+			for w := 1; w <= s; w++ {
+				for _, kb := range []int{0, 1, 2, 3, 7, 8, 9, 16, 17, 256} {
+					ld := kb + 3
+					if perStep {
+						ld = w + 5
+					}
+					src := make([]float32, 7+ld*max(w, kb))
+					for i := range src {
+						src[i] = float32(i + 1)
+					}
+					got := make([]float32, kb*s+8)
+					want := make([]float32, kb*s+8)
+					for i := range got {
+						got[i], want[i] = -1, -1
+					}
+					packPanelSSE2(got[:kb*s], s, w, kb, perStep, src, 7, ld)
+					gemm.PackPanelGo(want[:kb*s], s, w, kb, perStep, src, 7, ld)
+					for i := range got {
+						if got[i] != want[i] {
+							t.Fatalf("perStep %v s %d w %d kb %d: element %d is %g, want %g", perStep, s, w, kb, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSSE2PackPanelBounds checks that the SSE2 packing refuses a source or
+// a panel one element short before its assembly reads or writes past it.
+func TestSSE2PackPanelBounds(t *testing.T) {
+	if !hasSSE2 {
+		t.Skip("no SSE2 kernel in this build")
+	}
+	for _, s := range []int{mrSSE2, nrSSE2} {
+		const kb, base = 9, 2
+		ld := s + 3
+		need := base + (kb-1)*ld + s                                                          // the last step's last lane, one past
+		packPanelSSE2(make([]float32, kb*s), s, s, kb, true, make([]float32, need), base, ld) // fits
+		for name, f := range map[string]func(){
+			"source": func() { packPanelSSE2(make([]float32, kb*s), s, s, kb, true, make([]float32, need-1), base, ld) },
+			"panel":  func() { packPanelSSE2(make([]float32, kb*s-1), s, s, kb, true, make([]float32, need), base, ld) },
+		} {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("s %d: a %s one element short packed without a panic", s, name)
+					}
+				}()
+				f()
+			}()
+		}
+	}
+}
