@@ -146,6 +146,11 @@ func (m *Classifier[T]) Counts() ParamCounts { return m.counts }
 // passes.
 func (m *Classifier[T]) Stats() odeblock.BlockStats { return m.block.Stats() }
 
+// NFE returns the evaluations of the ODE block's dynamics in the last
+// forward and backward passes, as Stats counts them: a Classifier is a
+// train.Counted.
+func (m *Classifier[T]) NFE() (forward, backward int) { return m.block.Stats().NFE() }
+
 // InitialState records the ODE's initial state for images x [B, InC, H, W]:
 // [B, C, H, W] for NODE and ANODE, the parts stacked along the leading
 // axis ([P·B, C, H, W], h first) for the others.

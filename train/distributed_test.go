@@ -68,7 +68,7 @@ func (m *odeNet) Params() []*autograd.Param[float64] {
 	return append(append(m.in.Params(), m.w), m.out.Params()...)
 }
 
-func (m *odeNet) Stats() odeblock.BlockStats { return m.block.Stats() }
+func (m *odeNet) NFE() (forward, backward int) { return m.block.NFE() }
 
 // shardedLoaders are rank's loaders of a run on size ranks with global
 // batch 32: its shard of every training batch, and the whole test set.

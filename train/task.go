@@ -9,7 +9,6 @@ import (
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/data"
 	"github.com/adamnode/adamnode/layers"
-	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -99,11 +98,12 @@ func (c classifier[T]) SetTraining(training bool) {
 	}
 }
 
-func (c classifier[T]) Stats() odeblock.BlockStats {
+// NFE returns the model's counts, if it is Counted (0 and 0 if not).
+func (c classifier[T]) NFE() (forward, backward int) {
 	if cm, ok := c.m.(Counted); ok {
-		return cm.Stats()
+		return cm.NFE()
 	}
-	return odeblock.BlockStats{}
+	return 0, 0
 }
 
 func (c classifier[T]) Batches(ctx context.Context, epoch int) iter.Seq2[*data.Batch, error] {
@@ -140,7 +140,8 @@ func (c classifier[T]) Evaluate(ctx context.Context, tp *autograd.Tape[T], shard
 		e.LossSum += float64(l.Value.Item()) * float64(l.N)
 		e.Correct += l.Correct
 		e.N += l.N
-		e.NFE += c.Stats().Forward.NFE
+		fwd, _ := c.NFE()
+		e.NFE += fwd
 		e.Batches++
 	}
 	return e, nil
@@ -181,12 +182,12 @@ type Sampled[T tensor.Float, B any] struct {
 	Counter    Counted
 }
 
-// Stats returns the Counter's statistics (none without a Counter).
-func (s *Sampled[T, B]) Stats() odeblock.BlockStats {
+// NFE returns the Counter's counts (0 and 0 without a Counter).
+func (s *Sampled[T, B]) NFE() (forward, backward int) {
 	if s.Counter == nil {
-		return odeblock.BlockStats{}
+		return 0, 0
 	}
-	return s.Counter.Stats()
+	return s.Counter.NFE()
 }
 
 // Params returns s.Parameters.

@@ -98,3 +98,29 @@ func TestClassifierEvaluateShards(t *testing.T) {
 		t.Errorf("the shards' sums %+v differ from the whole's %+v", sum, whole)
 	}
 }
+
+// countedModel is a Model that reports fixed counts.
+type countedModel struct {
+	Model[float64]
+	fwd, bwd int
+}
+
+func (m countedModel) NFE() (forward, backward int) { return m.fwd, m.bwd }
+
+// TestClassifierNFE: a classification task reports its model's counts
+// when the model is Counted, and none when it is not.
+func TestClassifierNFE(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		m        Model[float64]
+		fwd, bwd int
+	}{
+		{"counted", countedModel{fwd: 12, bwd: 31}, 12, 31},
+		{"not counted", Model[float64](nil), 0, 0},
+	} {
+		fwd, bwd := classifier[float64]{m: tc.m}.NFE()
+		if fwd != tc.fwd || bwd != tc.bwd {
+			t.Errorf("%s: NFE %d + %d, want %d + %d", tc.name, fwd, bwd, tc.fwd, tc.bwd)
+		}
+	}
+}

@@ -18,7 +18,6 @@ import (
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/data"
 	"github.com/adamnode/adamnode/layers"
-	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/optim"
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -35,9 +34,11 @@ type Model[T tensor.Float] interface {
 }
 
 // Counted is implemented by models that report their ODE block's work,
-// which the rows' NFE columns show (models.Classifier does).
+// which the rows' NFE columns show: NFE returns the evaluations of the
+// dynamics in the last forward and backward passes. odeblock.Block,
+// odeblock.BlockStats and models.Classifier are Counted.
 type Counted interface {
-	Stats() odeblock.BlockStats
+	NFE() (forward, backward int)
 }
 
 // Config is what Run does besides the model and the data.
@@ -762,8 +763,7 @@ func gradients[T tensor.Float, B any](tp *autograd.Tape[T], task Task[T, B], opt
 		return st, err
 	}
 	if c, ok := task.(Counted); ok {
-		ns := c.Stats()
-		st.fwd, st.bwd = ns.Forward.NFE, ns.Backward.NFE
+		st.fwd, st.bwd = c.NFE()
 	}
 	return st, nil
 }

@@ -76,6 +76,7 @@ func (m *model) Forward(tp *autograd.Tape[float32], x autograd.Var[float32]) (au
 
 func (m *model) Params() []*autograd.Param[float32] { return m.params() }
 func (m *model) Stats() odeblock.BlockStats         { return m.block.Stats() }
+func (m *model) NFE() (forward, backward int)       { return m.block.NFE() }
 
 func main() {
 	mode := flag.String("mode", "adjoint", "gradient mode: "+strings.Join(odeblock.GradModeNames(), ", "))

@@ -78,6 +78,7 @@ func (m *model) Forward(tp *ag.Tape[float32], x ag.Var[float32]) (ag.Var[float32
 
 func (m *model) Params() []*ag.Param[float32] { return m.params }
 func (m *model) Stats() odeblock.BlockStats   { return m.block.Stats() }
+func (m *model) NFE() (forward, backward int) { return m.block.NFE() }
 
 func main() {
 	mode := flag.String("mode", "adjoint", "gradient mode: adjoint, backprop, checkpoint or recursive")
