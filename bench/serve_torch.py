@@ -166,6 +166,9 @@ def worker(model):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # The headers and the body go out in two writes: without TCP_NODELAY,
+    # Nagle's algorithm and the client's delayed ACK hold the body ~40 ms.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
@@ -209,8 +212,16 @@ MODEL, SHAPE = load_model()
 MODEL.eval()
 threading.Thread(target=worker, args=(MODEL,), daemon=True).start()
 host, port = ARGS.addr.rsplit(":", 1)
-server = ThreadingHTTPServer((host.strip("[]"), int(port)), Handler)
-server.daemon_threads = True
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # socketserver's default backlog of 5 drops the SYNs of 64 clients
+    # connecting at once (each retried after 1 s).
+    request_queue_size = 1024
+
+
+server = Server((host.strip("[]"), int(port)), Handler)
 print("serving %s on http://%s (max batch %d, max wait %g ms)" % (ARGS.model, ARGS.addr, ARGS.max_batch, ARGS.max_wait_ms), flush=True)
 try:
     server.serve_forever()

@@ -270,6 +270,11 @@ type result struct {
 	P95ms       float64 `json:"p95_ms"`
 	P99ms       float64 `json:"p99_ms"`
 	MaxMs       float64 `json:"max_ms"`
+	// From the Go server's /metrics over the round (absent for a server
+	// without them): its batches, their mean rows and mean solve time.
+	Batches     float64 `json:"batches,omitempty"`
+	MeanRows    float64 `json:"mean_batch_rows,omitempty"`
+	MeanSolveMs float64 `json:"mean_batch_solve_ms,omitempty"`
 	RSSStartMiB float64 `json:"rss_start_mib,omitempty"`
 	RSSEndMiB   float64 `json:"rss_end_mib,omitempty"`
 	Load1       float64 `json:"load1"`
@@ -319,8 +324,15 @@ func runLoad(args []string) error {
 		}
 		r := result{Label: *label, Model: *model, Concurrency: c, Load1: load1()}
 		r.RSSStartMiB = rssMiB(*pid)
+		m0 := scrape(client, *target+"/metrics")
 		lat, errs, first, took := round(client, *target+"/v1/predict", bodies, c, *duration, *maxReq)
+		m1 := scrape(client, *target+"/metrics")
 		r.RSSEndMiB = rssMiB(*pid)
+		if n := m1["adamnode_batch_rows_count"] - m0["adamnode_batch_rows_count"]; n > 0 {
+			r.Batches = n
+			r.MeanRows = (m1["adamnode_batch_rows_sum"] - m0["adamnode_batch_rows_sum"]) / n
+			r.MeanSolveMs = 1e3 * (m1["adamnode_batch_duration_seconds_sum"] - m0["adamnode_batch_duration_seconds_sum"]) / n
+		}
 		r.Requests, r.Errors, r.FirstError, r.Seconds = len(lat), errs, first, took.Seconds()
 		r.RPS = float64(len(lat)) / took.Seconds()
 		slices.Sort(lat)
@@ -414,6 +426,35 @@ func post(client *http.Client, url string, body []byte) error {
 		return fmt.Errorf("%d: %s", resp.StatusCode, bytes.TrimSpace(b))
 	}
 	return nil
+}
+
+// scrape returns the batch metrics of a Go server's /metrics, summed
+// over models (an empty map for a server without them).
+func scrape(client *http.Client, url string) map[string]float64 {
+	out := map[string]float64{}
+	resp, err := client.Get(url)
+	if err != nil {
+		return out
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return out
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		name, rest, ok := strings.Cut(line, "{")
+		if !ok || !strings.HasPrefix(name, "adamnode_batch_") || !(strings.HasSuffix(name, "_sum") || strings.HasSuffix(name, "_count")) {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) < 2 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
+			out[name] += v
+		}
+	}
+	return out
 }
 
 // quantile returns the q-quantile of sorted xs (nearest rank).
