@@ -25,6 +25,17 @@ func sse2RowsA(d *float64, src *float64, ld int, kb int)
 //go:noescape
 func sse2RowsB(d *float64, src *float64, ld int, kb int)
 
+// sse2ColsA and sse2ColsB pack groups·2 steps of a panel whose lanes lie
+// in rows of src, ld apart (lane l's steps from src + l·ld on), into d,
+// step p's lanes at d[p·s:], s = 6 (sse2ColsA) or 4 (sse2ColsB): a 2×2
+// transpose in registers for each 2 lanes and 2 steps.
+//
+//go:noescape
+func sse2ColsA(d *float64, src *float64, ld int, groups int)
+
+//go:noescape
+func sse2ColsB(d *float64, src *float64, ld int, groups int)
+
 // hasSSE2 is true: every amd64 CPU runs the SSE2 kernel (Go's GOAMD64=v1
 // baseline), whichever path isa.Current chose.
 const hasSSE2 = true

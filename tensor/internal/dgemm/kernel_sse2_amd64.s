@@ -505,3 +505,86 @@ sse2RowsBloop:
 	JNZ sse2RowsBloop
 sse2RowsBdone:
 	RET
+
+// sse2ColsA and sse2ColsB pack a panel whose lanes lie in rows of src,
+// 6 or 4 lanes, 2 steps a group.
+// func sse2ColsA(d *float64, src *float64, ld int, groups int)
+TEXT ·sse2ColsA(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), DX
+	SHLQ $3, DX
+	LEAQ (SI)(DX*2), R8
+	ADDQ DX, R8
+	LEAQ (R8)(DX*2), R9
+	ADDQ DX, R9
+	MOVQ groups+24(FP), CX
+	TESTQ CX, CX
+	JZ sse2ColsAdone
+sse2ColsAloop:
+	MOVUPS 0(SI), X0
+	MOVUPS 0(SI)(DX*1), X1
+	MOVAPS X0, X2
+	UNPCKLPD X1, X2
+	UNPCKHPD X1, X0
+	MOVUPS X2, 0(DI)
+	MOVUPS X0, 48(DI)
+	MOVUPS 0(SI)(DX*2), X0
+	MOVUPS 0(R8), X1
+	MOVAPS X0, X2
+	UNPCKLPD X1, X2
+	UNPCKHPD X1, X0
+	MOVUPS X2, 16(DI)
+	MOVUPS X0, 64(DI)
+	MOVUPS 0(R8)(DX*1), X0
+	MOVUPS 0(R8)(DX*2), X1
+	MOVAPS X0, X2
+	UNPCKLPD X1, X2
+	UNPCKHPD X1, X0
+	MOVUPS X2, 32(DI)
+	MOVUPS X0, 80(DI)
+	ADDQ $16, SI
+	ADDQ $16, R8
+	ADDQ $16, R9
+	ADDQ $96, DI
+	DECQ CX
+	JNZ sse2ColsAloop
+sse2ColsAdone:
+	RET
+
+// func sse2ColsB(d *float64, src *float64, ld int, groups int)
+TEXT ·sse2ColsB(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), DX
+	SHLQ $3, DX
+	LEAQ (SI)(DX*2), R8
+	ADDQ DX, R8
+	LEAQ (R8)(DX*2), R9
+	ADDQ DX, R9
+	MOVQ groups+24(FP), CX
+	TESTQ CX, CX
+	JZ sse2ColsBdone
+sse2ColsBloop:
+	MOVUPS 0(SI), X0
+	MOVUPS 0(SI)(DX*1), X1
+	MOVAPS X0, X2
+	UNPCKLPD X1, X2
+	UNPCKHPD X1, X0
+	MOVUPS X2, 0(DI)
+	MOVUPS X0, 32(DI)
+	MOVUPS 0(SI)(DX*2), X0
+	MOVUPS 0(R8), X1
+	MOVAPS X0, X2
+	UNPCKLPD X1, X2
+	UNPCKHPD X1, X0
+	MOVUPS X2, 16(DI)
+	MOVUPS X0, 48(DI)
+	ADDQ $16, SI
+	ADDQ $16, R8
+	ADDQ $16, R9
+	ADDQ $64, DI
+	DECQ CX
+	JNZ sse2ColsBloop
+sse2ColsBdone:
+	RET

@@ -12,3 +12,7 @@ func sse2Kernel(k int, a *float64, ka int, b *float64, ldb int, c *float64, ldc 
 func sse2RowsA(d *float64, src *float64, ld int, kb int) { panic("dgemm: no SSE2 kernel") }
 
 func sse2RowsB(d *float64, src *float64, ld int, kb int) { panic("dgemm: no SSE2 kernel") }
+
+func sse2ColsA(d *float64, src *float64, ld int, groups int) { panic("dgemm: no SSE2 kernel") }
+
+func sse2ColsB(d *float64, src *float64, ld int, groups int) { panic("dgemm: no SSE2 kernel") }

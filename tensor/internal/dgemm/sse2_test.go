@@ -182,13 +182,14 @@ func TestSSE2Bias(t *testing.T) {
 
 // TestSSE2PackPanel compares the SSE2 driver's packing with the portable
 // loops over every lane count of its panel widths (6: a panel of A; 4: of
-// B; 5, which no panel has), step counts 0 to 17 and 256, both layouts,
-// and checks that it leaves the elements past the panel alone.
+// B; 5, which no panel has), step counts around the groups of 4 steps and
+// 256, both layouts, and checks that it leaves the elements past the panel
+// alone.
 func TestSSE2PackPanel(t *testing.T) {
 	for _, perStep := range []bool{false, true} {
 		for _, s := range []int{mrSSE2, nrSSE2, 5} {
 			for w := 1; w <= s; w++ {
-				for _, kb := range []int{0, 1, 2, 3, 7, 8, 9, 16, 17, 256} {
+				for _, kb := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 19, 256} {
 					ld := kb + 3
 					if perStep {
 						ld = w + 5
@@ -224,11 +225,22 @@ func TestSSE2PackPanelBounds(t *testing.T) {
 	for _, s := range []int{mrSSE2, nrSSE2} {
 		const kb, base = 9, 2
 		ld := s + 3
-		need := base + (kb-1)*ld + s                                                          // the last step's last lane, one past
+		// The last step's last lane, one past, with the steps in rows
+		// (need) and with the lanes in rows, ldT apart (needT).
+		need := base + (kb-1)*ld + s
+		const ldT = kb + 3
+		needT := base + (s-1)*ldT + kb
 		packPanelSSE2(make([]float64, kb*s), s, s, kb, true, make([]float64, need), base, ld) // fits
+		packPanelSSE2(make([]float64, kb*s), s, s, kb, false, make([]float64, needT), base, ldT)
 		for name, f := range map[string]func(){
 			"source": func() { packPanelSSE2(make([]float64, kb*s), s, s, kb, true, make([]float64, need-1), base, ld) },
 			"panel":  func() { packPanelSSE2(make([]float64, kb*s-1), s, s, kb, true, make([]float64, need), base, ld) },
+			"transposed source": func() {
+				packPanelSSE2(make([]float64, kb*s), s, s, kb, false, make([]float64, needT-1), base, ldT)
+			},
+			"transposed panel": func() {
+				packPanelSSE2(make([]float64, kb*s-1), s, s, kb, false, make([]float64, needT), base, ldT)
+			},
 		} {
 			func() {
 				defer func() {

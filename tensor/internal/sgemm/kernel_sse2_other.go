@@ -12,3 +12,7 @@ func sse2Kernel(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc 
 func sse2RowsA(d *float32, src *float32, ld int, kb int) { panic("sgemm: no SSE2 kernel") }
 
 func sse2RowsB(d *float32, src *float32, ld int, kb int) { panic("sgemm: no SSE2 kernel") }
+
+func sse2ColsA(d *float32, src *float32, ld int, groups int) { panic("sgemm: no SSE2 kernel") }
+
+func sse2ColsB(d *float32, src *float32, ld int, groups int) { panic("sgemm: no SSE2 kernel") }

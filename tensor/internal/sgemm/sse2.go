@@ -86,21 +86,43 @@ func sse2Narrow(k int, a *float32, ka int, b *float32, ldb int, c *float32, ldc 
 	}
 }
 
-// packPanelSSE2 is the SSE2 driver's gemm.Driver.PackPanel: a whole panel
+// packPanelSSE2 is the SSE2 driver's gemm.Driver.PackPanel. A whole panel
 // (w = s, 6 or 8 lanes) whose steps lie in rows of the source (B not
-// transposed, A transposed) by sse2RowsA or sse2RowsB, the rest by the Go
-// loops. Copying a step of 24 or 32 bytes by copy took longer in its call
-// than in the copy (a sixth of the MNIST model's time on this path).
+// transposed, A transposed) is copied by sse2RowsA or sse2RowsB; one whose
+// lanes lie in rows (B transposed, A not) is transposed by sse2ColsA or
+// sse2ColsB, 4 steps a group, the last kb mod 4 steps by a Go loop; other
+// panels by the Go loops. Copying a step of 24 or 32 bytes by copy took
+// longer in its call than in the copy, and the Go loop's transpose an
+// element at a time as long (each a sixth of the MNIST model's time on
+// this path).
 func packPanelSSE2(d []float32, s, w, kb int, perStep bool, src []float32, base, ld int) {
-	if !perStep || w != s || kb == 0 || (s != mrSSE2 && s != nrSSE2) || !hasSSE2 {
+	if w != s || kb == 0 || (s != mrSSE2 && s != nrSSE2) || !hasSSE2 {
 		gemm.PackPanelGo(d, s, w, kb, perStep, src, base, ld)
 		return
 	}
-	_ = d[kb*s-1]               // the stores stay within the panel
-	_ = src[base+(kb-1)*ld+w-1] // and the loads within the source
-	if s == mrSSE2 {
-		sse2RowsA(&d[0], &src[base], ld, kb)
-	} else {
-		sse2RowsB(&d[0], &src[base], ld, kb)
+	_ = d[kb*s-1] // the stores stay within the panel
+	if perStep {
+		_ = src[base+(kb-1)*ld+w-1] // and the loads within the source
+		if s == mrSSE2 {
+			sse2RowsA(&d[0], &src[base], ld, kb)
+		} else {
+			sse2RowsB(&d[0], &src[base], ld, kb)
+		}
+		return
+	}
+	_ = src[base+(w-1)*ld+kb-1]
+	const g = 4 // steps a group: a vector
+	if groups := kb / g; groups > 0 {
+		if s == mrSSE2 {
+			sse2ColsA(&d[0], &src[base], ld, groups)
+		} else {
+			sse2ColsB(&d[0], &src[base], ld, groups)
+		}
+	}
+	for l := range w {
+		row := src[base+l*ld : base+l*ld+kb]
+		for p := kb / g * g; p < kb; p++ {
+			d[p*s+l] = row[p]
+		}
 	}
 }
