@@ -65,7 +65,7 @@ func (d Normal[T]) Sample(tp *autograd.Tape[T], rng *rand.Rand) autograd.Var[T] 
 // is μ + σ·ε with its own ε ~ N(0, 1) drawn from rng, as Sample's.
 func (d Normal[T]) SampleN(tp *autograd.Tape[T], rng *rand.Rand, n int) autograd.Var[T] {
 	if n < 1 {
-		panic(fmt.Sprintf("dist: Normal.SampleN: %d samples, want at least 1", n))
+		panic(shapeError("Normal.SampleN", "%d samples for batch shape %v: want at least 1 (the samples' shape is [n, %v...])", n, d.batchShape(), d.batchShape()))
 	}
 	return d.sample(tp, rng, append([]int{n}, d.batchShape()...))
 }
@@ -89,7 +89,7 @@ func (d Normal[T]) batchShape() []int {
 		case m == 1:
 			out[off+i] = n
 		default:
-			panic(fmt.Sprintf("dist: Normal: Loc of shape %v and Scale of shape %v do not broadcast", d.Loc.Shape(), d.Scale.Shape()))
+			panic(shapeError("Normal", "Loc of shape %v and Scale of shape %v do not broadcast", d.Loc.Shape(), d.Scale.Shape()))
 		}
 	}
 	return out
@@ -221,18 +221,18 @@ func (d Categorical[T]) Probs() autograd.Var[T] { return autograd.Exp(d.LogProbs
 func (d Categorical[T]) LogProb(labels []int) autograd.Var[T] {
 	shape := d.Logits.Shape()
 	if len(shape) == 0 {
-		panic("dist: Categorical: logits of rank 0, want [..., K]")
+		panic(shapeError("Categorical.LogProb", "logits of shape %v (rank 0) for %d labels, want [..., K]", shape, len(labels)))
 	}
 	k := shape[len(shape)-1]
 	rows := d.Logits.Len() / max(k, 1)
 	if len(labels) != rows {
-		panic(fmt.Sprintf("dist: Categorical.LogProb: %d labels for logits of shape %v (want %d, one per row)", len(labels), shape, rows))
+		panic(shapeError("Categorical.LogProb", "labels of shape [%d] for logits of shape %v (want [%d], one per row)", len(labels), shape, rows))
 	}
 	onehot := tensor.New[T](shape...)
 	od := onehot.Data()
 	for b, l := range labels {
 		if l < 0 || l >= k {
-			panic(fmt.Sprintf("dist: Categorical.LogProb: label %d of row %d out of range [0, %d)", l, b, k))
+			panic(shapeError("Categorical.LogProb", "label %d of row %d out of range [0, %d) for logits of shape %v", l, b, k, shape))
 		}
 		od[b*k+l] = 1
 	}
@@ -249,7 +249,7 @@ func (d Categorical[T]) Sample(rng *rand.Rand) []int {
 	z := d.Logits.Value()
 	shape := z.Shape()
 	if len(shape) == 0 || shape[len(shape)-1] == 0 {
-		panic(fmt.Sprintf("dist: Categorical.Sample: logits of shape %v, want [..., K] with K ≥ 1", shape))
+		panic(shapeError("Categorical.Sample", "logits of shape %v, want [..., K] with K ≥ 1", shape))
 	}
 	k := shape[len(shape)-1]
 	zd := z.Data()
@@ -309,4 +309,11 @@ func KLCategorical[T tensor.Float](p, q Categorical[T]) autograd.Var[T] {
 func (d Categorical[T]) Entropy() autograd.Var[T] {
 	lp := d.LogProbs()
 	return autograd.Neg(autograd.SumAxis(autograd.Mul(autograd.Exp(lp), lp), -1, false))
+}
+
+// shapeError returns the *tensor.ShapeError of op (named "dist.op"): the
+// package's misuse panics are all about shapes, and tensor.Recover turns
+// them into errors at an API edge.
+func shapeError(op, format string, args ...any) *tensor.ShapeError {
+	return &tensor.ShapeError{Op: "dist." + op, Msg: fmt.Sprintf(format, args...)}
 }

@@ -87,4 +87,10 @@
 // loss with torch.distributions in float64 (testdata/gen_dist.py), logits of
 // ±50 and ±500 included, check first derivatives against central
 // differences and second derivatives with autograd.CheckHigherOrder.
+//
+// Misuse — parameters whose shapes do not broadcast, labels that do not fit
+// the logits (their number, or a class out of range), no samples — panics
+// with a *tensor.ShapeError naming the operation ("dist.Normal",
+// "dist.Categorical.LogProb") and the shapes, which tensor.Recover turns
+// into an error at an API edge.
 package dist

@@ -70,7 +70,9 @@
 // # Tapes
 //
 // An interpolant belongs to the pass that recorded its observations: pass
-// that tape to Evaluate and Derivative (another panics), and build a new
+// that tape to Evaluate and Derivative (another panics, as a NaN time does,
+// with an error value naming the interpolant and the method: a misuse that
+// tensor.Recover, which recovers bad shapes, lets through), and build a new
 // interpolant after the tape's Reset. Build it in the gradient mode wanted:
 // coefficients recorded in no-grad mode are constants.
 package interp

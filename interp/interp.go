@@ -120,10 +120,10 @@ func (p *pieces[T]) setCoef(xs ...autograd.Var[T]) {
 // and times outside the knots their end piece), and s = t − t_i.
 func (p *pieces[T]) locate(tp *autograd.Tape[T], op string, t float64) (int, float64) {
 	if tp != p.obs.Tape() {
-		panic(fmt.Sprintf("interp: %s.%s: tape is not the tape of the observations", p.name, op))
+		panic(usage("%s.%s: tape is not the tape of the observations", p.name, op))
 	}
 	if math.IsNaN(t) {
-		panic(fmt.Sprintf("interp: %s.%s: t is NaN", p.name, op))
+		panic(usage("%s.%s: t is NaN", p.name, op))
 	}
 	n := len(p.times)
 	i := sort.Search(n, func(k int) bool { return p.times[k] > t }) - 1 // the last t_i ≤ t
@@ -177,4 +177,17 @@ func (p *pieces[T]) slopes() (y0, delta autograd.Var[T]) {
 	y0 = autograd.Narrow(p.obs, 1, 0, n-1)
 	y1 := autograd.Narrow(p.obs, 1, 1, n-1)
 	return y0, autograd.Div(autograd.Sub(y1, y0), p.steps(1))
+}
+
+// usageError is the panic value of a misuse of an interpolant (a tape
+// other than the observations', a NaN time): an error, as autograd's
+// misuse panics are, which tensor.Recover lets through (it recovers bad
+// shapes only). Bad observations are errors of the constructors.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// usage returns the usageError "interp: <message>".
+func usage(format string, args ...any) *usageError {
+	return &usageError{msg: "interp: " + fmt.Sprintf(format, args...)}
 }

@@ -208,10 +208,19 @@ func TestMisuse(t *testing.T) {
 		func() {
 			defer func() {
 				r := recover()
-				if s, _ := r.(string); !strings.Contains(s, c.want) {
-					t.Errorf("%s: panic %v, want %q", c.name, r, c.want)
+				if e, _ := r.(error); e == nil || !strings.Contains(e.Error(), c.want) {
+					t.Errorf("%s: panic %v (%T), want an error saying %q", c.name, r, r, c.want)
 				}
 			}()
+			// tensor.Recover, which recovers bad shapes, lets a misuse
+			// through, as autograd's.
+			var err error
+			defer func() {
+				if err != nil {
+					t.Errorf("%s: tensor.Recover made %v of a misuse", c.name, err)
+				}
+			}()
+			defer tensor.Recover(&err)
 			c.call()
 		}()
 	}

@@ -1,7 +1,6 @@
 package layers
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -152,10 +151,10 @@ type Dropout[T tensor.Float] struct {
 // outside [0, 1] or rng is nil.
 func NewDropout[T tensor.Float](p float64, rng *rand.Rand) *Dropout[T] {
 	if !(p >= 0 && p <= 1) {
-		panic(fmt.Sprintf("layers: NewDropout: probability %v outside [0, 1]", p))
+		panic(usage("NewDropout", "probability %v outside [0, 1]", p))
 	}
 	if rng == nil {
-		panic("layers: NewDropout: nil generator")
+		panic(usage("NewDropout", "nil generator"))
 	}
 	return &Dropout[T]{p: p, rng: rng}
 }

@@ -61,10 +61,15 @@
 //
 // # Panics
 //
-// Misuse panics: an input of the wrong shape (a *tensor.ShapeError from
-// autograd naming both shapes), a bad layer size, a duplicate child name,
-// Forward of a Sequential holding a TimeConcat, a child that is neither a
-// Module nor a TimeModule. Bad files are returned errors, never panics.
+// Misuse panics, with typed values as autograd's: an input of the wrong
+// shape or a bad layer size (negative features or channels, a kernel of 0,
+// groups that do not divide the channels) with a *tensor.ShapeError naming
+// the layer and the shapes, which tensor.Recover turns into an error at an
+// API edge; a duplicate or dotted child name, Forward of a Sequential
+// holding a TimeConcat, a child that is neither a Module nor a TimeModule,
+// a dropout probability outside [0, 1] or an unknown nonlinearity with an
+// error value that tensor.Recover lets through (a bug in the calling code,
+// not in its data). Bad files are returned errors, never panics.
 //
 // # Checkpoints
 //

@@ -1,7 +1,6 @@
 package layers
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -22,7 +21,7 @@ type Linear[T tensor.Float] struct {
 // uniform within ±1/√in, drawn from rng in that order.
 func NewLinear[T tensor.Float](rng *rand.Rand, in, out int) *Linear[T] {
 	if in < 0 || out < 0 {
-		panic(fmt.Sprintf("layers: NewLinear: negative size %d → %d", in, out))
+		panic(shapeError("NewLinear", "negative size: %d → %d features (weight [%d, %d])", in, out, out, in))
 	}
 	w, b := tensor.New[T](out, in), tensor.New[T](out)
 	initWeightBias(rng, w, b)
@@ -57,7 +56,7 @@ type Conv2D[T tensor.Float] struct {
 // within the same bound, drawn from rng in that order.
 func NewConv2D[T tensor.Float](rng *rand.Rand, in, out, k int, p tensor.ConvParams) *Conv2D[T] {
 	if in < 0 || out < 0 || k <= 0 || p.Stride < 0 || p.Pad < 0 {
-		panic(fmt.Sprintf("layers: NewConv2D: bad sizes: %d → %d channels, kernel %d, stride %d, padding %d", in, out, k, p.Stride, p.Pad))
+		panic(shapeError("NewConv2D", "bad sizes: %d → %d channels, kernel %d (weight [%d, %d, %d, %d]), stride %d, padding %d", in, out, k, out, in, k, k, p.Stride, p.Pad))
 	}
 	w, b := tensor.New[T](out, in, k, k), tensor.New[T](out)
 	initWeightBias(rng, w, b)

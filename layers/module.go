@@ -1,7 +1,6 @@
 package layers
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -51,7 +50,7 @@ func ForwardT[T tensor.Float](m Layer[T], tp *autograd.Tape[T], t float64, x aut
 	case Module[T]:
 		return m.Forward(tp, x)
 	}
-	panic(fmt.Sprintf("layers: ForwardT: %T is neither a Module nor a TimeModule", m))
+	panic(usage("ForwardT", "%T is neither a Module nor a TimeModule", m))
 }
 
 // forward records m on tp without a time: m.Forward(tp, x). It panics if m
@@ -60,7 +59,7 @@ func forward[T tensor.Float](m Layer[T], tp *autograd.Tape[T], x autograd.Var[T]
 	if mod, ok := m.(Module[T]); ok {
 		return mod.Forward(tp, x)
 	}
-	panic(fmt.Sprintf("layers: Sequential.Forward: child %T needs a time t; call ForwardT instead of Forward", m))
+	panic(usage("Sequential.Forward", "child %T needs a time t; call ForwardT instead of Forward", m))
 }
 
 // Trainable is implemented by modules that behave differently in training
@@ -159,20 +158,20 @@ func (s *Sequential[T]) Add(name string, m Layer[T]) *Sequential[T] {
 		name = strconv.Itoa(len(s.mods))
 	}
 	if strings.Contains(name, ".") {
-		panic(fmt.Sprintf("layers: Sequential.Add: child name %q contains a dot", name))
+		panic(usage("Sequential.Add", "child name %q contains a dot", name))
 	}
 	for _, n := range s.names {
 		if n == name {
-			panic(fmt.Sprintf("layers: Sequential.Add: a child is already called %q", name))
+			panic(usage("Sequential.Add", "a child is already called %q", name))
 		}
 	}
 	if m == nil {
-		panic(fmt.Sprintf("layers: Sequential.Add: nil module %q", name))
+		panic(usage("Sequential.Add", "nil module %q", name))
 	}
 	_, isMod := m.(Module[T])
 	_, isTime := m.(TimeModule[T])
 	if !isMod && !isTime {
-		panic(fmt.Sprintf("layers: Sequential.Add: child %q (%T) is neither a Module nor a TimeModule", name, m))
+		panic(usage("Sequential.Add", "child %q (%T) is neither a Module nor a TimeModule", name, m))
 	}
 	Prefix(name, m)
 	s.names = append(s.names, name)

@@ -94,7 +94,7 @@ type GroupNorm[T tensor.Float] struct {
 // PyTorch's defaults.
 func NewGroupNorm[T tensor.Float](groups, channels int) *GroupNorm[T] {
 	if groups < 1 || channels%groups != 0 {
-		panic(fmt.Sprintf("layers: NewGroupNorm: %d groups do not divide %d channels", groups, channels))
+		panic(shapeError("NewGroupNorm", "%d groups do not divide %d channels", groups, channels))
 	}
 	return &GroupNorm[T]{Groups: groups, Eps: 1e-5,
 		Weight: autograd.NewParam("weight", ones[T](channels)), Bias: autograd.NewParam("bias", tensor.New[T](channels))}

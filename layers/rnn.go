@@ -32,7 +32,7 @@ const (
 // bias_hh.
 func cellParams[T tensor.Float](op string, rng *rand.Rand, in, hidden, gates int) (wih, whh, bih, bhh *autograd.Param[T]) {
 	if in < 0 || hidden < 0 {
-		panic(fmt.Sprintf("layers: %s: negative size %d → %d", op, in, hidden))
+		panic(shapeError(op, "negative size: %d → %d features (weight_hh [%d, %d])", in, hidden, gates*hidden, hidden))
 	}
 	wih = autograd.NewParam("weight_ih", tensor.New[T](gates*hidden, in))
 	whh = autograd.NewParam("weight_hh", tensor.New[T](gates*hidden, hidden))
@@ -110,7 +110,7 @@ type RNNCell[T tensor.Float] struct {
 // ±1/√hidden, drawn from rng in that order.
 func NewRNNCell[T tensor.Float](rng *rand.Rand, in, hidden int, nonlinearity string) *RNNCell[T] {
 	if nonlinearity != RNNTanh && nonlinearity != RNNReLU {
-		panic(fmt.Sprintf("layers: NewRNNCell: nonlinearity %q, want %q or %q", nonlinearity, RNNTanh, RNNReLU))
+		panic(usage("NewRNNCell", "nonlinearity %q, want %q or %q", nonlinearity, RNNTanh, RNNReLU))
 	}
 	c := &RNNCell[T]{Nonlinearity: nonlinearity}
 	c.WeightIH, c.WeightHH, c.BiasIH, c.BiasHH = cellParams[T]("NewRNNCell", rng, in, hidden, 1)
@@ -129,7 +129,7 @@ func (c *RNNCell[T]) Step(tp *autograd.Tape[T], x, h autograd.Var[T]) autograd.V
 	case RNNReLU:
 		return autograd.ReLU(s)
 	}
-	panic(fmt.Sprintf("layers: RNNCell: nonlinearity %q, want %q or %q", c.Nonlinearity, RNNTanh, RNNReLU))
+	panic(usage("RNNCell", "nonlinearity %q, want %q or %q", c.Nonlinearity, RNNTanh, RNNReLU))
 }
 
 // Params returns weight_ih, weight_hh, bias_ih and bias_hh (the biases if
