@@ -604,7 +604,7 @@ func (e *cpuEngine[T]) runConv(pass convPass, s convShape, x, w, y, b []T, accum
 			s = s2 // the im2col buffers below are sized for it
 		}
 	}
-	j.wino = s.winograd(winoKernFor[T]() != winoGo)
+	j.wino = s.winograd(winoKernFor[T]().fast())
 	switch {
 	case j.wino:
 		nv, nm, nr := winoSizes(s)

@@ -50,10 +50,11 @@ func axpySite() string {
 
 // wantSites returns kernelSites's line for the kernel path p ("*" would
 // match any value): the GEMMs and the slice kernels have kernels on avx2
-// and avx512 (axpy names which), and so do Winograd's transforms (wino).
+// and avx512 (axpy names which), and so do Winograd's transforms (wino),
+// which have kernels on sse2 too.
 func wantSites(p isa.Path) string {
 	vecName := map[isa.Path]string{isa.Generic: "go", isa.SSE2: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "neon"}[p]
-	wino := map[isa.Path]string{isa.Generic: "go", isa.SSE2: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
+	wino := map[isa.Path]string{isa.Generic: "go", isa.SSE2: "sse2", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
 	axpy := map[isa.Path]string{isa.Generic: "go", isa.SSE2: "go", isa.AVX2: "avx2", isa.AVX512: "avx512", isa.NEON: "go"}[p]
 	gemm := fmt.Sprint(p != isa.Generic) // the GEMMs have kernels on every path but generic
 	return fmt.Sprintf("kernelpath=%s vec=%s vec64=%s axpy=%s wino=%s sgemm=%s dgemm=%s",

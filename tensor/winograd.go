@@ -214,7 +214,7 @@ func winoInput[T Float](v, x, scratch []T, s convShape) {
 
 // winoFused has winoInput, winoOutput and winoOutputGrad run their two
 // passes as one kernel where they have one (float32 on the avx512 and avx2
-// kernel paths); tests turn it off to compare.
+// kernel paths; sse2 has none); tests turn it off to compare.
 var winoFused = true
 
 // winoKernels is a set of kernels for the transforms' elementwise loops.
@@ -224,10 +224,18 @@ const (
 	winoGo       winoKernels = iota // the Go loops of this file
 	winoOnAVX2                      // winograd_avx2_amd64.s: 8 lanes, YMM registers
 	winoOnAVX512                    // winograd_amd64.s: 16 lanes, ZMM registers and masks
+	winoOnSSE2                      // winograd_sse2_amd64.s: 4 lanes, XMM registers, no fused kernels
 )
 
 // String names the kernels as the kernel paths are named.
-func (k winoKernels) String() string { return [...]string{"go", "avx2", "avx512"}[k] }
+func (k winoKernels) String() string { return [...]string{"go", "avx2", "avx512", "sse2"}[k] }
+
+// fast reports whether Winograd takes its lower threshold with the
+// kernels k (see convShape.winograd): the AVX2 and AVX-512 ones, whose
+// fused transforms make it pay on smaller convolutions. The SSE2 kernels
+// keep the Go loops' threshold: their transforms are the Go loops' two
+// passes, each in vector code.
+func (k winoKernels) fast() bool { return k == winoOnAVX2 || k == winoOnAVX512 }
 
 // winoKernFor returns the kernels of T's transforms: winoKern in float32,
 // the Go loops in float64.
@@ -240,10 +248,11 @@ func winoKernFor[T Float]() winoKernels {
 
 // fusedWino returns the fused kernels that the transforms of T run on
 // planes of n positions, winoGo for the two passes: the AVX2 kernels need
-// a whole vector (n ≥ 8), the AVX-512 ones a position.
+// a whole vector (n ≥ 8), the AVX-512 ones a position; the SSE2 kernels
+// have none.
 func fusedWino[T Float](n int) winoKernels {
 	k := winoKernFor[T]()
-	if !winoFused || n < 1 || k == winoOnAVX2 && n < 8 {
+	if !winoFused || n < 1 || k == winoOnAVX2 && n < 8 || k == winoOnSSE2 {
 		return winoGo
 	}
 	return k
@@ -270,10 +279,13 @@ func splitColumnRows[T Float](ev, od, x []T, cols, rows, xStride, dStride, pad i
 	last := (rows - 1) * dStride
 	a, b, x = a[:last+n+cols&1], b[:last+n], x[:(rows-1)*xStride+cols] // the extents, checked here
 	if k := winoKernFor[T](); k != winoGo && cols > 1 {
-		if k == winoOnAVX512 {
+		switch k {
+		case winoOnAVX512:
 			splitAVX512(f32(a), f32(b), f32(x), cols, rows, xStride, dStride)
-		} else {
+		case winoOnAVX2:
 			splitAVX2(f32(a), f32(b), f32(x), cols, rows, xStride, dStride)
+		default:
+			splitSSE2(f32(a), f32(b), f32(x), cols, rows, xStride, dStride)
 		}
 		return
 	}
@@ -305,6 +317,9 @@ func winoCombine[T Float](c0, c1, c2, c3, r0, r1, r2, r3 []T) {
 	case winoOnAVX2:
 		winoCombineAVX2(f32(c0), f32(c1), f32(c2), f32(c3), f32(r0), f32(r1), f32(r2), f32(r3), n)
 		return
+	case winoOnSSE2:
+		winoCombineSSE2(f32(c0), f32(c1), f32(c2), f32(c3), f32(r0), f32(r1), f32(r2), f32(r3), n)
+		return
 	}
 	for k := range n {
 		a, b, c, d := r0[k], r1[k], r2[k], r3[k]
@@ -326,6 +341,9 @@ func winoDown[T Float](a, b, m0, m1, m2, m3 []T, bias T) {
 		return
 	case winoOnAVX2:
 		winoDownAVX2(f32(a), f32(b), f32(m0), f32(m1), f32(m2), f32(m3), n, float32(bias))
+		return
+	case winoOnSSE2:
+		winoDownSSE2(f32(a), f32(b), f32(m0), f32(m1), f32(m2), f32(m3), n, float32(bias))
 		return
 	}
 	for t := range n {
@@ -399,10 +417,13 @@ func joinColumns[T Float](dst, even, odd []T, add bool) {
 	n := len(dst) / 2
 	even, odd = even[:n+len(dst)&1], odd[:n]
 	if k := winoKernFor[T](); k != winoGo && len(dst) > 1 {
-		if k == winoOnAVX512 {
+		switch k {
+		case winoOnAVX512:
 			joinAVX512(f32(dst), f32(even), f32(odd), len(dst), add)
-		} else {
+		case winoOnAVX2:
 			joinAVX2(f32(dst), f32(even), f32(odd), len(dst), add)
+		default:
+			joinSSE2(f32(dst), f32(even), f32(odd), len(dst), add)
 		}
 		return
 	}

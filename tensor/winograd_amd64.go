@@ -13,12 +13,17 @@ var winoAVX512 = isa.Current() >= isa.AVX512
 
 // winoKern is the kernels of the transforms' elementwise loops in float32:
 // winograd_amd64.s on the avx512 kernel path, winograd_avx2_amd64.s on
-// avx2, the Go loops on generic (tests switch it).
-var winoKern = map[isa.Path]winoKernels{isa.AVX512: winoOnAVX512, isa.AVX2: winoOnAVX2}[isa.Current()]
+// avx2, winograd_sse2_amd64.s on sse2, the Go loops on generic (tests
+// switch it).
+var winoKern = map[isa.Path]winoKernels{isa.AVX512: winoOnAVX512, isa.AVX2: winoOnAVX2, isa.SSE2: winoOnSSE2}[isa.Current()]
 
 // winoHasAVX2 reports whether this CPU runs the AVX2 kernels, whatever
 // path isa.Current chose: the tests run them on an AVX-512 CPU too.
 var winoHasAVX2 = isa.AVX2.Runs(isa.Best())
+
+// winoHasSSE2 reports whether this CPU runs the SSE2 kernels (every amd64
+// CPU does), whatever path isa.Current chose.
+var winoHasSSE2 = isa.SSE2.Runs(isa.Best())
 
 // winoCombineAVX512 is winoCombine on n float32 elements of each operand.
 //
@@ -90,3 +95,19 @@ func winoOutputChannelAVX2(st *float32, n int, m *float32, plane int, bias float
 
 //go:noescape
 func winoOutputGradChannelAVX2(m *float32, plane int, st *float32, n int)
+
+// The SSE2 kernels of winograd_sse2_amd64.s: winoCombine, winoDown,
+// splitColumnRows and joinColumns on XMM registers, any length, the same
+// bits as the Go loops. Every amd64 CPU runs them.
+
+//go:noescape
+func winoCombineSSE2(c0, c1, c2, c3, r0, r1, r2, r3 *float32, n int)
+
+//go:noescape
+func winoDownSSE2(a, b, m0, m1, m2, m3 *float32, n int, bias float32)
+
+//go:noescape
+func splitSSE2(ev, od, src *float32, m, rows, srcStride, dstStride int)
+
+//go:noescape
+func joinSSE2(dst, ev, od *float32, m int, add bool)

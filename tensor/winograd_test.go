@@ -44,10 +44,14 @@ func BenchmarkWinogradChannels(b *testing.B) {
 }
 
 // winoKindsRun returns the kernels of the transforms that the tests run
-// on this CPU: the Go loops; the AVX2 assembly where the CPU has AVX2 and
-// FMA, whatever the kernel path; the AVX-512 assembly on the avx512 path.
+// on this CPU: the Go loops; the SSE2 assembly on every amd64 CPU and the
+// AVX2 assembly where the CPU has AVX2 and FMA, whatever the kernel path;
+// the AVX-512 assembly on the avx512 path.
 func winoKindsRun() []winoKernels {
 	ks := []winoKernels{winoGo}
+	if winoHasSSE2 {
+		ks = append(ks, winoOnSSE2)
+	}
 	if winoHasAVX2 {
 		ks = append(ks, winoOnAVX2)
 	}
@@ -593,4 +597,49 @@ func BenchmarkWinogradAlternating(b *testing.B) {
 			})
 		}
 	})
+}
+
+// TestWinoKernelChoice: which kernels Winograd's transforms take, for
+// each kernel set: the fused kernels only on AVX2 (a whole vector of
+// positions) and AVX-512 (any), never on SSE2 or the Go loops, and none
+// in float64 or with winoFused off; the lower threshold only with the
+// fused ones; and the names the kernel paths give them.
+func TestWinoKernelChoice(t *testing.T) {
+	for _, c := range []struct {
+		k        winoKernels
+		name     string
+		fast     bool
+		fusedMin int // the least n with fused kernels; 0 for none
+	}{
+		{winoGo, "go", false, 0},
+		{winoOnSSE2, "sse2", false, 0},
+		{winoOnAVX2, "avx2", true, 8},
+		{winoOnAVX512, "avx512", true, 1},
+	} {
+		if got := c.k.String(); got != c.name {
+			t.Errorf("winoKernels(%d).String() = %q, want %q", c.k, got, c.name)
+		}
+		if got := c.k.fast(); got != c.fast {
+			t.Errorf("%v.fast() = %v, want %v", c.k, got, c.fast)
+		}
+		withWino(c.k, func() {
+			for _, n := range []int{0, 1, 7, 8, 9, 100} {
+				want := winoGo
+				if c.fusedMin > 0 && n >= c.fusedMin {
+					want = c.k
+				}
+				if got := fusedWino[float32](n); got != want {
+					t.Errorf("%v: fusedWino[float32](%d) = %v, want %v", c.k, n, got, want)
+				}
+				if got := fusedWino[float64](n); got != winoGo {
+					t.Errorf("%v: fusedWino[float64](%d) = %v, want go", c.k, n, got)
+				}
+			}
+			defer func(old bool) { winoFused = old }(winoFused)
+			winoFused = false
+			if got := fusedWino[float32](100); got != winoGo {
+				t.Errorf("%v without winoFused: fusedWino[float32](100) = %v, want go", c.k, got)
+			}
+		})
+	}
 }
