@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 	"reflect"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/models"
@@ -377,22 +377,51 @@ func (f *fingerprint[T]) same() bool {
 	return true
 }
 
-// checksum returns a 64-bit hash of x's bits (each element mixed in by a
-// multiply and a rotation: any change of one element changes it, and
-// swapped elements almost surely do).
+// checksum returns a 64-bit hash of x's bits: four lanes, each element
+// mixed into its lane by a xor, a multiply and a rotation (the lanes
+// independent, so that their chains overlap), the lanes then finalised
+// and combined in order; any change of one element changes it, swapped
+// elements almost surely do.
 func checksum[T tensor.Float](x []T) uint64 {
-	h := uint64(len(x))
+	if len(x) == 0 {
+		return 0
+	}
 	switch x := any(x).(type) {
 	case []float32:
-		for _, v := range x {
-			h = bits.RotateLeft64((h^uint64(math.Float32bits(v)))*0x9e3779b97f4a7c15, 29)
-		}
+		return lanes(unsafe.Slice((*uint32)(unsafe.Pointer(&x[0])), len(x)))
 	case []float64:
-		for _, v := range x {
-			h = bits.RotateLeft64((h^math.Float64bits(v))*0x9e3779b97f4a7c15, 29)
-		}
+		return lanes(unsafe.Slice((*uint64)(unsafe.Pointer(&x[0])), len(x)))
 	}
-	return h
+	panic("unreachable")
+}
+
+// lanes is checksum of the elements' bits w.
+func lanes[W uint32 | uint64](w []W) uint64 {
+	const k = 0x9e3779b97f4a7c15
+	n := uint64(len(w))
+	h0, h1, h2, h3 := n, n+1, n+2, n+3
+	i := 0
+	for ; i+4 <= len(w); i += 4 {
+		h0 = bits.RotateLeft64((h0^uint64(w[i]))*k, 29)
+		h1 = bits.RotateLeft64((h1^uint64(w[i+1]))*k, 29)
+		h2 = bits.RotateLeft64((h2^uint64(w[i+2]))*k, 29)
+		h3 = bits.RotateLeft64((h3^uint64(w[i+3]))*k, 29)
+	}
+	for ; i < len(w); i++ {
+		h0 = bits.RotateLeft64((h0^uint64(w[i]))*k, 29)
+	}
+	h := avalanche(h0)
+	h = avalanche(h + avalanche(h1))
+	h = avalanche(h + avalanche(h2))
+	return avalanche(h + avalanche(h3))
+}
+
+// avalanche is splitmix64's finaliser: every bit of z moves about half
+// of the result's.
+func avalanche(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
 
 // get returns a free replica, building one if none is free (a slot is
