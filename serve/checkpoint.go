@@ -1,17 +1,15 @@
 package serve
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
 
-	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/infer"
 	"github.com/adamnode/adamnode/layers"
 	"github.com/adamnode/adamnode/models"
 	"github.com/adamnode/adamnode/odeblock"
-	"github.com/adamnode/adamnode/tensor"
 )
 
 // CheckpointOptions change how LoadCheckpoint serves a checkpoint.
@@ -25,9 +23,15 @@ type CheckpointOptions struct {
 	Method   string
 	Tol      float64
 	MaxSteps int
-	// Replicas is the number of copies of the model that run at once
-	// (default 1); each holds its own parameters and work buffers.
+	// Replicas is the number of forward passes that run at once, each on
+	// a replica of the model with its own work buffers, the parameters
+	// shared (infer.Options.Replicas; 0: GOMAXPROCS, each replica then
+	// computing on one core).
 	Replicas int
+	// Rows is how a batched request's answer is kept independent of the
+	// requests batched with it (infer.Options.Rows; the zero value,
+	// infer.RowErrors, controls each row's error separately).
+	Rows infer.Rows
 }
 
 // LoadCheckpoint returns the classifier saved in the checkpoint at path, a
@@ -51,23 +55,28 @@ func LoadCheckpoint(path string, o CheckpointOptions) (Model[float32], error) {
 	if err != nil {
 		return Model[float32]{}, err
 	}
-	n := max(o.Replicas, 1)
-	replicas := make([]*models.Classifier[float32], n)
-	for i := range replicas {
-		m, err := models.New[float32](rand.New(rand.NewPCG(1, 0)), cfg)
-		if err != nil {
-			return Model[float32]{}, fmt.Errorf("%s: %v", path, err)
-		}
-		if _, err := layers.LoadParams(path, m.Params()); err != nil {
-			return Model[float32]{}, err
-		}
-		replicas[i] = m
+	build := func() (*models.Classifier[float32], error) {
+		return models.New[float32](rand.New(rand.NewPCG(1, 0)), cfg)
+	}
+	trained, err := build()
+	if err != nil {
+		return Model[float32]{}, fmt.Errorf("%s: %v", path, err)
+	}
+	if _, err := layers.LoadParams(path, trained.Params()); err != nil {
+		return Model[float32]{}, err
+	}
+	if o.Replicas < 0 {
+		return Model[float32]{}, fmt.Errorf("serve: CheckpointOptions.Replicas must be ≥ 0, got %d", o.Replicas)
+	}
+	pool, err := infer.New[float32](trained, build, infer.Options{Replicas: o.Replicas, Rows: o.Rows})
+	if err != nil {
+		return Model[float32]{}, fmt.Errorf("%s: %w", path, err)
 	}
 	name := o.Name
 	if name == "" {
 		name = st.Metadata["model"]
 	}
-	return Model[float32]{Name: name, Input: []int{cfg.InC, cfg.H, cfg.W}, Predictor: newClassifierPool(replicas)}, nil
+	return Model[float32]{Name: name, Input: pool.Input(), Predictor: pool}, nil
 }
 
 // checkpointConfig rebuilds the model configuration of a checkpoint of
@@ -142,45 +151,4 @@ func checkpointConfig(path string, meta map[string]string, o CheckpointOptions) 
 		return cfg, fmt.Errorf("%s: the tolerance must be in (0, 1) and the step cap ≥ 0, got %g and %d", path, cfg.Solver.RTol, o.MaxSteps)
 	}
 	return cfg, nil
-}
-
-// classifierPool is a temporary Predictor over trained classifiers,
-// until the infer package's Pool serves them: each replica is one
-// models.Classifier (not safe for concurrent use) with its own no-grad
-// tape, taken by one call at a time.
-type classifierPool struct {
-	free chan *classifierReplica
-}
-
-type classifierReplica struct {
-	m  *models.Classifier[float32]
-	tp *autograd.Tape[float32]
-}
-
-func newClassifierPool(ms []*models.Classifier[float32]) *classifierPool {
-	p := &classifierPool{free: make(chan *classifierReplica, len(ms))}
-	for _, m := range ms {
-		tp := autograd.NewTape(tensor.EngineFor[float32](tensor.Default()))
-		tp.SetNoGrad(true)
-		p.free <- &classifierReplica{m: m, tp: tp}
-	}
-	return p
-}
-
-// Predict returns the class scores [B, classes] of the images x
-// [B, C, H, W] on a free replica, waiting for one (or for ctx).
-func (p *classifierPool) Predict(ctx context.Context, x *tensor.Tensor[float32]) (*tensor.Tensor[float32], error) {
-	var r *classifierReplica
-	select {
-	case r = <-p.free:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { p.free <- r }()
-	r.tp.Reset()
-	y, err := r.m.Forward(r.tp, r.tp.Const(x))
-	if err != nil {
-		return nil, err
-	}
-	return y.Value().Clone(), nil
 }

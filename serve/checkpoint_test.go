@@ -44,8 +44,10 @@ func goodMeta() map[string]string {
 	return map[string]string{"model": "adamnode", "dataset": "mnist", "nhid": "4", "nhid_scale": "1", "method": "dopri5", "tol": "0.001"}
 }
 
-// TestLoadCheckpoint: the served model answers as the saved classifier
-// does, from concurrent callers, with the checkpoint's name and shape.
+// TestLoadCheckpoint: the served model answers each image as the saved
+// classifier does on it alone, from concurrent callers, alone or in a
+// batch (infer's RowErrors: within the solver's tolerance), with the
+// checkpoint's name and shape.
 func TestLoadCheckpoint(t *testing.T) {
 	path, orig := writeCheckpoint(t, smallConfig(), 3, goodMeta())
 	m, err := LoadCheckpoint(path, CheckpointOptions{Replicas: 2})
@@ -55,27 +57,58 @@ func TestLoadCheckpoint(t *testing.T) {
 	if diff := cmp.Diff([]any{"adamnode", []int{1, 28, 28}}, []any{m.Name, m.Input}); diff != "" {
 		t.Errorf("name and input (-want +got):\n%s", diff)
 	}
-	x := tensor.RandU[float32](rand.New(rand.NewPCG(5, 5)), 0, 1, 2, 1, 28, 28)
+	const n = 3
+	x := tensor.RandU[float32](rand.New(rand.NewPCG(5, 5)), 0, 1, n, 1, 28, 28)
 	tp := autograd.NewTape(tensor.EngineFor[float32](tensor.Default()))
 	tp.SetNoGrad(true)
-	want, err := orig.Forward(tp, tp.Const(x))
-	if err != nil {
-		t.Fatal(err)
+	var want []float32
+	for i := range n {
+		tp.Reset()
+		y, err := orig.Forward(tp, tp.Const(x.Slice(i, i+1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, y.Value().ReadData()...)
 	}
 	var wg sync.WaitGroup
-	for range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			got, err := m.Predictor.Predict(context.Background(), x)
+	for _, tc := range []struct {
+		name string
+		opt  cmp.Option
+		run  func() ([]float32, error)
+	}{
+		{"alone", cmpopts.EquateApprox(1e-5, 1e-6), func() ([]float32, error) {
+			var got []float32
+			for i := range n {
+				y, err := m.Predictor.Predict(context.Background(), x.Slice(i, i+1))
+				if err != nil {
+					return nil, err
+				}
+				got = append(got, y.ReadData()...)
+			}
+			return got, nil
+		}},
+		{"batched", cmpopts.EquateApprox(0, 1e-2), func() ([]float32, error) {
+			y, err := m.Predictor.Predict(context.Background(), x)
 			if err != nil {
-				t.Error(err)
-				return
+				return nil, err
 			}
-			if diff := cmp.Diff(want.Value().ReadData(), got.ReadData(), cmpopts.EquateApprox(0, 1e-6)); diff != "" {
-				t.Errorf("served scores (-saved model +served):\n%s", diff)
-			}
-		}()
+			return y.ReadData(), nil
+		}},
+	} {
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got, err := tc.run()
+				if err != nil {
+					t.Errorf("%s: %v", tc.name, err)
+					return
+				}
+				if diff := cmp.Diff(want, got, tc.opt); diff != "" {
+					t.Errorf("%s: served scores (-saved model alone +served):\n%s", tc.name, diff)
+				}
+			}()
+		}
 	}
 	wg.Wait()
 }

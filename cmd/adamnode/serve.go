@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/adamnode/adamnode/infer"
 	"github.com/adamnode/adamnode/serve"
 )
 
@@ -21,7 +22,8 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&co.Method, "method", "", "solver method instead of the checkpoint's")
 	fs.Float64Var(&co.Tol, "tol", 0, "solver tolerance instead of the checkpoint's (rtol = atol)")
 	fs.IntVar(&co.MaxSteps, "max-steps", 0, "at most this many solver steps per solve, else the request fails with a 422 (0: the solver's default)")
-	fs.IntVar(&co.Replicas, "replicas", 1, "copies of the model solving at once")
+	fs.IntVar(&co.Replicas, "replicas", 0, "forward passes at once, each on a replica of the model computing on one core (0: one per core, GOMAXPROCS)")
+	rows := fs.String("rows", "errors", "how a batched request's answer is kept independent of its neighbours: errors (each row's error controlled, infer.RowErrors), alone (each row solved alone, bit for bit) or as-built (one norm over the batch)")
 	noBatch := fs.Bool("no-batching", false, "run every request as its own solve instead of batching concurrent requests")
 	var bo serve.BatchOptions
 	fs.IntVar(&bo.MaxBatch, "max-batch", serve.DefaultMaxBatch, "most instances in one batched solve")
@@ -38,8 +40,8 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	switch {
 	case *ckpt == "":
 		return usagef("serve: --checkpoint is required: the MODEL.safetensors of a train run (e.g. out/train/adamnode.safetensors)")
-	case co.Replicas < 1 || co.Replicas > 64:
-		return usagef("serve: --replicas must be from 1 to 64, got %d", co.Replicas)
+	case co.Replicas < 0 || co.Replicas > 64:
+		return usagef("serve: --replicas must be from 0 to 64, got %d", co.Replicas)
 	case bo.MaxBatch < 1:
 		return usagef("serve: --max-batch must be at least 1, got %d", bo.MaxBatch)
 	case bo.MaxInFlight < 1:
@@ -50,6 +52,16 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		return usagef("serve: --timeout and --shutdown-timeout must be positive")
 	case co.Tol < 0 || co.Tol >= 1 || co.MaxSteps < 0:
 		return usagef("serve: --tol must be in (0, 1) (0: the checkpoint's) and --max-steps ≥ 0")
+	}
+	switch *rows {
+	case "errors":
+		co.Rows = infer.RowErrors
+	case "alone":
+		co.Rows = infer.RowsAlone
+	case "as-built":
+		co.Rows = infer.RowsAsBuilt
+	default:
+		return usagef("serve: unknown --rows %q (use errors, alone or as-built)", *rows)
 	}
 	if bo.MaxWait == 0 {
 		bo.MaxWait = -1 // --max-wait 0: no waiting (BatchOptions' 0 is its default)

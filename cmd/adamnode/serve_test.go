@@ -58,7 +58,9 @@ func TestServeCommand(t *testing.T) {
 	defer cancel()
 	var out syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- runServe(ctx, []string{"--checkpoint", path, "--addr", "127.0.0.1:0", "--max-wait", "1ms"}, &out) }()
+	go func() {
+		done <- runServe(ctx, []string{"--checkpoint", path, "--addr", "127.0.0.1:0", "--max-wait", "1ms"}, &out)
+	}()
 	addr := regexp.MustCompile(`on http://(\S+):`)
 	var url string
 	deadline := time.Now().Add(20 * time.Second)
@@ -114,7 +116,8 @@ func TestServeUsage(t *testing.T) {
 	}{
 		{nil, "--checkpoint is required"},
 		{[]string{"--checkpoint", "x", "--max-batch", "0"}, "--max-batch must be at least 1"},
-		{[]string{"--checkpoint", "x", "--replicas", "0"}, "--replicas must be from 1 to 64"},
+		{[]string{"--checkpoint", "x", "--replicas", "-1"}, "--replicas must be from 0 to 64"},
+		{[]string{"--checkpoint", "x", "--rows", "some"}, "unknown --rows"},
 		{[]string{"--checkpoint", "x", "--timeout", "-1s"}, "--timeout and --shutdown-timeout must be positive"},
 		{[]string{"--checkpoint", "x", "--max-wait", "soon"}, "invalid value"},
 	} {
