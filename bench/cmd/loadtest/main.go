@@ -8,8 +8,9 @@
 //	    writes the model's weights file (the one both servers load)
 //	loadtest serve -model mnist|mlp -weights FILE [-addr 127.0.0.1:8090]
 //	    [-no-batching] [-max-batch 64] [-max-wait 2ms] [-max-in-flight 2]
-//	    [-replicas 1]
-//	    the Go server (package serve), until SIGTERM or Ctrl-C
+//	    [-replicas 0] [-rows errors|alone|as-built]
+//	    the Go server (package serve over an infer.Pool of the model), until
+//	    SIGTERM or Ctrl-C
 //	loadtest run -url http://127.0.0.1:8090 -model mnist|mlp
 //	    [-concurrency 1,8,64] [-duration 5s] [-requests 20000] [-warmup 1s]
 //	    [-pid PID] [-label NAME]
@@ -48,6 +49,7 @@ import (
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/bench/mlpfamily"
 	"github.com/adamnode/adamnode/bench/mnistnode"
+	"github.com/adamnode/adamnode/infer"
 	"github.com/adamnode/adamnode/layers"
 	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/serve"
@@ -103,41 +105,11 @@ func runWeights(args []string) error {
 	return fmt.Errorf("weights: unknown -model %q (want mnist or mlp)", *model)
 }
 
-// replicaPool is a Predictor over replicas that are not safe for
-// concurrent use, one call per replica at a time. (Temporary, as in
-// package serve, until the infer package's Pool serves these models.)
-type replicaPool struct {
-	free chan func(*tensor.Tensor[float32]) (*tensor.Tensor[float32], error)
-}
-
-func (p *replicaPool) Predict(ctx context.Context, x *tensor.Tensor[float32]) (*tensor.Tensor[float32], error) {
-	var f func(*tensor.Tensor[float32]) (*tensor.Tensor[float32], error)
-	select {
-	case f = <-p.free:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { p.free <- f }()
-	return f(x)
-}
-
-func newTape() *autograd.Tape[float32] {
-	tp := autograd.NewTape(tensor.EngineFor[float32](tensor.Default()))
-	tp.SetNoGrad(true)
-	return tp
-}
-
-// mnistReplica returns the MNIST AdamNODE's class scores of images
-// [B, 1, 28, 28], its weights read from path.
-func mnistReplica(path string) (func(*tensor.Tensor[float32]) (*tensor.Tensor[float32], error), error) {
+// mnistModel returns the MNIST AdamNODE as an infer.Func: class scores
+// of images [B, 1, 28, 28].
+func mnistModel() *infer.Func[float32] {
 	m := mnistnode.New(mnistSeed, odeblock.Adjoint{})
-	if _, err := layers.LoadCheckpointWith(path, m.Params(), nil, layers.LoadOptions{IgnoreUnknown: true}); err != nil {
-		return nil, err
-	}
-	tp := newTape()
-	return func(x *tensor.Tensor[float32]) (*tensor.Tensor[float32], error) {
-		tp.Reset()
-		img := tp.Const(x)
+	fn := func(tp *autograd.Tape[float32], img autograd.Var[float32]) (autograd.Var[float32], error) {
 		leaky := autograd.LeakyReLUAct(0.3)
 		z := autograd.Conv2DAct(img, tp.Param(m.I1), tp.Param(m.IB1), tensor.ConvParams{}, leaky)
 		z = autograd.Conv2DAct(z, tp.Param(m.I2), tp.Param(m.IB2), tensor.ConvParams{Pad: 1}, leaky)
@@ -145,16 +117,17 @@ func mnistReplica(path string) (func(*tensor.Tensor[float32]) (*tensor.Tensor[fl
 		parts := autograd.Split(autograd.Concat(1, img, z), 1, 5, 5)
 		zt, err := m.Block.Forward(tp, odeblock.AdamInitialState(parts[0], parts[1]))
 		if err != nil {
-			return nil, err
+			return autograd.Var[float32]{}, err
 		}
 		h := odeblock.Part(zt, 0, 3)
-		return autograd.Linear(autograd.Flatten(h), tp.Param(m.HW), tp.Param(m.HB)).Value().Clone(), nil
-	}, nil
+		return autograd.Linear(autograd.Flatten(h), tp.Param(m.HW), tp.Param(m.HB)), nil
+	}
+	return &infer.Func[float32]{Fn: fn, Parameters: m.Params(), Blocks: []*odeblock.Block[float32]{m.Block}}
 }
 
-// mlpReplica returns the MLP AdamNODE's h(1) [B, 16] from h(0) = x
-// [B, 16] and m(0) = v(0) = 0, its weights read from path.
-func mlpReplica(path string) (func(*tensor.Tensor[float32]) (*tensor.Tensor[float32], error), error) {
+// mlpModel returns the MLP AdamNODE of the weights file at path as an
+// infer.Func: h(1) [B, 16] from h(0) = x [B, 16] and m(0) = v(0) = 0.
+func mlpModel(path string) (*infer.Func[float32], error) {
 	p, err := mlpfamily.Load(path)
 	if err != nil {
 		return nil, err
@@ -163,16 +136,31 @@ func mlpReplica(path string) (func(*tensor.Tensor[float32]) (*tensor.Tensor[floa
 	if err != nil {
 		return nil, err
 	}
-	tp := newTape()
-	return func(x *tensor.Tensor[float32]) (*tensor.Tensor[float32], error) {
-		tp.Reset()
-		h := tp.Const(x)
-		zt, err := p.Block.Forward(tp, odeblock.InitialState(fam, h, tp.Const(tensor.New[float32](x.Shape()...))))
+	fn := func(tp *autograd.Tape[float32], h autograd.Var[float32]) (autograd.Var[float32], error) {
+		zt, err := p.Block.Forward(tp, odeblock.InitialState(fam, h, tp.Const(tensor.New[float32](h.Shape()...))))
 		if err != nil {
+			return autograd.Var[float32]{}, err
+		}
+		return odeblock.Part(zt, 0, fam.Parts), nil
+	}
+	return &infer.Func[float32]{Fn: fn, Parameters: p.Params, Blocks: []*odeblock.Block[float32]{p.Block}}, nil
+}
+
+// newPool returns the infer.Pool of model with the weights file at path.
+func newPool(model, path string, shape []int, o infer.Options) (*infer.Pool[float32], error) {
+	o.Input = shape
+	if model == "mnist" {
+		trained := mnistModel()
+		if _, err := layers.LoadCheckpointWith(path, trained.Parameters, nil, layers.LoadOptions{IgnoreUnknown: true}); err != nil {
 			return nil, err
 		}
-		return odeblock.Part(zt, 0, fam.Parts).Value().Clone(), nil
-	}, nil
+		return infer.New[float32](trained, func() (*infer.Func[float32], error) { return mnistModel(), nil }, o)
+	}
+	trained, err := mlpModel(path)
+	if err != nil {
+		return nil, err
+	}
+	return infer.New[float32](trained, func() (*infer.Func[float32], error) { return mlpModel(path) }, o)
 }
 
 // modelShape returns the shape of one instance of model.
@@ -192,7 +180,8 @@ func runServe(args []string) error {
 	weights := fs.String("weights", "", "the weights file (loadtest weights)")
 	addr := fs.String("addr", "127.0.0.1:8090", "address to listen on (loopback)")
 	noBatch := fs.Bool("no-batching", false, "every request its own solve")
-	replicas := fs.Int("replicas", 1, "copies of the model solving at once")
+	replicas := fs.Int("replicas", 0, "forward passes at once, each on a replica computing on one core (0: GOMAXPROCS)")
+	rows := fs.String("rows", "errors", "infer's Rows: errors (RowErrors), alone (RowsAlone) or as-built (RowsAsBuilt)")
 	var bo serve.BatchOptions
 	fs.IntVar(&bo.MaxBatch, "max-batch", serve.DefaultMaxBatch, "most instances in one batch")
 	fs.DurationVar(&bo.MaxWait, "max-wait", serve.DefaultMaxWait, "how long a batch waits for more requests")
@@ -204,24 +193,19 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *weights == "" || *replicas < 1 {
-		return errors.New("serve: -weights is required and -replicas must be at least 1")
+	if *weights == "" || *replicas < 0 {
+		return errors.New("serve: -weights is required and -replicas must be at least 0")
+	}
+	mode, ok := map[string]infer.Rows{"errors": infer.RowErrors, "alone": infer.RowsAlone, "as-built": infer.RowsAsBuilt}[*rows]
+	if !ok {
+		return fmt.Errorf("serve: unknown -rows %q (want errors, alone or as-built)", *rows)
 	}
 	if err := checkLoopback(*addr); err != nil {
 		return err
 	}
-	pool := &replicaPool{free: make(chan func(*tensor.Tensor[float32]) (*tensor.Tensor[float32], error), *replicas)}
-	for range *replicas {
-		var f func(*tensor.Tensor[float32]) (*tensor.Tensor[float32], error)
-		if *model == "mnist" {
-			f, err = mnistReplica(*weights)
-		} else {
-			f, err = mlpReplica(*weights)
-		}
-		if err != nil {
-			return err
-		}
-		pool.free <- f
+	pool, err := newPool(*model, *weights, shape, infer.Options{Replicas: *replicas, Rows: mode})
+	if err != nil {
+		return err
 	}
 	o := serve.Options{}
 	if !*noBatch {
@@ -235,7 +219,7 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("serving %s on http://%s (batching %v)\n", *model, ln.Addr(), !*noBatch)
+	fmt.Printf("serving %s on http://%s (batching %v, %d replicas, rows %v)\n", *model, ln.Addr(), !*noBatch, pool.Replicas(), mode)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return s.Serve(ctx, ln)
