@@ -216,9 +216,10 @@
 //	avx2     amd64 with AVX2 and FMA (Intel since Haswell, AMD since Zen 1):
 //	         every kernel in assembly too, 8 lanes (4 for float64)
 //	sse2     every amd64 CPU (SSE2 is its baseline; the fastest path of
-//	         those without AVX2 and FMA): the GEMMs in assembly on XMM
-//	         registers, 4 lanes (2 for float64), multiply and add rounded
-//	         apart; the other kernels run their Go loops
+//	         those without AVX2 and FMA): the GEMMs and Winograd's
+//	         elementwise transforms in assembly on XMM registers, 4 lanes
+//	         (2 for float64), multiply and add rounded apart; the other
+//	         kernels run their Go loops
 //	neon     arm64 (every ARMv8-A CPU: Apple silicon, Graviton, Ampere):
 //	         the vector maps and the GEMMs in assembly (Advanced SIMD), 4
 //	         lanes (2 for float64); the other kernels run their Go loops
