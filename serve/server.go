@@ -495,14 +495,24 @@ func (s *Server[T]) parseInstances(m *served[T], raw json.RawMessage, field stri
 }
 
 // flatten appends the numbers of instance v, called name, to data: v is
-// nested arrays of shape, or a flat array of its product of numbers.
+// nested arrays of shape, or of shape without its leading axes of size 1
+// ([28, 28] for [1, 28, 28]), or a flat array of all its numbers.
 func flatten[T tensor.Float](data []T, v any, name string, shape []int) ([]T, *httpError) {
-	numel := 1
-	for _, d := range shape {
-		numel *= d
-	}
+	numel := product(shape)
 	if list, ok := v.([]any); ok && len(shape) > 1 && len(list) == numel && (len(list) == 0 || !isList(list[0])) {
 		return appendNumbers(data, list, name) // a flat instance
+	}
+	// The shape whose first axis the instance's length fits: the whole
+	// shape, or one with its leading axes of size 1 dropped.
+	if list, ok := v.([]any); ok {
+		for s := shape; ; s = s[1:] {
+			if len(list) == s[0] {
+				return appendNested(data, v, name, s, shape)
+			}
+			if len(s) == 1 || s[0] != 1 {
+				break
+			}
+		}
 	}
 	return appendNested(data, v, name, shape, shape)
 }
@@ -512,10 +522,10 @@ func isList(v any) bool { _, ok := v.([]any); return ok }
 func appendNested[T tensor.Float](data []T, v any, name string, shape, whole []int) ([]T, *httpError) {
 	list, ok := v.([]any)
 	if !ok {
-		return nil, bad(http.StatusBadRequest, name, "%s must be an array of %d (an instance has shape %v), got %s", name, shape[0], whole, describe(v))
+		return nil, bad(http.StatusBadRequest, name, "%s must be an array of %d (an instance has shape %v%s), got %s", name, shape[0], whole, squeezed(whole), describe(v))
 	}
 	if len(list) != shape[0] {
-		return nil, bad(http.StatusBadRequest, name, "%s has %d elements, want %d (an instance has shape %v, or is a flat array of %d numbers)", name, len(list), shape[0], whole, product(whole))
+		return nil, bad(http.StatusBadRequest, name, "%s has %d elements, want %d (an instance has shape %v%s, or is a flat array of %d numbers)", name, len(list), shape[0], whole, squeezed(whole), product(whole))
 	}
 	if len(shape) == 1 {
 		return appendNumbers(data, list, name)
@@ -543,6 +553,18 @@ func appendNumbers[T tensor.Float](data []T, list []any, name string) ([]T, *htt
 		data = append(data, x)
 	}
 	return data, nil
+}
+
+// squeezed names the shape without its leading axes of size 1, if any.
+func squeezed(shape []int) string {
+	s := shape
+	for len(s) > 1 && s[0] == 1 {
+		s = s[1:]
+	}
+	if len(s) == len(shape) {
+		return ""
+	}
+	return fmt.Sprintf(" or %v", s)
 }
 
 func product(shape []int) int {

@@ -53,6 +53,7 @@ func newTestServer(t *testing.T, opts Options) *Server[float32] {
 	s, err := New([]Model[float32]{
 		{Name: "vec", Input: []int{3}, Predictor: PredictorFunc[float32](model32)},
 		{Name: "grid", Input: []int{2, 3}, Predictor: PredictorFunc[float32](model32)},
+		{Name: "img", Input: []int{1, 2, 3}, Predictor: PredictorFunc[float32](model32)},
 	}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +112,7 @@ func TestPredictBadInput(t *testing.T) {
 			{"two values", "POST", "/v1/predict", `{"model": "vec", "inputs": [[1, 2, 3]]} {}`, 400, "body", "more than one JSON value"},
 			{"model not a string", "POST", "/v1/predict", `{"model": 5, "inputs": [[1, 2, 3]]}`, 400, "model", "must be a JSON string"},
 			{"unknown field", "POST", "/v1/predict", `{"model": "vec", "instances": [[1, 2, 3]]}`, 400, "instances", "unknown field"},
-			{"unknown model", "POST", "/v1/predict", `{"model": "resnet", "inputs": [[1, 2, 3]]}`, 404, "model", `unknown model "resnet" (this server has grid, vec)`},
+			{"unknown model", "POST", "/v1/predict", `{"model": "resnet", "inputs": [[1, 2, 3]]}`, 404, "model", `unknown model "resnet" (this server has grid, img, vec)`},
 			{"no model of two", "POST", "/v1/predict", `{"inputs": [[1, 2, 3]]}`, 400, "model", "missing"},
 			{"no inputs", "POST", "/v1/predict", `{"model": "vec"}`, 400, "inputs", "missing"},
 			{"inputs and input", "POST", "/v1/predict", `{"model": "vec", "inputs": [[1, 2, 3]], "input": [1, 2, 3]}`, 400, "inputs", "not both"},
@@ -121,6 +122,7 @@ func TestPredictBadInput(t *testing.T) {
 			{"short row", "POST", "/v1/predict", `{"model": "vec", "inputs": [[1, 2, 3], [1, 2]]}`, 400, "inputs[1]", "has 2 elements, want 3"},
 			{"instance a number", "POST", "/v1/predict", `{"model": "vec", "inputs": [1, 2, 3]}`, 400, "inputs[0]", "must be an array of 3"},
 			{"nested wrong", "POST", "/v1/predict", `{"model": "grid", "inputs": [[[1, 2, 3], [4, 5]]]}`, 400, "inputs[0][1]", "has 2 elements, want 3"},
+			{"squeezed wrong", "POST", "/v1/predict", `{"model": "img", "input": [[1, 2, 3], [4, 5]]}`, 400, "input[1]", "has 2 elements, want 3 (an instance has shape [1 2 3] or [2 3]"},
 			{"flat wrong length", "POST", "/v1/predict", `{"model": "grid", "input": [1, 2, 3, 4, 5]}`, 400, "input", "has 5 elements, want 2"},
 			{"NaN as a string", "POST", "/v1/predict", `{"model": "vec", "inputs": [[1, "NaN", 3]]}`, 400, "inputs[0][1]", `must be a number, got the string "NaN"`},
 			{"NaN bare", "POST", "/v1/predict", `{"model": "vec", "inputs": [[1, NaN, 3]]}`, 400, "body", "malformed JSON"},
@@ -165,6 +167,10 @@ func TestPredict(t *testing.T) {
 				map[string]any{"model": "vec", "output": []any{7.0, 6.0}, "class": 0.0}, "", ""},
 			{"nested", `{"model": "grid", "inputs": [[[1, 0, 0], [0, 0, 1]]]}`, 200,
 				map[string]any{"model": "grid", "outputs": []any{[]any{2.0, 3.0}}, "argmax": []any{1.0}}, "", ""},
+			{"leading 1 given", `{"model": "img", "inputs": [[[[1, 0, 0], [0, 0, 1]]]]}`, 200,
+				map[string]any{"model": "img", "outputs": []any{[]any{2.0, 3.0}}, "argmax": []any{1.0}}, "", ""},
+			{"leading 1 left out", `{"model": "img", "inputs": [[[1, 0, 0], [0, 0, 1]]]}`, 200,
+				map[string]any{"model": "img", "outputs": []any{[]any{2.0, 3.0}}, "argmax": []any{1.0}}, "", ""},
 			{"flat", `{"model": "grid", "inputs": [[1, 0, 0, 0, 0, 1]]}`, 200,
 				map[string]any{"model": "grid", "outputs": []any{[]any{2.0, 3.0}}, "argmax": []any{1.0}}, "", ""},
 			{"solver error", `{"model": "vec", "inputs": [[-1, 2, 3]]}`, 422, nil, "inputs", "the model failed on this request: dopri5: step size underflow"},

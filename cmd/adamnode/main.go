@@ -129,7 +129,7 @@ func run(args []string, out, errOut io.Writer) int {
 		// After the first signal the default handling returns, so that a
 		// second Ctrl-C ends the program at once.
 		stop()
-		fmt.Fprintln(errOut, "adamnode: interrupted: stopping after the current step (Ctrl-C again to quit at once)")
+		fmt.Fprintln(errOut, "adamnode: interrupted: stopping after the current step (serve: after the requests in flight; Ctrl-C again to quit at once)")
 	}()
 	for _, c := range commands() {
 		if c.name != args[0] {
