@@ -85,7 +85,7 @@ func TestErrorRowsOptions(t *testing.T) {
 		{Options{ErrorRows: 2, ErrorRowLen: -1}, 6, "ErrorRows 2 and ErrorRowLen -1"},
 		{Options{ErrorRows: 2, ErrorRowLen: 3, ErrorLen: 4}, 6, "ErrorRows 2 with ErrorLen 4"},
 		{Options{ErrorRows: 2, ErrorRowLen: 3, ErrorParts: []int{3}}, 6, "ErrorParts [3]"},
-		{Options{ErrorRows: 2, ErrorRowLen: 3}, 9, "do not tile a state of 9 elements"},
+		{Options{ErrorRows: 2, ErrorRowLen: 3}, 9, "do not tile a state of 9 elements (not a multiple of 6)"},
 		{Options{ErrorRows: 2, ErrorRowLen: 3}, 4, "do not tile a state of 4 elements"},
 		{Options{ErrorRowLen: 3}, 4, ""}, // no rows: ErrorRowLen unread
 	} {
