@@ -45,11 +45,11 @@ func (m *neural32) Params() []*autograd.Param[float32] {
 // pass left on the caller's tape), retained-MB (the heap the forward pass
 // left live for the backward pass, measured after a collection: tape,
 // stored states, checkpoints, the path's cache) and alloc-MB (all memory
-// allocated by both passes); for Checkpoint, states (the most kept at
+// allocated by both passes); for Checkpoint and Recursive, states (the most kept at
 // once, y0 included) and re-advanced/step (steps recomputed beyond the one
 // taping of each, per step). reversible_heun with the Reversible gradient
-// against Backprop, and euler with Checkpoint (⌈√N⌉ segments), Checkpoint
-// with CheckpointBudget 8 (binomial) and Backprop; Backprop only up to
+// against Backprop, and euler with Checkpoint (⌈√N⌉ segments), Recursive
+// with a Budget of 8 (binomial) and Backprop; Backprop only up to
 // 1024 steps. The Brownian tree's cache is
 // held at 16 nodes (256 KiB here; an evicted node is drawn again when the
 // backward pass needs it), so that the path's memory stays out of the

@@ -391,8 +391,8 @@ func TestAdjointConverges(t *testing.T) {
 	}
 }
 
-// TestBinomialCheckpoint: the Checkpoint gradient with a CheckpointBudget
-// (binomial checkpointing) gives backprop's loss and gradients to
+// TestBinomialCheckpoint: the Recursive gradient (binomial checkpointing
+// with a Budget) gives backprop's loss and gradients to
 // rounding for budgets from 1 (every step recomputed from y0) to more than
 // the steps, fixed and adaptive steps, a method with a Lévy area and one
 // with a JVP; it never keeps more states than the budget, and re-advances

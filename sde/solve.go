@@ -218,15 +218,15 @@ type Stats struct {
 // the outputs with respect to y0 and the SDE's parameters: every step
 // (Backprop), or one node whose backward runs reversible Heun backward
 // (Reversible), the adjoint SDE (Adjoint) or the steps between
-// checkpoints again (Checkpoint, Recursive); those fill in Stats.BackwardEvals when
-// Backward runs. On a tape in no-grad mode only values are computed, on a
+// checkpoints again (Checkpoint, Recursive); those fill in
+// Stats.BackwardEvals when Backward runs. On a tape in no-grad mode only values are computed, on a
 // scratch tape reset at every step, and the outputs are constants on tp.
 //
 // Errors — a bad option, a noise layout that does not fit the state and
 // the path, a drift or diffusion of the wrong shape, a NaN or infinity in
 // f, g or the state (ErrNonFinite), a path that cannot give an increment —
-// are returned, as a *SolveError naming the method and the time once the
-// solve has begun.
+// are returned, as a *SolveError naming the method, the phase and the
+// step once the solve has begun.
 func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], ts []float64, path Path[T], opt Options) (ys []autograd.Var[T], st *Stats, err error) {
 	defer tensor.Recover(&err)
 	st = new(Stats)
