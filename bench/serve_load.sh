@@ -18,7 +18,8 @@
 # machine's, PyTorch with torch.set_num_threads(THREADS) (default 2).
 # After the rounds, with -n N > 0 (default 100000), N requests at
 # concurrency 64 against the batched Go server of the MLP AdamNODE, its
-# resident memory read before and after (memory.jsonl).
+# resident memory read before, every second during and after them
+# (memory.jsonl).
 # Writes DIR/results.jsonl (one line per server, model and concurrency:
 # throughput, p50/p95/p99/max latency, the Go server's batches, mean rows
 # and mean solve time, the server's RSS, the load average), DIR/table.md
@@ -103,7 +104,7 @@ if [ "$memreq" -gt 0 ]; then
 	"$lt" weights -model mlp -out "$out/mlp.safetensors"
 	start go-batched mlp
 	"$lt" run -url "http://127.0.0.1:$port" -model mlp -concurrency 64 -requests "$memreq" -duration 10m \
-		-warmup 2s -pid "$pid" -label go-batched-memory | tee "$out/memory.jsonl"
+		-warmup 2s -pid "$pid" -rss-every 1s -label go-batched-memory | tee "$out/memory.jsonl"
 	stop
 fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/env.txt"

@@ -13,7 +13,7 @@
 //	    SIGTERM or Ctrl-C
 //	loadtest run -url http://127.0.0.1:8090 -model mnist|mlp
 //	    [-concurrency 1,8,64] [-duration 5s] [-requests 20000] [-warmup 1s]
-//	    [-pid PID] [-label NAME]
+//	    [-pid PID [-rss-every 1s]] [-label NAME]
 //	    closed-loop clients: at each concurrency, that many goroutines each
 //	    send one instance per request, the next as soon as the answer is in,
 //	    for -duration or -requests in all, whichever ends first (after
@@ -33,12 +33,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -181,6 +183,7 @@ func runServe(args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8090", "address to listen on (loopback)")
 	noBatch := fs.Bool("no-batching", false, "every request its own solve")
 	replicas := fs.Int("replicas", 0, "forward passes at once, each on a replica computing on one core (0: GOMAXPROCS)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the serving to this file")
 	rows := fs.String("rows", "errors", "infer's Rows: errors (RowErrors), alone (RowsAlone) or as-built (RowsAsBuilt)")
 	var bo serve.BatchOptions
 	fs.IntVar(&bo.MaxBatch, "max-batch", serve.DefaultMaxBatch, "most instances in one batch")
@@ -220,6 +223,17 @@ func runServe(args []string) error {
 		return err
 	}
 	fmt.Printf("serving %s on http://%s (batching %v, %d replicas, rows %v)\n", *model, ln.Addr(), !*noBatch, pool.Replicas(), mode)
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return s.Serve(ctx, ln)
@@ -261,7 +275,10 @@ type result struct {
 	MeanSolveMs float64 `json:"mean_batch_solve_ms,omitempty"`
 	RSSStartMiB float64 `json:"rss_start_mib,omitempty"`
 	RSSEndMiB   float64 `json:"rss_end_mib,omitempty"`
-	Load1       float64 `json:"load1"`
+	// RSSSamples is the server's resident memory every -rss-every during
+	// the round.
+	RSSSamples []float64 `json:"rss_samples_mib,omitempty"`
+	Load1      float64   `json:"load1"`
 }
 
 func runLoad(args []string) error {
@@ -274,6 +291,7 @@ func runLoad(args []string) error {
 	warmup := fs.Duration("warmup", time.Second, "warm-up before each round, not counted")
 	pid := fs.Int("pid", 0, "the server's process id: report its resident memory")
 	label := fs.String("label", "", "a name for the lines (e.g. go-batched)")
+	every := fs.Duration("rss-every", 0, "with -pid: also sample the server's resident memory this often during each round")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -309,7 +327,28 @@ func runLoad(args []string) error {
 		r := result{Label: *label, Model: *model, Concurrency: c, Load1: load1()}
 		r.RSSStartMiB = rssMiB(*pid)
 		m0 := scrape(client, *target+"/metrics")
+		stop := make(chan struct{})
+		sampled := make(chan []float64, 1)
+		go func() {
+			var samples []float64
+			defer func() { sampled <- samples }()
+			if *pid <= 0 || *every <= 0 {
+				return
+			}
+			tick := time.NewTicker(*every)
+			defer tick.Stop()
+			for {
+				select {
+				case <-tick.C:
+					samples = append(samples, math.Round(rssMiB(*pid)*10)/10)
+				case <-stop:
+					return
+				}
+			}
+		}()
 		lat, errs, first, took := round(client, *target+"/v1/predict", bodies, c, *duration, *maxReq)
+		close(stop)
+		r.RSSSamples = <-sampled
 		m1 := scrape(client, *target+"/metrics")
 		r.RSSEndMiB = rssMiB(*pid)
 		if n := m1["adamnode_batch_rows_count"] - m0["adamnode_batch_rows_count"]; n > 0 {
