@@ -580,6 +580,7 @@ func (a *adjoint[T]) options(sizes []int) Options {
 	opt := p.solver.Options()
 	opt.Tableau, opt.Method = p.solver.Tableau(), ""
 	opt.Phase, opt.ErrorLen, opt.ErrorParts = "backward", 0, nil
+	opt.ErrorRows, opt.ErrorRowLen = 0, 0 // a forward's Block.RowErrors: the norm is set below
 	adj := a.opt
 	if adj.RTol > 0 {
 		opt.RTol = adj.RTol

@@ -150,3 +150,46 @@ func TestRowErrorsParts(t *testing.T) {
 		t.Errorf("Forward of a [10 3] AdamNODE state with RowErrors: error %v, want one naming the shape", err)
 	}
 }
+
+// TestRowErrorsWithGradients: a forward solve with RowErrors is
+// differentiated in every gradient mode (the adjoint's backward solve
+// keeps its own error norm), and its gradients agree with those of the
+// forward solved without it to the tolerances.
+func TestRowErrorsWithGradients(t *testing.T) {
+	fam, err := odeblock.FamilyNamed("adamnode")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newRowsProblem[float64](fam, 4, 3, 2, false)
+	params := p.dyn.Params()
+	for _, name := range odeblock.GradModeNames() {
+		mode, err := odeblock.ParseGradMode(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grads := func(rowErrors bool) []float64 {
+			autograd.ZeroGrads(params)
+			b := &odeblock.Block[float64]{Dynamics: p.dyn, Mode: mode, RowErrors: rowErrors, Solver: odeblock.Options{RTol: 1e-8, ATol: 1e-8}}
+			tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Gonum(1)))
+			z, err := b.Forward(tp, odeblock.InitialState(p.fam, tp.Const(p.h0), tp.Const(p.m0)))
+			if err != nil {
+				t.Fatalf("%s: Forward: %v", name, err)
+			}
+			if err := tp.Backward(autograd.Sum(autograd.Square(odeblock.Part(z, 0, 3)))); err != nil {
+				t.Fatalf("%s, RowErrors %v: Backward: %v", name, rowErrors, err)
+			}
+			var g []float64
+			for _, prm := range params {
+				g = append(g, prm.Grad.ReadData()...)
+			}
+			return g
+		}
+		with, without := grads(true), grads(false)
+		for i := range with {
+			if math.Abs(with[i]-without[i]) > 1e-5*(1+math.Abs(without[i])) {
+				t.Errorf("%s: gradient %d: %g with RowErrors, %g without", name, i, with[i], without[i])
+				break
+			}
+		}
+	}
+}

@@ -269,16 +269,18 @@ func TestAdjointCarriesOptions(t *testing.T) {
 	}
 	fwd := Options{Method: "bosh3", Tableau: tb, RTol: 1e-5, ATol: 1e-6, Step: 0.1, FirstStep: 0.01,
 		MinStep: 1e-8, MaxStep: 0.5, MaxSteps: 77, Safety: 0.8, IFactor: 5, DFactor: 0.3, PCoeff: 0.2, MaxOrder: 6,
-		StepTo: []float64{0.5}, Jumps: []float64{0.25}, ErrorLen: 3, ErrorParts: []int{1}, Quadrature: 4, Phase: "forward"}
+		StepTo: []float64{0.5}, Jumps: []float64{0.25}, ErrorLen: 3, ErrorParts: []int{1}, Quadrature: 4, Phase: "forward",
+		ErrorRows: 2, ErrorRowLen: 1}
 	v := reflect.ValueOf(fwd)
 	for i := 0; i < v.NumField(); i++ {
 		if v.Field(i).IsZero() {
 			t.Fatalf("Options.%s has no value in this test: give it one", v.Type().Field(i).Name)
 		}
 	}
-	own := map[string]bool{"Method": true, "Tableau": true, "Phase": true, "ErrorLen": true, "ErrorParts": true, "Quadrature": true}
+	own := map[string]bool{"Method": true, "Tableau": true, "Phase": true, "ErrorLen": true, "ErrorParts": true, "Quadrature": true,
+		"ErrorRows": true, "ErrorRowLen": true}
 	cfg := fwd
-	cfg.ErrorLen = 0 // refused beside ErrorParts; the backward solve sets its own
+	cfg.ErrorLen, cfg.ErrorParts = 0, nil // refused beside ErrorRows; the backward solve sets its own
 	s, err := NewSolver[float64](cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +296,7 @@ func TestAdjointCarriesOptions(t *testing.T) {
 	}
 	a.opt = Adjoint{RTol: 1e-3, ATol: 1e-4, MaxSteps: 9}
 	o := a.options([]int{3})
-	if o.RTol != 1e-3 || o.ATol != 1e-4 || o.MaxSteps != 9 || o.Tableau != tb || o.Phase != "backward" || o.ErrorLen != 0 {
+	if o.RTol != 1e-3 || o.ATol != 1e-4 || o.MaxSteps != 9 || o.Tableau != tb || o.Phase != "backward" || o.ErrorLen != 0 || o.ErrorRows != 0 || o.ErrorRowLen != 0 {
 		t.Errorf("the Adjoint's own settings not applied: %+v", o)
 	}
 	if o.Quadrature != 3 {
