@@ -370,7 +370,7 @@ func (s *Server[T]) answer(w http.ResponseWriter, r *http.Request) (string, *res
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
 	defer cancel()
-	y, err := safePredict(ctx, m.run, x)
+	y, err := predictWithin(ctx, m.run, x)
 	if err != nil {
 		return m.Name, nil, s.predictError(ctx, r.Context(), err)
 	}
@@ -378,6 +378,27 @@ func (s *Server[T]) answer(w http.ResponseWriter, r *http.Request) (string, *res
 		return m.Name, nil, herr
 	}
 	return m.Name, makeResponse(m.Name, y, single), nil
+}
+
+// predictWithin calls p on x and returns when it answers or when ctx is
+// done, whichever is first: a solve cannot be interrupted, so a request
+// past its timeout is answered at once and its solve's result, when it
+// comes, is dropped.
+func predictWithin[T tensor.Float](ctx context.Context, p Predictor[T], x *tensor.Tensor[T]) (*tensor.Tensor[T], error) {
+	if _, ok := p.(*Batcher[T]); ok {
+		return safePredict(ctx, p, x) // returns on ctx by itself
+	}
+	res := make(chan result[T], 1)
+	go func() {
+		y, err := safePredict(ctx, p, x)
+		res <- result[T]{y: y, err: err}
+	}()
+	select {
+	case r := <-res:
+		return r.y, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // predictError maps a model's error to an answer.

@@ -38,6 +38,8 @@ func model32(ctx context.Context, x *tensor.Tensor[float32]) (*tensor.Tensor[flo
 			}
 		case 666:
 			panic("runtime error: index out of range [7] with length 7")
+		case 777:
+			time.Sleep(400 * time.Millisecond) // a solve that does not look at ctx
 		}
 		var s float32
 		for _, v := range d[i*inner : (i+1)*inner] {
@@ -176,6 +178,7 @@ func TestPredict(t *testing.T) {
 			{"solver error", `{"model": "vec", "inputs": [[-1, 2, 3]]}`, 422, nil, "inputs", "the model failed on this request: dopri5: step size underflow"},
 			{"panic", `{"model": "vec", "inputs": [[666, 2, 3]]}`, 500, nil, "", "the model panicked: runtime error"},
 			{"timeout", `{"model": "vec", "inputs": [[999, 2, 3]]}`, 503, nil, "", "timed out after 100ms"},
+			{"timeout of a solve deaf to ctx", `{"model": "vec", "inputs": [[777, 2, 3]]}`, 503, nil, "", "timed out after 100ms"},
 		} {
 			t.Run(fmt.Sprintf("batched=%v/%s", batched, tc.name), func(t *testing.T) {
 				a := do(t, h, "POST", "/v1/predict", tc.body)
