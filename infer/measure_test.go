@@ -147,12 +147,12 @@ func TestMeasureBatchedVsAlone(t *testing.T) {
 
 // BenchmarkPredictRows times a batch of 64 requests of the MLP AdamNODE
 // (float32, one replica, one thread) with each Rows mode: run it with
-// -count and compare the modes with benchstat.
+// rounds alternated and compare the modes with benchstat -col /rows.
 func BenchmarkPredictRows(b *testing.B) {
 	m := mlpAdamBase()
 	x := m.batch(64, 1)
 	for _, rows := range []infer.Rows{infer.RowsAsBuilt, infer.RowErrors, infer.RowsAlone} {
-		b.Run(rows.String(), func(b *testing.B) {
+		b.Run("rows="+rows.String(), func(b *testing.B) {
 			first, err := m.build()
 			if err != nil {
 				b.Fatal(err)

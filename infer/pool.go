@@ -122,7 +122,7 @@ type replica[T tensor.Float] struct {
 // one replica, so that a build that cannot make a matching model fails
 // here.
 func New[T tensor.Float, M Model[T]](trained M, build func() (M, error), opt Options) (*Pool[T], error) {
-	if any(trained) == nil || build == nil {
+	if any(trained) == nil || isNilPointer(trained) || build == nil {
 		return nil, errors.New("infer: New needs a trained model and a build function")
 	}
 	if opt.Replicas < 0 {
@@ -158,7 +158,7 @@ func New[T tensor.Float, M Model[T]](trained M, build func() (M, error), opt Opt
 	if opt.Replicas > 1 {
 		p.eng = tensor.Serial(p.eng)
 	}
-	p.params = trained.Params()
+	p.params = slices.Clone(trained.Params())
 	for i, prm := range p.params {
 		if prm == nil || prm.Value == nil {
 			return nil, fmt.Errorf("infer: the trained model's parameter %d has no value", i)
