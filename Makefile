@@ -43,7 +43,7 @@ endif
 # MPI (Debian: libopenmpi-dev openmpi-bin) for the data-parallel tests.
 HAVE_MPI := $(shell pkg-config --exists ompi 2>/dev/null && command -v mpirun >/dev/null && echo yes)
 MPI_PKGS := ./distributed ./train ./cmd/adamnode
-RACE_PKGS := ./tensor ./autograd ./data ./distributed ./train ./serve
+RACE_PKGS := ./tensor ./autograd ./data ./distributed ./train ./serve ./infer
 # The OpenBLAS build's tests: every package but cuda, whose device code
 # (the stand-in's kernels, cuBLAS and cuDNN) the tag does not change and
 # whose tests, the longest of all, the pure-Go build has run.
