@@ -157,9 +157,9 @@ func TestLoadCheckpointErrors(t *testing.T) {
 }
 
 // TestServedAloneAndInAFullBatch: through the batched HTTP server, each
-// of 64 concurrent requests for a checkpoint's model gets the answer it
-// gets alone, to within the solver's tolerance (infer's RowErrors), and
-// they ran in a few batches.
+// of 64 concurrent requests for a checkpoint's model, inputs of scales
+// from 1/64 to 8, gets the answer it gets alone to within the solver's
+// tolerance, and they ran in a few batches.
 func TestServedAloneAndInAFullBatch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("64 solves of an MNIST-shaped AdamNODE")
@@ -178,7 +178,16 @@ func TestServedAloneAndInAFullBatch(t *testing.T) {
 	}
 	defer s.Close()
 	const n = 64
+	// Rows unlike each other: image i scaled by 8^(i/16 - 2), from
+	// near zero to 8, so that the rows need different steps.
 	x := tensor.RandU[float32](rand.New(rand.NewPCG(9, 9)), 0, 1, n, 1, 28, 28)
+	d := x.Data()
+	for i := range n {
+		f := float32(math.Pow(8, float64(i)/16-2))
+		for j := range 28 * 28 {
+			d[i*28*28+j] *= f
+		}
+	}
 	alone := make([][]float32, n)
 	for i := range n {
 		y, err := m.Predictor.Predict(context.Background(), x.Slice(i, i+1))
@@ -204,10 +213,14 @@ func TestServedAloneAndInAFullBatch(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	// The scores are a linear head of h(1), solved at rtol = atol = 1e-3;
-	// alone and batched, each row's error is within those tolerances
-	// (measured: 5e-6, float32 rounding, on the AVX-512 path).
-	if diff := cmp.Diff(alone, served, cmpopts.EquateApprox(0, 1e-3)); diff != "" {
+	// The scores are a linear head of h(1), solved at rtol = atol = 1e-3:
+	// a global error of a few tolerances in h, summed by the head over
+	// 3920 elements with weights of about ±1/√3920, moves a score by
+	// about as much (measured: at most 0.0067 on scores up to 20). That
+	// the per-row error control is what keeps the rows apart is infer's
+	// test (TestRowsModes); this one checks the server's path: split back
+	// right, nothing mixed up between requests.
+	if diff := cmp.Diff(alone, served, cmpopts.EquateApprox(1e-2, 1e-2)); diff != "" {
 		t.Errorf("scores (-alone +in the batch):\n%s", diff)
 	}
 	worst := 0.0
