@@ -147,6 +147,14 @@ func New[T tensor.Float](models []Model[T], opts Options) (*Server[T], error) {
 				return nil, s.fail(err)
 			}
 			sv.run, sv.batcher = b, b
+			labels := prometheus.Labels{"model": m.Name}
+			s.reg.MustRegister(
+				prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "adamnode_batch_dropped_total", ConstLabels: labels,
+					Help: "Requests dropped from their batch because their client went away or timed out before it ran."},
+					func() float64 { return float64(b.Stats().Dropped) }),
+				prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "adamnode_batch_retried_total", ConstLabels: labels,
+					Help: "Requests run again alone because their batch failed."},
+					func() float64 { return float64(b.Stats().Retried) }))
 		}
 		s.models[m.Name] = sv
 		s.names = append(s.names, m.Name)

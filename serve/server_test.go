@@ -245,6 +245,17 @@ func TestPredictFailureIsolated(t *testing.T) {
 	if calls >= 16+16 {
 		t.Errorf("%d calls of the model for 16 requests: no batching", calls)
 	}
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	st := s.models["vec"].batcher.Stats()
+	for _, want := range []string{
+		fmt.Sprintf(`adamnode_batch_retried_total{model="vec"} %d`, st.Retried),
+		fmt.Sprintf(`adamnode_batch_rows_sum{model="vec"} %d`, st.Rows+st.Retried),
+	} {
+		if !strings.Contains(rec.Body.String(), want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
 }
 
 // TestHealthReadyMetrics: /healthz, /readyz (503 after Close) and the
@@ -268,6 +279,8 @@ func TestHealthReadyMetrics(t *testing.T) {
 		`adamnode_batch_rows_count{model="vec"} 1`,
 		`adamnode_request_duration_seconds_count{model="vec"} 1`,
 		`adamnode_requests_in_flight 0`,
+		`adamnode_batch_dropped_total{model="vec"} 0`,
+		`adamnode_batch_retried_total{model="grid"} 0`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(text, want) {
