@@ -22,4 +22,20 @@
 // batch of several requests fails, each request is run again alone, so
 // that a solver error caused by one request's input fails that request
 // only (BatchOptions.NoRetry turns this off).
+//
+// # The HTTP API
+//
+// Server answers POST /v1/predict with a JSON object {"model": NAME,
+// "inputs": [INSTANCE, ...]} (or "input": INSTANCE), an instance being
+// the model's input shape as nested arrays (leading axes of size 1 may
+// be left out) or a flat array of its numbers; the answer is
+// {"model", "outputs", "argmax"} (or {"model", "output", "class"}). Bad
+// input is a 4xx whose JSON body {"error": {"code", "field", "message"}}
+// names the field: 400 (malformed JSON, wrong type or shape, a number
+// that is not finite), 404 (unknown model or path), 405 (not POST), 413
+// (body or instance count over the limits). A model's error on a
+// request (a solver error) is a 422 with its message, a model's panic a
+// 500, a request past Options.Timeout or during shutdown a 503. GET
+// /healthz, /readyz and /metrics (Prometheus' text format) complete the
+// API. docs/serving.md has it in full, with a session of adamnode serve.
 package serve
