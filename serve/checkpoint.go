@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -28,6 +29,14 @@ type CheckpointOptions struct {
 	// shared (infer.Options.Replicas; 0: GOMAXPROCS, each replica then
 	// computing on one core).
 	Replicas int
+	// Model, Dataset and NHid describe the model for a file without
+	// train's metadata, or override it: a PyTorch state_dict saved as
+	// safetensors under this module's parameter names (f.conv1.weight,
+	// head.weight, ode.r1, ...). Model is node, anode, sonode, hbnode,
+	// ghbnode or adamnode; Dataset fashion-mnist, mnist or cifar10; NHid
+	// the hidden width (0: the checkpoint's, else the paper's).
+	Model, Dataset string
+	NHid           int
 	// Rows is how a batched request's answer is kept independent of the
 	// requests batched with it (infer.Options.Rows; the zero value,
 	// infer.RowErrors, controls each row's error separately).
@@ -74,7 +83,7 @@ func LoadCheckpoint(path string, o CheckpointOptions) (Model[float32], error) {
 	}
 	name := o.Name
 	if name == "" {
-		name = st.Metadata["model"]
+		name = cfg.Kind.String()
 	}
 	return Model[float32]{Name: name, Input: pool.Input(), Predictor: pool}, nil
 }
@@ -84,8 +93,20 @@ func LoadCheckpoint(path string, o CheckpointOptions) (Model[float32], error) {
 // paper's configuration, the hidden width of --nhid and --nhid-scale, the
 // solver of --method and --tol), with o's solver overrides.
 func checkpointConfig(path string, meta map[string]string, o CheckpointOptions) (models.Config, error) {
+	meta = maps.Clone(meta)
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	for key, v := range map[string]string{"model": o.Model, "dataset": o.Dataset} {
+		if v != "" {
+			meta[key] = v
+		}
+	}
+	if o.NHid != 0 {
+		meta["nhid"], meta["nhid_scale"] = strconv.Itoa(o.NHid), "1"
+	}
 	bad := func(key, format string, args ...any) error {
-		return fmt.Errorf("%s: metadata %q: %s (is it a checkpoint written by adamnode train?)", path, key, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%s: metadata %q: %s (is it a checkpoint written by adamnode train? For another file, give the model, dataset and width: CheckpointOptions, adamnode serve --model --dataset --nhid)", path, key, fmt.Sprintf(format, args...))
 	}
 	kind, err := models.ParseKind(meta["model"])
 	if err != nil {

@@ -151,6 +151,10 @@ func TestLoadCheckpointErrors(t *testing.T) {
 			}
 		})
 	}
+	path, _ := writeCheckpoint(t, smallConfig(), 3, nil)
+	if _, err := LoadCheckpoint(path, CheckpointOptions{}); err == nil || !strings.Contains(err.Error(), "adamnode serve --model --dataset --nhid") {
+		t.Errorf("a file without metadata: %v, want an error saying which options describe the model", err)
+	}
 	if _, err := LoadCheckpoint(filepath.Join(t.TempDir(), "none.safetensors"), CheckpointOptions{}); err == nil || !strings.Contains(err.Error(), "none.safetensors") {
 		t.Errorf("a missing file: %v", err)
 	}
@@ -236,5 +240,34 @@ func TestServedAloneAndInAFullBatch(t *testing.T) {
 	t.Logf("64 requests in batches of %v; largest difference from alone %.2g", rows, worst)
 	if len(rows) > 8 {
 		t.Errorf("64 requests ran in %d batches (%v)", len(rows), rows)
+	}
+}
+
+// TestLoadCheckpointWithoutMetadata: a file of parameters alone (a
+// PyTorch state_dict under this module's names, say) is served when the
+// options give the model, the dataset and the width.
+func TestLoadCheckpointWithoutMetadata(t *testing.T) {
+	cfg := smallConfig()
+	path, orig := writeCheckpoint(t, cfg, 8, nil)
+	m, err := LoadCheckpoint(path, CheckpointOptions{Model: "adamnode", Dataset: "fashion-mnist", NHid: 4, Tol: 1e-3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := tensor.RandU[float32](rand.New(rand.NewPCG(6, 6)), 0, 1, 1, 1, 28, 28)
+	tp := autograd.NewTape(tensor.EngineFor[float32](tensor.Default()))
+	tp.SetNoGrad(true)
+	want, err := orig.Forward(tp, tp.Const(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Predictor.Predict(context.Background(), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]any{"adamnode", want.Value().ReadData()}, []any{m.Name, got.ReadData()}, cmpopts.EquateApprox(1e-5, 1e-6)); diff != "" {
+		t.Errorf("name and scores (-saved model +served):\n%s", diff)
+	}
+	if _, err := LoadCheckpoint(path, CheckpointOptions{Model: "adamnode", Dataset: "mnist", NHid: 5}); err == nil || !strings.Contains(err.Error(), "shape") {
+		t.Errorf("another width: %v, want an error naming the tensor's shape", err)
 	}
 }

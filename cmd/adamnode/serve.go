@@ -15,10 +15,13 @@ import (
 // ctx is done (SIGTERM or Ctrl-C), then finishes the requests in flight.
 func runServe(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("serve")
-	ckpt := fs.String("checkpoint", "", "the model to serve: a MODEL.safetensors written by adamnode train (its configuration is read from the file's metadata)")
+	ckpt := fs.String("checkpoint", "", "the model to serve: a MODEL.safetensors written by adamnode train (its configuration is read from the file's metadata; --model, --dataset and --nhid give it for another file)")
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on, host:port (port 0: any free port)")
 	var co serve.CheckpointOptions
 	fs.StringVar(&co.Name, "name", "", "the model's name in requests (default: the checkpoint's model, e.g. adamnode)")
+	fs.StringVar(&co.Model, "model", "", "for a file without train's metadata (a PyTorch state_dict under this module's names): the model, node, anode, sonode, hbnode, ghbnode or adamnode")
+	fs.StringVar(&co.Dataset, "dataset", "", "for such a file: the dataset the model takes, fashion-mnist, mnist or cifar10")
+	fs.IntVar(&co.NHid, "nhid", 0, "for such a file: the hidden width (0: the checkpoint's, else the paper's)")
 	fs.StringVar(&co.Method, "method", "", "solver method instead of the checkpoint's")
 	fs.Float64Var(&co.Tol, "tol", 0, "solver tolerance instead of the checkpoint's (rtol = atol)")
 	fs.IntVar(&co.MaxSteps, "max-steps", 0, "at most this many solver steps per solve, else the request fails with a 422 (0: the solver's default)")
@@ -50,6 +53,8 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		return usagef("serve: --max-body and --max-instances must be at least 1")
 	case o.Timeout <= 0 || o.ShutdownTimeout <= 0:
 		return usagef("serve: --timeout and --shutdown-timeout must be positive")
+	case co.NHid < 0:
+		return usagef("serve: --nhid must be ≥ 0 (0: the checkpoint's), got %d", co.NHid)
 	case co.Tol < 0 || co.Tol >= 1 || co.MaxSteps < 0:
 		return usagef("serve: --tol must be in (0, 1) (0: the checkpoint's) and --max-steps ≥ 0")
 	}

@@ -118,6 +118,7 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"--checkpoint", "x", "--max-batch", "0"}, "--max-batch must be at least 1"},
 		{[]string{"--checkpoint", "x", "--replicas", "-1"}, "--replicas must be from 0 to 64"},
 		{[]string{"--checkpoint", "x", "--rows", "some"}, "unknown --rows"},
+		{[]string{"--checkpoint", "x", "--nhid", "-2"}, "--nhid must be ≥ 0"},
 		{[]string{"--checkpoint", "x", "--timeout", "-1s"}, "--timeout and --shutdown-timeout must be positive"},
 		{[]string{"--checkpoint", "x", "--max-wait", "soon"}, "invalid value"},
 	} {
