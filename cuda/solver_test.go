@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/adamnode/adamnode/odeblock"
+	"github.com/adamnode/adamnode/odeblock/integrate"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -43,11 +44,11 @@ func TestSolverOnDevice(t *testing.T) {
 	ts := []float64{0, 0.4, 1.3, 2, 4}
 	opt := odeblock.Options{RTol: 1e-5, ATol: 1e-7}
 	solve := func(e tensor.Engine[float32], f odeblock.TensorFunc[float32]) ([][]float32, odeblock.Stats, bool) {
-		s, err := odeblock.NewSolver[float32](opt)
+		s, err := integrate.NewSolverOn[float32](e, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		on := s.UseDevice(e)
+		on := tensor.ElementwiseOf(e) != nil
 		out := make([]*tensor.Tensor[float32], len(ts))
 		for i := range out {
 			out[i] = tensor.New[float32](batch, width)
@@ -64,16 +65,13 @@ func TestSolverOnDevice(t *testing.T) {
 	}
 	want, wantStats, on := solve(tensor.EngineFor[float32](tensor.Gonum(1)), deviceField(tensor.HostElementwise[float32]()))
 	if on {
-		t.Fatal("UseDevice on a CPU engine reports a device")
+		t.Fatal("a CPU engine has an Elementwise")
 	}
 
 	before := stats(t, g)
-	s, err := odeblock.NewSolver[float32](opt)
+	s, err := integrate.NewSolverOn[float32](eng, opt)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if !s.UseDevice(eng) {
-		t.Fatal("UseDevice: the cuda engine has an Elementwise")
 	}
 	out := make([]*tensor.Tensor[float32], len(ts))
 	for i := range out {

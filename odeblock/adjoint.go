@@ -8,7 +8,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/adamnode/adamnode/odeblock/integrate"
+	"github.com/adamnode/adamnode/odeblock/internal/hooks"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
@@ -141,7 +141,7 @@ type adjoint[T tensor.Float] struct {
 	// log, for the Interpolated mode, keeps the forward's dense output:
 	// the backward solve reads the state from it instead of
 	// reconstructing it.
-	log *integrate.DenseLog[T]
+	log hooks.DenseLog[T]
 	// budget, with log, bounds the forward states kept: the forward keeps
 	// at most budget of them (thinned by halves as the steps grow) instead
 	// of every step's dense output, and the backward re-solves each
@@ -165,7 +165,7 @@ type adjoint[T tensor.Float] struct {
 	// The backward pass on the device (adjointdevice.go): devBack is set
 	// while it runs, fT is its augmented system.
 	devBack bool
-	fT      TensorEvalFunc[T]
+	fT      hooks.TensorEvalFunc[T]
 }
 
 // anchor is a state of the forward solution the adjoint re-anchors to.
@@ -191,13 +191,13 @@ func (a *adjoint[T]) abort()                {}
 // and the largest state it passed: a backward solve that takes far more
 // steps, or whose reconstruction grows far larger, is diverging, and is
 // stopped early (guard) rather than left to run to MaxSteps.
-func (a *adjoint[T]) forward() (integrate.EvalFunc[T], func(StepInfo[T]) error) {
+func (a *adjoint[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
 	ts := a.p.ts
 	a.seen = make([]stretchSeen, len(ts)-1)
 	dir := math.Copysign(1, ts[1]-ts[0])
 	count, cur := 0, 0
 	if a.log != nil && a.budget == 0 {
-		a.p.solver.SetDenseLog(a.log)
+		hk[T]().SetDenseLog(a.p.solver, a.log)
 	}
 	// The backward solve of [z, a, g_θ] takes the forward's slab in turn:
 	// sized for it now, the forward's own is not dropped at the first
@@ -206,7 +206,7 @@ func (a *adjoint[T]) forward() (integrate.EvalFunc[T], func(StepInfo[T]) error) 
 	for _, prm := range a.p.params {
 		m += prm.Value.Len()
 	}
-	if need := a.p.solver.SlabLen(2*a.p.n + m); len(a.p.b.slab) < need {
+	if need := hk[T]().SlabLen(a.p.solver, 2*a.p.n+m); len(a.p.b.slab) < need {
 		a.p.b.slab = make([]T, need)
 	}
 	every := 1 // with budget: the steps between kept states
@@ -498,28 +498,28 @@ func (a *adjoint[T]) relog(hi, lo anchor[T]) error {
 // (idle during backward), keeping its dense output in keep and calling
 // onStep after each step when they are not nil. Its evaluations count in
 // the backward pass's.
-func (a *adjoint[T]) resolve(hi, lo anchor[T], keep *integrate.DenseLog[T], onStep func(StepInfo[T]) error) error {
+func (a *adjoint[T]) resolve(hi, lo anchor[T], keep hooks.DenseLog[T], onStep func(StepInfo[T]) error) error {
 	p := a.p
 	s := p.solver
-	s.SetDenseLog(keep)
+	hk[T]().SetDenseLog(s, keep)
 	s.OnStep = onStep
 	var st Stats
 	var err error
 	if a.devBack && keep == nil {
-		// On the device, from lo's state there (Solver.UseDevice is the
-		// forward's).
+		// On the device, from lo's state there (the forward set the
+		// solver's device, hooks.Integrator.UseDevice).
 		outs := []*tensor.Tensor[T]{p.tp.Scratch(p.shape...), p.tp.Scratch(p.shape...)}
 		z := anchorTensor(lo).Reshape(p.shape...)
-		st, err = s.SolveTensorsEval(p.tensorEvaluator(), z, []float64{lo.t, hi.t}, outs)
+		st, err = hk[T]().SolveTensorsEval(s, p.tensorEvaluator(), z, []float64{lo.t, hi.t}, outs)
 	} else {
 		outs := [][]T{p.tp.Scratch(p.n).Data(), p.tp.Scratch(p.n).Data()}
 		z := lo.z
 		if z == nil {
 			z = lo.zt.ReadData()
 		}
-		st, err = s.SolveEval(p.evaluator(), z, []float64{lo.t, hi.t}, outs)
+		st, err = hk[T]().SolveEval(s, p.evaluator(), z, []float64{lo.t, hi.t}, outs)
 	}
-	s.SetDenseLog(nil)
+	hk[T]().SetDenseLog(s, nil)
 	s.OnStep = nil
 	a.stats = a.stats.Add(st)
 	return err
@@ -880,14 +880,14 @@ func (p *pass[T]) adjointWork(sizes []int) *adjointWork[T] {
 		m += sz
 	}
 	w = &adjointWork[T]{
-		solver: integrate.NewShared(&p.b.slab), pb: p.b.pullback(p.eng), eng: p.eng, n: p.n,
+		solver: hk[T]().NewShared(&p.b.slab), pb: p.b.pullback(p.eng), eng: p.eng, n: p.n,
 		sizes: sizes, y: make([]T, 2*p.n+m), other: make([]T, 2*p.n+m), out: make([][]T, 2),
 		dg: make([]*tensor.Tensor[T], len(p.params)),
 		// Four parts of y and dy and one per parameter, for each of the
 		// solver's buffers that f is evaluated at or into.
 		views: viewCache[T]{limit: (4 + len(p.params)) * 16},
 	}
-	w.solver.Combiner().Use(p.eng)
+	hk[T]().UseWorkers(w.solver, p.eng)
 	for _, prm := range p.params {
 		w.shapes = append(w.shapes, prm.Value.Shape())
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/odeblock/internal/hooks"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -89,7 +90,7 @@ func (a *adjoint[T]) devBackward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], erro
 		N += s
 	}
 	d := a.devWork(N)
-	w.solver.UseDevice(p.eng)
+	hk[T]().UseDevice(w.solver, p.eng)
 	w.solver.StepStatesOnDevice = p.b.OnStep == nil
 	a.fT = a.devAugmented(d)
 	flat := func(x *tensor.Tensor[T]) *tensor.Tensor[T] { return x.Reshape(x.Len()) }
@@ -152,7 +153,7 @@ func (a *adjoint[T]) devPiece(hi, lo anchor[T], k int) error {
 		w.solver.OnStep = chainHooks(a.guard(a.seen[k-1], hi, lo), a.p.b.OnStep)
 	}
 	out := []*tensor.Tensor[T]{d.y, d.other}
-	st, err := w.solver.SolveTensorsEval(a.fT, d.y, []float64{hi.t, lo.t}, out)
+	st, err := hk[T]().SolveTensorsEval(w.solver, a.fT, d.y, []float64{hi.t, lo.t}, out)
 	a.stats = a.stats.Add(st)
 	if err == nil {
 		a1 := math.Sqrt(d.ew.SumSquares(d.y.Slice(n, 2*n)))
@@ -187,7 +188,7 @@ func (a *adjoint[T]) devCheckDrift(d *devAdjoint[T], lo, hi anchor[T], rtol, a1,
 // devAugmented is augmented on the device: one VJP of the dynamics on the
 // device's tape, F(z) copied into dz and the cotangents negated by the
 // engine.
-func (a *adjoint[T]) devAugmented(d *devAdjoint[T]) func(kind EvalKind, stage int, t float64, y, dy *tensor.Tensor[T]) error {
+func (a *adjoint[T]) devAugmented(d *devAdjoint[T]) func(kind hooks.EvalKind, stage int, t float64, y, dy *tensor.Tensor[T]) error {
 	p, w := a.p, a.w
 	n := p.n
 	dyn := p.b.Dynamics
@@ -210,7 +211,7 @@ func (a *adjoint[T]) devAugmented(d *devAdjoint[T]) func(kind EvalKind, stage in
 		zlog = tensor.New[T](n)
 		zlogShaped = zlog.Reshape(p.shape...)
 	}
-	return func(_ EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) (err error) {
+	return func(_ hooks.EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) (err error) {
 		defer recoverUnlisted(&err)
 		// dy whole on the device first: its parts are then written into
 		// its copy in place.

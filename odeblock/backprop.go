@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/adamnode/adamnode/autograd"
-	"github.com/adamnode/adamnode/odeblock/integrate"
+	"github.com/adamnode/adamnode/odeblock/internal/hooks"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -46,12 +46,12 @@ type backprop[T tensor.Float] struct {
 
 func (r *backprop[T]) stepEnds() bool { return !outputsInside(r.p.b.Solver) }
 
-func (r *backprop[T]) forward() (integrate.EvalFunc[T], func(StepInfo[T]) error) {
+func (r *backprop[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
 	r.p.startParamGrads()
 	return r.eval, r.onStep
 }
 
-func (r *backprop[T]) eval(kind integrate.EvalKind, stage int, t float64, y, dy []T) (err error) {
+func (r *backprop[T]) eval(kind hooks.EvalKind, stage int, t float64, y, dy []T) (err error) {
 	defer recoverUnlisted(&err)
 	st := r.takeStageTape()
 	copy(st.y.Data(), y)
@@ -67,8 +67,8 @@ func (r *backprop[T]) forwardOnDevice() bool { return true }
 
 // forwardTensors is eval on the device: the stage's input is copied into
 // its tape's buffer, and the dynamics' value into dy, by the engine.
-func (r *backprop[T]) forwardTensors() integrate.TensorEvalFunc[T] {
-	return func(kind integrate.EvalKind, stage int, t float64, y, dy *tensor.Tensor[T]) (err error) {
+func (r *backprop[T]) forwardTensors() hooks.TensorEvalFunc[T] {
+	return func(kind hooks.EvalKind, stage int, t float64, y, dy *tensor.Tensor[T]) (err error) {
 		defer recoverUnlisted(&err)
 		st := r.takeStageTape()
 		r.p.dev.Copy(st.y, y)
@@ -86,11 +86,11 @@ func (r *backprop[T]) forwardTensors() integrate.TensorEvalFunc[T] {
 // file keeps the stage tape st of an evaluation of the given kind: as a
 // stage of the step being tried, as the next step's first, or not at all
 // (a probe).
-func (r *backprop[T]) file(kind integrate.EvalKind, stage int, st *stageTape[T]) {
+func (r *backprop[T]) file(kind hooks.EvalKind, stage int, st *stageTape[T]) {
 	switch kind {
-	case integrate.EvalProbe:
+	case hooks.EvalProbe:
 		r.putStageTape(st)
-	case integrate.EvalStage:
+	case hooks.EvalStage:
 		if r.pending == nil {
 			r.pending = make([]*stageTape[T], r.p.solver.Tableau().Stages())
 		}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/adamnode/adamnode/odeblock/integrate"
+	"github.com/adamnode/adamnode/odeblock/internal/hooks"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
@@ -459,10 +459,10 @@ func (b *Block[T]) recordHeld(tp *autograd.Tape[T], z0 autograd.Var[T], traj boo
 		for i := range outs {
 			outs[i] = p.traj.Slice(i, i+1).Data()
 		}
-		st, err = s.SolveEval(f, z0.Value().Data(), ts, outs)
+		st, err = hk[T]().SolveEval(s, f, z0.Value().Data(), ts, outs)
 	}
 	s.OnStep = nil // the kept solver must not keep this pass alive
-	s.SetDenseLog(nil)
+	hk[T]().SetDenseLog(s, nil)
 	b.stats = BlockStats{Forward: st}
 	b.driftCols = b.driftCols[:0]
 	b.total.Forward = b.total.Forward.Add(st)
@@ -516,10 +516,10 @@ func (p *pass[T]) forwardSolver(stepEnds bool) error {
 		return fmt.Errorf("odeblock: Block.Solver.Quadrature must be 0, got %d: a block's state has no quadratures (its adjoint solve sets its own)", opt.Quadrature)
 	}
 	if b.fwd == nil {
-		b.fwd = integrate.NewShared(&b.slab)
+		b.fwd = hk[T]().NewShared(&b.slab)
 	}
 	s := b.fwd
-	s.Combiner().Use(p.eng)
+	hk[T]().UseWorkers(s, p.eng)
 	if err := s.Configure(opt); err != nil {
 		return err
 	}
@@ -670,7 +670,7 @@ type deviceForwarder interface{ forwardOnDevice() bool }
 // evaluates forwardTensors (the others evaluate the dynamics without
 // gradients, pass.tensorEvaluator).
 type tensorForwarder[T tensor.Float] interface {
-	forwardTensors() integrate.TensorEvalFunc[T]
+	forwardTensors() hooks.TensorEvalFunc[T]
 }
 
 // forwardOnDevice reports whether the forward solve runs on the device,
@@ -686,7 +686,7 @@ func (p *pass[T]) forwardOnDevice(strat strategy[T]) bool {
 		return false // SolveEval, the host's solve, whatever the device mode
 	}
 	p.solver.StepStatesOnDevice = p.b.OnStep == nil
-	if !p.solver.UseDevice(p.eng) {
+	if !hk[T]().UseDevice(p.solver, p.eng) {
 		return false
 	}
 	p.dev = tensor.ElementwiseOf(p.eng)
@@ -695,7 +695,7 @@ func (p *pass[T]) forwardOnDevice(strat strategy[T]) bool {
 
 // solveOnDevice is the forward solve on the device, evaluating f: the
 // outputs are the rows of p.traj, written there by the engine.
-func (p *pass[T]) solveOnDevice(f integrate.TensorEvalFunc[T], z0 *tensor.Tensor[T]) (Stats, error) {
+func (p *pass[T]) solveOnDevice(f hooks.TensorEvalFunc[T], z0 *tensor.Tensor[T]) (Stats, error) {
 	// The trajectory whole on the device first: its rows are then written
 	// into its copy in place.
 	tensor.ElementwiseOf(p.eng).Fill(p.traj, 0)
@@ -703,17 +703,17 @@ func (p *pass[T]) solveOnDevice(f integrate.TensorEvalFunc[T], z0 *tensor.Tensor
 	for i := range outs {
 		outs[i] = p.traj.Slice(i, i+1).Reshape(p.shape...)
 	}
-	return p.solver.SolveTensorsEval(f, z0, p.ts, outs)
+	return hk[T]().SolveTensorsEval(p.solver, f, z0, p.ts, outs)
 }
 
 // tensorEvaluator is evaluator on tensors, for a solve on the device: the
 // dynamics' value is copied into dy by the engine.
-func (p *pass[T]) tensorEvaluator() integrate.TensorEvalFunc[T] {
+func (p *pass[T]) tensorEvaluator() hooks.TensorEvalFunc[T] {
 	b := p.b
 	pb := b.pullback(p.eng)
 	ew := tensor.ElementwiseOf(p.eng)
 	at := make([]*tensor.Tensor[T], 1)
-	return func(_ integrate.EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error {
+	return func(_ hooks.EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error {
 		at[0] = y
 		out := pb.Value(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 			return b.Dynamics.Eval(tp, t, in[0])
@@ -728,12 +728,12 @@ func (p *pass[T]) tensorEvaluator() integrate.TensorEvalFunc[T] {
 }
 
 // evaluator returns f(t, y) → dy evaluating the dynamics with no gradient.
-func (p *pass[T]) evaluator() integrate.EvalFunc[T] {
+func (p *pass[T]) evaluator() hooks.EvalFunc[T] {
 	b := p.b
 	b.dropStaleViews()
 	pb := b.pullback(p.eng)
 	at := make([]*tensor.Tensor[T], 1)
-	return func(_ integrate.EvalKind, _ int, t float64, y, dy []T) error {
+	return func(_ hooks.EvalKind, _ int, t float64, y, dy []T) error {
 		at[0] = b.views.of(y, p.shape)
 		out := pb.Value(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 			return b.Dynamics.Eval(tp, t, in[0])

@@ -92,7 +92,7 @@ func (b *Block[T]) findEvent(eng tensor.Engine[T], z0 autograd.Var[T], g EventFu
 	}}
 	out := [][]T{make([]T, n), make([]T, n)}
 	f := p.evaluator()
-	if _, err := s.SolveEval(f, z0.Value().Data(), []float64{t0, t1}, out); err != nil {
+	if _, err := hk[T]().SolveEval(s, f, z0.Value().Data(), []float64{t0, t1}, out); err != nil {
 		return 0, err
 	}
 	te, hit := s.EventTime()

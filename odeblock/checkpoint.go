@@ -1,7 +1,7 @@
 package odeblock
 
 import (
-	"github.com/adamnode/adamnode/odeblock/integrate"
+	"github.com/adamnode/adamnode/odeblock/internal/hooks"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -33,7 +33,7 @@ func (c *checkpoint[T]) stepEnds() bool { return !outputsInside(c.p.b.Solver) }
 // steps' states kept in its memory.
 func (c *checkpoint[T]) forwardOnDevice() bool { return true }
 
-func (c *checkpoint[T]) forward() (integrate.EvalFunc[T], func(StepInfo[T]) error) {
+func (c *checkpoint[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
 	c.p.startParamGrads()
 	return c.p.evaluator(), func(si StepInfo[T]) error {
 		if sp := c.p.logStep(si); sp != nil {

@@ -345,7 +345,7 @@
 //
 // On an engine with a tensor.Elementwise (package cuda's GPU engine) the
 // explicit Runge–Kutta solvers run in the engine's memory
-// (Solver.UseDevice, Solver.SolveTensors): stage sums, error norm, dense
+// (integrate.NewSolverOn, Solver.SolveTensors): stage sums, error norm, dense
 // output, dense logs and first step by the engine, two numbers a step read
 // by the host for the step-size control. A Block there solves on the
 // device in every gradient mode: the Adjoint mode's forward and backward

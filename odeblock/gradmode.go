@@ -2,7 +2,7 @@ package odeblock
 
 import (
 	"fmt"
-	"github.com/adamnode/adamnode/odeblock/integrate"
+	"github.com/adamnode/adamnode/odeblock/internal/hooks"
 	"slices"
 	"strings"
 
@@ -42,7 +42,7 @@ type strategy[T tensor.Float] interface {
 	// forward returns the function the forward solve evaluates and a hook
 	// called after each of its attempted steps (nil: none), which keep
 	// what the backward pass needs.
-	forward() (integrate.EvalFunc[T], func(StepInfo[T]) error)
+	forward() (hooks.EvalFunc[T], func(StepInfo[T]) error)
 	// abort gives back what a failed forward solve kept.
 	abort()
 	// backward returns the gradients of z0 and of each parameter from

@@ -2,6 +2,7 @@ package odeblock
 
 import (
 	"github.com/adamnode/adamnode/odeblock/integrate"
+	"github.com/adamnode/adamnode/odeblock/internal/hooks"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -27,12 +28,9 @@ type (
 	// Solver integrates ODEs with a reusable set of work buffers.
 	Solver[T tensor.Float] = integrate.Solver[T]
 	// TensorFunc is f on tensors, for Solver.SolveTensors (which keeps an
-	// explicit Runge–Kutta solve on a device after Solver.UseDevice).
+	// explicit Runge–Kutta solve on a device on a solver of
+	// integrate.NewSolverOn).
 	TensorFunc[T tensor.Float] = integrate.TensorFunc[T]
-	// TensorEvalFunc is TensorFunc told the purpose of each evaluation.
-	TensorEvalFunc[T tensor.Float] = integrate.TensorEvalFunc[T]
-	// EvalKind is the purpose of one evaluation of f.
-	EvalKind = integrate.EvalKind
 	// Event ends (or marks) a solve where a function of the state crosses zero.
 	Event[T tensor.Float] = integrate.Event[T]
 	// Tableau is the Butcher tableau of an explicit Runge–Kutta method.
@@ -62,6 +60,13 @@ var (
 	ErrMaxSteps      = integrate.ErrMaxSteps
 	ErrNonFinite     = integrate.ErrNonFinite
 )
+
+// hk returns the integrator's hooks for element type T: what the Block
+// and its gradient modes do to a Solver beyond its exported API (package
+// odeblock/internal/hooks).
+func hk[T tensor.Float]() *hooks.Integrator[T, *Solver[T], *Tableau, Stats, StepInfo[T]] {
+	return hooks.Of[T, *Solver[T], *Tableau, Stats, StepInfo[T]]()
+}
 
 // axpy sets dst += a·x.
 func axpy[T tensor.Float](dst []T, a T, x []T) { tensor.AxpySlice(a, x, dst) }

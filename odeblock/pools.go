@@ -1,7 +1,7 @@
 package odeblock
 
 import (
-	"github.com/adamnode/adamnode/odeblock/integrate"
+	"github.com/adamnode/adamnode/odeblock/internal/hooks"
 	"slices"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -20,7 +20,7 @@ type passPools[T tensor.Float] struct {
 	states   [][]T
 	statesOn []*tensor.Tensor[T] // states kept in a device's memory
 	restaged []*stageTape[T]
-	logSteps []integrate.DenseStep[T]
+	log      hooks.DenseLog[T] // an empty log holding the last pass's steps and their buffers, for takeLog
 }
 
 // takeStageTape returns a pooled stage tape on eng with an input buffer
@@ -135,14 +135,18 @@ func (q *passPools[T]) restageTapes(eng tensor.Engine[T], shape []int, s int) []
 }
 
 // takeLog returns an empty dense log with the pooled steps.
-func (q *passPools[T]) takeLog() *integrate.DenseLog[T] {
-	l := integrate.NewDenseLog(q.logSteps)
-	q.logSteps = nil
+func (q *passPools[T]) takeLog() hooks.DenseLog[T] {
+	l := q.log
+	if l == nil {
+		l = hk[T]().NewDenseLog(nil)
+	}
+	q.log = nil
 	return l
 }
 
 // giveLog keeps l's steps, and their buffers, for the next pass (the
-// last pass's: a training loop's passes are alike).
-func (q *passPools[T]) giveLog(l *integrate.DenseLog[T]) {
-	q.logSteps = l.Release()
+// last pass's: a training loop's passes are alike), in an empty log, and
+// empties l.
+func (q *passPools[T]) giveLog(l hooks.DenseLog[T]) {
+	q.log = hk[T]().NewDenseLog(l)
 }

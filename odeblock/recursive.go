@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/adamnode/adamnode/internal/revolve"
-	"github.com/adamnode/adamnode/odeblock/integrate"
+	"github.com/adamnode/adamnode/odeblock/internal/hooks"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -76,9 +76,9 @@ type recursive[T tensor.Float] struct {
 	cur, tmp, next *tensor.Tensor[T]
 	k              []*tensor.Tensor[T]
 	kh             [][]T
-	evalOn         integrate.TensorEvalFunc[T] // the forward's evaluators, on the device
-	eval           integrate.EvalFunc[T]       // and on the host
-	most           int                         // the most states kept at once
+	evalOn         hooks.TensorEvalFunc[T] // the forward's evaluators, on the device
+	eval           hooks.EvalFunc[T]       // and on the host
+	most           int                     // the most states kept at once
 }
 
 // kept is the state at the start of step i.
@@ -97,7 +97,7 @@ func (r *recursive[T]) forwardOnDevice() bool { return true }
 // forward keeps the state at the start of each step while the steps fit
 // the budget: a solve of at most Budget steps needs no recomputation. Past
 // that it lets them go; the backward pass recomputes from z0.
-func (r *recursive[T]) forward() (integrate.EvalFunc[T], func(StepInfo[T]) error) {
+func (r *recursive[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
 	r.p.startParamGrads()
 	return r.p.evaluator(), func(si StepInfo[T]) error {
 		sp := r.p.logStep(si)
@@ -223,18 +223,18 @@ func (r *recursive[T]) advance(from, to int) (nfe int, err error) {
 }
 
 // step takes the step g from r.cur into r.next.
-func (r *recursive[T]) step(g integrate.StepGeom) (nfe int, err error) {
+func (r *recursive[T]) step(g hooks.StepGeom) (nfe int, err error) {
 	p := r.p
 	tb := p.solver.Tableau()
 	if p.dev != nil {
 		eval := r.evalOn
 		in := func(int) *tensor.Tensor[T] { return r.tmp }
-		err = integrate.RKStagesOn(p.dev, tb, g, r.cur, r.k, 0, tb.Stages(), in, func(i int, t float64, y *tensor.Tensor[T]) error {
+		err = hk[T]().RKStagesOn(p.dev, tb, g, r.cur, r.k, 0, tb.Stages(), in, func(i int, t float64, y *tensor.Tensor[T]) error {
 			nfe++
-			return eval(integrate.EvalStage, i, t, y, r.k[i])
+			return eval(hooks.EvalStage, i, t, y, r.k[i])
 		})
 		if err == nil {
-			integrate.RKSolutionOn(p.dev, tb, g.Size(), r.cur, r.next, r.tmp, r.k)
+			hk[T]().RKSolutionOn(p.dev, tb, g.Size(), r.cur, r.next, r.tmp, r.k)
 		}
 		return nfe, err
 	}
@@ -247,12 +247,12 @@ func (r *recursive[T]) step(g integrate.StepGeom) (nfe int, err error) {
 	eval := r.eval
 	tmp := r.tmp.Data()
 	in := func(int) []T { return tmp }
-	err = integrate.RKStages(p.solver.Combiner(), tb, g, r.cur.ReadData(), r.kh, 0, tb.Stages(), in, func(i int, t float64, y []T) error {
+	err = hk[T]().RKStages(p.solver, g, r.cur.ReadData(), r.kh, 0, tb.Stages(), in, func(i int, t float64, y []T) error {
 		nfe++
-		return eval(integrate.EvalStage, i, t, y, r.kh[i])
+		return eval(hooks.EvalStage, i, t, y, r.kh[i])
 	})
 	if err == nil {
-		integrate.RKSolution(p.solver.Combiner(), tb, g.Size(), r.cur.ReadData(), r.next.Data(), tmp, r.kh)
+		hk[T]().RKSolution(p.solver, g.Size(), r.cur.ReadData(), r.next.Data(), tmp, r.kh)
 	}
 	return nfe, err
 }

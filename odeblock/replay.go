@@ -91,7 +91,7 @@ func (p *pass[T]) replay(z0 autograd.Var[T], traj bool) autograd.Var[T] {
 			if !stepNeed[i] {
 				continue
 			}
-			ks[i] = p.b.Dynamics.Eval(p.tp, sp.geom.StageTime(tb, i), combine(y, h, tb.A[i][:i], ks))
+			ks[i] = p.b.Dynamics.Eval(p.tp, hk[T]().StageTime(sp.geom, tb, i), combine(y, h, tb.A[i][:i], ks))
 		}
 		y0 := y
 		y = combine(y, h, tb.B, ks)

@@ -2,7 +2,7 @@ package odeblock
 
 import (
 	"fmt"
-	"github.com/adamnode/adamnode/odeblock/integrate"
+	"github.com/adamnode/adamnode/odeblock/internal/hooks"
 	"math"
 
 	"github.com/adamnode/adamnode/autograd"
@@ -15,7 +15,7 @@ import (
 
 // step is one accepted step of the forward solve.
 type step[T tensor.Float] struct {
-	geom   integrate.StepGeom
+	geom   hooks.StepGeom
 	y0     []T               // Checkpoint: the state at its start
 	y0On   *tensor.Tensor[T] // the same in a device's memory, when the pass is on one (pass.dev)
 	stages []*stageTape[T]   // Backprop: its stages, recorded
@@ -39,7 +39,7 @@ func (p *pass[T]) logStep(si StepInfo[T]) *step[T] {
 	if !si.Accepted {
 		return nil
 	}
-	st := step[T]{geom: si.Geom()}
+	st := step[T]{geom: hk[T]().Geom(si)}
 	dir := math.Copysign(1, p.ts[len(p.ts)-1]-p.ts[0])
 	p.nextOut = max(p.nextOut, 1)
 	for _, t := range p.ts[p.nextOut:] {
@@ -87,7 +87,7 @@ func outputWeights(tb *Tableau, x float64) (cy0, cy1 float64, w []float64) {
 	}
 	at := func(y0, y1 float64) float64 {
 		dst := []float64{0}
-		integrate.InterpolateStep(tb, dst, []float64{y0}, []float64{y1}, ks, 0, 1, x, ks[0], ks[s-1])
+		hk[float64]().InterpolateStep(tb, dst, []float64{y0}, []float64{y1}, ks, 0, 1, x, ks[0], ks[s-1])
 		return dst[0]
 	}
 	cy0, cy1 = at(1, 0), at(0, 1)
@@ -385,7 +385,7 @@ func (w *stepAdjoint[T]) pullStages(sp *step[T], tapes []*stageTape[T]) (nfe int
 func (p *pass[T]) restage(sp *step[T], y0 []T, tapes []*stageTape[T], need []bool) (nfe int, err error) {
 	k := p.stageValues(len(tapes))
 	in := func(i int) []T { return tapes[i].y.Data() }
-	err = integrate.RKStages(p.solver.Combiner(), p.solver.Tableau(), sp.geom, y0, k, 0, lastNeeded(need)+1, in, func(i int, t float64, _ []T) error {
+	err = hk[T]().RKStages(p.solver, sp.geom, y0, k, 0, lastNeeded(need)+1, in, func(i int, t float64, _ []T) error {
 		if err := p.rerecord(tapes[i], t); err != nil {
 			return err
 		}
@@ -404,7 +404,7 @@ func (p *pass[T]) restageOn(sp *step[T], y0 *tensor.Tensor[T], tapes []*stageTap
 	}
 	k := p.kt
 	in := func(i int) *tensor.Tensor[T] { return tapes[i].y }
-	err = integrate.RKStagesOn(p.dev, p.solver.Tableau(), sp.geom, y0, k, 0, lastNeeded(need)+1, in, func(i int, t float64, _ *tensor.Tensor[T]) error {
+	err = hk[T]().RKStagesOn(p.dev, p.solver.Tableau(), sp.geom, y0, k, 0, lastNeeded(need)+1, in, func(i int, t float64, _ *tensor.Tensor[T]) error {
 		if err := p.rerecord(tapes[i], t); err != nil {
 			return err
 		}

@@ -154,7 +154,7 @@ type adamsWork[T any] struct {
 
 // step takes the step g: rk38 until three past f are known, then the
 // Adams update (s.k[0] = f(t_n, y_n) is the newest).
-func (m *adams[T]) step(s *Solver[T], eval EvalFunc[T], g StepGeom) error {
+func (m *adams[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 	w := &m.w
 	maxHist := s.opt.MaxOrder - 1 // torchdiffeq's history length
 	if maxHist < 0 {
@@ -202,7 +202,7 @@ func (m *adams[T]) step(s *Solver[T], eval EvalFunc[T], g StepGeom) error {
 	tEnd := stageTime(g.t, g.h, g.end, 1, g.leftLimit) // before a jump at the end: its left limit
 	var last float64
 	for iter := 0; iter < 4; iter++ {
-		if err := eval(EvalStage, len(s.k)-1, tEnd, s.y1, f); err != nil {
+		if err := eval(evalStage, len(s.k)-1, tEnd, s.y1, f); err != nil {
 			return err
 		}
 		var worst float64

@@ -80,7 +80,7 @@ func (m *bdfMethod[T]) begin(s *Solver[T], h float64) {
 // step predicts from the differences (rescaled to g.h first when the loop
 // chose another step) and corrects by Newton's method; s.y1 gets the
 // corrected state.
-func (m *bdfMethod[T]) step(s *Solver[T], eval EvalFunc[T], g StepGeom) error {
+func (m *bdfMethod[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 	w := &m.w
 	if g.h != m.h {
 		w.rescale(g.h / m.h)
@@ -123,7 +123,7 @@ func (m *bdfMethod[T]) errorRatio(*Solver[T], float64) float64 { return m.ratio 
 // accept updates the differences with the accepted step's correction and,
 // after k + 1 steps of equal size, chooses the next order: of k − 1, k and
 // k + 1 the one allowing the largest step (the factor next applies).
-func (m *bdfMethod[T]) accept(s *Solver[T], _ StepGeom, _ float64) {
+func (m *bdfMethod[T]) accept(s *Solver[T], _ stepGeom, _ float64) {
 	w, k := &m.w, m.k
 	w.jacCurrent = false
 	for i := range s.n {
@@ -196,11 +196,11 @@ func (m *bdfMethod[T]) next(s *Solver[T], h, ratio float64, accepted bool) float
 
 func (m *bdfMethod[T]) endSlope() bool { return false }
 
-func (m *bdfMethod[T]) interpolate(_ *Solver[T], dst []T, g StepGeom, tq float64, _, _ []T) {
+func (m *bdfMethod[T]) interpolate(_ *Solver[T], dst []T, g stepGeom, tq float64, _, _ []T) {
 	bdfInterpolate(dst, m.w.D, m.k, g.end, g.h, tq)
 }
 
-func (m *bdfMethod[T]) log(s *Solver[T], l *DenseLog[T], g StepGeom, _, _ []T) {
+func (m *bdfMethod[T]) log(s *Solver[T], l *denseLog[T], g stepGeom, _, _ []T) {
 	l.addBDF(s.tb, g.t, g.h, g.end, m.k, m.w.D, s.y1)
 }
 
@@ -348,7 +348,7 @@ func (m *bdfMethod[T]) predict(s *Solver[T], k int) {
 // converge. bad reports a Jacobian or LU that is not finite (f turned NaN
 // or Inf near the prediction), which rejects the step as a NaN in the
 // state does; err is a failure that ends the solve.
-func (m *bdfMethod[T]) correct(s *Solver[T], eval EvalFunc[T], tNew, c float64) (converged bool, iters int, bad bool, err error) {
+func (m *bdfMethod[T]) correct(s *Solver[T], eval evalFunc[T], tNew, c float64) (converged bool, iters int, bad bool, err error) {
 	w := &m.w
 	if !w.jacSet {
 		if err := m.jacobian(s, eval, tNew); errors.Is(err, errNonFiniteJacobian) {
@@ -385,7 +385,7 @@ func (m *bdfMethod[T]) correct(s *Solver[T], eval EvalFunc[T], tNew, c float64) 
 // Newton iterations with the factorised I − c·J: converged (the
 // iterations' contraction says the remaining correction is below tol),
 // and the number of iterations. A non-finite f ends it unconverged.
-func (m *bdfMethod[T]) newton(s *Solver[T], eval EvalFunc[T], tNew, c float64, maxIter int, tol float64) (bool, int, error) {
+func (m *bdfMethod[T]) newton(s *Solver[T], eval evalFunc[T], tNew, c float64, maxIter int, tol float64) (bool, int, error) {
 	w := &m.w
 	n := s.n
 	clear(w.d)
@@ -397,7 +397,7 @@ func (m *bdfMethod[T]) newton(s *Solver[T], eval EvalFunc[T], tNew, c float64, m
 		for i := range n {
 			s.tmp[i] = T(w.y[i])
 		}
-		if err := eval(EvalStage, 0, tNew, s.tmp, s.y1); err != nil {
+		if err := eval(evalStage, 0, tNew, s.tmp, s.y1); err != nil {
 			return false, k + 1, err
 		}
 		for i := range n {
@@ -445,7 +445,7 @@ func (m *bdfMethod[T]) norm(s *Solver[T], x []float64, factor float64) float64 {
 
 // jacobian forms J = ∂f/∂y at (tNew, prediction) by forward
 // differences (n + 1 evaluations of f).
-func (m *bdfMethod[T]) jacobian(s *Solver[T], eval EvalFunc[T], tNew float64) error {
+func (m *bdfMethod[T]) jacobian(s *Solver[T], eval evalFunc[T], tNew float64) error {
 	w := &m.w
 	n, ros := s.n, &m.la
 	ros.ensure(n)
@@ -453,7 +453,7 @@ func (m *bdfMethod[T]) jacobian(s *Solver[T], eval EvalFunc[T], tNew float64) er
 		s.tmp[i] = T(w.pred[i])
 	}
 	f0 := w.f
-	if err := eval(EvalProbe, 0, tNew, s.tmp, s.y1); err != nil {
+	if err := eval(evalProbe, 0, tNew, s.tmp, s.y1); err != nil {
 		return err
 	}
 	for i := range n {
@@ -464,7 +464,7 @@ func (m *bdfMethod[T]) jacobian(s *Solver[T], eval EvalFunc[T], tNew float64) er
 		dy := math.Sqrt(eps) * math.Max(math.Abs(yj), 1e-3)
 		s.tmp[j] = T(yj + dy)
 		dy = float64(s.tmp[j]) - yj
-		if err := eval(EvalProbe, 0, tNew, s.tmp, s.y1); err != nil {
+		if err := eval(evalProbe, 0, tNew, s.tmp, s.y1); err != nil {
 			return err
 		}
 		for i := range n {

@@ -9,7 +9,7 @@ import (
 	"github.com/adamnode/adamnode/tensor"
 )
 
-// TestCombinerSplits checks that a Combiner splits long stage sums over
+// TestCombinerSplits checks that a combiner splits long stage sums over
 // its engine's workers and that every element has the bits of the serial
 // sum, with and without a base, at lengths around the threshold, in
 // float32 and float64.
@@ -37,8 +37,8 @@ func testCombiner[T tensor.Float](t *testing.T) {
 			want, got := make([]T, n), make([]T, n)
 			linComb(want, b, 0.37, cs, ks)
 			eng := &countingEngine[T]{Engine: tensor.EngineFor[T](tensor.Gonum(2))}
-			var c Combiner[T]
-			c.Use(eng)
+			var c combiner[T]
+			c.use(eng)
 			c.linComb(got, b, 0.37, cs, ks)
 			if split := eng.calls > 0; split != (n >= parallelCombine) {
 				t.Errorf("n=%d: split %v", n, split)
@@ -50,10 +50,10 @@ func testCombiner[T tensor.Float](t *testing.T) {
 			}
 		}
 	}
-	var serial Combiner[T]
-	serial.Use(tensor.EngineFor[T](tensor.Gonum(1)))
+	var serial combiner[T]
+	serial.use(tensor.EngineFor[T](tensor.Gonum(1)))
 	if serial.eng != nil {
-		t.Error("a one-worker engine: the Combiner would split")
+		t.Error("a one-worker engine: the combiner would split")
 	}
 }
 
@@ -88,9 +88,9 @@ func BenchmarkStageSum(b *testing.B) {
 	y0, y := make([]float32, n), make([]float32, n)
 	for _, split := range []bool{false, true} {
 		b.Run(fmt.Sprintf("split=%v", split), func(b *testing.B) {
-			var c Combiner[float32]
+			var c combiner[float32]
 			if split {
-				c.Use(tensor.EngineFor[float32](tensor.Default()))
+				c.use(tensor.EngineFor[float32](tensor.Default()))
 				if c.eng == nil {
 					b.Skip("one worker")
 				}

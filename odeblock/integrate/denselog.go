@@ -8,12 +8,12 @@ import (
 	"github.com/adamnode/adamnode/tensor"
 )
 
-// DenseLog keeps the dense output of every accepted step of a solve, so
+// denseLog keeps the dense output of every accepted step of a solve, so
 // that the solution can be evaluated anywhere in its span afterwards (the
 // Interpolated gradient mode reads the state from it).
-type DenseLog[T tensor.Float] struct {
+type denseLog[T tensor.Float] struct {
 	tb    *Tableau
-	steps []DenseStep[T]
+	steps []denseStep[T]
 	last  int // the step the last lookup found
 
 	ew   tensor.Elementwise[T] // the device the steps of a device solve are kept on
@@ -21,10 +21,10 @@ type DenseLog[T tensor.Float] struct {
 	comb tensorCombiner[T]     // AtTensor's sums there
 }
 
-// DenseStep is what one step's interpolant needs: its start, size and
+// denseStep is what one step's interpolant needs: its start, size and
 // end, the states and f at its ends, the stages its interpolant weighs
 // (none for a cubic Hermite), or, for bdf, the differences and order.
-type DenseStep[T tensor.Float] struct {
+type denseStep[T tensor.Float] struct {
 	t, h, end      float64
 	y0, y1, f0, f1 []T
 	ks             [][]T
@@ -41,12 +41,12 @@ type DenseStep[T tensor.Float] struct {
 // next returns the log's next step, reusing the buffers of a step kept
 // earlier in the slice's capacity (the steps of an earlier pass, see
 // passPools.takeLog).
-func (l *DenseLog[T]) next() *DenseStep[T] {
+func (l *denseLog[T]) next() *denseStep[T] {
 	n := len(l.steps)
 	if n < cap(l.steps) {
 		l.steps = l.steps[:n+1]
 	} else {
-		l.steps = append(l.steps, DenseStep[T]{})
+		l.steps = append(l.steps, denseStep[T]{})
 	}
 	return &l.steps[n]
 }
@@ -62,7 +62,7 @@ func keep[E any](dst, src []E) []E {
 }
 
 // add keeps the step g of method tb (copies of what its interpolant reads).
-func (l *DenseLog[T]) add(tb *Tableau, g StepGeom, y0, y1 []T, ks [][]T, f0, f1 []T) {
+func (l *denseLog[T]) add(tb *Tableau, g stepGeom, y0, y1 []T, ks [][]T, f0, f1 []T) {
 	l.tb = tb
 	st := l.next()
 	st.t, st.h, st.end, st.bdf, st.on = g.t, g.h, g.end, false, false
@@ -96,7 +96,7 @@ func keepOn[T tensor.Float](ew tensor.Elementwise[T], dst, src *tensor.Tensor[T]
 
 // addOn is add for a step of a device solve (d): the copies are made in
 // the device's memory.
-func (l *DenseLog[T]) addOn(d *devMode[T], tb *Tableau, g StepGeom, y0, y1 []T, ks [][]T, f0, f1 []T) {
+func (l *denseLog[T]) addOn(d *devMode[T], tb *Tableau, g stepGeom, y0, y1 []T, ks [][]T, f0, f1 []T) {
 	l.tb, l.ew, l.comb.ew = tb, d.ew, d.ew
 	st := l.next()
 	st.t, st.h, st.end, st.bdf, st.on = g.t, g.h, g.end, false, true
@@ -119,7 +119,7 @@ func (l *DenseLog[T]) addOn(d *devMode[T], tb *Tableau, g StepGeom, y0, y1 []T, 
 // length): by the device's engine when the step holding tq was kept on
 // one (the dense output as LinCombs of its states and stages, as a device
 // solve forms it), else At on dst's host memory.
-func (l *DenseLog[T]) AtTensor(tq float64, dst *tensor.Tensor[T]) {
+func (l *denseLog[T]) AtTensor(tq float64, dst *tensor.Tensor[T]) {
 	st := &l.steps[l.find(tq)]
 	if !st.on {
 		l.At(tq, dst.Data())
@@ -157,7 +157,7 @@ func (l *DenseLog[T]) AtTensor(tq float64, dst *tensor.Tensor[T]) {
 
 // addBDF keeps a bdf step ending at end of size h and order k, whose
 // differences D[0…k] define its interpolant.
-func (l *DenseLog[T]) addBDF(tb *Tableau, t, h, end float64, k int, D [][]float64, y1 []T) {
+func (l *denseLog[T]) addBDF(tb *Tableau, t, h, end float64, k int, D [][]float64, y1 []T) {
 	l.tb = tb
 	st := l.next()
 	st.t, st.h, st.end, st.order, st.bdf, st.on = t, h, end, k, true, false
@@ -174,7 +174,7 @@ func (l *DenseLog[T]) addBDF(tb *Tableau, t, h, end float64, k int, D [][]float6
 
 // at writes the solution at time tq into dst; tq must lie in the span the
 // steps cover.
-func (l *DenseLog[T]) At(tq float64, dst []T) {
+func (l *denseLog[T]) At(tq float64, dst []T) {
 	st := &l.steps[l.find(tq)]
 	switch {
 	case tq == st.end:
@@ -182,14 +182,14 @@ func (l *DenseLog[T]) At(tq float64, dst []T) {
 	case st.bdf:
 		bdfInterpolate(dst, st.d, st.order, st.end, st.h, tq)
 	default:
-		InterpolateStep(l.tb, dst, st.y0, st.y1, st.ks, st.t, st.h, tq, st.f0, st.f1)
+		interpolateStep(l.tb, dst, st.y0, st.y1, st.ks, st.t, st.h, tq, st.f0, st.f1)
 	}
 }
 
 // find returns the index of the step whose span holds tq (the nearest
 // at the ends): first the last one found and its neighbours, as the
 // backward solve moves steadily, then by bisection.
-func (l *DenseLog[T]) find(tq float64) int {
+func (l *denseLog[T]) find(tq float64) int {
 	inside := func(i int) bool {
 		st := &l.steps[i]
 		return (tq-st.t)*st.h >= 0 && (st.end-tq)*st.h >= 0
@@ -207,22 +207,22 @@ func (l *DenseLog[T]) find(tq float64) int {
 	return l.last
 }
 
-// NewDenseLog returns an empty log that reuses the steps, and their
+// newDenseLog returns an empty log that reuses the steps, and their
 // buffers, in steps' capacity (those Release returned).
-func NewDenseLog[T tensor.Float](steps []DenseStep[T]) *DenseLog[T] {
-	return &DenseLog[T]{steps: steps[:0]}
+func newDenseLog[T tensor.Float](steps []denseStep[T]) *denseLog[T] {
+	return &denseLog[T]{steps: steps[:0]}
 }
 
-// Release returns the log's steps, emptied, for a later NewDenseLog, and
+// Release returns the log's steps, emptied, for a later newDenseLog, and
 // forgets them.
-func (l *DenseLog[T]) Release() []DenseStep[T] {
+func (l *denseLog[T]) Release() []denseStep[T] {
 	st := l.steps[:0]
 	l.steps = nil
 	return st
 }
 
 // Len returns the number of steps kept.
-func (l *DenseLog[T]) Len() int { return len(l.steps) }
+func (l *denseLog[T]) Len() int { return len(l.steps) }
 
 // Reset empties the log, keeping its steps' buffers.
-func (l *DenseLog[T]) Reset() { l.steps, l.last = l.steps[:0], 0 }
+func (l *denseLog[T]) Reset() { l.steps, l.last = l.steps[:0], 0 }

@@ -11,7 +11,8 @@ import (
 
 // Solving on a device.
 //
-// SolveTensors is Solve on tensors. After UseDevice with an engine that
+// SolveTensors is Solve on tensors. On a solver of NewSolverOn (or after
+// useDevice, odeblock's hook) with an engine that
 // has an Elementwise (package cuda's), an explicit Runge–Kutta solve keeps
 // its work buffers in that engine's memory: the stage inputs and the
 // solution are the engine's LinComb, the error norm its ErrorNorm, the
@@ -22,8 +23,8 @@ import (
 // both from ErrorNorm) and keeps the step-size control, the stops, jumps
 // and output times, as on the CPU. The outputs are written by the engine
 // too: nothing of the state crosses to the host unless OnStep is set (its
-// Y0 and Y1 are then copied back for it). A DenseLog keeps such a solve's
-// steps in the device's memory too, and DenseLog.AtTensor evaluates them
+// Y0 and Y1 are then copied back for it). A denseLog keeps such a solve's
+// steps in the device's memory too, and denseLog.AtTensor evaluates them
 // there.
 //
 // Everything else runs on the host, with f still given tensors (views of
@@ -38,15 +39,12 @@ import (
 // documents; the dense output sums its terms in T where the host forms
 // them in float64. Its steps match the host's up to that rounding.
 
-// TensorEvalFunc is an EvalFunc on tensors: y and dy are views of the
+// TensorFunc evaluates dy = f(t, y) on tensors: y and dy are views of the
 // solver's buffers, in y0's shape (flat, and shorter, where Quadrature
 // leaves the quadratures out). f must not keep them.
-type TensorEvalFunc[T tensor.Float] func(kind EvalKind, stage int, t float64, y, dy *tensor.Tensor[T]) error
-
-// TensorFunc evaluates dy = f(t, y) on tensors (see TensorEvalFunc).
 type TensorFunc[T tensor.Float] func(t float64, y, dy *tensor.Tensor[T]) error
 
-// devMode is a Solver's device mode (UseDevice) and the tensor views its
+// devMode is a Solver's device mode (useDevice) and the tensor views its
 // SolveTensors hands f.
 type devMode[T tensor.Float] struct {
 	ew tensor.Elementwise[T]
@@ -61,9 +59,9 @@ type devMode[T tensor.Float] struct {
 	host   map[viewKey]*tensor.Tensor[T] // host mode's views (FromSlice)
 	empty  *tensor.Tensor[T]
 
-	f       TensorEvalFunc[T] // the solve's f
-	devEval EvalFunc[T]       // f on the device buffers' views
-	hostEv  EvalFunc[T]       // f on views of host memory
+	f       tensorEvalFunc[T] // the solve's f
+	devEval evalFunc[T]       // f on the device buffers' views
+	hostEv  evalFunc[T]       // f on views of host memory
 	out     []*tensor.Tensor[T]
 
 	comb  tensorCombiner[T]
@@ -78,11 +76,25 @@ type viewKey struct {
 	flat bool
 }
 
-// UseDevice makes the solver's explicit Runge–Kutta solves through
+// NewSolverOn returns a solver with the given options, or an error naming
+// the option that is out of range, whose explicit Runge–Kutta solves
+// through SolveTensors run in the memory of eng's Elementwise when it has
+// one (package cuda's engines); on an engine without one (the CPU's)
+// SolveTensors solves in host memory, as on a solver of NewSolver.
+func NewSolverOn[T tensor.Float](eng tensor.Engine[T], opt Options) (*Solver[T], error) {
+	s, err := NewSolver[T](opt)
+	if err != nil {
+		return nil, err
+	}
+	s.useDevice(eng)
+	return s, nil
+}
+
+// useDevice makes the solver's explicit Runge–Kutta solves through
 // SolveTensors run in the memory of eng's Elementwise, when it has one
 // (see "Solving on a device"); it reports whether it does. nil, or an
 // engine without one, turns device mode off.
-func (s *Solver[T]) UseDevice(eng tensor.Engine[T]) bool {
+func (s *Solver[T]) useDevice(eng tensor.Engine[T]) bool {
 	var ew tensor.Elementwise[T]
 	if eng != nil {
 		ew = tensor.ElementwiseOf(eng)
@@ -109,13 +121,15 @@ func (s *Solver[T]) deviceSolve() bool {
 // SolveTensors is Solve on tensors: it integrates from ts[0] to
 // ts[len−1] starting at y0 and writes the state at each ts[i] into out[i]
 // (each of y0's length; out[0] gets y0). f gets y and dy in y0's shape.
+// On a solver of NewSolverOn, an explicit Runge–Kutta solve keeps its
+// buffers in the device engine's memory (see the package doc).
 func (s *Solver[T]) SolveTensors(f TensorFunc[T], y0 *tensor.Tensor[T], ts []float64, out []*tensor.Tensor[T]) (Stats, error) {
-	return s.SolveTensorsEval(func(_ EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error { return f(t, y, dy) }, y0, ts, out)
+	return s.solveTensorsEval(func(_ evalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error { return f(t, y, dy) }, y0, ts, out)
 }
 
-// SolveTensorsEval is SolveTensors with f told the purpose of each
+// solveTensorsEval is SolveTensors with f told the purpose of each
 // evaluation.
-func (s *Solver[T]) SolveTensorsEval(f TensorEvalFunc[T], y0 *tensor.Tensor[T], ts []float64, out []*tensor.Tensor[T]) (Stats, error) {
+func (s *Solver[T]) solveTensorsEval(f tensorEvalFunc[T], y0 *tensor.Tensor[T], ts []float64, out []*tensor.Tensor[T]) (Stats, error) {
 	n := y0.Len()
 	dir, err := s.checkSolve(n, ts, len(out))
 	if err != nil {
@@ -146,14 +160,14 @@ func (s *Solver[T]) SolveTensorsEval(f TensorEvalFunc[T], y0 *tensor.Tensor[T], 
 	d.ew.Copy(d.view(s.y), flat)
 	d.ew.Copy(d.out[0], flat)
 	if d.devEval == nil {
-		d.devEval = func(kind EvalKind, stage int, t float64, y, dy []T) error {
+		d.devEval = func(kind evalKind, stage int, t float64, y, dy []T) error {
 			return d.f(kind, stage, t, d.evalView(y), d.evalView(dy))
 		}
 	}
 	return s.loop(d.devEval, ts, nil, dir)
 }
 
-// solveTensorsOnHost is SolveTensorsEval in host memory: y0 and the
+// solveTensorsOnHost is solveTensorsEval in host memory: y0 and the
 // outputs read and written through their host memory, f given views of
 // the solver's slices.
 func (s *Solver[T]) solveTensorsOnHost(y0 *tensor.Tensor[T], ts []float64, out []*tensor.Tensor[T]) (Stats, error) {
@@ -163,11 +177,11 @@ func (s *Solver[T]) solveTensorsOnHost(y0 *tensor.Tensor[T], ts []float64, out [
 		outs[i] = o.Data()
 	}
 	if d.hostEv == nil {
-		d.hostEv = func(kind EvalKind, stage int, t float64, y, dy []T) error {
+		d.hostEv = func(kind evalKind, stage int, t float64, y, dy []T) error {
 			return d.f(kind, stage, t, d.hostView(y), d.hostView(dy))
 		}
 	}
-	return s.SolveEval(d.hostEv, y0.ReadData(), ts, outs)
+	return s.solveEval(d.hostEv, y0.ReadData(), ts, outs)
 }
 
 // setShape records the state's shape, dropping the views of another.
@@ -226,7 +240,7 @@ func (d *devMode[T]) emptyView() *tensor.Tensor[T] {
 func (s *Solver[T]) ensureDev(n int) {
 	d := &s.dev
 	stages, dense := s.tb.Stages(), len(s.tb.DenseC)
-	bufs := s.SlabLen(1)
+	bufs := s.slabLen(1)
 	layout := [3]int{stages, dense, bufs}
 	if !(s.onDev && d.n == n && d.layout == layout) {
 		d.n, d.layout = n, layout
@@ -303,7 +317,7 @@ func (d *devMode[T]) viewOf(x []T, flat bool) *tensor.Tensor[T] {
 	return v
 }
 
-// linComb is Combiner.linComb on the device: dst = base + h·Σ c[j]·ks[j].
+// linComb is combiner.linComb on the device: dst = base + h·Σ c[j]·ks[j].
 func (d *devMode[T]) linComb(dst, base []T, h float64, cs []float64, ks [][]T) {
 	var b *tensor.Tensor[T]
 	if base != nil {
@@ -414,7 +428,7 @@ func (s *Solver[T]) devErrorRatio853(h float64, m int) float64 {
 // devInterpolate is explicitRK's interpolate on the device, into the
 // flat output dst: the dense output as one LinComb of the step's states,
 // stages and end slopes.
-func (s *Solver[T]) devInterpolate(dst *tensor.Tensor[T], g StepGeom, tq float64, f0, f1 []T) {
+func (s *Solver[T]) devInterpolate(dst *tensor.Tensor[T], g stepGeom, tq float64, f0, f1 []T) {
 	d, tb, h := &s.dev, s.tb, g.h
 	x := (tq - g.t) / h
 	if tb.Dense != nil {
@@ -444,11 +458,11 @@ func (s *Solver[T]) devInterpolate(dst *tensor.Tensor[T], g StepGeom, tq float64
 }
 
 // devDenseStages is denseStages' loop on the device.
-func (r *solveRun[T]) devDenseStages(g StepGeom) error {
+func (r *solveRun[T]) devDenseStages(g stepGeom) error {
 	s := r.s
 	for i, row := range s.tb.DenseA {
 		s.dev.linComb(s.tmp, s.y, g.h, row, s.kall[:len(row)])
-		if err := r.eval(EvalProbe, 0, g.t+s.tb.DenseC[i]*g.h, s.tmp, s.kd[i]); err != nil {
+		if err := r.eval(evalProbe, 0, g.t+s.tb.DenseC[i]*g.h, s.tmp, s.kd[i]); err != nil {
 			return err
 		}
 	}
@@ -457,7 +471,7 @@ func (r *solveRun[T]) devDenseStages(g StepGeom) error {
 
 // devInitialStep is initialStep on the device: the same selection, its
 // norms the engine's ErrorNorm (scaled by atol + rtol·|y0|).
-func (s *Solver[T]) devInitialStep(eval EvalFunc[T], t0, tEnd, dir float64, f0 []T) (float64, error) {
+func (s *Solver[T]) devInitialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T) (float64, error) {
 	d := &s.dev
 	m, parts := s.normSpan()
 	y := d.view(s.y[:m])
@@ -489,7 +503,7 @@ func (s *Solver[T]) devInitialStep(eval EvalFunc[T], t0, tEnd, dir float64, f0 [
 	if (tProbe-tEnd)*dir > 0 {
 		tProbe = tEnd
 	}
-	if err := eval(EvalProbe, 0, tProbe, s.tmp, f1); err != nil {
+	if err := eval(evalProbe, 0, tProbe, s.tmp, f1); err != nil {
 		return 0, err
 	}
 	f1ok := m == 0 || d.finite(f1[:m])
@@ -522,14 +536,14 @@ func (d *devMode[T]) hostRead(xs ...[]T) {
 	}
 }
 
-// RKStagesOn is RKStages on tensors in the memory of ew's engine: stage
+// rkStagesOn is rkStages on tensors in the memory of ew's engine: stage
 // i's input y0 + h·Σ_l A[i][l]·k[l] is formed in in(i) by ew's LinComb,
 // with the coefficients and terms of a device solve's stage sums in the
 // same order, so that a step recomputed on the device (Checkpoint's,
 // Recursive's) has the forward's inputs to the bit; eval(i, t_i, y_i)
 // leaves the stage's value in k[i] (it may replace the tensor). y0, the
 // inputs and the stages have one shape.
-func RKStagesOn[T tensor.Float](ew tensor.Elementwise[T], tb *Tableau, g StepGeom, y0 *tensor.Tensor[T], k []*tensor.Tensor[T], from, to int, in func(i int) *tensor.Tensor[T], eval func(i int, t float64, y *tensor.Tensor[T]) error) error {
+func rkStagesOn[T tensor.Float](ew tensor.Elementwise[T], tb *Tableau, g stepGeom, y0 *tensor.Tensor[T], k []*tensor.Tensor[T], from, to int, in func(i int) *tensor.Tensor[T], eval func(i int, t float64, y *tensor.Tensor[T]) error) error {
 	c := &tensorCombiner[T]{ew: ew}
 	for i := from; i < to; i++ {
 		y := in(i)
@@ -541,10 +555,10 @@ func RKStagesOn[T tensor.Float](ew tensor.Elementwise[T], tb *Tableau, g StepGeo
 	return nil
 }
 
-// RKSolutionOn is RKSolution on tensors in the memory of ew's engine: y1
+// rkSolutionOn is rkSolution on tensors in the memory of ew's engine: y1
 // = y0 + h·Σ b_i·k_i, or with an FSAL method a copy of the last stage's
 // input lastIn.
-func RKSolutionOn[T tensor.Float](ew tensor.Elementwise[T], tb *Tableau, h float64, y0, y1, lastIn *tensor.Tensor[T], k []*tensor.Tensor[T]) {
+func rkSolutionOn[T tensor.Float](ew tensor.Elementwise[T], tb *Tableau, h float64, y0, y1, lastIn *tensor.Tensor[T], k []*tensor.Tensor[T]) {
 	if tb.FSAL {
 		ew.Copy(y1, lastIn)
 		return

@@ -19,10 +19,10 @@ import (
 // last q elements of a state of size elements, and 0.5·tanh of the first q elements as the last q
 // (quadratures: read by nobody, their derivative of the rest), computed
 // with ew's elementwise work only; and a counter of its evaluations.
-func ewField[T tensor.Float](ew tensor.Elementwise[T], tBlow float64, size, q int) (TensorEvalFunc[T], *int) {
+func ewField[T tensor.Float](ew tensor.Elementwise[T], tBlow float64, size, q int) (tensorEvalFunc[T], *int) {
 	scratch := map[int]*tensor.Tensor[T]{}
 	calls := new(int)
-	return func(_ EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error {
+	return func(_ evalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error {
 		*calls++
 		n, nd := y.Len(), dy.Len()
 		yf, dyf := y.Reshape(n), dy.Reshape(nd)
@@ -136,7 +136,7 @@ func testSolveOnDevice[T tensor.Float](t *testing.T, tol float64) {
 			for i := range hostOut {
 				hostOut[i] = make([]T, c.n)
 			}
-			hostStats, err := hs.SolveEval(func(k EvalKind, st int, tt float64, y, dy []T) error {
+			hostStats, err := hs.solveEval(func(k evalKind, st int, tt float64, y, dy []T) error {
 				return hostF(k, st, tt, tensor.FromSlice(y), tensor.FromSlice(dy))
 			}, initial[T](c.n, c.zero), c.ts, hostOut)
 			if err != nil {
@@ -147,8 +147,8 @@ func testSolveOnDevice[T tensor.Float](t *testing.T, tol float64) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !ds.UseDevice(dev) {
-				t.Fatal("UseDevice: the parking device has an Elementwise")
+			if !ds.useDevice(dev) {
+				t.Fatal("useDevice: the parking device has an Elementwise")
 			}
 			devF, calls := ewField(dev.Elementwise(), math.Inf(1), c.n, c.opt.Quadrature)
 			y0 := tensor.FromSlice(initial[T](c.n, c.zero), shape...)
@@ -158,7 +158,7 @@ func testSolveOnDevice[T tensor.Float](t *testing.T, tol float64) {
 			}
 			// Every evaluation must be handed views of the device's
 			// buffers in the state's shape.
-			f := func(k EvalKind, st int, tt float64, y, dy *tensor.Tensor[T]) error {
+			f := func(k evalKind, st int, tt float64, y, dy *tensor.Tensor[T]) error {
 				if !ds.OnDevice() {
 					return errors.New("f called off the device")
 				}
@@ -171,7 +171,7 @@ func testSolveOnDevice[T tensor.Float](t *testing.T, tol float64) {
 			for round := range 2 { // the second reuses the buffers
 				dev.Reset()
 				*calls = 0
-				st, err := ds.SolveTensorsEval(f, y0, c.ts, out)
+				st, err := ds.solveTensorsEval(f, y0, c.ts, out)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -249,7 +249,7 @@ func TestSolveTensorsOnHost(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			field, _ := ewField(tensor.HostElementwise[float64](), math.Inf(1), 6, 0)
-			slice := func(k EvalKind, st int, tt float64, y, dy []float64) error {
+			slice := func(k evalKind, st int, tt float64, y, dy []float64) error {
 				return field(k, st, tt, tensor.FromSlice(y), tensor.FromSlice(dy))
 			}
 			hs, err := NewSolver[float64](c.opt)
@@ -261,7 +261,7 @@ func TestSolveTensorsOnHost(t *testing.T) {
 				hs.Event, ts = ev(), []float64{0, 2}
 			}
 			want := [][]float64{make([]float64, 6), make([]float64, 6), make([]float64, 6)}[:len(ts)]
-			wantStats, err := hs.SolveEval(slice, initial[float64](6, false), ts, want)
+			wantStats, err := hs.solveEval(slice, initial[float64](6, false), ts, want)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,12 +273,12 @@ func TestSolveTensorsOnHost(t *testing.T) {
 			if c.event {
 				s.Event = ev()
 			}
-			s.UseDevice(c.eng)
+			s.useDevice(c.eng)
 			out := make([]*tensor.Tensor[float64], len(ts))
 			for i := range out {
 				out[i] = tensor.New[float64](shape...)
 			}
-			st, err := s.SolveTensorsEval(func(k EvalKind, i int, tt float64, y, dy *tensor.Tensor[float64]) error {
+			st, err := s.solveTensorsEval(func(k evalKind, i int, tt float64, y, dy *tensor.Tensor[float64]) error {
 				if s.OnDevice() {
 					return errors.New("on the device")
 				}
@@ -313,7 +313,7 @@ func TestSolveOnDeviceErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.UseDevice(dev)
+		s.useDevice(dev)
 		return s
 	}
 	outs := func(k, n int) []*tensor.Tensor[float64] {
@@ -326,25 +326,25 @@ func TestSolveOnDeviceErrors(t *testing.T) {
 	f, _ := ewField(dev.Elementwise(), math.Inf(1), 3, 0)
 
 	y0 := tensor.FromSlice([]float64{1, math.NaN(), 2})
-	if _, err := newSolver(Options{}).SolveTensorsEval(f, y0, []float64{0, 1}, outs(2, 3)); !errors.Is(err, ErrNonFinite) {
+	if _, err := newSolver(Options{}).solveTensorsEval(f, y0, []float64{0, 1}, outs(2, 3)); !errors.Is(err, ErrNonFinite) {
 		t.Errorf("NaN in y0: got %v, want ErrNonFinite", err)
 	}
 	good := tensor.FromSlice([]float64{1, 0.5, 2})
-	if _, err := newSolver(Options{}).SolveTensorsEval(f, good, []float64{0, 1}, outs(2, 4)); err == nil {
+	if _, err := newSolver(Options{}).solveTensorsEval(f, good, []float64{0, 1}, outs(2, 4)); err == nil {
 		t.Error("outputs of 4 elements for a state of 3: no error")
 	}
 	blow, _ := ewField(dev.Elementwise(), 0.5, 3, 0)
-	_, err := newSolver(Options{}).SolveTensorsEval(blow, good, []float64{0, 3}, outs(2, 3))
+	_, err := newSolver(Options{}).solveTensorsEval(blow, good, []float64{0, 3}, outs(2, 3))
 	var se *SolveError
 	if !errors.As(err, &se) || !(errors.Is(err, ErrNonFinite) || errors.Is(err, ErrStepUnderflow)) {
 		t.Errorf("dynamics NaN past t=0.5: got %v, want a SolveError for NaN/Inf or underflow", err)
 	}
-	_, err = newSolver(Options{Step: 0.1}).SolveTensorsEval(blow, good, []float64{0, 3}, outs(2, 3))
+	_, err = newSolver(Options{Step: 0.1}).solveTensorsEval(blow, good, []float64{0, 3}, outs(2, 3))
 	if !errors.Is(err, ErrNonFinite) {
 		t.Errorf("fixed steps into NaN: got %v, want ErrNonFinite", err)
 	}
 	boom := errors.New("boom")
-	_, err = newSolver(Options{}).SolveTensorsEval(func(k EvalKind, i int, tt float64, y, dy *tensor.Tensor[float64]) error {
+	_, err = newSolver(Options{}).solveTensorsEval(func(k evalKind, i int, tt float64, y, dy *tensor.Tensor[float64]) error {
 		if tt > 0.5 {
 			return boom
 		}
@@ -365,7 +365,7 @@ func TestSolveOnDeviceErrors(t *testing.T) {
 		}
 		return nil
 	}
-	st, err := s.SolveTensorsEval(f, good, []float64{0, 1}, outs(2, 3))
+	st, err := s.solveTensorsEval(f, good, []float64{0, 1}, outs(2, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +385,7 @@ func TestSolverReuseAcrossSizes(t *testing.T) {
 		if len(y) == 0 {
 			return nil
 		}
-		return field(EvalStage, 0, 0.3, tensor.FromSlice(y), tensor.FromSlice(dy))
+		return field(evalStage, 0, 0.3, tensor.FromSlice(y), tensor.FromSlice(dy))
 	}
 	ts := []float64{0, 0.7, 1.5}
 	solve := func(s *Solver[float64], n int) ([][]float64, Stats) {
@@ -401,9 +401,9 @@ func TestSolverReuseAcrossSizes(t *testing.T) {
 	dev := enginetest.NewParkingDevice(tensor.EngineFor[float64](tensor.Gonum(1)))
 	devF, _ := ewField(dev.Elementwise(), math.Inf(1), 0, 0)
 	devSolve := func(s *Solver[float64], n int) ([]float64, Stats) {
-		s.UseDevice(dev)
+		s.useDevice(dev)
 		out := []*tensor.Tensor[float64]{tensor.New[float64](n), tensor.New[float64](n), tensor.New[float64](n)}
-		st, err := s.SolveTensorsEval(devF, tensor.FromSlice(initial[float64](n, false)), ts, out)
+		st, err := s.solveTensorsEval(devF, tensor.FromSlice(initial[float64](n, false)), ts, out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -441,7 +441,7 @@ func TestSolverReuseAcrossSizes(t *testing.T) {
 	}
 }
 
-// TestDenseLogOnDevice: a DenseLog kept by a solve on a device (the
+// TestDenseLogOnDevice: a denseLog kept by a solve on a device (the
 // parking fake) holds its steps in the device's memory, and AtTensor
 // evaluates them there, copying nothing to the host, with the host log's
 // values, for each form of the dense output (dopri5's quartic, the
@@ -463,10 +463,10 @@ func TestDenseLogOnDevice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hostLog := NewDenseLog[float64](nil)
-			hs.SetDenseLog(hostLog)
+			hostLog := newDenseLog[float64](nil)
+			hs.setDenseLog(hostLog)
 			hostOut := [][]float64{make([]float64, n), make([]float64, n)}
-			if _, err := hs.SolveEval(func(k EvalKind, st int, tt float64, y, dy []float64) error {
+			if _, err := hs.solveEval(func(k evalKind, st int, tt float64, y, dy []float64) error {
 				return hostF(k, st, tt, tensor.FromSlice(y), tensor.FromSlice(dy))
 			}, initial[float64](n, false), ts, hostOut); err != nil {
 				t.Fatal(err)
@@ -476,12 +476,12 @@ func TestDenseLogOnDevice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ds.UseDevice(dev)
-			devLog := NewDenseLog[float64](nil)
-			ds.SetDenseLog(devLog)
+			ds.useDevice(dev)
+			devLog := newDenseLog[float64](nil)
+			ds.setDenseLog(devLog)
 			devF, _ := ewField(dev.Elementwise(), math.Inf(1), n, 0)
 			out := []*tensor.Tensor[float64]{tensor.New[float64](n), tensor.New[float64](n)}
-			if _, err := ds.SolveTensorsEval(devF, tensor.FromSlice(initial[float64](n, false)), ts, out); err != nil {
+			if _, err := ds.solveTensorsEval(devF, tensor.FromSlice(initial[float64](n, false)), ts, out); err != nil {
 				t.Fatal(err)
 			}
 			if devLog.Len() != hostLog.Len() || devLog.Len() < 3 {
@@ -490,9 +490,9 @@ func TestDenseLogOnDevice(t *testing.T) {
 			// A second solve into a log of the first's steps reuses their
 			// device tensors.
 			first := devLog.steps[0]
-			again := NewDenseLog(devLog.Release())
-			ds.SetDenseLog(again)
-			if _, err := ds.SolveTensorsEval(devF, tensor.FromSlice(initial[float64](n, false)), ts, out); err != nil {
+			again := newDenseLog(devLog.Release())
+			ds.setDenseLog(again)
+			if _, err := ds.solveTensorsEval(devF, tensor.FromSlice(initial[float64](n, false)), ts, out); err != nil {
 				t.Fatal(err)
 			}
 			devLog = again

@@ -25,15 +25,26 @@
 // Package odeblock re-exports the user-facing names (odeblock.Options is
 // Options, odeblock.Solver is Solver, …): the two spell the same types.
 //
-// # What is odeblock's
+// # Solving on a device
 //
-// Some exported names are the hooks package odeblock drives the solver
-// with, not a user's API, and may change as the integrator's interface is
-// reworked: the stage machinery (RKStages, RKStagesOn, RKSolution,
-// RKSolutionOn, InterpolateStep, StepGeom, Combiner and Solver.Combiner),
-// the dense log of the interpolating adjoint (DenseLog, DenseStep,
-// NewDenseLog, Solver.SetDenseLog), the shared slab of NewShared and
-// Solver.SlabLen, the device hook Solver.UseDevice, and the purpose-told
-// evaluations (EvalFunc, TensorEvalFunc, EvalKind) a gradient mode uses to
-// tell stages from probes.
+// NewSolverOn returns a solver whose explicit Runge–Kutta solves through
+// SolveTensors keep the state in the memory of a device engine (one with
+// an Elementwise, package cuda's); Solver.OnDevice, StepInfo.State0 and
+// State1 and Solver.StepStatesOnDevice say what such a solve hands f and
+// OnStep.
+//
+// # How odeblock drives the solver
+//
+// Package odeblock's Block and gradient modes need more of the solver than
+// a user does: recomputing a step's stages on tapes, the dense log of the
+// interpolating adjoint, one slab of work memory shared by a Block's
+// solvers, switching a solver onto a device per pass, and evaluations told
+// their purpose (stage or probe). None of that is exported here. The types
+// odeblock names (the evaluation kinds and functions, a step's geometry,
+// the dense log) live in package odeblock/internal/hooks, which this
+// package imports; the operations on a Solver are this package's
+// unexported functions, which it registers there at init (hooks.Register)
+// and odeblock looks up (hooks.Of). Go's internal rule keeps that package
+// to odeblock's tree, so a user of this package sees, and needs, only
+// what go doc shows; the package solves on its own, without odeblock.
 package integrate

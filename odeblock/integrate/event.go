@@ -58,13 +58,13 @@ func (s *Solver[T]) Events() ([]float64, [][]T) { return s.run.eventTs, s.run.ev
 // event checks the accepted step g for the event; on a crossing it finds
 // the time by the Illinois variant of regula falsi on the dense output,
 // writes the state there into the last output and ends the solve.
-func (r *solveRun[T]) event(g StepGeom, f0, f1 []T) error {
+func (r *solveRun[T]) event(g stepGeom, f0, f1 []T) error {
 	return r.eventIn(g, func(dst []T, tq float64) { r.s.m.interpolate(r.s, dst, g, tq, f0, f1) })
 }
 
 // eventIn is event for the accepted step g whose dense output interp
 // writes the state at a time inside it.
-func (r *solveRun[T]) eventIn(g StepGeom, interp func(dst []T, tq float64)) error {
+func (r *solveRun[T]) eventIn(g stepGeom, interp func(dst []T, tq float64)) error {
 	s := r.s
 	ev := s.Event
 	g1, err := ev.at(g.end, s.y1)

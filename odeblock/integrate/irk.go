@@ -124,7 +124,7 @@ func (w *irkWork) ensure(s, n int) {
 
 // step takes the fixed step g of an implicit method from s.y with
 // s.k[0] = f(t, y).
-func (m *implicitRK[T]) step(s *Solver[T], eval EvalFunc[T], g StepGeom) error {
+func (m *implicitRK[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 	tb, n := s.tb, s.n
 	st := tb.Stages()
 	m.w.ensure(st, n)
@@ -159,7 +159,7 @@ func (m *implicitRK[T]) step(s *Solver[T], eval EvalFunc[T], g StepGeom) error {
 
 // jacobian sets the Jacobian J of f by forward differences around
 // (t, y), f(t, y) being in s.k[0].
-func (m *implicitRK[T]) jacobian(s *Solver[T], eval EvalFunc[T], g StepGeom) error {
+func (m *implicitRK[T]) jacobian(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 	n, w := s.n, &m.w
 	y, tmp, fbuf := s.y, s.tmp, s.y1 // y1 is free until the end
 	copy(tmp, y)
@@ -168,7 +168,7 @@ func (m *implicitRK[T]) jacobian(s *Solver[T], eval EvalFunc[T], g StepGeom) err
 		dy := math.Sqrt(eps) * math.Max(math.Abs(yj), 1e-3)
 		tmp[j] = T(yj + dy)
 		dy = float64(tmp[j]) - yj
-		if err := eval(EvalProbe, 0, g.t0, tmp, fbuf); err != nil {
+		if err := eval(evalProbe, 0, g.t0, tmp, fbuf); err != nil {
 			return err
 		}
 		for i := range n {
@@ -181,7 +181,7 @@ func (m *implicitRK[T]) jacobian(s *Solver[T], eval EvalFunc[T], g StepGeom) err
 }
 
 // factor forms and factorises the Newton matrix M = I − h·(A ⊗ J).
-func (m *implicitRK[T]) factor(s *Solver[T], g StepGeom) error {
+func (m *implicitRK[T]) factor(s *Solver[T], g stepGeom) error {
 	tb, n, h, w := s.tb, s.n, g.h, &m.w
 	st := tb.Stages()
 	sn := st * n
@@ -207,7 +207,7 @@ func (m *implicitRK[T]) factor(s *Solver[T], g StepGeom) error {
 }
 
 // stageF evaluates f at every stage, y + Z_j at t + C_j·h, into w.f.
-func (m *implicitRK[T]) stageF(s *Solver[T], eval EvalFunc[T], g StepGeom) error {
+func (m *implicitRK[T]) stageF(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 	tb, n, w := s.tb, s.n, &m.w
 	y, tmp, fbuf := s.y, s.tmp, s.y1
 	for j := range tb.Stages() {
@@ -218,7 +218,7 @@ func (m *implicitRK[T]) stageF(s *Solver[T], eval EvalFunc[T], g StepGeom) error
 		if tb.C[j] == 1 {
 			tj = g.end
 		}
-		if err := eval(EvalStage, j, tj, tmp, fbuf); err != nil {
+		if err := eval(evalStage, j, tj, tmp, fbuf); err != nil {
 			return err
 		}
 		for i := range n {
@@ -231,7 +231,7 @@ func (m *implicitRK[T]) stageF(s *Solver[T], eval EvalFunc[T], g StepGeom) error
 // newton solves the stage equations Z = h·(A ⊗ I)·F(y + Z) for the
 // stage increments Z by simplified Newton iterations with the factorised
 // M, from Z = 0, at most 10 of them.
-func (m *implicitRK[T]) newton(s *Solver[T], eval EvalFunc[T], g StepGeom) error {
+func (m *implicitRK[T]) newton(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 	tb, n, h, w, y := s.tb, s.n, g.h, &m.w, s.y
 	st := tb.Stages()
 	sn := st * n

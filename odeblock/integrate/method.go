@@ -19,7 +19,7 @@ type method[T tensor.Float] interface {
 	// step attempts the step g from s.y, f(g.t0, s.y) being in s.k[0],
 	// and leaves its solution in s.y1. An error ends the solve; a step
 	// to reject is not one (errorRatio above 1, or NaN in s.y1).
-	step(s *Solver[T], eval EvalFunc[T], g StepGeom) error
+	step(s *Solver[T], eval evalFunc[T], g stepGeom) error
 	// errorRatio returns the error ratio of the step just attempted, of
 	// size h: at most 1 accepts it, NaN when it is not finite. Only
 	// adaptive solves ask.
@@ -27,7 +27,7 @@ type method[T tensor.Float] interface {
 	// accept takes the accepted step g into the method's history, before
 	// its outputs, events and log are formed (with the state at its
 	// start in s.y and at its end in s.y1).
-	accept(s *Solver[T], g StepGeom, ratio float64)
+	accept(s *Solver[T], g stepGeom, ratio float64)
 	// next returns the size of the step after the adaptive step of size h
 	// (accepted, or rejected with a finite or NaN ratio), within MinStep
 	// and MaxStep.
@@ -37,9 +37,9 @@ type method[T tensor.Float] interface {
 	endSlope() bool
 	// interpolate writes into dst the dense output at tq inside the
 	// accepted step g, f at its ends being f0 and f1.
-	interpolate(s *Solver[T], dst []T, g StepGeom, tq float64, f0, f1 []T)
+	interpolate(s *Solver[T], dst []T, g stepGeom, tq float64, f0, f1 []T)
 	// log keeps the accepted step g's dense output in l.
-	log(s *Solver[T], l *DenseLog[T], g StepGeom, f0, f1 []T)
+	log(s *Solver[T], l *denseLog[T], g stepGeom, f0, f1 []T)
 }
 
 // family marks a Tableau whose method is not an explicit Runge–Kutta

@@ -124,7 +124,7 @@ func TestBDFWorkPinned(t *testing.T) {
 // backward in time. (Mutant: min(i, n−1) → min(i, n+1).)
 func TestDenseLogFindPastTheEnds(t *testing.T) {
 	for _, h := range []float64{0.5, -0.5} {
-		l := &DenseLog[float64]{}
+		l := &denseLog[float64]{}
 		for i := range 3 {
 			st := l.next()
 			st.t, st.h = float64(i)*h, h

@@ -16,11 +16,11 @@ type explicitRK[T tensor.Float] struct{}
 
 func (explicitRK[T]) begin(*Solver[T], float64) {}
 
-func (explicitRK[T]) step(s *Solver[T], eval EvalFunc[T], g StepGeom) error { return s.rkStep(eval, g) }
+func (explicitRK[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error { return s.rkStep(eval, g) }
 
 func (explicitRK[T]) errorRatio(s *Solver[T], h float64) float64 { return s.errorRatio(h) }
 
-func (explicitRK[T]) accept(*Solver[T], StepGeom, float64) {}
+func (explicitRK[T]) accept(*Solver[T], stepGeom, float64) {}
 
 // next is the controller's step: after an accepted step it notes the
 // step's error ratio (the PI controller's history); after a step
@@ -39,11 +39,11 @@ func (explicitRK[T]) next(s *Solver[T], h, ratio float64, accepted bool) float64
 
 func (explicitRK[T]) endSlope() bool { return true }
 
-func (explicitRK[T]) interpolate(s *Solver[T], dst []T, g StepGeom, tq float64, f0, f1 []T) {
-	InterpolateStep(s.tb, dst, s.y, s.y1, s.kall, g.t, g.h, tq, f0, f1)
+func (explicitRK[T]) interpolate(s *Solver[T], dst []T, g stepGeom, tq float64, f0, f1 []T) {
+	interpolateStep(s.tb, dst, s.y, s.y1, s.kall, g.t, g.h, tq, f0, f1)
 }
 
-func (explicitRK[T]) log(s *Solver[T], l *DenseLog[T], g StepGeom, f0, f1 []T) {
+func (explicitRK[T]) log(s *Solver[T], l *denseLog[T], g stepGeom, f0, f1 []T) {
 	if s.dev.on {
 		l.addOn(&s.dev, s.tb, g, s.y, s.y1, s.kall, f0, f1)
 		return
@@ -52,7 +52,7 @@ func (explicitRK[T]) log(s *Solver[T], l *DenseLog[T], g StepGeom, f0, f1 []T) {
 }
 
 // rkStep is step for an explicit Runge–Kutta method.
-func (s *Solver[T]) rkStep(eval EvalFunc[T], g StepGeom) error {
+func (s *Solver[T]) rkStep(eval evalFunc[T], g stepGeom) error {
 	n, q := len(s.tmp), s.quadrature()
 	tb, last := s.tb, len(s.k)-1
 	// With quadratures, the stage inputs stop short of them but for an
@@ -64,17 +64,17 @@ func (s *Solver[T]) rkStep(eval EvalFunc[T], g StepGeom) error {
 		}
 		return s.tmp
 	}
-	err := RKStages(&s.comb, tb, g, s.y, s.k, 1, len(s.k), in, func(i int, t float64, y []T) error {
+	err := rkStages(&s.comb, tb, g, s.y, s.k, 1, len(s.k), in, func(i int, t float64, y []T) error {
 		dy := s.k[i]
 		if q > 0 && tb.B[i] == 0 && (tb.E == nil || tb.E[i] == 0) && !(tb.FSAL && i == last) {
 			dy = dy[:n-q]
 		}
-		return eval(EvalStage, i, t, y, dy)
+		return eval(evalStage, i, t, y, dy)
 	})
 	if err != nil {
 		return err
 	}
-	RKSolution(&s.comb, s.tb, g.h, s.y, s.y1, s.tmp, s.k)
+	rkSolution(&s.comb, s.tb, g.h, s.y, s.y1, s.tmp, s.k)
 	return nil
 }
 
@@ -175,10 +175,10 @@ func (s *Solver[T]) errorRatio853(h float64, lo, hi int) float64 {
 	return math.Abs(h) * s5 / math.Sqrt((s5+0.01*s3)*float64(hi-lo))
 }
 
-// InterpolateStep writes into dst the dense output of method tb at time tq
+// interpolateStep writes into dst the dense output of method tb at time tq
 // in the step [t, t+h] from y0 to y1 with stages ks (the dense-output
 // stages after the step's) and f at its ends f0, f1.
-func InterpolateStep[T tensor.Float](tb *Tableau, dst, y0, y1 []T, ks [][]T, t, h, tq float64, f0, f1 []T) {
+func interpolateStep[T tensor.Float](tb *Tableau, dst, y0, y1 []T, ks [][]T, t, h, tq float64, f0, f1 []T) {
 	x := (tq - t) / h
 	if tb.Dense != nil {
 		var w [16]float64
@@ -213,7 +213,7 @@ func InterpolateStep[T tensor.Float](tb *Tableau, dst, y0, y1 []T, ks [][]T, t, 
 
 // denseStages evaluates the dense-output stages of the accepted step g
 // (Tableau.DenseC), once per step.
-func (r *solveRun[T]) denseStages(g StepGeom) error {
+func (r *solveRun[T]) denseStages(g stepGeom) error {
 	s := r.s
 	if s.kdAt == g.t && !math.IsNaN(s.kdAt) {
 		return nil
@@ -236,7 +236,7 @@ func (r *solveRun[T]) denseStages(g StepGeom) error {
 			}
 			s.tmp[e] = s.y[e] + T(g.h*acc)
 		}
-		if err := r.eval(EvalProbe, 0, g.t+tb.DenseC[i]*g.h, s.tmp, s.kd[i]); err != nil {
+		if err := r.eval(evalProbe, 0, g.t+tb.DenseC[i]*g.h, s.tmp, s.kd[i]); err != nil {
 			return err
 		}
 	}

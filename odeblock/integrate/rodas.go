@@ -75,7 +75,7 @@ var rodas4 = &Tableau{
 
 // rodasStep takes the step g of a Rodas method from s.y with s.k[0] =
 // f(t, y), leaving y1 in s.y1.
-func (m *rosenbrock[T]) rodasStep(s *Solver[T], eval EvalFunc[T], g StepGeom) error {
+func (m *rosenbrock[T]) rodasStep(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 	r, n, h := m.rodas, s.n, g.h
 	w := &m.w
 	if ok, err := m.matrix(s, eval, g, r.gamma*h); !ok || err != nil {
@@ -94,7 +94,7 @@ func (m *rosenbrock[T]) rodasStep(s *Solver[T], eval EvalFunc[T], g StepGeom) er
 				}
 				s.tmp[l] = s.y[l] + T(h*acc)
 			}
-			if err := eval(EvalStage, 1+i, stageTime(g.t, h, g.end, r.c[i], g.leftLimit), s.tmp, fi); err != nil {
+			if err := eval(evalStage, 1+i, stageTime(g.t, h, g.end, r.c[i], g.leftLimit), s.tmp, fi); err != nil {
 				return err
 			}
 		}

@@ -83,7 +83,7 @@ type rosenbrock[T tensor.Float] struct {
 func (m *rosenbrock[T]) begin(*Solver[T], float64) { m.w.jacValid = false }
 
 // accept forgets the Jacobian: the next step starts elsewhere.
-func (m *rosenbrock[T]) accept(*Solver[T], StepGeom, float64) { m.w.jacValid = false }
+func (m *rosenbrock[T]) accept(*Solver[T], stepGeom, float64) { m.w.jacValid = false }
 
 // rosenbrockWork holds a Rosenbrock step's Jacobian, its time derivative,
 // the factorised W and scratch, in float64.
@@ -106,7 +106,7 @@ func (w *rosenbrockWork) ensure(n int) {
 }
 
 // step takes the step g from s.y with s.k[0] = f(t, y).
-func (m *rosenbrock[T]) step(s *Solver[T], eval EvalFunc[T], g StepGeom) error {
+func (m *rosenbrock[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 	if m.rodas != nil {
 		return m.rodasStep(s, eval, g)
 	}
@@ -125,7 +125,7 @@ func (m *rosenbrock[T]) step(s *Solver[T], eval EvalFunc[T], g StepGeom) error {
 	for i := range n {
 		s.tmp[i] = s.y[i] + T(h/2)*k1[i]
 	}
-	if err := eval(EvalStage, 1, stageTime(g.t, h, g.end, 0.5, g.leftLimit), s.tmp, k3); err != nil {
+	if err := eval(evalStage, 1, stageTime(g.t, h, g.end, 0.5, g.leftLimit), s.tmp, k3); err != nil {
 		return err
 	}
 	// k2 = W⁻¹(F1 − k1) + k1
@@ -137,7 +137,7 @@ func (m *rosenbrock[T]) step(s *Solver[T], eval EvalFunc[T], g StepGeom) error {
 		k2[i] += k1[i]
 		s.tmp[i] = s.y[i] + T(h)*k2[i] // y1
 	}
-	if err := eval(EvalStage, 4, g.StageTime(s.tb, 4), s.tmp, f2); err != nil {
+	if err := eval(evalStage, 4, g.StageTime(s.tb, 4), s.tmp, f2); err != nil {
 		return err
 	}
 	// k3 = W⁻¹(F2 − e32·(k2 − F1) − 2·(k1 − F0) + h·d·T)
@@ -153,7 +153,7 @@ func (m *rosenbrock[T]) step(s *Solver[T], eval EvalFunc[T], g StepGeom) error {
 // matrix forms (or reuses) J and T at the step's start and factorises
 // I − c·J. ok is false, with no error, when J or T is not finite: the
 // step is then one the loop rejects (rejectNonFinite).
-func (m *rosenbrock[T]) matrix(s *Solver[T], eval EvalFunc[T], g StepGeom, c float64) (ok bool, err error) {
+func (m *rosenbrock[T]) matrix(s *Solver[T], eval evalFunc[T], g stepGeom, c float64) (ok bool, err error) {
 	w := &m.w
 	w.ensure(s.n)
 	if !w.jacValid || w.jacAt != g.t0 {
@@ -175,7 +175,7 @@ func (m *rosenbrock[T]) matrix(s *Solver[T], eval EvalFunc[T], g StepGeom, c flo
 // jacobian forms J = ∂f/∂y and T = ∂f/∂t at the step's start by forward
 // differences (the time difference taken inside the step, so that f is
 // never evaluated outside the solve's span).
-func (m *rosenbrock[T]) jacobian(s *Solver[T], eval EvalFunc[T], g StepGeom) error {
+func (m *rosenbrock[T]) jacobian(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 	n, w := s.n, &m.w
 	f0, col := s.k[0], s.k[3] // s.k[3] is free until k3
 	copy(s.tmp, s.y)
@@ -184,7 +184,7 @@ func (m *rosenbrock[T]) jacobian(s *Solver[T], eval EvalFunc[T], g StepGeom) err
 		dy := math.Sqrt(eps) * math.Max(math.Abs(yj), 1e-3)
 		s.tmp[j] = T(yj + dy)
 		dy = float64(s.tmp[j]) - yj // the step actually taken in T
-		if err := eval(EvalProbe, 0, g.t0, s.tmp, col); err != nil {
+		if err := eval(evalProbe, 0, g.t0, s.tmp, col); err != nil {
 			return err
 		}
 		for i := range n {
@@ -193,7 +193,7 @@ func (m *rosenbrock[T]) jacobian(s *Solver[T], eval EvalFunc[T], g StepGeom) err
 		s.tmp[j] = s.y[j]
 	}
 	dt := math.Copysign(math.Min(math.Sqrt(eps)*math.Max(math.Abs(g.t0), 1), math.Abs(g.h)/2), g.h)
-	if err := eval(EvalProbe, 0, g.t0+dt, s.y, col); err != nil {
+	if err := eval(evalProbe, 0, g.t0+dt, s.y, col); err != nil {
 		return err
 	}
 	for i := range n {

@@ -125,7 +125,7 @@ type StepInfo[T tensor.Float] struct {
 	Ratio    float64 // error ratio (0 for fixed steps)
 	Y0, Y1   []T     // state at T and at End
 	// State0 and State1 are the same states as flat tensors in a device
-	// solve (Solver.UseDevice), in the engine's memory; nil otherwise.
+	// solve (NewSolverOn), in the engine's memory; nil otherwise.
 	// With Solver.StepStatesOnDevice set, a device solve leaves Y0 and Y1
 	// nil and copies nothing to the host for the hook.
 	State0, State1 *tensor.Tensor[T]
@@ -133,7 +133,7 @@ type StepInfo[T tensor.Float] struct {
 	// ODE block's adjoint solve, whose state is [z, a, g_θ].
 	Phase string
 
-	geom StepGeom // where the step's stages were evaluated
+	geom stepGeom // where the step's stages were evaluated
 }
 
 // Stats counts the work of a solve.
@@ -206,31 +206,15 @@ type Solver[T tensor.Float] struct {
 	base       *T   // the first element of the memory the buffers are in
 	stops      []float64
 	run        solveRun[T]  // the state of the solve under way
-	counted    EvalFunc[T]  // run.eval, which counts the evaluations
-	comb       Combiner[T]  // the stage sums, over an engine's workers when a block sets one
-	keep       *DenseLog[T] // if set, every accepted step's dense output is kept here
-	dev        devMode[T]   // the device mode (UseDevice, SolveTensors)
+	counted    evalFunc[T]  // run.eval, which counts the evaluations
+	comb       combiner[T]  // the stage sums, over an engine's workers when a block sets one
+	keep       *denseLog[T] // if set, every accepted step's dense output is kept here
+	dev        devMode[T]   // the device mode (useDevice, SolveTensors)
 	onDev      bool         // the buffers are the device mode's
 	// errBuf is the error norm's block of terms (a local array would
 	// escape to the heap through the generic calls that fill it).
 	errBuf [errBlock]T
 }
-
-// EvalKind is the purpose of one evaluation of f, which the solver passes
-// to an EvalFunc (Backprop files its stage tapes by it).
-type EvalKind int
-
-const (
-	EvalStart   EvalKind = iota // f(t0, y0), the first stage of the first step
-	EvalProbe                   // the initial step selection's probe
-	EvalStage                   // stage i ≥ 1 of an attempted step
-	EvalStepEnd                 // f at an accepted step's end (methods that are not FSAL)
-	EvalRestart                 // f just after a jump: the next step's first stage
-)
-
-// EvalFunc is f told the purpose of each evaluation: the function the
-// solver's loop calls.
-type EvalFunc[T tensor.Float] func(kind EvalKind, stage int, t float64, y, dy []T) error
 
 // NewSolver returns a solver with the given options, or an error naming the
 // option that is out of range.
@@ -386,7 +370,7 @@ func (s *Solver[T]) Options() Options { return s.opt }
 func (s *Solver[T]) ensure(n int) {
 	stages := s.tb.Stages()
 	dense := len(s.tb.DenseC)
-	bufs := s.SlabLen(1)
+	bufs := s.slabLen(1)
 	need := bufs * n
 	mem := s.own
 	if s.shared != nil {
@@ -433,7 +417,7 @@ func (s *Solver[T]) assign(next func() []T) {
 	s.kdAt = math.NaN()
 	s.y, s.y1, s.tmp = next(), next(), next()
 	s.fnext = nil
-	if s.SlabLen(1) > stages+3+dense {
+	if s.slabLen(1) > stages+3+dense {
 		s.fnext = next()
 	}
 }
@@ -442,7 +426,7 @@ func (s *Solver[T]) assign(next func() []T) {
 // elements with the configured method: its stages, dense-output stages,
 // y, y1 and a scratch state, and f at the step's end for a method that does
 // not reuse its last stage.
-func (s *Solver[T]) SlabLen(n int) int {
+func (s *Solver[T]) slabLen(n int) int {
 	stages := s.tb.Stages()
 	bufs := stages + 3 + len(s.tb.DenseC)
 	if !s.tb.FSAL || stages == 1 {
@@ -457,11 +441,11 @@ func (s *Solver[T]) SlabLen(n int) int {
 // from the method's dense output; f is never evaluated outside the span of
 // ts.
 func (s *Solver[T]) Solve(f Func[T], y0 []T, ts []float64, out [][]T) (Stats, error) {
-	return s.SolveEval(func(_ EvalKind, _ int, t float64, y, dy []T) error { return f(t, y, dy) }, y0, ts, out)
+	return s.solveEval(func(_ evalKind, _ int, t float64, y, dy []T) error { return f(t, y, dy) }, y0, ts, out)
 }
 
 // solve is Solve with f told the purpose of each evaluation.
-func (s *Solver[T]) SolveEval(f EvalFunc[T], y0 []T, ts []float64, out [][]T) (Stats, error) {
+func (s *Solver[T]) solveEval(f evalFunc[T], y0 []T, ts []float64, out [][]T) (Stats, error) {
 	dir, err := s.checkSolve(len(y0), ts, len(out))
 	if err != nil {
 		return Stats{}, err
@@ -481,9 +465,9 @@ func (s *Solver[T]) SolveEval(f EvalFunc[T], y0 []T, ts []float64, out [][]T) (S
 }
 
 // loop runs the solve whose state is in s.y and first output written:
-// SolveEval's and SolveTensorsEval's common part (out is nil on the
+// solveEval's and solveTensorsEval's common part (out is nil on the
 // device, whose outputs are s.dev.out).
-func (s *Solver[T]) loop(f EvalFunc[T], ts []float64, out [][]T, dir float64) (Stats, error) {
+func (s *Solver[T]) loop(f evalFunc[T], ts []float64, out [][]T, dir float64) (Stats, error) {
 	var err error
 	s.setStops(ts, dir)
 	s.ctl.reset()
@@ -512,7 +496,7 @@ func (s *Solver[T]) loop(f EvalFunc[T], ts []float64, out [][]T, dir float64) (S
 // next, what it has counted.
 type solveRun[T tensor.Float] struct {
 	s       *Solver[T]
-	f       EvalFunc[T]
+	f       evalFunc[T]
 	ts      []float64
 	out     [][]T
 	dir     float64 // +1 or −1
@@ -537,7 +521,7 @@ type solveRun[T tensor.Float] struct {
 }
 
 // eval evaluates f, counting it.
-func (r *solveRun[T]) eval(kind EvalKind, stage int, t float64, y, dy []T) error {
+func (r *solveRun[T]) eval(kind evalKind, stage int, t float64, y, dy []T) error {
 	r.st.NFE++
 	return r.f(kind, stage, t, y, dy)
 }
@@ -554,7 +538,7 @@ func (r *solveRun[T]) fail(t, h float64, err error) error {
 // start evaluates f at the start and picks the first step.
 func (r *solveRun[T]) start() error {
 	s := r.s
-	if err := r.eval(EvalStart, 0, r.t, s.y, s.k[0]); err != nil {
+	if err := r.eval(evalStart, 0, r.t, s.y, s.k[0]); err != nil {
 		return r.fail(r.t, 0, err)
 	}
 	h, err := s.firstStep(r.eval, r.t, r.tEnd, r.dir, s.k[0])
@@ -575,7 +559,7 @@ func (r *solveRun[T]) attempt() error {
 	}
 	r.steps++
 	target := s.stops[r.stop]
-	g := StepGeom{t: r.t, h: r.h, t0: r.t0}
+	g := stepGeom{t: r.t, h: r.h, t0: r.t0}
 	if rem := target - r.t; math.Abs(g.h) >= math.Abs(rem) || math.Abs(rem-g.h) <= 1e-9*math.Abs(g.h) {
 		g.h = rem
 	}
@@ -639,7 +623,7 @@ func (r *solveRun[T]) attempt() error {
 
 // accepted moves the solve past the accepted step g: outputs, f at the
 // step end, the next step's size, and the restart after a jump.
-func (r *solveRun[T]) accepted(g StepGeom, ratio float64, reached bool) error {
+func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
 	s := r.s
 	r.st.Accepted++
 	s.m.accept(s, g, ratio)
@@ -650,7 +634,7 @@ func (r *solveRun[T]) accepted(g StepGeom, ratio float64, reached bool) error {
 	if !s.tb.FSAL && s.m.endSlope() {
 		f1 = s.fnext
 		if g.end != r.tEnd || needInterp {
-			if err := r.eval(EvalStepEnd, 0, g.end, s.y1, f1); err != nil {
+			if err := r.eval(evalStepEnd, 0, g.end, s.y1, f1); err != nil {
 				return r.fail(g.end, g.h, err)
 			}
 		}
@@ -695,7 +679,7 @@ func (r *solveRun[T]) accepted(g StepGeom, ratio float64, reached bool) error {
 	}
 	if slices.Contains(s.opt.Jumps, r.t) {
 		r.t0 = math.Nextafter(r.t, r.t+r.dir)
-		if err := r.eval(EvalRestart, 0, r.t0, s.y, f0); err != nil {
+		if err := r.eval(evalRestart, 0, r.t0, s.y, f0); err != nil {
 			return r.fail(r.t, 0, err)
 		}
 		s.m.begin(s, r.h)
@@ -707,7 +691,7 @@ func (r *solveRun[T]) accepted(g StepGeom, ratio float64, reached bool) error {
 // firstStep returns the first step: Step for fixed steps, else FirstStep
 // or the Hairer–Nørsett–Wanner selection (one evaluation), clamped to
 // MinStep and MaxStep.
-func (s *Solver[T]) firstStep(eval EvalFunc[T], t, tEnd, dir float64, f0 []T) (float64, error) {
+func (s *Solver[T]) firstStep(eval evalFunc[T], t, tEnd, dir float64, f0 []T) (float64, error) {
 	if s.opt.Step != 0 {
 		return dir * s.opt.Step, nil
 	}
@@ -729,7 +713,7 @@ func (s *Solver[T]) firstStep(eval EvalFunc[T], t, tEnd, dir float64, f0 []T) (f
 // emit writes the outputs that the accepted step g reached: those inside
 // it from the dense output, the one at its end from the state; it returns
 // the first output not yet written.
-func (r *solveRun[T]) emit(g StepGeom, f0, f1 []T) int {
+func (r *solveRun[T]) emit(g stepGeom, f0, f1 []T) int {
 	s, next := r.s, r.nextOut
 	for next < len(r.ts) && (r.ts[next]-g.end)*r.dir < 0 {
 		if s.dev.on {
@@ -1068,7 +1052,7 @@ func (s *Solver[T]) clampStep(h, dir float64) float64 {
 // initialStep selects the first step as in Hairer–Nørsett–Wanner (II.4) and
 // torchdiffeq, with one evaluation of f. The probe point is kept inside
 // [t0, tEnd] (torchdiffeq's may lie past tEnd when the span is short).
-func (s *Solver[T]) initialStep(eval EvalFunc[T], t0, tEnd, dir float64, f0 []T) (float64, error) {
+func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T) (float64, error) {
 	n := len(f0)
 	m := n
 	if s.opt.ErrorLen > 0 && s.opt.ErrorLen < n {
@@ -1115,7 +1099,7 @@ func (s *Solver[T]) initialStep(eval EvalFunc[T], t0, tEnd, dir float64, f0 []T)
 	if (tProbe-tEnd)*dir > 0 { // rounded past the end
 		tProbe = tEnd
 	}
-	if err := eval(EvalProbe, 0, tProbe, s.tmp, f1); err != nil {
+	if err := eval(evalProbe, 0, tProbe, s.tmp, f1); err != nil {
 		return 0, err
 	}
 	d2 := norm(func(dst []T, lo int) {
@@ -1192,23 +1176,3 @@ func Solve[T tensor.Float](f Func[T], y0 []T, ts []float64, opt Options) ([][]T,
 	st, err := s.Solve(f, y0, ts, out)
 	return out, st, err
 }
-
-// NewShared returns an unconfigured solver whose work buffers are carved
-// from *slab, which other solvers used in turn share (a Block's forward
-// and adjoint solvers take turns with one slab); Configure it before use.
-func NewShared[T tensor.Float](slab *[]T) *Solver[T] { return &Solver[T]{shared: slab} }
-
-// SetDenseLog makes the solver keep every accepted step's dense output in
-// l (nil: keep nothing).
-func (s *Solver[T]) SetDenseLog(l *DenseLog[T]) { s.keep = l }
-
-// Combiner returns the solver's stage-sum combiner (Use sets its engine).
-func (s *Solver[T]) Combiner() *Combiner[T] { return &s.comb }
-
-// Geom returns where the step's stages were evaluated, for recomputing
-// them (RKStages).
-func (si StepInfo[T]) Geom() StepGeom { return si.geom }
-
-// Start and Size return the step's start time and signed size.
-func (g StepGeom) Start() float64 { return g.t }
-func (g StepGeom) Size() float64  { return g.h }

@@ -105,9 +105,9 @@ func TestEmbeddedErrorOrder(t *testing.T) {
 			}
 			s.ensure(2)
 			s.y[0], s.y[1] = 1, 0
-			eval := func(_ EvalKind, _ int, t float64, y, dy []float64) error { return rotation(t, y, dy) }
-			_ = eval(EvalStart, 0, 0, s.y, s.k[0])
-			if err := s.m.step(s, eval, StepGeom{t: 0, h: h, end: h}); err != nil {
+			eval := func(_ evalKind, _ int, t float64, y, dy []float64) error { return rotation(t, y, dy) }
+			_ = eval(evalStart, 0, 0, s.y, s.k[0])
+			if err := s.m.step(s, eval, stepGeom{t: 0, h: h, end: h}); err != nil {
 				t.Fatal(err)
 			}
 			if tb.E3 != nil {

@@ -6,18 +6,18 @@ import (
 	"github.com/adamnode/adamnode/tensor"
 )
 
-// StepGeom is where one Runge–Kutta step lies: from t, of signed size h,
+// stepGeom is where one Runge–Kutta step lies: from t, of signed size h,
 // to end (t+h, or exactly the stop it lands on). Its first stage is
 // evaluated at t0: t itself, or just past it when the step restarts after a
 // jump. leftLimit says the step ends at a jump: its end stages are
 // evaluated just before it (the left limit of the dynamics there).
-type StepGeom struct {
+type stepGeom struct {
 	t, h, end, t0 float64
 	leftLimit     bool
 }
 
 // stageTime returns the time of stage i of the step with tableau tb.
-func (g StepGeom) StageTime(tb *Tableau, i int) float64 {
+func (g stepGeom) StageTime(tb *Tableau, i int) float64 {
 	if i == 0 {
 		return g.t0
 	}
@@ -39,14 +39,14 @@ func stageTime(t, h, end, c float64, leftLimit bool) float64 {
 	return ti
 }
 
-// RKStages evaluates the stages from, …, to−1 of the step g from y0 with
+// rkStages evaluates the stages from, …, to−1 of the step g from y0 with
 // the tableau tb: stage i's input y0 + h·Σ_l A[i][l]·k[l] is formed in
 // in(i) and handed to eval(i, t_i, y_i), which leaves the stage's value in
 // k[i] (it may replace the slice). This is the one place the stage inputs
 // and times are formed: the solver's steps, Checkpoint's recomputation on
 // tapes and Recursive's re-advancing all go through it, so they agree to
 // the bit.
-func RKStages[T tensor.Float](c *Combiner[T], tb *Tableau, g StepGeom, y0 []T, k [][]T, from, to int, in func(i int) []T, eval func(i int, t float64, y []T) error) error {
+func rkStages[T tensor.Float](c *combiner[T], tb *Tableau, g stepGeom, y0 []T, k [][]T, from, to int, in func(i int) []T, eval func(i int, t float64, y []T) error) error {
 	for i := from; i < to; i++ {
 		y := in(i)
 		c.linComb(y, y0, g.h, tb.A[i], k)
@@ -57,9 +57,9 @@ func RKStages[T tensor.Float](c *Combiner[T], tb *Tableau, g StepGeom, y0 []T, k
 	return nil
 }
 
-// RKSolution writes the step's solution y0 + h·Σ b_i·k_i into y1. With an
+// rkSolution writes the step's solution y0 + h·Σ b_i·k_i into y1. With an
 // FSAL method that is the last stage's input, lastIn, which is copied.
-func RKSolution[T tensor.Float](c *Combiner[T], tb *Tableau, h float64, y0, y1, lastIn []T, k [][]T) {
+func rkSolution[T tensor.Float](c *combiner[T], tb *Tableau, h float64, y0, y1, lastIn []T, k [][]T) {
 	if tb.FSAL {
 		if c.dev != nil && c.dev.on {
 			c.dev.copy(y1, lastIn)
@@ -71,17 +71,17 @@ func RKSolution[T tensor.Float](c *Combiner[T], tb *Tableau, h float64, y0, y1, 
 	c.linComb(y1, y0, h, tb.B, k)
 }
 
-// parallelCombine is the length from which a Combiner splits a linear
+// parallelCombine is the length from which a combiner splits a linear
 // combination over its engine's workers: a dopri5 stage input over the
 // adjoint state of an AdamNODE of batch 2048 (200 000 values) took 7% of
 // a training iteration's time on one core while the other waited.
 const parallelCombine = 1 << 16
 
-// Combiner forms a solver's stage sums (linComb), split over the workers
+// combiner forms a solver's stage sums (linComb), split over the workers
 // of eng when they are long; with no engine or one worker, on the calling
 // goroutine. The split changes no element's
 // arithmetic: every path gives the same bits.
-type Combiner[T tensor.Float] struct {
+type combiner[T tensor.Float] struct {
 	eng       tensor.Engine[T]
 	dst, base []T
 	coef      [16]T
@@ -92,7 +92,7 @@ type Combiner[T tensor.Float] struct {
 }
 
 // use sets the engine whose workers c splits over.
-func (c *Combiner[T]) Use(eng tensor.Engine[T]) {
+func (c *combiner[T]) use(eng tensor.Engine[T]) {
 	if tensor.Workers(eng) < 2 {
 		eng = nil
 	}
@@ -104,7 +104,7 @@ func (c *Combiner[T]) Use(eng tensor.Engine[T]) {
 
 // linComb is the package's linComb, split over c's workers when dst is
 // long.
-func (c *Combiner[T]) linComb(dst, base []T, h float64, cs []float64, ks [][]T) {
+func (c *combiner[T]) linComb(dst, base []T, h float64, cs []float64, ks [][]T) {
 	if c.dev != nil && c.dev.on {
 		c.dev.linComb(dst, base, h, cs, ks)
 		return
@@ -121,7 +121,7 @@ func (c *Combiner[T]) linComb(dst, base []T, h float64, cs []float64, ks [][]T) 
 }
 
 // band forms elements [lo, hi) of the combination set up by linComb.
-func (c *Combiner[T]) band(lo, hi int) {
+func (c *combiner[T]) band(lo, hi int) {
 	var src [16][]T
 	for j := range c.n {
 		src[j] = c.src[j][lo:hi]
