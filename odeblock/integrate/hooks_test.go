@@ -187,3 +187,39 @@ func TestHooksSolverSettings(t *testing.T) {
 		t.Errorf("SolveTensorsEval on the device: %v, on the host %v", got, want)
 	}
 }
+
+// TestEvalStages checks the stage numbers a solve tells f with each
+// evaluation of an attempted step's stages: within the solver's stages,
+// from 1 (stage 0 is the step's start, told apart) except for bdf,
+// whose one evaluation per Newton iteration is its stage 0.
+func TestEvalStages(t *testing.T) {
+	for _, c := range []struct {
+		method string
+		lo     int     // the least stage number
+		step   float64 // a fixed step, for methods with no error estimate
+	}{{"dopri5", 1, 0}, {"bosh3", 1, 0}, {"rodas4", 1, 0}, {"rosenbrock23", 1, 0}, {"implicit_adams", 1, 0.1}, {"radauIIA5", 0, 0.1}, {"bdf", 0, 0}} {
+		s, err := NewSolver[float64](Options{Method: c.method, RTol: 1e-6, ATol: 1e-8, Step: c.step})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int]bool{}
+		f := func(k evalKind, i int, tt float64, y, dy []float64) error {
+			if k == evalStage {
+				seen[i] = true
+			}
+			return slowing(k, i, tt, y, dy)
+		}
+		out := [][]float64{make([]float64, 2), make([]float64, 2)}
+		if _, err := s.solveEval(f, []float64{1, -2}, []float64{0, 1}, out); err != nil {
+			t.Fatal(err)
+		}
+		if len(seen) == 0 {
+			t.Errorf("%s: no stage evaluations", c.method)
+		}
+		for i := range seen {
+			if i < c.lo || i >= max(len(s.k), 1) {
+				t.Errorf("%s: a stage numbered %d of %d (from %d)", c.method, i, len(s.k), c.lo)
+			}
+		}
+	}
+}
