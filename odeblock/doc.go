@@ -40,15 +40,16 @@
 //
 // The package is in two layers. The integrator — Solver, the methods,
 // step-size controllers, dense output, events and the error norms' kernels
-// — is the internal package integrate, which imports only tensor;
-// odeblock, above it, holds the Block, the gradient modes and the
-// families (and their fused kernels), and re-exports the integrator's API
-// as aliases (Solver, Options, Tableau, Event, StepInfo, Stats,
-// SolveError, Func, NewSolver, Solve, Method, MethodNames and the Err
-// values), so code written against odeblock is unchanged. Internal, not a
-// public package of its own: the gradient modes reach into the solver
-// (its stages, the stage evaluation's kinds, the dense log), and those
-// hooks are not an API to promise.
+// — is package odeblock/integrate, which imports only tensor and
+// odeblock/internal/hooks; odeblock, above it, holds the Block, the
+// gradient modes and the families (and their fused kernels), and
+// re-exports the integrator's API as aliases (Solver, Options, Tableau,
+// Event, StepInfo, Stats, SolveError, Func, NewSolver, Solve, Method,
+// MethodNames and the Err values), so code written against odeblock is
+// unchanged. The gradient modes reach into the solver (its stages, the
+// stage evaluation's kinds, the dense log) through the internal package
+// odeblock/internal/hooks, where integrate registers those operations:
+// they are not an API to promise, and integrate exports none of them.
 // The built-in methods (Method, MethodNames):
 //
 //	name           order  steps     dense output               torchdiffeq    diffrax
