@@ -21,7 +21,9 @@ import (
 // field may be evaluated on several tapes at once, as the layers package's
 // modules but Dropout and BatchNorm may). A Forward, Trajectory or
 // backward pass that finds another one of the same Block under way returns
-// an error saying so, leaving that one be.
+// an error saying so, leaving that one be. Package infer serves a trained
+// model from many goroutines: replicas sharing its parameters, each with
+// its own Block.
 type Block[T tensor.Float] struct {
 	Dynamics Dynamics[T]
 	// Times are the output times, strictly monotone; nil means [0, 1].
