@@ -93,8 +93,8 @@ func sse2Narrow(k int, a *float64, ka int, b *float64, ldb int, c *float64, ldc 
 // sse2ColsB, 2 steps a group, the last kb mod 2 steps by a Go loop; other
 // panels by the Go loops. Copying a step of 48 or 32 bytes by copy took
 // longer in its call than in the copy, and the Go loop's transpose an
-// element at a time as long (each a sixth of the MNIST model's time on
-// this path).
+// element at a time about as long (together a sixth of the MNIST model's
+// time on this path).
 func packPanelSSE2(d []float64, s, w, kb int, perStep bool, src []float64, base, ld int) {
 	if w != s || kb == 0 || (s != mrSSE2 && s != nrSSE2) || !hasSSE2 {
 		gemm.PackPanelGo(d, s, w, kb, perStep, src, base, ld)
