@@ -99,7 +99,60 @@ func (s *Solver[T]) errorRatio(h float64) float64 {
 	if s.dev.on {
 		return s.devErrorRatio(h)
 	}
+	if s.opt.ErrorRows > 0 && s.tb.E3 == nil {
+		if r, ok := s.rowsErrorRatio(h); ok {
+			return r
+		}
+	}
 	return s.mixed(func(lo, hi int) float64 { return s.errorRatioRange(h, lo, hi) })
+}
+
+// rowsErrorRatio is errorRatio with ErrorRows in one pass over the state:
+// the scaled error formed a block at a time, as errorRatioRange does, each
+// square added to its row's sum (in float64, in the order of the row's
+// elements, so that a row's sum is the same in any batch). ok is false
+// when that is not exact enough — a square overflowed or underflowed in
+// T, or the tolerances underflow T — and the caller takes the norm row by
+// row (mixed), which scales.
+func (s *Solver[T]) rowsErrorRatio(h float64) (norm float64, ok bool) {
+	atol, rtol := T(s.opt.ATol), T(s.opt.RTol)
+	if atol == 0 || rtol == 0 && s.opt.RTol != 0 {
+		return 0, false
+	}
+	rows, w := s.opt.ErrorRows, s.opt.ErrorRowLen
+	if cap(s.rowSums) < rows {
+		s.rowSums = make([]float64, rows)
+	}
+	sums := s.rowSums[:rows]
+	clear(sums)
+	row, col := 0, 0 // of the block's first element
+	for b := 0; b < s.n; b += errBlock {
+		e := s.errBuf[:min(errBlock, s.n-b)]
+		s.errorEstimate(e, h, b)
+		scaleError(e, s.y[b:b+len(e)], s.y1[b:b+len(e)], atol, rtol)
+		for _, v := range e {
+			sq := T(v * v)
+			if sq == 0 && v != 0 || math.IsInf(float64(sq), 0) {
+				return 0, false
+			}
+			sums[row] += float64(sq)
+			if col++; col == w {
+				col = 0
+				if row++; row == rows {
+					row = 0
+				}
+			}
+		}
+	}
+	per := float64(s.n / rows)
+	for _, sum := range sums {
+		q := math.Sqrt(sum / per)
+		if math.IsNaN(q) {
+			return q, true
+		}
+		norm = math.Max(norm, q)
+	}
+	return norm, true
 }
 
 // errorRatioRange is errorRatio's RMS over elements [lo, hi).

@@ -2,11 +2,14 @@ package integrate
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/adamnode/adamnode/tensor"
 )
 
 // TestRowsNorm: with ErrorRows the norm is the largest over the rows of
@@ -172,5 +175,82 @@ func TestErrorRowsAlone(t *testing.T) {
 		if got := worst <= 2*aloneErr; got != c.within {
 			t.Errorf("rows norm %v: fast row's error %.3g, alone %.3g (%d steps): within 2× is %v, want %v", c.rowsNorm, worst, aloneErr, st.Accepted, got, c.within)
 		}
+	}
+}
+
+// TestRowsErrorRatio: errorRatio's one-pass norm of ErrorRows agrees with
+// the row-by-row norm (mixed over errorRatioRange) on random stages, with
+// rows that do not divide the error's blocks; it gives way to the
+// row-by-row norm where squares overflow or underflow in T or the
+// tolerances underflow T, and is NaN when an error term is.
+func TestRowsErrorRatio(t *testing.T) {
+	t.Run("float64", testRowsErrorRatio[float64])
+	t.Run("float32", testRowsErrorRatio[float32])
+}
+
+func testRowsErrorRatio[T tensor.Float](t *testing.T) {
+	const rows, w, segs, h = 5, 7, 9, 0.3
+	n := rows * w * segs // 315: the rows cross the 256-element blocks
+	tol := 1e-12
+	if _, ok := any(T(0)).(float32); ok {
+		tol = 1e-5
+	}
+	setup := func(atol, rtol float64, seed uint64) *Solver[T] {
+		s, err := NewSolver[T](Options{RTol: rtol, ATol: atol, ErrorRows: rows, ErrorRowLen: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := func(_ float64, y, dy []T) error { copy(dy, y); return nil }
+		y0 := make([]T, n)
+		if _, err := s.Solve(f, y0, []float64{0, 0.01}, [][]T{make([]T, n), make([]T, n)}); err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(seed, 1))
+		for _, buf := range append([][]T{s.y, s.y1}, s.k...) {
+			for i := range buf[:n] {
+				buf[i] = T(rng.NormFloat64() * math.Exp(2*rng.NormFloat64()))
+			}
+		}
+		return s
+	}
+	rowByRow := func(s *Solver[T]) float64 {
+		return s.mixed(func(lo, hi int) float64 { return s.errorRatioRange(h, lo, hi) })
+	}
+	f32 := false
+	if _, ok := any(T(0)).(float32); ok {
+		f32 = true
+	}
+	tiny, huge := 1e-300, 1e300 // the squares of err/tolerance overflow, underflow
+	if f32 {
+		tiny, huge = 1e-40, 1e30
+	}
+	for _, c := range []struct {
+		name       string
+		atol, rtol float64
+		onePass    bool // the one-pass norm answers
+	}{
+		{"plain", 1e-6, 1e-5, true},
+		{"loose", 1, 1, true},
+		{"squares overflow", tiny, tiny, false},
+		{"squares underflow", huge, huge, false},
+		{"rtol 1e-320", 1, 1e-320, !f32}, // 0 in float32
+		{"atol 1e-50", 1e-50, 1, !f32},
+	} {
+		for seed := range uint64(3) {
+			s := setup(c.atol, c.rtol, seed)
+			want := rowByRow(s)
+			r, ok := s.rowsErrorRatio(h)
+			if ok != c.onePass {
+				t.Errorf("%s, seed %d: one-pass norm answered %v, want %v", c.name, seed, ok, c.onePass)
+			}
+			if got := s.errorRatio(h); !cmp.Equal(want, got, cmpopts.EquateApprox(tol, 0)) {
+				t.Errorf("%s, seed %d: errorRatio %g, row by row %g (one pass %g, %v)", c.name, seed, got, want, r, ok)
+			}
+		}
+	}
+	s := setup(1e-6, 1e-5, 7)
+	s.k[0][200] = T(math.NaN())
+	if r, ok := s.rowsErrorRatio(h); !ok || !math.IsNaN(r) {
+		t.Errorf("a NaN error term: one-pass norm %g, %v; want NaN, true", r, ok)
 	}
 }

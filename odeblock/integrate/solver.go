@@ -214,6 +214,8 @@ type Solver[T tensor.Float] struct {
 	// errBuf is the error norm's block of terms (a local array would
 	// escape to the heap through the generic calls that fill it).
 	errBuf [errBlock]T
+	// rowSums are the rows' sums of squares of an ErrorRows norm.
+	rowSums []float64
 }
 
 // NewSolver returns a solver with the given options, or an error naming the
