@@ -75,13 +75,13 @@
 // its error is diluted among theirs, 26 tolerances from its answer alone;
 // with RowErrors it takes its own steps and gets its answer alone.
 //
-// RowErrors costs the norm (one per row and part, over short runs of
-// elements) and whatever steps the batch's hardest row adds: a batch of
+// RowErrors costs the norm (a sum of squares per row, in one pass over
+// the state) and whatever steps the batch's hardest row adds: a batch of
 // 64 requests of that MLP AdamNODE (float32, one thread; 5 steps either
-// way) took 903 µs with RowErrors and 743 µs with RowsAsBuilt, +22%
-// (benchstat over 20 alternated rounds, p = 0.038, on a busy machine:
-// BenchmarkPredictRows), and about 10 ms with RowsAlone, 14 times
-// RowsAsBuilt's.
+// way) took 508 µs with RowErrors and 460 µs with RowsAsBuilt, +10%
+// (benchstat over 15 alternated rounds, p < 0.001: BenchmarkPredictRows),
+// and about 10 ms with RowsAlone, 14 times RowsAsBuilt's (over 10 noisier
+// rounds).
 //
 // # Randomness
 //
