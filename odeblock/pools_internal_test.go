@@ -3,6 +3,7 @@ package odeblock
 import (
 	"testing"
 
+	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
 )
 
@@ -80,5 +81,40 @@ func TestPassPools(t *testing.T) {
 	kept := q.log
 	if m := q.takeLog(); m != kept || q.log != nil {
 		t.Error("takeLog did not hand out the pooled log")
+	}
+}
+
+// TestAdjointSlabSized: an Adjoint pass's forward sizes the Block's slab
+// for the backward solve of [z, a, g_θ] (2n + m values), so that the
+// backward pass carves its buffers from the same slab instead of making a
+// larger one.
+func TestAdjointSlabSized(t *testing.T) {
+	w := autograd.NewParam("w", tensor.FromSlice([]float64{0.5, -0.3, 0.8}, 3))
+	field := FieldFunc([]*autograd.Param[float64]{w}, func(tp *autograd.Tape[float64], _ float64, h autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.Mul(autograd.Tanh(h), tp.Param(w))
+	})
+	opt := Options{Method: "rk4", Step: 0.25}
+	b := &Block[float64]{Dynamics: &NODE[float64]{F: field}, Times: []float64{0, 1}, Mode: Adjoint{}, Solver: opt}
+	x := tensor.FromSlice([]float64{1, 2, 3, 4, 5, 6}, 2, 3)
+	tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Gonum(1)))
+	z, err := b.Forward(tp, tp.Const(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var none []float64
+	s := hk[float64]().NewShared(&none)
+	if err := s.Configure(opt); err != nil {
+		t.Fatal(err)
+	}
+	want := hk[float64]().SlabLen(s, 2*x.Len()+w.Value.Len())
+	if len(b.slab) < want {
+		t.Fatalf("after the forward the slab holds %d values, the backward solve needs %d", len(b.slab), want)
+	}
+	before := &b.slab[0]
+	if err := tp.Backward(autograd.Sum(autograd.Square(z))); err != nil {
+		t.Fatal(err)
+	}
+	if &b.slab[0] != before {
+		t.Error("the backward pass replaced the slab the forward sized for it")
 	}
 }
