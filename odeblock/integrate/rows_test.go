@@ -243,14 +243,48 @@ func testRowsErrorRatio[T tensor.Float](t *testing.T) {
 			if ok != c.onePass {
 				t.Errorf("%s, seed %d: one-pass norm answered %v, want %v", c.name, seed, ok, c.onePass)
 			}
-			if got := s.errorRatio(h); !cmp.Equal(want, got, cmpopts.EquateApprox(tol, 0)) {
+			got := s.errorRatio(h)
+			if !cmp.Equal(want, got, cmpopts.EquateApprox(tol, 0)) {
 				t.Errorf("%s, seed %d: errorRatio %g, row by row %g (one pass %g, %v)", c.name, seed, got, want, r, ok)
+			}
+			if ok && got != r {
+				t.Errorf("%s, seed %d: errorRatio %g, not the one-pass norm %g", c.name, seed, got, r)
 			}
 		}
 	}
 	s := setup(1e-6, 1e-5, 7)
+	if allocs := testing.AllocsPerRun(10, func() { s.rowsErrorRatio(h) }); allocs != 0 {
+		t.Errorf("the one-pass norm allocates %g times a call, want 0 (its sums are kept)", allocs)
+	}
 	s.k[0][200] = T(math.NaN())
 	if r, ok := s.rowsErrorRatio(h); !ok || !math.IsNaN(r) {
 		t.Errorf("a NaN error term: one-pass norm %g, %v; want NaN, true", r, ok)
+	}
+}
+
+// TestRowsErrorRatio853: a tableau with a second error estimate (dop853)
+// takes the row-by-row norm of its combined estimate, not the one-pass
+// norm of E alone.
+func TestRowsErrorRatio853(t *testing.T) {
+	const rows, w, h = 3, 4, 0.2
+	n := 2 * rows * w
+	s, err := NewSolver[float64](Options{Method: "dop853", RTol: 1e-6, ATol: 1e-6, ErrorRows: rows, ErrorRowLen: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(_ float64, y, dy []float64) error { copy(dy, y); return nil }
+	if _, err := s.Solve(f, make([]float64, n), []float64{0, 0.01}, [][]float64{make([]float64, n), make([]float64, n)}); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 1))
+	for _, buf := range append([][]float64{s.y, s.y1}, s.k...) {
+		for i := range buf[:n] {
+			buf[i] = rng.NormFloat64()
+		}
+	}
+	want := s.mixed(func(lo, hi int) float64 { return s.errorRatioRange(h, lo, hi) })
+	onePass, _ := s.rowsErrorRatio(h)
+	if got := s.errorRatio(h); got != want || got == onePass {
+		t.Errorf("dop853: errorRatio %g, want the row-by-row %g (the one-pass norm of E alone is %g)", got, want, onePass)
 	}
 }
