@@ -55,7 +55,7 @@ func Conv2DTime[T tensor.Float](x Var[T], tv T, w, b Var[T], p tensor.ConvParams
 		t.ewTimeBias(z, xt, wt, tv, p)
 	case tv != 0:
 		tb := t.arena.get(co, oh, ow)
-		timeBias(tb.Data(), wt.Data(), tv, co, c, xt.Dim(2), xt.Dim(3), kh, kw, oh, ow, p)
+		timeBias(tb.Data(), wt.ReadData(), tv, co, c, xt.Dim(2), xt.Dim(3), kh, kw, oh, ow, p)
 		addPerSample(t, z, tb)
 		t.arena.put(tb, -1)
 	}

@@ -146,3 +146,22 @@ func TestConv2DTimeShapes(t *testing.T) {
 		t.Errorf("got %v, want a shape error naming both shapes", err)
 	}
 }
+
+// TestConv2DTimeReadsFilter checks that a forward pass of Conv2DTime only
+// reads its filter: the filter's storage version (what infer's parameter
+// check watches) does not move, at t = 0 and at t ≠ 0 (where the time
+// channel's taps are read for the bias).
+func TestConv2DTimeReadsFilter(t *testing.T) {
+	for _, tv := range []float32{0, 0.37} {
+		rng := rand.New(rand.NewPCG(5, 6))
+		x := tensor.RandN[float32](rng, 0, 1, 2, 3, 6, 6)
+		w := tensor.RandN[float32](rng, 0, 1, 4, 4, 3, 3)
+		before := w.Version()
+		tp := ag.NewTape(tensor.EngineFor[float32](tensor.Gonum(1)))
+		tp.SetNoGrad(true)
+		ag.Conv2DTime(tp.Const(x), tv, tp.Const(w), ag.Var[float32]{}, tensor.ConvParams{Stride: 1, Pad: 1})
+		if after := w.Version(); after != before {
+			t.Errorf("t=%g: the filter's version moved from %d to %d in a forward pass", tv, before, after)
+		}
+	}
+}
