@@ -51,9 +51,12 @@ type BatchOptions struct {
 	// request of more rows runs alone, as one batch.
 	MaxBatch int
 	// MaxWait is how long the first request of a batch waits for others
-	// to join it (default 2 ms). Negative: no waiting; a batch is what
-	// has queued up by the time it is taken, plus what arrives while it
-	// waits for a free slot (see MaxInFlight).
+	// to join it (default 2 ms), and it waits only while another batch is
+	// running: a request that finds the Batcher idle runs at once, with
+	// what has queued up by then, and a wait ends when the last running
+	// batch does. Negative: no waiting; a batch is what has queued up by
+	// the time it is taken, plus what arrives while it waits for a free
+	// slot (see MaxInFlight).
 	MaxWait time.Duration
 	// MaxInFlight is the number of batches that may run at once (default
 	// 2). While all are busy, requests queue and the next batch keeps
@@ -81,8 +84,9 @@ type BatchStats struct {
 }
 
 // Batcher collects concurrent requests into batches: requests that arrive
-// within MaxWait of a batch's first one (and fit within MaxBatch rows,
-// with the same shape of row) run as one call of the Predictor, and each
+// within MaxWait of a batch's first one while another batch is running
+// (and fit within MaxBatch rows, with the same shape of row) run as one
+// call of the Predictor, and each
 // gets its own rows of the answer back. A request whose context is done
 // before its batch runs is left out of the batch; if it was already
 // running, its answer is discarded. The context a batch runs under is
@@ -99,6 +103,7 @@ type Batcher[T tensor.Float] struct {
 	closed bool
 	reqs   chan *request[T]
 	sem    chan struct{} // a slot per batch in flight
+	freed  chan struct{} // capacity 1: a slot was freed (ends a wait once none is taken)
 	wg     sync.WaitGroup
 	done   chan struct{} // closed when the collector and every batch have finished
 
@@ -138,11 +143,12 @@ func NewBatcher[T tensor.Float](p Predictor[T], opts BatchOptions) (*Batcher[T],
 		opts.MaxInFlight = DefaultMaxInFlight
 	}
 	b := &Batcher[T]{
-		p:    p,
-		opts: opts,
-		reqs: make(chan *request[T], 4*opts.MaxBatch),
-		sem:  make(chan struct{}, opts.MaxInFlight),
-		done: make(chan struct{}),
+		p:     p,
+		opts:  opts,
+		reqs:  make(chan *request[T], 4*opts.MaxBatch),
+		sem:   make(chan struct{}, opts.MaxInFlight),
+		freed: make(chan struct{}, 1),
+		done:  make(chan struct{}),
 	}
 	go b.collect()
 	return b, nil
@@ -241,13 +247,22 @@ func (b *Batcher[T]) collect() {
 			return rows < b.opts.MaxBatch
 		}
 		open := rows < b.opts.MaxBatch && !closed
-		if open && b.opts.MaxWait > 0 {
+		// Wait for company only while a batch is running (a slot is
+		// taken), until MaxWait is up or no batch runs any more. Only this
+		// goroutine takes slots, so once none is taken none is until the
+		// batch is started; run signals freed after giving its slot back,
+		// so a wait cannot miss the last batch's end.
+		if open && b.opts.MaxWait > 0 && b.busy() {
 			timer := time.NewTimer(b.opts.MaxWait)
 		wait:
 			for open {
 				select {
 				case r, ok := <-b.reqs:
 					open = add(r, ok)
+				case <-b.freed:
+					if !b.busy() {
+						break wait
+					}
 				case <-timer.C:
 					break wait
 				}
@@ -281,6 +296,9 @@ func (b *Batcher[T]) collect() {
 	}
 }
 
+// busy reports whether a batch is running (holds a slot).
+func (b *Batcher[T]) busy() bool { return len(b.sem) > 0 }
+
 // sameRow reports whether x and y have the same shape but for the first
 // axis.
 func sameRow[T tensor.Float](x, y *tensor.Tensor[T]) bool {
@@ -290,7 +308,13 @@ func sameRow[T tensor.Float](x, y *tensor.Tensor[T]) bool {
 // run runs one batch and answers its requests, then frees its slot.
 func (b *Batcher[T]) run(batch []*request[T]) {
 	defer b.wg.Done()
-	defer func() { <-b.sem }()
+	defer func() {
+		<-b.sem
+		select {
+		case b.freed <- struct{}{}:
+		default: // a signal is pending already
+		}
+	}()
 	live := batch[:0:0]
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {

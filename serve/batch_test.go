@@ -19,12 +19,14 @@ import (
 // only: [sum of the row, 3 × its first element]. It counts its calls and
 // records their row counts and first elements. A row whose first element
 // is negative fails the whole call (a solver error caused by one request),
-// gate (if set) is waited on before answering, and delay is slept.
+// hold (if set) is waited on by the first call only, gate (if set) by
+// every call before answering, and delay is slept.
 type fake struct {
 	mu      sync.Mutex
 	calls   int
 	sizes   []int
 	firsts  [][]float64
+	hold    chan struct{}
 	gate    chan struct{}
 	delay   time.Duration
 	started chan struct{} // if set, receives once per call as it starts
@@ -38,6 +40,7 @@ func (f *fake) Predict(ctx context.Context, x *tensor.Tensor[float64]) (*tensor.
 	d := x.ReadData()
 	f.mu.Lock()
 	f.calls++
+	first := f.calls == 1
 	f.sizes = append(f.sizes, n)
 	var firsts []float64
 	for i := range n {
@@ -47,6 +50,9 @@ func (f *fake) Predict(ctx context.Context, x *tensor.Tensor[float64]) (*tensor.
 	f.mu.Unlock()
 	if f.started != nil {
 		f.started <- struct{}{}
+	}
+	if f.hold != nil && first {
+		<-f.hold
 	}
 	if f.gate != nil {
 		select {
@@ -112,6 +118,40 @@ func newBatcher(t *testing.T, p Predictor[float64], o BatchOptions) *Batcher[flo
 	return b
 }
 
+// holdBatch runs a request of one row (first element 1000) through b and
+// returns once f, which must have hold set, has started running it: a
+// batch is then in flight until the returned function is called, which
+// lets it finish and checks its answer. The hold is let go at the test's
+// end anyway (before the Batcher is closed). Calling it again does
+// nothing.
+func holdBatch(t *testing.T, b *Batcher[float64], f *fake) (release func()) {
+	t.Helper()
+	if f.hold == nil {
+		t.Fatal("holdBatch: the fake has no hold channel")
+	}
+	x := input(1000, 1)
+	type answer struct {
+		y   *tensor.Tensor[float64]
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		y, err := b.Predict(context.Background(), x)
+		done <- answer{y, err}
+	}()
+	waitFor(t, "the held batch running", func() bool { c, _ := f.stats(); return c >= 1 })
+	var let, check sync.Once
+	t.Cleanup(func() { let.Do(func() { close(f.hold) }) })
+	return func() {
+		t.Helper()
+		let.Do(func() { close(f.hold) })
+		check.Do(func() {
+			a := <-done
+			checkAnswer(t, "the held request", x, a.y, a.err)
+		})
+	}
+}
+
 // checkAnswer fails unless y is fake's answer on x alone.
 func checkAnswer(t *testing.T, what string, x, y *tensor.Tensor[float64], err error) {
 	t.Helper()
@@ -142,8 +182,10 @@ func TestBatcherBatchesAndSplits(t *testing.T) {
 		{"a request over MaxBatch", []int{2, 12, 1, 3}, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fake{}
+			f := &fake{hold: make(chan struct{})}
 			b := newBatcher(t, f, BatchOptions{MaxBatch: tc.maxBatch, MaxWait: 100 * time.Millisecond, MaxInFlight: 1})
+			// A batch held running makes the requests below wait and batch.
+			release := holdBatch(t, b, f)
 			var wg sync.WaitGroup
 			for i, n := range tc.sizes {
 				wg.Add(1)
@@ -154,8 +196,11 @@ func TestBatcherBatchesAndSplits(t *testing.T) {
 					checkAnswer(t, fmt.Sprintf("request %d", i), x, y, err)
 				}()
 			}
+			waitFor(t, "every request queued", func() bool { return b.Stats().Requests == int64(len(tc.sizes)+1) })
+			release()
 			wg.Wait()
 			calls, sizes := f.stats()
+			calls, sizes = calls-1, sizes[1:] // the held batch
 			if calls >= len(tc.sizes) {
 				t.Errorf("%d requests ran in %d Predict calls: no batching", len(tc.sizes), calls)
 			}
@@ -170,7 +215,7 @@ func TestBatcherBatchesAndSplits(t *testing.T) {
 				t.Errorf("the calls ran %d rows, the requests had %d", total, want)
 			}
 			st := b.Stats()
-			if diff := cmp.Diff(BatchStats{Requests: int64(len(tc.sizes)), Batches: int64(calls), Rows: int64(sum(tc.sizes))}, st); diff != "" {
+			if diff := cmp.Diff(BatchStats{Requests: int64(len(tc.sizes)) + 1, Batches: int64(calls) + 1, Rows: int64(sum(tc.sizes)) + 1}, st); diff != "" {
 				t.Errorf("Stats (-want +got):\n%s", diff)
 			}
 		})
@@ -180,8 +225,9 @@ func TestBatcherBatchesAndSplits(t *testing.T) {
 // TestBatcherRowShapes: requests whose rows differ in shape never share
 // a batch.
 func TestBatcherRowShapes(t *testing.T) {
-	f := &fake{}
+	f := &fake{hold: make(chan struct{})}
 	b := newBatcher(t, f, BatchOptions{MaxBatch: 64, MaxWait: 50 * time.Millisecond, MaxInFlight: 1})
+	release := holdBatch(t, b, f)
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(1)
@@ -193,29 +239,52 @@ func TestBatcherRowShapes(t *testing.T) {
 			checkAnswer(t, fmt.Sprintf("request %d (width %d)", i, w), x, y, err)
 		}()
 	}
+	waitFor(t, "every request queued", func() bool { return b.Stats().Requests == 9 })
+	release()
 	wg.Wait()
-	if calls, _ := f.stats(); calls < 2 {
-		t.Errorf("rows of widths 3 and 4 ran in %d call", calls)
+	if calls, _ := f.stats(); calls-1 < 2 {
+		t.Errorf("rows of widths 3 and 4 ran in %d call", calls-1)
 	}
 }
 
-// TestBatcherMaxWait: a lone request waits MaxWait for company and not
-// much longer; a full batch does not wait.
+// TestBatcherMaxWait: a request to an idle Batcher runs at once however
+// long MaxWait is; while a batch is running, the next one waits MaxWait
+// for company, unless it is full, MaxWait is negative or the running batch
+// ends first. Every request has 10 s to be answered: a wait of MaxWait
+// where none is due fails it.
 func TestBatcherMaxWait(t *testing.T) {
+	const hour = time.Hour
 	for _, tc := range []struct {
 		name     string
 		wait     time.Duration
+		busy     bool // a batch held running while the requests arrive
+		release  bool // the held batch ends once the requests have queued
 		requests int
 		maxBatch int
-		min, max time.Duration
+		min      time.Duration // the least time until every answer
 	}{
-		{"lone request waits", 60 * time.Millisecond, 1, 8, 55 * time.Millisecond, 2 * time.Second},
-		{"full batch goes at once", 10 * time.Second, 4, 4, 0, 5 * time.Second},
-		{"no waiting", -1, 1, 8, 0, 2 * time.Second},
+		{"idle: a lone request runs at once", hour, false, false, 1, 8, 0},
+		{"idle: several requests do not wait", hour, false, false, 3, 8, 0},
+		{"busy: a lone request waits", 60 * time.Millisecond, true, false, 1, 8, 60 * time.Millisecond},
+		{"busy: a full batch goes at once", hour, true, false, 4, 4, 0},
+		{"busy: no waiting", -1, true, false, 1, 8, 0},
+		{"busy: the wait ends with the running batch", hour, true, true, 2, 8, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fake{}
-			b := newBatcher(t, f, BatchOptions{MaxBatch: tc.maxBatch, MaxWait: tc.wait, MaxInFlight: 1})
+			f := &fake{hold: make(chan struct{})}
+			b := newBatcher(t, f, BatchOptions{MaxBatch: tc.maxBatch, MaxWait: tc.wait, MaxInFlight: 2})
+			release := func() {}
+			if tc.busy {
+				release = holdBatch(t, b, f)
+			} else {
+				close(f.hold)
+			}
+			held := int64(0)
+			if tc.busy {
+				held = 1
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
 			start := time.Now()
 			var wg sync.WaitGroup
 			for i := range tc.requests {
@@ -223,15 +292,53 @@ func TestBatcherMaxWait(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					x := input(float64(i), 1)
-					y, err := b.Predict(context.Background(), x)
-					checkAnswer(t, "request", x, y, err)
+					y, err := b.Predict(ctx, x)
+					checkAnswer(t, fmt.Sprintf("request %d", i), x, y, err)
 				}()
 			}
-			wg.Wait()
-			if took := time.Since(start); took < tc.min || took > tc.max {
-				t.Errorf("answered after %v, want within [%v, %v]", took, tc.min, tc.max)
+			if tc.release {
+				waitFor(t, "the requests queued", func() bool { return b.Stats().Requests == held+int64(tc.requests) })
+				release()
 			}
+			wg.Wait()
+			if took := time.Since(start); took < tc.min {
+				t.Errorf("answered after %v, want at least MaxWait %v", took, tc.min)
+			}
+			release()
 		})
+	}
+}
+
+// TestBatcherFormsWhileBusy: requests that arrive while a batch runs form
+// the next batch, which runs when the slot is free (MaxInFlight 1, and a
+// MaxWait of an hour that the running batch's end cuts short).
+func TestBatcherFormsWhileBusy(t *testing.T) {
+	f := &fake{hold: make(chan struct{})}
+	b := newBatcher(t, f, BatchOptions{MaxBatch: 16, MaxWait: time.Hour, MaxInFlight: 1})
+	release := holdBatch(t, b, f)
+	sizes := []int{1, 2, 1, 3, 1}
+	var wg sync.WaitGroup
+	for i, n := range sizes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := input(float64(10*i), n)
+			y, err := b.Predict(context.Background(), x)
+			checkAnswer(t, fmt.Sprintf("request %d", i), x, y, err)
+		}()
+	}
+	waitFor(t, "every request queued", func() bool { return b.Stats().Requests == int64(len(sizes)+1) })
+	if calls, _ := f.stats(); calls != 1 {
+		t.Errorf("%d calls while the first batch was held, want 1", calls)
+	}
+	release()
+	wg.Wait()
+	_, got := f.stats()
+	if diff := cmp.Diff([]int{1, sum(sizes)}, got); diff != "" {
+		t.Errorf("rows per call (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(BatchStats{Requests: int64(len(sizes)) + 1, Batches: 2, Rows: int64(sum(sizes)) + 1}, b.Stats()); diff != "" {
+		t.Errorf("Stats (-want +got):\n%s", diff)
 	}
 }
 
@@ -349,8 +456,10 @@ func TestBatcherFailure(t *testing.T) {
 		noRetry bool
 	}{{"retry alone", false}, {"no retry", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fake{}
-			b := newBatcher(t, f, BatchOptions{MaxBatch: 8, MaxWait: 200 * time.Millisecond, MaxInFlight: 1, NoRetry: tc.noRetry})
+			f := &fake{hold: make(chan struct{})}
+			b := newBatcher(t, f, BatchOptions{MaxBatch: 8, MaxWait: time.Hour, MaxInFlight: 1, NoRetry: tc.noRetry})
+			// The eight requests queue behind a held batch, then run as one.
+			release := holdBatch(t, b, f)
 			var wg sync.WaitGroup
 			errs := make([]error, 8)
 			for i := range 8 {
@@ -369,6 +478,8 @@ func TestBatcherFailure(t *testing.T) {
 					}
 				}()
 			}
+			waitFor(t, "every request queued", func() bool { return b.Stats().Requests == 9 })
+			release()
 			wg.Wait()
 			for i, err := range errs {
 				failed := i == 5 || tc.noRetry
@@ -376,8 +487,8 @@ func TestBatcherFailure(t *testing.T) {
 					t.Errorf("request %d: error %v, want failed %v with the solver's message", i, err, failed)
 				}
 			}
-			if st := b.Stats(); st.Batches != 1 || (st.Retried == 8) == tc.noRetry {
-				t.Errorf("Stats %+v: want 1 batch and 8 retried unless NoRetry (in one batch of 8?)", st)
+			if st := b.Stats(); st.Batches != 2 || (st.Retried == 8) == tc.noRetry {
+				t.Errorf("Stats %+v: want 2 batches (the held one, then the 8) and 8 retried unless NoRetry", st)
 			}
 		})
 	}

@@ -14,7 +14,9 @@
 //
 // A Batcher collects the requests that arrive within BatchOptions.MaxWait
 // of a batch's first one, up to MaxBatch rows, runs them as one call of
-// the Predictor and gives each request its own rows back. At most
+// the Predictor and gives each request its own rows back. It waits only
+// while another batch is running: a request to an idle Batcher runs at
+// once, so at low load nothing waits and under load batches form. At most
 // MaxInFlight batches run at once; while they do, the next batch keeps
 // filling, so a slow batch does not block the next. A request whose
 // context is done before its batch runs is dropped from it; one cancelled

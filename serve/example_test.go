@@ -21,12 +21,19 @@ func double(_ context.Context, x *tensor.Tensor[float32]) (*tensor.Tensor[float3
 	return y, nil
 }
 
-// Eight goroutines ask at once; the Batcher runs them as one call of the
-// model and gives each its own row back.
+// While a batch runs, the requests that arrive form the next one: here
+// the first request holds the model until eight more have queued, and
+// those eight run as one call of the model, each given its own row back.
+// (A request to an idle Batcher runs at once.)
 func ExampleBatcher() {
 	calls := 0
+	started, hold := make(chan struct{}), make(chan struct{})
 	model := serve.PredictorFunc[float32](func(ctx context.Context, x *tensor.Tensor[float32]) (*tensor.Tensor[float32], error) {
 		calls++ // one batch at a time (MaxInFlight 1)
+		if calls == 1 {
+			close(started)
+			<-hold
+		}
 		return double(ctx, x)
 	})
 	b, err := serve.NewBatcher(model, serve.BatchOptions{MaxBatch: 8, MaxWait: time.Second, MaxInFlight: 1})
@@ -34,22 +41,29 @@ func ExampleBatcher() {
 		panic(err)
 	}
 	defer b.Close()
-	out := make([]float32, 8)
+	ask := func(v float32) float32 {
+		y, err := b.Predict(context.Background(), tensor.FromSlice([]float32{v, 1}, 1, 2))
+		if err != nil {
+			panic(err)
+		}
+		return y.ReadData()[0]
+	}
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); ask(-1) }()
+	<-started
+	out := make([]float32, 8)
 	for i := range 8 {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			y, err := b.Predict(context.Background(), tensor.FromSlice([]float32{float32(i), 1}, 1, 2))
-			if err != nil {
-				panic(err)
-			}
-			out[i] = y.ReadData()[0]
-		}()
+		go func() { defer wg.Done(); out[i] = ask(float32(i)) }()
 	}
+	for b.Stats().Requests < 9 {
+		time.Sleep(time.Millisecond)
+	}
+	close(hold)
 	wg.Wait()
-	fmt.Println(out, "in", calls, "call of the model")
-	// Output: [0 2 4 6 8 10 12 14] in 1 call of the model
+	fmt.Println(out, "in", calls-1, "call of the model after the first")
+	// Output: [0 2 4 6 8 10 12 14] in 1 call of the model after the first
 }
 
 // A Server answers the JSON API; here through httptest, in a program
