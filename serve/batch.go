@@ -53,8 +53,7 @@ type BatchOptions struct {
 	// MaxWait is how long the first request of a batch waits for others
 	// to join it (default 2 ms), and it waits only while another batch is
 	// running: a request that finds the Batcher idle runs at once, with
-	// what has queued up by then, and a wait ends when the last running
-	// batch does. Negative: no waiting; a batch is what has queued up by
+	// what has queued up by then. Negative: no waiting; a batch is what has queued up by
 	// the time it is taken, plus what arrives while it waits for a free
 	// slot (see MaxInFlight).
 	MaxWait time.Duration
@@ -103,7 +102,6 @@ type Batcher[T tensor.Float] struct {
 	closed bool
 	reqs   chan *request[T]
 	sem    chan struct{} // a slot per batch in flight
-	freed  chan struct{} // capacity 1: a slot was freed (ends a wait once none is taken)
 	wg     sync.WaitGroup
 	done   chan struct{} // closed when the collector and every batch have finished
 
@@ -143,12 +141,11 @@ func NewBatcher[T tensor.Float](p Predictor[T], opts BatchOptions) (*Batcher[T],
 		opts.MaxInFlight = DefaultMaxInFlight
 	}
 	b := &Batcher[T]{
-		p:     p,
-		opts:  opts,
-		reqs:  make(chan *request[T], 4*opts.MaxBatch),
-		sem:   make(chan struct{}, opts.MaxInFlight),
-		freed: make(chan struct{}, 1),
-		done:  make(chan struct{}),
+		p:    p,
+		opts: opts,
+		reqs: make(chan *request[T], 4*opts.MaxBatch),
+		sem:  make(chan struct{}, opts.MaxInFlight),
+		done: make(chan struct{}),
 	}
 	go b.collect()
 	return b, nil
@@ -248,10 +245,7 @@ func (b *Batcher[T]) collect() {
 		}
 		open := rows < b.opts.MaxBatch && !closed
 		// Wait for company only while a batch is running (a slot is
-		// taken), until MaxWait is up or no batch runs any more. Only this
-		// goroutine takes slots, so once none is taken none is until the
-		// batch is started; run signals freed after giving its slot back,
-		// so a wait cannot miss the last batch's end.
+		// taken); a request that finds the Batcher idle runs at once.
 		if open && b.opts.MaxWait > 0 && b.busy() {
 			timer := time.NewTimer(b.opts.MaxWait)
 		wait:
@@ -259,10 +253,6 @@ func (b *Batcher[T]) collect() {
 				select {
 				case r, ok := <-b.reqs:
 					open = add(r, ok)
-				case <-b.freed:
-					if !b.busy() {
-						break wait
-					}
 				case <-timer.C:
 					break wait
 				}
@@ -305,21 +295,27 @@ func sameRow[T tensor.Float](x, y *tensor.Tensor[T]) bool {
 	return slices.Equal(x.Shape()[1:], y.Shape()[1:])
 }
 
-// run runs one batch and answers its requests, then frees its slot.
+// run runs one batch, frees its slot, then answers its requests: a
+// client that asks again once answered finds the slot free (with one
+// client, the Batcher idle).
 func (b *Batcher[T]) run(batch []*request[T]) {
 	defer b.wg.Done()
+	type answer struct {
+		r   *request[T]
+		res result[T]
+	}
+	var answers []answer
 	defer func() {
 		<-b.sem
-		select {
-		case b.freed <- struct{}{}:
-		default: // a signal is pending already
+		for _, a := range answers {
+			a.r.res <- a.res
 		}
 	}()
 	live := batch[:0:0]
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			b.dropped.Add(1)
-			r.res <- result[T]{err: err}
+			answers = append(answers, answer{r, result[T]{err: err}})
 			continue
 		}
 		live = append(live, r)
@@ -335,24 +331,24 @@ func (b *Batcher[T]) run(batch []*request[T]) {
 	if err != nil && len(live) > 1 && !b.opts.NoRetry && !isContextErr(err) {
 		for _, r := range live {
 			if cerr := r.ctx.Err(); cerr != nil {
-				r.res <- result[T]{err: cerr}
+				answers = append(answers, answer{r, result[T]{err: cerr}})
 				continue
 			}
 			b.retried.Add(1)
 			y, err := b.call([]*request[T]{r})
 			if err != nil {
-				r.res <- result[T]{err: err}
+				answers = append(answers, answer{r, result[T]{err: err}})
 			} else {
-				r.res <- result[T]{y: y[0]}
+				answers = append(answers, answer{r, result[T]{y: y[0]}})
 			}
 		}
 		return
 	}
 	for i, r := range live {
 		if err != nil {
-			r.res <- result[T]{err: err}
+			answers = append(answers, answer{r, result[T]{err: err}})
 		} else {
-			r.res <- result[T]{y: ys[i]}
+			answers = append(answers, answer{r, result[T]{y: ys[i]}})
 		}
 	}
 }

@@ -248,27 +248,28 @@ func TestBatcherRowShapes(t *testing.T) {
 }
 
 // TestBatcherMaxWait: a request to an idle Batcher runs at once however
-// long MaxWait is; while a batch is running, the next one waits MaxWait
-// for company, unless it is full, MaxWait is negative or the running batch
-// ends first. Every request has 10 s to be answered: a wait of MaxWait
-// where none is due fails it.
+// long MaxWait is, and so does each request of a client that asks again
+// once answered (the slot is freed before the answer); while a batch is
+// running, the next one waits MaxWait for company, unless it is full or
+// MaxWait is negative. Every request has 10 s to be answered: a wait of
+// MaxWait (an hour) where none is due fails it.
 func TestBatcherMaxWait(t *testing.T) {
 	const hour = time.Hour
 	for _, tc := range []struct {
 		name     string
 		wait     time.Duration
 		busy     bool // a batch held running while the requests arrive
-		release  bool // the held batch ends once the requests have queued
+		serial   bool // the requests are asked one after the other
 		requests int
 		maxBatch int
 		min      time.Duration // the least time until every answer
 	}{
 		{"idle: a lone request runs at once", hour, false, false, 1, 8, 0},
 		{"idle: several requests do not wait", hour, false, false, 3, 8, 0},
+		{"idle: one client's requests in turn do not wait", hour, false, true, 20, 8, 0},
 		{"busy: a lone request waits", 60 * time.Millisecond, true, false, 1, 8, 60 * time.Millisecond},
 		{"busy: a full batch goes at once", hour, true, false, 4, 4, 0},
 		{"busy: no waiting", -1, true, false, 1, 8, 0},
-		{"busy: the wait ends with the running batch", hour, true, true, 2, 8, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fake{hold: make(chan struct{})}
@@ -288,19 +289,25 @@ func TestBatcherMaxWait(t *testing.T) {
 			start := time.Now()
 			var wg sync.WaitGroup
 			for i := range tc.requests {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				ask := func() {
 					x := input(float64(i), 1)
 					y, err := b.Predict(ctx, x)
 					checkAnswer(t, fmt.Sprintf("request %d", i), x, y, err)
+				}
+				if tc.serial {
+					ask()
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ask()
 				}()
 			}
-			if tc.release {
-				waitFor(t, "the requests queued", func() bool { return b.Stats().Requests == held+int64(tc.requests) })
-				release()
-			}
 			wg.Wait()
+			if st := b.Stats(); st.Requests != held+int64(tc.requests) {
+				t.Errorf("Stats().Requests = %d, want %d", st.Requests, held+int64(tc.requests))
+			}
 			if took := time.Since(start); took < tc.min {
 				t.Errorf("answered after %v, want at least MaxWait %v", took, tc.min)
 			}
@@ -310,11 +317,11 @@ func TestBatcherMaxWait(t *testing.T) {
 }
 
 // TestBatcherFormsWhileBusy: requests that arrive while a batch runs form
-// the next batch, which runs when the slot is free (MaxInFlight 1, and a
-// MaxWait of an hour that the running batch's end cuts short).
+// the next batch, which runs when the slot is free (MaxInFlight 1: past
+// MaxWait, the batch takes what arrives while it waits for the slot).
 func TestBatcherFormsWhileBusy(t *testing.T) {
 	f := &fake{hold: make(chan struct{})}
-	b := newBatcher(t, f, BatchOptions{MaxBatch: 16, MaxWait: time.Hour, MaxInFlight: 1})
+	b := newBatcher(t, f, BatchOptions{MaxBatch: 16, MaxWait: 20 * time.Millisecond, MaxInFlight: 1})
 	release := holdBatch(t, b, f)
 	sizes := []int{1, 2, 1, 3, 1}
 	var wg sync.WaitGroup
@@ -457,7 +464,7 @@ func TestBatcherFailure(t *testing.T) {
 	}{{"retry alone", false}, {"no retry", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fake{hold: make(chan struct{})}
-			b := newBatcher(t, f, BatchOptions{MaxBatch: 8, MaxWait: time.Hour, MaxInFlight: 1, NoRetry: tc.noRetry})
+			b := newBatcher(t, f, BatchOptions{MaxBatch: 8, MaxWait: 20 * time.Millisecond, MaxInFlight: 1, NoRetry: tc.noRetry})
 			// The eight requests queue behind a held batch, then run as one.
 			release := holdBatch(t, b, f)
 			var wg sync.WaitGroup
