@@ -16,7 +16,8 @@
 // of a batch's first one, up to MaxBatch rows, runs them as one call of
 // the Predictor and gives each request its own rows back. It waits only
 // while another batch is running: a request to an idle Batcher runs at
-// once, so at low load nothing waits and under load batches form. At most
+// once (with what has queued), so at low load nothing waits; requests
+// that arrive while a batch runs still batch. At most
 // MaxInFlight batches run at once; while they do, the next batch keeps
 // filling, so a slow batch does not block the next. A request whose
 // context is done before its batch runs is dropped from it; one cancelled
