@@ -265,7 +265,6 @@ func TestBatcherMaxWait(t *testing.T) {
 		min      time.Duration // the least time until every answer
 	}{
 		{"idle: a lone request runs at once", hour, false, false, 1, 8, 0},
-		{"idle: several requests do not wait", hour, false, false, 3, 8, 0},
 		{"idle: one client's requests in turn do not wait", hour, false, true, 20, 8, 0},
 		{"busy: a lone request waits", 60 * time.Millisecond, true, false, 1, 8, 60 * time.Millisecond},
 		{"busy: a full batch goes at once", hour, true, false, 4, 4, 0},
