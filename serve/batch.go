@@ -51,11 +51,14 @@ type BatchOptions struct {
 	// request of more rows runs alone, as one batch.
 	MaxBatch int
 	// MaxWait is how long the first request of a batch waits for others
-	// to join it (default 2 ms), and it waits only while another batch is
-	// running: a request that finds the Batcher idle runs at once, with
-	// what has queued up by then. Negative: no waiting; a batch is what has queued up by
-	// the time it is taken, plus what arrives while it waits for a free
-	// slot (see MaxInFlight).
+	// to join it (default 2 ms). It waits only while another batch is
+	// running or when the previous batch had more than one request: a
+	// request that finds the Batcher idle after a lone one (one client,
+	// light traffic) runs at once, with what has queued up by then, and
+	// under load, where requests come in company, batches form as they
+	// arrive. Negative: no waiting; a batch is what has queued up by the
+	// time it is taken, plus what arrives while it waits for a free slot
+	// (see MaxInFlight).
 	MaxWait time.Duration
 	// MaxInFlight is the number of batches that may run at once (default
 	// 2). While all are busy, requests queue and the next batch keeps
@@ -83,9 +86,9 @@ type BatchStats struct {
 }
 
 // Batcher collects concurrent requests into batches: requests that arrive
-// within MaxWait of a batch's first one while another batch is running
-// (and fit within MaxBatch rows, with the same shape of row) run as one
-// call of the Predictor, and each
+// within MaxWait of a batch's first one (when it waits: see
+// BatchOptions.MaxWait; and fit within MaxBatch rows, with the same shape
+// of row) run as one call of the Predictor, and each
 // gets its own rows of the answer back. A request whose context is done
 // before its batch runs is left out of the batch; if it was already
 // running, its answer is discarded. The context a batch runs under is
@@ -216,6 +219,10 @@ func (b *Batcher[T]) collect() {
 	}()
 	var next *request[T] // a request that did not fit the batch before
 	closed := false
+	// lastAlone: the previous batch was one request. A lone request then
+	// finds the Batcher idle and runs at once; after a batch of several,
+	// the traffic comes in company and the next batch waits for it.
+	lastAlone := true
 	for {
 		first := next
 		next = nil
@@ -244,9 +251,10 @@ func (b *Batcher[T]) collect() {
 			return rows < b.opts.MaxBatch
 		}
 		open := rows < b.opts.MaxBatch && !closed
-		// Wait for company only while a batch is running (a slot is
-		// taken); a request that finds the Batcher idle runs at once.
-		if open && b.opts.MaxWait > 0 && b.busy() {
+		// Wait for company while a batch is running (a slot is taken)
+		// or when the previous batch had company; a request that finds
+		// the Batcher idle after a lone one runs at once.
+		if open && b.opts.MaxWait > 0 && (b.busy() || !lastAlone) {
 			timer := time.NewTimer(b.opts.MaxWait)
 		wait:
 			for open {
@@ -281,6 +289,7 @@ func (b *Batcher[T]) collect() {
 		if !acquired {
 			b.sem <- struct{}{}
 		}
+		lastAlone = len(batch) == 1
 		b.wg.Add(1)
 		go b.run(batch)
 	}

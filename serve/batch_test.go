@@ -315,6 +315,45 @@ func TestBatcherMaxWait(t *testing.T) {
 	}
 }
 
+// TestBatcherWaitsAfterCompany: after a batch of several requests the
+// Batcher takes its traffic to come in company, so the next request waits
+// MaxWait for others even though the Batcher is idle; a lone request after
+// it (whose batch was alone) runs at once again.
+func TestBatcherWaitsAfterCompany(t *testing.T) {
+	const wait = 60 * time.Millisecond
+	f := &fake{hold: make(chan struct{})}
+	b := newBatcher(t, f, BatchOptions{MaxBatch: 16, MaxWait: wait, MaxInFlight: 1})
+	release := holdBatch(t, b, f)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := input(float64(10*i), 1)
+			y, err := b.Predict(context.Background(), x)
+			checkAnswer(t, fmt.Sprintf("request %d", i), x, y, err)
+		}()
+	}
+	waitFor(t, "every request queued", func() bool { return b.Stats().Requests == 4 })
+	release()
+	wg.Wait()
+	if _, got := f.stats(); !cmp.Equal(got, []int{1, 3}) {
+		t.Fatalf("rows per call %v, want [1 3] (three requests batched behind the held one)", got)
+	}
+	for i, min := range []time.Duration{wait, 0} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		start := time.Now()
+		x := input(float64(100+i), 1)
+		y, err := b.Predict(ctx, x)
+		took := time.Since(start)
+		cancel()
+		checkAnswer(t, fmt.Sprintf("lone request %d", i), x, y, err)
+		if took < min {
+			t.Errorf("lone request %d answered after %v, want at least MaxWait %v (the batch before it had company)", i, took, min)
+		}
+	}
+}
+
 // TestBatcherFormsWhileBusy: requests that arrive while a batch runs form
 // the next batch, which runs when the slot is free (MaxInFlight 1: past
 // MaxWait, the batch takes what arrives while it waits for the slot).

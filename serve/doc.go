@@ -15,9 +15,9 @@
 // A Batcher collects the requests that arrive within BatchOptions.MaxWait
 // of a batch's first one, up to MaxBatch rows, runs them as one call of
 // the Predictor and gives each request its own rows back. It waits only
-// while another batch is running: a request to an idle Batcher runs at
-// once (with what has queued), so at low load nothing waits; requests
-// that arrive while a batch runs still batch. At most
+// while another batch is running or after a batch of several requests: a
+// lone request to an idle Batcher runs at once (with what has queued), so
+// one client does not wait, while under load requests keep batching. At most
 // MaxInFlight batches run at once; while they do, the next batch keeps
 // filling, so a slow batch does not block the next. A request whose
 // context is done before its batch runs is dropped from it; one cancelled

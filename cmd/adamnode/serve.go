@@ -30,7 +30,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	noBatch := fs.Bool("no-batching", false, "run every request as its own solve instead of batching concurrent requests")
 	var bo serve.BatchOptions
 	fs.IntVar(&bo.MaxBatch, "max-batch", serve.DefaultMaxBatch, "most instances in one batched solve")
-	fs.DurationVar(&bo.MaxWait, "max-wait", serve.DefaultMaxWait, "how long a batch's first request waits for others (negative: no waiting)")
+	fs.DurationVar(&bo.MaxWait, "max-wait", serve.DefaultMaxWait, "how long a batch's first request waits for others, while another batch runs or after a batch of several (negative: no waiting)")
 	fs.IntVar(&bo.MaxInFlight, "max-in-flight", serve.DefaultMaxInFlight, "batches solving at once")
 	var o serve.Options
 	fs.Int64Var(&o.MaxBodyBytes, "max-body", serve.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
