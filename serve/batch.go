@@ -225,7 +225,6 @@ func (b *Batcher[T]) collect() {
 	lastAlone := true
 	for {
 		first := next
-		next = nil
 		if first == nil {
 			if closed {
 				return
@@ -236,63 +235,78 @@ func (b *Batcher[T]) collect() {
 			}
 			first = r
 		}
-		batch, rows := []*request[T]{first}, first.rows
-		// add takes r into the batch; false means the batch is complete.
-		add := func(r *request[T], ok bool) bool {
-			switch {
-			case !ok:
-				closed = true
-				return false
-			case rows+r.rows > b.opts.MaxBatch || !sameRow(first.x, r.x):
-				next = r
-				return false
-			}
-			batch, rows = append(batch, r), rows+r.rows
-			return rows < b.opts.MaxBatch
-		}
-		open := rows < b.opts.MaxBatch && !closed
+		f := &forming[T]{max: b.opts.MaxBatch, batch: []*request[T]{first}, rows: first.rows, closed: closed}
 		// Wait for company while a batch is running (a slot is taken)
 		// or when the previous batch had company; a request that finds
 		// the Batcher idle after a lone one runs at once.
-		if open && b.opts.MaxWait > 0 && (b.busy() || !lastAlone) {
-			timer := time.NewTimer(b.opts.MaxWait)
-		wait:
-			for open {
-				select {
-				case r, ok := <-b.reqs:
-					open = add(r, ok)
-				case <-timer.C:
-					break wait
-				}
-			}
-			timer.Stop()
-		}
-		for open { // what has queued up already
-			select {
-			case r, ok := <-b.reqs:
-				open = add(r, ok)
-				continue
-			default:
-			}
-			break
-		}
-		// Wait for a slot, taking more requests while the batch has room.
-		acquired := false
-		for open && !acquired {
-			select {
-			case b.sem <- struct{}{}:
-				acquired = true
-			case r, ok := <-b.reqs:
-				open = add(r, ok)
-			}
-		}
-		if !acquired {
-			b.sem <- struct{}{}
-		}
-		lastAlone = len(batch) == 1
+		b.fill(f, b.opts.MaxWait > 0 && (b.busy() || !lastAlone))
+		next, closed = f.next, f.closed
+		lastAlone = len(f.batch) == 1
 		b.wg.Add(1)
-		go b.run(batch)
+		go b.run(f.batch)
 	}
+}
+
+// forming is a batch being collected.
+type forming[T tensor.Float] struct {
+	max    int           // MaxBatch
+	batch  []*request[T] // its requests, the first fixing the row shape
+	rows   int           // their rows
+	next   *request[T]   // a request that did not fit: the next batch's first
+	closed bool          // the queue was closed
+}
+
+// add takes r (received with ok) into the batch; false means the batch
+// is complete.
+func (f *forming[T]) add(r *request[T], ok bool) bool {
+	switch {
+	case !ok:
+		f.closed = true
+		return false
+	case f.rows+r.rows > f.max || !sameRow(f.batch[0].x, r.x):
+		f.next = r
+		return false
+	}
+	f.batch, f.rows = append(f.batch, r), f.rows+r.rows
+	return f.rows < f.max
+}
+
+// fill adds requests to f while it has room: those arriving within
+// MaxWait when wait is set, then those queued already, then those that
+// arrive while it waits for a slot of MaxInFlight, which it takes.
+func (b *Batcher[T]) fill(f *forming[T], wait bool) {
+	open := f.rows < f.max && !f.closed
+	if open && wait {
+		timer := time.NewTimer(b.opts.MaxWait)
+	waiting:
+		for open {
+			select {
+			case r, ok := <-b.reqs:
+				open = f.add(r, ok)
+			case <-timer.C:
+				break waiting
+			}
+		}
+		timer.Stop()
+	}
+	for open { // what has queued up already
+		select {
+		case r, ok := <-b.reqs:
+			open = f.add(r, ok)
+			continue
+		default:
+		}
+		break
+	}
+	for open {
+		select {
+		case b.sem <- struct{}{}:
+			return
+		case r, ok := <-b.reqs:
+			open = f.add(r, ok)
+		}
+	}
+	b.sem <- struct{}{}
 }
 
 // busy reports whether a batch is running (holds a slot).
