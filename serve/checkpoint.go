@@ -93,67 +93,92 @@ func LoadCheckpoint(path string, o CheckpointOptions) (Model[float32], error) {
 // paper's configuration, the hidden width of --nhid and --nhid-scale, the
 // solver of --method and --tol), with o's solver overrides.
 func checkpointConfig(path string, meta map[string]string, o CheckpointOptions) (models.Config, error) {
-	meta = maps.Clone(meta)
-	if meta == nil {
-		meta = map[string]string{}
+	m := ckptMeta{path: path, m: maps.Clone(meta)}
+	if m.m == nil {
+		m.m = map[string]string{}
 	}
 	for key, v := range map[string]string{"model": o.Model, "dataset": o.Dataset} {
 		if v != "" {
-			meta[key] = v
+			m.m[key] = v
 		}
 	}
 	if o.NHid != 0 {
-		meta["nhid"], meta["nhid_scale"] = strconv.Itoa(o.NHid), "1"
+		m.m["nhid"], m.m["nhid_scale"] = strconv.Itoa(o.NHid), "1"
 	}
-	bad := func(key, format string, args ...any) error {
-		return fmt.Errorf("%s: metadata %q: %s (is it a checkpoint written by adamnode train? For another file, give the model, dataset and width: CheckpointOptions, adamnode serve --model --dataset --nhid)", path, key, fmt.Sprintf(format, args...))
-	}
-	kind, err := models.ParseKind(meta["model"])
+	kind, err := models.ParseKind(m.m["model"])
 	if err != nil {
-		return models.Config{}, bad("model", "%q is not one of node, anode, sonode, hbnode, ghbnode, adamnode", meta["model"])
+		return models.Config{}, m.bad("model", "%q is not one of node, anode, sonode, hbnode, ghbnode, adamnode", m.m["model"])
 	}
 	var table models.Dataset
-	switch meta["dataset"] {
+	switch m.m["dataset"] {
 	case "fashion-mnist", "mnist":
 		table = models.MNIST
 	case "cifar10":
 		table = models.CIFAR10
 	default:
-		return models.Config{}, bad("dataset", "%q is not one of fashion-mnist, mnist, cifar10", meta["dataset"])
+		return models.Config{}, m.bad("dataset", "%q is not one of fashion-mnist, mnist, cifar10", m.m["dataset"])
 	}
 	cfg := models.Paper(kind, table)
-	num := func(key string, def float64) (float64, error) {
-		v, ok := meta[key]
-		if !ok {
-			return def, nil
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return 0, bad(key, "%q is not a number", v)
-		}
-		return f, nil
-	}
-	nhid, err := num("nhid", 0)
-	if err != nil {
+	if err := m.width(&cfg); err != nil {
 		return cfg, err
 	}
-	scale, err := num("nhid_scale", 1)
+	return cfg, m.solver(&cfg, o)
+}
+
+// ckptMeta is a checkpoint's metadata (with the options' overrides) as
+// checkpointConfig reads it.
+type ckptMeta struct {
+	path string
+	m    map[string]string
+}
+
+// bad is the error for the value of key.
+func (m ckptMeta) bad(key, format string, args ...any) error {
+	return fmt.Errorf("%s: metadata %q: %s (is it a checkpoint written by adamnode train? For another file, give the model, dataset and width: CheckpointOptions, adamnode serve --model --dataset --nhid)", m.path, key, fmt.Sprintf(format, args...))
+}
+
+// num returns key's value as a finite number, def when it is absent.
+func (m ckptMeta) num(key string, def float64) (float64, error) {
+	v, ok := m.m[key]
+	if !ok {
+		return def, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, m.bad(key, "%q is not a number", v)
+	}
+	return f, nil
+}
+
+// width sets cfg.NHid from nhid (0: the paper's) times nhid_scale.
+func (m ckptMeta) width(cfg *models.Config) error {
+	nhid, err := m.num("nhid", 0)
 	if err != nil {
-		return cfg, err
+		return err
+	}
+	scale, err := m.num("nhid_scale", 1)
+	if err != nil {
+		return err
 	}
 	if nhid < 0 || nhid != math.Trunc(nhid) || !(scale > 0) {
-		return cfg, bad("nhid", "nhid %v and nhid_scale %v do not make a width", nhid, scale)
+		return m.bad("nhid", "nhid %v and nhid_scale %v do not make a width", nhid, scale)
 	}
 	if nhid > 0 {
 		cfg.NHid = int(nhid)
 	}
 	cfg.NHid = max(1, int(math.Round(float64(cfg.NHid)*scale)))
-	if m := meta["method"]; m != "" {
-		cfg.Solver.Method = m
+	return nil
+}
+
+// solver sets cfg's solver from the metadata's method and tol, then the
+// options' overrides, and checks the result.
+func (m ckptMeta) solver(cfg *models.Config, o CheckpointOptions) error {
+	if method := m.m["method"]; method != "" {
+		cfg.Solver.Method = method
 	}
-	tol, err := num("tol", cfg.Solver.RTol)
+	tol, err := m.num("tol", cfg.Solver.RTol)
 	if err != nil {
-		return cfg, err
+		return err
 	}
 	cfg.Solver.RTol, cfg.Solver.ATol = tol, tol
 	if o.Method != "" {
@@ -166,10 +191,10 @@ func checkpointConfig(path string, meta map[string]string, o CheckpointOptions) 
 		cfg.Solver.MaxSteps = o.MaxSteps
 	}
 	if _, err := odeblock.Method(cfg.Solver.Method); err != nil {
-		return cfg, fmt.Errorf("%s: solver method %q: %v", path, cfg.Solver.Method, err)
+		return fmt.Errorf("%s: solver method %q: %v", m.path, cfg.Solver.Method, err)
 	}
 	if !(cfg.Solver.RTol > 0 && cfg.Solver.RTol < 1) || o.MaxSteps < 0 {
-		return cfg, fmt.Errorf("%s: the tolerance must be in (0, 1) and the step cap ≥ 0, got %g and %d", path, cfg.Solver.RTol, o.MaxSteps)
+		return fmt.Errorf("%s: the tolerance must be in (0, 1) and the step cap ≥ 0, got %g and %d", m.path, cfg.Solver.RTol, o.MaxSteps)
 	}
-	return cfg, nil
+	return nil
 }
