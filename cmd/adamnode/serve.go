@@ -40,33 +40,8 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	if err := parseFlags(fs, args, out); err != nil {
 		return err
 	}
-	switch {
-	case *ckpt == "":
-		return usagef("serve: --checkpoint is required: the MODEL.safetensors of a train run (e.g. out/train/adamnode.safetensors)")
-	case co.Replicas < 0 || co.Replicas > 64:
-		return usagef("serve: --replicas must be from 0 to 64, got %d", co.Replicas)
-	case bo.MaxBatch < 1:
-		return usagef("serve: --max-batch must be at least 1, got %d", bo.MaxBatch)
-	case bo.MaxInFlight < 1:
-		return usagef("serve: --max-in-flight must be at least 1, got %d", bo.MaxInFlight)
-	case o.MaxBodyBytes < 1 || o.MaxInstances < 1:
-		return usagef("serve: --max-body and --max-instances must be at least 1")
-	case o.Timeout <= 0 || o.ShutdownTimeout <= 0:
-		return usagef("serve: --timeout and --shutdown-timeout must be positive")
-	case co.NHid < 0:
-		return usagef("serve: --nhid must be ≥ 0 (0: the checkpoint's), got %d", co.NHid)
-	case co.Tol < 0 || co.Tol >= 1 || co.MaxSteps < 0:
-		return usagef("serve: --tol must be in (0, 1) (0: the checkpoint's) and --max-steps ≥ 0")
-	}
-	switch *rows {
-	case "errors":
-		co.Rows = infer.RowErrors
-	case "alone":
-		co.Rows = infer.RowsAlone
-	case "as-built":
-		co.Rows = infer.RowsAsBuilt
-	default:
-		return usagef("serve: unknown --rows %q (use errors, alone or as-built)", *rows)
+	if err := checkServeFlags(*ckpt, *rows, &co, bo, o); err != nil {
+		return err
 	}
 	if bo.MaxWait == 0 {
 		bo.MaxWait = -1 // --max-wait 0: no waiting (BatchOptions' 0 is its default)
@@ -97,5 +72,39 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "shut down after %v, the requests in flight answered\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// checkServeFlags checks serve's flags, naming the one that is wrong,
+// and sets co.Rows from --rows.
+func checkServeFlags(ckpt, rows string, co *serve.CheckpointOptions, bo serve.BatchOptions, o serve.Options) error {
+	switch {
+	case ckpt == "":
+		return usagef("serve: --checkpoint is required: the MODEL.safetensors of a train run (e.g. out/train/adamnode.safetensors)")
+	case co.Replicas < 0 || co.Replicas > 64:
+		return usagef("serve: --replicas must be from 0 to 64, got %d", co.Replicas)
+	case bo.MaxBatch < 1:
+		return usagef("serve: --max-batch must be at least 1, got %d", bo.MaxBatch)
+	case bo.MaxInFlight < 1:
+		return usagef("serve: --max-in-flight must be at least 1, got %d", bo.MaxInFlight)
+	case o.MaxBodyBytes < 1 || o.MaxInstances < 1:
+		return usagef("serve: --max-body and --max-instances must be at least 1")
+	case o.Timeout <= 0 || o.ShutdownTimeout <= 0:
+		return usagef("serve: --timeout and --shutdown-timeout must be positive")
+	case co.NHid < 0:
+		return usagef("serve: --nhid must be ≥ 0 (0: the checkpoint's), got %d", co.NHid)
+	case co.Tol < 0 || co.Tol >= 1 || co.MaxSteps < 0:
+		return usagef("serve: --tol must be in (0, 1) (0: the checkpoint's) and --max-steps ≥ 0")
+	}
+	switch rows {
+	case "errors":
+		co.Rows = infer.RowErrors
+	case "alone":
+		co.Rows = infer.RowsAlone
+	case "as-built":
+		co.Rows = infer.RowsAsBuilt
+	default:
+		return usagef("serve: unknown --rows %q (use errors, alone or as-built)", rows)
+	}
 	return nil
 }
