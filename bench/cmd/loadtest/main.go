@@ -309,13 +309,9 @@ func runLoad(args []string) error {
 	if err != nil {
 		return err
 	}
-	var levels []int
-	for _, f := range strings.Split(*conc, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 1024 {
-			return fmt.Errorf("-concurrency: %q is not a number from 1 to 1024", f)
-		}
-		levels = append(levels, n)
+	levels, err := parseLevels(*conc)
+	if err != nil {
+		return err
 	}
 	bodies := makeBodies(*model, shape, 256)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 1024}, Timeout: time.Minute}
@@ -327,28 +323,9 @@ func runLoad(args []string) error {
 		r := result{Label: *label, Model: *model, Concurrency: c, Load1: load1()}
 		r.RSSStartMiB = rssMiB(*pid)
 		m0 := scrape(client, *target+"/metrics")
-		stop := make(chan struct{})
-		sampled := make(chan []float64, 1)
-		go func() {
-			var samples []float64
-			defer func() { sampled <- samples }()
-			if *pid <= 0 || *every <= 0 {
-				return
-			}
-			tick := time.NewTicker(*every)
-			defer tick.Stop()
-			for {
-				select {
-				case <-tick.C:
-					samples = append(samples, math.Round(rssMiB(*pid)*10)/10)
-				case <-stop:
-					return
-				}
-			}
-		}()
+		stopSampling := sampleRSS(*pid, *every)
 		lat, errs, first, took := round(client, *target+"/v1/predict", bodies, c, *duration, *maxReq)
-		close(stop)
-		r.RSSSamples = <-sampled
+		r.RSSSamples = stopSampling()
 		m1 := scrape(client, *target+"/metrics")
 		r.RSSEndMiB = rssMiB(*pid)
 		if n := m1["adamnode_batch_rows_count"] - m0["adamnode_batch_rows_count"]; n > 0 {
@@ -368,6 +345,48 @@ func runLoad(args []string) error {
 		}
 	}
 	return nil
+}
+
+// parseLevels reads -concurrency: comma-separated client counts.
+func parseLevels(s string) ([]int, error) {
+	var levels []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 1024 {
+			return nil, fmt.Errorf("-concurrency: %q is not a number from 1 to 1024", f)
+		}
+		levels = append(levels, n)
+	}
+	return levels, nil
+}
+
+// sampleRSS samples process pid's resident memory (MiB, one decimal)
+// every interval until the returned function is called, which returns
+// the samples; none when pid or every is not positive.
+func sampleRSS(pid int, every time.Duration) (stop func() []float64) {
+	done := make(chan struct{})
+	sampled := make(chan []float64, 1)
+	go func() {
+		var samples []float64
+		defer func() { sampled <- samples }()
+		if pid <= 0 || every <= 0 {
+			return
+		}
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				samples = append(samples, math.Round(rssMiB(pid)*10)/10)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() []float64 {
+		close(done)
+		return <-sampled
+	}
 }
 
 // makeBodies returns n request bodies, one instance each: blob images
