@@ -2,9 +2,9 @@ package odeblock
 
 import (
 	"fmt"
+
+	"github.com/adamnode/adamnode/internal/modename"
 	"github.com/adamnode/adamnode/odeblock/internal/hooks"
-	"slices"
-	"strings"
 
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -64,25 +64,13 @@ func newStrategy[T tensor.Float](m GradMode, p *pass[T]) (strategy[T], error) {
 
 // modeByName holds each mode's default value, by name; each mode's file
 // registers its own.
-var modeByName = map[string]GradMode{}
+var modeByName = modename.Set[GradMode]{}
 
-func registerMode(m GradMode) { modeByName[m.String()] = m }
+func registerMode(m GradMode) { modeByName.Add(m) }
 
 // ParseGradMode returns the mode of that name with its default options:
 // "adjoint", "backprop", "checkpoint", "interpolated" or "recursive".
-func ParseGradMode(s string) (GradMode, error) {
-	if m, ok := modeByName[s]; ok {
-		return m, nil
-	}
-	return nil, fmt.Errorf("odeblock: unknown gradient mode %q (want %s)", s, strings.Join(GradModeNames(), ", "))
-}
+func ParseGradMode(s string) (GradMode, error) { return modeByName.Parse("odeblock", s) }
 
 // GradModeNames returns the names ParseGradMode accepts, sorted.
-func GradModeNames() []string {
-	names := make([]string, 0, len(modeByName))
-	for n := range modeByName {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func GradModeNames() []string { return modeByName.Names() }

@@ -2,8 +2,9 @@ package sde
 
 import (
 	"fmt"
-	"slices"
 	"strings"
+
+	"github.com/adamnode/adamnode/internal/modename"
 )
 
 // GradMode is how a solve is differentiated when its tape records
@@ -161,30 +162,12 @@ func checkGradient(m GradMode, method string, calc Calculus) error {
 }
 
 // modeByName holds each mode's default value, by name.
-var modeByName = map[string]GradMode{
-	Backprop{}.String():   Backprop{},
-	Reversible{}.String(): Reversible{},
-	Adjoint{}.String():    Adjoint{},
-	Checkpoint{}.String(): Checkpoint{},
-	Recursive{}.String():  Recursive{},
-}
+var modeByName = modename.Of[GradMode](Backprop{}, Reversible{}, Adjoint{}, Checkpoint{}, Recursive{})
 
 // ParseGradMode returns the mode of that name with its default options:
 // "adjoint", "backprop", "checkpoint", "recursive" or "reversible" (the
 // names odeblock.ParseGradMode reads for the modes both packages have).
-func ParseGradMode(s string) (GradMode, error) {
-	if m, ok := modeByName[s]; ok {
-		return m, nil
-	}
-	return nil, fmt.Errorf("sde: unknown gradient mode %q (want %s)", s, strings.Join(GradModeNames(), ", "))
-}
+func ParseGradMode(s string) (GradMode, error) { return modeByName.Parse("sde", s) }
 
 // GradModeNames returns the names ParseGradMode accepts, sorted.
-func GradModeNames() []string {
-	names := make([]string, 0, len(modeByName))
-	for n := range modeByName {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func GradModeNames() []string { return modeByName.Names() }
