@@ -173,6 +173,23 @@ func TestServedAloneAndInAFullBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The first batch is held until every request has been queued, so
+	// that the others form one full batch whatever the machine's speed
+	// (the goroutines below may reach the Batcher far apart: a lone
+	// request that finds it idle runs at once).
+	queued := make(chan struct{})
+	var gate sync.Once
+	alonePredictor := m.Predictor
+	m.Predictor = predictorFunc[float32](func(ctx context.Context, x *tensor.Tensor[float32]) (*tensor.Tensor[float32], error) {
+		gate.Do(func() {
+			select {
+			case <-queued:
+			case <-time.After(time.Minute):
+				t.Error("the 64 requests were not all queued within a minute")
+			}
+		})
+		return alonePredictor.Predict(ctx, x)
+	})
 	var rows []int
 	var mu sync.Mutex
 	s, err := New([]Model[float32]{m}, Options{Batch: &BatchOptions{MaxBatch: 64, MaxWait: time.Second, MaxInFlight: 1,
@@ -194,7 +211,7 @@ func TestServedAloneAndInAFullBatch(t *testing.T) {
 	}
 	alone := make([][]float32, n)
 	for i := range n {
-		y, err := m.Predictor.Predict(context.Background(), x.Slice(i, i+1))
+		y, err := alonePredictor.Predict(context.Background(), x.Slice(i, i+1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,6 +233,13 @@ func TestServedAloneAndInAFullBatch(t *testing.T) {
 			served[i] = got.Output
 		}()
 	}
+	go func() {
+		b := s.models[m.Name].batcher
+		for b.Stats().Requests < n {
+			time.Sleep(time.Millisecond)
+		}
+		close(queued)
+	}()
 	wg.Wait()
 	// The scores are a linear head of h(1), solved at rtol = atol = 1e-3:
 	// a global error of a few tolerances in h, summed by the head over
@@ -238,8 +262,8 @@ func TestServedAloneAndInAFullBatch(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	t.Logf("64 requests in batches of %v; largest difference from alone %.2g", rows, worst)
-	if len(rows) > 8 {
-		t.Errorf("64 requests ran in %d batches (%v)", len(rows), rows)
+	if len(rows) != 2 || rows[1] != n-1 {
+		t.Errorf("64 requests ran in batches of %v, want [1 63]: the first one alone, then the others, all queued while it ran", rows)
 	}
 }
 
@@ -270,4 +294,11 @@ func TestLoadCheckpointWithoutMetadata(t *testing.T) {
 	if _, err := LoadCheckpoint(path, CheckpointOptions{Model: "adamnode", Dataset: "mnist", NHid: 5}); err == nil || !strings.Contains(err.Error(), "shape") {
 		t.Errorf("another width: %v, want an error naming the tensor's shape", err)
 	}
+}
+
+// predictorFunc is a function as a Predictor.
+type predictorFunc[T tensor.Float] func(context.Context, *tensor.Tensor[T]) (*tensor.Tensor[T], error)
+
+func (f predictorFunc[T]) Predict(ctx context.Context, x *tensor.Tensor[T]) (*tensor.Tensor[T], error) {
+	return f(ctx, x)
 }
