@@ -4,7 +4,7 @@ import "github.com/adamnode/adamnode/tensor"
 
 // Elementwise work on the engine's device.
 //
-// A tape whose engine has a tensor.Elementwise (tensor.ElementwiseOf: a GPU
+// A tape whose engine has a tensor.Elementwise (tensor.DeviceElementwise: a GPU
 // engine; the CPU engines have none) hands it the elementwise work of the
 // ops below, so that their values and gradients stay in the engine's memory
 // and host memory is touched only where the host reads a number: a loss's
@@ -259,11 +259,11 @@ func (t *Tape[T]) ewBroadcastGrad(dst *tensor.Tensor[T], acc bool, a T, g *tenso
 }
 
 // ZeroGradsOn zeroes the gradient of every parameter in ps as ZeroGrads
-// does, with eng's Elementwise when it has one (tensor.ElementwiseOf), so
+// does, with eng's Elementwise when it has one (tensor.DeviceElementwise), so
 // that a gradient the device holds is zeroed there instead of being copied
 // to the host first.
 func ZeroGradsOn[T tensor.Float](eng tensor.Engine[T], ps []*Param[T]) {
-	ew := tensor.ElementwiseOf(eng)
+	ew := tensor.DeviceElementwise(eng)
 	for _, p := range ps {
 		if ew == nil || p.Grad == nil || !p.Grad.SameShape(p.Value) {
 			p.ZeroGrad()

@@ -246,7 +246,7 @@ func NewTape[T tensor.Float](eng tensor.Engine[T]) *Tape[T] {
 	if eng == nil {
 		panic(usage("NewTape: nil engine (use tensor.EngineFor[T](tensor.Default()))"))
 	}
-	t := &Tape[T]{eng: eng, ew: tensor.ElementwiseOf(eng), gen: 1}
+	t := &Tape[T]{eng: eng, ew: tensor.DeviceElementwise(eng), gen: 1}
 	if t.ew != nil {
 		t.blocks = tensor.BlockCopierOf(eng)
 	}

@@ -220,7 +220,7 @@ func (a *adjoint[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
 		a.seen[cur].steps++
 		y1 := si.Y1
 		if y1 == nil { // a solve on the device: one number read
-			a.seen[cur].norm2 = math.Max(a.seen[cur].norm2, tensor.ElementwiseOf(a.p.eng).SumSquares(si.State1))
+			a.seen[cur].norm2 = math.Max(a.seen[cur].norm2, tensor.DeviceElementwise(a.p.eng).SumSquares(si.State1))
 		} else {
 			a.seen[cur].norm2 = math.Max(a.seen[cur].norm2, norm2(y1))
 		}
@@ -532,7 +532,7 @@ func (a *adjoint[T]) resolve(hi, lo anchor[T], keep hooks.DenseLog[T], onStep fu
 // evaluations count in the backward pass's.
 func (a *adjoint[T]) recover(hi, lo anchor[T]) error {
 	var states []anchor[T]
-	pools, ew := &a.p.b.pools, tensor.ElementwiseOf(a.p.eng)
+	pools, ew := &a.p.b.pools, tensor.DeviceElementwise(a.p.eng)
 	if a.devBack { // the states kept in the device's memory
 		defer func() {
 			for _, an := range states {

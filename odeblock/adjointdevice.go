@@ -57,7 +57,7 @@ func (a *adjoint[T]) backwardOnDevice() bool {
 func (a *adjoint[T]) devWork(N int) *devAdjoint[T] {
 	w := a.w
 	if w.dev == nil || w.dev.y.Len() != N {
-		w.dev = &devAdjoint[T]{ew: tensor.ElementwiseOf(a.p.eng), y: tensor.New[T](N), other: tensor.New[T](N),
+		w.dev = &devAdjoint[T]{ew: tensor.DeviceElementwise(a.p.eng), y: tensor.New[T](N), other: tensor.New[T](N),
 			diff: tensor.New[T](a.p.n), parts: map[partKey[T]]*tensor.Tensor[T]{}, at: make([]*tensor.Tensor[T], 1)}
 	}
 	return w.dev
@@ -129,7 +129,7 @@ func anchorTensor[T tensor.Float](an anchor[T]) *tensor.Tensor[T] {
 // anchorNorm2 returns ‖z‖₂² of an anchor's state.
 func (a *adjoint[T]) anchorNorm2(an anchor[T]) float64 {
 	if an.zt != nil {
-		return tensor.ElementwiseOf(a.p.eng).SumSquares(an.zt)
+		return tensor.DeviceElementwise(a.p.eng).SumSquares(an.zt)
 	}
 	return norm2(an.z)
 }
@@ -139,7 +139,7 @@ func (a *adjoint[T]) anchorNorm2(an anchor[T]) float64 {
 func (a *adjoint[T]) stepNorm2(si StepInfo[T]) float64 {
 	n := a.p.n
 	if si.Y1 == nil {
-		return tensor.ElementwiseOf(a.p.eng).SumSquares(si.State1.Slice(0, n))
+		return tensor.DeviceElementwise(a.p.eng).SumSquares(si.State1.Slice(0, n))
 	}
 	return norm2(si.Y1[:n])
 }

@@ -679,7 +679,7 @@ type tensorForwarder[T tensor.Float] interface {
 // setting the pass's solver's device mode when it does: on an engine with an Elementwise,
 // without gradients or with a strategy that allows it.
 func (p *pass[T]) forwardOnDevice(strat strategy[T]) bool {
-	ok := tensor.ElementwiseOf(p.eng) != nil
+	ok := tensor.DeviceElementwise(p.eng) != nil
 	if strat != nil {
 		d, is := strat.(deviceForwarder)
 		ok = ok && is && d.forwardOnDevice()
@@ -691,7 +691,7 @@ func (p *pass[T]) forwardOnDevice(strat strategy[T]) bool {
 	if !hk[T]().UseDevice(p.solver, p.eng) {
 		return false
 	}
-	p.dev = tensor.ElementwiseOf(p.eng)
+	p.dev = tensor.DeviceElementwise(p.eng)
 	return true
 }
 
@@ -700,7 +700,7 @@ func (p *pass[T]) forwardOnDevice(strat strategy[T]) bool {
 func (p *pass[T]) solveOnDevice(f hooks.TensorEvalFunc[T], z0 *tensor.Tensor[T]) (Stats, error) {
 	// The trajectory whole on the device first: its rows are then written
 	// into its copy in place.
-	tensor.ElementwiseOf(p.eng).Fill(p.traj, 0)
+	tensor.DeviceElementwise(p.eng).Fill(p.traj, 0)
 	outs := make([]*tensor.Tensor[T], len(p.ts))
 	for i := range outs {
 		outs[i] = p.traj.Slice(i, i+1).Reshape(p.shape...)
@@ -713,7 +713,7 @@ func (p *pass[T]) solveOnDevice(f hooks.TensorEvalFunc[T], z0 *tensor.Tensor[T])
 func (p *pass[T]) tensorEvaluator() hooks.TensorEvalFunc[T] {
 	b := p.b
 	pb := b.pullback(p.eng)
-	ew := tensor.ElementwiseOf(p.eng)
+	ew := tensor.DeviceElementwise(p.eng)
 	at := make([]*tensor.Tensor[T], 1)
 	return func(_ hooks.EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error {
 		at[0] = y

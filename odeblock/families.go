@@ -27,7 +27,7 @@ func Part[T tensor.Float](z autograd.Var[T], i, p int) autograd.Var[T] {
 // op by op, each op the engine's, where on the CPU they are one fused
 // node computed in host memory.
 func onDevice[T tensor.Float](tp *autograd.Tape[T]) bool {
-	return tensor.ElementwiseOf(tp.Engine()) != nil
+	return tensor.DeviceElementwise(tp.Engine()) != nil
 }
 
 // scalarParam returns a learnable scalar (shape [1]) with initial value v.

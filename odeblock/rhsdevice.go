@@ -53,7 +53,7 @@ type ghbRHSDevice[T tensor.Float] interface {
 
 // fusedOn returns tp's engine's Elementwise as an I, when it is one.
 func fusedOn[I any, T tensor.Float](tp *autograd.Tape[T]) (I, bool) {
-	f, ok := tensor.ElementwiseOf(tp.Engine()).(I)
+	f, ok := tensor.DeviceElementwise(tp.Engine()).(I)
 	return f, ok
 }
 

@@ -85,7 +85,7 @@ func ClipGradNorm[T tensor.Float](params []*autograd.Param[T], maxNorm float64) 
 // gradients beyond 1e154) or underflow, GradNorm forms the norm on the
 // host instead.
 func GradNormOn[T tensor.Float](e tensor.Engine[T], params []*autograd.Param[T]) float64 {
-	el := tensor.ElementwiseOf(e)
+	el := tensor.DeviceElementwise(e)
 	if el == nil {
 		return GradNorm(params)
 	}
@@ -108,7 +108,7 @@ func GradNormOn[T tensor.Float](e tensor.Engine[T], params []*autograd.Param[T])
 // the gradients scaled by e's Elementwise where e has one, so that on a
 // GPU engine they stay on the device.
 func ClipGradNormOn[T tensor.Float](e tensor.Engine[T], params []*autograd.Param[T], maxNorm float64) (float64, error) {
-	el := tensor.ElementwiseOf(e)
+	el := tensor.DeviceElementwise(e)
 	if el == nil {
 		return ClipGradNorm(params, maxNorm)
 	}

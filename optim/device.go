@@ -19,7 +19,7 @@ type device[T tensor.Float] struct {
 }
 
 // UseEngine has Step update the parameters with e's elementwise kernels
-// when e has them (tensor.ElementwiseOf: a GPU engine), so that the
+// when e has them (tensor.DeviceElementwise: a GPU engine), so that the
 // values, gradients and buffers stay in e's memory; with a CPU engine (or
 // nil) Step computes on the host, as without the call. SGD, Adam (and
 // AdamW) and RMSprop (with momentum, centered, weight decay) have the
@@ -33,7 +33,7 @@ type device[T tensor.Float] struct {
 func (c *core[T]) UseEngine(e tensor.Engine[T]) {
 	c.dev = device[T]{}
 	if e != nil {
-		c.dev.eng, c.dev.el = e, tensor.ElementwiseOf(e)
+		c.dev.eng, c.dev.el = e, tensor.DeviceElementwise(e)
 	}
 }
 

@@ -38,7 +38,7 @@ func BlockCopierOf[T Float](e Engine[T]) BlockCopier[T] {
 	if c, ok := e.(BlockCopier[T]); ok {
 		return c
 	}
-	if c, ok := ElementwiseOf(e).(BlockCopier[T]); ok {
+	if c, ok := DeviceElementwise(e).(BlockCopier[T]); ok {
 		return c
 	}
 	return nil

@@ -145,6 +145,21 @@ func ElementwiseOf[T Float](e Engine[T]) Elementwise[T] {
 	return nil
 }
 
+// OnDevice reports whether e computes in memory of its own (package cuda's
+// engines, or a test's stand-in for one): whether autograd, the integrator
+// and the optimizers should keep the tensors' values where e keeps them,
+// through its Elementwise. The CPU engines compute in host memory.
+func OnDevice[T Float](e Engine[T]) bool { return ElementwiseOf(e) != nil }
+
+// DeviceElementwise returns e's Elementwise when e computes in memory of
+// its own (OnDevice), and nil for the CPU engines.
+func DeviceElementwise[T Float](e Engine[T]) Elementwise[T] {
+	if !OnDevice(e) {
+		return nil
+	}
+	return ElementwiseOf(e)
+}
+
 // ArgMaxer is implemented by an engine, or an engine's Elementwise, that
 // computes ArgMax where it keeps the tensors' values (package cuda's) and
 // copies only the indices to the host: a classifier's accuracy without

@@ -46,7 +46,7 @@ func (z *Tensor[T]) GemmBias(e Engine[T], alpha T, a *Tensor[T], transA bool, b 
 	if len(bias.shape) != 1 || bias.shape[0] != n {
 		panic(&ShapeError{Op: "GemmBias", Msg: fmt.Sprintf("bias of shape %v does not fit destination %v (want [%d])", bias.shape, z.shape, n)})
 	}
-	if el := ElementwiseOf(e); el != nil && k > 0 {
+	if el := DeviceElementwise(e); el != nil && k > 0 {
 		z.Gemm(e, alpha, a, transA, b, transB, 0)
 		el.Binary(BinaryAdd, z, z, bias)
 		return z

@@ -97,7 +97,7 @@ func NewSolverOn[T tensor.Float](eng tensor.Engine[T], opt Options) (*Solver[T],
 func (s *Solver[T]) useDevice(eng tensor.Engine[T]) bool {
 	var ew tensor.Elementwise[T]
 	if eng != nil {
-		ew = tensor.ElementwiseOf(eng)
+		ew = tensor.DeviceElementwise(eng)
 	}
 	if ew != s.dev.ew {
 		s.dev = devMode[T]{ew: ew}

@@ -18,7 +18,7 @@ func Run[T tensor.Float](t *testing.T, e tensor.Engine[T]) {
 	t.Run("Gemm", func(t *testing.T) { Gemm(t, e) })
 	t.Run("GemmBias", func(t *testing.T) { GemmBias(t, e) })
 	t.Run("Conv2D", func(t *testing.T) { Conv2D(t, e) })
-	if el := tensor.ElementwiseOf(e); el != nil {
+	if el := tensor.DeviceElementwise(e); el != nil {
 		t.Run("Elementwise", func(t *testing.T) { Elementwise(t, el) })
 	}
 }
