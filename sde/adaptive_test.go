@@ -68,7 +68,7 @@ func TestAdaptiveReversibleMatchesBackprop(t *testing.T) {
 	b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
 	opt := Options{Method: ReversibleHeun, Adaptive: true, Step: 0.5, RTol: 1e-3, ATol: 1e-4}
 	lb, gb := grads(t, m, m.loss(b, opt))
-	opt.Gradient = Reversible{}
+	opt.Mode = Reversible{}
 	lr, gr := grads(t, m, m.loss(b, opt))
 	if lb != lr {
 		t.Errorf("loss %.17g with Backprop, %.17g with Reversible", lb, lr)

@@ -90,7 +90,7 @@ func BenchmarkReversibleBySteps(b *testing.B) {
 					runtime.GC()
 					runtime.ReadMemStats(&before)
 					ys, st, err := Solve[float32](tp, m, tp.Input(y0), []float64{0, 1}, path,
-						Options{Method: mode.method, Step: 1 / float64(steps), Gradient: mode.grad})
+						Options{Method: mode.method, Step: 1 / float64(steps), Mode: mode.grad})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -9,7 +9,7 @@ import (
 
 // Block is an SDE solve as one op of a model, as odeblock.Block is an ODE
 // solve: y0 ↦ y(t1) (Forward) or y at every time of Times (Trajectory),
-// differentiated as Options.Gradient says, so that a network mixes SDE
+// differentiated as Options.Mode says, so that a network mixes SDE
 // blocks with ordinary layers (a neural SDE: f and g are modules reading
 // their parameters through the tape).
 //

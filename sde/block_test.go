@@ -27,7 +27,7 @@ func TestBlockInAModel(t *testing.T) {
 			a := autograd.NewParam("A", tensor.RandN[float64](r, 0, 0.8, 2, 2))
 			x := autograd.NewParam("x", tensor.RandN[float64](r, 0, 1, 3, 2))
 			wts := tensor.RandN[float64](r, 0, 1, 3, 2)
-			blk := &Block[float64]{SDE: m, Times: []float64{0, 0.5, 1}, Options: Options{Method: method, Step: 0.125, Gradient: g},
+			blk := &Block[float64]{SDE: m, Times: []float64{0, 0.5, 1}, Options: Options{Method: method, Step: 0.125, Mode: g},
 				Path: mustBrownian[float64](t, 0, 1, []int{3, 2}, BrownianOptions{Seed: 4})}
 			loss := func(tp *autograd.Tape[float64]) (autograd.Var[float64], error) {
 				h := autograd.Tanh(autograd.Linear(tp.Param(x), tp.Param(a), autograd.Var[float64]{}))
@@ -116,7 +116,7 @@ func TestBlockPaths(t *testing.T) {
 func TestBlockNoArea(t *testing.T) {
 	m := newNeural(Diagonal, 3)
 	run := func(noArea bool, grad GradMode) (float64, Path[float64]) {
-		b := &Block[float64]{SDE: m, Options: Options{Method: ReversibleHeun, Step: 0.125, Gradient: grad}, Seed: 9, NoArea: noArea}
+		b := &Block[float64]{SDE: m, Options: Options{Method: ReversibleHeun, Step: 0.125, Mode: grad}, Seed: 9, NoArea: noArea}
 		tp := autograd.NewTape(engine64())
 		defer tp.Release()
 		y, err := b.Forward(tp, tp.Const(m.y0p.Value))

@@ -66,7 +66,7 @@
 // times) or, with Options.Adaptive, controlled by step doubling on the same
 // Brownian path (any method).
 //
-// Gradients (Options.Gradient, a GradMode value as odeblock's, the same
+// Gradients (Options.Mode, a GradMode value as odeblock's, the same
 // words for the same algorithms; ParseGradMode reads their names):
 // Backprop{} records every step on the tape
 // (exact gradients of the discrete solve, any method, memory growing with

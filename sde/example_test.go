@@ -101,7 +101,7 @@ func ExampleSolve_reversible() {
 		theta.ZeroGrad()
 		tp := autograd.NewTape(tensor.Default().Float64())
 		ys, st, err := sde.Solve[float64](tp, ou, tp.Const(tensor.Full(0.5, n)), []float64{0, 1}, path,
-			sde.Options{Method: sde.ReversibleHeun, Step: 1.0 / 100, Gradient: g})
+			sde.Options{Method: sde.ReversibleHeun, Step: 1.0 / 100, Mode: g})
 		if err != nil {
 			fmt.Println(err)
 			return

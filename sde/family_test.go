@@ -120,7 +120,7 @@ func TestFamilyGradients(t *testing.T) {
 	b := mustBrownian[float64](t, 0, 1, []int{6, 2}, BrownianOptions{Seed: 8})
 	for _, g := range []GradMode{Backprop{}, Reversible{}} {
 		loss := func(tp *autograd.Tape[float64]) (autograd.Var[float64], error) {
-			blk := &Block[float64]{SDE: fam, Options: Options{Method: ReversibleHeun, Step: 0.125, Gradient: g}, Path: b}
+			blk := &Block[float64]{SDE: fam, Options: Options{Method: ReversibleHeun, Step: 0.125, Mode: g}, Path: b}
 			y, err := blk.Forward(tp, tp.Param(z0))
 			if err != nil {
 				return y, err

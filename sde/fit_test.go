@@ -74,7 +74,7 @@ func TestFitOrnsteinUhlenbeck(t *testing.T) {
 		opt.ZeroGrad()
 		tp := autograd.NewTape(eng)
 		ys, _, err := Solve[float64](tp, model, tp.Const(tensor.New[float64](n)), ts, modelPath,
-			Options{Method: ReversibleHeun, Step: 1.0 / 20, Gradient: Reversible{}})
+			Options{Method: ReversibleHeun, Step: 1.0 / 20, Mode: Reversible{}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -118,7 +118,7 @@ func TestCheckpointMatchesBackprop(t *testing.T) {
 			b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
 			opt := Options{Method: tc.method, Step: 1.0 / 20, Adaptive: tc.adaptive, RTol: 1e-3, ATol: 1e-4}
 			lb, gb := grads(t, m, m.loss(b, opt))
-			opt.Gradient = Checkpoint{Every: tc.every}
+			opt.Mode = Checkpoint{Every: tc.every}
 			lc, gc := grads(t, m, m.loss(b, opt))
 			if lb != lc {
 				t.Errorf("loss %.17g with Backprop, %.17g with Checkpoint", lb, lc)
@@ -140,7 +140,7 @@ func TestReversibleMatchesBackprop(t *testing.T) {
 			m := newNeural(noise, 3)
 			b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
 			lb, gb := grads(t, m, m.loss(b, Options{Method: ReversibleHeun, Step: 1.0 / 32}))
-			lr, gr := grads(t, m, m.loss(b, Options{Method: ReversibleHeun, Step: 1.0 / 32, Gradient: Reversible{}}))
+			lr, gr := grads(t, m, m.loss(b, Options{Method: ReversibleHeun, Step: 1.0 / 32, Mode: Reversible{}}))
 			if lb != lr {
 				t.Errorf("loss %.17g with Backprop, %.17g with Reversible", lb, lr)
 			}
@@ -175,23 +175,23 @@ func TestGradientsCentralDifferences(t *testing.T) {
 		{SRK, Diagonal, Options{}},
 		{SRI2, Diagonal, Options{}},
 		{SRA1, General, Options{}},
-		{SRA1, Diagonal, Options{Gradient: Recursive{Budget: 2}}},
+		{SRA1, Diagonal, Options{Mode: Recursive{Budget: 2}}},
 		{Heun, General, Options{}},
 		{ReversibleHeun, Diagonal, Options{}},
-		{ReversibleHeun, Diagonal, Options{Gradient: Reversible{}}},
-		{ReversibleHeun, General, Options{Gradient: Reversible{}}},
-		{ReversibleHeun, Scalar, Options{Gradient: Reversible{}}},
-		{SRK, Scalar, Options{Gradient: Checkpoint{}}},
+		{ReversibleHeun, Diagonal, Options{Mode: Reversible{}}},
+		{ReversibleHeun, General, Options{Mode: Reversible{}}},
+		{ReversibleHeun, Scalar, Options{Mode: Reversible{}}},
+		{SRK, Scalar, Options{Mode: Checkpoint{}}},
 	} {
 		name := fmt.Sprintf("%s/%v", tc.method, tc.noise)
 		if tc.opt.DerivativeFree {
 			name += "/derivative-free"
 		}
-		if tc.opt.Gradient == (Reversible{}) {
+		if tc.opt.Mode == (Reversible{}) {
 			name += "/reversible"
 		}
-		if tc.opt.Gradient != nil {
-			name += "/" + tc.opt.Gradient.String()
+		if tc.opt.Mode != nil {
+			name += "/" + tc.opt.Mode.String()
 		}
 		t.Run(name, func(t *testing.T) {
 			m := newNeural(tc.noise, 11)
@@ -216,7 +216,7 @@ func TestReversibleMemory(t *testing.T) {
 	b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
 	recordWith := func(steps int, g GradMode, method string) (int, *Stats) {
 		tp := autograd.NewTape(engine64())
-		ys, st, err := Solve[float64](tp, m, tp.Param(m.y0p), []float64{0, 1}, b, Options{Method: method, Step: 1 / float64(steps), Gradient: g})
+		ys, st, err := Solve[float64](tp, m, tp.Param(m.y0p), []float64{0, 1}, b, Options{Method: method, Step: 1 / float64(steps), Mode: g})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +270,7 @@ func TestReversibleUnlistedParam(t *testing.T) {
 	s := Funcs[float64]{F: m.Drift, G: m.Diffusion, Parameters: []*autograd.Param[float64]{m.w, m.b, m.a}} // c left out
 	b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
 	tp := autograd.NewTape(engine64())
-	ys, _, err := Solve[float64](tp, s, tp.Param(m.y0p), []float64{0, 1}, b, Options{Method: ReversibleHeun, Step: 0.25, Gradient: Reversible{}})
+	ys, _, err := Solve[float64](tp, s, tp.Param(m.y0p), []float64{0, 1}, b, Options{Method: ReversibleHeun, Step: 0.25, Mode: Reversible{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestFloat32(t *testing.T) {
 		t.Run(method, func(t *testing.T) {
 			opt := Options{Method: method, Step: 1.0 / 64}
 			if method == ReversibleHeun {
-				opt.Gradient = Reversible{}
+				opt.Mode = Reversible{}
 			}
 			tp32 := autograd.NewTape(tensor.Default().Float32())
 			x32 := tp32.Input(tensor.Full[float32](0.3, n))
@@ -375,7 +375,7 @@ func TestAdjointConverges(t *testing.T) {
 			_, ref := grads(t, m, m.loss(b, Options{Method: tc.method, Step: 1.0 / 1024}))
 			var errs []float64
 			for _, h := range hs {
-				_, ga := grads(t, m, m.loss(b, Options{Method: tc.method, Step: h, Gradient: Adjoint{}}))
+				_, ga := grads(t, m, m.loss(b, Options{Method: tc.method, Step: h, Mode: Adjoint{}}))
 				_, gb := grads(t, m, m.loss(b, Options{Method: tc.method, Step: h}))
 				errs = append(errs, relErr(ga, ref))
 				if e, eb := relErr(ga, gb), relErr(gb, ref); e > 3*eb+1e-3 {
@@ -417,7 +417,7 @@ func TestBinomialCheckpoint(t *testing.T) {
 			b := mustBrownian[float64](t, 0, 1, m.pathShape(), BrownianOptions{Seed: 5})
 			opt := Options{Method: tc.method, Step: 1.0 / 20, Adaptive: tc.adaptive, RTol: 1e-3, ATol: 1e-4}
 			lb, gb := grads(t, m, m.loss(b, opt))
-			opt.Gradient = Recursive{Budget: tc.budget}
+			opt.Mode = Recursive{Budget: tc.budget}
 			lc, gc := grads(t, m, m.loss(b, opt))
 			if lb != lc {
 				t.Errorf("loss %.17g with Backprop, %.17g with a budget", lb, lc)

@@ -8,7 +8,7 @@ import (
 )
 
 // GradMode is how a solve is differentiated when its tape records
-// gradients: Backprop{} (the default, when Options.Gradient is nil),
+// gradients: Backprop{} (the default, when Options.Mode is nil),
 // Reversible{}, Adjoint{}, Checkpoint{…} or Recursive{…}. As odeblock's
 // modes (odeblock.GradMode), each is a value of its own type that carries
 // its own options, and the words mean the same in both packages where the

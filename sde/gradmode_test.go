@@ -47,7 +47,7 @@ func TestRecursiveDefaultBudget(t *testing.T) {
 	run := func(g GradMode) Stats {
 		tp := autograd.NewTape(engine64())
 		defer tp.Release()
-		ys, st, err := Solve[float64](tp, m, tp.Param(m.y0p), []float64{0, 1}, b, Options{Step: 1.0 / 40, Gradient: g})
+		ys, st, err := Solve[float64](tp, m, tp.Param(m.y0p), []float64{0, 1}, b, Options{Step: 1.0 / 40, Mode: g})
 		if err != nil {
 			t.Fatal(err)
 		}

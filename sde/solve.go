@@ -142,10 +142,10 @@ type Options struct {
 	// DerivativeFree makes Milstein use a difference quotient instead of
 	// the Jacobian–vector product of g.
 	DerivativeFree bool
-	// Gradient is how the solve is differentiated when tp records
-	// gradients: Backprop{}, Reversible{}, Adjoint{}, Checkpoint{…} or
-	// Recursive{…}; nil means Backprop{}.
-	Gradient GradMode
+	// Mode picks how the solve is differentiated when tp records
+	// gradients (the word odeblock.Block uses): Backprop{}, Reversible{},
+	// Adjoint{}, Checkpoint{…} or Recursive{…}; nil means Backprop{}.
+	Mode GradMode
 
 	// Adaptive turns on step-size control by step doubling (as torchsde's
 	// adaptive mode): every attempt takes a step of h and two of h/2 on the
@@ -252,7 +252,7 @@ func Solve[T tensor.Float](tp *autograd.Tape[T], s SDE[T], y0 autograd.Var[T], t
 		return []autograd.Var[T]{y0}, st, nil
 	}
 	if !tp.NoGrad() {
-		switch m := opt.Gradient.(type) {
+		switch m := opt.Mode.(type) {
 		case Reversible:
 			return solveReversible(tp, p, y0, ts, path, opt)
 		case Adjoint:
@@ -309,7 +309,7 @@ func checkOptions[T tensor.Float](method string, calc Calculus, ts []float64, pa
 	if (method == Milstein || method == SRK || method == SRI2) && opt.Noise == General {
 		return fmt.Errorf("sde: method %q takes diagonal or scalar noise, not general noise (it would need the space-space Lévy areas)", method)
 	}
-	if err := checkGradient(opt.Gradient, method, calc); err != nil {
+	if err := checkGradient(opt.Mode, method, calc); err != nil {
 		return err
 	}
 	if _, ok := path.(AreaPath[T]); (method == SRI2 || method == SRA1) && !ok {

@@ -329,13 +329,13 @@ func TestSolveErrors(t *testing.T) {
 		{"milstein general", good, []int{4, 2}, []int{4, 2}, ts, Options{Method: Milstein, Step: 0.1, Noise: General}, []string{"general"}, nil},
 		{"sri2 without areas", good, []int{1}, []int{1}, ts, Options{Method: SRI2, Step: 0.1}, []string{"sri2", "Lévy", "givenPath"}, nil},
 		{"sra1 without areas", good, []int{1}, []int{1}, ts, Options{Method: SRA1, Step: 0.1}, []string{"sra1", "Lévy", "givenPath"}, nil},
-		{"adjoint of an Itô method", good, []int{4}, []int{4}, ts, Options{Method: SRK, Step: 0.1, Gradient: Adjoint{}}, []string{"Adjoint", "Stratonovich", "srk"}, nil},
-		{"checkpointed reversible heun", good, []int{4}, []int{4}, ts, Options{Method: ReversibleHeun, Step: 0.1, Gradient: Checkpoint{}}, []string{"Checkpoint", "Reversible"}, nil},
-		{"recursive reversible heun", good, []int{4}, []int{4}, ts, Options{Method: ReversibleHeun, Step: 0.1, Gradient: Recursive{Budget: 4}}, []string{"Recursive", "Reversible"}, nil},
-		{"negative every", good, []int{4}, []int{4}, ts, Options{Step: 0.1, Gradient: Checkpoint{Every: -2}}, []string{"Checkpoint.Every -2"}, nil},
-		{"negative budget", good, []int{4}, []int{4}, ts, Options{Step: 0.1, Gradient: Recursive{Budget: -1}}, []string{"Recursive.Budget -1"}, nil},
-		{"pointer mode", good, []int{4}, []int{4}, ts, Options{Step: 0.1, Gradient: &Checkpoint{}}, []string{"*sde.Checkpoint", "not a pointer"}, nil},
-		{"reversible gradient", good, []int{4}, []int{4}, ts, Options{Method: Heun, Step: 0.1, Gradient: Reversible{}}, []string{"reversible_heun"}, nil},
+		{"adjoint of an Itô method", good, []int{4}, []int{4}, ts, Options{Method: SRK, Step: 0.1, Mode: Adjoint{}}, []string{"Adjoint", "Stratonovich", "srk"}, nil},
+		{"checkpointed reversible heun", good, []int{4}, []int{4}, ts, Options{Method: ReversibleHeun, Step: 0.1, Mode: Checkpoint{}}, []string{"Checkpoint", "Reversible"}, nil},
+		{"recursive reversible heun", good, []int{4}, []int{4}, ts, Options{Method: ReversibleHeun, Step: 0.1, Mode: Recursive{Budget: 4}}, []string{"Recursive", "Reversible"}, nil},
+		{"negative every", good, []int{4}, []int{4}, ts, Options{Step: 0.1, Mode: Checkpoint{Every: -2}}, []string{"Checkpoint.Every -2"}, nil},
+		{"negative budget", good, []int{4}, []int{4}, ts, Options{Step: 0.1, Mode: Recursive{Budget: -1}}, []string{"Recursive.Budget -1"}, nil},
+		{"pointer mode", good, []int{4}, []int{4}, ts, Options{Step: 0.1, Mode: &Checkpoint{}}, []string{"*sde.Checkpoint", "not a pointer"}, nil},
+		{"reversible gradient", good, []int{4}, []int{4}, ts, Options{Method: Heun, Step: 0.1, Mode: Reversible{}}, []string{"reversible_heun"}, nil},
 		{"diffusion shape", wrongG, []int{4}, []int{4}, ts, Options{Step: 0.1}, []string{"diffusion", "[2 4]", "want [4]", "t=0"}, nil},
 		{"drift shape", wrongF, []int{4}, []int{4}, ts, Options{Step: 0.1}, []string{"drift", "[8]", "[4]"}, nil},
 		{"NaN diffusion", nanAt(0.6), []int{4}, []int{4}, ts, Options{Method: Heun, Step: 0.25}, []string{"heun", "t=0.5", "diffusion", "NaN"}, ErrNonFinite},
@@ -406,7 +406,7 @@ func TestSingleTime(t *testing.T) {
 		}
 		tp := autograd.NewTape(engine64())
 		y0 := tp.Input(tensor.Full(1.0, 4))
-		ys, st, err := Solve[float64](tp, gbmDiag.sde(), y0, []float64{0.5}, b, Options{Method: method, Step: 0.1, Gradient: g})
+		ys, st, err := Solve[float64](tp, gbmDiag.sde(), y0, []float64{0.5}, b, Options{Method: method, Step: 0.1, Mode: g})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -554,9 +554,9 @@ func TestSolveTinyFixedStep(t *testing.T) {
 		{"denormal", []float64{0, 1}, Options{Step: 5e-324}, []string{"Step 5e-324", "span [0, 1]"}, ErrStepUnderflow},
 		{"second interval", []float64{0, 1e-300, 1}, Options{Step: 1e-300}, []string{"span [1e-300, 1]", "ts[1] to ts[2]"}, ErrStepUnderflow},
 		{"late times", []float64{1e15, 1e15 + 1}, Options{Step: 0.01}, []string{"Step 0.01", "span [1e+15, 1.000000000000001e+15]", "100 steps"}, ErrStepUnderflow},
-		{"reversible", []float64{0, 1}, Options{Method: ReversibleHeun, Step: 1e-300, Gradient: Reversible{}}, []string{"Step 1e-300"}, ErrStepUnderflow},
-		{"checkpoint", []float64{0, 1}, Options{Method: Heun, Step: 1e-300, Gradient: Checkpoint{}}, []string{"Step 1e-300"}, ErrStepUnderflow},
-		{"adjoint", []float64{0, 1}, Options{Method: Heun, Step: 1e-300, Gradient: Adjoint{}}, []string{"Step 1e-300"}, ErrStepUnderflow},
+		{"reversible", []float64{0, 1}, Options{Method: ReversibleHeun, Step: 1e-300, Mode: Reversible{}}, []string{"Step 1e-300"}, ErrStepUnderflow},
+		{"checkpoint", []float64{0, 1}, Options{Method: Heun, Step: 1e-300, Mode: Checkpoint{}}, []string{"Step 1e-300"}, ErrStepUnderflow},
+		{"adjoint", []float64{0, 1}, Options{Method: Heun, Step: 1e-300, Mode: Adjoint{}}, []string{"Step 1e-300"}, ErrStepUnderflow},
 		{"max steps", []float64{0, 0.5, 1}, Options{Step: 1e-3, MaxSteps: 999}, []string{"Step 0.001", "1000 steps", "span [0, 1]", "MaxSteps 999"}, ErrMaxSteps},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -611,7 +611,7 @@ func TestSolveInfiniteTime(t *testing.T) {
 		{"NaN", []float64{0, math.NaN()}, Options{Step: 0.1}, "ts[1] = NaN is not finite"},
 		{"last of three", []float64{0, 0.5, inf}, Options{Step: 0.1}, "ts[2] = +Inf is not finite"},
 		{"adaptive", []float64{0, inf}, Options{Step: 0.1, Adaptive: true}, "ts[1] = +Inf is not finite"},
-		{"reversible", []float64{0, inf}, Options{Method: ReversibleHeun, Step: 0.1, Gradient: Reversible{}}, "ts[1] = +Inf is not finite"},
+		{"reversible", []float64{0, inf}, Options{Method: ReversibleHeun, Step: 0.1, Mode: Reversible{}}, "ts[1] = +Inf is not finite"},
 		{"single", []float64{inf}, Options{Step: 0.1}, "ts[0] = +Inf is not finite"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -704,7 +704,7 @@ func TestReversibleHeunDissipative(t *testing.T) {
 	for _, g := range []GradMode{Backprop{}, Reversible{}} {
 		tp := autograd.NewTape(engine64())
 		tp.SetNoGrad(g == (Backprop{}))
-		_, _, err := Solve[float64](tp, cubic, tp.Input(tensor.Full(2.0, 4)), ts, b, Options{Method: ReversibleHeun, Step: 0.01, Gradient: g})
+		_, _, err := Solve[float64](tp, cubic, tp.Input(tensor.Full(2.0, 4)), ts, b, Options{Method: ReversibleHeun, Step: 0.01, Mode: g})
 		var se *SolveError
 		if !errors.As(err, &se) || !errors.Is(err, ErrNonFinite) || se.Method != ReversibleHeun || !(se.T > 2 && se.T < 10) {
 			t.Fatalf("gradient %v: error %v, want a *SolveError of reversible_heun at some 2 < t < 10 wrapping ErrNonFinite", g, err)

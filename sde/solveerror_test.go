@@ -62,9 +62,9 @@ func TestSolveErrorIsTheIntegrators(t *testing.T) {
 			integrate.SolveError{Phase: "forward", T: 0.25, H: 0.25}, ErrNonFinite},
 		{"forward, adaptive", nanAfter(0), Options{Method: EulerMaruyama, Step: 0.5, Adaptive: true}, 0,
 			integrate.SolveError{Phase: "forward", T: 0, H: 0.5}, ErrNonFinite},
-		{"backward, reversible", nanAfter(10), Options{Method: ReversibleHeun, Step: 0.25, Gradient: Reversible{}}, 4,
+		{"backward, reversible", nanAfter(10), Options{Method: ReversibleHeun, Step: 0.25, Mode: Reversible{}}, 4,
 			integrate.SolveError{Phase: "backward", T: 0.75, H: 0.25}, errPathGone},
-		{"backward, adjoint", nanAfter(10), Options{Method: Heun, Step: 0.5, Gradient: Adjoint{}}, 2,
+		{"backward, adjoint", nanAfter(10), Options{Method: Heun, Step: 0.5, Mode: Adjoint{}}, 2,
 			integrate.SolveError{Phase: "backward", T: 0.5, H: 0.5}, errPathGone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -323,7 +323,7 @@ func TestTorchsdeGradients(t *testing.T) {
 					tp := autograd.NewTape(engine64())
 					defer tp.Release()
 					opt := md.opt
-					opt.Method, opt.Noise, opt.Step, opt.DerivativeFree, opt.Gradient = c.method, noise, inc.Dt, c.free, md.grad
+					opt.Method, opt.Noise, opt.Step, opt.DerivativeFree, opt.Mode = c.method, noise, inc.Dt, c.free, md.grad
 					ys, _, err := Solve[float64](tp, m, tp.Param(y0), inc.Ts, path, opt)
 					if err != nil {
 						t.Fatal(err)

@@ -202,7 +202,7 @@ func run(c config) (result, error) {
 	block := &sde.Block[float64]{
 		SDE:     m,
 		Times:   ts,
-		Options: sde.Options{Method: sde.ReversibleHeun, Step: c.Step, Gradient: sde.Reversible{}},
+		Options: sde.Options{Method: sde.ReversibleHeun, Step: c.Step, Mode: sde.Reversible{}},
 		Seed:    c.Seed + 1, // the model's paths are not the data's
 		NoArea:  true,       // reversible Heun reads no Lévy areas
 	}

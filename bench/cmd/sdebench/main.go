@@ -207,7 +207,7 @@ type Problem[T tensor.Float] struct {
 func (c Config) options() sde.Options {
 	opt := sde.Options{Method: c.Method, Noise: sde.Diagonal, Step: 1 / float64(c.Steps)}
 	if c.Method == sde.ReversibleHeun {
-		opt.Gradient = sde.Reversible{}
+		opt.Mode = sde.Reversible{}
 	}
 	return opt
 }
