@@ -46,8 +46,10 @@ MPI_PKGS := ./distributed ./train ./cmd/adamnode
 RACE_PKGS := ./tensor ./autograd ./data ./distributed ./train ./serve ./infer
 # The OpenBLAS build's tests: every package but cuda, whose device code
 # (the stand-in's kernels, cuBLAS and cuDNN) the tag does not change and
-# whose tests, the longest of all, the pure-Go build has run.
-OPENBLAS_TEST_PKGS = $(shell $(GO) list ./... | grep -v '/cuda$$')
+# whose tests, the longest of all, the pure-Go build has run, and but the
+# GEMM kernels' packages under tensor/internal, where the tag adds OpenBLAS
+# to the benchmarks only (make vet builds their tests with it).
+OPENBLAS_TEST_PKGS = $(shell $(GO) list ./... | grep -v -e '/cuda$$' -e '/tensor/internal/')
 BENCHTIME ?= 1s
 
 .PHONY: test vet cross test-paths test-arm64 bench bench-compare fmt-check demo demo-data mutate mutate-diff
