@@ -6,8 +6,10 @@ import (
 	"github.com/adamnode/adamnode/tensor/internal/gemm"
 )
 
+//go:generate go run ../gemm/gen_avx2.go ../gemm/gen_common.go dgemm
+
 // The AVX2 register tile (mrAVX2 × nrAVX2: 12 accumulators of 4 lanes in
-// the 16 YMM registers, see gen_avx2.go) and its cache blocks: a
+// the 16 YMM registers, see ../gemm/gen_avx2.go) and its cache blocks: a
 // kcAVX2×8 panel of B (16 KiB) stays in a 32 KiB L1, a 72×256 block of A
 // (144 KiB) in a 256 KiB L2 (Haswell's; Zen 3 has 512 KiB), a 256×2048
 // block of B (4 MiB) in L3. kcAVX2 is kc, so that both paths sum each

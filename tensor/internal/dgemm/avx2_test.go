@@ -19,7 +19,7 @@ type avx2Kernel struct {
 	nv, rk  int
 }
 
-// avx2Kernels are every AVX2 kernel of gen_avx2.go.
+// avx2Kernels are every AVX2 kernel of ../gemm/gen_avx2.go.
 var avx2Kernels = []avx2Kernel{
 	{"avx2P8", avx2P8, false, 2, 6}, {"avx2P4", avx2P4, false, 1, 6},
 	{"avx2S8", avx2S8, true, 2, 6}, {"avx2S4", avx2S4, true, 1, 6},

@@ -9,10 +9,10 @@ import (
 	"github.com/adamnode/adamnode/tensor/internal/gemm"
 )
 
-//go:generate go run gen_sse2.go
+//go:generate go run ../gemm/gen_sse2.go ../gemm/gen_common.go dgemm
 
 // The SSE2 register tile (mrSSE2 × nrSSE2: 12 accumulators of 2 lanes in
-// the 16 XMM registers, see gen_sse2.go) and its cache blocks: a
+// the 16 XMM registers, see ../gemm/gen_sse2.go) and its cache blocks: a
 // kcSSE2×4 panel of B (8 KiB) stays in L1, a 60×256 block of A (120 KiB)
 // in a 256 KiB L2 (Nehalem's, Sandy Bridge's), a 256×2048 block of B in
 // L3 (4 MiB). kcSSE2 is kc, so that every path sums each element of C in the same

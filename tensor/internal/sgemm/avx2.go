@@ -6,8 +6,10 @@ import (
 	"github.com/adamnode/adamnode/tensor/internal/gemm"
 )
 
+//go:generate go run ../gemm/gen_avx2.go ../gemm/gen_common.go sgemm
+
 // The AVX2 register tile (mrAVX2 × nrAVX2: 12 accumulators of 8 lanes in
-// the 16 YMM registers, see gen_avx2.go) and its cache blocks: a
+// the 16 YMM registers, see ../gemm/gen_avx2.go) and its cache blocks: a
 // kcAVX2×16 panel of B (16 KiB) stays in a 32 KiB L1, a 168×256 block of
 // A (168 KiB) in a 256 KiB L2 (Haswell's; Zen 3 has 512 KiB), a 256×4096
 // block of B in L3. kcAVX2 is kc, so that both paths sum each element of

@@ -1,6 +1,6 @@
 package sgemm
 
-//go:generate go run gen_neon.go
+//go:generate go run ../gemm/gen_neon.go ../gemm/gen_common.go sgemm
 
 import (
 	"gonum.org/v1/gonum/blas/gonum"
@@ -9,7 +9,7 @@ import (
 )
 
 // The NEON register tile (mrNEON × nrNEON: 24 accumulators of 4 lanes in
-// the 32 V registers, see gen_neon.go) and its cache blocks: a
+// the 32 V registers, see ../gemm/gen_neon.go) and its cache blocks: a
 // kcNEON×8 panel of B (8 KiB) stays in L1, a 168×256 block of A
 // (168 KiB) in L2, a 256×4096 block of B (4 MiB) in L2 or L3. kcNEON is
 // kc, so that every path sums each element of C in the same order. The

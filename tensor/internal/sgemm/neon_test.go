@@ -9,7 +9,7 @@ import (
 	"github.com/adamnode/adamnode/tensor/internal/gemm"
 )
 
-// neonKernels are every NEON kernel of gen_neon.go, as runKernel takes
+// neonKernels are every NEON kernel of ../gemm/gen_neon.go, as runKernel takes
 // them (nv counting vectors of 4 columns here; none reads A by rows).
 var neonKernels = []avx2Kernel{
 	{"neonP8", neonP8, false, 2, 12}, {"neonP4", neonP4, false, 1, 12},

@@ -9,10 +9,10 @@ import (
 	"github.com/adamnode/adamnode/tensor/internal/gemm"
 )
 
-//go:generate go run gen_sse2.go
+//go:generate go run ../gemm/gen_sse2.go ../gemm/gen_common.go sgemm
 
 // The SSE2 register tile (mrSSE2 × nrSSE2: 12 accumulators of 4 lanes in
-// the 16 XMM registers, see gen_sse2.go) and its cache blocks: a
+// the 16 XMM registers, see ../gemm/gen_sse2.go) and its cache blocks: a
 // kcSSE2×8 panel of B (8 KiB) stays in L1, a 120×256 block of A (120 KiB)
 // in a 256 KiB L2 (Nehalem's, Sandy Bridge's), a 256×4096 block of B in
 // L3. kcSSE2 is kc, so that every path sums each element of C in the same
