@@ -7,14 +7,15 @@ import (
 	"testing"
 
 	"github.com/adamnode/adamnode/tensor/internal/gemm"
+	"github.com/adamnode/adamnode/tensor/internal/gemm/gemmtest"
 )
 
 // neonKernels are every NEON kernel of ../gemm/gen_neon.go, as runKernel takes
 // them (nv counting vectors of 2 columns here; none reads A by rows).
 var neonKernels = []avx2Kernel{
-	{"neonP8", neonP8, false, 4, 6}, {"neonP4", neonP4, false, 2, 6}, {"neonP2", neonP2, false, 1, 6},
-	{"neonP8r2", neonP8r2, false, 4, 2}, {"neonP4r2", neonP4r2, false, 2, 2}, {"neonP2r2", neonP2r2, false, 1, 2},
-	{"neonP8r4", neonP8r4, false, 4, 4}, {"neonP4r4", neonP4r4, false, 2, 4}, {"neonP2r4", neonP2r4, false, 1, 4},
+	{Name: "neonP8", Kern: neonP8, NV: 4, RK: 6}, {Name: "neonP4", Kern: neonP4, NV: 2, RK: 6}, {Name: "neonP2", Kern: neonP2, NV: 1, RK: 6},
+	{Name: "neonP8r2", Kern: neonP8r2, NV: 4, RK: 2}, {Name: "neonP4r2", Kern: neonP4r2, NV: 2, RK: 2}, {Name: "neonP2r2", Kern: neonP2r2, NV: 1, RK: 2},
+	{Name: "neonP8r4", Kern: neonP8r4, NV: 4, RK: 4}, {Name: "neonP4r4", Kern: neonP4r4, NV: 2, RK: 4}, {Name: "neonP2r4", Kern: neonP2r4, NV: 1, RK: 4},
 }
 
 // TestNEONKernels runs every NEON kernel directly, on any arm64 CPU
@@ -36,8 +37,8 @@ func TestNEONKernels(t *testing.T) {
 	}
 	stores := []store{{1, 0, false}, {-1.5, 0, true}, {0.5, 1, false}, {2, -0.75, false}, {1, negZero, false}, {0, 0.5, false}}
 	for _, kn := range neonKernels {
-		width := 2 * kn.nv
-		for rows := 1; rows <= kn.rk; rows++ {
+		width := 2 * kn.NV
+		for rows := 1; rows <= kn.RK; rows++ {
 			for w := 1; w <= width; w++ {
 				for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13, 64} {
 					for si, st := range stores {
@@ -49,7 +50,7 @@ func TestNEONKernels(t *testing.T) {
 						if (rows+k)%3 == 0 {
 							ka = 17 // a transposed A in place
 						}
-						runKernel(t, rng, kn, kernelCase{rows: rows, w: w, k: k, alpha: st.alpha, beta: st.beta, bias: st.bias, ldb: ldb, ka: ka, ldc: w + 2 + k%3})
+						gemmtest.RunKernel(t, rng, kn, kernelCase{Rows: rows, W: w, K: k, Alpha: st.alpha, Beta: st.beta, Bias: st.bias, LDB: ldb, KA: ka, LDC: w + 2 + k%3})
 					}
 				}
 			}
@@ -87,8 +88,8 @@ func TestNEONEdge(t *testing.T) {
 func neonKernelName(k gemm.Kernel[float64]) string {
 	p := fmt.Sprintf("%p", k)
 	for _, kn := range neonKernels {
-		if fmt.Sprintf("%p", kn.kern) == p {
-			return kn.name
+		if fmt.Sprintf("%p", kn.Kern) == p {
+			return kn.Name
 		}
 	}
 	return "unknown kernel " + p

@@ -3,42 +3,18 @@
 package sgemm
 
 import (
+	"fmt"
 	"runtime/debug"
-	"syscall"
 	"testing"
-	"unsafe"
 
 	"github.com/adamnode/adamnode/tensor/internal/gemm"
+	"github.com/adamnode/adamnode/tensor/internal/gemm/gemmtest"
 )
 
-// guarded returns rows runs of n float32s (n at most a page's), ld apart
-// in the returned slice, each ending right before a page that no access
-// is allowed to, and a function unmapping them.
+// guarded is gemmtest.Guarded for float32.
 func guarded(t *testing.T, rows, n int) (s []float32, ld int, free func()) {
 	t.Helper()
-	page := syscall.Getpagesize()
-	mem, err := syscall.Mmap(-1, 0, 2*rows*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for r := range rows {
-		if err := syscall.Mprotect(mem[(2*r+1)*page:(2*r+2)*page], syscall.PROT_NONE); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ld = 2 * page / 4
-	start := page - 4*n
-	s = unsafe.Slice((*float32)(unsafe.Pointer(&mem[start])), (rows-1)*ld+n)
-	return s, ld, func() { syscall.Munmap(mem) }
-}
-
-// fill sets rows runs of n values, ld apart, to v.
-func fill(s []float32, rows, n, ld int, v float32) {
-	for r := range rows {
-		for j := range n {
-			s[r*ld+j] = v
-		}
-	}
+	return gemmtest.Guarded[float32](t, rows, n)
 }
 
 // TestAVX2KernelsStayInside runs each AVX2 kernel on a partial last
@@ -53,52 +29,35 @@ func TestAVX2KernelsStayInside(t *testing.T) {
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	for _, kn := range avx2Kernels {
-		width := 8 * kn.nv
+		width := 8 * kn.NV
 		for _, w := range []int{width - 7, width - 1} {
 			for _, beta := range []float32{0, 1} {
 				const k = 5
 				var a []float32
 				var ka int
 				var freeA func()
-				if kn.strided {
-					a, ka, freeA = guarded(t, kn.rk, k)
+				if kn.Strided {
+					a, ka, freeA = guarded(t, kn.RK, k)
 				} else {
-					a, ka, freeA = guarded(t, k, kn.rk)
+					a, ka, freeA = guarded(t, k, kn.RK)
 				}
 				b, ldb, freeB := guarded(t, k, w)
-				c, ldc, freeC := guarded(t, kn.rk, w)
+				c, ldc, freeC := guarded(t, kn.RK, w)
 				bias, _, freeBias := guarded(t, 1, w)
-				if kn.strided {
-					fill(a, kn.rk, k, ka, 1)
+				if kn.Strided {
+					gemmtest.Fill(a, kn.RK, k, ka, 1)
 				} else {
-					fill(a, k, kn.rk, ka, 1)
+					gemmtest.Fill(a, k, kn.RK, ka, 1)
 				}
-				fill(b, k, w, ldb, 2)
-				fill(bias, 1, w, 0, 3)
-				fill(c, kn.rk, w, ldc, 4)
+				gemmtest.Fill(b, k, w, ldb, 2)
+				gemmtest.Fill(bias, 1, w, 0, 3)
+				gemmtest.Fill(c, kn.RK, w, ldc, 4)
 				var bp *float32
 				if beta == 0 {
 					bp = &bias[0]
 				}
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							t.Errorf("%s, %d columns, beta %v: %v", kn.name, w, beta, r)
-						}
-					}()
-					kn.kern(k, &a[0], ka, &b[0], ldb, &c[0], ldc, 1, beta, kn.rk, gemm.Lanes(w), bp)
-				}()
-				want := float32(2*k + 3) // 1·2 summed k times, plus the bias
-				if beta != 0 {
-					want = 2*k + 4 // plus C
-				}
-				for i := range kn.rk {
-					for j := range w {
-						if v := c[i*ldc+j]; v != want {
-							t.Fatalf("%s, %d columns, beta %v: C[%d,%d] = %v, want %v", kn.name, w, beta, i, j, v, want)
-						}
-					}
-				}
+				label := fmt.Sprintf("%s, %d columns, beta %v", kn.Name, w, beta)
+				gemmtest.CheckGuardedCall(t, label, func() { kn.Kern(k, &a[0], ka, &b[0], ldb, &c[0], ldc, 1, beta, kn.RK, gemm.Lanes(w), bp) }, c, kn.RK, w, ldc, k, beta)
 				freeA()
 				freeB()
 				freeC()

@@ -7,121 +7,24 @@ import (
 	"testing"
 
 	"github.com/adamnode/adamnode/tensor/internal/gemm"
+	"github.com/adamnode/adamnode/tensor/internal/gemm/gemmtest"
 	"github.com/adamnode/adamnode/tensor/internal/isa"
 )
 
-// avx2Kernel is one AVX2 micro-kernel and its shape: strided reads A by
-// rows in place, nv vectors of 8 columns, rk rows computed.
-type avx2Kernel struct {
-	name    string
-	kern    gemm.Kernel[float32]
-	strided bool
-	nv, rk  int
-}
+// avx2Kernel is one micro-kernel and its shape (nv counting vectors of
+// the kernels' own width), as gemmtest.RunKernel takes it.
+type avx2Kernel = gemmtest.Kernel[float32]
 
 // avx2Kernels are every AVX2 kernel of ../gemm/gen_avx2.go.
 var avx2Kernels = []avx2Kernel{
-	{"avx2P16", avx2P16, false, 2, 6}, {"avx2P8", avx2P8, false, 1, 6},
-	{"avx2S16", avx2S16, true, 2, 6}, {"avx2S8", avx2S8, true, 1, 6},
-	{"avx2P16r2", avx2P16r2, false, 2, 2}, {"avx2P8r2", avx2P8r2, false, 1, 2},
-	{"avx2P16r4", avx2P16r4, false, 2, 4}, {"avx2P8r4", avx2P8r4, false, 1, 4},
+	{Name: "avx2P16", Kern: avx2P16, NV: 2, RK: 6}, {Name: "avx2P8", Kern: avx2P8, NV: 1, RK: 6},
+	{Name: "avx2S16", Kern: avx2S16, Strided: true, NV: 2, RK: 6}, {Name: "avx2S8", Kern: avx2S8, Strided: true, NV: 1, RK: 6},
+	{Name: "avx2P16r2", Kern: avx2P16r2, NV: 2, RK: 2}, {Name: "avx2P8r2", Kern: avx2P8r2, NV: 1, RK: 2},
+	{Name: "avx2P16r4", Kern: avx2P16r4, NV: 2, RK: 4}, {Name: "avx2P8r4", Kern: avx2P8r4, NV: 1, RK: 4},
 }
 
-// kernelCase is one call of a kernel: rows rows and w columns stored,
-// k steps, the scalars, with a bias or not, B's row stride (the panel's
-// width when packed, wider in place) and A's (ka) and C's.
-type kernelCase struct {
-	rows, w, k  int
-	alpha, beta float32
-	bias        bool
-	ldb, ka     int
-	ldc         int
-}
-
-// runKernel calls kern on random operands for kc and checks the stored
-// tile against float64 sums, and that nothing else of C changed. The
-// operands' elements that the tile does not use (the rows past rows, the
-// columns past w) are NaN, and so is C when beta is 0: none may reach a
-// stored element.
-func runKernel(t *testing.T, rng *rand.Rand, kn avx2Kernel, kc kernelCase) {
-	t.Helper()
-	nan := float32(math.NaN())
-	// A: rk rows (all must lie in the slice), row i's step p at
-	// a[p·ka + i], or a[i·ka + p] when strided.
-	a := make([]float32, kc.ka*max(kc.k, kn.rk)+kc.k+kn.rk)
-	at := func(i, p int) int {
-		if kn.strided {
-			return i*kc.ka + p
-		}
-		return p*kc.ka + i
-	}
-	for i := range a {
-		a[i] = nan
-	}
-	for i := range kc.rows {
-		for p := range kc.k {
-			a[at(i, p)] = float32(rng.NormFloat64())
-		}
-	}
-	b := make([]float32, kc.ldb*kc.k+16)
-	for i := range b {
-		b[i] = nan
-	}
-	for p := range kc.k {
-		for j := range kc.w {
-			b[p*kc.ldb+j] = float32(rng.NormFloat64())
-		}
-	}
-	c := make([]float32, kc.ldc*kn.rk+16)
-	for i := range c {
-		c[i] = float32(rng.NormFloat64())
-		if kc.beta == 0 && i%kc.ldc < kc.w {
-			c[i] = nan
-		}
-	}
-	c0 := append([]float32(nil), c...)
-	var bias []float32
-	var bp *float32
-	if kc.bias {
-		bias = make([]float32, 16)
-		for j := range bias {
-			bias[j] = nan
-			if j < kc.w {
-				bias[j] = float32(rng.NormFloat64())
-			}
-		}
-		bp = &bias[0]
-	}
-	kn.kern(kc.k, &a[0], kc.ka, &b[0], kc.ldb, &c[0], kc.ldc, kc.alpha, kc.beta, kc.rows, gemm.Lanes(kc.w), bp)
-	for idx := range c {
-		i, j := idx/kc.ldc, idx%kc.ldc
-		if i >= kc.rows || j >= kc.w {
-			if math.Float32bits(c[idx]) != math.Float32bits(c0[idx]) {
-				t.Fatalf("%s %+v: c[%d] (row %d, column %d) outside the tile changed: %v, was %v", kn.name, kc, idx, i, j, c[idx], c0[idx])
-			}
-			continue
-		}
-		var s, abs float64
-		for p := range kc.k {
-			x := float64(a[at(i, p)]) * float64(b[p*kc.ldb+j])
-			s += x
-			abs += math.Abs(x)
-		}
-		want := float64(kc.alpha) * s
-		abs *= math.Abs(float64(kc.alpha))
-		if kc.beta != 0 {
-			want += float64(kc.beta) * float64(c0[idx])
-			abs += math.Abs(float64(kc.beta) * float64(c0[idx]))
-		}
-		if kc.bias {
-			want += float64(bias[j])
-			abs += math.Abs(float64(bias[j]))
-		}
-		if got := float64(c[idx]); math.IsNaN(got) || math.Abs(got-want) > float64(kc.k+3)*0x1p-23*abs {
-			t.Fatalf("%s %+v: C[%d,%d] = %v, want %v", kn.name, kc, i, j, got, want)
-		}
-	}
-}
+// kernelCase is one call of a kernel, as gemmtest.RunKernel takes it.
+type kernelCase = gemmtest.Case[float32]
 
 // TestAVX2Kernels runs every AVX2 kernel directly, on any CPU with AVX2
 // and FMA (whatever path isa.Current chose): every row count 1..its rows,
@@ -141,8 +44,8 @@ func TestAVX2Kernels(t *testing.T) {
 	}
 	stores := []store{{1, 0, false}, {-1.5, 0, true}, {0.5, 1, false}, {2, -0.75, false}, {1, negZero, false}}
 	for _, kn := range avx2Kernels {
-		width := 8 * kn.nv
-		for rows := 1; rows <= kn.rk; rows++ {
+		width := 8 * kn.NV
+		for rows := 1; rows <= kn.RK; rows++ {
 			for w := width - 7; w <= width; w++ {
 				for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13} {
 					for si, st := range stores {
@@ -151,12 +54,12 @@ func TestAVX2Kernels(t *testing.T) {
 							ldb = w + 3 // B in place
 						}
 						ka := mrAVX2
-						if kn.strided {
+						if kn.Strided {
 							ka = k + 1
 						} else if (rows+k)%3 == 0 {
 							ka = 11 // a transposed A in place
 						}
-						runKernel(t, rng, kn, kernelCase{rows: rows, w: w, k: k, alpha: st.alpha, beta: st.beta, bias: st.bias, ldb: ldb, ka: ka, ldc: w + 2 + k%3})
+						gemmtest.RunKernel(t, rng, kn, kernelCase{Rows: rows, W: w, K: k, Alpha: st.alpha, Beta: st.beta, Bias: st.bias, LDB: ldb, KA: ka, LDC: w + 2 + k%3})
 					}
 				}
 			}
@@ -191,8 +94,8 @@ func TestAVX2Edge(t *testing.T) {
 func kernelName(k gemm.Kernel[float32]) string {
 	p := fmt.Sprintf("%p", k)
 	for _, kn := range avx2Kernels {
-		if fmt.Sprintf("%p", kn.kern) == p {
-			return kn.name
+		if fmt.Sprintf("%p", kn.Kern) == p {
+			return kn.Name
 		}
 	}
 	return "unknown kernel " + p

@@ -9,12 +9,13 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/adamnode/adamnode/tensor/internal/gemm"
+	"github.com/adamnode/adamnode/tensor/internal/gemm/gemmtest"
 )
 
 // sse2Kernels are the SSE2 kernel (every column) and its narrow form
 // (sse2Narrow, fewer columns through a copy), as runKernel takes them.
 var sse2Kernels = []avx2Kernel{
-	{"sse2Kernel", sse2Kernel, false, 2, mrSSE2}, {"sse2Narrow", sse2Narrow, false, 2, mrSSE2},
+	{Name: "sse2Kernel", Kern: sse2Kernel, NV: 2, RK: mrSSE2}, {Name: "sse2Narrow", Kern: sse2Narrow, NV: 2, RK: mrSSE2},
 }
 
 // TestSSE2Kernels runs the SSE2 kernel directly (every amd64 CPU runs it,
@@ -38,7 +39,7 @@ func TestSSE2Kernels(t *testing.T) {
 	}{{1, 0, false}, {-1.5, 0, true}, {0.5, 1, false}, {2, -0.75, false}, {1, negZero, false}, {3, 0.25, false}}
 	for _, kn := range sse2Kernels {
 		ws := []int{nrSSE2}
-		if kn.name == "sse2Narrow" {
+		if kn.Name == "sse2Narrow" {
 			ws = []int{1, 2, 3, 4, 5, 6, 7, 8}
 		}
 		for rows := 1; rows <= mrSSE2; rows++ {
@@ -49,7 +50,7 @@ func TestSSE2Kernels(t *testing.T) {
 						if (rows+k+si)%3 == 0 {
 							ka = 11 // a transposed A in place
 						}
-						runKernel(t, rng, kn, kernelCase{rows: rows, w: w, k: k, alpha: st.alpha, beta: st.beta, bias: st.bias, ldb: nrSSE2, ka: ka, ldc: w + 2 + k%3})
+						gemmtest.RunKernel(t, rng, kn, kernelCase{Rows: rows, W: w, K: k, Alpha: st.alpha, Beta: st.beta, Bias: st.bias, LDB: nrSSE2, KA: ka, LDC: w + 2 + k%3})
 					}
 				}
 			}
@@ -71,8 +72,8 @@ func TestSSE2Edge(t *testing.T) {
 		p := edgeKernelSSE2(c.rows, c.w)
 		name := "unknown kernel"
 		for _, kn := range sse2Kernels {
-			if fmt.Sprintf("%p", kn.kern) == fmt.Sprintf("%p", p) {
-				name = kn.name
+			if fmt.Sprintf("%p", kn.Kern) == fmt.Sprintf("%p", p) {
+				name = kn.Name
 			}
 		}
 		if name != c.want {
