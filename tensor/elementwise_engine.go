@@ -60,14 +60,15 @@ const (
 	BinaryDiv                 // x ⊘ y
 )
 
-// Elementwise is the elementwise work of an engine that computes in memory
-// of its own (package cuda's): the maps and their gradients, binary
-// operations with broadcasting, linear combinations, reductions, the
-// adaptive solvers' error norms, fills and copies. autograd and the
-// integrator call it, when the engine has one (ElementwiseOf), instead of
-// the tensor methods that compute in host memory, so the tensors' values
-// stay where the engine keeps them (see Storage). The CPU engines have
-// none: their tensor methods are the fast path.
+// Elementwise is an engine's elementwise work: the maps and their
+// gradients, binary operations with broadcasting, linear combinations,
+// reductions, the adaptive solvers' error norms, fills and copies.
+// autograd and the integrator do their elementwise work through it, so an
+// engine that computes in memory of its own (package cuda's; OnDevice)
+// keeps the tensors' values where it holds them (see Storage). The CPU
+// engines have one too, HostElementwise's methods with their fast paths
+// (the vector kernels, large tensors split across the engine's workers):
+// the one path both run.
 //
 // Each method computes what the named tensor method computes, within the
 // rounding each documents; shapes are checked as there, and a misfit
@@ -130,14 +131,17 @@ type Elementwise[T Float] interface {
 }
 
 // ElementwiseEngine is implemented by an engine that may have an
-// Elementwise: nil when it has none (a GPU engine whose run-time compiler
-// is missing).
+// Elementwise (the CPU engines, package cuda's): nil when it has none (a
+// GPU engine whose run-time compiler is missing).
 type ElementwiseEngine[T Float] interface {
 	Elementwise() Elementwise[T]
 }
 
-// ElementwiseOf returns e's Elementwise, or nil when e has none (the CPU
-// engines).
+// ElementwiseOf returns e's Elementwise: the CPU engines' own (their fast
+// paths), a device engine's, or nil when e has none (an engine of another
+// package without an Elementwise method, or a GPU engine whose run-time
+// compiler is missing). A non-nil result does not mean a GPU: OnDevice
+// says that.
 func ElementwiseOf[T Float](e Engine[T]) Elementwise[T] {
 	if x, ok := e.(ElementwiseEngine[T]); ok {
 		return x.Elementwise()
@@ -145,14 +149,27 @@ func ElementwiseOf[T Float](e Engine[T]) Elementwise[T] {
 	return nil
 }
 
+// hostEngine is implemented by this package's CPU engines alone.
+type hostEngine interface{ hostMemory() }
+
 // OnDevice reports whether e computes in memory of its own (package cuda's
 // engines, or a test's stand-in for one): whether autograd, the integrator
-// and the optimizers should keep the tensors' values where e keeps them,
-// through its Elementwise. The CPU engines compute in host memory.
-func OnDevice[T Float](e Engine[T]) bool { return ElementwiseOf(e) != nil }
+// and the optimizers should keep the tensors' values where e keeps them
+// and mind where they are (residency, host syncs). It is decided by the
+// engine: an engine with an Elementwise that is not one of this package's
+// CPU engines (which compute in host memory) is a device. A stand-in that
+// wraps a CPU engine in a type of its own and has an Elementwise counts as
+// a device.
+func OnDevice[T Float](e Engine[T]) bool {
+	if _, host := e.(hostEngine); host {
+		return false
+	}
+	return ElementwiseOf(e) != nil
+}
 
 // DeviceElementwise returns e's Elementwise when e computes in memory of
-// its own (OnDevice), and nil for the CPU engines.
+// its own (OnDevice), and nil otherwise (the CPU engines, whose
+// Elementwise ElementwiseOf returns).
 func DeviceElementwise[T Float](e Engine[T]) Elementwise[T] {
 	if !OnDevice(e) {
 		return nil

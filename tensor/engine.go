@@ -257,6 +257,13 @@ func (j *gemmJob[T]) part(m, n int, a, b, bias, c []T) {
 	j.gemm(trans(j.transA), trans(j.transB), m, n, j.k, j.alpha, a, j.lda, b, j.ldb, j.beta, c, j.ldc)
 }
 
+// Elementwise returns the engine's Elementwise: HostElementwise's methods
+// with large tensors split across the engine's workers.
+func (e *cpuEngine[T]) Elementwise() Elementwise[T] { return hostElementwise[T]{eng: e} }
+
+// hostMemory marks the CPU engines as computing in host memory (OnDevice).
+func (*cpuEngine[T]) hostMemory() {}
+
 // Parallel implements Engine.
 func (e *cpuEngine[T]) Parallel(n int, body func(lo, hi int)) {
 	parts := min(e.workers, n)

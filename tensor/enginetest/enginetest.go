@@ -1,7 +1,9 @@
 // Package enginetest is the conformance suite for tensor.Engine
 // implementations: every backend's tests call Run, which checks GEMM and the
 // three convolution passes against plain reference loops on many shapes
-// (size-1 dimensions, odd sizes, batch 1, stride 1 and 2, padding 0, 1 and 2).
+// (size-1 dimensions, odd sizes, batch 1, stride 1 and 2, padding 0, 1 and 2),
+// and the engine's tensor.Elementwise where it has one (the CPU engines and
+// package cuda's do).
 package enginetest
 
 import (
@@ -13,12 +15,13 @@ import (
 	"github.com/adamnode/adamnode/tensor"
 )
 
-// Run runs the whole suite on e.
+// Run runs the whole suite on e: Elementwise's too where e has one
+// (tensor.ElementwiseOf), the CPU engines' included.
 func Run[T tensor.Float](t *testing.T, e tensor.Engine[T]) {
 	t.Run("Gemm", func(t *testing.T) { Gemm(t, e) })
 	t.Run("GemmBias", func(t *testing.T) { GemmBias(t, e) })
 	t.Run("Conv2D", func(t *testing.T) { Conv2D(t, e) })
-	if el := tensor.DeviceElementwise(e); el != nil {
+	if el := tensor.ElementwiseOf(e); el != nil {
 		t.Run("Elementwise", func(t *testing.T) { Elementwise(t, el) })
 	}
 }
