@@ -17,8 +17,8 @@ type denseLog[T tensor.Float] struct {
 	last  int // the step the last lookup found
 
 	ew   tensor.Elementwise[T] // the device the steps of a device solve are kept on
-	tmp  *tensor.Tensor[T]     // the quartic's midpoint there
 	comb tensorCombiner[T]     // AtTensor's sums there
+	w    [16]float64           // the dense output's weights
 }
 
 // denseStep is what one step's interpolant needs: its start, size and
@@ -125,34 +125,11 @@ func (l *denseLog[T]) AtTensor(tq float64, dst *tensor.Tensor[T]) {
 		l.At(tq, dst.Data())
 		return
 	}
-	ew, tb, h := l.ew, l.tb, st.h
 	if tq == st.end {
-		ew.Copy(dst, st.y1t)
+		l.ew.Copy(dst, st.y1t)
 		return
 	}
-	x := (tq - st.t) / h
-	if tb.Dense != nil {
-		var w [16]float64
-		m := len(st.kst)
-		tb.Dense(x, w[:m])
-		l.comb.combine(dst, st.y0t, h, w[:m], st.kst)
-		return
-	}
-	x2, x3 := x*x, x*x*x
-	x4 := x2 * x2
-	if tb.Mid != nil {
-		// devInterpolate's quartic.
-		if l.tmp == nil || l.tmp.Len() != dst.Len() {
-			l.tmp = tensor.New[T](dst.Len())
-		}
-		l.comb.combine(l.tmp, st.y0t, h, tb.Mid, st.kst[:tb.Stages()])
-		w := [5]float64{1 - 11*x2 + 18*x3 - 8*x4, -5*x2 + 14*x3 - 8*x4, 16 * (x2 - 2*x3 + x4),
-			h * (x - 4*x2 + 5*x3 - 2*x4), h * (x2 - 3*x3 + 2*x4)}
-		l.comb.combine(dst, nil, 1, w[:], []*tensor.Tensor[T]{st.y0t, st.y1t, l.tmp, st.f0t, st.f1t})
-		return
-	}
-	w := [4]float64{(1 + 2*x) * (1 - x) * (1 - x), h * x * (1 - x) * (1 - x), x2 * (3 - 2*x), h * x2 * (x - 1)}
-	l.comb.combine(dst, nil, 1, w[:], []*tensor.Tensor[T]{st.y0t, st.f0t, st.y1t, st.f1t})
+	denseOutput[*tensor.Tensor[T]](&l.comb, &l.w, l.tb, dst, st.y0t, st.y1t, st.kst, st.t, st.h, tq, st.f0t, st.f1t)
 }
 
 // addBDF keeps a bdf step ending at end of size h and order k, whose
@@ -182,7 +159,7 @@ func (l *denseLog[T]) At(tq float64, dst []T) {
 	case st.bdf:
 		bdfInterpolate(dst, st.d, st.order, st.end, st.h, tq)
 	default:
-		interpolateStep(l.tb, dst, st.y0, st.y1, st.ks, st.t, st.h, tq, st.f0, st.f1)
+		interpolateStep(&l.w, l.tb, dst, st.y0, st.y1, st.ks, st.t, st.h, tq, st.f0, st.f1)
 	}
 }
 

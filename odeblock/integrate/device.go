@@ -66,6 +66,7 @@ type devMode[T tensor.Float] struct {
 
 	comb  tensorCombiner[T]
 	terms [16]*tensor.Tensor[T] // combine's views of the stages
+	ks    [16]*tensor.Tensor[T] // interpolate's views of the stages
 }
 
 // viewKey names a view: buffer (or host address), offset and length.
@@ -103,7 +104,6 @@ func (s *Solver[T]) useDevice(eng tensor.Engine[T]) bool {
 		s.dev = devMode[T]{ew: ew}
 		s.onDev = false
 	}
-	s.comb.dev = &s.dev
 	return ew != nil
 }
 
@@ -335,7 +335,7 @@ func (d *devMode[T]) combine(z, base *tensor.Tensor[T], h float64, cs []float64,
 		}
 	}
 	d.comb.ew = d.ew
-	d.comb.combine(z, base, h, cs, d.terms[:len(cs)])
+	d.comb.linComb(z, base, h, cs, d.terms[:len(cs)])
 	clear(d.terms[:len(cs)])
 }
 
@@ -372,159 +372,83 @@ func (s *Solver[T]) normSpan() (int, []int) {
 	return s.n, nil
 }
 
-// devErrorRatio is errorRatio on the device: the error estimate
-// h·Σ E_j·k_j formed in tmp, then its norm.
-func (s *Solver[T]) devErrorRatio(h float64) float64 {
+// interpolate is denseOutput on the device, into the flat output dst: the
+// dense output of the accepted step g of s as LinCombs of the step's
+// states, stages and end slopes, its quartic's midpoint formed in s.tmp.
+func (d *devMode[T]) interpolate(s *Solver[T], dst *tensor.Tensor[T], g stepGeom, tq float64, f0, f1 []T) {
+	ks := d.ks[:len(s.kall)]
+	for i, k := range s.kall {
+		ks[i] = d.view(k)
+	}
+	d.comb.ew, d.comb.tmp = d.ew, d.view(s.tmp)
+	denseOutput[*tensor.Tensor[T]](&d.comb, &s.w, s.tb, dst, d.view(s.y), d.view(s.y1), ks, g.t, g.h, tq, d.view(f0), d.view(f1))
+	clear(ks)
+	d.comb.tmp = nil
+}
+
+// devOps is solverOps in a device solve: the solver's slices name device
+// buffers (devMode.find), on which the engine's Elementwise computes.
+type devOps[T tensor.Float] struct{ s *Solver[T] }
+
+func (o devOps[T]) copy(dst, src []T) { o.s.dev.copy(dst, src) }
+
+func (o devOps[T]) linComb(dst, base []T, h float64, cs []float64, ks [][]T) {
+	o.s.dev.linComb(dst, base, h, cs, ks)
+}
+
+func (o devOps[T]) axpy(dst, base []T, a float64, x []T) {
+	d := &o.s.dev
+	o.s.ks1[0] = x
+	d.linComb(dst, base, a, one[:], o.s.ks1[:])
+	o.s.ks1[0] = nil
+}
+
+func (o devOps[T]) denseInput(dst, base []T, h float64, cs []float64, ks [][]T) {
+	o.s.dev.linComb(dst, base, h, cs, ks)
+}
+
+func (o devOps[T]) errNorm(h float64, cs []float64, ks [][]T, y0, y1 []T) float64 {
+	s, d := o.s, &o.s.dev
 	m, parts := s.normSpan()
 	if m == 0 {
 		return 0
 	}
-	d := &s.dev
-	if s.tb.E3 != nil {
-		return s.devErrorRatio853(h, m)
-	}
-	d.linComb(s.tmp[:m], nil, h, s.tb.E, s.k)
-	r, _ := d.norm(d.view(s.tmp[:m]), d.view(s.y[:m]), d.view(s.y1[:m]), s.opt.ATol, s.opt.RTol, parts)
+	d.linComb(s.tmp[:m], nil, h, cs, ks)
+	r, _ := d.norm(d.view(s.tmp[:m]), d.view(y0[:m]), d.view(y1[:m]), s.opt.ATol, s.opt.RTol, parts)
 	return r
 }
 
-// devErrorRatio853 is errorRatio853 on the device, part by part: the sums
-// of squares of both estimates from two ErrorNorms each.
-func (s *Solver[T]) devErrorRatio853(h float64, m int) float64 {
-	d := &s.dev
-	parts := s.opt.ErrorParts
-	if len(parts) == 0 {
-		parts = []int{m}
-	}
-	var worst float64
-	lo := 0
-	for _, l := range parts {
-		hi := lo + l
-		var ks [16][]T
-		for j, k := range s.k {
-			ks[j] = k[lo:hi]
-		}
-		y0, y1 := d.view(s.y[lo:hi]), d.view(s.y1[lo:hi])
-		sq := func(e []float64) (float64, bool) {
-			d.linComb(s.tmp[lo:hi], nil, 1, e, ks[:len(s.k)])
-			r, ok := d.norm(d.view(s.tmp[lo:hi]), y0, y1, s.opt.ATol, s.opt.RTol, nil)
-			return r * r * float64(l), ok
-		}
-		s5, ok5 := sq(s.tb.E)
-		s3, ok3 := sq(s.tb.E3)
-		if !ok5 || !ok3 {
-			return math.NaN()
-		}
-		r := 0.0 // with s5 = 0 the ratio is 0 (0/0 when s3 is 0 too)
-		if s5 != 0 {
-			r = math.Abs(h) * s5 / math.Sqrt((s5+0.01*s3)*float64(l))
-		}
-		worst = math.Max(worst, r)
-		lo = hi
-	}
-	return worst
-}
-
-// devInterpolate is explicitRK's interpolate on the device, into the
-// flat output dst: the dense output as one LinComb of the step's states,
-// stages and end slopes.
-func (s *Solver[T]) devInterpolate(dst *tensor.Tensor[T], g stepGeom, tq float64, f0, f1 []T) {
-	d, tb, h := &s.dev, s.tb, g.h
-	x := (tq - g.t) / h
-	if tb.Dense != nil {
-		var w [16]float64
-		m := len(s.kall)
-		tb.Dense(x, w[:m])
-		d.combine(dst, d.view(s.y), h, w[:m], s.kall)
-		return
-	}
-	x2, x3 := x*x, x*x*x
-	x4 := x2 * x2
-	if tb.Mid != nil {
-		// The quartic through y0, y1, the midpoint ymid (formed in tmp)
-		// and the slopes at the ends, written out as a combination:
-		// p(x) = (1 − 11x² + 18x³ − 8x⁴)·y0 + (−5x² + 14x³ − 8x⁴)·y1
-		//      + 16(x² − 2x³ + x⁴)·ymid + (x − 4x² + 5x³ − 2x⁴)·h·f0
-		//      + (x² − 3x³ + 2x⁴)·h·f1.
-		d.linComb(s.tmp, s.y, h, tb.Mid, s.k)
-		w := [5]float64{1 - 11*x2 + 18*x3 - 8*x4, -5*x2 + 14*x3 - 8*x4, 16 * (x2 - 2*x3 + x4),
-			h * (x - 4*x2 + 5*x3 - 2*x4), h * (x2 - 3*x3 + 2*x4)}
-		d.combine(dst, nil, 1, w[:], [][]T{s.y, s.y1, s.tmp, f0, f1})
-		return
-	}
-	// Cubic Hermite through (y0, h·f0) and (y1, h·f1).
-	w := [4]float64{(1 + 2*x) * (1 - x) * (1 - x), h * x * (1 - x) * (1 - x), x2 * (3 - 2*x), h * x2 * (x - 1)}
-	d.combine(dst, nil, 1, w[:], [][]T{s.y, f0, s.y1, f1})
-}
-
-// devDenseStages is denseStages' loop on the device.
-func (r *solveRun[T]) devDenseStages(g stepGeom) error {
-	s := r.s
-	for i, row := range s.tb.DenseA {
-		s.dev.linComb(s.tmp, s.y, g.h, row, s.kall[:len(row)])
-		if err := r.eval(evalProbe, 0, g.t+s.tb.DenseC[i]*g.h, s.tmp, s.kd[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// devInitialStep is initialStep on the device: the same selection, its
-// norms the engine's ErrorNorm (scaled by atol + rtol·|y0|).
-func (s *Solver[T]) devInitialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T) (float64, error) {
-	d := &s.dev
+func (o devOps[T]) scaledNorm(x, y []T) (float64, bool) {
+	s, d := o.s, &o.s.dev
 	m, parts := s.normSpan()
-	y := d.view(s.y[:m])
-	norm := func(x []T) (float64, bool) {
-		if m == 0 {
-			return 0, true
-		}
-		return d.norm(d.view(x[:m]), y, y, s.opt.ATol, s.opt.RTol, parts)
+	if m == 0 {
+		return 0, true
 	}
-	d0, _ := norm(s.y)
-	d1, f0ok := norm(f0)
-	h0 := 0.01 * d0 / d1
-	if d0 < 1e-5 || d1 < 1e-5 {
-		h0 = 1e-6
-	}
-	if math.IsNaN(h0) {
-		if !f0ok {
-			return 0, ErrNonFinite
-		}
-		return 0, ErrStepUnderflow
-	}
-	h0 = math.Min(h0, math.Abs(tEnd-t0))
-	d.linComb(s.tmp, s.y, dir*h0, []float64{1}, [][]T{f0})
-	f1 := s.k[1%len(s.k)]
-	if len(s.k) == 1 {
-		f1 = s.fnext
-	}
-	tProbe := t0 + dir*h0
-	if (tProbe-tEnd)*dir > 0 {
-		tProbe = tEnd
-	}
-	if err := eval(evalProbe, 0, tProbe, s.tmp, f1); err != nil {
-		return 0, err
-	}
-	f1ok := m == 0 || d.finite(f1[:m])
-	d.linComb(s.tmp, f1, -1, []float64{1}, [][]T{f0})
-	d2, _ := norm(s.tmp)
-	d2 /= h0
-	var h1 float64
-	if d1 <= 1e-15 && d2 <= 1e-15 {
-		h1 = math.Max(1e-6, h0*1e-3)
-	} else {
-		h1 = math.Pow(0.01/math.Max(d1, d2), 1/float64(s.tb.estimateOrder()))
-	}
-	h := math.Min(100*h0, h1)
-	switch {
-	case math.IsNaN(h) || !f0ok || !f1ok:
-		return 0, ErrNonFinite
-	case h <= 0:
-		return 0, ErrStepUnderflow
-	}
-	return dir * h, nil
+	v := d.view(y[:m])
+	return d.norm(d.view(x[:m]), v, v, s.opt.ATol, s.opt.RTol, parts)
 }
+
+// sums853 forms each estimate in s.tmp and takes its square from the
+// engine's ErrorNorm: two norms, two numbers read by the host.
+func (o devOps[T]) sums853(e5, e3 []float64, ks [][]T, y0, y1 []T, lo, hi int) (s5, s3 float64, ok bool) {
+	s, d := o.s, &o.s.dev
+	var kb [16][]T
+	for j, k := range ks {
+		kb[j] = k[lo:hi]
+	}
+	v0, v1 := d.view(y0[lo:hi]), d.view(y1[lo:hi])
+	l := float64(hi - lo)
+	sq := func(e []float64) (float64, bool) {
+		d.linComb(s.tmp[lo:hi], nil, 1, e, kb[:len(ks)])
+		r, ok := d.norm(d.view(s.tmp[lo:hi]), v0, v1, s.opt.ATol, s.opt.RTol, nil)
+		return r * r * l, ok
+	}
+	s5, ok5 := sq(e5)
+	s3, ok3 := sq(e3)
+	return s5, s3, ok5 && ok3
+}
+
+func (o devOps[T]) finite(x []T) bool { return o.s.dev.finite(x) }
 
 // hostRead brings the device buffers xs to host memory, for a reader
 // there (OnStep).
@@ -536,62 +460,15 @@ func (d *devMode[T]) hostRead(xs ...[]T) {
 	}
 }
 
-// rkStagesOn is rkStages on tensors in the memory of ew's engine: stage
-// i's input y0 + h·Σ_l A[i][l]·k[l] is formed in in(i) by ew's LinComb,
-// with the coefficients and terms of a device solve's stage sums in the
-// same order, so that a step recomputed on the device (Checkpoint's,
-// Recursive's) has the forward's inputs to the bit; eval(i, t_i, y_i)
-// leaves the stage's value in k[i] (it may replace the tensor). y0, the
-// inputs and the stages have one shape.
+// rkStagesOn is rkStages on tensors in the memory of ew's engine, with
+// the coefficients and terms of a device solve's stage sums in the same
+// order, so that a step recomputed on the device (Checkpoint's,
+// Recursive's) has the forward's inputs to the bit.
 func rkStagesOn[T tensor.Float](ew tensor.Elementwise[T], tb *Tableau, g stepGeom, y0 *tensor.Tensor[T], k []*tensor.Tensor[T], from, to int, in func(i int) *tensor.Tensor[T], eval func(i int, t float64, y *tensor.Tensor[T]) error) error {
-	c := &tensorCombiner[T]{ew: ew}
-	for i := from; i < to; i++ {
-		y := in(i)
-		c.combine(y, y0, g.h, tb.A[i], k)
-		if err := eval(i, g.StageTime(tb, i), y); err != nil {
-			return err
-		}
-	}
-	return nil
+	return rkStages[*tensor.Tensor[T]](&tensorCombiner[T]{ew: ew}, tb, g, y0, k, from, to, in, eval)
 }
 
-// rkSolutionOn is rkSolution on tensors in the memory of ew's engine: y1
-// = y0 + h·Σ b_i·k_i, or with an FSAL method a copy of the last stage's
-// input lastIn.
+// rkSolutionOn is rkSolution on tensors in the memory of ew's engine.
 func rkSolutionOn[T tensor.Float](ew tensor.Elementwise[T], tb *Tableau, h float64, y0, y1, lastIn *tensor.Tensor[T], k []*tensor.Tensor[T]) {
-	if tb.FSAL {
-		ew.Copy(y1, lastIn)
-		return
-	}
-	(&tensorCombiner[T]{ew: ew}).combine(y1, y0, h, tb.B, k)
-}
-
-// tensorCombiner forms the device path's linear combinations of tensors
-// with its engine's LinComb, its terms gathered in arrays of its own (no
-// allocation a call).
-type tensorCombiner[T tensor.Float] struct {
-	ew   tensor.Elementwise[T]
-	coef [16]T
-	xs   [16]*tensor.Tensor[T]
-}
-
-// combine sets z = base + h·Σ c[j]·ks[j] (base nil: zero), skipping the
-// zero coefficients (whose ks[j] may be nil), in order.
-func (c *tensorCombiner[T]) combine(z, base *tensor.Tensor[T], h float64, cs []float64, ks []*tensor.Tensor[T]) {
-	m := 0
-	for j, cj := range cs {
-		if cj != 0 {
-			if m == len(c.coef) {
-				panic("odeblock: more than 16 stages")
-			}
-			c.coef[m], c.xs[m] = T(h*cj), ks[j]
-			m++
-		}
-	}
-	if m == 0 && base == nil {
-		c.ew.Fill(z, 0)
-		return
-	}
-	c.ew.LinComb(z, base, c.coef[:m], c.xs[:m])
-	clear(c.xs[:m])
+	rkSolution[*tensor.Tensor[T]](&tensorCombiner[T]{ew: ew}, tb, h, y0, y1, lastIn, k)
 }

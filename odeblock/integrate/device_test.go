@@ -513,8 +513,8 @@ func TestDenseLogOnDevice(t *testing.T) {
 				dev.Reset()
 				devLog.AtTensor(tq, got)
 				if tmp == nil {
-					tmp = devLog.tmp
-				} else if devLog.tmp != tmp {
+					tmp = devLog.comb.tmp
+				} else if devLog.comb.tmp != tmp {
 					t.Errorf("t=%g: the midpoint's buffer made anew", tq)
 				}
 				if syncs, _ := dev.Syncs(); syncs != 0 {

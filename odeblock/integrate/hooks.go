@@ -49,16 +49,19 @@ func integrator[T tensor.Float]() *hooks.Integrator[T, *Solver[T], *Tableau, Sta
 		Geom:             func(si StepInfo[T]) hooks.StepGeom { return si.geom.hook() },
 		StageTime:        func(g hooks.StepGeom, tb *Tableau, i int) float64 { return fromHook(g).StageTime(tb, i) },
 		RKStages: func(s *Solver[T], g hooks.StepGeom, y0 []T, k [][]T, from, to int, in func(int) []T, eval func(int, float64, []T) error) error {
-			return rkStages(&s.comb, s.tb, fromHook(g), y0, k, from, to, in, eval)
+			return rkStages[[]T](s.ops(), s.tb, fromHook(g), y0, k, from, to, in, eval)
 		},
 		RKSolution: func(s *Solver[T], h float64, y0, y1, lastIn []T, k [][]T) {
-			rkSolution(&s.comb, s.tb, h, y0, y1, lastIn, k)
+			rkSolution[[]T](s.ops(), s.tb, h, y0, y1, lastIn, k)
 		},
 		RKStagesOn: func(ew tensor.Elementwise[T], tb *Tableau, g hooks.StepGeom, y0 *tensor.Tensor[T], k []*tensor.Tensor[T], from, to int, in func(int) *tensor.Tensor[T], eval func(int, float64, *tensor.Tensor[T]) error) error {
 			return rkStagesOn(ew, tb, fromHook(g), y0, k, from, to, in, eval)
 		},
-		RKSolutionOn:    rkSolutionOn[T],
-		InterpolateStep: interpolateStep[T],
+		RKSolutionOn: rkSolutionOn[T],
+		InterpolateStep: func(tb *Tableau, dst, y0, y1 []T, ks [][]T, t, h, tq float64, f0, f1 []T) {
+			var w [16]float64
+			interpolateStep(&w, tb, dst, y0, y1, ks, t, h, tq, f0, f1)
+		},
 	}
 }
 

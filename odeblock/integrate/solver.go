@@ -216,6 +216,10 @@ type Solver[T tensor.Float] struct {
 	errBuf [errBlock]T
 	// rowSums are the rows' sums of squares of an ErrorRows norm.
 	rowSums []float64
+	// w are the dense output's weights; ks1 a combination of one vector
+	// (arrays here: handed to the vector operations, they would escape).
+	w   [16]float64
+	ks1 [1][]T
 }
 
 // NewSolver returns a solver with the given options, or an error naming the
@@ -584,12 +588,7 @@ func (r *solveRun[T]) attempt() error {
 		return r.fail(r.t, g.h, err)
 	}
 	ratio, accept := 0.0, true
-	var finite bool
-	if s.dev.on {
-		finite = s.dev.finite(s.y1)
-	} else {
-		finite = allFinite(s.y1)
-	}
+	finite := s.ops().finite(s.y1)
 	if s.opt.Step == 0 {
 		ratio = s.m.errorRatio(s, g.h)
 		accept = ratio <= 1 && finite
@@ -658,11 +657,7 @@ func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
 	r.t, r.t0 = g.end, g.end
 	s.y, s.y1 = s.y1, s.y
 	if s.m.endSlope() {
-		if s.dev.on {
-			s.dev.copy(f0, f1)
-		} else {
-			copy(f0, f1)
-		}
+		s.ops().copy(f0, f1)
 	}
 	if s.opt.Step == 0 {
 		next := s.m.next(s, g.h, ratio, true)
@@ -700,12 +695,7 @@ func (s *Solver[T]) firstStep(eval evalFunc[T], t, tEnd, dir float64, f0 []T) (f
 	h := dir * s.opt.FirstStep
 	if s.opt.FirstStep == 0 {
 		var err error
-		if s.dev.on {
-			h, err = s.devInitialStep(eval, t, tEnd, dir, f0)
-		} else {
-			h, err = s.initialStep(eval, t, tEnd, dir, f0)
-		}
-		if err != nil {
+		if h, err = s.initialStep(eval, t, tEnd, dir, f0); err != nil {
 			return 0, err
 		}
 	}
@@ -719,7 +709,7 @@ func (r *solveRun[T]) emit(g stepGeom, f0, f1 []T) int {
 	s, next := r.s, r.nextOut
 	for next < len(r.ts) && (r.ts[next]-g.end)*r.dir < 0 {
 		if s.dev.on {
-			s.devInterpolate(s.dev.out[next], g, r.ts[next], f0, f1)
+			s.dev.interpolate(s, s.dev.out[next], g, r.ts[next], f0, f1)
 		} else {
 			s.m.interpolate(s, r.out[next], g, r.ts[next], f0, f1)
 		}
@@ -905,40 +895,6 @@ func (s *Solver[T]) rowsNorm(norm func(lo, hi int) float64) float64 {
 	return m
 }
 
-// scaledRMS returns the RMS over elements [from, to) of x/(atol +
-// rtol·|y|), y the solver's current state, with x filled a block at a time
-// by fill(dst, lo) (dst = x[lo:lo+len(dst)]); the terms are formed and
-// summed in T. ok is false when that is not exact enough — a square
-// overflowed or underflowed in T, or the tolerances underflow T — and the
-// caller takes the scaled float64 norm instead.
-func (s *Solver[T]) scaledRMS(from, to int, fill func(dst []T, lo int)) (norm float64, ok bool) {
-	atol, rtol := T(s.opt.ATol), T(s.opt.RTol)
-	if atol == 0 || rtol == 0 && s.opt.RTol != 0 {
-		return 0, false
-	}
-	m := to - from
-	if m <= 0 {
-		return 0, true
-	}
-	buf := &s.errBuf
-	var sum float64
-	for lo := from; lo < to; lo += errBlock {
-		x := buf[:min(errBlock, to-lo)]
-		fill(x, lo)
-		y := s.y[lo : lo+len(x)]
-		scaleError(x, y, y, atol, rtol) // x / (atol + rtol·|y|)
-		acc := sumSquares(x)
-		if acc == 0 && slices.ContainsFunc(x, func(v T) bool { return v != 0 }) {
-			return 0, false
-		}
-		sum += float64(acc)
-	}
-	if math.IsInf(sum, 1) {
-		return 0, false
-	}
-	return math.Sqrt(sum / float64(m)), true
-}
-
 // sumSquares returns Σ x[i]² in T, in four interleaved sums (a single
 // chain of additions would be bound by their latency).
 func sumSquares[T tensor.Float](x []T) T {
@@ -1054,30 +1010,13 @@ func (s *Solver[T]) clampStep(h, dir float64) float64 {
 // initialStep selects the first step as in Hairer–Nørsett–Wanner (II.4) and
 // torchdiffeq, with one evaluation of f. The probe point is kept inside
 // [t0, tEnd] (torchdiffeq's may lie past tEnd when the span is short).
+// The norms are scaled by atol + rtol·|y0| (and scaled again, rms, where
+// their squares would overflow although everything is finite).
 func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T) (float64, error) {
-	n := len(f0)
-	m := n
-	if s.opt.ErrorLen > 0 && s.opt.ErrorLen < n {
-		m = s.opt.ErrorLen
-	}
-	if len(s.opt.ErrorParts) > 0 {
-		m = partsLen(s.opt.ErrorParts)
-	}
-	// The norms are scaled (rms): with tolerances far below the state's
-	// size their squares would overflow although everything is finite.
-	scale := func(i int) float64 { return s.opt.ATol + math.Abs(float64(s.y[i]))*s.opt.RTol }
-	// norm returns the (mixed) norm of x/scale, x filled by fill.
-	norm := func(fill func(dst []T, lo int), x func(i int) float64) float64 {
-		return s.mixed(func(lo, hi int) float64 {
-			r, ok := s.scaledRMS(lo, hi, fill)
-			if !ok {
-				r = rms(hi-lo, func(i int) float64 { return x(lo+i) / scale(lo+i) })
-			}
-			return r
-		})
-	}
-	d0 := norm(func(dst []T, lo int) { copy(dst, s.y[lo:]) }, func(i int) float64 { return float64(s.y[i]) })
-	d1 := norm(func(dst []T, lo int) { copy(dst, f0[lo:]) }, func(i int) float64 { return float64(f0[i]) })
+	ops := s.ops()
+	m, _ := s.normSpan()
+	d0, _ := ops.scaledNorm(s.y, s.y)
+	d1, f0ok := ops.scaledNorm(f0, s.y)
 	h0 := 0.01 * d0 / d1
 	if d0 < 1e-5 || d1 < 1e-5 {
 		h0 = 1e-6
@@ -1085,14 +1024,13 @@ func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T)
 	if math.IsNaN(h0) {
 		// ‖y‖ and ‖f‖ both overflow relative to the tolerances: finite
 		// dynamics the tolerances cannot be met on, or a non-finite f.
-		if !allFinite(f0[:m]) {
+		if !f0ok {
 			return 0, ErrNonFinite
 		}
 		return 0, ErrStepUnderflow
 	}
 	h0 = math.Min(h0, math.Abs(tEnd-t0))
-	copy(s.tmp, s.y)
-	axpy(s.tmp, T(dir*h0), f0)
+	ops.axpy(s.tmp, s.y, dir*h0, f0)
 	f1 := s.k[1%len(s.k)]
 	if len(s.k) == 1 {
 		f1 = s.fnext
@@ -1104,11 +1042,12 @@ func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T)
 	if err := eval(evalProbe, 0, tProbe, s.tmp, f1); err != nil {
 		return 0, err
 	}
-	d2 := norm(func(dst []T, lo int) {
-		for i := range dst {
-			dst[i] = f1[lo+i] - f0[lo+i]
-		}
-	}, func(i int) float64 { return float64(f1[i] - f0[i]) }) / h0
+	f1ok := m == 0 || ops.finite(f1[:m])
+	s.ks1[0] = f0
+	ops.linComb(s.tmp, f1, -1, one[:], s.ks1[:])
+	s.ks1[0] = nil
+	d2, _ := ops.scaledNorm(s.tmp, s.y)
+	d2 /= h0
 	var h1 float64
 	if d1 <= 1e-15 && d2 <= 1e-15 {
 		h1 = math.Max(1e-6, h0*1e-3)
@@ -1118,7 +1057,7 @@ func (s *Solver[T]) initialStep(eval evalFunc[T], t0, tEnd, dir float64, f0 []T)
 	}
 	h := math.Min(100*h0, h1)
 	switch {
-	case math.IsNaN(h) || !allFinite(f0[:m]) || !allFinite(f1[:m]):
+	case math.IsNaN(h) || !f0ok || !f1ok:
 		return 0, ErrNonFinite
 	case h <= 0:
 		// Finite dynamics, but the step the tolerances ask for is below

@@ -39,38 +39,6 @@ func stageTime(t, h, end, c float64, leftLimit bool) float64 {
 	return ti
 }
 
-// rkStages evaluates the stages from, …, to−1 of the step g from y0 with
-// the tableau tb: stage i's input y0 + h·Σ_l A[i][l]·k[l] is formed in
-// in(i) and handed to eval(i, t_i, y_i), which leaves the stage's value in
-// k[i] (it may replace the slice). This is the one place the stage inputs
-// and times are formed: the solver's steps, Checkpoint's recomputation on
-// tapes and Recursive's re-advancing all go through it, so they agree to
-// the bit.
-func rkStages[T tensor.Float](c *combiner[T], tb *Tableau, g stepGeom, y0 []T, k [][]T, from, to int, in func(i int) []T, eval func(i int, t float64, y []T) error) error {
-	for i := from; i < to; i++ {
-		y := in(i)
-		c.linComb(y, y0, g.h, tb.A[i], k)
-		if err := eval(i, g.StageTime(tb, i), y); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// rkSolution writes the step's solution y0 + h·Σ b_i·k_i into y1. With an
-// FSAL method that is the last stage's input, lastIn, which is copied.
-func rkSolution[T tensor.Float](c *combiner[T], tb *Tableau, h float64, y0, y1, lastIn []T, k [][]T) {
-	if tb.FSAL {
-		if c.dev != nil && c.dev.on {
-			c.dev.copy(y1, lastIn)
-			return
-		}
-		copy(y1, lastIn)
-		return
-	}
-	c.linComb(y1, y0, h, tb.B, k)
-}
-
 // parallelCombine is the length from which a combiner splits a linear
 // combination over its engine's workers: a dopri5 stage input over the
 // adjoint state of an AdamNODE of batch 2048 (200 000 values) took 7% of
@@ -88,7 +56,6 @@ type combiner[T tensor.Float] struct {
 	src       [16][]T
 	n         int
 	body      func(lo, hi int)
-	dev       *devMode[T] // the solver's device mode: while on, the sums are its engine's
 }
 
 // use sets the engine whose workers c splits over.
@@ -105,10 +72,6 @@ func (c *combiner[T]) use(eng tensor.Engine[T]) {
 // linComb is the package's linComb, split over c's workers when dst is
 // long.
 func (c *combiner[T]) linComb(dst, base []T, h float64, cs []float64, ks [][]T) {
-	if c.dev != nil && c.dev.on {
-		c.dev.linComb(dst, base, h, cs, ks)
-		return
-	}
 	if c.eng == nil || len(dst) < parallelCombine {
 		linComb(dst, base, h, cs, ks)
 		return
