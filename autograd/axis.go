@@ -94,7 +94,7 @@ func reduceAxis[T tensor.Float](op string, k axisKind, x Var[T], axis int, keepD
 	}
 	oshape = append(oshape, shape[a+1:]...)
 	z := t.arena.get(oshape...)
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewReduceAxis(k, z, xe.value, a, keepDim)
 		e := t.record(op, z, axisRule[T]{}, xe, nil, nil)
 		e.n = [4]int{int(k), outer, n, inner}
@@ -143,7 +143,7 @@ func (axisRule[T]) backward(t *Tape[T], e *entry[T]) {
 		return
 	}
 	k, outer, n, inner := axisKind(e.n[0]), e.n[1], e.n[2], e.n[3]
-	if t.ew != nil && k != axisMax {
+	if t.onDevice && k != axisMax {
 		t.ewAxisGrad(k, dst, acc, e.grad, outer, n, inner)
 		return
 	}

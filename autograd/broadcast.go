@@ -74,7 +74,7 @@ func broadcastBinary[T tensor.Float](t *Tape[T], op string, k binKind, xe, ye *e
 		panic(&tensor.ShapeError{Op: "autograd." + op, Msg: fmt.Sprintf("shapes %v and %v do not broadcast", xs, ys)})
 	}
 	z := t.arena.get(out...)
-	if t.ew != nil {
+	if t.onDevice {
 		t.ew.Binary(binOps[k], z, xe.value, ye.value)
 		e := t.record(op, z, bcastRule[T]{}, xe, ye, nil)
 		e.n[0] = int(k)
@@ -108,7 +108,7 @@ type bcastRule[T tensor.Float] struct{}
 
 func (bcastRule[T]) backward(t *Tape[T], e *entry[T]) {
 	k := binKind(e.n[0])
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewBinaryGrad(k, e)
 		return
 	}

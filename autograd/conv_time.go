@@ -38,7 +38,7 @@ func Conv2DTime[T tensor.Float](x Var[T], tv T, w, b Var[T], p tensor.ConvParams
 	}
 	co, c, kh, kw := wt.Dim(0), xt.Dim(1), wt.Dim(2), wt.Dim(3)
 	var wx *tensor.Tensor[T]
-	if t.ew != nil {
+	if t.onDevice {
 		wx = t.timeFilters(wt).wx
 	} else {
 		wx = t.arena.get(co, c, kh, kw)
@@ -51,7 +51,7 @@ func Conv2DTime[T tensor.Float](x Var[T], tv T, w, b Var[T], p tensor.ConvParams
 	}
 	t.eng.Conv2D(z, xt, wx, bt, p)
 	switch {
-	case tv != 0 && t.ew != nil:
+	case tv != 0 && t.onDevice:
 		t.ewTimeBias(z, xt, wt, tv, p)
 	case tv != 0:
 		tb := t.arena.get(co, oh, ow)
@@ -65,7 +65,7 @@ func Conv2DTime[T tensor.Float](x Var[T], tv T, w, b Var[T], p tensor.ConvParams
 	switch {
 	case e.rule != nil:
 		e.aux = wx
-	case t.ew == nil: // a cached filter is not the arena's
+	case !t.onDevice: // a cached filter is not the arena's
 		t.arena.put(wx, -1)
 	}
 	return t.varOf(e)
@@ -109,7 +109,7 @@ func (conv2DTimeRule[T]) backward(t *Tape[T], e *entry[T]) {
 		t.arena.put(dwx, -1)
 		// The time channel's taps: tv times the sums of g over the
 		// positions where each tap lands inside the image.
-		if t.ew != nil {
+		if t.onDevice {
 			t.ewTimeFilterGrad(dw, g, x.value, tv, p, accW)
 		} else {
 			oh, ow := g.Dim(2), g.Dim(3)

@@ -344,7 +344,7 @@ func (t *Tape[T]) ewAxisGrad(k axisKind, dst *tensor.Tensor[T], acc bool, g *ten
 // a bias's gradient, with the engine's Elementwise when it has one,
 // sumPerChannelInto otherwise.
 func (t *Tape[T]) sumPerChannel(dst *tensor.Tensor[T], acc bool, g *tensor.Tensor[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ew.SumPerChannel(dst, g, acc)
 		return
 	}

@@ -27,7 +27,7 @@ func (t *Tape[T]) addScaledGrad(v *entry[T], a T, g *tensor.Tensor[T]) {
 	if dst == nil {
 		return
 	}
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewScaled(dst, acc, a, g)
 		return
 	}
@@ -65,7 +65,7 @@ func (t *Tape[T]) addMulGrad(v *entry[T], g, m *tensor.Tensor[T]) {
 	if dst == nil {
 		return
 	}
-	if t.ew != nil {
+	if t.onDevice {
 		// Mul's gradient of its left operand (shaped like dst): g ⊙ m.
 		t.ew.BinaryBackward(tensor.BinaryMul, 0, dst, g, dst, m, g, acc)
 		return
@@ -177,7 +177,7 @@ func binary[T tensor.Float](op string, k binKind, x, y Var[T], r rule[T]) Var[T]
 		return broadcastBinary(t, op, k, xe, ye)
 	}
 	z := t.arena.like(xe.value)
-	if xv, yv := xe.value, ye.value; t.ew != nil {
+	if xv, yv := xe.value, ye.value; t.onDevice {
 		t.ew.Binary(binOps[k], z, xv, yv)
 	} else if z.Len() >= parallelMin {
 		t.eng.Parallel(z.Len(), func(lo, hi int) { binApply(k, flat(z, lo, hi), flat(xv, lo, hi), flat(yv, lo, hi)) })
@@ -227,7 +227,7 @@ func Mul[T tensor.Float](x, y Var[T]) Var[T] {
 type mulRule[T tensor.Float] struct{}
 
 func (mulRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewBinaryGrad(binMul, e)
 		return
 	}
@@ -247,7 +247,7 @@ func Div[T tensor.Float](x, y Var[T]) Var[T] {
 type divRule[T tensor.Float] struct{}
 
 func (divRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewBinaryGrad(binDiv, e)
 		return
 	}
@@ -294,7 +294,7 @@ func LinComb[T tensor.Float](coef []T, xs ...Var[T]) Var[T] {
 		mustSameShape("LinComb", first, x)
 	}
 	z := t.arena.like(first.value)
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewLinCombVars(z, coef, xs)
 	} else {
 		zd := z.Data()
@@ -355,7 +355,7 @@ func scalarOp[T tensor.Float](op string, k binKind, x, s Var[T], r rule[T], f fu
 	t, xe, se := use2(op, x, s)
 	mustScalar(op, xe, se)
 	z := t.arena.like(xe.value)
-	if t.ew != nil {
+	if t.onDevice {
 		t.ew.Binary(binOps[k], z, xe.value, se.value.Reshape())
 		return t.varOf(t.record(op, z, r, xe, se, nil))
 	}
@@ -373,7 +373,7 @@ func AddScalar[T tensor.Float](x, s Var[T]) Var[T] {
 type addScalarRule[T tensor.Float] struct{}
 
 func (addScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewScalarGrad(binAdd, e)
 		return
 	}
@@ -393,7 +393,7 @@ func SubScalar[T tensor.Float](x, s Var[T]) Var[T] {
 type subScalarRule[T tensor.Float] struct{}
 
 func (subScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewScalarGrad(binSub, e)
 		return
 	}
@@ -413,7 +413,7 @@ func MulScalar[T tensor.Float](x, s Var[T]) Var[T] {
 type mulScalarRule[T tensor.Float] struct{}
 
 func (mulScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewScalarGrad(binMul, e)
 		return
 	}
@@ -439,7 +439,7 @@ func DivScalar[T tensor.Float](x, s Var[T]) Var[T] {
 type divScalarRule[T tensor.Float] struct{}
 
 func (divScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewScalarGrad(binDiv, e)
 		return
 	}
@@ -462,7 +462,7 @@ func unaryOp[T tensor.Float](op string, x Var[T], r rule[T], f func(z, x *tensor
 func unaryMap[T tensor.Float](op string, x Var[T], r rule[T], m tensor.MapOp, a, b T, f func(z, x *tensor.Tensor[T])) (*Tape[T], *entry[T]) {
 	t, xe := use1(op, x)
 	z := t.arena.like(xe.value)
-	if t.ew != nil && m != hostMap {
+	if t.onDevice && m != hostMap {
 		t.ew.Map(m, z, xe.value, a, b)
 	} else {
 		f(z, xe.value)
@@ -517,7 +517,7 @@ func mapApply[T tensor.Float](k mapKind, z, x *tensor.Tensor[T]) {
 func unaryOpSplit[T tensor.Float](op string, k mapKind, x Var[T], r rule[T]) (*Tape[T], *entry[T]) {
 	t, xe := use1(op, x)
 	z := t.arena.like(xe.value)
-	if xv := xe.value; t.ew != nil {
+	if xv := xe.value; t.onDevice {
 		t.ew.Map(mapOps[k], z, xv, 0, 0)
 	} else if z.Len() >= parallelMin {
 		t.eng.Parallel(z.Len(), func(lo, hi int) { mapApply(k, flat(z, lo, hi), flat(xv, lo, hi)) })
@@ -568,7 +568,7 @@ func Exp[T tensor.Float](x Var[T]) Var[T] {
 type expRule[T tensor.Float] struct{}
 
 func (expRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewMapGrad(e, tensor.MapExp, 0, 0)
 		return
 	}
@@ -585,7 +585,7 @@ func Log[T tensor.Float](x Var[T]) Var[T] {
 type logRule[T tensor.Float] struct{}
 
 func (logRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewMapGrad(e, tensor.MapLog, 0, 0)
 		return
 	}
@@ -602,7 +602,7 @@ func Sqrt[T tensor.Float](x Var[T]) Var[T] {
 type sqrtRule[T tensor.Float] struct{}
 
 func (sqrtRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewMapGrad(e, tensor.MapSqrt, 0, 0)
 		return
 	}
@@ -619,7 +619,7 @@ func Square[T tensor.Float](x Var[T]) Var[T] {
 type squareRule[T tensor.Float] struct{}
 
 func (squareRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewMapGrad(e, tensor.MapSquare, 0, 0)
 		return
 	}
@@ -669,7 +669,7 @@ func ReLU[T tensor.Float](x Var[T]) Var[T] {
 type reluRule[T tensor.Float] struct{}
 
 func (reluRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewMapGrad(e, tensor.MapReLU, 0, 0)
 		return
 	}
@@ -696,7 +696,7 @@ func LeakyReLU[T tensor.Float](x Var[T], slope T) Var[T] {
 type leakyReLURule[T tensor.Float] struct{}
 
 func (leakyReLURule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil && e.f[0] >= 0 {
+	if t.onDevice && e.f[0] >= 0 {
 		// From the output, whose sign is the input's for a slope ≥ 0.
 		t.ewMapGrad(e, tensor.MapLeakyReLU, e.f[0], 0)
 		return
@@ -729,7 +729,7 @@ type hardtanhRule[T tensor.Float] struct{}
 
 func (hardtanhRule[T]) backward(t *Tape[T], e *entry[T]) {
 	lo, hi := e.f[0], e.f[1]
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewMapGrad(e, tensor.MapHardtanh, lo, hi)
 		return
 	}

@@ -116,7 +116,7 @@ func fuse[T tensor.Float, R rule[T]](v Var[T], act Activation) Var[T] {
 // applyAct sets z = act(z), split across the engine's workers when large.
 func applyAct[T tensor.Float](t *Tape[T], act Activation, z *tensor.Tensor[T]) {
 	kind, slope := act.kind, T(act.slope)
-	if t.ew != nil {
+	if t.onDevice {
 		t.ew.Map(actOps[kind], z, z, slope, 0)
 		return
 	}
@@ -151,7 +151,7 @@ type actRule[T tensor.Float, R rule[T]] struct{}
 func (actRule[T, R]) backward(t *Tape[T], e *entry[T]) {
 	kind, slope := actKind(e.n[3]), e.f[1]
 	g, y := e.grad, e.value
-	if t.ew != nil {
+	if t.onDevice {
 		t.ew.MapBackward(actOps[kind], g, g, y, slope, 0, false)
 	} else if g.Len() >= parallelMin {
 		t.eng.Parallel(g.Len(), func(lo, hi int) { actDeriv(kind, slope, flat(g, lo, hi), flat(y, lo, hi)) })
@@ -166,7 +166,7 @@ func (actRule[T, R]) backward(t *Tape[T], e *entry[T]) {
 // input's gradient gets e.grad ⊙ act'(x), computed from the output. Large
 // tensors are split across the engine's workers.
 func (t *Tape[T]) actBackward(kind actKind, e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewMapGrad(e, actOps[kind], 0, 0)
 		return
 	}

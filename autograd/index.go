@@ -383,7 +383,7 @@ func RSub[T tensor.Float](a T, x Var[T]) Var[T] {
 			zd[i] = a - v
 		}
 	})
-	if t.ew != nil {
+	if t.onDevice {
 		t.ew.Map(tensor.MapAddScalar, e.value, e.value, a, 0) // a + (−x), which is a − x
 	}
 	e.f[0] = -1

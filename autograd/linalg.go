@@ -63,7 +63,7 @@ func AddBias[T tensor.Float](x, b Var[T]) Var[T] {
 		panic(&tensor.ShapeError{Op: "autograd.AddBias", Msg: fmt.Sprintf("bias of shape %v does not fit shape %v (want x [B, C, ...] and bias [C])", be.value.Shape(), xe.value.Shape())})
 	}
 	z := t.arena.like(xe.value)
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewAddBias(z, xe.value, be.value)
 	} else {
 		z.AddBias(xe.value, be.value)

@@ -24,7 +24,7 @@ func Abs[T tensor.Float](x Var[T]) Var[T] {
 type absRule[T tensor.Float] struct{}
 
 func (absRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewMapGrad(e, tensor.MapAbs, 0, 0)
 		return
 	}
@@ -55,7 +55,7 @@ func Pow[T tensor.Float](x Var[T], p T) Var[T] {
 type powRule[T tensor.Float] struct{}
 
 func (powRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewMapGrad(e, tensor.MapPow, e.f[0], 0)
 		return
 	}
@@ -78,7 +78,7 @@ func Sin[T tensor.Float](x Var[T]) Var[T] {
 type sinRule[T tensor.Float] struct{}
 
 func (sinRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewMapGrad(e, tensor.MapSin, 0, 0)
 		return
 	}
@@ -95,7 +95,7 @@ func Cos[T tensor.Float](x Var[T]) Var[T] {
 type cosRule[T tensor.Float] struct{}
 
 func (cosRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewMapGrad(e, tensor.MapCos, 0, 0)
 		return
 	}
@@ -120,7 +120,7 @@ type clampRule[T tensor.Float] struct{}
 
 func (clampRule[T]) backward(t *Tape[T], e *entry[T]) {
 	lo, hi := e.f[0], e.f[1]
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewMapGrad(e, tensor.MapClamp, lo, hi)
 		return
 	}
@@ -157,7 +157,7 @@ type eluRule[T tensor.Float] struct{}
 
 func (eluRule[T]) backward(t *Tape[T], e *entry[T]) {
 	alpha := e.f[0]
-	if t.ew != nil && alpha >= 0 {
+	if t.onDevice && alpha >= 0 {
 		// From the output, whose sign is the input's for an α ≥ 0.
 		t.ewMapGrad(e, tensor.MapELU, alpha, 0)
 		return

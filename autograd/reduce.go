@@ -21,7 +21,7 @@ func (t *Tape[T]) scalarOut(s float64) *tensor.Tensor[T] {
 func Sum[T tensor.Float](x Var[T]) Var[T] {
 	t, xe := use1("Sum", x)
 	var z *tensor.Tensor[T]
-	if t.ew != nil {
+	if t.onDevice {
 		z = t.ewScalarOut(t.ew.Sum(xe.value))
 	} else {
 		z = t.scalarOut(sumProd(xe.value, nil))
@@ -38,7 +38,7 @@ func Mean[T tensor.Float](x Var[T]) Var[T] {
 	t, xe := use1("Mean", x)
 	n := float64(xe.value.Len())
 	var z *tensor.Tensor[T]
-	if t.ew != nil {
+	if t.onDevice {
 		z = t.ewScalarOut(t.ew.Sum(xe.value) / n)
 	} else {
 		z = t.scalarOut(sumProd(xe.value, nil) / n)
@@ -56,7 +56,7 @@ func (sumRule[T]) backward(t *Tape[T], e *entry[T]) {
 	if dst == nil {
 		return
 	}
-	if t.ew != nil {
+	if t.onDevice {
 		t.ewBroadcastGrad(dst, acc, e.f[0], e.grad)
 		return
 	}
@@ -89,7 +89,7 @@ func SoftmaxCrossEntropy[T tensor.Float](logits Var[T], labels []int) Var[T] {
 		}
 	}
 	recording := !t.noGrad && le.requires
-	if t.ew != nil {
+	if t.onDevice {
 		return t.varOf(t.ewSoftmaxCE(le, labels, recording))
 	}
 	var d []T // (softmax − onehot)/B, saved for backward
@@ -156,7 +156,7 @@ func (softmaxCERule[T]) backward(t *Tape[T], e *entry[T]) {
 func MSE[T tensor.Float](x, y Var[T]) Var[T] {
 	t, xe, ye := use2("MSE", x, y)
 	mustSameShape("MSE", xe, ye)
-	if t.ew != nil {
+	if t.onDevice {
 		return t.ewMSE(xe, ye)
 	}
 	xd, yd := xe.value.Data(), ye.value.Data()
@@ -173,7 +173,7 @@ type mseRule[T tensor.Float] struct{}
 
 func (mseRule[T]) backward(t *Tape[T], e *entry[T]) {
 	x, y := e.in[0], e.in[1]
-	if t.ew != nil {
+	if t.onDevice {
 		// The difference x − y is in aux; the output gradient is read
 		// (one number) for mseRule's coefficient 2g/n.
 		c := 2 * T(t.ew.Sum(e.grad)) / T(x.value.Len())

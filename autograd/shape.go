@@ -122,7 +122,7 @@ func Concat[T tensor.Float](axis int, xs ...Var[T]) Var[T] {
 	switch {
 	case t.blocks != nil:
 		t.blocksConcat(z, xs, outer, inner, dims[ax]*inner, ax)
-	case t.ew != nil && outer == 1:
+	case t.onDevice && outer == 1:
 		t.ewConcat(z, xs, inner, ax)
 	default:
 		concatInto(t, z.Data(), xs, outer, inner, dims[ax]*inner, ax)
@@ -158,7 +158,7 @@ func (concatRule[T]) backward(t *Tape[T], e *entry[T]) {
 		t.blocksConcatGrad(e, g, outer, inner, ax)
 		return
 	}
-	if t.ew != nil && outer == 1 {
+	if t.onDevice && outer == 1 {
 		t.ewConcatGrad(e, g, inner, ax)
 		return
 	}
@@ -206,7 +206,7 @@ func Narrow[T tensor.Float](x Var[T], axis, start, length int) Var[T] {
 		// z's blocks cover it whole: the engine does not read it.
 		m := length * inner
 		t.blocks.CopyBlocks(z, xe.value, 1, tensor.Blocks{Count: outer, Len: m, ZStride: m, XOff: start * inner, XStride: n * inner}, false)
-	} else if t.ew != nil && outer == 1 {
+	} else if t.onDevice && outer == 1 {
 		t.ew.Copy(z, flatRange(xe.value, start*inner, (start+length)*inner))
 	} else {
 		zd, xd := z.Data(), xe.value.Data()
@@ -234,7 +234,7 @@ func (narrowRule[T]) backward(t *Tape[T], e *entry[T]) {
 		t.blocksNarrowGrad(dst, acc, g, outer, inner, n, start, length)
 		return
 	}
-	if t.ew != nil && outer == 1 {
+	if t.onDevice && outer == 1 {
 		if !acc {
 			t.ew.Fill(dst, 0)
 		}

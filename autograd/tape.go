@@ -189,21 +189,24 @@ const chunkSize = 128
 // until Reset.
 type Tape[T tensor.Float] struct {
 	eng tensor.Engine[T]
-	// ew is eng's Elementwise, nil for the CPU engines: where it is set,
-	// the elementwise ops compute with it (device.go).
-	ew      tensor.Elementwise[T]
-	blocks  tensor.BlockCopier[T] // eng's block copies where ew is set and it has them (conv_time.go, Concat, Narrow)
-	ewCoef  []T                   // LinComb's coefficients for ew (ewLinComb)
-	ewXs    []*tensor.Tensor[T]   // LinComb's operands for ew
-	splits  []splitFilter[T]      // Conv2DTime's filters split for ew (conv_time.go)
-	chunks  [][]entry[T]
-	n       int    // entries in use
-	ops     int    // recorded ops (entries with a rule)
-	gen     uint32 // incremented by Reset and Release
-	noGrad  bool
-	spent   bool  // Backward has run since the last Reset
-	running bool  // Backward is running
-	err     error // the error a custom backward returned, ending Backward
+	// ew is eng's Elementwise (tensor.ElementwiseOf; HostElementwise for
+	// an engine without one): the elementwise ops compute with it.
+	ew tensor.Elementwise[T]
+	// onDevice is tensor.OnDevice(eng): eng computes in memory of its own,
+	// so the tape minds where values are (residency, host syncs).
+	onDevice bool
+	blocks   tensor.BlockCopier[T] // eng's block copies on a device that has them (conv_time.go, Concat, Narrow)
+	ewCoef   []T                   // LinComb's coefficients for ew (ewLinComb)
+	ewXs     []*tensor.Tensor[T]   // LinComb's operands for ew
+	splits   []splitFilter[T]      // Conv2DTime's filters split for ew (conv_time.go)
+	chunks   [][]entry[T]
+	n        int    // entries in use
+	ops      int    // recorded ops (entries with a rule)
+	gen      uint32 // incremented by Reset and Release
+	noGrad   bool
+	spent    bool  // Backward has run since the last Reset
+	running  bool  // Backward is running
+	err      error // the error a custom backward returned, ending Backward
 	// poison is the error Backward returns without running: a VJP was
 	// taken at a value of this pass (ErrVJPOfRecorded).
 	poison error
@@ -246,8 +249,11 @@ func NewTape[T tensor.Float](eng tensor.Engine[T]) *Tape[T] {
 	if eng == nil {
 		panic(usage("NewTape: nil engine (use tensor.EngineFor[T](tensor.Default()))"))
 	}
-	t := &Tape[T]{eng: eng, ew: tensor.DeviceElementwise(eng), gen: 1}
-	if t.ew != nil {
+	t := &Tape[T]{eng: eng, ew: tensor.ElementwiseOf(eng), onDevice: tensor.OnDevice(eng), gen: 1}
+	if t.ew == nil {
+		t.ew = tensor.HostElementwise[T]()
+	}
+	if t.onDevice {
 		t.blocks = tensor.BlockCopierOf(eng)
 	}
 	return t
@@ -389,7 +395,7 @@ func (t *Tape[T]) Scratch(dims ...int) *tensor.Tensor[T] {
 func (t *Tape[T]) Scalar(a T) Var[T] {
 	e := t.newEntry("Scalar")
 	e.value = t.arena.get()
-	if t.ew != nil {
+	if t.onDevice {
 		t.ew.Fill(e.value, a)
 	} else {
 		e.value.Data()[0] = a
@@ -606,7 +612,7 @@ func (t *Tape[T]) accumulate(e *entry[T], i int, v *entry[T], g *tensor.Tensor[T
 		return
 	}
 	switch {
-	case t.ew != nil:
+	case t.onDevice:
 		t.ewScaled(dst, acc, 1, g)
 	case acc:
 		dst.Add(dst, g)
@@ -714,7 +720,7 @@ func (t *Tape[T]) backward(out *entry[T], g *tensor.Tensor[T]) error {
 		return t.poison
 	}
 	dst, acc := t.gradDst(out)
-	if dst != nil && t.ew != nil {
+	if dst != nil && t.onDevice {
 		t.ewSeed(dst, acc, g)
 	} else if dst != nil {
 		switch {
