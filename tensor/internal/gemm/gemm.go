@@ -59,7 +59,8 @@ type Driver[T Float] struct {
 	// a[i·lda]) against one panel of w columns of B: the loop is the
 	// packages' own, so that it calls their assembly kernels directly (a
 	// call through a func value goes through an ABI wrapper, a few
-	// nanoseconds a tile, measurable on small products).
+	// nanoseconds a tile, measurable on small products). It may be nil
+	// when PackAMinN is 0: every panel of A is then packed.
 	InPlaceTiles func(trans bool, w, kb int, a []T, lda, edge int, b *T, ldb int, c []T, ldc int, alpha, beta T, mask uint32, bias *T)
 	// Edge returns the packed-A kernel for a panel of rows ≤ MR rows and w
 	// columns: the one computing the fewest rows that covers them.

@@ -28,17 +28,16 @@ const (
 // it only when isa.Current is isa.NEON. The kernels read whole vectors of
 // A and B, and NEON has no masked loads, so every panel of A and B is
 // packed (zero-padded; PackAMinN and DirectBMaxM 0) by the driver's
-// portable loops, and InPlaceTiles is never called.
+// portable loops, and InPlaceTiles is nil.
 var driverNEON = &gemm.Driver[float32]{
 	MR: mrNEON, NR: nrNEON, KC: kcNEON, MC: mcNEON, NC: ncNEON,
-	DirectBMaxM:  0,
-	PackAMinN:    0,
-	Enabled:      hasNEON,
-	PanelWidth:   panelWidthNEON,
-	InPlaceTiles: inPlaceTilesNEON,
-	Edge:         edgeKernelNEON,
-	PackPanel:    gemm.PackPanelGo[float32],
-	Fallback:     gonum.Implementation{}.Sgemm,
+	DirectBMaxM: 0,
+	PackAMinN:   0,
+	Enabled:     hasNEON,
+	PanelWidth:  panelWidthNEON,
+	Edge:        edgeKernelNEON,
+	PackPanel:   gemm.PackPanelGo[float32],
+	Fallback:    gonum.Implementation{}.Sgemm,
 }
 
 // panelWidthNEON is the width of the NEON kernel that computes a panel of
@@ -48,12 +47,6 @@ func panelWidthNEON(w int) int {
 		return 4
 	}
 	return nrNEON
-}
-
-// inPlaceTilesNEON is the NEON driver's gemm.Driver.InPlaceTiles, which
-// the driver never calls: with PackAMinN 0 every panel of A is packed.
-func inPlaceTilesNEON(trans bool, w, kb int, a []float32, lda, edge int, b *float32, ldb int, c []float32, ldc int, alpha, beta float32, mask uint32, bias *float32) {
-	panic("sgemm: the NEON driver reads no panel of A in place")
 }
 
 // edgeKernelNEON returns the NEON kernel for a panel of rows rows (at most

@@ -27,26 +27,19 @@ const (
 
 // driverSSE2 is Sgemm's blocked GEMM on the sse2 path. Every panel of A
 // and of B is packed (DirectBMaxM 0, PackAMinN 0: the kernel reads whole
-// vectors of both, and SSE2 has no masked loads), so InPlaceTiles never
-// runs. Enabled wherever the CPU runs the kernel (every amd64 CPU
+// vectors of both, and SSE2 has no masked loads), so InPlaceTiles is
+// nil. Enabled wherever the CPU runs the kernel (every amd64 CPU
 // outside the purego build), so that the tests can call it there; Sgemm
 // takes it only when isa.Current is isa.SSE2.
 var driverSSE2 = &gemm.Driver[float32]{
 	MR: mrSSE2, NR: nrSSE2, KC: kcSSE2, MC: mcSSE2, NC: ncSSE2,
-	DirectBMaxM:  0,
-	PackAMinN:    0,
-	Enabled:      hasSSE2,
-	PanelWidth:   func(int) int { return nrSSE2 },
-	InPlaceTiles: inPlaceTilesSSE2,
-	Edge:         edgeKernelSSE2,
-	PackPanel:    packPanelSSE2,
-	Fallback:     gonum.Implementation{}.Sgemm,
-}
-
-// inPlaceTilesSSE2 is never called: the SSE2 driver packs every panel of
-// A.
-func inPlaceTilesSSE2(trans bool, w, kb int, a []float32, lda, edge int, b *float32, ldb int, c []float32, ldc int, alpha, beta float32, mask uint32, bias *float32) {
-	panic("sgemm: the SSE2 driver reads A in place")
+	DirectBMaxM: 0,
+	PackAMinN:   0,
+	Enabled:     hasSSE2,
+	PanelWidth:  func(int) int { return nrSSE2 },
+	Edge:        edgeKernelSSE2,
+	PackPanel:   packPanelSSE2,
+	Fallback:    gonum.Implementation{}.Sgemm,
 }
 
 // edgeKernelSSE2 returns the SSE2 kernel for a panel of rows ≤ 6 rows and
