@@ -61,6 +61,8 @@ import (
 	"github.com/adamnode/adamnode/tensor/internal/isa"
 )
 
+//go:generate go run ../gemm/gen_avx512.go ../gemm/gen_common.go dgemm
+
 // The register tile (mr × nr) and the cache blocks: a kc×nr panel of B stays
 // in L1 (32 KiB), an mc×kc block of A in L2 (384 KiB), a kc×nc block of B in
 // L3 (4 MiB): the bytes of package sgemm's blocks.

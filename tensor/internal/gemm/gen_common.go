@@ -1,10 +1,10 @@
 //go:build ignore
 
 // gen_common is what the generators of the micro-kernels of packages
-// sgemm and dgemm (gen_sse2.go, gen_avx2.go, gen_neon.go) share: the
-// output, the precision their command line names and the kernels'
-// argument frame. It is run with each, in the package's directory, as the
-// packages' go:generate directives do:
+// sgemm and dgemm (gen_avx512.go, gen_avx2.go, gen_sse2.go, gen_neon.go)
+// share: the output, the precision their command line names and the
+// kernels' argument frame. It is run with each, in the package's
+// directory, as the packages' go:generate directives do:
 //
 //	go run ../gemm/gen_sse2.go ../gemm/gen_common.go sgemm
 package main

@@ -54,6 +54,8 @@ import (
 	"github.com/adamnode/adamnode/tensor/internal/isa"
 )
 
+//go:generate go run ../gemm/gen_avx512.go ../gemm/gen_common.go sgemm
+
 // The register tile (mr × nr) and the cache blocks: a kc×nr panel of B stays
 // in L1, an mc×kc block of A in L2, a kc×nc block of B in L3 (gemm.Driver).
 const (

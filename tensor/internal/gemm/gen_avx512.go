@@ -1,29 +1,46 @@
 //go:build ignore
 
-// gen writes kernel_amd64.s: go run gen.go
+// gen_avx512 writes kernel_amd64.s, the AVX-512 micro-kernels of the
+// blocked GEMM of package sgemm or dgemm (see sgemm.go, dgemm.go), and for
+// sgemm pack_amd64.s, its packing routines, into the current directory,
+// as the packages' go:generate directives run it: go run
+// ../gemm/gen_avx512.go ../gemm/gen_common.go sgemm (or dgemm). The files
+// name it gen.go, the generator's name when each package had its own.
+//
+// The register tile is 12 rows × 2 vectors of 16 float32 or 8 float64
+// (kernels of 1 vector too, and for float64 of a 4-wide YMM vector).
 package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 )
 
+// mr is the register tile's row count (see sgemm.go, dgemm.go).
 const mr = 12
 
-var out strings.Builder
+// shift is log2(es), set by main.
+var shift int
 
-func w(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
+// vr names the vector registers of the kernel being written: "Z" (16
+// float32, 8 float64), or "Y" (4 float64) for dgemm's 4-wide kernels,
+// whose 256-bit FMAs Zen 4 issues at twice the rate of 512-bit ones.
+var vr = "Z"
+
+// vf replaces the vector register prefix V in format by vr.
+func vf(format string) string {
+	return strings.NewReplacer(" V%", " "+vr+"%", " V2", " "+vr+"2").Replace(format)
+}
 
 // aAddr is the address of A(i, p) within a k step: contiguous rows (AX plus
-// 4i; AX advances by ka bytes a step) or strided rows (row 3q+r at
-// (R10+q)(AX·r); the row pointers advance 4 bytes a step).
+// es·i; AX advances by ka bytes a step) or strided rows (row 3q+r at
+// (R10+q)(AX·r); the row pointers advance es bytes a step).
 func aAddr(strided bool, i, p int) string {
 	if !strided {
-		return fmt.Sprintf("%d(AX)", 4*i)
+		return fmt.Sprintf("%d(AX)", es*i)
 	}
 	q, r := i/3, i%3
-	base := fmt.Sprintf("%d(R%d)", 4*p, 10+q)
+	base := fmt.Sprintf("%d(R%d)", es*p, 10+q)
 	if r == 0 {
 		return base
 	}
@@ -34,11 +51,11 @@ func aAddr(strided bool, i, p int) string {
 // rows) with the row's A value broadcast.
 func step(strided bool, nv, rk, p int) {
 	for v := range nv {
-		w("\tVMOVUPS.Z %d(BX), K%d, Z%d", v*64, v+1, 24+v)
+		w(vf("\tVMOVUP"+letter+".Z %d(BX), K%d, V%d"), v*64, v+1, 24+v)
 	}
 	for i := range rk {
 		if nv == 1 {
-			w("\tVFMADD231PS.BCST %s, Z24, Z%d", aAddr(strided, i, p), i)
+			w(vf("\tVFMADD231P"+letter+".BCST %s, V%d, V%d"), aAddr(strided, i, p), 24, i)
 			continue
 		}
 		// Broadcast once into a register for both vectors: an FMA with a
@@ -46,9 +63,9 @@ func step(strided bool, nv, rk, p int) {
 		// B's two, are more than Intel's cores issue in the 12 cycles of
 		// 24 FMAs.
 		bz := 26 + i%6
-		w("\tVBROADCASTSS %s, Z%d", aAddr(strided, i, p), bz)
+		w(vf("\tVBROADCASTS"+letter+" %s, V%d"), aAddr(strided, i, p), bz)
 		for v := range nv {
-			w("\tVFMADD231PS Z%d, Z%d, Z%d", bz, 24+v, i*nv+v)
+			w(vf("\tVFMADD231P"+letter+" V%d, V%d, V%d"), bz, 24+v, i*nv+v)
 		}
 	}
 	if !strided {
@@ -57,25 +74,24 @@ func step(strided bool, nv, rk, p int) {
 	w("\tADDQ DX, BX")
 }
 
-// kernel writes a micro-kernel computing rk rows (mr, or fewer for the
-// last panel of a block: see edgeRows) of nv vectors.
-func kernel(name string, strided bool, nv, rk int) {
-	nacc := rk * nv
+// header writes a kernel's entry: its arguments into registers, the
+// column masks into K1 (and K2), the prefetches of C.
+func header(name string, strided bool, nv, rk int) {
 	arg := "ka"
 	if strided {
 		arg = "lda"
 	}
-	w("// func %s(k int, a *float32, %s int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)", name, arg)
-	w("TEXT ·%s(SB), NOSPLIT, $0-88", name)
+	w("// func %[1]s(k int, a *%[3]s, %[2]s int, b *%[3]s, ldb int, c *%[3]s, ldc int, alpha, beta %[3]s, rows int, mask uint32, bias *%[3]s)", name, arg, typ)
+	w("TEXT ·%s(SB), NOSPLIT, $0-%d", name, frame)
 	w("\tMOVQ k+0(FP), CX")
 	w("\tMOVQ b+24(FP), BX")
 	w("\tMOVQ ldb+32(FP), DX")
-	w("\tSHLQ $2, DX")
+	w("\tSHLQ $%d, DX", shift)
 	w("\tMOVQ c+40(FP), DI")
-	w("\tMOVL mask+72(FP), R8")
+	w("\tMOVL mask+%d(FP), R8", offMask)
 	w("\tKMOVW R8, K1")
 	if nv == 2 {
-		w("\tSHRL $16, R8")
+		w("\tSHRL $%d, R8", 64/es)
 		w("\tKMOVW R8, K2")
 	}
 	// Prefetch the tile of C while the k steps run: C is often memory no
@@ -84,7 +100,7 @@ func kernel(name string, strided bool, nv, rk int) {
 	// give too little lead: then also the two tiles below it (the
 	// macro-kernel's next calls, mr and 2·mr rows down).
 	w("\tMOVQ ldc+48(FP), SI")
-	w("\tSHLQ $2, SI")
+	w("\tSHLQ $%d, SI", shift)
 	w("\tMOVQ DI, R9")
 	prefetchRows := func(n int) {
 		for range n {
@@ -104,7 +120,7 @@ func kernel(name string, strided bool, nv, rk int) {
 	if strided {
 		w("\tMOVQ a+8(FP), R10")
 		w("\tMOVQ lda+16(FP), AX")
-		w("\tSHLQ $2, AX")
+		w("\tSHLQ $%d, AX", shift)
 		w("\tLEAQ (AX)(AX*2), R8")
 		w("\tLEAQ (R10)(R8*1), R11")
 		w("\tLEAQ (R11)(R8*1), R12")
@@ -112,9 +128,15 @@ func kernel(name string, strided bool, nv, rk int) {
 	} else {
 		w("\tMOVQ a+8(FP), AX")
 		w("\tMOVQ ka+16(FP), R11")
-		w("\tSHLQ $2, R11")
+		w("\tSHLQ $%d, R11", shift)
 	}
-	for z := range nacc {
+}
+
+// kernel writes a micro-kernel computing rk rows (mr, or fewer for the
+// last panel of a block: see edgeRows) of nv vectors.
+func kernel(name string, strided bool, nv, rk int) {
+	header(name, strided, nv, rk)
+	for z := range rk * nv {
 		w("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
 	}
 	w("\tMOVQ CX, R9")
@@ -128,7 +150,7 @@ func kernel(name string, strided bool, nv, rk int) {
 	}
 	if strided {
 		for q := range 4 {
-			w("\tADDQ $16, R%d", 10+q)
+			w("\tADDQ $%d, R%d", 4*es, 10+q)
 		}
 	}
 	w("\tDECQ R9")
@@ -140,48 +162,13 @@ func kernel(name string, strided bool, nv, rk int) {
 	step(strided, nv, rk, 0)
 	if strided {
 		for q := range 4 {
-			w("\tADDQ $4, R%d", 10+q)
+			w("\tADDQ $%d, R%d", es, 10+q)
 		}
 	}
 	w("\tDECQ CX")
 	w("\tJNZ loop1")
 	w("store:")
-	w("\tMOVQ rows+64(FP), SI")
-	w("\tMOVQ ldc+48(FP), DX")
-	w("\tSHLQ $2, DX")
-	w("\tVBROADCASTSS alpha+56(FP), Z26")
-	w("\tVBROADCASTSS beta+60(FP), Z27")
-	w("\tMOVL beta+60(FP), R8")
-	w("\tANDL $0x7fffffff, R8")
-	w("\tJZ store0")
-	storeRows(nv, rk, func(i, v int) {
-		w("\tVMOVUPS.Z %d(DI), K%d, Z%d", 64*v, v+1, 28+v)
-		w("\tVMULPS Z27, Z%d, Z%d", 28+v, 28+v)
-		w("\tVFMADD231PS Z26, Z%d, Z%d", i*nv+v, 28+v)
-		w("\tVMOVUPS Z%d, K%d, %d(DI)", 28+v, v+1, 64*v)
-	})
-	w("\tJMP done")
-	w("store0:")
-	w("\tMOVQ bias+80(FP), R12")
-	w("\tTESTQ R12, R12")
-	w("\tJNZ storeb")
-	storeRows(nv, rk, func(i, v int) {
-		z := i*nv + v
-		w("\tVMULPS Z26, Z%d, Z%d", z, z)
-		w("\tVMOVUPS Z%d, K%d, %d(DI)", z, v+1, 64*v)
-	})
-	w("\tJMP done")
-	// With a bias: C[i, j] = alpha·acc + bias[j], the bias loaded once
-	// through the column mask.
-	w("storeb:")
-	for v := range nv {
-		w("\tVMOVUPS.Z %d(R12), K%d, Z%d", 64*v, v+1, 28+v)
-	}
-	storeRows(nv, rk, func(i, v int) {
-		z := i*nv + v
-		w("\tVFMADD213PS Z%d, Z26, Z%d", 28+v, z)
-		w("\tVMOVUPS Z%d, K%d, %d(DI)", z, v+1, 64*v)
-	})
+	stores(nv, rk)
 	w("done:")
 	for z := 16; z < 32; z++ {
 		w("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
@@ -189,6 +176,53 @@ func kernel(name string, strided bool, nv, rk int) {
 	w("\tVZEROUPPER")
 	w("\tRET")
 	w("")
+}
+
+// stores writes the three ways a kernel stores its tile: alpha·acc +
+// beta·C when beta ≠ 0, alpha·acc when beta = 0 (C not read), alpha·acc +
+// bias[j] when beta = 0 and bias is not nil.
+func stores(nv, rk int) {
+	w("\tMOVQ rows+%d(FP), SI", offRows)
+	w("\tMOVQ ldc+48(FP), DX")
+	w("\tSHLQ $%d, DX", shift)
+	w(vf("\tVBROADCASTS"+letter+" alpha+%d(FP), V26"), offAlpha)
+	w(vf("\tVBROADCASTS"+letter+" beta+%d(FP), V27"), offBeta)
+	if es == 4 {
+		w("\tMOVL beta+%d(FP), R8", offBeta)
+		w("\tANDL $0x7fffffff, R8")
+	} else {
+		w("\tMOVQ beta+%d(FP), R8", offBeta)
+		w("\tSHLQ $1, R8")
+	} // the sign dropped: -0 is 0
+	w("\tJZ store0")
+	storeRows(nv, rk, func(i, v int) {
+		w(vf("\tVMOVUP"+letter+".Z %d(DI), K%d, V%d"), 64*v, v+1, 28+v)
+		w(vf("\tVMULP"+letter+" V27, V%d, V%d"), 28+v, 28+v)
+		w(vf("\tVFMADD231P"+letter+" V26, V%d, V%d"), i*nv+v, 28+v)
+		w(vf("\tVMOVUP"+letter+" V%d, K%d, %d(DI)"), 28+v, v+1, 64*v)
+	})
+	w("\tJMP done")
+	w("store0:")
+	w("\tMOVQ bias+%d(FP), R12", offBias)
+	w("\tTESTQ R12, R12")
+	w("\tJNZ storeb")
+	storeRows(nv, rk, func(i, v int) {
+		z := i*nv + v
+		w(vf("\tVMULP"+letter+" V26, V%d, V%d"), z, z)
+		w(vf("\tVMOVUP"+letter+" V%d, K%d, %d(DI)"), z, v+1, 64*v)
+	})
+	w("\tJMP done")
+	// With a bias: C[i, j] = alpha·acc + bias[j], the bias loaded once
+	// through the column mask.
+	w("storeb:")
+	for v := range nv {
+		w(vf("\tVMOVUP"+letter+".Z %d(R12), K%d, V%d"), 64*v, v+1, 28+v)
+	}
+	storeRows(nv, rk, func(i, v int) {
+		z := i*nv + v
+		w(vf("\tVFMADD213P"+letter+" V%d, V26, V%d"), 28+v, z)
+		w(vf("\tVMOVUP"+letter+" V%d, K%d, %d(DI)"), z, v+1, 64*v)
+	})
 }
 
 // edgeRows are the row counts of the edge kernels: the last panel of a
@@ -226,7 +260,11 @@ func storeRows(nv, rk int, store func(i, v int)) {
 }
 
 func main() {
-	w(`// Code generated by go run gen.go; DO NOT EDIT.
+	setup("gen_avx512")
+	shift = es/4 + 1
+	wide, narrow := 2*64/es, 64/es // the kernels' widths in elements
+	if pkg == "sgemm" {
+		w(`// Code generated by go run gen.go; DO NOT EDIT.
 
 //go:build amd64 && !purego
 
@@ -252,21 +290,57 @@ func main() {
 // Z16–Z31 and the upper halves of the rest (VZEROUPPER): dirty upper ZMM
 // state slows later SSE code on Zen 5.
 `)
-	kernel("kernP32", false, 2, mr)
-	kernel("kernP16", false, 1, mr)
-	kernel("kernS32", true, 2, mr)
-	kernel("kernS16", true, 1, mr)
+	} else {
+		w(`// Code generated by go run gen.go; DO NOT EDIT.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX-512 micro-kernels of the blocked DGEMM (see dgemm.go). Each computes
+// a 12×NR tile of C (NR = 16 or 8 float64) from k steps of A and of B (NR
+// values a step, ldb apart: a packed panel, ldb = NR, or rows of B in
+// place):
+//
+//	C[i, j] = alpha·Σ_p A(i, p)·b[p·ldb + j] + beta·C[i, j]
+//
+// for the first rows rows (1 to 12) and the columns j whose bit is set in
+// mask (bits 0–7 the first vector, 8–15 the second; B is loaded through the
+// same mask); C is not read when beta is 0, and then bias, when not nil,
+// points to values added to each row (C[i, j] = alpha·Σ + bias[j]). The
+// kernP kernels read A(i, p) at a[p·ka + i] (a packed panel, ka = 12, or a
+// column block of a transposed A, ka = lda); the kernS kernels at
+// a[i·lda + p] (rows of A in place). The accumulators are Z0–Z23 (row i in
+// Z(2i), Z(2i+1)) or Z0–Z11; the kernP16rR and kernP8rR kernels are
+// kernP16 and kernP8 computing only the first R rows (rows at most R), for
+// the last panel of a block. Each A value is broadcast into one of Z26–Z31
+// for the two FMAs of its row (16 wide), or from memory into its FMA (8
+// wide). Before returning, the kernels zero Z16–Z31 and the upper halves of
+// the rest (VZEROUPPER).
+`)
+	}
+	kernel(fmt.Sprintf("kernP%d", wide), false, 2, mr)
+	kernel(fmt.Sprintf("kernP%d", narrow), false, 1, mr)
+	kernel(fmt.Sprintf("kernS%d", wide), true, 2, mr)
+	kernel(fmt.Sprintf("kernS%d", narrow), true, 1, mr)
 	for _, rk := range edgeRows {
-		kernel(fmt.Sprintf("kernP32r%d", rk), false, 2, rk)
-		kernel(fmt.Sprintf("kernP16r%d", rk), false, 1, rk)
+		kernel(fmt.Sprintf("kernP%dr%d", wide, rk), false, 2, rk)
+		kernel(fmt.Sprintf("kernP%dr%d", narrow, rk), false, 1, rk)
 	}
-	if err := os.WriteFile("kernel_amd64.s", []byte(out.String()), 0o644); err != nil {
-		panic(err)
+	if pkg == "dgemm" {
+		vr = "Y"
+		kernel("kernP4", false, 1, mr)
+		kernel("kernS4", true, 1, mr)
+		for _, rk := range edgeRows {
+			kernel(fmt.Sprintf("kernP4r%d", rk), false, 1, rk)
+		}
+		vr = "Z"
 	}
-	out.Reset()
-	packers()
-	if err := os.WriteFile("pack_amd64.s", []byte(out.String()), 0o644); err != nil {
-		panic(err)
+	finish("kernel_amd64.s")
+	if pkg == "sgemm" {
+		out.Reset()
+		packers()
+		finish("pack_amd64.s")
 	}
 }
 
