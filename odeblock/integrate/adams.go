@@ -141,7 +141,7 @@ type adams[T tensor.Float] struct {
 
 // begin forgets the history: the solve starts, or restarts after a jump
 // (the history from before it belongs to other dynamics), with rk38.
-func (m *adams[T]) begin(*Solver[T], float64) { m.w.hist, m.w.at = m.w.hist[:0], m.w.at[:0] }
+func (m *adams[T]) begin(stepBufs[T], float64) { m.w.hist, m.w.at = m.w.hist[:0], m.w.at[:0] }
 
 // adamsWork is the history of f at the past step starts, newest first,
 // and the coefficients of the last uneven history.
@@ -153,44 +153,44 @@ type adamsWork[T any] struct {
 }
 
 // step takes the step g: rk38 until three past f are known, then the
-// Adams update (s.k[0] = f(t_n, y_n) is the newest).
-func (m *adams[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
+// Adams update (b.k[0] = f(t_n, y_n) is the newest).
+func (m *adams[T]) step(b stepBufs[T], eval evalFunc[T], g stepGeom) error {
 	w := &m.w
-	maxHist := s.opt.MaxOrder - 1 // torchdiffeq's history length
+	maxHist := m.e.opts().MaxOrder - 1 // torchdiffeq's history length
 	if maxHist < 0 {
 		maxHist = adamsMaxOrder - 1
 	}
 	if len(w.at) == 0 || w.at[0] != g.t0 {
-		// Push f_n (copied: s.k[0] is reused).
+		// Push f_n (copied: b.k[0] is reused).
 		var buf []T
 		if len(w.hist) == maxHist {
 			buf = w.hist[len(w.hist)-1]
 			w.hist, w.at = w.hist[:len(w.hist)-1], w.at[:len(w.at)-1]
 		} else {
-			buf = make([]T, s.n)
+			buf = make([]T, b.n)
 		}
-		copy(buf, s.k[0])
+		copy(buf, b.k[0])
 		w.hist = append([][]T{buf}, w.hist...)
 		w.at = append([]float64{g.t0}, w.at...)
 	}
 	k := min(len(w.hist), maxHist)
 	if k < 3 {
-		return m.explicitRK.step(s, eval, g)
+		return m.explicitRK.step(b, eval, g)
 	}
 	h := g.h
 	beta, mu := w.coefficients(k, h, m.implicit)
-	for i := range s.y1 {
+	for i := range b.y1 {
 		var d float64
 		for j, b := range beta {
 			d += b * float64(w.hist[j][i])
 		}
-		s.y1[i] = s.y[i] + T(h*d)
+		b.y1[i] = b.y0[i] + T(h*d)
 	}
 	if !m.implicit {
 		return nil
 	}
 	// δ = h·Σ_{j≥1} μ_j·f_{n+1−j}; then y1 = y + h·μ_0·f(t1, y1) + δ.
-	delta := s.tmp
+	delta := b.tmp
 	for i := range delta {
 		var d float64
 		for j, m := range mu[1:] {
@@ -198,19 +198,19 @@ func (m *adams[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 		}
 		delta[i] = T(h * d)
 	}
-	f := s.k[len(s.k)-1]
+	f := b.k[len(b.k)-1]
 	tEnd := stageTime(g.t, g.h, g.end, 1, g.leftLimit) // before a jump at the end: its left limit
 	var last float64
 	for iter := 0; iter < 4; iter++ {
-		if err := eval(evalStage, len(s.k)-1, tEnd, s.y1, f); err != nil {
+		if err := eval(evalStage, len(b.k)-1, tEnd, b.y1, f); err != nil {
 			return err
 		}
 		var worst float64
-		for i := range s.y1 {
-			old := float64(s.y1[i])
-			nw := float64(s.y[i]) + h*mu[0]*float64(f[i]) + float64(delta[i])
-			s.y1[i] = T(nw)
-			sc := s.opt.ATol + s.opt.RTol*math.Max(math.Abs(old), math.Abs(nw))
+		for i := range b.y1 {
+			old := float64(b.y1[i])
+			nw := float64(b.y0[i]) + h*mu[0]*float64(f[i]) + float64(delta[i])
+			b.y1[i] = T(nw)
+			sc := m.e.opts().ATol + m.e.opts().RTol*math.Max(math.Abs(old), math.Abs(nw))
 			worst = math.Max(worst, math.Abs(nw-old)/sc)
 		}
 		// Converged well inside the tolerance: the corrector's own error

@@ -48,6 +48,7 @@ func (bdfFamily) method64() method[float64]  { return &bdfMethod[float64]{} }
 // a Newton iteration that does not converge is then an error. At a jump
 // it starts again at order 1 from f just after it.
 type bdfMethod[T tensor.Float] struct {
+	e      env[T]
 	w      bdfWork
 	la     rosenbrockWork // J and the LU of I − c·J
 	h      float64        // the step the differences are scaled to
@@ -62,25 +63,25 @@ type bdfMethod[T tensor.Float] struct {
 
 // begin sets the state at the start or after a jump: order 1, the
 // differences of y and h·f.
-func (m *bdfMethod[T]) begin(s *Solver[T], h float64) {
+func (m *bdfMethod[T]) begin(b stepBufs[T], h float64) {
 	w := &m.w
-	w.ensure(s.n)
+	w.ensure(b.n)
 	w.order, w.luValid, w.jacCurrent, w.jacSet = 1, false, false, false
 	for i := range w.D {
 		clear(w.D[i])
 	}
-	for i := range s.n {
-		w.D[0][i] = float64(s.y[i])
-		w.D[1][i] = h * float64(s.k[0][i])
+	for i := range b.n {
+		w.D[0][i] = float64(b.y0[i])
+		w.D[1][i] = h * float64(b.k[0][i])
 	}
 	m.h, m.nEqual = h, 0
-	m.ntol = math.Max(10*eps/s.opt.RTol, math.Min(0.03, math.Sqrt(s.opt.RTol)))
+	m.ntol = math.Max(10*eps/m.e.opts().RTol, math.Min(0.03, math.Sqrt(m.e.opts().RTol)))
 }
 
 // step predicts from the differences (rescaled to g.h first when the loop
-// chose another step) and corrects by Newton's method; s.y1 gets the
+// chose another step) and corrects by Newton's method; b.y1 gets the
 // corrected state.
-func (m *bdfMethod[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
+func (m *bdfMethod[T]) step(b stepBufs[T], eval evalFunc[T], g stepGeom) error {
 	w := &m.w
 	if g.h != m.h {
 		w.rescale(g.h / m.h)
@@ -88,16 +89,16 @@ func (m *bdfMethod[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 	}
 	k := w.order
 	m.k = k
-	m.predict(s, k)
+	m.predict(b, k)
 	// f is evaluated at the step's end, or just before it when the step
 	// ends at a jump (the left limit of the dynamics).
 	tEnd := stageTime(g.t, g.h, g.end, 1, g.leftLimit)
-	converged, iters, bad, err := m.correct(s, eval, tEnd, g.h/bdfAlpha[k])
+	converged, iters, bad, err := m.correct(b, eval, tEnd, g.h/bdfAlpha[k])
 	if err != nil {
 		return err
 	}
-	for i := range s.n {
-		s.y1[i] = T(w.y[i])
+	for i := range b.n {
+		b.y1[i] = T(w.y[i])
 	}
 	m.failed = !converged
 	if !converged {
@@ -105,38 +106,38 @@ func (m *bdfMethod[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 		if bad || w.nonFinite {
 			m.ratio = math.NaN()
 		}
-		if s.opt.Step != 0 {
+		if m.e.opts().Step != 0 {
 			return fmt.Errorf("%w: bdf's Newton iteration did not converge at the fixed step %g: take a smaller Step", ErrStepUnderflow, g.h)
 		}
 		return nil
 	}
 	m.safety = 0.9 * (2*bdfNewtonMax + 1) / float64(2*bdfNewtonMax+iters)
-	for i := range s.n {
-		w.scale[i] = s.opt.ATol + s.opt.RTol*math.Abs(w.y[i])
+	for i := range b.n {
+		w.scale[i] = m.e.opts().ATol + m.e.opts().RTol*math.Abs(w.y[i])
 	}
-	m.ratio = m.norm(s, w.d, bdfErrConst[k])
+	m.ratio = m.norm(b, w.d, bdfErrConst[k])
 	return nil
 }
 
-func (m *bdfMethod[T]) errorRatio(*Solver[T], float64) float64 { return m.ratio }
+func (m *bdfMethod[T]) errorRatio(stepBufs[T], float64) float64 { return m.ratio }
 
 // accept updates the differences with the accepted step's correction and,
 // after k + 1 steps of equal size, chooses the next order: of k − 1, k and
 // k + 1 the one allowing the largest step (the factor next applies).
-func (m *bdfMethod[T]) accept(s *Solver[T], _ stepGeom, _ float64) {
+func (m *bdfMethod[T]) accept(b stepBufs[T], _ stepGeom, _ float64) {
 	w, k := &m.w, m.k
 	w.jacCurrent = false
-	for i := range s.n {
+	for i := range b.n {
 		w.D[k+2][i] = w.d[i] - w.D[k+1][i]
 		w.D[k+1][i] = w.d[i]
 	}
 	for j := k; j >= 0; j-- {
-		for i := range s.n {
+		for i := range b.n {
 			w.D[j][i] += w.D[j+1][i]
 		}
 	}
-	for i := range s.n {
-		s.y1[i] = T(w.D[0][i])
+	for i := range b.n {
+		b.y1[i] = T(w.D[0][i])
 	}
 	m.factor = 1
 	if m.nEqual++; m.nEqual < k+1 {
@@ -145,10 +146,10 @@ func (m *bdfMethod[T]) accept(s *Solver[T], _ stepGeom, _ float64) {
 	m.nEqual = 0
 	errM, errP := math.Inf(1), math.Inf(1)
 	if k > 1 {
-		errM = m.norm(s, w.D[k], bdfErrConst[k-1])
+		errM = m.norm(b, w.D[k], bdfErrConst[k-1])
 	}
 	if k < bdfMaxOrder {
-		errP = m.norm(s, w.D[k+2], bdfErrConst[k+1])
+		errP = m.norm(b, w.D[k+2], bdfErrConst[k+1])
 	}
 	factors := [3]float64{math.Pow(errM, -1/float64(k)), math.Pow(m.ratio, -1/float64(k+1)), math.Pow(errP, -1/float64(k+2))}
 	best := 1
@@ -170,13 +171,13 @@ func (m *bdfMethod[T]) accept(s *Solver[T], _ stepGeom, _ float64) {
 // accepted step the factor accept chose (at most MaxStep); after a
 // rejected one half the step when Newton's iteration failed, else the
 // error estimate's factor (at least 0.2, and MinStep).
-func (m *bdfMethod[T]) next(s *Solver[T], h, ratio float64, accepted bool) float64 {
+func (m *bdfMethod[T]) next(h, ratio float64, accepted bool) float64 {
 	factor := m.factor
 	switch {
 	case accepted && factor == 1:
 		return h
 	case accepted:
-		if mx := s.opt.MaxStep; mx > 0 && math.Abs(h*factor) > mx {
+		if mx := m.e.opts().MaxStep; mx > 0 && math.Abs(h*factor) > mx {
 			factor = mx / math.Abs(h)
 		}
 	case m.failed:
@@ -186,7 +187,7 @@ func (m *bdfMethod[T]) next(s *Solver[T], h, ratio float64, accepted bool) float
 	default:
 		factor = math.Max(0.2, m.safety*math.Pow(ratio, -1/float64(m.k+1)))
 	}
-	if mn := s.opt.MinStep; !accepted && mn > 0 && math.Abs(h*factor) < mn {
+	if mn := m.e.opts().MinStep; !accepted && mn > 0 && math.Abs(h*factor) < mn {
 		factor = mn / math.Abs(h)
 	}
 	m.w.rescale(factor)
@@ -194,14 +195,16 @@ func (m *bdfMethod[T]) next(s *Solver[T], h, ratio float64, accepted bool) float
 	return m.h
 }
 
+func (m *bdfMethod[T]) bind(e env[T]) { m.e = e }
+
 func (m *bdfMethod[T]) endSlope() bool { return false }
 
-func (m *bdfMethod[T]) interpolate(_ *Solver[T], dst []T, g stepGeom, tq float64, _, _ []T) {
+func (m *bdfMethod[T]) interpolate(_ stepBufs[T], dst []T, g stepGeom, tq float64, _, _ []T) {
 	bdfInterpolate(dst, m.w.D, m.k, g.end, g.h, tq)
 }
 
-func (m *bdfMethod[T]) log(s *Solver[T], l *denseLog[T], g stepGeom, _, _ []T) {
-	l.addBDF(s.tb, g.t, g.h, g.end, m.k, m.w.D, s.y1)
+func (m *bdfMethod[T]) log(b stepBufs[T], l *denseLog[T], g stepGeom, _, _ []T) {
+	l.addBDF(m.e.tableau(), g.t, g.h, g.end, m.k, m.w.D, b.y1)
 }
 
 const bdfMaxOrder = 5
@@ -328,9 +331,9 @@ func (w *bdfWork) rescale(factor float64) {
 const bdfNewtonMax = 4
 
 // predict sets the prediction Σ_j D_j, ψ and the error scale at order k.
-func (m *bdfMethod[T]) predict(s *Solver[T], k int) {
+func (m *bdfMethod[T]) predict(b stepBufs[T], k int) {
 	w := &m.w
-	for i := range s.n {
+	for i := range b.n {
 		p, q := 0.0, 0.0
 		for j := 0; j <= k; j++ {
 			p += w.D[j][i]
@@ -339,7 +342,7 @@ func (m *bdfMethod[T]) predict(s *Solver[T], k int) {
 			q += bdfGamma[j] * w.D[j][i]
 		}
 		w.pred[i], w.psi[i] = p, q/bdfAlpha[k]
-		w.scale[i] = s.opt.ATol + s.opt.RTol*math.Abs(p)
+		w.scale[i] = m.e.opts().ATol + m.e.opts().RTol*math.Abs(p)
 	}
 }
 
@@ -348,10 +351,10 @@ func (m *bdfMethod[T]) predict(s *Solver[T], k int) {
 // converge. bad reports a Jacobian or LU that is not finite (f turned NaN
 // or Inf near the prediction), which rejects the step as a NaN in the
 // state does; err is a failure that ends the solve.
-func (m *bdfMethod[T]) correct(s *Solver[T], eval evalFunc[T], tNew, c float64) (converged bool, iters int, bad bool, err error) {
+func (m *bdfMethod[T]) correct(b stepBufs[T], eval evalFunc[T], tNew, c float64) (converged bool, iters int, bad bool, err error) {
 	w := &m.w
 	if !w.jacSet {
-		if err := m.jacobian(s, eval, tNew); errors.Is(err, errNonFiniteJacobian) {
+		if err := m.jacobian(b, eval, tNew); errors.Is(err, errNonFiniteJacobian) {
 			return false, 0, true, nil
 		} else if err != nil {
 			return false, 0, false, err
@@ -365,15 +368,15 @@ func (m *bdfMethod[T]) correct(s *Solver[T], eval evalFunc[T], tNew, c float64) 
 				}
 				return false, iters, false, fmt.Errorf("%w: the BDF matrix I − c·J is singular at t=%g", ErrStepUnderflow, tNew)
 			}
-			s.run.st.LUs++
+			m.e.stats().LUs++
 			w.luValid = true
 		}
-		if converged, iters, err = m.newton(s, eval, tNew, c, bdfNewtonMax, m.ntol); err != nil || converged || w.jacCurrent {
+		if converged, iters, err = m.newton(b, eval, tNew, c, bdfNewtonMax, m.ntol); err != nil || converged || w.jacCurrent {
 			return converged, iters, false, err
 		}
 		// Not converged with an old Jacobian: a fresh one at the
 		// prediction, then try again.
-		if err := m.jacobian(s, eval, tNew); errors.Is(err, errNonFiniteJacobian) {
+		if err := m.jacobian(b, eval, tNew); errors.Is(err, errNonFiniteJacobian) {
 			return false, iters, true, nil
 		} else if err != nil {
 			return false, iters, false, err
@@ -385,9 +388,9 @@ func (m *bdfMethod[T]) correct(s *Solver[T], eval evalFunc[T], tNew, c float64) 
 // Newton iterations with the factorised I − c·J: converged (the
 // iterations' contraction says the remaining correction is below tol),
 // and the number of iterations. A non-finite f ends it unconverged.
-func (m *bdfMethod[T]) newton(s *Solver[T], eval evalFunc[T], tNew, c float64, maxIter int, tol float64) (bool, int, error) {
+func (m *bdfMethod[T]) newton(b stepBufs[T], eval evalFunc[T], tNew, c float64, maxIter int, tol float64) (bool, int, error) {
 	w := &m.w
-	n := s.n
+	n := b.n
 	clear(w.d)
 	copy(w.y, w.pred)
 	w.nonFinite = false
@@ -395,13 +398,13 @@ func (m *bdfMethod[T]) newton(s *Solver[T], eval evalFunc[T], tNew, c float64, m
 	k := 0
 	for ; k < maxIter; k++ {
 		for i := range n {
-			s.tmp[i] = T(w.y[i])
+			b.tmp[i] = T(w.y[i])
 		}
-		if err := eval(evalStage, 0, tNew, s.tmp, s.y1); err != nil {
+		if err := eval(evalStage, 0, tNew, b.tmp, b.y1); err != nil {
 			return false, k + 1, err
 		}
 		for i := range n {
-			v := float64(s.y1[i])
+			v := float64(b.y1[i])
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				w.nonFinite = true
 				return false, k + 1, nil
@@ -409,7 +412,7 @@ func (m *bdfMethod[T]) newton(s *Solver[T], eval evalFunc[T], tNew, c float64, m
 			m.la.rhs[i] = c*v - w.psi[i] - w.d[i]
 		}
 		luSolve(m.la.lu, n, m.la.piv, m.la.rhs)
-		norm := m.norm(s, m.la.rhs, 1)
+		norm := m.norm(b, m.la.rhs, 1)
 		rate := -1.0
 		if old >= 0 {
 			rate = norm / old
@@ -431,9 +434,9 @@ func (m *bdfMethod[T]) newton(s *Solver[T], eval evalFunc[T], tNew, c float64, m
 
 // norm returns the error norm (RMS, or the largest over ErrorParts) of
 // scale_factor·x / w.scale.
-func (m *bdfMethod[T]) norm(s *Solver[T], x []float64, factor float64) float64 {
+func (m *bdfMethod[T]) norm(b stepBufs[T], x []float64, factor float64) float64 {
 	w := &m.w
-	return s.mixed(func(lo, hi int) float64 {
+	return m.e.mixed(func(lo, hi int) float64 {
 		sum := 0.0
 		for i := lo; i < hi; i++ {
 			v := factor * x[i] / w.scale[i]
@@ -445,34 +448,34 @@ func (m *bdfMethod[T]) norm(s *Solver[T], x []float64, factor float64) float64 {
 
 // jacobian forms J = ∂f/∂y at (tNew, prediction) by forward
 // differences (n + 1 evaluations of f).
-func (m *bdfMethod[T]) jacobian(s *Solver[T], eval evalFunc[T], tNew float64) error {
+func (m *bdfMethod[T]) jacobian(b stepBufs[T], eval evalFunc[T], tNew float64) error {
 	w := &m.w
-	n, ros := s.n, &m.la
+	n, ros := b.n, &m.la
 	ros.ensure(n)
 	for i := range n {
-		s.tmp[i] = T(w.pred[i])
+		b.tmp[i] = T(w.pred[i])
 	}
 	f0 := w.f
-	if err := eval(evalProbe, 0, tNew, s.tmp, s.y1); err != nil {
+	if err := eval(evalProbe, 0, tNew, b.tmp, b.y1); err != nil {
 		return err
 	}
 	for i := range n {
-		f0[i] = float64(s.y1[i])
+		f0[i] = float64(b.y1[i])
 	}
 	for j := range n {
-		yj := float64(s.tmp[j])
+		yj := float64(b.tmp[j])
 		dy := math.Sqrt(eps) * math.Max(math.Abs(yj), 1e-3)
-		s.tmp[j] = T(yj + dy)
-		dy = float64(s.tmp[j]) - yj
-		if err := eval(evalProbe, 0, tNew, s.tmp, s.y1); err != nil {
+		b.tmp[j] = T(yj + dy)
+		dy = float64(b.tmp[j]) - yj
+		if err := eval(evalProbe, 0, tNew, b.tmp, b.y1); err != nil {
 			return err
 		}
 		for i := range n {
-			ros.jac[i*n+j] = (float64(s.y1[i]) - f0[i]) / dy
+			ros.jac[i*n+j] = (float64(b.y1[i]) - f0[i]) / dy
 		}
-		s.tmp[j] = T(yj)
+		b.tmp[j] = T(yj)
 	}
-	s.run.st.Jacobians++
+	m.e.stats().Jacobians++
 	if !allFiniteF(ros.jac[:n*n]) {
 		w.jacSet = false
 		return errNonFiniteJacobian

@@ -114,7 +114,7 @@ func (s *Solver[T]) OnDevice() bool { return s.dev.on }
 // deviceSolve reports whether a SolveTensors with the current settings
 // runs on the device.
 func (s *Solver[T]) deviceSolve() bool {
-	_, rk := s.m.(explicitRK[T])
+	_, rk := s.m.(*explicitRK[T])
 	return s.dev.ew != nil && rk && s.Event == nil && s.opt.ErrorRows == 0
 }
 

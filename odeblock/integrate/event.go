@@ -59,7 +59,7 @@ func (s *Solver[T]) Events() ([]float64, [][]T) { return s.run.eventTs, s.run.ev
 // the time by the Illinois variant of regula falsi on the dense output,
 // writes the state there into the last output and ends the solve.
 func (r *solveRun[T]) event(g stepGeom, f0, f1 []T) error {
-	return r.eventIn(g, func(dst []T, tq float64) { r.s.m.interpolate(r.s, dst, g, tq, f0, f1) })
+	return r.eventIn(g, func(dst []T, tq float64) { r.s.m.interpolate(r.s.bufs(), dst, g, tq, f0, f1) })
 }
 
 // eventIn is event for the accepted step g whose dense output interp

@@ -122,29 +122,29 @@ func (w *irkWork) ensure(s, n int) {
 	}
 }
 
-// step takes the fixed step g of an implicit method from s.y with
-// s.k[0] = f(t, y).
-func (m *implicitRK[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
-	tb, n := s.tb, s.n
+// step takes the fixed step g of an implicit method from b.y0 with
+// b.k[0] = f(t, y).
+func (m *implicitRK[T]) step(b stepBufs[T], eval evalFunc[T], g stepGeom) error {
+	tb, n := m.e.tableau(), b.n
 	st := tb.Stages()
 	m.w.ensure(st, n)
-	if err := m.jacobian(s, eval, g); err != nil {
+	if err := m.jacobian(b, eval, g); err != nil {
 		return err
 	}
-	if err := m.factor(s, g); err != nil {
+	if err := m.factor(b, g); err != nil {
 		return err
 	}
-	if err := m.newton(s, eval, g); err != nil {
+	if err := m.newton(b, eval, g); err != nil {
 		return err
 	}
-	w, y := &m.w, s.y
+	w, y := &m.w, b.y0
 	if stifflyAccurate(tb, m.ia) {
 		for i := range n {
-			s.y1[i] = y[i] + T(w.z[(st-1)*n+i])
+			b.y1[i] = y[i] + T(w.z[(st-1)*n+i])
 		}
 		return nil
 	}
-	if err := m.stageF(s, eval, g); err != nil {
+	if err := m.stageF(b, eval, g); err != nil {
 		return err
 	}
 	for i := range n {
@@ -152,16 +152,16 @@ func (m *implicitRK[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 		for j := range st {
 			v += tb.B[j] * w.f[j][i]
 		}
-		s.y1[i] = y[i] + T(g.h*v)
+		b.y1[i] = y[i] + T(g.h*v)
 	}
 	return nil
 }
 
 // jacobian sets the Jacobian J of f by forward differences around
-// (t, y), f(t, y) being in s.k[0].
-func (m *implicitRK[T]) jacobian(s *Solver[T], eval evalFunc[T], g stepGeom) error {
-	n, w := s.n, &m.w
-	y, tmp, fbuf := s.y, s.tmp, s.y1 // y1 is free until the end
+// (t, y), f(t, y) being in b.k[0].
+func (m *implicitRK[T]) jacobian(b stepBufs[T], eval evalFunc[T], g stepGeom) error {
+	n, w := b.n, &m.w
+	y, tmp, fbuf := b.y0, b.tmp, b.y1 // y1 is free until the end
 	copy(tmp, y)
 	for j := range n {
 		yj := float64(y[j])
@@ -172,17 +172,17 @@ func (m *implicitRK[T]) jacobian(s *Solver[T], eval evalFunc[T], g stepGeom) err
 			return err
 		}
 		for i := range n {
-			w.jac[i*n+j] = (float64(fbuf[i]) - float64(s.k[0][i])) / dy
+			w.jac[i*n+j] = (float64(fbuf[i]) - float64(b.k[0][i])) / dy
 		}
 		tmp[j] = y[j]
 	}
-	s.run.st.Jacobians++
+	m.e.stats().Jacobians++
 	return nil
 }
 
 // factor forms and factorises the Newton matrix M = I − h·(A ⊗ J).
-func (m *implicitRK[T]) factor(s *Solver[T], g stepGeom) error {
-	tb, n, h, w := s.tb, s.n, g.h, &m.w
+func (m *implicitRK[T]) factor(b stepBufs[T], g stepGeom) error {
+	tb, n, h, w := m.e.tableau(), b.n, g.h, &m.w
 	st := tb.Stages()
 	sn := st * n
 	for bi := range st {
@@ -202,14 +202,14 @@ func (m *implicitRK[T]) factor(s *Solver[T], g stepGeom) error {
 	if err := luFactor(w.m, sn, w.piv); err != nil {
 		return fmt.Errorf("%w: the Newton matrix of %s is singular at t=%g", ErrStepUnderflow, tb.Name, g.t)
 	}
-	s.run.st.LUs++
+	m.e.stats().LUs++
 	return nil
 }
 
 // stageF evaluates f at every stage, y + Z_j at t + C_j·h, into w.f.
-func (m *implicitRK[T]) stageF(s *Solver[T], eval evalFunc[T], g stepGeom) error {
-	tb, n, w := s.tb, s.n, &m.w
-	y, tmp, fbuf := s.y, s.tmp, s.y1
+func (m *implicitRK[T]) stageF(b stepBufs[T], eval evalFunc[T], g stepGeom) error {
+	tb, n, w := m.e.tableau(), b.n, &m.w
+	y, tmp, fbuf := b.y0, b.tmp, b.y1
 	for j := range tb.Stages() {
 		for i := range n {
 			tmp[i] = y[i] + T(w.z[j*n+i])
@@ -231,14 +231,14 @@ func (m *implicitRK[T]) stageF(s *Solver[T], eval evalFunc[T], g stepGeom) error
 // newton solves the stage equations Z = h·(A ⊗ I)·F(y + Z) for the
 // stage increments Z by simplified Newton iterations with the factorised
 // M, from Z = 0, at most 10 of them.
-func (m *implicitRK[T]) newton(s *Solver[T], eval evalFunc[T], g stepGeom) error {
-	tb, n, h, w, y := s.tb, s.n, g.h, &m.w, s.y
+func (m *implicitRK[T]) newton(b stepBufs[T], eval evalFunc[T], g stepGeom) error {
+	tb, n, h, w, y := m.e.tableau(), b.n, g.h, &m.w, b.y0
 	st := tb.Stages()
 	sn := st * n
 	clear(w.z)
 	converged := false
 	for iter := 0; iter < 10 && !converged; iter++ {
-		if err := m.stageF(s, eval, g); err != nil {
+		if err := m.stageF(b, eval, g); err != nil {
 			return err
 		}
 		// G = Z − h·(A ⊗ I)·F; ΔZ = −M⁻¹·G.
@@ -257,7 +257,7 @@ func (m *implicitRK[T]) newton(s *Solver[T], eval evalFunc[T], g stepGeom) error
 			for i := range n {
 				d := w.g[bi*n+i]
 				w.z[bi*n+i] += d
-				sc := s.opt.ATol + s.opt.RTol*math.Abs(float64(y[i]))
+				sc := m.e.opts().ATol + m.e.opts().RTol*math.Abs(float64(y[i]))
 				worst = math.Max(worst, math.Abs(d)/sc)
 			}
 		}

@@ -73,28 +73,28 @@ var rodas4 = &Tableau{
 	},
 }
 
-// rodasStep takes the step g of a Rodas method from s.y with s.k[0] =
-// f(t, y), leaving y1 in s.y1.
-func (m *rosenbrock[T]) rodasStep(s *Solver[T], eval evalFunc[T], g stepGeom) error {
-	r, n, h := m.rodas, s.n, g.h
+// rodasStep takes the step g of a Rodas method from b.y0 with b.k[0] =
+// f(t, y), leaving y1 in b.y1.
+func (m *rosenbrock[T]) rodasStep(b stepBufs[T], eval evalFunc[T], g stepGeom) error {
+	r, n, h := m.rodas, b.n, g.h
 	w := &m.w
-	if ok, err := m.matrix(s, eval, g, r.gamma*h); !ok || err != nil {
+	if ok, err := m.matrix(b, eval, g, r.gamma*h); !ok || err != nil {
 		return err
 	}
-	K := s.k[1:7]
-	fi := s.fnext // f_i (f at the step's end once it is accepted)
+	K := b.k[1:7]
+	fi := b.fnext // f_i (f at the step's end once it is accepted)
 	for i := range 6 {
 		if i == 0 {
-			copy(fi, s.k[0])
+			copy(fi, b.k[0])
 		} else {
 			for l := range n {
 				acc := 0.0
 				for j := range i {
 					acc += r.a[i][j] * float64(K[j][l])
 				}
-				s.tmp[l] = s.y[l] + T(h*acc)
+				b.tmp[l] = b.y0[l] + T(h*acc)
 			}
-			if err := eval(evalStage, 1+i, stageTime(g.t, h, g.end, r.c[i], g.leftLimit), s.tmp, fi); err != nil {
+			if err := eval(evalStage, 1+i, stageTime(g.t, h, g.end, r.c[i], g.leftLimit), b.tmp, fi); err != nil {
 				return err
 			}
 		}
@@ -112,17 +112,17 @@ func (m *rosenbrock[T]) rodasStep(s *Solver[T], eval evalFunc[T], g stepGeom) er
 		for j := range 6 {
 			acc += r.m[j] * float64(K[j][l])
 		}
-		s.y1[l] = s.y[l] + T(h*acc)
+		b.y1[l] = b.y0[l] + T(h*acc)
 	}
 	return nil
 }
 
 // rejectNonFinite makes the step under way one the loop rejects for a
 // non-finite state (and retries smaller), forgetting the Jacobian.
-func (m *rosenbrock[T]) rejectNonFinite(s *Solver[T]) {
+func (m *rosenbrock[T]) rejectNonFinite(b stepBufs[T]) {
 	nan := T(math.NaN())
-	for i := range s.y1 {
-		s.y1[i] = nan
+	for i := range b.y1 {
+		b.y1[i] = nan
 	}
 	m.w.jacValid = false
 }

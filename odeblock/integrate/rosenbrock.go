@@ -80,10 +80,10 @@ type rosenbrock[T tensor.Float] struct {
 }
 
 // begin forgets the Jacobian: the solve starts, or restarts after a jump.
-func (m *rosenbrock[T]) begin(*Solver[T], float64) { m.w.jacValid = false }
+func (m *rosenbrock[T]) begin(stepBufs[T], float64) { m.w.jacValid = false }
 
 // accept forgets the Jacobian: the next step starts elsewhere.
-func (m *rosenbrock[T]) accept(*Solver[T], stepGeom, float64) { m.w.jacValid = false }
+func (m *rosenbrock[T]) accept(stepBufs[T], stepGeom, float64) { m.w.jacValid = false }
 
 // rosenbrockWork holds a Rosenbrock step's Jacobian, its time derivative,
 // the factorised W and scratch, in float64.
@@ -105,17 +105,17 @@ func (w *rosenbrockWork) ensure(n int) {
 		piv: make([]int, n), rhs: make([]float64, n), sol: make([]float64, n)}
 }
 
-// step takes the step g from s.y with s.k[0] = f(t, y).
-func (m *rosenbrock[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
+// step takes the step g from b.y0 with b.k[0] = f(t, y).
+func (m *rosenbrock[T]) step(b stepBufs[T], eval evalFunc[T], g stepGeom) error {
 	if m.rodas != nil {
-		return m.rodasStep(s, eval, g)
+		return m.rodasStep(b, eval, g)
 	}
-	n, h, d := s.n, g.h, ros23d
+	n, h, d := b.n, g.h, ros23d
 	w := &m.w
-	if ok, err := m.matrix(s, eval, g, h*d); !ok || err != nil {
+	if ok, err := m.matrix(b, eval, g, h*d); !ok || err != nil {
 		return err
 	}
-	f0, k1, k2, k3, f2 := s.k[0], s.k[1], s.k[2], s.k[3], s.k[4]
+	f0, k1, k2, k3, f2 := b.k[0], b.k[1], b.k[2], b.k[3], b.k[4]
 	// k1 = W⁻¹(F0 + h·d·T)
 	for i := range n {
 		w.rhs[i] = float64(f0[i]) + h*d*w.dt[i]
@@ -123,9 +123,9 @@ func (m *rosenbrock[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 	rosSolve(w, k1)
 	// F1 = f(t + h/2, y + h/2·k1), into k3 for now.
 	for i := range n {
-		s.tmp[i] = s.y[i] + T(h/2)*k1[i]
+		b.tmp[i] = b.y0[i] + T(h/2)*k1[i]
 	}
-	if err := eval(evalStage, 1, stageTime(g.t, h, g.end, 0.5, g.leftLimit), s.tmp, k3); err != nil {
+	if err := eval(evalStage, 1, stageTime(g.t, h, g.end, 0.5, g.leftLimit), b.tmp, k3); err != nil {
 		return err
 	}
 	// k2 = W⁻¹(F1 − k1) + k1
@@ -135,9 +135,9 @@ func (m *rosenbrock[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 	rosSolve(w, k2)
 	for i := range n {
 		k2[i] += k1[i]
-		s.tmp[i] = s.y[i] + T(h)*k2[i] // y1
+		b.tmp[i] = b.y0[i] + T(h)*k2[i] // y1
 	}
-	if err := eval(evalStage, 4, g.StageTime(s.tb, 4), s.tmp, f2); err != nil {
+	if err := eval(evalStage, 4, g.StageTime(m.e.tableau(), 4), b.tmp, f2); err != nil {
 		return err
 	}
 	// k3 = W⁻¹(F2 − e32·(k2 − F1) − 2·(k1 − F0) + h·d·T)
@@ -146,61 +146,61 @@ func (m *rosenbrock[T]) step(s *Solver[T], eval evalFunc[T], g stepGeom) error {
 		w.rhs[i] = float64(f2[i]) - ros23e32*(float64(k2[i])-f1) - 2*(float64(k1[i])-float64(f0[i])) + h*d*w.dt[i]
 	}
 	rosSolve(w, k3)
-	copy(s.y1, s.tmp)
+	copy(b.y1, b.tmp)
 	return nil
 }
 
 // matrix forms (or reuses) J and T at the step's start and factorises
 // I − c·J. ok is false, with no error, when J or T is not finite: the
 // step is then one the loop rejects (rejectNonFinite).
-func (m *rosenbrock[T]) matrix(s *Solver[T], eval evalFunc[T], g stepGeom, c float64) (ok bool, err error) {
+func (m *rosenbrock[T]) matrix(b stepBufs[T], eval evalFunc[T], g stepGeom, c float64) (ok bool, err error) {
 	w := &m.w
-	w.ensure(s.n)
+	w.ensure(b.n)
 	if !w.jacValid || w.jacAt != g.t0 {
-		if err := m.jacobian(s, eval, g); err != nil {
+		if err := m.jacobian(b, eval, g); err != nil {
 			return false, err
 		}
 	}
 	if !allFiniteF(w.jac) || !allFiniteF(w.dt) {
-		m.rejectNonFinite(s) // f is NaN or Inf near y: a smaller step
+		m.rejectNonFinite(b) // f is NaN or Inf near y: a smaller step
 		return false, nil
 	}
 	if err := w.factor(c); err != nil {
 		return false, fmt.Errorf("%w: the Rosenbrock matrix I − c·J is singular at t=%g", ErrStepUnderflow, g.t)
 	}
-	s.run.st.LUs++
+	m.e.stats().LUs++
 	return true, nil
 }
 
 // jacobian forms J = ∂f/∂y and T = ∂f/∂t at the step's start by forward
 // differences (the time difference taken inside the step, so that f is
 // never evaluated outside the solve's span).
-func (m *rosenbrock[T]) jacobian(s *Solver[T], eval evalFunc[T], g stepGeom) error {
-	n, w := s.n, &m.w
-	f0, col := s.k[0], s.k[3] // s.k[3] is free until k3
-	copy(s.tmp, s.y)
+func (m *rosenbrock[T]) jacobian(b stepBufs[T], eval evalFunc[T], g stepGeom) error {
+	n, w := b.n, &m.w
+	f0, col := b.k[0], b.k[3] // b.k[3] is free until k3
+	copy(b.tmp, b.y0)
 	for j := range n {
-		yj := float64(s.y[j])
+		yj := float64(b.y0[j])
 		dy := math.Sqrt(eps) * math.Max(math.Abs(yj), 1e-3)
-		s.tmp[j] = T(yj + dy)
-		dy = float64(s.tmp[j]) - yj // the step actually taken in T
-		if err := eval(evalProbe, 0, g.t0, s.tmp, col); err != nil {
+		b.tmp[j] = T(yj + dy)
+		dy = float64(b.tmp[j]) - yj // the step actually taken in T
+		if err := eval(evalProbe, 0, g.t0, b.tmp, col); err != nil {
 			return err
 		}
 		for i := range n {
 			w.jac[i*n+j] = (float64(col[i]) - float64(f0[i])) / dy
 		}
-		s.tmp[j] = s.y[j]
+		b.tmp[j] = b.y0[j]
 	}
 	dt := math.Copysign(math.Min(math.Sqrt(eps)*math.Max(math.Abs(g.t0), 1), math.Abs(g.h)/2), g.h)
-	if err := eval(evalProbe, 0, g.t0+dt, s.y, col); err != nil {
+	if err := eval(evalProbe, 0, g.t0+dt, b.y0, col); err != nil {
 		return err
 	}
 	for i := range n {
 		w.dt[i] = (float64(col[i]) - float64(f0[i])) / dt
 	}
 	w.jacAt, w.jacValid = g.t0, true
-	s.run.st.Jacobians++
+	m.e.stats().Jacobians++
 	return nil
 }
 

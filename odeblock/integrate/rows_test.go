@@ -243,7 +243,7 @@ func testRowsErrorRatio[T tensor.Float](t *testing.T) {
 			if ok != c.onePass {
 				t.Errorf("%s, seed %d: one-pass norm answered %v, want %v", c.name, seed, ok, c.onePass)
 			}
-			got := s.errorRatio(h)
+			got := s.errorRatio(s.bufs(), h)
 			if !cmp.Equal(want, got, cmpopts.EquateApprox(tol, 0)) {
 				t.Errorf("%s, seed %d: errorRatio %g, row by row %g (one pass %g, %v)", c.name, seed, got, want, r, ok)
 			}
@@ -284,7 +284,22 @@ func TestRowsErrorRatio853(t *testing.T) {
 	}
 	want := s.mixed(func(lo, hi int) float64 { return s.errorRatioRange(h, lo, hi) })
 	onePass, _ := s.rowsErrorRatio(h)
-	if got := s.errorRatio(h); got != want || got == onePass {
+	if got := s.errorRatio(s.bufs(), h); got != want || got == onePass {
 		t.Errorf("dop853: errorRatio %g, want the row-by-row %g (the one-pass norm of E alone is %g)", got, want, onePass)
 	}
+}
+
+// rowsErrorRatio is the one-pass ErrorRows norm of the step in the
+// solver's buffers.
+func (s *Solver[T]) rowsErrorRatio(h float64) (float64, bool) {
+	return s.rowsErrNorm(h, s.tb.E, s.k, s.y, s.y1)
+}
+
+// errorRatioRange is the error ratio's RMS over [lo, hi) of the step in
+// the solver's buffers.
+func (s *Solver[T]) errorRatioRange(h float64, lo, hi int) float64 {
+	if s.tb.E3 != nil {
+		return s.errorRatio853(s.bufs(), h, lo, hi)
+	}
+	return s.scaledRange(h, s.tb.E, s.k, s.y, s.y1, lo, hi)
 }

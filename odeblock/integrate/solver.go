@@ -283,6 +283,7 @@ func (s *Solver[T]) Configure(opt Options) error {
 	}
 	if s.tb != tb || s.m == nil {
 		s.m = newMethod[T](tb)
+		s.m.bind(s)
 	}
 	s.opt, s.tb = opt, tb
 	s.ctl = newController(opt, tb)
@@ -552,7 +553,7 @@ func (r *solveRun[T]) start() error {
 		return r.fail(r.t, 0, err)
 	}
 	r.h = h
-	s.m.begin(s, h)
+	s.m.begin(s.bufs(), h)
 	return nil
 }
 
@@ -584,13 +585,13 @@ func (r *solveRun[T]) attempt() error {
 		// before it: the left limit of the dynamics.
 		g.leftLimit = slices.Contains(s.opt.Jumps, target)
 	}
-	if err := s.m.step(s, s.counted, g); err != nil {
+	if err := s.m.step(s.bufs(), s.counted, g); err != nil {
 		return r.fail(r.t, g.h, err)
 	}
 	ratio, accept := 0.0, true
 	finite := s.ops().finite(s.y1)
 	if s.opt.Step == 0 {
-		ratio = s.m.errorRatio(s, g.h)
+		ratio = s.m.errorRatio(s.bufs(), g.h)
 		accept = ratio <= 1 && finite
 	} else if !finite {
 		// Named by the step's start, as adaptive methods name it.
@@ -627,7 +628,7 @@ func (r *solveRun[T]) attempt() error {
 func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
 	s := r.s
 	r.st.Accepted++
-	s.m.accept(s, g, ratio)
+	s.m.accept(s.bufs(), g, ratio)
 	// f at the step end: the last stage (FSAL), else evaluated now when it
 	// is needed next (another step, or dense output).
 	f0, f1 := s.k[0], s.k[len(s.k)-1]
@@ -652,7 +653,7 @@ func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
 	}
 	r.nextOut = r.emit(g, f0, f1)
 	if s.keep != nil {
-		s.m.log(s, s.keep, g, f0, f1)
+		s.m.log(s.bufs(), s.keep, g, f0, f1)
 	}
 	r.t, r.t0 = g.end, g.end
 	s.y, s.y1 = s.y1, s.y
@@ -660,7 +661,7 @@ func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
 		s.ops().copy(f0, f1)
 	}
 	if s.opt.Step == 0 {
-		next := s.m.next(s, g.h, ratio, true)
+		next := s.m.next(g.h, ratio, true)
 		if g.h != r.h {
 			// A step cut short to land on a stop does not shrink the next.
 			next = math.Copysign(math.Max(math.Abs(next), math.Abs(r.h)), r.dir)
@@ -679,7 +680,7 @@ func (r *solveRun[T]) accepted(g stepGeom, ratio float64, reached bool) error {
 		if err := r.eval(evalRestart, 0, r.t0, s.y, f0); err != nil {
 			return r.fail(r.t, 0, err)
 		}
-		s.m.begin(s, r.h)
+		s.m.begin(s.bufs(), r.h)
 	}
 	r.stop++
 	return nil
@@ -711,7 +712,7 @@ func (r *solveRun[T]) emit(g stepGeom, f0, f1 []T) int {
 		if s.dev.on {
 			s.dev.interpolate(s, s.dev.out[next], g, r.ts[next], f0, f1)
 		} else {
-			s.m.interpolate(s, r.out[next], g, r.ts[next], f0, f1)
+			s.m.interpolate(s.bufs(), r.out[next], g, r.ts[next], f0, f1)
 		}
 		next++
 	}
@@ -740,7 +741,7 @@ func (s *Solver[T]) retryStep(t, hStep, ratio float64, nonFiniteState bool, nonF
 		return 0, fmt.Errorf("%w: rejected at the minimum step", err)
 	}
 	if !nonFiniteState {
-		return s.m.next(s, hStep, ratio, false), nil
+		return s.m.next(hStep, ratio, false), nil
 	}
 	// The dynamics have no finite value a step ahead. Shrinking may get
 	// past it (an overflow from too long a step), but a state creeping
@@ -750,7 +751,7 @@ func (s *Solver[T]) retryStep(t, hStep, ratio float64, nonFiniteState bool, nonF
 	if *nonFinite > maxNonFiniteRejections {
 		return 0, fmt.Errorf("%w: %d steps from t=%.9g or near it gave NaN or Inf", ErrNonFinite, *nonFinite, t)
 	}
-	return s.m.next(s, hStep, math.NaN(), false), nil
+	return s.m.next(hStep, math.NaN(), false), nil
 }
 
 // checkSolve returns the direction of the times (+1 or −1) after checking
@@ -988,11 +989,37 @@ func rms(n int, r func(int) float64) float64 {
 	return big * math.Sqrt(sum/float64(n))
 }
 
-// nextStep returns the next step size after a step of size h with the given
-// error ratio (the controller's factor, within MinStep and MaxStep); after
-// an accepted step it never shrinks.
-func (s *Solver[T]) nextStep(h, ratio float64, accepted bool) float64 {
-	return s.clampStep(h*s.ctl.factor(ratio, accepted), math.Copysign(1, h))
+// control returns the next step size after a step of size h with the
+// given error ratio: the controller's factor (after an accepted step it
+// notes the ratio, the PI controller's history), or DFactor after a step
+// rejected for NaN or Inf; within MinStep and MaxStep.
+func (s *Solver[T]) control(h, ratio float64, accepted bool) float64 {
+	f := s.opt.DFactor
+	if accepted || !math.IsNaN(ratio) {
+		f = s.ctl.factor(ratio, accepted)
+	}
+	if accepted {
+		s.ctl.accept(ratio)
+	}
+	return s.clampStep(h*f, math.Copysign(1, h))
+}
+
+// bufs returns the solver's work buffers as a method sees them.
+func (s *Solver[T]) bufs() stepBufs[T] {
+	return stepBufs[T]{n: s.n, y0: s.y, y1: s.y1, tmp: s.tmp, fnext: s.fnext, k: s.k, kd: s.kd, kall: s.kall}
+}
+
+// The Solver is its methods' env.
+
+func (s *Solver[T]) tableau() *Tableau { return s.tb }
+func (s *Solver[T]) opts() *Options    { return &s.opt }
+func (s *Solver[T]) stats() *Stats     { return &s.run.st }
+
+func (s *Solver[T]) device() *devMode[T] {
+	if s.dev.on {
+		return &s.dev
+	}
+	return nil
 }
 
 // clampStep bounds |h| by MaxStep and MinStep, keeping the sign dir.

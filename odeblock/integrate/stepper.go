@@ -122,3 +122,21 @@ func terms[T tensor.Float](coef *[16]T, src *[16][]T, h float64, c []float64, ks
 	}
 	return n
 }
+
+// denseStages evaluates the dense-output stages of the accepted step g
+// (Tableau.DenseC), once per step.
+func (r *solveRun[T]) denseStages(g stepGeom) error {
+	s := r.s
+	if s.kdAt == g.t && !math.IsNaN(s.kdAt) {
+		return nil
+	}
+	ops := s.ops()
+	for i, row := range s.tb.DenseA {
+		ops.denseInput(s.tmp, s.y, g.h, row, s.kall[:len(row)])
+		if err := r.eval(evalProbe, 0, g.t+s.tb.DenseC[i]*g.h, s.tmp, s.kd[i]); err != nil {
+			return err
+		}
+	}
+	s.kdAt = g.t
+	return nil
+}
