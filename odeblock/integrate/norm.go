@@ -145,4 +145,3 @@ func (s *Solver[T]) errorRatio853(b stepBufs[T], h float64, lo, hi int) float64 
 	}
 	return math.Abs(h) * s5 / math.Sqrt((s5+0.01*s3)*float64(hi-lo))
 }
-

@@ -1,7 +1,6 @@
 package integrate
 
 import (
-
 	"github.com/adamnode/adamnode/tensor"
 )
 
