@@ -78,15 +78,12 @@ func flatPart[T Float](x *Tensor[T], lo, hi int) *Tensor[T] {
 	return x.Reshape(-1).Slice(lo, hi)
 }
 
-// hostOp names the HostElementwise method op in its panics.
-func hostOp(op string) string { return "HostElementwise." + op }
-
 func (h hostElementwise[T]) Map(op MapOp, z, x *Tensor[T], a, b T) {
 	if op < 0 || op >= NumMapOps {
 		panic(fmt.Sprintf("tensor.HostElementwise: Map: unknown %v", op))
 	}
 	if e := h.split(z.Len()); e != nil {
-		mustSameShape(hostOp("Map"), z.shape, x.shape)
+		mustSameShape("HostElementwise.Map", z.shape, x.shape)
 		e.Parallel(z.Len(), func(lo, hi int) { hostMap(op, flatPart(z, lo, hi), flatPart(x, lo, hi), a, b) })
 		return
 	}
@@ -151,7 +148,7 @@ func hostMap[T Float](op MapOp, z, x *Tensor[T], a, b T) {
 func (h hostElementwise[T]) MapBackward(op MapOp, z, g, u *Tensor[T], a, b T, accumulate bool) {
 	checkBackwardMap(op, a, b)
 	if e := h.split(z.Len()); e != nil {
-		name := hostOp("MapBackward")
+		name := "HostElementwise.MapBackward"
 		mustSameShape(name, z.shape, g.shape)
 		if readsU(op) {
 			mustSameShape(name, z.shape, u.shape)
@@ -185,7 +182,7 @@ func hostMapBackward[T Float](op MapOp, z, g, u *Tensor[T], a, b T, accumulate b
 		z.LeakyReLUBackward(g, u, a, accumulate)
 		return
 	}
-	name := hostOp("MapBackward")
+	name := "HostElementwise.MapBackward"
 	mustSameShape(name, z.shape, g.shape)
 	gd := g.host()
 	var ud []T
@@ -219,7 +216,7 @@ func checkBackwardMap[T Float](op MapOp, a, b T) {
 		panic(fmt.Sprintf("tensor.HostElementwise: MapBackward ELU: α = %v: the gradient from the output needs α ≥ 0", a))
 	}
 	if (op == MapHardtanh || op == MapClamp) && a > b {
-		panic(&ShapeError{Op: hostOp("MapBackward"), Msg: fmt.Sprintf("%v: lower bound %v above upper bound %v", op, a, b)})
+		panic(&ShapeError{Op: "HostElementwise.MapBackward", Msg: fmt.Sprintf("%v: lower bound %v above upper bound %v", op, a, b)})
 	}
 }
 
@@ -378,7 +375,16 @@ func (h hostElementwise[T]) Binary(op BinaryOp, z, x, y *Tensor[T]) {
 		binarySame(op, z, x, y)
 		return
 	}
-	name := hostOp("Binary")
+	if len(y.data) == 1 && len(y.shape) <= len(x.shape) && slices.Equal(z.shape, x.shape) {
+		// A one-element y (a scalar operand) broadcast: the tensor
+		// methods' loops rather than the general broadcast.
+		if op < BinaryAdd || op > BinaryDiv {
+			panic(fmt.Sprintf("tensor.HostElementwise: Binary: unknown op %d", op))
+		}
+		binaryScalar(op, z, x, y.host()[0])
+		return
+	}
+	name := "HostElementwise.Binary"
 	p := planBroadcast(name, x.shape, y.shape)
 	if !slices.Equal(z.shape, p.out) {
 		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("destination shape %v for operands of shapes %v and %v (broadcast %v)", z.shape, x.shape, y.shape, p.out)})
@@ -404,6 +410,25 @@ func (h hostElementwise[T]) Binary(op BinaryOp, z, x, y *Tensor[T]) {
 	})
 }
 
+// binaryScalar sets z = x op s of x's shape: x + s, x + (−s) (the same
+// bits as x − s), s·x or x/s.
+func binaryScalar[T Float](op BinaryOp, z, x *Tensor[T], s T) {
+	switch op {
+	case BinaryAdd:
+		z.AddScalar(x, s)
+	case BinarySub:
+		z.AddScalar(x, -s)
+	case BinaryMul:
+		z.Scale(x, s)
+	default:
+		xd := x.host()
+		z.wrote()
+		for i, v := range xd[:len(z.data)] {
+			z.data[i] = v / s
+		}
+	}
+}
+
 // binarySame sets z = x op y of one shape with the tensor methods.
 func binarySame[T Float](op BinaryOp, z, x, y *Tensor[T]) {
 	switch op {
@@ -419,22 +444,17 @@ func binarySame[T Float](op BinaryOp, z, x, y *Tensor[T]) {
 }
 
 func (h hostElementwise[T]) BinaryBackward(op BinaryOp, side int, z, g, x, y, out *Tensor[T], accumulate bool) {
-	name := hostOp("BinaryBackward")
+	name := "HostElementwise.BinaryBackward"
 	if op < BinaryAdd || op > BinaryDiv || side != 0 && side != 1 {
 		panic(fmt.Sprintf("tensor.HostElementwise: BinaryBackward: unknown op %d or side %d", op, side))
-	}
-	p := planBroadcast(name, x.shape, y.shape)
-	if !slices.Equal(g.shape, p.out) {
-		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("gradient of shape %v for operands of shapes %v and %v (broadcast %v)", g.shape, x.shape, y.shape, p.out)})
 	}
 	want := x.shape
 	if side == 1 {
 		want = y.shape
 	}
-	if !slices.Equal(z.shape, want) {
-		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("destination shape %v for the gradient of operand %d of shapes %v and %v", z.shape, side, x.shape, y.shape)})
-	}
 	if slices.Equal(x.shape, y.shape) {
+		// One shape: autograd's elementwise rules, no broadcast planned.
+		checkBinaryGrad(name, side, z, g, x, y, x.shape, want)
 		if op == BinaryDiv && side == 1 {
 			mustSameShape(name, out.shape, g.shape)
 		}
@@ -447,6 +467,8 @@ func (h hostElementwise[T]) BinaryBackward(op BinaryOp, side int, z, g, x, y, ou
 		binaryGradSame(op, side, z, g, x, y, out, accumulate)
 		return
 	}
+	p := planBroadcast(name, x.shape, y.shape)
+	checkBinaryGrad(name, side, z, g, x, y, p.out, want)
 	gd := g.host()
 	var xd, yd, od []T
 	switch {
@@ -494,6 +516,18 @@ func (h hostElementwise[T]) BinaryBackward(op BinaryOp, side int, z, g, x, y, ou
 			zd[i] += c
 		}
 	})
+}
+
+// checkBinaryGrad panics unless BinaryBackward's gradient g has the
+// broadcast shape out and its destination z the shape want of operand
+// side.
+func checkBinaryGrad[T Float](name string, side int, z, g, x, y *Tensor[T], out, want []int) {
+	if !slices.Equal(g.shape, out) {
+		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("gradient of shape %v for operands of shapes %v and %v (broadcast %v)", g.shape, x.shape, y.shape, out)})
+	}
+	if !slices.Equal(z.shape, want) {
+		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("destination shape %v for the gradient of operand %d of shapes %v and %v", z.shape, side, x.shape, y.shape)})
+	}
 }
 
 // binaryGradSame is BinaryBackward for operands of one shape (z, g, x, y
@@ -587,7 +621,7 @@ func divInto[T Float](d []T, acc bool, gs, ms []T) {
 }
 
 func (h hostElementwise[T]) LinComb(z, base *Tensor[T], coef []T, xs []*Tensor[T]) {
-	name := hostOp("LinComb")
+	name := "HostElementwise.LinComb"
 	if len(coef) != len(xs) {
 		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("%d coefficients for %d terms", len(coef), len(xs))})
 	}
@@ -630,6 +664,9 @@ func linCombSplit[T Float](e *cpuEngine[T], zd, bd, coef []T, src [][]T) {
 func linComb[T Float](d, base, coef []T, src [][]T) {
 	if base == nil && len(src) > 0 {
 		scaledInto(d, false, coef[0], src[0])
+		if len(src) == 1 {
+			return
+		}
 		base, coef, src = d, coef[1:], src[1:]
 	}
 	LinearCombination(d, base, coef, src)
@@ -637,7 +674,15 @@ func linComb[T Float](d, base, coef []T, src [][]T) {
 
 func (hostElementwise[T]) Fill(z *Tensor[T], v T) { z.Fill(v) }
 
-func (hostElementwise[T]) Copy(z, x *Tensor[T]) { z.Copy(x) }
+func (h hostElementwise[T]) Copy(z, x *Tensor[T]) {
+	if e := h.split(z.Len()); e != nil && z.Len() == x.Len() {
+		z.wrote()
+		zd, xd := z.data, x.host()
+		e.Parallel(len(zd), func(lo, hi int) { copy(zd[lo:hi], xd[lo:hi]) })
+		return
+	}
+	z.Copy(x)
+}
 
 func (hostElementwise[T]) SumAxis(z, x *Tensor[T], axis int) { z.SumAxis(x, axis) }
 
@@ -652,7 +697,7 @@ func (hostElementwise[T]) MeanAxis(z, x *Tensor[T], axis int) {
 func (hostElementwise[T]) MaxAxis(z, x *Tensor[T], axis int) { z.MaxAxis(x, axis) }
 
 func (hostElementwise[T]) SumPerChannel(z, x *Tensor[T], accumulate bool) {
-	name := hostOp("SumPerChannel")
+	name := "HostElementwise.SumPerChannel"
 	if len(z.shape) != 1 {
 		panic(newShapeError(name, z.shape, x.shape))
 	}
@@ -689,7 +734,7 @@ func (hostElementwise[T]) SumSquares(x *Tensor[T]) float64 {
 }
 
 func (hostElementwise[T]) Dot(x, y *Tensor[T]) float64 {
-	mustSameShape(hostOp("Dot"), x.shape, y.shape)
+	mustSameShape("HostElementwise.Dot", x.shape, y.shape)
 	var s float64
 	yd := y.host()
 	for i, v := range x.host() {
@@ -699,7 +744,7 @@ func (hostElementwise[T]) Dot(x, y *Tensor[T]) float64 {
 }
 
 func (hostElementwise[T]) ErrorNorm(e, y0, y1 *Tensor[T], atol, rtol T, parts []int) (rms float64, finite bool) {
-	name := hostOp("ErrorNorm")
+	name := "HostElementwise.ErrorNorm"
 	mustSameShape(name, e.shape, y0.shape)
 	mustSameShape(name, e.shape, y1.shape)
 	n := len(e.data)
