@@ -71,22 +71,11 @@ import "github.com/adamnode/adamnode/tensor"
 // binOps maps a binKind to the engine's binary operation.
 var binOps = [...]tensor.BinaryOp{binAdd: tensor.BinaryAdd, binSub: tensor.BinarySub, binMul: tensor.BinaryMul, binDiv: tensor.BinaryDiv}
 
-// mapOps maps a mapKind to the engine's map.
-var mapOps = [...]tensor.MapOp{
-	mapNeg: tensor.MapNeg, mapExp: tensor.MapExp, mapLog: tensor.MapLog, mapSqrt: tensor.MapSqrt,
-	mapSquare: tensor.MapSquare, mapTanh: tensor.MapTanh, mapSigmoid: tensor.MapSigmoid,
-	mapSoftplus: tensor.MapSoftplus, mapReLU: tensor.MapReLU,
-}
-
 // actOps maps an activation to the engine's map.
 var actOps = [...]tensor.MapOp{
 	actReLU: tensor.MapReLU, actLeakyReLU: tensor.MapLeakyReLU, actTanh: tensor.MapTanh,
 	actSigmoid: tensor.MapSigmoid, actSoftplus: tensor.MapSoftplus,
 }
-
-// hostMap stands for a map the engine's Elementwise does not have: the op
-// computes on the host whatever the engine.
-const hostMap tensor.MapOp = -1
 
 // flatRange returns elements [lo, hi) of x's row-major order as a flat
 // view of its storage.

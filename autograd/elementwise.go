@@ -27,36 +27,7 @@ func (t *Tape[T]) addScaledGrad(v *entry[T], a T, g *tensor.Tensor[T]) {
 	if dst == nil {
 		return
 	}
-	if t.onDevice {
-		t.ewScaled(dst, acc, a, g)
-		return
-	}
-	if n := dst.Len(); n >= parallelMin {
-		t.eng.Parallel(n, func(lo, hi int) { scaledInto(dst.Data()[lo:hi], acc, a, g.Data()[lo:hi]) })
-		return
-	}
-	scaledInto(dst.Data(), acc, a, g.Data())
-}
-
-// scaledInto sets d = a·s, or adds it with acc.
-func scaledInto[T tensor.Float](d []T, acc bool, a T, s []T) {
-	s = s[:len(d)]
-	switch {
-	case acc && a == 1:
-		for i, x := range s {
-			d[i] += x
-		}
-	case acc:
-		for i, x := range s {
-			d[i] += a * x
-		}
-	case a == 1:
-		copy(d, s)
-	default:
-		for i, x := range s {
-			d[i] = a * x
-		}
-	}
+	t.ewScaled(dst, acc, a, g)
 }
 
 // addMulGrad adds g ⊙ m into the gradient of v.
@@ -65,30 +36,8 @@ func (t *Tape[T]) addMulGrad(v *entry[T], g, m *tensor.Tensor[T]) {
 	if dst == nil {
 		return
 	}
-	if t.onDevice {
-		// Mul's gradient of its left operand (shaped like dst): g ⊙ m.
-		t.ew.BinaryBackward(tensor.BinaryMul, 0, dst, g, dst, m, g, acc)
-		return
-	}
-	if n := dst.Len(); n >= parallelMin {
-		t.eng.Parallel(n, func(lo, hi int) { mulInto(dst.Data()[lo:hi], acc, g.Data()[lo:hi], m.Data()[lo:hi]) })
-		return
-	}
-	mulInto(dst.Data(), acc, g.Data(), m.Data())
-}
-
-// mulInto sets d = g ⊙ m, or adds it with acc.
-func mulInto[T tensor.Float](d []T, acc bool, gs, ms []T) {
-	gs, ms = gs[:len(d)], ms[:len(d)]
-	if acc {
-		for i := range d {
-			d[i] += gs[i] * ms[i]
-		}
-		return
-	}
-	for i := range d {
-		d[i] = gs[i] * ms[i]
-	}
+	// Mul's gradient of its left operand (shaped like dst): g ⊙ m.
+	t.ew.BinaryBackward(tensor.BinaryMul, 0, dst, g, dst, m, g, acc)
 }
 
 // chain adds gy ⊙ f'(x) into the gradient of e's first input, with the
@@ -145,7 +94,7 @@ func (t *Tape[T]) addScalarGrad(v *entry[T], a float64) {
 	}
 }
 
-// binKind names an elementwise binary op (see mapKind for why not a func).
+// binKind names an elementwise binary op (binOps: the engine's).
 type binKind int
 
 const (
@@ -155,35 +104,14 @@ const (
 	binDiv
 )
 
-// binApply sets z = x ∘ y for the op k.
-func binApply[T tensor.Float](k binKind, z, x, y *tensor.Tensor[T]) {
-	switch k {
-	case binAdd:
-		z.Add(x, y)
-	case binSub:
-		z.Sub(x, y)
-	case binMul:
-		z.Mul(x, y)
-	case binDiv:
-		z.Div(x, y)
-	}
-}
-
-// binary records the elementwise op z = x ∘ y; large tensors are split
-// across the engine's workers.
+// binary records the elementwise op z = x ∘ y with the engine's Binary.
 func binary[T tensor.Float](op string, k binKind, x, y Var[T], r rule[T]) Var[T] {
 	t, xe, ye := use2(op, x, y)
 	if !xe.value.SameShape(ye.value) {
 		return broadcastBinary(t, op, k, xe, ye)
 	}
 	z := t.arena.like(xe.value)
-	if xv, yv := xe.value, ye.value; t.onDevice {
-		t.ew.Binary(binOps[k], z, xv, yv)
-	} else if z.Len() >= parallelMin {
-		t.eng.Parallel(z.Len(), func(lo, hi int) { binApply(k, flat(z, lo, hi), flat(xv, lo, hi), flat(yv, lo, hi)) })
-	} else {
-		binApply(k, z, xv, yv)
-	}
+	t.ew.Binary(binOps[k], z, xe.value, ye.value)
 	return t.varOf(t.record(op, z, r, xe, ye, nil))
 }
 
@@ -226,15 +154,7 @@ func Mul[T tensor.Float](x, y Var[T]) Var[T] {
 
 type mulRule[T tensor.Float] struct{}
 
-func (mulRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.onDevice {
-		t.ewBinaryGrad(binMul, e)
-		return
-	}
-	x, y := e.in[0], e.in[1]
-	t.addMulGrad(x, e.grad, y.value)
-	t.addMulGrad(y, e.grad, x.value)
-}
+func (mulRule[T]) backward(t *Tape[T], e *entry[T]) { t.ewBinaryGrad(binMul, e) }
 
 // Div returns the elementwise quotient x ⊘ y, shapes broadcasting as
 // Add's.
@@ -246,35 +166,7 @@ func Div[T tensor.Float](x, y Var[T]) Var[T] {
 
 type divRule[T tensor.Float] struct{}
 
-func (divRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.onDevice {
-		t.ewBinaryGrad(binDiv, e)
-		return
-	}
-	x, y := e.in[0], e.in[1]
-	g, ys, zs := e.grad.Data(), y.value.Data(), e.value.Data()
-	if dst, acc := t.gradDst(x); dst != nil {
-		d := dst.Data()
-		for i := range d {
-			if acc {
-				d[i] += g[i] / ys[i]
-			} else {
-				d[i] = g[i] / ys[i]
-			}
-		}
-	}
-	if dst, acc := t.gradDst(y); dst != nil {
-		d := dst.Data()
-		for i := range d {
-			v := -g[i] * zs[i] / ys[i]
-			if acc {
-				d[i] += v
-			} else {
-				d[i] = v
-			}
-		}
-	}
-}
+func (divRule[T]) backward(t *Tape[T], e *entry[T]) { t.ewBinaryGrad(binDiv, e) }
 
 // LinComb returns the linear combination Σ_i coef[i]·xs[i] of same-shaped
 // operands with constant coefficients, in one pass and one node: the stage
@@ -294,24 +186,7 @@ func LinComb[T tensor.Float](coef []T, xs ...Var[T]) Var[T] {
 		mustSameShape("LinComb", first, x)
 	}
 	z := t.arena.like(first.value)
-	if t.onDevice {
-		t.ewLinCombVars(z, coef, xs)
-	} else {
-		zd := z.Data()
-		for k, xv := range xs {
-			c, xd := coef[k], t.entryAt(int(xv.i)).value.Data()
-			xd = xd[:len(zd)]
-			if k == 0 {
-				for i, v := range xd {
-					zd[i] = c * v
-				}
-				continue
-			}
-			for i, v := range xd {
-				zd[i] += c * v
-			}
-		}
-	}
+	t.ewLinCombVars(z, coef, xs)
 	e := t.newEntry("LinComb")
 	t.setValue(e, z)
 	if t.recordVariadic(e, linCombRule[T]{}, xs) {
@@ -349,181 +224,109 @@ func (linCombRule[T]) backward(t *Tape[T], e *entry[T]) {
 	}
 }
 
-// scalarOp records z = x ∘ s for a one-element s, computed by f(z, x, s0),
-// or by the engine's Binary k with s broadcast when it has an Elementwise.
-func scalarOp[T tensor.Float](op string, k binKind, x, s Var[T], r rule[T], f func(z, x *tensor.Tensor[T], s T)) Var[T] {
+// scalarOp records z = x ∘ s for a one-element s with the engine's Binary
+// k, s broadcast.
+func scalarOp[T tensor.Float](op string, k binKind, x, s Var[T], r rule[T]) Var[T] {
 	t, xe, se := use2(op, x, s)
 	mustScalar(op, xe, se)
 	z := t.arena.like(xe.value)
-	if t.onDevice {
-		t.ew.Binary(binOps[k], z, xe.value, se.value.Reshape())
-		return t.varOf(t.record(op, z, r, xe, se, nil))
+	sv := se.value
+	if sv.Rank() > xe.value.Rank() {
+		sv = sv.Reshape() // a scalar that broadcasts to x's shape
 	}
-	f(z, xe.value, se.value.Data()[0])
+	t.ew.Binary(binOps[k], z, xe.value, sv)
 	return t.varOf(t.record(op, z, r, xe, se, nil))
+}
+
+// scalarOpGrad adds the gradients of x ∘ s (AddScalar, SubScalar, MulScalar
+// or DivScalar, the binary op k) recorded as e into those of x and s. On a
+// device the engine's BinaryBackward forms them without reading s on the
+// host (ewScalarGrad); on the CPU, s is read and x's gradient is a·g (a =
+// 1, ±1, s or 1/s) and s's the float64 sum Σ g (or Σ g ⊙ x), as these
+// ops always had it, where BinaryBackward sums in T.
+func scalarOpGrad[T tensor.Float](t *Tape[T], k binKind, e *entry[T]) {
+	if t.onDevice {
+		t.ewScalarGrad(k, e)
+		return
+	}
+	x, s := e.in[0], e.in[1]
+	sv := s.value.Data()[0]
+	a := [...]T{binAdd: 1, binSub: 1, binMul: sv, binDiv: 1 / sv}[k]
+	t.addScaledGrad(x, a, e.grad)
+	if !needs(s) {
+		return
+	}
+	switch k {
+	case binAdd:
+		t.addScalarGrad(s, sumProd(e.grad, nil))
+	case binSub:
+		t.addScalarGrad(s, -sumProd(e.grad, nil))
+	case binMul:
+		t.addScalarGrad(s, sumProd(e.grad, x.value))
+	default:
+		t.addScalarGrad(s, -sumProd(e.grad, x.value)/(float64(sv)*float64(sv)))
+	}
 }
 
 // AddScalar returns x + s, adding the one-element s to every element of x.
 //
 // Backward: ∂L/∂x += g, ∂L/∂s += Σ g.
 func AddScalar[T tensor.Float](x, s Var[T]) Var[T] {
-	return scalarOp("AddScalar", binAdd, x, s, addScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) { z.AddScalar(x, s) })
+	return scalarOp("AddScalar", binAdd, x, s, addScalarRule[T]{})
 }
 
 type addScalarRule[T tensor.Float] struct{}
 
-func (addScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.onDevice {
-		t.ewScalarGrad(binAdd, e)
-		return
-	}
-	t.addScaledGrad(e.in[0], 1, e.grad)
-	if needs(e.in[1]) {
-		t.addScalarGrad(e.in[1], sumProd(e.grad, nil))
-	}
-}
+func (addScalarRule[T]) backward(t *Tape[T], e *entry[T]) { scalarOpGrad(t, binAdd, e) }
 
 // SubScalar returns x − s, subtracting the one-element s from every element.
 //
 // Backward: ∂L/∂x += g, ∂L/∂s −= Σ g.
 func SubScalar[T tensor.Float](x, s Var[T]) Var[T] {
-	return scalarOp("SubScalar", binSub, x, s, subScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) { z.AddScalar(x, -s) })
+	return scalarOp("SubScalar", binSub, x, s, subScalarRule[T]{})
 }
 
 type subScalarRule[T tensor.Float] struct{}
 
-func (subScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.onDevice {
-		t.ewScalarGrad(binSub, e)
-		return
-	}
-	t.addScaledGrad(e.in[0], 1, e.grad)
-	if needs(e.in[1]) {
-		t.addScalarGrad(e.in[1], -sumProd(e.grad, nil))
-	}
-}
+func (subScalarRule[T]) backward(t *Tape[T], e *entry[T]) { scalarOpGrad(t, binSub, e) }
 
 // MulScalar returns s·x for the one-element s.
 //
 // Backward: ∂L/∂x += s·g, ∂L/∂s += Σ g ⊙ x.
 func MulScalar[T tensor.Float](x, s Var[T]) Var[T] {
-	return scalarOp("MulScalar", binMul, x, s, mulScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) { z.Scale(x, s) })
+	return scalarOp("MulScalar", binMul, x, s, mulScalarRule[T]{})
 }
 
 type mulScalarRule[T tensor.Float] struct{}
 
-func (mulScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.onDevice {
-		t.ewScalarGrad(binMul, e)
-		return
-	}
-	x, s := e.in[0], e.in[1]
-	t.addScaledGrad(x, s.value.Data()[0], e.grad)
-	if needs(s) {
-		t.addScalarGrad(s, sumProd(e.grad, x.value))
-	}
-}
+func (mulScalarRule[T]) backward(t *Tape[T], e *entry[T]) { scalarOpGrad(t, binMul, e) }
 
 // DivScalar returns x / s for the one-element s.
 //
 // Backward: ∂L/∂x += g / s, ∂L/∂s −= Σ g ⊙ x / s².
 func DivScalar[T tensor.Float](x, s Var[T]) Var[T] {
-	return scalarOp("DivScalar", binDiv, x, s, divScalarRule[T]{}, func(z, x *tensor.Tensor[T], s T) {
-		zd, xd := z.Data(), x.Data()
-		for i, v := range xd {
-			zd[i] = v / s
-		}
-	})
+	return scalarOp("DivScalar", binDiv, x, s, divScalarRule[T]{})
 }
 
 type divScalarRule[T tensor.Float] struct{}
 
-func (divScalarRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.onDevice {
-		t.ewScalarGrad(binDiv, e)
-		return
-	}
-	x, s := e.in[0], e.in[1]
-	sv := s.value.Data()[0]
-	t.addScaledGrad(x, 1/sv, e.grad)
-	if needs(s) {
-		t.addScalarGrad(s, -sumProd(e.grad, x.value)/(float64(sv)*float64(sv)))
-	}
-}
+func (divScalarRule[T]) backward(t *Tape[T], e *entry[T]) { scalarOpGrad(t, binDiv, e) }
 
-// unaryOp records z = f(x) elementwise and returns its tape and slot.
+// unaryOp records z = f(x) elementwise, f on the host (an op the engine's
+// Elementwise has no map for), and returns its tape and slot.
 func unaryOp[T tensor.Float](op string, x Var[T], r rule[T], f func(z, x *tensor.Tensor[T])) (*Tape[T], *entry[T]) {
-	return unaryMap(op, x, r, hostMap, 0, 0, f)
-}
-
-// unaryMap is unaryOp computing z = m(x) with parameters a and b with the
-// engine's Elementwise when it has one (and m is not hostMap), f(z, x)
-// otherwise.
-func unaryMap[T tensor.Float](op string, x Var[T], r rule[T], m tensor.MapOp, a, b T, f func(z, x *tensor.Tensor[T])) (*Tape[T], *entry[T]) {
 	t, xe := use1(op, x)
 	z := t.arena.like(xe.value)
-	if t.onDevice && m != hostMap {
-		t.ew.Map(m, z, xe.value, a, b)
-	} else {
-		f(z, xe.value)
-	}
+	f(z, xe.value)
 	return t, t.record(op, z, r, xe, nil, nil)
 }
 
-// mapKind names an elementwise map that unaryOpSplit can split across
-// workers. (A func value would not do: a func literal in generic code
-// carries its dictionary, so passing one into the split's closure would
-// allocate on every call, large or small.)
-type mapKind int
-
-const (
-	mapNeg mapKind = iota
-	mapExp
-	mapLog
-	mapSqrt
-	mapSquare
-	mapTanh
-	mapSigmoid
-	mapSoftplus
-	mapReLU
-)
-
-// mapApply sets z = k(x).
-func mapApply[T tensor.Float](k mapKind, z, x *tensor.Tensor[T]) {
-	switch k {
-	case mapNeg:
-		z.Neg(x)
-	case mapExp:
-		z.Exp(x)
-	case mapLog:
-		z.Log(x)
-	case mapSqrt:
-		z.Sqrt(x)
-	case mapSquare:
-		z.Square(x)
-	case mapTanh:
-		z.Tanh(x)
-	case mapSigmoid:
-		z.Sigmoid(x)
-	case mapSoftplus:
-		z.Softplus(x)
-	case mapReLU:
-		z.ReLU(x)
-	}
-}
-
-// unaryOpSplit records z = k(x) elementwise; large tensors are split across
-// the engine's workers.
-func unaryOpSplit[T tensor.Float](op string, k mapKind, x Var[T], r rule[T]) (*Tape[T], *entry[T]) {
+// unaryMap records z = m(x) with parameters a and b (zero where m takes
+// none) with the engine's Map, and returns its tape and slot.
+func unaryMap[T tensor.Float](op string, x Var[T], r rule[T], m tensor.MapOp, a, b T) (*Tape[T], *entry[T]) {
 	t, xe := use1(op, x)
 	z := t.arena.like(xe.value)
-	if xv := xe.value; t.onDevice {
-		t.ew.Map(mapOps[k], z, xv, 0, 0)
-	} else if z.Len() >= parallelMin {
-		t.eng.Parallel(z.Len(), func(lo, hi int) { mapApply(k, flat(z, lo, hi), flat(xv, lo, hi)) })
-	} else {
-		mapApply(k, z, xv)
-	}
+	t.ew.Map(m, z, xe.value, a, b)
 	return t, t.record(op, z, r, xe, nil, nil)
 }
 
@@ -531,7 +334,7 @@ func unaryOpSplit[T tensor.Float](op string, k mapKind, x Var[T], r rule[T]) (*T
 //
 // Backward: ∂L/∂x += a·g.
 func Scale[T tensor.Float](x Var[T], a T) Var[T] {
-	t, e := unaryMap("Scale", x, scaleRule[T]{}, tensor.MapScale, a, 0, func(z, x *tensor.Tensor[T]) { z.Scale(x, a) })
+	t, e := unaryMap("Scale", x, scaleRule[T]{}, tensor.MapScale, a, 0)
 	e.f[0] = a
 	return t.varOf(e)
 }
@@ -544,7 +347,7 @@ func (scaleRule[T]) backward(t *Tape[T], e *entry[T]) { t.addScaledGrad(e.in[0],
 //
 // Backward: ∂L/∂x += g.
 func AddConst[T tensor.Float](x Var[T], a T) Var[T] {
-	t, e := unaryMap("AddConst", x, scaleRule[T]{}, tensor.MapAddScalar, a, 0, func(z, x *tensor.Tensor[T]) { z.AddScalar(x, a) })
+	t, e := unaryMap("AddConst", x, scaleRule[T]{}, tensor.MapAddScalar, a, 0)
 	e.f[0] = 1
 	return t.varOf(e)
 }
@@ -553,7 +356,7 @@ func AddConst[T tensor.Float](x Var[T], a T) Var[T] {
 //
 // Backward: ∂L/∂x −= g.
 func Neg[T tensor.Float](x Var[T]) Var[T] {
-	t, e := unaryOpSplit("Neg", mapNeg, x, scaleRule[T]{})
+	t, e := unaryMap("Neg", x, scaleRule[T]{}, tensor.MapNeg, 0, 0)
 	e.f[0] = -1
 	return t.varOf(e)
 }
@@ -562,75 +365,51 @@ func Neg[T tensor.Float](x Var[T]) Var[T] {
 //
 // Backward: ∂L/∂x += g ⊙ eˣ.
 func Exp[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOpSplit("Exp", mapExp, x, expRule[T]{}))
+	return t2v(unaryMap("Exp", x, expRule[T]{}, tensor.MapExp, 0, 0))
 }
 
 type expRule[T tensor.Float] struct{}
 
-func (expRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.onDevice {
-		t.ewMapGrad(e, tensor.MapExp, 0, 0)
-		return
-	}
-	t.addMulGrad(e.in[0], e.grad, e.value)
-}
+func (expRule[T]) backward(t *Tape[T], e *entry[T]) { t.ewMapGrad(e, tensor.MapExp, 0, 0) }
 
 // Log returns ln x elementwise.
 //
 // Backward: ∂L/∂x += g ⊘ x.
 func Log[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOpSplit("Log", mapLog, x, logRule[T]{}))
+	return t2v(unaryMap("Log", x, logRule[T]{}, tensor.MapLog, 0, 0))
 }
 
 type logRule[T tensor.Float] struct{}
 
-func (logRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.onDevice {
-		t.ewMapGrad(e, tensor.MapLog, 0, 0)
-		return
-	}
-	chain(t, e, func(x, _ T) T { return 1 / x })
-}
+func (logRule[T]) backward(t *Tape[T], e *entry[T]) { t.ewMapGrad(e, tensor.MapLog, 0, 0) }
 
 // Sqrt returns √x elementwise.
 //
 // Backward: ∂L/∂x += g ⊘ (2√x).
 func Sqrt[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOpSplit("Sqrt", mapSqrt, x, sqrtRule[T]{}))
+	return t2v(unaryMap("Sqrt", x, sqrtRule[T]{}, tensor.MapSqrt, 0, 0))
 }
 
 type sqrtRule[T tensor.Float] struct{}
 
-func (sqrtRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.onDevice {
-		t.ewMapGrad(e, tensor.MapSqrt, 0, 0)
-		return
-	}
-	chain(t, e, func(_, y T) T { return 1 / (2 * y) })
-}
+func (sqrtRule[T]) backward(t *Tape[T], e *entry[T]) { t.ewMapGrad(e, tensor.MapSqrt, 0, 0) }
 
 // Square returns x² elementwise.
 //
 // Backward: ∂L/∂x += 2 g ⊙ x.
 func Square[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOpSplit("Square", mapSquare, x, squareRule[T]{}))
+	return t2v(unaryMap("Square", x, squareRule[T]{}, tensor.MapSquare, 0, 0))
 }
 
 type squareRule[T tensor.Float] struct{}
 
-func (squareRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.onDevice {
-		t.ewMapGrad(e, tensor.MapSquare, 0, 0)
-		return
-	}
-	chain(t, e, func(x, _ T) T { return 2 * x })
-}
+func (squareRule[T]) backward(t *Tape[T], e *entry[T]) { t.ewMapGrad(e, tensor.MapSquare, 0, 0) }
 
 // Tanh returns tanh x elementwise.
 //
 // Backward: ∂L/∂x += g ⊙ (1 − tanh² x).
 func Tanh[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOpSplit("Tanh", mapTanh, x, tanhRule[T]{}))
+	return t2v(unaryMap("Tanh", x, tanhRule[T]{}, tensor.MapTanh, 0, 0))
 }
 
 type tanhRule[T tensor.Float] struct{}
@@ -641,7 +420,7 @@ func (tanhRule[T]) backward(t *Tape[T], e *entry[T]) { t.actBackward(actTanh, e)
 //
 // Backward: ∂L/∂x += g ⊙ σ(x)(1 − σ(x)).
 func Sigmoid[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOpSplit("Sigmoid", mapSigmoid, x, sigmoidRule[T]{}))
+	return t2v(unaryMap("Sigmoid", x, sigmoidRule[T]{}, tensor.MapSigmoid, 0, 0))
 }
 
 type sigmoidRule[T tensor.Float] struct{}
@@ -652,7 +431,7 @@ func (sigmoidRule[T]) backward(t *Tape[T], e *entry[T]) { t.actBackward(actSigmo
 //
 // Backward: ∂L/∂x += g ⊙ σ(x).
 func Softplus[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOpSplit("Softplus", mapSoftplus, x, softplusRule[T]{}))
+	return t2v(unaryMap("Softplus", x, softplusRule[T]{}, tensor.MapSoftplus, 0, 0))
 }
 
 type softplusRule[T tensor.Float] struct{}
@@ -663,32 +442,18 @@ func (softplusRule[T]) backward(t *Tape[T], e *entry[T]) { t.actBackward(actSoft
 //
 // Backward: ∂L/∂x += g ⊙ [x > 0] (the derivative at 0 is taken as 0).
 func ReLU[T tensor.Float](x Var[T]) Var[T] {
-	return t2v(unaryOpSplit("ReLU", mapReLU, x, reluRule[T]{}))
+	return t2v(unaryMap("ReLU", x, reluRule[T]{}, tensor.MapReLU, 0, 0))
 }
 
 type reluRule[T tensor.Float] struct{}
 
-func (reluRule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.onDevice {
-		t.ewMapGrad(e, tensor.MapReLU, 0, 0)
-		return
-	}
-	dst, acc := t.gradDst(e.in[0])
-	if dst == nil {
-		return
-	}
-	if g, y := e.grad, e.value; dst.Len() >= parallelMin {
-		t.eng.Parallel(dst.Len(), func(lo, hi int) { flat(dst, lo, hi).ReLUBackward(flat(g, lo, hi), flat(y, lo, hi), acc) })
-	} else {
-		dst.ReLUBackward(g, y, acc)
-	}
-}
+func (reluRule[T]) backward(t *Tape[T], e *entry[T]) { t.ewMapGrad(e, tensor.MapReLU, 0, 0) }
 
 // LeakyReLU returns x where x > 0 and slope·x elsewhere.
 //
 // Backward: ∂L/∂x += g ⊙ (1 where x > 0, slope elsewhere).
 func LeakyReLU[T tensor.Float](x Var[T], slope T) Var[T] {
-	t, e := unaryMap("LeakyReLU", x, leakyReLURule[T]{}, tensor.MapLeakyReLU, slope, 0, func(z, x *tensor.Tensor[T]) { z.LeakyReLU(x, slope) })
+	t, e := unaryMap("LeakyReLU", x, leakyReLURule[T]{}, tensor.MapLeakyReLU, slope, 0)
 	e.f[0] = slope
 	return t.varOf(e)
 }
@@ -696,21 +461,18 @@ func LeakyReLU[T tensor.Float](x Var[T], slope T) Var[T] {
 type leakyReLURule[T tensor.Float] struct{}
 
 func (leakyReLURule[T]) backward(t *Tape[T], e *entry[T]) {
-	if t.onDevice && e.f[0] >= 0 {
+	if e.f[0] >= 0 {
 		// From the output, whose sign is the input's for a slope ≥ 0.
 		t.ewMapGrad(e, tensor.MapLeakyReLU, e.f[0], 0)
 		return
 	}
+	// A negative slope: the output does not tell the input's sign, which
+	// MapBackward would need; from the input on the host.
 	dst, acc := t.gradDst(e.in[0])
 	if dst == nil {
 		return
 	}
-	slope, g, x := e.f[0], e.grad, e.in[0].value
-	if dst.Len() >= parallelMin {
-		t.eng.Parallel(dst.Len(), func(lo, hi int) { flat(dst, lo, hi).LeakyReLUBackward(flat(g, lo, hi), flat(x, lo, hi), slope, acc) })
-	} else {
-		dst.LeakyReLUBackward(g, x, slope, acc)
-	}
+	dst.LeakyReLUBackward(e.grad, e.in[0].value, e.f[0], acc)
 }
 
 // Hardtanh returns min(max(x, lo), hi) elementwise.
@@ -720,7 +482,7 @@ func Hardtanh[T tensor.Float](x Var[T], lo, hi T) Var[T] {
 	if lo > hi {
 		panic(usage("Hardtanh: lower bound %v above upper bound %v", lo, hi))
 	}
-	t, e := unaryMap("Hardtanh", x, hardtanhRule[T]{}, tensor.MapHardtanh, lo, hi, func(z, x *tensor.Tensor[T]) { z.Hardtanh(x, lo, hi) })
+	t, e := unaryMap("Hardtanh", x, hardtanhRule[T]{}, tensor.MapHardtanh, lo, hi)
 	e.f = [2]T{lo, hi}
 	return t.varOf(e)
 }
@@ -728,17 +490,7 @@ func Hardtanh[T tensor.Float](x Var[T], lo, hi T) Var[T] {
 type hardtanhRule[T tensor.Float] struct{}
 
 func (hardtanhRule[T]) backward(t *Tape[T], e *entry[T]) {
-	lo, hi := e.f[0], e.f[1]
-	if t.onDevice {
-		t.ewMapGrad(e, tensor.MapHardtanh, lo, hi)
-		return
-	}
-	chain(t, e, func(x, _ T) T {
-		if x > lo && x < hi {
-			return 1
-		}
-		return 0
-	})
+	t.ewMapGrad(e, tensor.MapHardtanh, e.f[0], e.f[1])
 }
 
 // t2v returns the handle of slot e on t.

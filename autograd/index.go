@@ -377,15 +377,8 @@ func MaskedMean[T tensor.Float](x Var[T], mask *tensor.Tensor[T], axis int, keep
 //
 // Backward: ∂L/∂x −= g.
 func RSub[T tensor.Float](a T, x Var[T]) Var[T] {
-	t, e := unaryMap("RSub", x, scaleRule[T]{}, tensor.MapScale, -1, 0, func(z, x *tensor.Tensor[T]) {
-		zd := z.Data()
-		for i, v := range x.Data()[:len(zd)] {
-			zd[i] = a - v
-		}
-	})
-	if t.onDevice {
-		t.ew.Map(tensor.MapAddScalar, e.value, e.value, a, 0) // a + (−x), which is a − x
-	}
+	t, e := unaryMap("RSub", x, scaleRule[T]{}, tensor.MapScale, -1, 0)
+	t.ew.Map(tensor.MapAddScalar, e.value, e.value, a, 0) // a + (−1·x), the bits of a − x
 	e.f[0] = -1
 	return t.varOf(e)
 }

@@ -48,7 +48,19 @@ func sameStorage[T tensor.Float](a, b *tensor.Tensor[T]) bool {
 
 type reshapeRule[T tensor.Float] struct{}
 
-func (reshapeRule[T]) backward(t *Tape[T], e *entry[T]) { t.addScaledGrad(e.in[0], 1, e.grad) }
+// backward adds e's output gradient, viewed with the input's shape, into
+// the input's: the view is kept in the slot (gview) and reused while it
+// fits, so that a reused tape's backward allocates nothing.
+func (reshapeRule[T]) backward(t *Tape[T], e *entry[T]) {
+	x, g := e.in[0], e.grad
+	if v := e.gview; v != nil && sameStorage(v, g) && v.SameShape(x.value) {
+		g = v
+	} else {
+		g = g.Reshape(x.value.Shape()...)
+		e.gview = g
+	}
+	t.addScaledGrad(x, 1, g)
+}
 
 // Flatten returns x [B, d1, d2, ...] viewed as [B, d1·d2·…], sharing storage.
 //

@@ -152,6 +152,7 @@ type entry[T tensor.Float] struct {
 	ins    []*entry[T]       // inputs of variadic ops and custom nodes
 	fs     []T               // per-input coefficients of variadic ops
 	view   *tensor.Tensor[T] // the last view made in this slot, kept across Reset for reuse
+	gview  *tensor.Tensor[T] // Reshape's output gradient viewed as its input, kept likewise
 	aux    *tensor.Tensor[T] // a tensor saved for backward, from the arena
 	f      [2]T              // scalar settings (slope, bounds, constants)
 	n      [4]int            // integer settings (axis, offsets, stride, pad)
@@ -306,9 +307,9 @@ func (t *Tape[T]) Reset() {
 	}
 	for i := 0; i < t.n; i++ {
 		e := &t.chunks[i/chunkSize][i%chunkSize]
-		ins, fs, view, ix := e.ins[:0], e.fs[:0], e.view, e.ix[:0]
+		ins, fs, view, gview, ix := e.ins[:0], e.fs[:0], e.view, e.gview, e.ix[:0]
 		clear(e.ins[:cap(e.ins)])
-		*e = entry[T]{ins: ins, fs: fs, view: view, ix: ix}
+		*e = entry[T]{ins: ins, fs: fs, view: view, gview: gview, ix: ix}
 	}
 	t.n, t.ops, t.spent, t.poison = 0, 0, false, nil
 	t.gen++
