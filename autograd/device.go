@@ -330,14 +330,9 @@ func (t *Tape[T]) ewAxisGrad(k axisKind, dst *tensor.Tensor[T], acc bool, g *ten
 }
 
 // sumPerChannel sets dst[c] = Σ_{b,...} g[b, c, ...], or adds it when acc:
-// a bias's gradient, with the engine's Elementwise when it has one,
-// sumPerChannelInto otherwise.
+// a bias's gradient, with the engine's SumPerChannel.
 func (t *Tape[T]) sumPerChannel(dst *tensor.Tensor[T], acc bool, g *tensor.Tensor[T]) {
-	if t.onDevice {
-		t.ew.SumPerChannel(dst, g, acc)
-		return
-	}
-	sumPerChannelInto(dst, acc, g)
+	t.ew.SumPerChannel(dst, g, acc)
 }
 
 // ewAddBias sets z = x + b, the bias b [C] broadcast over x [B, C, ...],

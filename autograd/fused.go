@@ -113,34 +113,9 @@ func fuse[T tensor.Float, R rule[T]](v Var[T], act Activation) Var[T] {
 	return v
 }
 
-// applyAct sets z = act(z), split across the engine's workers when large.
+// applyAct sets z = act(z) with the engine's Map.
 func applyAct[T tensor.Float](t *Tape[T], act Activation, z *tensor.Tensor[T]) {
-	kind, slope := act.kind, T(act.slope)
-	if t.onDevice {
-		t.ew.Map(actOps[kind], z, z, slope, 0)
-		return
-	}
-	if z.Len() >= parallelMin {
-		t.eng.Parallel(z.Len(), func(lo, hi int) { actApply(kind, slope, flat(z, lo, hi)) })
-		return
-	}
-	actApply(kind, slope, z)
-}
-
-// actApply sets z = act(z).
-func actApply[T tensor.Float](kind actKind, slope T, z *tensor.Tensor[T]) {
-	switch kind {
-	case actReLU:
-		z.ReLU(z)
-	case actLeakyReLU:
-		z.LeakyReLU(z, slope)
-	case actTanh:
-		z.Tanh(z)
-	case actSigmoid:
-		z.Sigmoid(z)
-	case actSoftplus:
-		z.Softplus(z)
-	}
+	t.ew.Map(actOps[act.kind], z, z, T(act.slope), 0)
 }
 
 // actRule is the backward of an op with rule R followed by an activation:
@@ -150,61 +125,11 @@ type actRule[T tensor.Float, R rule[T]] struct{}
 
 func (actRule[T, R]) backward(t *Tape[T], e *entry[T]) {
 	kind, slope := actKind(e.n[3]), e.f[1]
-	g, y := e.grad, e.value
-	if t.onDevice {
-		t.ew.MapBackward(actOps[kind], g, g, y, slope, 0, false)
-	} else if g.Len() >= parallelMin {
-		t.eng.Parallel(g.Len(), func(lo, hi int) { actDeriv(kind, slope, flat(g, lo, hi), flat(y, lo, hi)) })
-	} else {
-		actDeriv(kind, slope, g, y)
-	}
+	t.ew.MapBackward(actOps[kind], e.grad, e.grad, e.value, slope, 0, false)
 	var r R
 	r.backward(t, e)
 }
 
 // actBackward is the backward of a Tanh, Sigmoid or Softplus op e: the
-// input's gradient gets e.grad ⊙ act'(x), computed from the output. Large
-// tensors are split across the engine's workers.
-func (t *Tape[T]) actBackward(kind actKind, e *entry[T]) {
-	if t.onDevice {
-		t.ewMapGrad(e, actOps[kind], 0, 0)
-		return
-	}
-	dst, acc := t.gradDst(e.in[0])
-	if dst == nil {
-		return
-	}
-	g, y := e.grad, e.value
-	if dst.Len() >= parallelMin {
-		t.eng.Parallel(dst.Len(), func(lo, hi int) { actGrad(kind, flat(dst, lo, hi), flat(g, lo, hi), flat(y, lo, hi), acc) })
-	} else {
-		actGrad(kind, dst, g, y, acc)
-	}
-}
-
-// actGrad sets dst = g ⊙ act'(x), or adds it with acc, from y = act(x), for
-// the activations whose derivative the tensor package computes.
-func actGrad[T tensor.Float](kind actKind, dst, g, y *tensor.Tensor[T], acc bool) {
-	switch kind {
-	case actTanh:
-		dst.TanhBackward(g, y, acc)
-	case actSigmoid:
-		dst.SigmoidBackward(g, y, acc)
-	case actSoftplus:
-		dst.SoftplusBackward(g, y, acc)
-	default:
-		panic(usage("actGrad: activation %d", kind))
-	}
-}
-
-// actDeriv sets g *= act'(x) in place, computed from y = act(x).
-func actDeriv[T tensor.Float](kind actKind, slope T, g, y *tensor.Tensor[T]) {
-	switch kind {
-	case actTanh, actSigmoid, actSoftplus:
-		actGrad(kind, g, g, y, false)
-	case actReLU:
-		g.ReLUBackward(g, y, false)
-	case actLeakyReLU:
-		g.LeakyReLUBackward(g, y, slope, false)
-	}
-}
+// input's gradient gets e.grad ⊙ act'(x), computed from the output.
+func (t *Tape[T]) actBackward(kind actKind, e *entry[T]) { t.ewMapGrad(e, actOps[kind], 0, 0) }

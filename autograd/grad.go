@@ -401,10 +401,6 @@ func expandTo[T tensor.Float](g Var[T], shape []int) Var[T] {
 		return g
 	}
 	z := g.t.arena.get(shape...)
-	if g.t.onDevice {
-		g.t.ew.Fill(z, 0) // where the device keeps g
-	} else {
-		z.Zero()
-	}
+	g.t.ew.Fill(z, 0) // where the engine keeps g
 	return Add(g.t.Const(z), g)
 }

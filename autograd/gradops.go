@@ -261,7 +261,7 @@ func actGradOp[T tensor.Float](g, y Var[T], kind actKind, slope T) Var[T] {
 		t, ge, ye = use2("ActGrad", g, y)
 	}
 	z := t.arena.like(ye.value)
-	actGradSlope(kind, slope, z, ge.value, ye.value, false)
+	t.ew.MapBackward(actOps[kind], z, ge.value, ye.value, slope, 0, false)
 	e := t.record("ActGrad", z, actGradRule[T]{}, ge, ye, nil)
 	e.n[0] = int(kind)
 	e.f[0] = slope
@@ -272,25 +272,12 @@ func actGradOp[T tensor.Float](g, y Var[T], kind actKind, slope T) Var[T] {
 // almost everywhere: ReLU's and LeakyReLU's.
 func piecewiseLinear(kind actKind) bool { return kind == actReLU || kind == actLeakyReLU }
 
-// actGradSlope sets, or with acc adds to, dst = g ⊙ act'(y): actGrad, and
-// the masks of ReLU and LeakyReLU (of the given slope).
-func actGradSlope[T tensor.Float](kind actKind, slope T, dst, g, y *tensor.Tensor[T], acc bool) {
-	switch kind {
-	case actReLU:
-		dst.ReLUBackward(g, y, acc)
-	case actLeakyReLU:
-		dst.LeakyReLUBackward(g, y, slope, acc)
-	default:
-		actGrad(kind, dst, g, y, acc)
-	}
-}
-
 type actGradRule[T tensor.Float] struct{}
 
 func (actGradRule[T]) backward(t *Tape[T], e *entry[T]) {
 	g, y, u, kind := e.in[0], e.in[1], e.grad, actKind(e.n[0])
 	if dst, acc := t.gradDst(g); dst != nil {
-		actGradSlope(kind, e.f[0], dst, u, y.value, acc)
+		t.ew.MapBackward(actOps[kind], dst, u, y.value, e.f[0], 0, acc)
 	}
 	dst, acc := t.gradDst(y) // nil for ReLU's and LeakyReLU's y, a constant
 	if dst == nil {

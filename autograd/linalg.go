@@ -17,33 +17,6 @@ func gemmInto[T tensor.Float](eng tensor.Engine[T], dst *tensor.Tensor[T], acc b
 	dst.Gemm(eng, 1, a, ta, b, tb, beta)
 }
 
-// sumPerChannelInto sets dst[c] = Σ_{b,...} g[b, c, ...], or adds it when
-// acc, for g of rank ≥ 2 and dst of shape [C]. A matrix's columns are
-// summed in T by tensor.AddColumnSums; sums over positions run in float64.
-func sumPerChannelInto[T tensor.Float](dst *tensor.Tensor[T], acc bool, g *tensor.Tensor[T]) {
-	c := dst.Len()
-	batch, inner := g.Dim(0), 1
-	for i := 2; i < g.Rank(); i++ {
-		inner *= g.Dim(i)
-	}
-	d, gs := dst.Data(), g.Data()
-	if !acc {
-		clear(d)
-	}
-	if inner == 1 {
-		tensor.AddColumnSums(d, gs[:batch*c])
-		return
-	}
-	for ch := 0; ch < c; ch++ {
-		var s float64
-		for b := 0; b < batch; b++ {
-			off := (b*c + ch) * inner
-			s += tensor.SumSlice(gs[off : off+inner])
-		}
-		d[ch] += T(s)
-	}
-}
-
 // mustBias panics unless b is nil or of shape [c], the channel count of x.
 func mustBias[T tensor.Float](op string, x, b *entry[T], c int) {
 	if b != nil && !b.value.HasShape(c) {

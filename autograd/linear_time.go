@@ -74,7 +74,7 @@ func (linearTimeRule[T]) backward(t *Tape[T], e *entry[T]) {
 	}
 	// Σ_n g[n, o]: the bias's gradient, and over tv the time column's.
 	sum := t.arena.get(out)
-	sumPerChannelInto(sum, false, g)
+	t.sumPerChannel(sum, false, g)
 	sd := sum.ReadData()
 	if dw != nil {
 		// Set (not accumulated) is cleared first: the GEMM writes only

@@ -396,11 +396,7 @@ func (t *Tape[T]) Scratch(dims ...int) *tensor.Tensor[T] {
 func (t *Tape[T]) Scalar(a T) Var[T] {
 	e := t.newEntry("Scalar")
 	e.value = t.arena.get()
-	if t.onDevice {
-		t.ew.Fill(e.value, a)
-	} else {
-		e.value.Data()[0] = a
-	}
+	t.ew.Fill(e.value, a)
 	return t.varOf(e)
 }
 
@@ -612,14 +608,7 @@ func (t *Tape[T]) accumulate(e *entry[T], i int, v *entry[T], g *tensor.Tensor[T
 	if dst == nil {
 		return
 	}
-	switch {
-	case t.onDevice:
-		t.ewScaled(dst, acc, 1, g)
-	case acc:
-		dst.Add(dst, g)
-	default:
-		dst.Copy(g)
-	}
+	t.ewScaled(dst, acc, 1, g)
 }
 
 // checkGrads panics unless every gradient the rule of e left for its
@@ -721,19 +710,8 @@ func (t *Tape[T]) backward(out *entry[T], g *tensor.Tensor[T]) error {
 		return t.poison
 	}
 	dst, acc := t.gradDst(out)
-	if dst != nil && t.onDevice {
+	if dst != nil {
 		t.ewSeed(dst, acc, g)
-	} else if dst != nil {
-		switch {
-		case g == nil && acc:
-			dst.AddScalar(dst, 1)
-		case g == nil:
-			dst.Fill(1)
-		case acc:
-			dst.Add(dst, g)
-		default:
-			dst.Copy(g)
-		}
 	}
 	for i := t.n - 1; i >= 0; i-- {
 		e := t.entryAt(i)
