@@ -338,26 +338,42 @@ func planBroadcast(op string, x, y []int) bcastPlan {
 	return bcastPlan{out: out, sx: strides(x), sy: strides(y)}
 }
 
-// each calls f(o, ix, iy) for every element o of the output in row-major
-// order, with the operands' elements ix and iy that it reads.
-func (p bcastPlan) each(f func(o, ix, iy int)) {
-	n := 1
-	for _, d := range p.out {
-		n *= d
+// rows calls row(o, ox, oy, ix, iy, n) for each run of the output's last
+// axis in row-major order: n output elements from offset o, the operands'
+// elements from ox and oy with strides ix and iy (1 or 0).
+func (p bcastPlan) rows(row func(o, ox, oy, ix, iy, n int)) {
+	r := len(p.out)
+	if r == 0 {
+		row(0, 0, 0, 0, 0, 1)
+		return
 	}
-	idx := make([]int, len(p.out))
-	ix, iy := 0, 0
-	for o := range n {
-		f(o, ix, iy)
-		for a := len(p.out) - 1; a >= 0; a-- {
+	total := 1
+	for _, d := range p.out {
+		total *= d
+	}
+	n := p.out[r-1]
+	if total == 0 {
+		return
+	}
+	var buf [8]int
+	idx := buf[:0]
+	if r > len(buf) {
+		idx = make([]int, 0, r)
+	}
+	idx = idx[:r]
+	clear(idx)
+	ox, oy := 0, 0
+	for o := 0; o < total; o += n {
+		row(o, ox, oy, p.sx[r-1], p.sy[r-1], n)
+		for a := r - 2; a >= 0; a-- {
 			idx[a]++
-			ix += p.sx[a]
-			iy += p.sy[a]
+			ox += p.sx[a]
+			oy += p.sy[a]
 			if idx[a] < p.out[a] {
 				break
 			}
-			ix -= p.sx[a] * p.out[a]
-			iy -= p.sy[a] * p.out[a]
+			ox -= p.sx[a] * p.out[a]
+			oy -= p.sy[a] * p.out[a]
 			idx[a] = 0
 		}
 	}
@@ -395,17 +411,19 @@ func (h hostElementwise[T]) Binary(op BinaryOp, z, x, y *Tensor[T]) {
 	xd, yd := x.host(), y.host()
 	z.wrote()
 	zd := z.data
-	p.each(func(o, ix, iy int) {
-		a, c := xd[ix], yd[iy]
-		switch op {
-		case BinaryAdd:
-			zd[o] = a + c
-		case BinarySub:
-			zd[o] = a - c
-		case BinaryMul:
-			zd[o] = a * c
-		default:
-			zd[o] = a / c
+	p.rows(func(o, ox, oy, ix, iy, n int) {
+		for i := range n {
+			a, c := xd[ox+i*ix], yd[oy+i*iy]
+			switch op {
+			case BinaryAdd:
+				zd[o+i] = a + c
+			case BinarySub:
+				zd[o+i] = a - c
+			case BinaryMul:
+				zd[o+i] = a * c
+			default:
+				zd[o+i] = a / c
+			}
 		}
 	})
 }
@@ -483,37 +501,34 @@ func (h hostElementwise[T]) BinaryBackward(op BinaryOp, side int, z, g, x, y, ou
 		}
 		od = out.host()
 	}
-	set := !accumulate && slices.Equal(x.shape, y.shape)
 	z.wrote()
 	zd := z.data
-	if !accumulate && !set {
+	if !accumulate {
 		clear(zd)
 	}
-	p.each(func(o, ix, iy int) {
-		gi := gd[o]
-		var c T
-		switch {
-		case op == BinaryAdd, op == BinarySub && side == 0:
-			c = gi
-		case op == BinarySub:
-			c = -gi
-		case op == BinaryMul && side == 0:
-			c = gi * yd[iy]
-		case op == BinaryMul:
-			c = gi * xd[ix]
-		case side == 0:
-			c = gi / yd[iy]
-		default:
-			c = -gi * od[o] / yd[iy]
-		}
-		i := ix
-		if side == 1 {
-			i = iy
-		}
-		if set {
-			zd[i] = c
-		} else {
-			zd[i] += c
+	p.rows(func(o, ox, oy, ix, iy, n int) {
+		for i := range n {
+			gi, xi, yi := gd[o+i], ox+i*ix, oy+i*iy
+			var c T
+			switch {
+			case op == BinaryAdd, op == BinarySub && side == 0:
+				c = gi
+			case op == BinarySub:
+				c = -gi
+			case op == BinaryMul && side == 0:
+				c = gi * yd[yi]
+			case op == BinaryMul:
+				c = gi * xd[xi]
+			case side == 0:
+				c = gi / yd[yi]
+			default:
+				c = -gi * od[o+i] / yd[yi]
+			}
+			if side == 0 {
+				zd[xi] += c
+			} else {
+				zd[yi] += c
+			}
 		}
 	})
 }
