@@ -259,11 +259,7 @@ func (narrowRule[T]) gradVars(t *Tape[T], e *entry[T], g Var[T]) ([]Var[T], erro
 		s := append([]int(nil), xs...)
 		s[ax] = n
 		z := t.arena.get(s...)
-		if t.onDevice {
-			t.ew.Fill(z, 0) // where the device keeps the gradient's other parts
-		} else {
-			z.Zero()
-		}
+		t.ew.Fill(z, 0) // where the engine keeps the gradient's other parts
 		return t.Const(z)
 	}
 	if start > 0 {
