@@ -2,17 +2,45 @@ package autograd
 
 import "github.com/adamnode/adamnode/tensor"
 
-// Elementwise work on the engine's device.
+// Elementwise work through the engine's Elementwise: one compute path.
 //
-// A tape whose engine has a tensor.Elementwise (tensor.DeviceElementwise: a GPU
-// engine; the CPU engines have none) hands it the elementwise work of the
-// ops below, so that their values and gradients stay in the engine's memory
-// and host memory is touched only where the host reads a number: a loss's
-// Item, or a value the caller reads with Data. With no Elementwise the
-// ops compute as they always have, with the tensor methods and the loops
-// of this package.
+// Every tape hands the elementwise work of the ops below to its engine's
+// tensor.Elementwise (tensor.ElementwiseOf; tensor.HostElementwise for an
+// engine of another package without one): the CPU engines' own, whose
+// fast paths (the vector kernels, large tensors split across the workers,
+// the gradients' fused loops inside BinaryBackward and MapBackward) give
+// the bits the host loops of this package gave, or a device's (package
+// cuda's), which keeps the values and gradients in its memory so that host
+// memory is touched only where the host reads a number: a loss's Item, or
+// a value the caller reads with Data. Every CPU test so runs the code a
+// GPU runs.
 //
-// On the engine's Elementwise:
+// A few places ask t.onDevice (tensor.OnDevice: the engine computes in
+// memory of its own), each for a reason of memory or of arithmetic the
+// interface does not express:
+//
+//   - NewTape: the engine's block copies (tensor.BlockCopierOf) only on a
+//     device, where Concat, Narrow and Split (shape.go, four sites) and
+//     Conv2DTime's filter (conv_time.go) use them or Copy on whole blocks
+//     (outer 1) to keep the values there; on the CPU the host loops over
+//     views are the fast path and read no device memory;
+//   - Conv2DTime (conv_time.go, four sites): a device keeps the filter split
+//     into its input and time channels while the filter's version stands
+//     (so a cached filter is not the arena's), and forms the time channel's
+//     bias and filter gradient with the engine's convolutions; the CPU
+//     gathers the filter and sums the taps on the host each call;
+//   - the scalar ops' backward (scalarOpGrad): the CPU reads s and sums s's
+//     gradient in float64, which on a device would copy s and the gradient
+//     to the host; the device's BinaryBackward sums in T;
+//   - Sum, Mean and MSE and their backward, SoftmaxCrossEntropy, AddBias,
+//     SumAxis, MeanAxis and MaxAxis forward and the backward of SumAxis and
+//     MeanAxis (reduce.go, linalg.go, axis.go): the CPU sums in float64 in
+//     order (or per row, for SoftmaxCrossEntropy and the axis sums) and
+//     adds a bias in one pass, where the device sums in T or through
+//     Elementwise.Sum's lanes and reads one number: the CPU's bits would
+//     change through the interface.
+//
+// On the engine's Elementwise (on a device; the CPU's as listed above):
 //
 //   - the maps Scale, AddConst, Neg, RSub, Abs, Pow, Sin, Cos, Clamp,
 //     Hardtanh, LeakyReLU, ELU, Softplus, Sigmoid, Tanh, ReLU, Exp, Log,
