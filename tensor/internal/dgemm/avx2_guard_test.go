@@ -74,41 +74,7 @@ func TestAVX2TransStaysInside(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2 with FMA")
 	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	for _, rows := range []int{1, 3, 4} {
-		for _, cols := range []int{1, 3, 4} {
-			for _, lanes := range []int{1, 3, 4} {
-				src, ss, freeSrc := guarded(t, rows, cols)
-				d, ds, freeD := guarded(t, cols, lanes)
-				for r := range rows {
-					for c := range cols {
-						src[r*ss+c] = float64(10*r + c + 1)
-					}
-				}
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							t.Errorf("rows %d, cols %d, %d lanes: %v", rows, cols, lanes, r)
-						}
-					}()
-					avx2Trans(&d[0], ds, &src[0], ss, rows, cols, gemm.Lanes(cols), gemm.Lanes(lanes))
-				}()
-				for c := range cols {
-					for r := range lanes {
-						want := float64(0)
-						if r < rows {
-							want = float64(10*r + c + 1)
-						}
-						if got := d[c*ds+r]; got != want {
-							t.Fatalf("rows %d, cols %d, %d lanes: d[%d, %d] = %v, want %v", rows, cols, lanes, c, r, got, want)
-						}
-					}
-				}
-				freeSrc()
-				freeD()
-			}
-		}
-	}
+	gemmtest.TransStaysInside(t, avx2Trans, []int{1, 3, 4}, []int{1, 3, 4}, []int{1, 3, 4})
 }
 
 // TestAVX2RowsStaysInside runs avx2Rows with every step of the source (w
@@ -118,38 +84,5 @@ func TestAVX2RowsStaysInside(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2 with FMA")
 	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	const kb = 3
-	for _, s := range []int{mrAVX2, 4, nrAVX2} {
-		for w := 1; w <= s; w++ {
-			src, ld, freeSrc := guarded(t, kb, w)
-			d, _, freeD := guarded(t, 1, kb*s)
-			for p := range kb {
-				for l := range w {
-					src[p*ld+l] = float64(10*p + l + 1)
-				}
-			}
-			func() {
-				defer func() {
-					if r := recover(); r != nil {
-						t.Errorf("s %d, w %d: %v", s, w, r)
-					}
-				}()
-				avx2Rows(&d[0], s, &src[0], ld, kb, gemm.Lanes(w), gemm.Lanes(s))
-			}()
-			for p := range kb {
-				for l := range s {
-					want := float64(0)
-					if l < w {
-						want = float64(10*p + l + 1)
-					}
-					if got := d[p*s+l]; got != want {
-						t.Fatalf("s %d, w %d: d[%d, %d] = %v, want %v", s, w, p, l, got, want)
-					}
-				}
-			}
-			freeSrc()
-			freeD()
-		}
-	}
+	gemmtest.RowsStaysInside(t, avx2Rows, []int{mrAVX2, 4, nrAVX2})
 }

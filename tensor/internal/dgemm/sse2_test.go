@@ -8,7 +8,6 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
-	"github.com/adamnode/adamnode/tensor/internal/gemm"
 	"github.com/adamnode/adamnode/tensor/internal/gemm/gemmtest"
 )
 
@@ -125,34 +124,7 @@ func TestSSE2Bias(t *testing.T) {
 // 256, both layouts, and checks that it leaves the elements past the panel
 // alone.
 func TestSSE2PackPanel(t *testing.T) {
-	for _, perStep := range []bool{false, true} {
-		for _, s := range []int{mrSSE2, nrSSE2, 5} {
-			for w := 1; w <= s; w++ {
-				for _, kb := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 19, 256} {
-					ld := kb + 3
-					if perStep {
-						ld = w + 5
-					}
-					src := make([]float64, 7+ld*max(w, kb))
-					for i := range src {
-						src[i] = float64(i + 1)
-					}
-					got := make([]float64, kb*s+8)
-					want := make([]float64, kb*s+8)
-					for i := range got {
-						got[i], want[i] = -1, -1
-					}
-					packPanelSSE2(got[:kb*s], s, w, kb, perStep, src, 7, ld)
-					gemm.PackPanelGo(want[:kb*s], s, w, kb, perStep, src, 7, ld)
-					for i := range got {
-						if got[i] != want[i] {
-							t.Fatalf("perStep %v s %d w %d kb %d: element %d is %g, want %g", perStep, s, w, kb, i, got[i], want[i])
-						}
-					}
-				}
-			}
-		}
-	}
+	gemmtest.ComparePackPanel(t, packPanelSSE2, []int{mrSSE2, nrSSE2, 5}, []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 19, 256})
 }
 
 // TestSSE2PackPanelBounds checks that the SSE2 packing refuses a source or

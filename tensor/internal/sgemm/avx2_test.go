@@ -128,34 +128,7 @@ func TestAVX2PackPanel(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2 with FMA")
 	}
-	for _, perStep := range []bool{false, true} {
-		for _, s := range []int{mrAVX2, 8, 12, nrAVX2} {
-			for w := 1; w <= s; w++ {
-				for _, kb := range []int{1, 2, 7, 8, 9, 15, 16, 17, 256} {
-					ld := kb + 3
-					if perStep {
-						ld = w + 5
-					}
-					src := make([]float32, 7+ld*max(w, kb))
-					for i := range src {
-						src[i] = float32(i + 1)
-					}
-					got := make([]float32, kb*s+8)
-					want := make([]float32, kb*s+8)
-					for i := range got {
-						got[i], want[i] = -1, -1
-					}
-					packPanelAVX2(got[:kb*s], s, w, kb, perStep, src, 7, ld)
-					gemm.PackPanelGo(want[:kb*s], s, w, kb, perStep, src, 7, ld)
-					for i := range got {
-						if got[i] != want[i] {
-							t.Fatalf("perStep %v s %d w %d kb %d: element %d is %g, want %g", perStep, s, w, kb, i, got[i], want[i])
-						}
-					}
-				}
-			}
-		}
-	}
+	gemmtest.ComparePackPanel(t, packPanelAVX2, []int{mrAVX2, 8, 12, nrAVX2}, []int{1, 2, 7, 8, 9, 15, 16, 17, 256})
 }
 
 // TestAVX2PackPanelBounds checks that the AVX2 packing refuses a source

@@ -3,7 +3,7 @@ package sgemm
 import (
 	"testing"
 
-	"github.com/adamnode/adamnode/tensor/internal/gemm"
+	"github.com/adamnode/adamnode/tensor/internal/gemm/gemmtest"
 )
 
 // BenchmarkPackB packs a k×n B into panels of nr columns as gemm.Driver
@@ -43,33 +43,5 @@ func TestPackPanel(t *testing.T) {
 	if !hasKernel {
 		t.Skip("no AVX-512 kernels")
 	}
-	for _, perStep := range []bool{false, true} {
-		for _, s := range []int{12, 16, 32} {
-			for w := 1; w <= s; w++ {
-				for _, kb := range []int{1, 2, 15, 16, 17, 33, 256} {
-					ld := kb + 3
-					if perStep {
-						ld = w + 5
-					}
-					n := ld * max(w, kb)
-					src := make([]float32, 7+n)
-					for i := range src {
-						src[i] = float32(i + 1)
-					}
-					got := make([]float32, kb*s+8)
-					want := make([]float32, kb*s+8)
-					for i := range got {
-						got[i], want[i] = -1, -1
-					}
-					packPanelAsm(got[:kb*s], s, w, kb, perStep, src, 7, ld)
-					gemm.PackPanelGo(want[:kb*s], s, w, kb, perStep, src, 7, ld)
-					for i := range got {
-						if got[i] != want[i] {
-							t.Fatalf("perStep %v s %d w %d kb %d: element %d is %g, want %g", perStep, s, w, kb, i, got[i], want[i])
-						}
-					}
-				}
-			}
-		}
-	}
+	gemmtest.ComparePackPanel(t, packPanelAsm, []int{12, 16, 32}, []int{1, 2, 15, 16, 17, 33, 256})
 }

@@ -1,6 +1,7 @@
 package gemmtest
 
 import (
+	"runtime/debug"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -65,6 +66,94 @@ func CheckGuardedCall[T gemm.Float](t *testing.T, label string, call func(), c [
 			if v := c[i*ldc+j]; v != want {
 				t.Fatalf("%s: C[%d,%d] = %v, want %v", label, i, j, v, want)
 			}
+		}
+	}
+}
+
+// TransStaysInside runs trans (as an AVX2 transpose: d[c·ds + r] =
+// src[r·ss + c] for rows rows of cols values, rows past rows written as
+// 0, only the lanes in smask stored) for every count of rows, columns and
+// lanes stored in the lists, with every row of the source (cols values)
+// and of the destination (the lanes stored) ending right before a page it
+// may not touch, and checks what it stored.
+func TransStaysInside[T gemm.Float](t *testing.T, trans func(d *T, ds int, src *T, ss int, rows, cols int, lmask, smask uint32), rowsList, colsList, lanesList []int) {
+	t.Helper()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	for _, rows := range rowsList {
+		for _, cols := range colsList {
+			for _, lanes := range lanesList {
+				src, ss, freeSrc := Guarded[T](t, rows, cols)
+				d, ds, freeD := Guarded[T](t, cols, lanes)
+				for r := range rows {
+					for c := range cols {
+						src[r*ss+c] = T(10*r + c + 1)
+					}
+				}
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Errorf("rows %d, cols %d, %d lanes: %v", rows, cols, lanes, r)
+						}
+					}()
+					trans(&d[0], ds, &src[0], ss, rows, cols, gemm.Lanes(cols), gemm.Lanes(lanes))
+				}()
+				for c := range cols {
+					for r := range lanes {
+						want := T(0)
+						if r < rows {
+							want = T(10*r + c + 1)
+						}
+						if got := d[c*ds+r]; got != want {
+							t.Fatalf("rows %d, cols %d, %d lanes: d[%d, %d] = %v, want %v", rows, cols, lanes, c, r, got, want)
+						}
+					}
+				}
+				freeSrc()
+				freeD()
+			}
+		}
+	}
+}
+
+// RowsStaysInside runs copyRows (as an AVX2 row copy: kb steps of w
+// values, ld apart in src, into d, s apart, lanes w..s−1 zero) for every
+// panel width s in widths and every w from 1 to s, with every step of the
+// source (w values) ending right before a page it may not touch and the
+// panel (3 steps of s) too, and checks what it stored.
+func RowsStaysInside[T gemm.Float](t *testing.T, copyRows func(d *T, s int, src *T, ld int, kb int, lmask, smask uint32), widths []int) {
+	t.Helper()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	const kb = 3
+	for _, s := range widths {
+		for w := 1; w <= s; w++ {
+			src, ld, freeSrc := Guarded[T](t, kb, w)
+			d, _, freeD := Guarded[T](t, 1, kb*s)
+			for p := range kb {
+				for l := range w {
+					src[p*ld+l] = T(10*p + l + 1)
+				}
+			}
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("s %d, w %d: %v", s, w, r)
+					}
+				}()
+				copyRows(&d[0], s, &src[0], ld, kb, gemm.Lanes(w), gemm.Lanes(s))
+			}()
+			for p := range kb {
+				for l := range s {
+					want := T(0)
+					if l < w {
+						want = T(10*p + l + 1)
+					}
+					if got := d[p*s+l]; got != want {
+						t.Fatalf("s %d, w %d: d[%d, %d] = %v, want %v", s, w, p, l, got, want)
+					}
+				}
+			}
+			freeSrc()
+			freeD()
 		}
 	}
 }
