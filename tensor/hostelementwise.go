@@ -69,13 +69,21 @@ func (h hostElementwise[T]) split(n int) *cpuEngine[T] {
 	return nil
 }
 
-// flatPart returns elements [lo, hi) of x as a one-dimensional view; nil
-// for a nil x.
+// flatPart returns elements [lo, hi) of x as a one-dimensional view in one
+// allocation (x itself when the range is all of it); nil for a nil x.
 func flatPart[T Float](x *Tensor[T], lo, hi int) *Tensor[T] {
-	if x == nil {
-		return nil
+	if x == nil || lo == 0 && hi == len(x.data) && len(x.shape) == 1 {
+		return x
 	}
-	return x.Reshape(-1).Slice(lo, hi)
+	p := &partView[T]{n: [1]int{hi - lo}}
+	p.t = Tensor[T]{shape: p.n[:], data: x.data[lo:hi:hi], st: x.storage()}
+	return &p.t
+}
+
+// partView is flatPart's view with its shape.
+type partView[T Float] struct {
+	t Tensor[T]
+	n [1]int
 }
 
 func (h hostElementwise[T]) Map(op MapOp, z, x *Tensor[T], a, b T) {
