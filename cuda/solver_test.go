@@ -48,7 +48,7 @@ func TestSolverOnDevice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		on := tensor.ElementwiseOf(e) != nil
+		on := tensor.OnDevice(e)
 		out := make([]*tensor.Tensor[float32], len(ts))
 		for i := range out {
 			out[i] = tensor.New[float32](batch, width)
