@@ -70,10 +70,10 @@ func (h hostElementwise[T]) split(n int) *cpuEngine[T] {
 }
 
 // flatPart returns elements [lo, hi) of x as a one-dimensional view in one
-// allocation (x itself when the range is all of it); nil for a nil x.
+// allocation; nil for a nil x.
 func flatPart[T Float](x *Tensor[T], lo, hi int) *Tensor[T] {
-	if x == nil || lo == 0 && hi == len(x.data) && len(x.shape) == 1 {
-		return x
+	if x == nil {
+		return nil
 	}
 	p := &partView[T]{n: [1]int{hi - lo}}
 	p.t = Tensor[T]{shape: p.n[:], data: x.data[lo:hi:hi], st: x.storage()}

@@ -1,0 +1,79 @@
+package tensor
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestCPUElementwiseSplits: the CPU engine's Elementwise hands a tensor to
+// the workers from parallelMin elements on, and only with more than one
+// worker; HostElementwise never does.
+func TestCPUElementwiseSplits(t *testing.T) {
+	many := Gonum(3).(*cpuBackend).f64
+	one := Gonum(1).(*cpuBackend).f64
+	for _, c := range []struct {
+		name string
+		h    hostElementwise[float64]
+		n    int
+		want bool
+	}{
+		{"3 workers, parallelMin−1", hostElementwise[float64]{eng: many}, parallelMin - 1, false},
+		{"3 workers, parallelMin", hostElementwise[float64]{eng: many}, parallelMin, true},
+		{"1 worker, parallelMin", hostElementwise[float64]{eng: one}, parallelMin, false},
+		{"2 workers, 4·parallelMin", hostElementwise[float64]{eng: Gonum(2).(*cpuBackend).f64}, 4 * parallelMin, true},
+		{"HostElementwise", hostElementwise[float64]{}, 4 * parallelMin, false},
+	} {
+		if got := c.h.split(c.n) != nil; got != c.want {
+			t.Errorf("%s: split(%d) = %v, want %v", c.name, c.n, got, c.want)
+		}
+	}
+}
+
+// TestHostBinaryUnknownOp: Binary panics on an op that is not one, on
+// operands of one shape and with a one-element y alike.
+func TestHostBinaryUnknownOp(t *testing.T) {
+	el := HostElementwise[float64]()
+	for _, op := range []BinaryOp{BinaryAdd - 1, BinaryDiv + 1} {
+		for _, y := range []*Tensor[float64]{New[float64](3), New[float64]()} {
+			t.Run(fmt.Sprintf("op %d y %v", op, y.Shape()), func(t *testing.T) {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("Binary(%d) with y of shape %v: no panic", op, y.Shape())
+					}
+				}()
+				el.Binary(op, New[float64](3), New[float64](3), y)
+			})
+		}
+	}
+}
+
+// TestHostBinaryScalarRank: a one-element y of higher rank than x
+// broadcasts to a shape of its rank, so a z shaped like x is misuse, and
+// panics with a *ShapeError as any misfit; of rank up to x's it is the
+// scalar it holds.
+func TestHostBinaryScalarRank(t *testing.T) {
+	el := HostElementwise[float64]()
+	x := FromSlice([]float64{1, 2, 3}, 3)
+	for _, c := range []struct {
+		y     []int
+		panic bool
+	}{{[]int{}, false}, {[]int{1}, false}, {[]int{1, 1}, true}} {
+		t.Run(fmt.Sprint(c.y), func(t *testing.T) {
+			y := New[float64](c.y...)
+			y.Data()[0] = 2
+			z := New[float64](3)
+			defer func() {
+				_, isShape := recover().(*ShapeError)
+				if isShape != c.panic {
+					t.Errorf("y of shape %v: ShapeError panic %v, want %v", c.y, isShape, c.panic)
+				}
+				if !c.panic {
+					if got := z.Data(); got[0] != 0.5 || got[1] != 1 || got[2] != 1.5 {
+						t.Errorf("y of shape %v: x/y = %v, want [0.5 1 1.5]", c.y, got)
+					}
+				}
+			}()
+			el.Binary(BinaryDiv, z, x, y)
+		})
+	}
+}
