@@ -56,7 +56,7 @@ func TestAdjointLongHorizonAccuracy(t *testing.T) {
 						}
 						return l.Item(), g, nil
 					}
-					opt := odeblock.Options{RTol: 1e-8, ATol: 1e-8, MaxSteps: 100000}
+					opt := odeblock.Options{RTol: 1e-8, ATol: 1e-8, StepControl: odeblock.StepControl{MaxSteps: 100000}}
 					_, adj, err := loss(&odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: opt}, true)
 					if err != nil {
 						t.Fatalf("adjoint: %v", err)
@@ -65,7 +65,7 @@ func TestAdjointLongHorizonAccuracy(t *testing.T) {
 					if err != nil {
 						t.Fatalf("checkpoint: %v", err)
 					}
-					fine := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: odeblock.Options{RTol: 1e-11, ATol: 1e-11, MaxSteps: 1000000}}
+					fine := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: odeblock.Options{RTol: 1e-11, ATol: 1e-11, StepControl: odeblock.StepControl{MaxSteps: 1000000}}}
 					rng := rand.New(rand.NewPCG(seed, uint64(T)))
 					for d := range 2 {
 						v := make([]float64, len(adj))

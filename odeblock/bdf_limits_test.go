@@ -116,8 +116,13 @@ func TestBDFStops(t *testing.T) {
 		dy[0] = a * y[0]
 		return nil
 	}
-	s, err := odeblock.NewSolver[float64](odeblock.Options{Method: "bdf", RTol: 1e-9, ATol: 1e-12,
-		Jumps: []float64{0.5}, StepTo: []float64{0.3}, MaxStep: 0.05})
+	s, err := odeblock.NewSolver[float64](odeblock.Options{
+		Method:      "bdf",
+		RTol:        1e-9,
+		ATol:        1e-12,
+		StepControl: odeblock.StepControl{MaxStep: 0.05},
+		Stops:       odeblock.Stops{Jumps: []float64{0.5}, StepTo: []float64{0.3}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

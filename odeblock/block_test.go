@@ -827,7 +827,7 @@ func TestStiffBlockAdjoint(t *testing.T) {
 		field := odeblock.FieldFunc([]*autograd.Param[float64]{w}, func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
 			return autograd.Linear(z, tp.Param(w), autograd.Var[float64]{})
 		})
-		solver := odeblock.Options{Method: c.method, RTol: 1e-9, ATol: 1e-9, MaxSteps: 100000}
+		solver := odeblock.Options{Method: c.method, RTol: 1e-9, ATol: 1e-9, StepControl: odeblock.StepControl{MaxSteps: 100000}}
 		b := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: field}, Times: []float64{0, 0.5, 2}, Solver: solver}
 		loss := func(tp *autograd.Tape[float64]) (autograd.Var[float64], error) {
 			return b.Trajectory(tp, tp.Param(x))

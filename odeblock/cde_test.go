@@ -108,7 +108,7 @@ func TestCDEScalarPath(t *testing.T) {
 		{"natural, jumps", natural, cdeTimes[1 : n-1], 1e-8},
 		{"linear", linear, cdeTimes[1 : n-1], 1e-8},
 	} {
-		b := &odeblock.Block[float64]{Dynamics: &odeblock.CDE[float64]{F: f, X: c.x}, Times: cdeTimes, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10, Jumps: c.jumps}}
+		b := &odeblock.Block[float64]{Dynamics: &odeblock.CDE[float64]{F: f, X: c.x}, Times: cdeTimes, Solver: odeblock.Options{RTol: 1e-10, ATol: 1e-10, Stops: odeblock.Stops{Jumps: c.jumps}}}
 		tp := cdeTape()
 		traj, err := b.Trajectory(tp, tp.Const(tensor.FromSlice(append([]float64(nil), z0...), 2, 1)))
 		if err != nil {
@@ -244,7 +244,7 @@ func TestCDEGradients(t *testing.T) {
 	m := newCDEModel(t)
 	ps := m.params()
 	for _, mode := range modes {
-		opts := odeblock.Options{Method: "rk4", Step: 0.05, Jumps: cdeTimes}
+		opts := odeblock.Options{Method: "rk4", Step: 0.05, Stops: odeblock.Stops{Jumps: cdeTimes}}
 		check := autograd.GradCheckOptions{AbsTol: 1e-7, RelTol: 1e-6, MaxElems: 4}
 		switch mode.(type) {
 		case odeblock.Adjoint, odeblock.Interpolated:

@@ -34,7 +34,7 @@ func TestOutputsInsideSteps(t *testing.T) {
 				// Adaptive steps that never shrink nor grow past 0.1: the
 				// steps of a fixed grid (which would land on every output
 				// time), so that central differences see the discrete map.
-				solver := odeblock.Options{Method: method, RTol: 1, ATol: 1, FirstStep: 0.1, MaxStep: 0.1}
+				solver := odeblock.Options{Method: method, RTol: 1, ATol: 1, StepControl: odeblock.StepControl{FirstStep: 0.1, MaxStep: 0.1}}
 				values := func(mode odeblock.GradMode) ([]float64, odeblock.BlockStats) {
 					b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: insideTimes, Solver: solver, Mode: mode}
 					tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
@@ -131,7 +131,7 @@ func TestOutputsInsideAdaptive(t *testing.T) {
 // ops) match central differences of the first.
 func TestOutputsInsideGradOfGrad(t *testing.T) {
 	f := families(6)[0] // node
-	b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: insideTimes, Solver: odeblock.Options{RTol: 1, ATol: 1, FirstStep: 0.1, MaxStep: 0.1}, Mode: odeblock.Backprop{}}
+	b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: insideTimes, Solver: odeblock.Options{RTol: 1, ATol: 1, StepControl: odeblock.StepControl{FirstStep: 0.1, MaxStep: 0.1}}, Mode: odeblock.Backprop{}}
 	x := f.inputs[0]
 	penalty := func(tp *autograd.Tape[float64]) (autograd.Var[float64], error) {
 		xv := tp.Param(x)
@@ -167,7 +167,7 @@ func TestOutputsInsideJumps(t *testing.T) {
 		}
 		return y
 	})
-	solver := odeblock.Options{RTol: 1, ATol: 1, FirstStep: 0.1, MaxStep: 0.1, Jumps: []float64{0.35}}
+	solver := odeblock.Options{RTol: 1, ATol: 1, StepControl: odeblock.StepControl{FirstStep: 0.1, MaxStep: 0.1}, Stops: odeblock.Stops{Jumps: []float64{0.35}}}
 	block := func(mode odeblock.GradMode) func(tp *autograd.Tape[float64]) autograd.Var[float64] {
 		b := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: field}, Times: insideTimes, Solver: solver, Mode: mode}
 		return func(tp *autograd.Tape[float64]) autograd.Var[float64] {
@@ -208,7 +208,7 @@ func TestOutputsInsideBackwards(t *testing.T) {
 	f := families(8)[0] // node
 	times := slices.Clone(insideTimes)
 	slices.Reverse(times)
-	solver := odeblock.Options{RTol: 1, ATol: 1, FirstStep: 0.1, MaxStep: 0.1}
+	solver := odeblock.Options{RTol: 1, ATol: 1, StepControl: odeblock.StepControl{FirstStep: 0.1, MaxStep: 0.1}}
 	values := func(mode odeblock.GradMode) ([]float64, odeblock.BlockStats) {
 		b := &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: mode}
 		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))

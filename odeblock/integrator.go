@@ -19,6 +19,13 @@ type (
 	// Options configure a solve: the method, tolerances, step bounds, stops
 	// and jumps, error norm and quadratures.
 	Options = integrate.Options
+	// StepControl is Options' step-size controller: first step, step
+	// bounds, MaxSteps and the controller's factors.
+	StepControl = integrate.StepControl
+	// ErrorNorm is Options' error norm: ErrorLen, ErrorParts, ErrorRows.
+	ErrorNorm = integrate.ErrorNorm
+	// Stops are Options' StepTo times and Jumps.
+	Stops = integrate.Stops
 	// StepInfo describes one attempted step to an OnStep hook.
 	StepInfo[T tensor.Float] = integrate.StepInfo[T]
 	// Stats counts a solve's work.

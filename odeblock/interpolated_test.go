@@ -65,7 +65,7 @@ func TestInterpolatedStiff(t *testing.T) {
 		field := odeblock.FieldFunc([]*autograd.Param[float64]{w}, func(tp *autograd.Tape[float64], _ float64, z autograd.Var[float64]) autograd.Var[float64] {
 			return autograd.Linear(z, tp.Param(w), autograd.Var[float64]{})
 		})
-		solver := odeblock.Options{Method: method, RTol: 1e-9, ATol: 1e-9, MaxSteps: 100000}
+		solver := odeblock.Options{Method: method, RTol: 1e-9, ATol: 1e-9, StepControl: odeblock.StepControl{MaxSteps: 100000}}
 		grads := map[string][]float64{}
 		for _, mode := range []odeblock.GradMode{odeblock.Interpolated{}, odeblock.Backprop{}, odeblock.Checkpoint{}} {
 			b := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: field}, Times: []float64{0, 0.5, 2}, Solver: solver, Mode: mode}

@@ -15,7 +15,7 @@ import (
 func TestRecursiveEqualsBackprop(t *testing.T) {
 	for _, f := range families(4) {
 		times := []float64{0, 0.7, 1.5}
-		solver := odeblock.Options{RTol: 1e-12, ATol: 1e-12, Jumps: []float64{0.4}}
+		solver := odeblock.Options{RTol: 1e-12, ATol: 1e-12, Stops: odeblock.Stops{Jumps: []float64{0.4}}}
 		bp, bst := gradients(t, f, &odeblock.Block[float64]{Dynamics: f.dyn, Times: times, Solver: solver, Mode: odeblock.Backprop{}})
 		steps := bst.Forward.Accepted
 		if steps < 20 {

@@ -205,7 +205,7 @@ func TestShardedSolveFailures(t *testing.T) {
 		}
 	})
 	t.Run("solve fails", func(t *testing.T) {
-		b := &odeblock.Block[float64]{Dynamics: adam.dyn, Shards: 2, Solver: odeblock.Options{RTol: 1e-12, ATol: 1e-12, MaxSteps: 2}}
+		b := &odeblock.Block[float64]{Dynamics: adam.dyn, Shards: 2, Solver: odeblock.Options{RTol: 1e-12, ATol: 1e-12, StepControl: odeblock.StepControl{MaxSteps: 2}}}
 		err := forward(b, eng, adam.state)
 		var se *odeblock.SolveError
 		if !errors.As(err, &se) || !errors.Is(err, odeblock.ErrMaxSteps) || !strings.Contains(err.Error(), "shard") {

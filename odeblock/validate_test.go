@@ -97,7 +97,7 @@ func TestAdjointTakesForwardOptions(t *testing.T) {
 	})
 	nfe := func(first float64) BlockStats {
 		tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Default()))
-		b := &Block[float64]{Dynamics: &NODE[float64]{F: neg}, Solver: Options{RTol: 1e-6, ATol: 1e-6, FirstStep: first}}
+		b := &Block[float64]{Dynamics: &NODE[float64]{F: neg}, Solver: Options{RTol: 1e-6, ATol: 1e-6, StepControl: StepControl{FirstStep: first}}}
 		z, err := b.Forward(tp, tp.Input(tensor.FromSlice([]float64{1, 2}, 1, 2)))
 		if err != nil {
 			t.Fatal(err)
@@ -135,7 +135,7 @@ func TestErrorParts(t *testing.T) {
 	y0 := make([]float64, 1000)
 	y0[0] = 1
 	solve := func(parts []int) (float64, Stats) {
-		out, st, err := Solve(f, y0, []float64{0, 1}, Options{RTol: 1e-6, ATol: 1e-9, ErrorParts: parts})
+		out, st, err := Solve(f, y0, []float64{0, 1}, Options{RTol: 1e-6, ATol: 1e-9, ErrorNorm: ErrorNorm{ErrorParts: parts}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,10 +154,10 @@ func TestErrorParts(t *testing.T) {
 		opt  Options
 		want string
 	}{
-		{Options{ErrorParts: []int{1, 0}}, "ErrorParts[1]"},
-		{Options{ErrorParts: []int{-3}}, "ErrorParts[0]"},
-		{Options{ErrorParts: []int{1}, ErrorLen: 1}, "ErrorLen"},
-		{Options{ErrorParts: []int{600, 401}}, "cover 1001"},
+		{Options{ErrorNorm: ErrorNorm{ErrorParts: []int{1, 0}}}, "ErrorParts[1]"},
+		{Options{ErrorNorm: ErrorNorm{ErrorParts: []int{-3}}}, "ErrorParts[0]"},
+		{Options{ErrorNorm: ErrorNorm{ErrorParts: []int{1}, ErrorLen: 1}}, "ErrorLen"},
+		{Options{ErrorNorm: ErrorNorm{ErrorParts: []int{600, 401}}}, "cover 1001"},
 	} {
 		if _, _, err := Solve(f, y0, []float64{0, 1}, c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want an error naming %s", c.opt.ErrorParts, err, c.want)
@@ -267,14 +267,29 @@ func TestAdjointCarriesOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fwd := Options{Method: "bosh3", Tableau: tb, RTol: 1e-5, ATol: 1e-6, Step: 0.1, FirstStep: 0.01,
-		MinStep: 1e-8, MaxStep: 0.5, MaxSteps: 77, Safety: 0.8, IFactor: 5, DFactor: 0.3, PCoeff: 0.2, MaxOrder: 6,
-		StepTo: []float64{0.5}, Jumps: []float64{0.25}, ErrorLen: 3, ErrorParts: []int{1}, Quadrature: 4, Phase: "forward",
-		ErrorRows: 2, ErrorRowLen: 1}
+	fwd := Options{
+		Method:      "bosh3",
+		Tableau:     tb,
+		RTol:        1e-5,
+		ATol:        1e-6,
+		Step:        0.1,
+		MaxOrder:    6,
+		Quadrature:  4,
+		Phase:       "forward",
+		StepControl: StepControl{FirstStep: 0.01, MinStep: 1e-8, MaxStep: 0.5, MaxSteps: 77, Safety: 0.8, IFactor: 5, DFactor: 0.3, PCoeff: 0.2},
+		ErrorNorm:   ErrorNorm{ErrorLen: 3, ErrorParts: []int{1}, ErrorRows: 2, ErrorRowLen: 1},
+		Stops:       Stops{StepTo: []float64{0.5}, Jumps: []float64{0.25}},
+	}
 	v := reflect.ValueOf(fwd)
-	for i := 0; i < v.NumField(); i++ {
-		if v.Field(i).IsZero() {
-			t.Fatalf("Options.%s has no value in this test: give it one", v.Type().Field(i).Name)
+	var fields []reflect.StructField // every field, those of the groups (StepControl, …) in place of the group
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		if !f.Anonymous {
+			fields = append(fields, f)
+		}
+	}
+	for _, f := range fields {
+		if v.FieldByIndex(f.Index).IsZero() {
+			t.Fatalf("Options.%s has no value in this test: give it one", f.Name)
 		}
 	}
 	own := map[string]bool{"Method": true, "Tableau": true, "Phase": true, "ErrorLen": true, "ErrorParts": true, "Quadrature": true,
@@ -288,10 +303,10 @@ func TestAdjointCarriesOptions(t *testing.T) {
 	p := &pass[float64]{b: &Block[float64]{}, n: 2, solver: s}
 	a := &adjoint[float64]{p: p}
 	got := reflect.ValueOf(a.options([]int{3}))
-	for i := 0; i < v.NumField(); i++ {
-		name := v.Type().Field(i).Name
-		if !own[name] && !reflect.DeepEqual(got.Field(i).Interface(), v.Field(i).Interface()) {
-			t.Errorf("Options.%s: the backward solve has %v, the forward %v", name, got.Field(i), v.Field(i))
+	for _, f := range fields {
+		g, w := got.FieldByIndex(f.Index), v.FieldByIndex(f.Index)
+		if !own[f.Name] && !reflect.DeepEqual(g.Interface(), w.Interface()) {
+			t.Errorf("Options.%s: the backward solve has %v, the forward %v", f.Name, g, w)
 		}
 	}
 	a.opt = Adjoint{RTol: 1e-3, ATol: 1e-4, MaxSteps: 9}

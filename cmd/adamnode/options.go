@@ -99,7 +99,7 @@ func (f trainFlags) resolve(cmd string) (runSettings, error) {
 	if err := s.checkRanges(f, bad); err != nil {
 		return s, err
 	}
-	s.solver = odeblock.Options{Method: f.method, RTol: s.tol, ATol: s.tol, MaxSteps: f.maxSteps}
+	s.solver = odeblock.Options{Method: f.method, RTol: s.tol, ATol: s.tol, StepControl: odeblock.StepControl{MaxSteps: f.maxSteps}}
 	if _, ok := s.mode.(odeblock.Adjoint); ok {
 		// The backward solve at the forward's tolerance.
 		s.mode = odeblock.Adjoint{RTol: s.tol, ATol: s.tol, MaxSteps: f.maxSteps}

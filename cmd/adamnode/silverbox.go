@@ -181,7 +181,7 @@ func newAuthorsSystem(name string, rng *rand.Rand, y0 float64, input func(float6
 // and ‖z(t)‖ (the whole state) at each. When the solve fails (a blow-up) the
 // norms from then on are +Inf and the error is returned with them.
 func solveNorms(m silverboxSystem, steps int, tol float64) (hn, zn []float64, err error) {
-	s, err := odeblock.NewSolver[float64](odeblock.Options{RTol: tol, ATol: tol, MaxSteps: 100000})
+	s, err := odeblock.NewSolver[float64](odeblock.Options{RTol: tol, ATol: tol, StepControl: odeblock.StepControl{MaxSteps: 100000}})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -147,7 +147,7 @@ func runTrajectories(ctx context.Context, args []string, out io.Writer) error {
 		}
 		var ss []series
 		for _, fl := range flows(p, tf.grad, tf.start) {
-			ys, st, err := odeblock.Solve(fl.f, fl.y0, ts, odeblock.Options{RTol: p.tol, ATol: p.tol, MaxSteps: 1_000_000})
+			ys, st, err := odeblock.Solve(fl.f, fl.y0, ts, odeblock.Options{RTol: p.tol, ATol: p.tol, StepControl: odeblock.StepControl{MaxSteps: 1_000_000}})
 			if err != nil {
 				return fmt.Errorf("trajectories: %s on %s: %w", fl.name, tf.name, err)
 			}

@@ -73,7 +73,7 @@ const perEpoch = 20
 // returns the first and the last epoch's mean losses.
 func run(iters int, method string, mode odeblock.GradMode) (losses [2]float64, err error) {
 	times := []float64{0, 1e-4, 1e-3, 1e-2, 0.04, 0.1, 0.4, 1, 2, 4, 10, 20, 40}
-	solver := odeblock.Options{Method: method, RTol: 1e-6, ATol: 1e-10, MaxSteps: 100000}
+	solver := odeblock.Options{Method: method, RTol: 1e-6, ATol: 1e-10, StepControl: odeblock.StepControl{MaxSteps: 100000}}
 	eng := tensor.EngineFor[float64](tensor.Default())
 	y0 := tensor.FromSlice([]float64{1, 0, 0}, 1, 3)
 

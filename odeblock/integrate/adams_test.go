@@ -153,7 +153,7 @@ func TestAdamsBackwardAndJumps(t *testing.T) {
 			}
 			return nil
 		}
-		out, _, err = Solve(jump, []float64{1}, []float64{0, 1}, Options{Method: m, Step: 0.03, MaxOrder: 5, Jumps: []float64{0.5}})
+		out, _, err = Solve(jump, []float64{1}, []float64{0, 1}, Options{Method: m, Step: 0.03, MaxOrder: 5, Stops: Stops{Jumps: []float64{0.5}}})
 		if err != nil {
 			t.Fatalf("%s jump: %v", m, err)
 		}

@@ -73,12 +73,12 @@ func deviceCases() []deviceCase {
 	cs = append(cs,
 		deviceCase{"dopri5 fixed step", Options{Step: 0.3}, outs, 6, false},
 		deviceCase{"dopri5 backward", Options{RTol: 1e-6, ATol: 1e-8}, []float64{2, 1.3, 0.5, -0.4}, 9, false},
-		deviceCase{"dopri5 jumps and stops", Options{RTol: 1e-5, ATol: 1e-7, Jumps: []float64{0.45, 1.2}, StepTo: []float64{0.9}, MaxStep: 0.2}, outs, 9, false},
-		deviceCase{"dopri5 first step given", Options{FirstStep: 0.01, MinStep: 1e-6}, span, 4, false},
-		deviceCase{"dopri5 error len", Options{RTol: 1e-5, ErrorLen: 5}, span, 11, false},
-		deviceCase{"dopri5 mixed norm", Options{RTol: 1e-5, ErrorParts: []int{3, 4, 2}}, span, 11, false},
-		deviceCase{"dop853 mixed norm", Options{Method: "dop853", RTol: 1e-5, ErrorParts: []int{3, 6}}, span, 11, false},
-		deviceCase{"dopri5 quadrature", Options{RTol: 1e-5, ErrorParts: []int{4, 3}, Quadrature: 4}, span, 11, false},
+		deviceCase{"dopri5 jumps and stops", Options{RTol: 1e-5, ATol: 1e-7, StepControl: StepControl{MaxStep: 0.2}, Stops: Stops{Jumps: []float64{0.45, 1.2}, StepTo: []float64{0.9}}}, outs, 9, false},
+		deviceCase{"dopri5 first step given", Options{StepControl: StepControl{FirstStep: 0.01, MinStep: 1e-6}}, span, 4, false},
+		deviceCase{"dopri5 error len", Options{RTol: 1e-5, ErrorNorm: ErrorNorm{ErrorLen: 5}}, span, 11, false},
+		deviceCase{"dopri5 mixed norm", Options{RTol: 1e-5, ErrorNorm: ErrorNorm{ErrorParts: []int{3, 4, 2}}}, span, 11, false},
+		deviceCase{"dop853 mixed norm", Options{Method: "dop853", RTol: 1e-5, ErrorNorm: ErrorNorm{ErrorParts: []int{3, 6}}}, span, 11, false},
+		deviceCase{"dopri5 quadrature", Options{RTol: 1e-5, Quadrature: 4, ErrorNorm: ErrorNorm{ErrorParts: []int{4, 3}}}, span, 11, false},
 		deviceCase{"tsit5 quadrature", Options{Method: "tsit5", RTol: 1e-5, Quadrature: 3}, span, 8, false},
 		deviceCase{"bosh3 one element", Options{Method: "bosh3"}, outs, 1, false},
 		deviceCase{"dopri5 from zero", Options{RTol: 1e-5, ATol: 1e-8}, span, 7, true},
@@ -242,7 +242,7 @@ func TestSolveTensorsOnHost(t *testing.T) {
 		{"device radauIIA5", dev, Options{Method: "radauIIA5", Step: 0.1}, false},
 		{"device implicit_adams", dev, Options{Method: "implicit_adams", Step: 0.1}, false},
 		{"device bdf", dev, Options{Method: "bdf"}, false},
-		{"device error rows", dev, Options{ErrorRows: 2, ErrorRowLen: 3}, false},
+		{"device error rows", dev, Options{ErrorNorm: ErrorNorm{ErrorRows: 2, ErrorRowLen: 3}}, false},
 	}
 	shape := []int{2, 3}
 	ts := []float64{0, 0.5, 2}

@@ -101,7 +101,7 @@ func TestBDFWorkPinned(t *testing.T) {
 			bdfPin{Accepted: 144, Rejected: 0, NFE: 382, Jacobians: 4, LUs: 33},
 			bdfPin{Accepted: 144, Rejected: 0, NFE: 366, Jacobians: 4, LUs: 33}},
 	} {
-		_, st, err := Solve(c.f, c.y0, c.ts, Options{Method: "bdf", RTol: c.rtol, ATol: c.atol, MaxSteps: 100000})
+		_, st, err := Solve(c.f, c.y0, c.ts, Options{Method: "bdf", RTol: c.rtol, ATol: c.atol, StepControl: StepControl{MaxSteps: 100000}})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -160,7 +160,7 @@ func TestRosenbrockWorkPinned(t *testing.T) {
 	}
 	got := map[string]Stats{}
 	for _, m := range []string{"rosenbrock23", "rodas4"} {
-		_, st, err := Solve(vdp, []float64{2, 0}, []float64{0, 2000}, Options{Method: m, RTol: 1e-6, ATol: 1e-6, MaxSteps: 100000})
+		_, st, err := Solve(vdp, []float64{2, 0}, []float64{0, 2000}, Options{Method: m, RTol: 1e-6, ATol: 1e-6, StepControl: StepControl{MaxSteps: 100000}})
 		if err != nil {
 			t.Fatalf("%s: %v", m, err)
 		}

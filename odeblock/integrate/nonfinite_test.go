@@ -30,7 +30,7 @@ func TestNonFiniteRejections(t *testing.T) {
 		method string
 		shrink float64 // the retry's factor after a NaN
 	}{{"dopri5", 0.2}, {"rodas4", 0.2}, {"bdf", 0.5}} {
-		s, err := NewSolver[float64](Options{Method: c.method, FirstStep: 0.1})
+		s, err := NewSolver[float64](Options{Method: c.method, StepControl: StepControl{FirstStep: 0.1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +40,7 @@ func TestNonFiniteRejections(t *testing.T) {
 			t.Errorf("%s: %v after %d rejections, want ErrNonFinite after %d", c.method, err, st.Rejected, maxNonFiniteRejections+1)
 		}
 
-		s, err = NewSolver[float64](Options{Method: c.method, FirstStep: 0.1, MinStep: 0.1 * c.shrink * 0.7})
+		s, err = NewSolver[float64](Options{Method: c.method, StepControl: StepControl{FirstStep: 0.1, MinStep: 0.1 * c.shrink * 0.7}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,7 +59,7 @@ func TestRowsNorm(t *testing.T) {
 	huge[rows*w+w] = -2e200
 	cases["overflowing squares"] = huge
 	for name, x := range cases {
-		s := &Solver[float64]{n: n, opt: Options{ErrorRows: rows, ErrorRowLen: w}}
+		s := &Solver[float64]{n: n, opt: Options{ErrorNorm: ErrorNorm{ErrorRows: rows, ErrorRowLen: w}}}
 		got := s.mixed(func(lo, hi int) float64 {
 			return rms(hi-lo, func(i int) float64 { return x[lo+i] })
 		})
@@ -80,17 +80,17 @@ func TestErrorRowsOptions(t *testing.T) {
 		n    int
 		want string // "" for no error
 	}{
-		{Options{ErrorRows: 2, ErrorRowLen: 3}, 12, ""},
-		{Options{ErrorRows: 2, ErrorRowLen: 3}, 6, ""},
-		{Options{ErrorRows: 1, ErrorRowLen: 1}, 1, ""},
-		{Options{ErrorRows: -1, ErrorRowLen: 3}, 6, "ErrorRows -1 and ErrorRowLen 3"},
-		{Options{ErrorRows: 2}, 6, "ErrorRows 2 and ErrorRowLen 0"},
-		{Options{ErrorRows: 2, ErrorRowLen: -1}, 6, "ErrorRows 2 and ErrorRowLen -1"},
-		{Options{ErrorRows: 2, ErrorRowLen: 3, ErrorLen: 4}, 6, "ErrorRows 2 with ErrorLen 4"},
-		{Options{ErrorRows: 2, ErrorRowLen: 3, ErrorParts: []int{3}}, 6, "ErrorParts [3]"},
-		{Options{ErrorRows: 2, ErrorRowLen: 3}, 9, "do not tile a state of 9 elements (not a multiple of 6)"},
-		{Options{ErrorRows: 2, ErrorRowLen: 3}, 4, "do not tile a state of 4 elements"},
-		{Options{ErrorRowLen: 3}, 4, ""}, // no rows: ErrorRowLen unread
+		{Options{ErrorNorm: ErrorNorm{ErrorRows: 2, ErrorRowLen: 3}}, 12, ""},
+		{Options{ErrorNorm: ErrorNorm{ErrorRows: 2, ErrorRowLen: 3}}, 6, ""},
+		{Options{ErrorNorm: ErrorNorm{ErrorRows: 1, ErrorRowLen: 1}}, 1, ""},
+		{Options{ErrorNorm: ErrorNorm{ErrorRows: -1, ErrorRowLen: 3}}, 6, "ErrorRows -1 and ErrorRowLen 3"},
+		{Options{ErrorNorm: ErrorNorm{ErrorRows: 2}}, 6, "ErrorRows 2 and ErrorRowLen 0"},
+		{Options{ErrorNorm: ErrorNorm{ErrorRows: 2, ErrorRowLen: -1}}, 6, "ErrorRows 2 and ErrorRowLen -1"},
+		{Options{ErrorNorm: ErrorNorm{ErrorRows: 2, ErrorRowLen: 3, ErrorLen: 4}}, 6, "ErrorRows 2 with ErrorLen 4"},
+		{Options{ErrorNorm: ErrorNorm{ErrorRows: 2, ErrorRowLen: 3, ErrorParts: []int{3}}}, 6, "ErrorParts [3]"},
+		{Options{ErrorNorm: ErrorNorm{ErrorRows: 2, ErrorRowLen: 3}}, 9, "do not tile a state of 9 elements (not a multiple of 6)"},
+		{Options{ErrorNorm: ErrorNorm{ErrorRows: 2, ErrorRowLen: 3}}, 4, "do not tile a state of 4 elements"},
+		{Options{ErrorNorm: ErrorNorm{ErrorRowLen: 3}}, 4, ""}, // no rows: ErrorRowLen unread
 	} {
 		s, err := NewSolver[float64](c.opt)
 		if err == nil {
@@ -196,7 +196,7 @@ func testRowsErrorRatio[T tensor.Float](t *testing.T) {
 		tol = 1e-5
 	}
 	setup := func(atol, rtol float64, seed uint64) *Solver[T] {
-		s, err := NewSolver[T](Options{RTol: rtol, ATol: atol, ErrorRows: rows, ErrorRowLen: w})
+		s, err := NewSolver[T](Options{RTol: rtol, ATol: atol, ErrorNorm: ErrorNorm{ErrorRows: rows, ErrorRowLen: w}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +268,7 @@ func testRowsErrorRatio[T tensor.Float](t *testing.T) {
 func TestRowsErrorRatio853(t *testing.T) {
 	const rows, w, h = 3, 4, 0.2
 	n := 2 * rows * w
-	s, err := NewSolver[float64](Options{Method: "dop853", RTol: 1e-6, ATol: 1e-6, ErrorRows: rows, ErrorRowLen: w})
+	s, err := NewSolver[float64](Options{Method: "dop853", RTol: 1e-6, ATol: 1e-6, ErrorNorm: ErrorNorm{ErrorRows: rows, ErrorRowLen: w}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,38 @@ type Options struct {
 	// ignore it.
 	MaxOrder int
 
+	// StepControl is the adaptive step-size controller's settings, as
+	// diffrax's stepsize_controller (its fields are promoted: opt.MaxSteps).
+	StepControl
+	// ErrorNorm says which elements the error norm covers and how.
+	ErrorNorm
+	// Stops are the times every solve steps exactly to.
+	Stops
+
+	// Quadrature, if positive, says the state's last Quadrature elements
+	// are quadratures: f never reads them, and their derivative depends on
+	// the rest of the state only (as the parameters' gradients in an
+	// adjoint state). The explicit Runge–Kutta steps then leave them out of
+	// the stage inputs (f gets a y that many elements shorter, but at the
+	// stage whose input is the step's solution), and at stages whose
+	// weights in the solution and in the error estimate are both zero
+	// (dopri5's second) hand f a dy that many elements shorter: f must
+	// write what it is given and skip the rest. Not with an Event, nor
+	// with output times between the first and the last (dense output
+	// reads every stage): then f gets whole states. The results are the
+	// same to the bit.
+	Quadrature int
+
+	// Phase names the solve in errors ("forward", "backward"); "" means
+	// "forward".
+	Phase string
+}
+
+// StepControl configures the adaptive step-size controller of Options
+// (diffrax's stepsize_controller): the first step, the bounds on steps,
+// the number of steps, and the I or PI controller's factors. The zero
+// value asks for the defaults below.
+type StepControl struct {
 	// FirstStep, if positive, is the first step size; else it is selected
 	// from f at t0 (one extra evaluation), as in Hairer–Nørsett–Wanner.
 	FirstStep float64
@@ -61,15 +93,12 @@ type Options struct {
 	// error ratio of the previous accepted step. 0 (the default) is the
 	// plain I controller of torchdiffeq.
 	PCoeff float64
+}
 
-	// StepTo lists times the solver steps exactly to (instead of
-	// interpolating there). Outputs at these times are exact step ends.
-	StepTo []float64
-	// Jumps lists times where the dynamics are discontinuous (knots of a
-	// piecewise input). The solver steps exactly to each and restarts there,
-	// evaluating f again just after the jump.
-	Jumps []float64
-
+// ErrorNorm configures the error norm of Options: which elements of the
+// state it covers and whether it is one RMS, the largest of parts' or the
+// largest of rows'. The zero value is the RMS over the whole state.
+type ErrorNorm struct {
 	// ErrorLen, if positive, restricts the error norm to the first ErrorLen
 	// elements of the state (a seminorm, as for the parameter part of an
 	// adjoint state).
@@ -96,24 +125,17 @@ type Options struct {
 	// be a multiple of ErrorRows·ErrorRowLen; ErrorLen and ErrorParts
 	// must be unset. A solve with it runs on the host, never on a device.
 	ErrorRows, ErrorRowLen int
+}
 
-	// Quadrature, if positive, says the state's last Quadrature elements
-	// are quadratures: f never reads them, and their derivative depends on
-	// the rest of the state only (as the parameters' gradients in an
-	// adjoint state). The explicit Runge–Kutta steps then leave them out of
-	// the stage inputs (f gets a y that many elements shorter, but at the
-	// stage whose input is the step's solution), and at stages whose
-	// weights in the solution and in the error estimate are both zero
-	// (dopri5's second) hand f a dy that many elements shorter: f must
-	// write what it is given and skip the rest. Not with an Event, nor
-	// with output times between the first and the last (dense output
-	// reads every stage): then f gets whole states. The results are the
-	// same to the bit.
-	Quadrature int
-
-	// Phase names the solve in errors ("forward", "backward"); "" means
-	// "forward".
-	Phase string
+// Stops are times a solve steps exactly to, besides the output times.
+type Stops struct {
+	// StepTo lists times the solver steps exactly to (instead of
+	// interpolating there). Outputs at these times are exact step ends.
+	StepTo []float64
+	// Jumps lists times where the dynamics are discontinuous (knots of a
+	// piecewise input). The solver steps exactly to each and restarts there,
+	// evaluating f again just after the jump.
+	Jumps []float64
 }
 
 // StepInfo describes one attempted step to an OnStep hook. Y0 and Y1 are

@@ -204,7 +204,7 @@ func TestNFEBookkeeping(t *testing.T) {
 		}
 	}
 	// With a given first step there is no selection.
-	_, st, err := Solve(nonlinear, []float64{1}, []float64{0, 1}, Options{FirstStep: 0.1})
+	_, st, err := Solve(nonlinear, []float64{1}, []float64{0, 1}, Options{StepControl: StepControl{FirstStep: 0.1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestBlowUp(t *testing.T) {
 }
 
 func TestMaxStepsAndBadOptions(t *testing.T) {
-	_, _, err := Solve(rotation, []float64{1, 0}, []float64{0, 100}, Options{MaxSteps: 5, Phase: "backward"})
+	_, _, err := Solve(rotation, []float64{1, 0}, []float64{0, 100}, Options{Phase: "backward", StepControl: StepControl{MaxSteps: 5}})
 	if !errors.Is(err, ErrMaxSteps) || !strings.Contains(err.Error(), "backward") {
 		t.Errorf("MaxSteps: got %v", err)
 	}
@@ -305,7 +305,7 @@ func TestMaxStepsAndBadOptions(t *testing.T) {
 // (piecewise constant: dopri5 is exact on each piece).
 func TestStepToAndJumps(t *testing.T) {
 	var ends []float64
-	opt := Options{StepTo: []float64{0.3, 0.71}}
+	opt := Options{Stops: Stops{StepTo: []float64{0.3, 0.71}}}
 	onStep := func(s StepInfo[float64]) error {
 		if s.Accepted {
 			ends = append(ends, s.T+s.H)
@@ -333,7 +333,7 @@ func TestStepToAndJumps(t *testing.T) {
 		}
 		return nil
 	}
-	out, _, err := Solve(step, []float64{0}, []float64{0, 1}, Options{Jumps: []float64{0.5}})
+	out, _, err := Solve(step, []float64{0}, []float64{0, 1}, Options{Stops: Stops{Jumps: []float64{0.5}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +384,7 @@ func TestController(t *testing.T) {
 	if got := s.control(-1, 0.5, true); got >= 0 {
 		t.Errorf("backward step changed sign: %v", got)
 	}
-	pi, err := NewSolver[float64](Options{PCoeff: 0.4})
+	pi, err := NewSolver[float64](Options{StepControl: StepControl{PCoeff: 0.4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +455,7 @@ func TestCreepingTowardsNaN(t *testing.T) {
 		dy[0] = -math.Sqrt(y[0])
 		return nil
 	}
-	_, _, err := Solve(f, []float64{1}, []float64{0, 4}, Options{MaxSteps: 1_000_000})
+	_, _, err := Solve(f, []float64{1}, []float64{0, 4}, Options{StepControl: StepControl{MaxSteps: 1_000_000}})
 	var se *SolveError
 	if !errors.As(err, &se) || !errors.Is(err, ErrNonFinite) {
 		t.Fatalf("got %v, want ErrNonFinite", err)
@@ -549,7 +549,7 @@ func TestMethodStepsAsTorchdiffeq(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, p := range probs {
-		opt := Options{Method: p.Method, RTol: p.Tol, ATol: p.Tol, MaxSteps: 100000}
+		opt := Options{Method: p.Method, RTol: p.Tol, ATol: p.Tol, StepControl: StepControl{MaxSteps: 100000}}
 		checkSteps(t, name, goldenRHS[p.Problem], p.Y0, p.T0, p.T1, opt, p.Steps, 1e-6)
 	}
 }

@@ -27,7 +27,7 @@ func TestStiffVanDerPol(t *testing.T) {
 		method string
 		tol    float64
 	}{{"rosenbrock23", 1e-3}, {"rodas4", 1e-4}, {"bdf", 1e-3}} {
-		out, st, err := Solve(vdp, []float64{2, 0}, []float64{0, 3000}, Options{Method: c.method, RTol: 1e-6, ATol: 1e-6, MaxSteps: 100000})
+		out, st, err := Solve(vdp, []float64{2, 0}, []float64{0, 3000}, Options{Method: c.method, RTol: 1e-6, ATol: 1e-6, StepControl: StepControl{MaxSteps: 100000}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestBDFConverges(t *testing.T) {
 		prevSteps := 0
 		for _, tol := range []float64{1e-4, 1e-6, 1e-8, 1e-10} {
 			ts := []float64{0, p.t1 / 3, p.t1}
-			out, st, err := Solve(p.f, []float64{p.y0}, ts, Options{Method: "bdf", RTol: tol, ATol: tol, MaxSteps: 100000})
+			out, st, err := Solve(p.f, []float64{p.y0}, ts, Options{Method: "bdf", RTol: tol, ATol: tol, StepControl: StepControl{MaxSteps: 100000}})
 			if err != nil {
 				t.Fatalf("%s tol %g: %v", p.name, tol, err)
 			}
@@ -151,7 +151,7 @@ func TestStiffRobertson(t *testing.T) {
 		return nil
 	}
 	for _, m := range []string{"rosenbrock23", "rodas4", "bdf"} {
-		out, st, err := Solve(rob, []float64{1, 0, 0}, []float64{0, 40}, Options{Method: m, RTol: 1e-6, ATol: 1e-10, MaxSteps: 100000})
+		out, st, err := Solve(rob, []float64{1, 0, 0}, []float64{0, 40}, Options{Method: m, RTol: 1e-6, ATol: 1e-10, StepControl: StepControl{MaxSteps: 100000}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestBDFFailures(t *testing.T) {
 		}
 	}
 	fast := func(tt float64, y, dy []float64) error { dy[0] = math.Cos(1e4 * tt); return nil }
-	if _, _, err := Solve(fast, []float64{0}, []float64{0, 1}, Options{Method: "bdf", MinStep: 1e-2, RTol: 1e-10, ATol: 1e-10}); !errors.Is(err, ErrStepUnderflow) {
+	if _, _, err := Solve(fast, []float64{0}, []float64{0, 1}, Options{Method: "bdf", RTol: 1e-10, ATol: 1e-10, StepControl: StepControl{MinStep: 1e-2}}); !errors.Is(err, ErrStepUnderflow) {
 		t.Errorf("MinStep too large for the tolerance: %v, want ErrStepUnderflow", err)
 	}
 }

@@ -25,26 +25,26 @@ func TestOptionsOutOfRange(t *testing.T) {
 		{"atol NaN", Options{ATol: nan}, "ATol"},
 		{"step NaN", Options{Step: nan}, "Step"},
 		{"step +Inf", Options{Step: inf}, "Step"},
-		{"maxstep NaN", Options{MaxStep: nan}, "MaxStep"},
-		{"maxstep negative", Options{MaxStep: -1}, "MaxStep"},
-		{"minstep NaN", Options{MinStep: nan}, "MinStep"},
-		{"minstep +Inf", Options{MinStep: inf}, "MinStep"},
-		{"firststep NaN", Options{FirstStep: nan}, "FirstStep"},
-		{"firststep +Inf", Options{FirstStep: inf}, "FirstStep"},
-		{"firststep negative", Options{FirstStep: -0.1}, "FirstStep"},
-		{"pcoeff NaN", Options{PCoeff: nan}, "PCoeff"},
-		{"pcoeff +Inf", Options{PCoeff: inf}, "PCoeff"},
-		{"safety NaN", Options{Safety: nan}, "Safety"},
-		{"ifactor +Inf", Options{IFactor: inf}, "IFactor"},
-		{"dfactor NaN", Options{DFactor: nan}, "DFactor"},
-		{"maxsteps negative", Options{MaxSteps: -5}, "MaxSteps"},
+		{"maxstep NaN", Options{StepControl: StepControl{MaxStep: nan}}, "MaxStep"},
+		{"maxstep negative", Options{StepControl: StepControl{MaxStep: -1}}, "MaxStep"},
+		{"minstep NaN", Options{StepControl: StepControl{MinStep: nan}}, "MinStep"},
+		{"minstep +Inf", Options{StepControl: StepControl{MinStep: inf}}, "MinStep"},
+		{"firststep NaN", Options{StepControl: StepControl{FirstStep: nan}}, "FirstStep"},
+		{"firststep +Inf", Options{StepControl: StepControl{FirstStep: inf}}, "FirstStep"},
+		{"firststep negative", Options{StepControl: StepControl{FirstStep: -0.1}}, "FirstStep"},
+		{"pcoeff NaN", Options{StepControl: StepControl{PCoeff: nan}}, "PCoeff"},
+		{"pcoeff +Inf", Options{StepControl: StepControl{PCoeff: inf}}, "PCoeff"},
+		{"safety NaN", Options{StepControl: StepControl{Safety: nan}}, "Safety"},
+		{"ifactor +Inf", Options{StepControl: StepControl{IFactor: inf}}, "IFactor"},
+		{"dfactor NaN", Options{StepControl: StepControl{DFactor: nan}}, "DFactor"},
+		{"maxsteps negative", Options{StepControl: StepControl{MaxSteps: -5}}, "MaxSteps"},
 		{"maxorder too low", Options{MaxOrder: 3}, "MaxOrder"},
 		{"maxorder too high", Options{MaxOrder: 13}, "MaxOrder"},
-		{"errorlen negative", Options{ErrorLen: -1}, "ErrorLen"},
-		{"jumps NaN", Options{Jumps: []float64{0.5, nan}}, "Jumps[1]"},
-		{"stepto +Inf", Options{StepTo: []float64{inf}}, "StepTo[0]"},
-		{"stepto -Inf", Options{StepTo: []float64{math.Inf(-1)}}, "StepTo[0]"},
-		{"minstep above maxstep", Options{MinStep: 1, MaxStep: 0.5}, "MinStep"},
+		{"errorlen negative", Options{ErrorNorm: ErrorNorm{ErrorLen: -1}}, "ErrorLen"},
+		{"jumps NaN", Options{Stops: Stops{Jumps: []float64{0.5, nan}}}, "Jumps[1]"},
+		{"stepto +Inf", Options{Stops: Stops{StepTo: []float64{inf}}}, "StepTo[0]"},
+		{"stepto -Inf", Options{Stops: Stops{StepTo: []float64{math.Inf(-1)}}}, "StepTo[0]"},
+		{"minstep above maxstep", Options{StepControl: StepControl{MinStep: 1, MaxStep: 0.5}}, "MinStep"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := NewSolver[float64](c.opt)
@@ -59,7 +59,7 @@ func TestOptionsOutOfRange(t *testing.T) {
 		})
 	}
 	// An infinite MaxStep is "no bound", as 0 is.
-	out, _, err := Solve(rotation, []float64{1, 0}, []float64{0, 1}, Options{MaxStep: inf})
+	out, _, err := Solve(rotation, []float64{1, 0}, []float64{0, 1}, Options{StepControl: StepControl{MaxStep: inf}})
 	if err != nil || math.Abs(out[1][0]-math.Cos(1)) > 1e-6 {
 		t.Errorf("MaxStep +Inf: y(1) = %v, %v; want cos 1 and no error", out, err)
 	}
@@ -96,7 +96,7 @@ func TestTinyTolerancesUnderflow(t *testing.T) {
 		opt  Options
 	}{
 		{"selected first step", Options{RTol: 1e-300, ATol: 1e-300}},
-		{"given first step", Options{RTol: 1e-300, ATol: 1e-300, FirstStep: 0.1}},
+		{"given first step", Options{RTol: 1e-300, ATol: 1e-300, StepControl: StepControl{FirstStep: 0.1}}},
 		{"smallest tolerances", Options{RTol: 5e-324, ATol: 5e-324}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -139,7 +139,7 @@ func TestNonFiniteNamesStepStart(t *testing.T) {
 		{Method: "rk4", Step: 0.1},
 		{Method: "euler", Step: 0.1},
 		{Method: "dopri5"},
-		{Method: "bosh3", FirstStep: 0.1},
+		{Method: "bosh3", StepControl: StepControl{FirstStep: 0.1}},
 	} {
 		_, _, err := Solve(inf, []float64{0}, []float64{0, 1}, opt)
 		var se *SolveError
@@ -230,10 +230,14 @@ func FuzzSolverOptions(f *testing.F) {
 			*all[int(coef)%len(all)] = value
 			tb = &cp
 		}
-		opt := Options{Tableau: tb, RTol: rtol, ATol: atol, Step: step, FirstStep: first,
-			MinStep: minStep, MaxStep: maxStep, MaxSteps: 1 + int(maxSteps)%500,
-			Safety: safety, IFactor: ifactor, DFactor: dfactor, PCoeff: pcoeff,
-			Jumps: []float64{jump}, StepTo: []float64{stepTo}}
+		opt := Options{
+			Tableau:     tb,
+			RTol:        rtol,
+			ATol:        atol,
+			Step:        step,
+			StepControl: StepControl{FirstStep: first, MinStep: minStep, MaxStep: maxStep, MaxSteps: 1 + int(maxSteps)%500, Safety: safety, IFactor: ifactor, DFactor: dfactor, PCoeff: pcoeff},
+			Stops:       Stops{Jumps: []float64{jump}, StepTo: []float64{stepTo}},
+		}
 		evals := 0
 		fn := func(tt float64, y, dy []float64) error {
 			evals++
@@ -283,11 +287,11 @@ func TestDiscontinuousInput(t *testing.T) {
 		t.Errorf("no options: y(3) = %g with steps up to %g; the doc says dopri5 steps past the period to a wrong answer", out[1][0], longest)
 	}
 
-	out, _, err = Solve(f, []float64{0}, []float64{0, 3}, Options{Jumps: jumps})
+	out, _, err = Solve(f, []float64{0}, []float64{0, 3}, Options{Stops: Stops{Jumps: jumps}})
 	if err != nil || math.Abs(out[1][0]) > 1e-12 {
 		t.Errorf("Jumps: y(3) = %g, %v; want 0", out[1][0], err)
 	}
-	out, _, err = Solve(f, []float64{0}, []float64{0, 3}, Options{MaxStep: half / 2})
+	out, _, err = Solve(f, []float64{0}, []float64{0, 3}, Options{StepControl: StepControl{MaxStep: half / 2}})
 	if err != nil || math.Abs(out[1][0]) > 1e-4 {
 		t.Errorf("MaxStep: y(3) = %g, %v; want 0 within 1e-4", out[1][0], err)
 	}
