@@ -77,3 +77,44 @@ func TestHostBinaryScalarRank(t *testing.T) {
 		})
 	}
 }
+
+// TestCPUElementwiseChecksBeforeSplit: the CPU engine's Elementwise checks
+// a map's op before it splits the work, so an unknown one panics on the
+// calling goroutine (recoverably), not in a worker.
+func TestCPUElementwiseChecksBeforeSplit(t *testing.T) {
+	el := Gonum(2).(*cpuBackend).f64.Elementwise()
+	z := New[float64](2 * parallelMin)
+	for _, op := range []MapOp{-1, NumMapOps} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Map(%d) of %d elements: no panic", op, z.Len())
+				}
+			}()
+			el.Map(op, z, z, 0, 0)
+		}()
+	}
+}
+
+// TestHostBinaryBackwardOut: on operands of one shape, BinaryBackward reads
+// out (and checks its shape) for Div's y side alone: the other gradients
+// take a nil out; Div's y side with an out of another shape panics.
+func TestHostBinaryBackwardOut(t *testing.T) {
+	el := HostElementwise[float64]()
+	x, y, g := FromSlice([]float64{1, 2}, 2), FromSlice([]float64{4, 8}, 2), FromSlice([]float64{1, 1}, 2)
+	for op := BinaryAdd; op <= BinaryDiv; op++ {
+		for side := range 2 {
+			if op == BinaryDiv && side == 1 {
+				continue
+			}
+			z := New[float64](2)
+			el.BinaryBackward(op, side, z, g, x, y, nil, false)
+		}
+	}
+	defer func() {
+		if _, ok := recover().(*ShapeError); !ok {
+			t.Error("Div's y side with out of shape [3] for operands of shape [2]: no *ShapeError")
+		}
+	}()
+	el.BinaryBackward(BinaryDiv, 1, New[float64](2), g, x, y, New[float64](3), false)
+}
