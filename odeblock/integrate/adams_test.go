@@ -220,3 +220,27 @@ func TestAdamsUnevenCoefficients(t *testing.T) {
 		}
 	}
 }
+
+// TestAdamsCorrectorRelativeScale: the Adams–Moulton corrector's
+// convergence is measured against atol + rtol·|y|, so a large state
+// converges in the iterations a unit one takes (with a scale of atol
+// alone, or rtol/|y|, the corrections of a state of 10⁶ never fall
+// below it in four iterations).
+func TestAdamsCorrectorRelativeScale(t *testing.T) {
+	decay := func(_ float64, y, dy []float64) error { dy[0] = -y[0]; return nil }
+	opt := Options{Method: "implicit_adams", Step: 0.05, RTol: 1e-3, ATol: 1e-300}
+	var nfe []int
+	for _, y0 := range []float64{1, 1e6} {
+		out, st, err := Solve(decay, []float64{y0}, []float64{0, 1}, opt)
+		if err != nil {
+			t.Fatalf("y0 = %g: %v", y0, err)
+		}
+		if got, want := out[1][0], y0*math.Exp(-1); math.Abs(got-want) > 1e-4*want {
+			t.Errorf("y0 = %g: y(1) = %g, want %g", y0, got, want)
+		}
+		nfe = append(nfe, st.NFE)
+	}
+	if nfe[0] != nfe[1] {
+		t.Errorf("evaluations from y0 = 1 and 1e6: %v, want the same (the corrector's scale is relative)", nfe)
+	}
+}

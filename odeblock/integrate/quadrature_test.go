@@ -48,3 +48,49 @@ func testAllFinite[T tensor.Float](t *testing.T, big T) {
 		}
 	}
 }
+
+// TestQuadratureShortensStages: with Options.Quadrature, a dopri5 solve
+// over two times hands f stage inputs without the quadratures; a solve
+// with output times inside the span, with an Event or with dop853 (its
+// second estimate reads every stage) hands f whole states.
+func TestQuadratureShortensStages(t *testing.T) {
+	const n, q = 5, 2
+	never := &Event[float64]{G: func(float64, []float64) float64 { return 1 }}
+	for _, c := range []struct {
+		name    string
+		method  string
+		ts      []float64
+		event   *Event[float64]
+		shorter bool // some evaluation gets a y of n − q elements
+	}{
+		{"dopri5, two times", "dopri5", []float64{0, 1}, nil, true},
+		{"dopri5, an output inside", "dopri5", []float64{0, 0.5, 1}, nil, false},
+		{"dopri5, an event", "dopri5", []float64{0, 1}, never, false},
+		{"dop853", "dop853", []float64{0, 1}, nil, false},
+	} {
+		s, err := NewSolver[float64](Options{Method: c.method, RTol: 1e-6, ATol: 1e-8, Quadrature: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Event = c.event
+		lens := map[int]int{} // the lengths of y f got, counted
+		f := func(_ float64, y, dy []float64) error {
+			lens[len(y)]++
+			for i := range dy {
+				dy[i] = -float64(i%3) * y[i%(n-q)]
+			}
+			return nil
+		}
+		y0 := []float64{1, 2, 3, 0, 0}
+		out := make([][]float64, len(c.ts))
+		for i := range out {
+			out[i] = make([]float64, n)
+		}
+		if _, err := s.Solve(f, y0, c.ts, out); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := lens[n-q] > 0; got != c.shorter || lens[n] == 0 {
+			t.Errorf("%s: f got y of these lengths (length: calls) %v; want shortened ones %v", c.name, lens, c.shorter)
+		}
+	}
+}

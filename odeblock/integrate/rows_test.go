@@ -303,3 +303,43 @@ func (s *Solver[T]) errorRatioRange(h float64, lo, hi int) float64 {
 	}
 	return s.scaledRange(h, s.tb.E, s.k, s.y, s.y1, lo, hi)
 }
+
+// TestErrorRatioScaledFallback: where the squares of err/tolerance
+// overflow or underflow float32, errorRatio takes the scaled float64
+// norm: the RMS of the scaled error computed in float64 here, finite and
+// not zero.
+func TestErrorRatioScaledFallback(t *testing.T) {
+	const n, h = 300, 0.1
+	for _, c := range []struct {
+		name       string
+		atol, rtol float64
+	}{
+		{"squares overflow", 1e-30, 1e-30},
+		{"squares underflow", 1e30, 1e30},
+	} {
+		s, err := NewSolver[float32](Options{RTol: c.rtol, ATol: c.atol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.ensure(n)
+		rng := rand.New(rand.NewPCG(3, 1))
+		for _, buf := range append([][]float32{s.y, s.y1}, s.k...) {
+			for i := range buf {
+				buf[i] = float32(rng.NormFloat64())
+			}
+		}
+		var sum float64
+		for i := range n {
+			var e float64
+			for j, k := range s.k {
+				e += h * s.tb.E[j] * float64(k[i])
+			}
+			sc := c.atol + c.rtol*math.Max(math.Abs(float64(s.y[i])), math.Abs(float64(s.y1[i])))
+			sum += (e / sc) * (e / sc)
+		}
+		want := math.Sqrt(sum / n)
+		if got := s.errorRatio(s.bufs(), h); !cmp.Equal(got, want, cmpopts.EquateApprox(1e-5, 0)) {
+			t.Errorf("%s: errorRatio %g, want %g", c.name, got, want)
+		}
+	}
+}
