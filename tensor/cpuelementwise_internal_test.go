@@ -81,17 +81,29 @@ func TestHostBinaryScalarRank(t *testing.T) {
 // TestCPUElementwiseChecksBeforeSplit: the CPU engine's Elementwise checks
 // a map's op before it splits the work, so an unknown one panics on the
 // calling goroutine (recoverably), not in a worker.
+// Likewise a Copy between tensors of different lengths panics with a
+// *ShapeError.
 func TestCPUElementwiseChecksBeforeSplit(t *testing.T) {
 	el := Gonum(2).(*cpuBackend).f64.Elementwise()
-	z := New[float64](2 * parallelMin)
-	for _, op := range []MapOp{-1, NumMapOps} {
+	for _, n := range []int{3, 2 * parallelMin} {
+		z := New[float64](n)
+		for _, op := range []MapOp{-1, NumMapOps} {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("Map(%d) of %d elements: no panic", op, n)
+					}
+				}()
+				el.Map(op, z, z, 0, 0)
+			}()
+		}
 		func() {
 			defer func() {
-				if recover() == nil {
-					t.Errorf("Map(%d) of %d elements: no panic", op, z.Len())
+				if _, ok := recover().(*ShapeError); !ok {
+					t.Errorf("Copy of 1 element into %d: no *ShapeError", n)
 				}
 			}()
-			el.Map(op, z, z, 0, 0)
+			el.Copy(z, New[float64](1))
 		}()
 	}
 }

@@ -98,7 +98,7 @@ func (h hostElementwise[T]) Map(op MapOp, z, x *Tensor[T], a, b T) {
 	hostMap(op, z, x, a, b)
 }
 
-// hostMap sets z = op(x) with parameters a and b.
+// hostMap sets z = op(x) with parameters a and b, op a known map.
 func hostMap[T Float](op MapOp, z, x *Tensor[T], a, b T) {
 	switch op {
 	case MapTanh:
@@ -146,10 +146,8 @@ func hostMap[T Float](op MapOp, z, x *Tensor[T], a, b T) {
 		unary64("Pow", z, x, func(v float64) float64 { return math.Pow(v, p) })
 	case MapScale:
 		z.Scale(x, a)
-	case MapAddScalar:
+	default: // MapAddScalar (Map checked op)
 		z.AddScalar(x, a)
-	default:
-		panic(fmt.Sprintf("tensor.HostElementwise: Map: unknown %v", op))
 	}
 }
 
