@@ -56,3 +56,31 @@ func TestNonFiniteRejections(t *testing.T) {
 		}
 	}
 }
+
+// TestNonFiniteJacobianSkipsStages: a Rosenbrock step whose Jacobian at
+// the step's start is not finite (f is NaN just past y) is rejected
+// before any stage is evaluated, for rosenbrock23 and the Rodas methods.
+func TestNonFiniteJacobianSkipsStages(t *testing.T) {
+	for _, method := range []string{"rosenbrock23", "rodas4"} {
+		s, err := NewSolver[float64](Options{Method: method, StepControl: StepControl{FirstStep: 0.1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stages := 0
+		f := func(kind evalKind, _ int, _ float64, y, dy []float64) error {
+			if kind == evalStage {
+				stages++
+			}
+			dy[0], dy[1] = -y[1], y[0]
+			if y[0] > 1 {
+				dy[0] = math.NaN()
+			}
+			return nil
+		}
+		out := [][]float64{make([]float64, 2), make([]float64, 2)}
+		st, err := s.solveEval(f, []float64{1, 0}, []float64{0, 1}, out)
+		if !errors.Is(err, ErrNonFinite) || st.Jacobians == 0 || stages != 0 {
+			t.Errorf("%s: %v after %d Jacobians and %d stage evaluations; want ErrNonFinite and no stage", method, err, st.Jacobians, stages)
+		}
+	}
+}

@@ -343,3 +343,28 @@ func TestErrorRatioScaledFallback(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorRatioSumsInT: where no square overflows or underflows, a
+// float32 step's error ratio is the root of the block's sum of squares
+// formed in float32 (sumSquares of the scaled estimate), to the bit.
+func TestErrorRatioSumsInT(t *testing.T) {
+	const n, h = 200, 0.1
+	s, err := NewSolver[float32](Options{RTol: 1e-3, ATol: 1e-4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ensure(n)
+	rng := rand.New(rand.NewPCG(9, 2))
+	for _, buf := range append([][]float32{s.y, s.y1}, s.k...) {
+		for i := range buf {
+			buf[i] = float32(rng.NormFloat64())
+		}
+	}
+	e := make([]float32, n)
+	estimate(e, h, s.tb.E, s.k, 0)
+	scaleError(e, s.y, s.y1, float32(1e-4), float32(1e-3))
+	want := math.Sqrt(float64(sumSquares(e)) / n)
+	if got := s.errorRatio(s.bufs(), h); got != want {
+		t.Errorf("errorRatio %v, want %v (the float32 sum of squares)", got, want)
+	}
+}

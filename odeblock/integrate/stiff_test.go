@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestStiffVanDerPol: Van der Pol with μ = 1000 over [0, 3000] at
@@ -259,5 +261,55 @@ func TestBDFFailures(t *testing.T) {
 	fast := func(tt float64, y, dy []float64) error { dy[0] = math.Cos(1e4 * tt); return nil }
 	if _, _, err := Solve(fast, []float64{0}, []float64{0, 1}, Options{Method: "bdf", RTol: 1e-10, ATol: 1e-10, StepControl: StepControl{MinStep: 1e-2}}); !errors.Is(err, ErrStepUnderflow) {
 		t.Errorf("MinStep too large for the tolerance: %v, want ErrStepUnderflow", err)
+	}
+}
+
+// TestJacobiansForwardDifference: the Rosenbrock and bdf Jacobians are
+// forward differences (f(y + d·e_j) − f(y))/d, d the step taken in T, on
+// f(y) = (y0², y0·y1), where a backward difference differs.
+func TestJacobiansForwardDifference(t *testing.T) {
+	f := func(y, dy []float64) { dy[0], dy[1] = y[0]*y[0], y[0]*y[1] }
+	eval := func(_ evalKind, _ int, _ float64, y, dy []float64) error { f(y, dy); return nil }
+	at := []float64{1.5, -2}
+	want := make([]float64, 4) // row-major, by forward differences
+	f0, f1 := make([]float64, 2), make([]float64, 2)
+	f(at, f0)
+	for j := range 2 {
+		d := math.Sqrt(eps) * math.Max(math.Abs(at[j]), 1e-3)
+		y := slices.Clone(at)
+		y[j] += d
+		d = y[j] - at[j]
+		f(y, f1)
+		for i := range 2 {
+			want[i*2+j] = (f1[i] - f0[i]) / d
+		}
+	}
+	for _, method := range []string{"rosenbrock23", "bdf"} {
+		s, err := NewSolver[float64](Options{Method: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.ensure(2)
+		copy(s.y, at)
+		f(s.y, s.k[0])
+		var got []float64
+		switch m := s.m.(type) {
+		case *rosenbrock[float64]:
+			m.w.ensure(2)
+			if err := m.jacobian(s.bufs(), eval, stepGeom{h: 0.1, end: 0.1}); err != nil {
+				t.Fatal(err)
+			}
+			got = m.w.jac
+		case *bdfMethod[float64]:
+			m.w.ensure(2)
+			copy(m.w.pred, at)
+			if err := m.jacobian(s.bufs(), eval, 0); err != nil {
+				t.Fatal(err)
+			}
+			got = m.la.jac
+		}
+		if diff := cmp.Diff(want, got[:4]); diff != "" {
+			t.Errorf("%s: Jacobian (-forward differences +got):\n%s", method, diff)
+		}
 	}
 }
