@@ -368,3 +368,38 @@ func TestErrorRatioSumsInT(t *testing.T) {
 		t.Errorf("errorRatio %v, want %v (the float32 sum of squares)", got, want)
 	}
 }
+
+// TestErrorRatio853: dop853's error ratio is Hairer's
+// |h|·err5²/√(err5² + 0.01·err3²), err5 and err3 the RMS norms of the two
+// scaled estimates (Σ E·k and Σ E3·k), here formed in float64 from the
+// stages.
+func TestErrorRatio853(t *testing.T) {
+	const n, h, atol, rtol = 7, 0.3, 1e-6, 1e-4
+	s, err := NewSolver[float64](Options{Method: "dop853", RTol: rtol, ATol: atol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ensure(n)
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, buf := range append([][]float64{s.y, s.y1}, s.k...) {
+		for i := range buf {
+			buf[i] = rng.NormFloat64()
+		}
+	}
+	var sq5, sq3 float64
+	for i := range n {
+		var e5, e3 float64
+		for j, k := range s.k {
+			e5 += s.tb.E[j] * k[i]
+			e3 += s.tb.E3[j] * k[i]
+		}
+		sc := atol + rtol*math.Max(math.Abs(s.y[i]), math.Abs(s.y1[i]))
+		sq5 += (e5 / sc) * (e5 / sc)
+		sq3 += (e3 / sc) * (e3 / sc)
+	}
+	err5, err3 := math.Sqrt(sq5/n), math.Sqrt(sq3/n)
+	want := h * err5 * err5 / math.Sqrt(err5*err5+0.01*err3*err3)
+	if got := s.errorRatio(s.bufs(), h); !cmp.Equal(got, want, cmpopts.EquateApprox(1e-12, 0)) {
+		t.Errorf("errorRatio %g, want %g", got, want)
+	}
+}
