@@ -84,3 +84,19 @@ func TestNonFiniteJacobianSkipsStages(t *testing.T) {
 		}
 	}
 }
+
+// TestInfAtTheProbe: f finite at the start but infinite at the first
+// step's probe point is ErrNonFinite, not a step underflow.
+func TestInfAtTheProbe(t *testing.T) {
+	f := func(t float64, y, dy []float64) error {
+		dy[0], dy[1] = -y[0], 1
+		if t > 0 {
+			dy[1] = math.Inf(1)
+		}
+		return nil
+	}
+	_, _, err := Solve(f, []float64{1, 2}, []float64{0, 1}, Options{})
+	if !errors.Is(err, ErrNonFinite) {
+		t.Errorf("got %v, want ErrNonFinite", err)
+	}
+}

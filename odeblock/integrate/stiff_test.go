@@ -313,3 +313,45 @@ func TestJacobiansForwardDifference(t *testing.T) {
 		}
 	}
 }
+
+// TestBDFMaxStep: bdf's steps grow only up to MaxStep.
+func TestBDFMaxStep(t *testing.T) {
+	const maxStep = 0.05
+	decay := func(_ float64, y, dy []float64) error { dy[0] = -y[0]; return nil }
+	s, err := NewSolver[float64](Options{Method: "bdf", RTol: 1e-2, ATol: 1e-2, StepControl: StepControl{MaxStep: maxStep}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var longest float64
+	s.OnStep = func(si StepInfo[float64]) error {
+		longest = math.Max(longest, math.Abs(si.H))
+		return nil
+	}
+	out := [][]float64{make([]float64, 1), make([]float64, 1)}
+	if _, err := s.Solve(decay, []float64{1}, []float64{0, 5}, out); err != nil {
+		t.Fatal(err)
+	}
+	if longest > maxStep*(1+1e-12) || longest < maxStep*(1-1e-12) {
+		t.Errorf("longest step %g, want MaxStep %g (reached, not passed)", longest, maxStep)
+	}
+}
+
+// TestImplicitNewtonRelativeScale: the implicit Runge–Kutta methods'
+// Newton iteration measures its corrections against atol + rtol·|y|, so
+// a state of 10⁶ takes the evaluations a unit one takes.
+func TestImplicitNewtonRelativeScale(t *testing.T) {
+	decay := func(_ float64, y, dy []float64) error { dy[0] = -y[0]; return nil }
+	for _, method := range []string{"radauIIA5", "implicit_midpoint"} {
+		var nfe []int
+		for _, y0 := range []float64{1, 1e6} {
+			_, st, err := Solve(decay, []float64{y0}, []float64{0, 1}, Options{Method: method, Step: 0.1, RTol: 1e-3, ATol: 1e-300})
+			if err != nil {
+				t.Fatalf("%s, y0 = %g: %v", method, y0, err)
+			}
+			nfe = append(nfe, st.NFE)
+		}
+		if nfe[0] != nfe[1] {
+			t.Errorf("%s: evaluations from y0 = 1 and 1e6: %v, want the same", method, nfe)
+		}
+	}
+}
