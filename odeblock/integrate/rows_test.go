@@ -403,3 +403,32 @@ func TestErrorRatio853(t *testing.T) {
 		t.Errorf("errorRatio %g, want %g", got, want)
 	}
 }
+
+// TestErrorRatioRTolUnderflow: an RTol that is 0 in float32 takes the
+// float64 norm (its terms scaled in float64 with the RTol given), not
+// float32 sums with no relative tolerance.
+func TestErrorRatioRTolUnderflow(t *testing.T) {
+	const n, h, atol, rtol = 200, 0.1, 1e-4, 1e-50
+	s, err := NewSolver[float32](Options{RTol: rtol, ATol: atol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ensure(n)
+	rng := rand.New(rand.NewPCG(5, 3))
+	for _, buf := range append([][]float32{s.y, s.y1}, s.k...) {
+		for i := range buf {
+			buf[i] = float32(rng.NormFloat64())
+		}
+	}
+	e := make([]float32, n)
+	estimate(e, h, s.tb.E, s.k, 0)
+	var sum float64
+	for i, v := range e {
+		q := float64(v) / (atol + rtol*math.Max(math.Abs(float64(s.y[i])), math.Abs(float64(s.y1[i]))))
+		sum += q * q
+	}
+	want := math.Sqrt(sum / n)
+	if got := s.errorRatio(s.bufs(), h); !cmp.Equal(got, want, cmpopts.EquateApprox(1e-12, 0)) {
+		t.Errorf("errorRatio %v, want %v (the float64 norm)", got, want)
+	}
+}
