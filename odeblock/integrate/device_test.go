@@ -532,3 +532,48 @@ func TestDenseLogOnDevice(t *testing.T) {
 		})
 	}
 }
+
+// TestDevice853PartRatios: a device solve with dop853 and ErrorParts has
+// the host's error ratios step by step, with the part the ratio comes
+// from starting past the state's first element (the first part's
+// element is constant: its ratio is 0).
+func TestDevice853PartRatios(t *testing.T) {
+	const n = 9
+	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
+	dev := enginetest.NewParkingDevice(cpu)
+	field := func(ew tensor.Elementwise[float64]) TensorFunc[float64] {
+		return func(_ float64, y, dy *tensor.Tensor[float64]) error {
+			ew.Fill(dy.Slice(0, 1), 0)
+			ew.LinComb(dy.Slice(1, n), nil, []float64{-1.5}, []*tensor.Tensor[float64]{y.Slice(1, n)})
+			return nil
+		}
+	}
+	opt := Options{Method: "dop853", RTol: 1e-6, ATol: 1e-8, ErrorNorm: ErrorNorm{ErrorParts: []int{1, 8}}}
+	var ratios [2][]float64
+	for i, eng := range []tensor.Engine[float64]{cpu, dev} {
+		s, err := NewSolverOn(eng, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.StepStatesOnDevice = true
+		s.OnStep = func(si StepInfo[float64]) error {
+			ratios[i] = append(ratios[i], si.Ratio)
+			return nil
+		}
+		y0 := tensor.FromSlice([]float64{1, 1, 2, 3, 4, 5, 6, 7, 8})
+		out := []*tensor.Tensor[float64]{tensor.New[float64](n), tensor.New[float64](n)}
+		ew := tensor.HostElementwise[float64]()
+		if i == 1 {
+			ew = dev.Elementwise()
+		}
+		if _, err := s.SolveTensors(field(ew), y0, []float64{0, 2}, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ratios[0]) < 3 {
+		t.Fatalf("%d steps: too few to compare", len(ratios[0]))
+	}
+	if diff := cmp.Diff(ratios[0], ratios[1], cmpopts.EquateApprox(1e-9, 0)); diff != "" {
+		t.Errorf("error ratios (-host +device):\n%s", diff)
+	}
+}
