@@ -75,8 +75,9 @@ func flatPart[T Float](x *Tensor[T], lo, hi int) *Tensor[T] {
 	if x == nil {
 		return nil
 	}
-	p := &partView[T]{n: [1]int{hi - lo}}
-	p.t = Tensor[T]{shape: p.n[:], data: x.data[lo:hi:hi], st: x.storage()}
+	n := hi - lo
+	p := &partView[T]{n: [1]int{n}}
+	p.t = Tensor[T]{shape: p.n[:], data: x.data[lo : lo+n : lo+n], st: x.storage()}
 	return &p.t
 }
 
