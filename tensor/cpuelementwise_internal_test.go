@@ -130,3 +130,42 @@ func TestHostBinaryBackwardOut(t *testing.T) {
 	}()
 	el.BinaryBackward(BinaryDiv, 1, New[float64](2), g, x, y, New[float64](3), false)
 }
+
+// TestHostBinaryHighRank: broadcasting walks operands of rank above the
+// eight its index keeps on the stack, each element x's and y's at the
+// output's index (size-1 axes read at 0, y aligned at the last axes).
+func TestHostBinaryHighRank(t *testing.T) {
+	xs, ys := []int{2, 1, 2, 1, 2, 1, 2, 1, 3}, []int{2, 1, 2, 1, 2, 1, 2, 1}
+	x, y := New[float64](xs...), New[float64](ys...)
+	for i := range x.Data() {
+		x.Data()[i] = float64(i)
+	}
+	for i := range y.Data() {
+		y.Data()[i] = 1000 * float64(i)
+	}
+	out, _ := BroadcastShape(xs, ys)
+	z := New[float64](out...)
+	HostElementwise[float64]().Binary(BinaryAdd, z, x, y)
+	at := func(shape, idx []int) int { // the element of an operand of shape at the output's idx
+		k, off := 0, len(idx)-len(shape)
+		for a, d := range shape {
+			k *= d
+			if d != 1 {
+				k += idx[off+a]
+			}
+		}
+		return k
+	}
+	idx := make([]int, len(out))
+	for _, got := range z.Data() {
+		if want := x.Data()[at(xs, idx)] + y.Data()[at(ys, idx)]; got != want {
+			t.Fatalf("z%v = %v, want %v", idx, got, want)
+		}
+		for a := len(idx) - 1; a >= 0; a-- {
+			if idx[a]++; idx[a] < out[a] {
+				break
+			}
+			idx[a] = 0
+		}
+	}
+}

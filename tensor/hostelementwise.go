@@ -363,12 +363,7 @@ func (p bcastPlan) rows(row func(o, ox, oy, ix, iy, n int)) {
 		return
 	}
 	var buf [8]int
-	idx := buf[:0]
-	if r > len(buf) {
-		idx = make([]int, 0, r)
-	}
-	idx = idx[:r]
-	clear(idx)
+	idx := append(buf[:0], make([]int, r)...) // on the stack up to rank 8
 	ox, oy := 0, 0
 	for o := 0; o < total; o += n {
 		row(o, ox, oy, p.sx[r-1], p.sy[r-1], n)
