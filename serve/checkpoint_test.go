@@ -262,8 +262,11 @@ func TestServedAloneAndInAFullBatch(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	t.Logf("64 requests in batches of %v; largest difference from alone %.2g", rows, worst)
-	if len(rows) != 2 || rows[1] != n-1 {
-		t.Errorf("64 requests ran in batches of %v, want [1 63]: the first one alone, then the others, all queued while it ran", rows)
+	// The first batch is what had queued when the Batcher took it (one
+	// request, or more on a loaded machine); the rest all queued while it
+	// was held, so they run as one batch.
+	if len(rows) > 2 || sum(rows) != n {
+		t.Errorf("64 requests ran in batches of %v, want at most two: what had queued when the first was taken, then all the others", rows)
 	}
 }
 
