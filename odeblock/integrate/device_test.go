@@ -573,7 +573,12 @@ func TestDevice853PartRatios(t *testing.T) {
 	if len(ratios[0]) < 3 {
 		t.Fatalf("%d steps: too few to compare", len(ratios[0]))
 	}
-	if diff := cmp.Diff(ratios[0], ratios[1], cmpopts.EquateApprox(1e-9, 0)); diff != "" {
+	// The ratios come from differences of nearly equal solutions, so a
+	// rounding apart moves them by far more than an ulp: on arm64, whose
+	// compiler fuses the host's x*y+z into one rounding, they differ from
+	// the device's by up to 5e-7 relative. A ratio over the wrong part
+	// differs from the first step on.
+	if diff := cmp.Diff(ratios[0], ratios[1], cmpopts.EquateApprox(1e-5, 0)); diff != "" {
 		t.Errorf("error ratios (-host +device):\n%s", diff)
 	}
 }
