@@ -598,7 +598,7 @@ func scaledInto[T Float](d []T, acc bool, a T, s []T) {
 		}
 	case acc:
 		for i, x := range s {
-			d[i] += a * x
+			d[i] += T(a * x) // rounded before the sum: no fused multiply-add on arm64
 		}
 	case a == 1:
 		copy(d, s)
@@ -614,7 +614,7 @@ func mulInto[T Float](d []T, acc bool, gs, ms []T) {
 	gs, ms = gs[:len(d)], ms[:len(d)]
 	if acc {
 		for i := range d {
-			d[i] += gs[i] * ms[i]
+			d[i] += T(gs[i] * ms[i]) // rounded before the sum: no fused multiply-add on arm64
 		}
 		return
 	}
