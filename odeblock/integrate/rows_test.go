@@ -375,32 +375,67 @@ func TestErrorRatioSumsInT(t *testing.T) {
 // stages.
 func TestErrorRatio853(t *testing.T) {
 	const n, h, atol, rtol = 7, 0.3, 1e-6, 1e-4
-	s, err := NewSolver[float64](Options{Method: "dop853", RTol: rtol, ATol: atol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.ensure(n)
-	rng := rand.New(rand.NewPCG(4, 4))
-	for _, buf := range append([][]float64{s.y, s.y1}, s.k...) {
-		for i := range buf {
-			buf[i] = rng.NormFloat64()
-		}
-	}
-	var sq5, sq3 float64
-	for i := range n {
-		var e5, e3 float64
-		for j, k := range s.k {
-			e5 += s.tb.E[j] * k[i]
-			e3 += s.tb.E3[j] * k[i]
-		}
-		sc := atol + rtol*math.Max(math.Abs(s.y[i]), math.Abs(s.y1[i]))
-		sq5 += (e5 / sc) * (e5 / sc)
-		sq3 += (e3 / sc) * (e3 / sc)
-	}
-	err5, err3 := math.Sqrt(sq5/n), math.Sqrt(sq3/n)
-	want := h * err5 * err5 / math.Sqrt(err5*err5+0.01*err3*err3)
-	if got := s.errorRatio(s.bufs(), h); !cmp.Equal(got, want, cmpopts.EquateApprox(1e-12, 0)) {
-		t.Errorf("errorRatio %g, want %g", got, want)
+	for _, tc := range []struct {
+		name  string
+		parts []int // nil: the whole state, one part
+	}{
+		{"whole state", nil},
+		// The mixed norm: the largest of the parts' ratios, a part past
+		// the first element normalised by its own length.
+		{"parts 2 and 5", []int{2, 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewSolver[float64](Options{Method: "dop853", RTol: rtol, ATol: atol, ErrorNorm: ErrorNorm{ErrorParts: tc.parts}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.ensure(n)
+			rng := rand.New(rand.NewPCG(4, 4))
+			for _, buf := range append([][]float64{s.y, s.y1}, s.k...) {
+				for i := range buf {
+					buf[i] = rng.NormFloat64()
+				}
+			}
+			if tc.parts != nil {
+				// The first part's error small, so that the later part's
+				// ratio is the largest.
+				for _, k := range s.k {
+					for i := range tc.parts[0] {
+						k[i] *= 1e-3
+					}
+				}
+			}
+			// ratio is Hairer's |h|·err5²/√(err5² + 0.01·err3²) of the RMS
+			// norms over elements [lo, hi).
+			ratio := func(lo, hi int) float64 {
+				var sq5, sq3 float64
+				for i := lo; i < hi; i++ {
+					var e5, e3 float64
+					for j, k := range s.k {
+						e5 += s.tb.E[j] * k[i]
+						e3 += s.tb.E3[j] * k[i]
+					}
+					sc := atol + rtol*math.Max(math.Abs(s.y[i]), math.Abs(s.y1[i]))
+					sq5 += (e5 / sc) * (e5 / sc)
+					sq3 += (e3 / sc) * (e3 / sc)
+				}
+				m := float64(hi - lo)
+				err5, err3 := math.Sqrt(sq5/m), math.Sqrt(sq3/m)
+				return h * err5 * err5 / math.Sqrt(err5*err5+0.01*err3*err3)
+			}
+			want := ratio(0, n)
+			if tc.parts != nil {
+				want = 0
+				lo := 0
+				for _, l := range tc.parts {
+					want = math.Max(want, ratio(lo, lo+l))
+					lo += l
+				}
+			}
+			if got := s.errorRatio(s.bufs(), h); !cmp.Equal(got, want, cmpopts.EquateApprox(1e-12, 0)) {
+				t.Errorf("errorRatio %g, want %g", got, want)
+			}
+		})
 	}
 }
 
