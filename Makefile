@@ -55,7 +55,7 @@ BENCHTIME ?= 1s
 .PHONY: test vet cross test-paths test-arm64 bench bench-compare fmt-check demo demo-data mutate mutate-diff
 
 test: fmt-check vet cross
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 20m ./...
 ifeq ($(HAVE_OPENBLAS),yes)
 	$(GO) test -count=1 -tags openblas $(OPENBLAS_TEST_PKGS)
 else
