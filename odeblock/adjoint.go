@@ -149,11 +149,12 @@ type adjoint[T tensor.Float] struct {
 	// solving the adjoint over it. maxLog is the most steps logged at once.
 	budget, maxLog int
 
-	// The backward pass's: its options, buffers and function, the next
-	// anchor to pass, the pieces of the current stretch, the work done.
+	// The backward pass's: its options, buffers and augmented system, the
+	// next anchor to pass, the pieces of the current stretch, the work
+	// done.
 	bopt   Options
 	w      *adjointWork[T]
-	f      Func[T]
+	f      hooks.TensorEvalFunc[T]
 	next   int
 	pieces []anchor[T]
 	stats  Stats
@@ -162,17 +163,18 @@ type adjoint[T tensor.Float] struct {
 	// (driftColumns), for the recovery's report (noteDrift).
 	drifted []int
 
-	// The backward pass on the device (adjointdevice.go): devBack is set
-	// while it runs, fT is its augmented system.
-	devBack bool
-	fT      hooks.TensorEvalFunc[T]
+	// Where the phase under way computes (setPhase, adjointpath.go): on
+	// the device (onDev) or in host memory, with ew.
+	onDev bool
+	ew    tensor.Elementwise[T]
 }
 
-// anchor is a state of the forward solution the adjoint re-anchors to.
+// anchor is a state of the forward solution the adjoint re-anchors to: z,
+// flat (n elements), is an output row of the trajectory or a state kept
+// in the block's pool.
 type anchor[T tensor.Float] struct {
-	t  float64
-	z  []T
-	zt *tensor.Tensor[T] // in a backward pass on the device: the output row, flat (z nil)
+	t float64
+	z *tensor.Tensor[T]
 }
 
 func (a *adjoint[T]) stepEnds() bool { return false }
@@ -192,25 +194,30 @@ func (a *adjoint[T]) abort()                {}
 // steps, or whose reconstruction grows far larger, is diverging, and is
 // stopped early (guard) rather than left to run to MaxSteps.
 func (a *adjoint[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
-	ts := a.p.ts
+	p := a.p
+	ts := p.ts
 	a.seen = make([]stretchSeen, len(ts)-1)
 	dir := math.Copysign(1, ts[1]-ts[0])
 	count, cur := 0, 0
 	if a.log != nil && a.budget == 0 {
-		hk[T]().SetDenseLog(a.p.solver, a.log)
+		hk[T]().SetDenseLog(p.solver, a.log)
 	}
 	// The backward solve of [z, a, g_θ] takes the forward's slab in turn:
 	// sized for it now, the forward's own is not dropped at the first
 	// backward pass (garbage as large as the forward's buffers).
+	sizes := a.sizes()
 	m := 0
-	for _, prm := range a.p.params {
-		m += prm.Value.Len()
+	for _, sz := range sizes {
+		m += sz
 	}
-	if need := hk[T]().SlabLen(a.p.solver, 2*a.p.n+m); len(a.p.b.slab) < need {
-		a.p.b.slab = make([]T, need)
+	if need := hk[T]().SlabLen(p.solver, 2*p.n+m); len(p.b.slab) < need {
+		p.b.slab = make([]T, need)
 	}
+	a.w = p.adjointWork(sizes)
+	a.setPhase(p.dev != nil)
+	pools := &p.b.pools
 	every := 1 // with budget: the steps between kept states
-	return a.p.evaluator(), func(si StepInfo[T]) error {
+	return p.evaluator(), func(si StepInfo[T]) error {
 		if !si.Accepted {
 			return nil
 		}
@@ -218,39 +225,39 @@ func (a *adjoint[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
 			cur++
 		}
 		a.seen[cur].steps++
-		y1 := si.Y1
-		if y1 == nil { // a solve on the device: one number read
-			a.seen[cur].norm2 = math.Max(a.seen[cur].norm2, tensor.DeviceElementwise(a.p.eng).SumSquares(si.State1))
-		} else {
-			a.seen[cur].norm2 = math.Max(a.seen[cur].norm2, norm2(y1))
+		z := a.stepState(si)
+		a.seen[cur].norm2 = math.Max(a.seen[cur].norm2, a.sumSquares(z))
+		count++
+		if a.opt.AnchorEvery > 0 && count%a.opt.AnchorEvery == 0 || a.budget > 0 && count%every == 0 {
+			a.anchors = append(a.anchors, anchor[T]{t: si.End, z: pools.takeStateOn(a.ew, z, a.w.flat)})
 		}
-		if count++; a.opt.AnchorEvery > 0 && count%a.opt.AnchorEvery == 0 {
-			if y1 == nil {
-				y1 = si.State1.ReadData()
-			}
-			a.anchors = append(a.anchors, anchor[T]{t: si.End, z: slices.Clone(y1)})
-		}
-		if a.budget > 0 && count%every == 0 {
-			a.anchors = append(a.anchors, anchor[T]{t: si.End, z: a.p.takeState(si.Y1)})
-			if len(a.anchors) > a.budget {
-				// Keep the states every 2·every steps: those at odd
-				// positions (the first is at step every); the others'
-				// memory goes back to the block's pool.
-				kept := a.anchors[:0]
-				for i, an := range a.anchors {
-					if i%2 == 1 {
-						kept = append(kept, an)
-					} else {
-						a.p.b.pools.putState(an.z)
-					}
+		if a.budget > 0 && len(a.anchors) > a.budget {
+			// Keep the states every 2·every steps: those at odd positions
+			// (the first is at step every); the others' memory goes back
+			// to the block's pool.
+			kept := a.anchors[:0]
+			for i, an := range a.anchors {
+				if i%2 == 1 {
+					kept = append(kept, an)
+				} else {
+					pools.putStateOn(an.z)
 				}
-				clear(a.anchors[len(kept):])
-				a.anchors = kept
-				every *= 2
 			}
+			clear(a.anchors[len(kept):])
+			a.anchors = kept
+			every *= 2
 		}
 		return nil
 	}
+}
+
+// sizes returns the number of elements of each parameter.
+func (a *adjoint[T]) sizes() []int {
+	sizes := make([]int, len(a.p.params))
+	for j, prm := range a.p.params {
+		sizes[j] = prm.Value.Len()
+	}
+	return sizes
 }
 
 // stretchSeen is what the forward solve saw between two output times: the
@@ -292,7 +299,7 @@ func norm2[T tensor.Float](x []T) float64 {
 func (a *adjoint[T]) guard(seen stretchSeen, hi, lo anchor[T]) func(StepInfo[T]) error {
 	n := a.p.n
 	limit := 4*seen.steps + 20
-	big := 4 * math.Max(seen.norm2, math.Max(a.anchorNorm2(hi), a.anchorNorm2(lo)))
+	big := 4 * math.Max(seen.norm2, math.Max(a.sumSquares(hi.z), a.sumSquares(lo.z)))
 	big = math.Max(big, float64(n)*a.bopt.ATol*a.bopt.ATol)
 	tried := 0
 	return func(si StepInfo[T]) error {
@@ -300,7 +307,7 @@ func (a *adjoint[T]) guard(seen stretchSeen, hi, lo anchor[T]) func(StepInfo[T])
 		if tried > limit {
 			return fmt.Errorf("odeblock: backward solve from t=%g to t=%g: %w: %d steps tried where the forward took %d", hi.t, lo.t, ErrAdjointDrift, tried, seen.steps)
 		}
-		if r := a.stepNorm2(si); r > big || math.IsNaN(r) {
+		if r := a.sumSquares(a.stepState(si)); r > big || math.IsNaN(r) {
 			return fmt.Errorf("odeblock: backward solve from t=%g to t=%g: %w: the reconstructed state reached norm %.3g at t=%g, the forward's at most %.3g", hi.t, lo.t, ErrAdjointDrift, math.Sqrt(r), si.End, math.Sqrt(big/4))
 		}
 		return nil
@@ -319,39 +326,42 @@ func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) 
 	defer func() {
 		if a.budget > 0 {
 			p.b.stats.Stored = len(a.anchors) + a.maxLog // states, and steps logged at once
-			for _, an := range a.anchors {
-				p.b.pools.putState(an.z)
-			}
-			a.anchors = nil
 		}
+		for _, an := range a.anchors {
+			p.b.pools.putStateOn(an.z)
+		}
+		a.anchors = nil
 	}()
 	n := p.n
-	sizes := make([]int, len(p.params))
-	for j, prm := range p.params {
-		sizes[j] = prm.Value.Len()
-	}
+	sizes := a.sizes()
 	a.bopt = a.options(sizes)
-	a.w = p.adjointWork(sizes)
-	p.b.dropStaleViews()
-	if err := a.w.solver.Configure(a.bopt); err != nil {
+	w := p.adjointWork(sizes)
+	a.w = w
+	if p.b.dropStaleViews(); w.slabSeen != p.b.slabSeen {
+		w.slabSeen = p.b.slabSeen
+		clear(w.parts) // views of the views dropped
+	}
+	if err := w.solver.Configure(a.bopt); err != nil {
 		return nil, err
 	}
-	a.w.solver.OnStep = p.b.OnStep
-	a.f = a.augmented(a.w)
+	w.solver.OnStep = p.b.OnStep
+	a.setPhase(a.backwardOnDevice())
+	if a.onDev {
+		hk[T]().UseDevice(w.solver, p.eng)
+		w.solver.StepStatesOnDevice = p.b.OnStep == nil
+	}
+	a.f = a.augmented()
+	a.fillMask()
 	a.stats = Stats{}
 	defer func() { p.b.stats.Backward = a.stats }()
 	if a.log != nil {
 		defer p.b.pools.giveLog(a.log) // read by the backward solve only
 	}
-	if a.backwardOnDevice() {
-		a.devBack = true
-		defer func() { a.devBack = false }()
-		return a.devBackward(g)
-	}
-	y := a.w.y // the augmented state [z, a, g_θ] at the time reached
-	clear(y)   // a and g_θ start at zero
+	a.ew.Fill(w.y, 0) // a and g_θ start at zero
+	gs := w.gRows.get(g, n)
+	adj := w.part(w.y, n, 0, w.flat) // the augmented state's a
 	N := len(p.ts) - 1
-	copy(y[n:2*n], g.Slice(N, N+1).Data())
+	a.ew.Copy(adj, gs[N])
 	a.next = len(a.anchors) - 1
 	for k := N; k >= 1; k-- {
 		pieces := a.stretch(k)
@@ -360,15 +370,17 @@ func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) 
 				return nil, err
 			}
 		}
-		axpy(y[n:2*n], 1, g.Slice(k-1, k).Data())
+		w.terms[0] = gs[k-1]
+		a.ew.LinComb(adj, adj, w.one, w.terms)
 	}
 	// Views of the adjoint's buffer: the tape only reads what a custom
 	// node's backward returns, before this block's next backward.
-	grads := []*tensor.Tensor[T]{tensor.FromSlice(y[n:2*n], p.shape...)}
+	grads := make([]*tensor.Tensor[T], 1, 1+len(sizes))
+	grads[0] = w.part(w.y, n, 1, p.shape)
 	off := 2 * n
-	for j, prm := range p.params {
-		grads = append(grads, tensor.FromSlice(y[off:off+sizes[j]], prm.Value.Shape()...))
-		off += sizes[j]
+	for j, sz := range sizes {
+		grads = append(grads, w.part(w.y, off, 2+j, w.shapes[j]))
+		off += sz
 	}
 	return grads, nil
 }
@@ -383,13 +395,8 @@ func (a *adjoint[T]) stretch(k int) []anchor[T] {
 		dir = -1
 	}
 	t1, t0 := p.ts[k], p.ts[k-1]
-	row := func(i int) anchor[T] {
-		if a.devBack { // the output row where it is, on the device
-			return anchor[T]{t: p.ts[i], zt: p.traj.Slice(i, i+1).Reshape(p.n)}
-		}
-		return anchor[T]{t: p.ts[i], z: p.traj.Slice(i, i+1).Data()}
-	}
-	out := append(a.pieces[:0], row(k))
+	rows := a.w.trajRows.get(p.traj, p.n) // the output rows where they are
+	out := append(a.pieces[:0], anchor[T]{t: t1, z: rows[k]})
 	for a.next >= 0 && (t1-a.anchors[a.next].t)*dir <= 0 {
 		a.next-- // at or past ts[k]: an output time or the end
 	}
@@ -397,7 +404,7 @@ func (a *adjoint[T]) stretch(k int) []anchor[T] {
 		out = append(out, a.anchors[a.next])
 		a.next--
 	}
-	a.pieces = append(out, row(k-1))
+	a.pieces = append(out, anchor[T]{t: t0, z: rows[k-1]})
 	return a.pieces
 }
 
@@ -409,9 +416,6 @@ func (a *adjoint[T]) stretch(k int) []anchor[T] {
 // re-solved over the piece and the backward re-run through its every step
 // (recover).
 func (a *adjoint[T]) piece(hi, lo anchor[T], k int) error {
-	if a.devBack {
-		return a.devPiece(hi, lo, k)
-	}
 	n, w := a.p.n, a.w
 	if a.budget > 0 {
 		if err := a.relog(hi, lo); err != nil {
@@ -419,18 +423,20 @@ func (a *adjoint[T]) piece(hi, lo anchor[T], k int) error {
 		}
 	}
 	recovery := k > 0 && !a.opt.FailOnDrift
-	copy(w.y[:n], hi.z)
-	w.out[0], w.out[1] = w.y, w.other // out[0] is y0 itself: no copy
+	a.ew.Copy(w.part(w.y, 0, 0, w.flat), hi.z)
 	if recovery && a.seen != nil && a.opt.MaxDrift >= 0 {
 		w.solver.OnStep = chainHooks(a.guard(a.seen[k-1], hi, lo), a.p.b.OnStep)
 	}
-	st, err := w.solver.Solve(a.f, w.y, []float64{hi.t, lo.t}, w.out)
+	w.outs[0], w.outs[1] = w.y, w.other // outs[0] is y0 itself
+	st, err := a.solve(w.solver, a.f, w.whole, w.y, []float64{hi.t, lo.t}, w.outs[:])
 	a.stats = a.stats.Add(st)
 	if err == nil {
-		err = a.checkDrift(w.other[:n], lo.z, hi.z, hi.t, lo.t, a.driftRTol(k), a.bopt.ATol, math.Sqrt(norm2(w.y[n:2*n])), math.Sqrt(norm2(w.other[n:2*n])))
+		a1 := math.Sqrt(a.sumSquares(w.part(w.y, n, 0, w.flat)))
+		a0 := math.Sqrt(a.sumSquares(w.part(w.other, n, 0, w.flat)))
+		err = a.checkDrift(w.part(w.other, 0, 0, w.flat), lo.z, hi.z, hi.t, lo.t, a.driftRTol(k), a1, a0)
 	}
 	w.solver.OnStep = a.p.b.OnStep
-	return a.settle(err, recovery, hi, lo, func() { copy(w.y, w.other) })
+	return a.settle(err, recovery, hi, lo, func() { a.ew.Copy(w.y, w.other) })
 }
 
 // driftRTol returns the tolerance a backward piece's drift is measured
@@ -503,22 +509,10 @@ func (a *adjoint[T]) resolve(hi, lo anchor[T], keep hooks.DenseLog[T], onStep fu
 	s := p.solver
 	hk[T]().SetDenseLog(s, keep)
 	s.OnStep = onStep
-	var st Stats
-	var err error
-	if a.devBack && keep == nil {
-		// On the device, from lo's state there (the forward set the
-		// solver's device, hooks.Integrator.UseDevice).
-		outs := []*tensor.Tensor[T]{p.tp.Scratch(p.shape...), p.tp.Scratch(p.shape...)}
-		z := anchorTensor(lo).Reshape(p.shape...)
-		st, err = hk[T]().SolveTensorsEval(s, p.tensorEvaluator(), z, []float64{lo.t, hi.t}, outs)
-	} else {
-		outs := [][]T{p.tp.Scratch(p.n).Data(), p.tp.Scratch(p.n).Data()}
-		z := lo.z
-		if z == nil {
-			z = lo.zt.ReadData()
-		}
-		st, err = hk[T]().SolveEval(s, p.evaluator(), z, []float64{lo.t, hi.t}, outs)
-	}
+	// From lo's state where it is (on the device, the forward set the
+	// solver's device, hooks.Integrator.UseDevice).
+	outs := []*tensor.Tensor[T]{p.tp.Scratch(p.shape...), p.tp.Scratch(p.shape...)}
+	st, err := a.solve(s, a.valueEval(), p.shape, lo.z.Reshape(p.shape...), []float64{lo.t, hi.t}, outs)
 	hk[T]().SetDenseLog(s, nil)
 	s.OnStep = nil
 	a.stats = a.stats.Add(st)
@@ -526,31 +520,22 @@ func (a *adjoint[T]) resolve(hi, lo anchor[T], keep hooks.DenseLog[T], onStep fu
 }
 
 // recover re-solves the forward from lo to hi with the forward's options,
-// keeping the state at every accepted step, and runs the backward piece
-// from hi to lo through them, re-anchoring at each: the adjoint with
-// checkpoints, for this piece only, in memory for its steps. Its
-// evaluations count in the backward pass's.
+// keeping the state at every accepted step (in the block's pool, where
+// the phase computes), and runs the backward piece from hi to lo through
+// them, re-anchoring at each: the adjoint with checkpoints, for this piece
+// only, in memory for its steps. Its evaluations count in the backward
+// pass's.
 func (a *adjoint[T]) recover(hi, lo anchor[T]) error {
 	var states []anchor[T]
-	pools, ew := &a.p.b.pools, tensor.DeviceElementwise(a.p.eng)
-	if a.devBack { // the states kept in the device's memory
-		defer func() {
-			for _, an := range states {
-				pools.putStateOn(an.zt)
-			}
-		}()
-	}
+	pools := &a.p.b.pools
+	defer func() {
+		for _, an := range states {
+			pools.putStateOn(an.z)
+		}
+	}()
 	err := a.resolve(hi, lo, nil, func(si StepInfo[T]) error {
-		switch {
-		case !si.Accepted || si.End == hi.t:
-		case a.devBack:
-			z := si.State1
-			if z == nil { // a solve the integrator kept on the host
-				z = tensor.FromSlice(si.Y1)
-			}
-			states = append(states, anchor[T]{t: si.End, zt: pools.takeStateOn(ew, z, []int{a.p.n})})
-		default:
-			states = append(states, anchor[T]{t: si.End, z: slices.Clone(si.Y1)})
+		if si.Accepted && si.End != hi.t {
+			states = append(states, anchor[T]{t: si.End, z: pools.takeStateOn(a.ew, a.stepState(si), a.w.flat)})
 		}
 		return nil
 	})
@@ -628,28 +613,44 @@ func (a *adjoint[T]) options(sizes []int) Options {
 // 10·rtol (tolDriftFactor): the state error the gradient sees is then of
 // the order of the tolerance. An infinite rtol asks for the first test
 // only, at 1e-2.
-func (a *adjoint[T]) checkDrift(zr, z0, z1 []T, t1, t0, rtol, atol, a1, a0 float64) error {
+func (a *adjoint[T]) checkDrift(zr, z0, z1 *tensor.Tensor[T], t1, t0, rtol, a1, a0 float64) error {
 	bound := a.opt.MaxDrift
 	if bound < 0 {
 		return nil
 	}
-	var dd, zz0, zz1 float64
-	mask := a.integrals()
-	for i, v := range z0 {
-		if mask != nil && mask[i] {
-			continue // a pure integral: its error reaches no gradient
-		}
-		d := float64(zr[i]) - float64(v)
-		dd += d * d
-		zz0 += float64(v) * float64(v)
-		zz1 += float64(z1[i]) * float64(z1[i])
-	}
-	rel := math.Sqrt(dd) / math.Max(math.Sqrt(math.Max(zz0, zz1)), atol*math.Sqrt(float64(len(z0))))
+	w, ew := a.w, a.ew
+	// The three sums over the elements the mask keeps (1; 0 for a pure
+	// integral, whose error reaches no gradient), in w.diff in turn.
+	mask := w.mask
+	w.terms[0] = z0
+	ew.LinComb(w.diff, zr, w.minusOne, w.terms)
+	ew.Binary(tensor.BinaryMul, w.diff, w.diff, mask)
+	dd := a.sumSquares(w.diff)
+	ew.Binary(tensor.BinaryMul, w.diff, z0, mask)
+	zz0 := a.sumSquares(w.diff)
+	ew.Binary(tensor.BinaryMul, w.diff, z1, mask)
+	zz1 := a.sumSquares(w.diff)
+	rel := math.Sqrt(dd) / math.Max(math.Sqrt(math.Max(zz0, zz1)), a.bopt.ATol*math.Sqrt(float64(z0.Len())))
 	err := driftVerdict(rel, bound, rtol, a1, a0, t1, t0)
-	if err != nil {
-		a.drifted = driftColumns(zr, z0, mask, a.width())
+	if err != nil && !a.onDev { // named from the states in host memory
+		a.drifted = driftColumns(zr.ReadData(), z0.ReadData(), a.integrals(), a.width())
 	}
 	return err
+}
+
+// fillMask fills w.mask, the elements the drift check sums: 1, and 0 for
+// the state's pure integrals (integrals).
+func (a *adjoint[T]) fillMask() {
+	w := a.w
+	a.ew.Fill(w.mask, 1)
+	if m := a.integrals(); m != nil {
+		d := w.mask.Data()
+		for i, integral := range m {
+			if integral {
+				d[i] = 0
+			}
+		}
+	}
 }
 
 // width returns the length of the state's last axis (1 for an adjoint
@@ -743,73 +744,84 @@ func driftVerdict(rel, maxDrift, rtol, a1, a0, t1, t0 float64) error {
 const tolDriftFactor = 10.0
 
 // augmented returns the right-hand side of the adjoint system on the flat
-// state [z, a, g_θ]: z' = F(t, z), a' = −aᵀ·∂F/∂z, g_θ' = −aᵀ·∂F/∂θ.
-func (a *adjoint[T]) augmented(w *adjointWork[T]) Func[T] {
-	p := a.p
-	n := p.n
-	pb, dg, sizes := w.pb, w.dg, w.sizes
-	special, ok := p.b.Dynamics.(Adjointer[T])
-	if a.opt.Generic {
-		ok = false
-	}
+// state [z, a, g_θ]: z' = F(t, z), a' = −aᵀ·∂F/∂z, g_θ' = −aᵀ·∂F/∂θ. In
+// host memory the dynamics' own adjoint (Adjointer, unless Generic)
+// computes it; otherwise, and always on a device, one VJP of the whole
+// dynamics, F(z) copied into dz and the cotangents negated by ew.
+func (a *adjoint[T]) augmented() hooks.TensorEvalFunc[T] {
+	p, w, ew := a.p, a.w, a.ew
+	n, shape := p.n, p.shape
+	special, fused := p.b.Dynamics.(Adjointer[T])
+	fused = fused && !a.opt.Generic && !a.onDev
 	dyn := p.b.Dynamics
 	family := takesNilGrads(dyn)
-	at := make([]*tensor.Tensor[T], 1)
-	dst := autograd.VJPDest[T]{Inputs: make([]*tensor.Tensor[T], 1), Params: p.params, ParamGrads: dg}
-	log := a.log
-	var zbuf []T
-	if log != nil {
-		zbuf = make([]T, n)
+	dst := autograd.VJPDest[T]{Inputs: make([]*tensor.Tensor[T], 1), Params: p.params, ParamGrads: w.vjpGrads}
+	var now float64
+	eval := func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+		return dyn.Eval(tp, now, in[0])
 	}
-	return func(t float64, y, dy []T) (err error) {
+	// The Interpolated mode's: the state from the forward's dense output;
+	// the z part of the augmented state stays as it is (dz = 0).
+	log := a.log
+	var zlog, zlogShaped *tensor.Tensor[T] // flat, as the log writes it
+	if log != nil {
+		zlog = tensor.New[T](n)
+		zlogShaped = zlog.Reshape(shape...)
+	}
+	return func(_ hooks.EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) (err error) {
 		defer recoverUnlisted(&err)
-		zsrc := y[:n]
+		if a.onDev {
+			// dy whole on the device first: its parts are then written
+			// into its copy in place.
+			ew.Fill(dy, 0)
+		}
+		z, adj := w.part(y, 0, 1, shape), w.part(y, n, 1, shape)
+		dz, da := w.part(dy, 0, 1, shape), w.part(dy, n, 1, shape)
 		if log != nil {
-			// The state from the forward's dense output; the z part of
-			// the augmented state stays as it is (dz = 0).
-			defer clear(dy[:n])
-			log.At(t, zbuf)
-			zsrc = zbuf
+			log.AtTensor(t, zlog)
+			z = zlogShaped
+			defer ew.Fill(dz, 0)
 		}
-		// The parts of y and dy as tensors: views, no copies. dy stops
-		// at 2n where the solver wants no parameter gradients
+		// dy stops at 2n where the solver wants no parameter gradients
 		// (Options.Quadrature).
-		z, a := w.views.of(zsrc, p.shape), w.views.of(y[n:2*n], p.shape)
-		dz, da := w.views.of(dy[:n], p.shape), w.views.of(dy[n:2*n], p.shape)
-		grads := len(dy) > 2*n
-		off := 2 * n
-		for j := range dg {
-			switch {
-			case grads:
-				dg[j] = w.views.of(dy[off:off+sizes[j]], p.params[j].Value.Shape())
-			case ok && !family: // a user's Adjointer fills every buffer
-				dg[j] = w.spare(j, p.params[j].Value)
+		grads := dy.Len() > 2*n
+		if fused {
+			off := 2 * n
+			for j := range w.dg {
+				switch {
+				case grads:
+					w.dg[j] = w.part(dy, off, 2+j, w.shapes[j])
+				case !family: // a user's Adjointer fills every buffer
+					w.dg[j] = w.spare(j, p.params[j].Value)
+				}
+				off += w.sizes[j]
 			}
-			off += sizes[j]
-		}
-		if ok {
 			if !grads && family {
-				return special.EvalAdjoint(pb, t, z, a, dz, da, nil)
+				return special.EvalAdjoint(w.pb, t, z, adj, dz, da, nil)
 			}
-			return special.EvalAdjoint(pb, t, z, a, dz, da, dg)
+			return special.EvalAdjoint(w.pb, t, z, adj, dz, da, w.dg)
 		}
 		// One VJP of the whole dynamics: F(z) and aᵀ·∂F/∂(z, θ), negated.
-		at[0], dst.Inputs[0] = z, da
-		d := dst
+		// The parameters' gradients are tensors of their own: a host
+		// access to one (Conv2DTime's time channel is assembled on the
+		// host) then copies that gradient, not the whole augmented state.
+		vd := dst
 		if !grads {
-			d.ParamGrads, d.SkipParams = nil, true
+			vd.ParamGrads, vd.SkipParams = nil, true
 		}
-		val, err := pb.VJP(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
-			return dyn.Eval(tp, t, in[0])
-		}, at, a, d)
+		w.at[0], vd.Inputs[0], now = z, da, t
+		val, err := w.pb.VJP(eval, w.at, adj, vd)
+		w.at[0] = nil
 		if err != nil {
 			return err
 		}
-		dz.Copy(val)
-		da.Neg(da)
+		ew.Copy(dz, val)
+		ew.Map(tensor.MapNeg, da, da, 0, 0)
 		if grads {
-			for _, g := range dg {
-				g.Neg(g)
+			off := 2 * n
+			for j, g := range w.vjpGrads {
+				ew.Map(tensor.MapNeg, w.part(dy, off, 2+j, w.shapes[j]), g, 0, 0)
+				off += w.sizes[j]
 			}
 		}
 		return nil
@@ -848,20 +860,36 @@ func (w *adjointWork[T]) spare(j int, v *tensor.Tensor[T]) *tensor.Tensor[T] {
 }
 
 // adjointWork holds the buffers of the adjoint solve, kept in the Block
-// from pass to pass while the shapes stay the same.
+// from pass to pass while the shapes and the engine stay the same.
 type adjointWork[T tensor.Float] struct {
-	spares   []*tensor.Tensor[T] // see spare
-	solver   *Solver[T]
-	pb       *autograd.Pullback[T]
-	dg       []*tensor.Tensor[T] // views of the parameter parts of dy
-	shapes   [][]int             // the parameters' shapes
-	sizes    []int
-	y, other []T
-	out      [][]T
-	views    viewCache[T] // of the parts of the buffers f is evaluated at
-	eng      tensor.Engine[T]
-	n        int
-	dev      *devAdjoint[T] // the device buffers of a backward pass there
+	solver *Solver[T]
+	pb     *autograd.Pullback[T]
+	eng    tensor.Engine[T]
+	n      int
+	shapes [][]int // the parameters' shapes
+	sizes  []int
+	// y and other are the augmented state [z, a, g_θ], flat: the state
+	// reached and the end of the piece solved; diff and mask the drift
+	// check's (n elements).
+	y, other, diff, mask *tensor.Tensor[T]
+	vjpGrads             []*tensor.Tensor[T]
+	dg                   []*tensor.Tensor[T] // an Adjointer's parameter gradients: parts of dy
+	spares               []*tensor.Tensor[T] // see spare
+	at, terms, outs      []*tensor.Tensor[T]
+	one, minusOne        []T
+	flat, whole, short   []int // the shapes [n], [2n + m], [2n]
+	parts                map[partKey[T]]*tensor.Tensor[T]
+	slabSeen             *T // the slab parts were made over (Block.slabSeen)
+	trajRows, gRows      rowCache[T]
+
+	// The host side of solve: views of the solver's buffers f is
+	// evaluated at or into, and f on them.
+	views     viewCache[T]
+	hostEval  hooks.EvalFunc[T]
+	evalF     hooks.TensorEvalFunc[T]
+	evalShape []int
+	evalLen   int
+	hostOut   [][]T
 }
 
 // adjointWork returns the block's adjoint buffers for this pass's shapes,
@@ -875,21 +903,27 @@ func (p *pass[T]) adjointWork(sizes []int) *adjointWork[T] {
 	if fits {
 		return w
 	}
-	m := 0
+	N := 2 * p.n
 	for _, sz := range sizes {
-		m += sz
+		N += sz
 	}
 	w = &adjointWork[T]{
-		solver: hk[T]().NewShared(&p.b.slab), pb: p.b.pullback(p.eng), eng: p.eng, n: p.n,
-		sizes: sizes, y: make([]T, 2*p.n+m), other: make([]T, 2*p.n+m), out: make([][]T, 2),
-		dg: make([]*tensor.Tensor[T], len(p.params)),
-		// Four parts of y and dy and one per parameter, for each of the
-		// solver's buffers that f is evaluated at or into.
-		views: viewCache[T]{limit: (4 + len(p.params)) * 16},
+		solver: hk[T]().NewShared(&p.b.slab), pb: p.b.pullback(p.eng), eng: p.eng, n: p.n, sizes: sizes,
+		y: tensor.New[T](N), other: tensor.New[T](N), diff: tensor.New[T](p.n), mask: tensor.New[T](p.n),
+		dg: make([]*tensor.Tensor[T], len(p.params)), at: make([]*tensor.Tensor[T], 1),
+		terms: make([]*tensor.Tensor[T], 1), outs: make([]*tensor.Tensor[T], 2),
+		one: []T{1}, minusOne: []T{-1}, flat: []int{p.n}, whole: []int{N}, short: []int{2 * p.n},
+		parts: map[partKey[T]]*tensor.Tensor[T]{},
+		// Two per buffer of either solver f is evaluated at or into.
+		views: viewCache[T]{limit: 64},
+	}
+	w.hostEval = func(kind hooks.EvalKind, stage int, t float64, y, dy []T) error {
+		return w.evalF(kind, stage, t, w.view(y), w.view(dy))
 	}
 	hk[T]().UseWorkers(w.solver, p.eng)
 	for _, prm := range p.params {
 		w.shapes = append(w.shapes, prm.Value.Shape())
+		w.vjpGrads = append(w.vjpGrads, tensor.New[T](prm.Value.Shape()...))
 	}
 	p.b.adj = w
 	return w

@@ -7,7 +7,26 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/adamnode/adamnode/tensor"
 )
+
+// driftChecker returns an adjoint of pass p (nil: none) with the drift
+// check's buffers for states of n elements, on the host, its backward
+// solve's ATol atol.
+func driftChecker(opt Adjoint, p *pass[float64], n int, atol float64) *adjoint[float64] {
+	a := &adjoint[float64]{opt: opt, p: p, bopt: Options{ATol: atol}}
+	a.w = &adjointWork[float64]{diff: tensor.New[float64](n), mask: tensor.New[float64](n),
+		terms: make([]*tensor.Tensor[float64], 1), minusOne: []float64{-1}}
+	a.setPhase(false)
+	a.fillMask()
+	return a
+}
+
+// checkDrift runs a's drift check on the states zr, z0, z1.
+func checkDrift(a *adjoint[float64], zr, z0, z1 []float64, rtol float64) error {
+	return a.checkDrift(tensor.FromSlice(zr), tensor.FromSlice(z0), tensor.FromSlice(z1), 1, 0, rtol, 1, 1)
+}
 
 // TestCheckDriftThreshold: the Adjoint mode's drift check around its bound
 // (Adjoint.MaxDrift = 0.05): a relative difference just above it fails
@@ -20,8 +39,7 @@ import (
 func TestCheckDriftThreshold(t *testing.T) {
 	const bound, rtol, atol = 0.05, 1e-6, 1e-9
 	check := func(maxDrift float64, zr, z0, z1 []float64) error {
-		a := &adjoint[float64]{opt: Adjoint{MaxDrift: maxDrift}}
-		return a.checkDrift(zr, z0, z1, 1, 0, rtol, atol, 1, 1)
+		return checkDrift(driftChecker(Adjoint{MaxDrift: maxDrift}, nil, len(zr), atol), zr, z0, z1, rtol)
 	}
 	floor := atol * math.Sqrt2 // ATol·√n for n = 2
 	for _, c := range []struct {
@@ -105,7 +123,7 @@ func TestDefaultDriftBound(t *testing.T) {
 // by 6% of |z| fails even where Δ is large. (Planted bugs: the mask
 // ignored; the mask's column off by one.)
 func TestCheckDriftIntegrals(t *testing.T) {
-	a := &adjoint[float64]{opt: Adjoint{MaxDrift: 0.05}, p: &pass[float64]{b: &Block[float64]{Dynamics: &CNF[float64]{}}, shape: []int{2, 2}, n: 4}}
+	a := driftChecker(Adjoint{MaxDrift: 0.05}, &pass[float64]{b: &Block[float64]{Dynamics: &CNF[float64]{}}, shape: []int{2, 2}, n: 4}, 4, 1e-9)
 	z0 := []float64{3, 100, 4, 100} // rows [z, Δ]
 	for _, c := range []struct {
 		name  string
@@ -116,7 +134,7 @@ func TestCheckDriftIntegrals(t *testing.T) {
 		{"z off", []float64{3, 100, 4.3, 100}, true},
 		{"z slightly off", []float64{3, 100, 4.2, 100}, false},
 	} {
-		err := a.checkDrift(c.zr, z0, z0, 1, 0, 1e-6, 1e-9, 1, 1)
+		err := checkDrift(a, c.zr, z0, z0, 1e-6)
 		if c.drift != errors.Is(err, ErrAdjointDrift) {
 			t.Errorf("%s: %v, want a drift: %v", c.name, err, c.drift)
 		}

@@ -1,0 +1,175 @@
+package odeblock
+
+import (
+	"fmt"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/odeblock/internal/hooks"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// The Adjoint mode's backward pass, written once over tensors.
+//
+// Every piece of it — the augmented system, the pieces between anchors,
+// the drift check and its guard, the recovery's re-solve — works on
+// tensors through an Elementwise (ew): the engine's own when the phase
+// runs on a device, the CPU's (tensor.HostElementwise) otherwise, whose
+// tensors are views of the solver's and the block's host buffers (no
+// copy). The augmented state [z, a, g_θ] is one flat tensor (adjointWork's
+// y and other), its parts cached views (adjointWork.part); the forward
+// states it re-anchors to are flat tensors of n elements (anchor): output
+// rows of the trajectory, or states kept in the block's pool.
+//
+// Host and device part in two places only. The integrator's entry (solve)
+// hands the device mode the tensors themselves and the host mode their
+// memory, the augmented function then getting views of the solver's slices
+// (adjointWork.views); a step's state (stepState) is the solver's device
+// buffer or a view of its host one. And a few choices stay conditions: on
+// a device the backward solve runs when the forward did and the dynamics'
+// adjoint is the generic one or a family's of this package
+// (backwardOnDevice), where the augmented system is always one VJP of the
+// dynamics on the device's tape (the families' right-hand sides op by op,
+// as in their forward) — on the host the families' fused kernels
+// (Adjointer.EvalAdjoint) are the fast path; sums of squares are the
+// engine's there and norm2's vector kernels on the host (sumSquares); the
+// derivative buffer is made resident on the device before its parts are
+// written; the drifting columns, read from the states, are named on the
+// host only (a device's recovery copies nothing to the host).
+
+// backwardOnDevice reports whether the backward solve runs on the device.
+func (a *adjoint[T]) backwardOnDevice() bool {
+	p := a.p
+	if p.dev == nil { // the forward solve ran on the host (forwardOnDevice)
+		return false
+	}
+	_, special := p.b.Dynamics.(Adjointer[T])
+	return !special || a.opt.Generic || takesNilGrads(p.b.Dynamics)
+}
+
+// setPhase sets where the phase about to run computes: in the engine's
+// memory (onDev, the engine's Elementwise) or in host memory (the CPU's
+// Elementwise on the calling goroutine, as the solver's own host loops).
+func (a *adjoint[T]) setPhase(onDev bool) {
+	a.onDev, a.ew = onDev, tensor.HostElementwise[T]()
+	if onDev {
+		a.ew = tensor.DeviceElementwise(a.p.eng)
+	}
+}
+
+// solve runs s with f from y0 over ts into outs: the integrator's device
+// mode on the tensors themselves when the phase runs on the device, its
+// host mode on their memory otherwise, f then handed views of the
+// solver's slices (adjointWork.view), made once per buffer. shape is the
+// shape f sees a whole state in (y0's on the device).
+func (a *adjoint[T]) solve(s *Solver[T], f hooks.TensorEvalFunc[T], shape []int, y0 *tensor.Tensor[T], ts []float64, outs []*tensor.Tensor[T]) (Stats, error) {
+	if a.onDev {
+		return hk[T]().SolveTensorsEval(s, f, y0, ts, outs)
+	}
+	w := a.w
+	w.hostOut = w.hostOut[:0]
+	for _, o := range outs {
+		w.hostOut = append(w.hostOut, o.Data())
+	}
+	w.evalF, w.evalShape, w.evalLen = f, shape, y0.Len()
+	defer func() { w.evalF = nil }()
+	return hk[T]().SolveEval(s, w.hostEval, y0.ReadData(), ts, w.hostOut)
+}
+
+// view returns the solver's host buffer x as a tensor for f: in the
+// state's shape when it holds a whole state, flat otherwise (the
+// augmented derivative without its quadratures).
+func (w *adjointWork[T]) view(x []T) *tensor.Tensor[T] {
+	if len(x) == w.evalLen {
+		return w.views.of(x, w.evalShape)
+	}
+	return w.views.of(x, w.short)
+}
+
+// stepState returns the state at the end of step si as n flat elements:
+// the z part of the augmented state in a backward step. It is the
+// solver's device buffer in a device solve, else a view of its host
+// buffer.
+func (a *adjoint[T]) stepState(si StepInfo[T]) *tensor.Tensor[T] {
+	if si.State1 != nil {
+		return a.w.part(si.State1, 0, 0, a.w.flat)
+	}
+	return a.w.views.of(si.Y1[:a.p.n], a.w.flat)
+}
+
+// sumSquares returns ‖x‖₂², summed in float64: the engine's sum on a
+// device, norm2's vector kernels in host memory. Every norm of the
+// adjoint (the forward's seen states, the guard, the drift check) is this
+// one.
+func (a *adjoint[T]) sumSquares(x *tensor.Tensor[T]) float64 {
+	if a.onDev {
+		return a.ew.SumSquares(x)
+	}
+	return norm2(x.ReadData())
+}
+
+// partKey names a part of a tensor: the tensor, the part's first element
+// and its kind (0 flat, 1 in the state's shape, 2+j parameter j's).
+type partKey[T tensor.Float] struct {
+	t      *tensor.Tensor[T]
+	lo, id int
+}
+
+// part returns elements [lo, lo+size) of x in shape (of size elements), a
+// view made once per tensor and part.
+func (w *adjointWork[T]) part(x *tensor.Tensor[T], lo, id int, shape []int) *tensor.Tensor[T] {
+	k := partKey[T]{x, lo, id}
+	v := w.parts[k]
+	if v == nil {
+		size := 1
+		for _, s := range shape {
+			size *= s
+		}
+		v = x.Reshape(x.Len()).Slice(lo, lo+size).Reshape(shape...)
+		if len(w.parts) > 4096 {
+			clear(w.parts) // a new set of buffers: start over
+		}
+		w.parts[k] = v
+	}
+	return v
+}
+
+// rowCache holds the rows of a tensor [L, …] as flat tensors, made once
+// for the tensor: a tape reused from pass to pass hands out the same
+// trajectory and output gradient.
+type rowCache[T tensor.Float] struct {
+	of   *tensor.Tensor[T]
+	rows []*tensor.Tensor[T]
+}
+
+// get returns the rows of x, of n elements each.
+func (c *rowCache[T]) get(x *tensor.Tensor[T], n int) []*tensor.Tensor[T] {
+	if c.of != x || len(c.rows)*n != x.Len() {
+		flat := x.Reshape(x.Len())
+		c.of, c.rows = x, make([]*tensor.Tensor[T], x.Len()/max(n, 1))
+		for i := range c.rows {
+			c.rows[i] = flat.Slice(i*n, (i+1)*n)
+		}
+	}
+	return c.rows
+}
+
+// valueEval returns F(t, y) → dy on tensors with no gradient, dy written
+// by the phase's Elementwise: the forward re-solved (resolve) on either
+// path. (pass.tensorEvaluator is this for a device engine.)
+func (a *adjoint[T]) valueEval() hooks.TensorEvalFunc[T] {
+	p, ew := a.p, a.ew
+	pb := p.b.pullback(p.eng)
+	at := make([]*tensor.Tensor[T], 1)
+	return func(_ hooks.EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error {
+		at[0] = y
+		out := pb.Value(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
+			return p.b.Dynamics.Eval(tp, t, in[0])
+		}, at)
+		at[0] = nil
+		if out.Len() != dy.Len() {
+			return fmt.Errorf("odeblock: dynamics returned shape %v for a state of shape %v", out.Shape(), p.shape)
+		}
+		ew.Copy(dy, out)
+		return nil
+	}
+}
