@@ -108,10 +108,41 @@ func testCPUElementwiseSplit[T tensor.Float](t *testing.T, n int) {
 			}
 		}
 	}
-	for _, terms := range [][]*tensor.Tensor[T]{{x}, {x, y, g}} {
-		coef := []T{0.5, -1.25, 3}[:len(terms)]
+	many := make([]*tensor.Tensor[T], 17) // more terms than a band keeps on its stack
+	manyCoef := make([]T, len(many))
+	for j := range many {
+		many[j], manyCoef[j] = []*tensor.Tensor[T]{x, y, g}[j%3], T(j)-8.5
+	}
+	for _, terms := range [][]*tensor.Tensor[T]{{x}, {x, y, g}, many} {
+		coef := append([]T{0.5, -1.25, 3}, manyCoef...)[:len(terms)]
 		both(fmt.Sprintf("LinComb of %d", len(terms)), func(el tensor.Elementwise[T], z *tensor.Tensor[T]) { el.LinComb(z, nil, coef, terms) })
 		both(fmt.Sprintf("LinComb of %d on z", len(terms)), func(el tensor.Elementwise[T], z *tensor.Tensor[T]) { el.LinComb(z, z, coef, terms) })
+		both(fmt.Sprintf("LinComb of %d on y", len(terms)), func(el tensor.Elementwise[T], z *tensor.Tensor[T]) { el.LinComb(z, y, coef, terms) })
+	}
+	both("Copy", func(el tensor.Elementwise[T], z *tensor.Tensor[T]) { el.Copy(z, x) })
+}
+
+// TestCPUElementwiseSplitAllocs: LinComb (of up to 16 terms) and Copy
+// split across the workers allocate nothing a call: their jobs come from
+// the engine's pools (a solver's stage sums and a gradient mode's copies
+// of a large state, once per stage).
+func TestCPUElementwiseSplitAllocs(t *testing.T) {
+	const n = 1<<16 + 7
+	el := tensor.ElementwiseOf(tensor.EngineFor[float32](tensor.Gonum(2)))
+	x, y, z := tensor.New[float32](n), tensor.New[float32](n), tensor.New[float32](n)
+	xs := []*tensor.Tensor[float32]{x, y, x, y, x, y, x, y, x, y, x, y, x, y, x, y}
+	coef := make([]float32, len(xs))
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{
+		{"LinComb of 16 on z", func() { el.LinComb(z, z, coef, xs) }},
+		{"LinComb of 2", func() { el.LinComb(z, nil, coef[:2], xs[:2]) }},
+		{"Copy", func() { el.Copy(z, x) }},
+	} {
+		if got := testing.AllocsPerRun(20, c.f); got != 0 {
+			t.Errorf("%s of %d elements: %v allocations a call, want 0", c.name, n, got)
+		}
 	}
 }
 

@@ -29,6 +29,8 @@ type cpuEngine[T Float] struct {
 	gemmJobs  sync.Pool     // *gemmJob[T]
 	convJobs  sync.Pool     // *convJob[T]
 	parJobs   sync.Pool     // *parJob
+	linJobs   sync.Pool     // *linCombJob[T]: the Elementwise's split LinComb
+	copyJobs  sync.Pool     // *copyJob[T]: the Elementwise's split Copy
 	serial    *cpuEngine[T] // the same kernels on one worker (itself when workers is 1)
 }
 

@@ -56,8 +56,9 @@ type hostElementwise[T Float] struct{ eng *cpuEngine[T] }
 // memory, and the other core has to fetch its half of operands the calling
 // core just wrote: at 2¹⁴, MLP fields of width 32 at batch 512
 // (16384-element maps) trained 19% slower (mlpbench, 7 alternating runs).
-// The split allocates its closure, so small ops, which dominate
-// overhead-bound models, allocate nothing.
+// The split allocates its closure (but LinComb's and Copy's, whose jobs
+// the engine pools), so small ops, which dominate overhead-bound models,
+// allocate nothing.
 const parallelMin = 1 << 16
 
 // split returns the engine whose workers take n elements, or nil when the
@@ -647,7 +648,7 @@ func (h hostElementwise[T]) LinComb(z, base *Tensor[T], coef []T, xs []*Tensor[T
 		mustSameShape(name, z.shape, base.shape)
 		bd = base.host()
 	}
-	var buf [8][]T // no allocation for a few terms
+	var buf [16][]T // no allocation for up to 16 terms (an integrator stage sum)
 	src := buf[:0]
 	for _, x := range xs {
 		mustSameShape(name, z.shape, x.shape)
@@ -655,25 +656,46 @@ func (h hostElementwise[T]) LinComb(z, base *Tensor[T], coef []T, xs []*Tensor[T
 	}
 	z.wrote()
 	if e := h.split(z.Len()); e != nil {
-		linCombSplit(e, z.data, bd, coef, slices.Clone(src))
+		linCombSplit(e, z.data, bd, coef, src)
 		return
 	}
 	linComb(z.data, bd, coef, src)
 }
 
-// linCombSplit is LinComb's linComb with e's workers.
+// linCombSplit is LinComb's linComb with e's workers, each on a band of
+// the elements, through a job from e's pool: no allocation a call.
 func linCombSplit[T Float](e *cpuEngine[T], zd, bd, coef []T, src [][]T) {
-	e.Parallel(len(zd), func(lo, hi int) {
-		parts := make([][]T, len(src))
-		for j, s := range src {
-			parts[j] = s[lo:hi]
-		}
-		var b []T
-		if bd != nil {
-			b = bd[lo:hi]
-		}
-		linComb(zd[lo:hi], b, coef, parts)
-	})
+	j, ok := e.linJobs.Get().(*linCombJob[T])
+	if !ok {
+		j = new(linCombJob[T])
+		j.body = j.band
+	}
+	j.zd, j.bd, j.coef, j.src = zd, bd, coef, append(j.src[:0], src...)
+	e.Parallel(len(zd), j.body)
+	clear(j.src)
+	j.zd, j.bd, j.coef, j.src = nil, nil, nil, j.src[:0]
+	e.linJobs.Put(j)
+}
+
+// linCombJob is a split LinComb's operands, its band function bound once.
+type linCombJob[T Float] struct {
+	zd, bd, coef []T
+	src          [][]T
+	body         func(lo, hi int)
+}
+
+// band forms elements [lo, hi) of the combination.
+func (j *linCombJob[T]) band(lo, hi int) {
+	var buf [16][]T // no allocation for up to 16 terms
+	parts := buf[:0]
+	for _, s := range j.src {
+		parts = append(parts, s[lo:hi])
+	}
+	var b []T
+	if j.bd != nil {
+		b = j.bd[lo:hi]
+	}
+	linComb(j.zd[lo:hi], b, j.coef, parts)
 }
 
 // linComb is LinearCombination's arithmetic, with no base the first term's
@@ -694,12 +716,29 @@ func (hostElementwise[T]) Fill(z *Tensor[T], v T) { z.Fill(v) }
 func (h hostElementwise[T]) Copy(z, x *Tensor[T]) {
 	if e := h.split(z.Len()); e != nil && z.Len() == x.Len() {
 		z.wrote()
-		zd, xd := z.data, x.host()
-		e.Parallel(len(zd), func(lo, hi int) { copy(zd[lo:hi], xd[lo:hi]) })
+		j, ok := e.copyJobs.Get().(*copyJob[T])
+		if !ok {
+			j = new(copyJob[T])
+			j.body = j.band
+		}
+		j.zd, j.xd = z.data, x.host()
+		e.Parallel(len(j.zd), j.body)
+		j.zd, j.xd = nil, nil
+		e.copyJobs.Put(j)
 		return
 	}
 	z.Copy(x)
 }
+
+// copyJob is a split Copy's operands, its band function bound once, so
+// that a call allocates nothing.
+type copyJob[T Float] struct {
+	zd, xd []T
+	body   func(lo, hi int)
+}
+
+// band copies elements [lo, hi).
+func (j *copyJob[T]) band(lo, hi int) { copy(j.zd[lo:hi], j.xd[lo:hi]) }
 
 func (hostElementwise[T]) SumAxis(z, x *Tensor[T], axis int) { z.SumAxis(x, axis) }
 
