@@ -46,41 +46,34 @@ type backprop[T tensor.Float] struct {
 
 func (r *backprop[T]) stepEnds() bool { return !outputsInside(r.p.b.Solver) }
 
+// forward returns the step hook; the solve evaluates forwardTensors
+// (tensorForwarder).
 func (r *backprop[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
 	r.p.startParamGrads()
-	return r.eval, r.onStep
-}
-
-func (r *backprop[T]) eval(kind hooks.EvalKind, stage int, t float64, y, dy []T) (err error) {
-	defer recoverUnlisted(&err)
-	st := r.takeStageTape()
-	copy(st.y.Data(), y)
-	r.recordStageTape(st, t)
-	copy(dy, st.out.Value().Data())
-	r.file(kind, stage, st)
-	return nil
+	return nil, r.onStep
 }
 
 // forwardOnDevice: Backprop's forward solve may run on a device, its
 // stage tapes recording there (forwardTensors).
 func (r *backprop[T]) forwardOnDevice() bool { return true }
 
-// forwardTensors is eval on the device: the stage's input is copied into
-// its tape's buffer, and the dynamics' value into dy, by the engine.
-func (r *backprop[T]) forwardTensors() hooks.TensorEvalFunc[T] {
-	return func(kind hooks.EvalKind, stage int, t float64, y, dy *tensor.Tensor[T]) (err error) {
-		defer recoverUnlisted(&err)
-		st := r.takeStageTape()
-		r.p.dev.Copy(st.y, y)
-		r.recordStageTape(st, t)
-		if out := st.out.Value(); out.Len() != dy.Len() {
-			r.putStageTape(st)
-			return fmt.Errorf("odeblock: dynamics returned shape %v for a state of shape %v", out.Shape(), r.p.shape)
-		}
-		r.p.dev.Copy(dy, st.out.Value())
-		r.file(kind, stage, st)
-		return nil
+// forwardTensors returns the forward solve's function: each evaluation
+// recorded on a stage tape of its own, the stage's input copied into the
+// tape's buffer and the dynamics' value into dy by the pass's Elementwise.
+func (r *backprop[T]) forwardTensors() hooks.TensorEvalFunc[T] { return r.eval }
+
+func (r *backprop[T]) eval(kind hooks.EvalKind, stage int, t float64, y, dy *tensor.Tensor[T]) (err error) {
+	defer recoverUnlisted(&err)
+	st := r.takeStageTape()
+	r.p.ew.Copy(st.y, y)
+	r.recordStageTape(st, t)
+	if out := st.out.Value(); out.Len() != dy.Len() {
+		r.putStageTape(st)
+		return fmt.Errorf("odeblock: dynamics returned shape %v for a state of shape %v", out.Shape(), r.p.shape)
 	}
+	r.p.ew.Copy(dy, st.out.Value())
+	r.file(kind, stage, st)
+	return nil
 }
 
 // file keeps the stage tape st of an evaluation of the given kind: as a

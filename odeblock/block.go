@@ -79,7 +79,8 @@ type Block[T tensor.Float] struct {
 	// its state views, and the adjoint solve's buffers.
 	fwd   *Solver[T]
 	pb    *autograd.Pullback[T] // evaluations and VJPs of the dynamics
-	views viewCache[T]
+	views viewCache[T]          // of the states the solver evaluates f at
+	outs  viewCache[T]          // of its other buffers: f's values, steps' states
 	adj   *adjointWork[T]
 	// slab is the memory of the forward and adjoint solvers' buffers: they
 	// are never in use at the same time (a Backward runs after its Forward
@@ -356,13 +357,23 @@ type pass[T tensor.Float] struct {
 	steps   []step[T]
 	nextOut int // the first output time after the logged steps
 	pgrads  []*tensor.Tensor[T]
-	kv      [][]T // stage values, reused
+	rs      *restaging[T] // restage's work
 
+	// The dynamics without gradients (tensorEvaluator), and the host
+	// solver's function (onHost), which calls hostF: each made once per
+	// pass.
+	noGrad hooks.TensorEvalFunc[T]
+	at     [1]*tensor.Tensor[T] // noGrad's input
+	hostFn hooks.EvalFunc[T]
+	hostF  hooks.TensorEvalFunc[T]
+
+	// ew is the Elementwise the pass keeps and combines its states with
+	// (pass.elementwise): the device's when the forward solve runs on one,
+	// else the host's. The discrete modes are written once over it.
+	ew tensor.Elementwise[T]
 	// dev is the engine's Elementwise when the forward solve runs on the
-	// device (forwardOnDevice): the discrete modes then keep their states
-	// in its memory and take their backward pass there.
+	// device (forwardOnDevice), else nil.
 	dev tensor.Elementwise[T]
-	kt  []*tensor.Tensor[T] // stage values on the device, reused
 }
 
 // mode returns the block's gradient mode.
@@ -443,26 +454,19 @@ func (b *Block[T]) recordHeld(tp *autograd.Tape[T], z0 autograd.Var[T], traj boo
 	if tp.NoGrad() {
 		strat = nil // no gradients: nothing to keep
 	}
-	onDevice := p.forwardOnDevice(strat) // before strat.forward, which reads p.dev
-	f, hook := p.evaluator(), (func(StepInfo[T]) error)(nil)
+	onDevice := p.forwardOnDevice(strat) // before strat.forward, which reads p.ew
+	f, hook := p.tensorEvaluator(), (func(StepInfo[T]) error)(nil)
 	if strat != nil {
-		f, hook = strat.forward()
+		// The function is forwardTensors' where the strategy records
+		// its evaluations (Backprop), else the dynamics without gradients
+		// (the adjoint's forward returns them adapted to the host).
+		_, hook = strat.forward()
+		if tf, ok := strat.(tensorForwarder[T]); ok {
+			f = tf.forwardTensors()
+		}
 	}
 	s.OnStep = chainHooks(hook, b.OnStep)
-	var st Stats
-	if onDevice {
-		ft := p.tensorEvaluator()
-		if tf, ok := strat.(tensorForwarder[T]); ok {
-			ft = tf.forwardTensors()
-		}
-		st, err = p.solveOnDevice(ft, z0.Value())
-	} else {
-		outs := make([][]T, len(ts))
-		for i := range outs {
-			outs[i] = p.traj.Slice(i, i+1).Data()
-		}
-		st, err = hk[T]().SolveEval(s, f, z0.Value().Data(), ts, outs)
-	}
+	st, err := p.solve(f, z0.Value(), onDevice)
 	s.OnStep = nil // the kept solver must not keep this pass alive
 	hk[T]().SetDenseLog(s, nil)
 	b.stats = BlockStats{Forward: st}
@@ -586,25 +590,19 @@ func (p *pass[T]) node(z0 autograd.Var[T], strat strategy[T], mode GradMode, tra
 }
 
 // gradients returns ∂L/∂z at every output time, [len(Times), n], from
-// the node's output gradient gy (of the last row only unless traj): on a
-// device, formed there.
+// the node's output gradient gy (of the last row only unless traj),
+// formed by the pass's Elementwise (on a device, there).
 func (p *pass[T]) gradients(gy *tensor.Tensor[T], traj bool) *tensor.Tensor[T] {
 	g := p.tp.Scratch(len(p.ts), p.n)
-	last := len(p.ts) - 1
-	switch {
-	case p.dev != nil && traj:
-		p.dev.Copy(g, gy)
-	case p.dev != nil:
-		// Whole, then a part of the device's copy: an engine writes a
-		// part of a storage in place only where it holds all of it.
-		p.dev.Fill(g, 0)
-		p.dev.Copy(g.Slice(last, last+1), gy)
-	case traj:
-		g.Copy(gy)
-	default:
-		clear(g.Data()[:last*p.n])
-		copy(g.Data()[last*p.n:], gy.ReadData())
+	if traj {
+		p.ew.Copy(g, gy)
+		return g
 	}
+	// Whole, then a part of the engine's copy: a device engine writes a
+	// part of a storage in place only where it holds all of it.
+	last := len(p.ts) - 1
+	p.ew.Fill(g, 0)
+	p.ew.Copy(g.Slice(last, last+1), gy)
 	return g
 }
 
@@ -656,6 +654,7 @@ func (b *Block[T]) dropStaleViews() {
 	if base != b.slabSeen {
 		b.slabSeen = base
 		b.views.reset()
+		b.outs.reset()
 		if b.adj != nil {
 			b.adj.views.reset()
 		}
@@ -668,17 +667,20 @@ func (b *Block[T]) dropStaleViews() {
 // the solver's.
 type deviceForwarder interface{ forwardOnDevice() bool }
 
-// tensorForwarder is a deviceForwarder whose forward solve on the device
-// evaluates forwardTensors (the others evaluate the dynamics without
-// gradients, pass.tensorEvaluator).
+// tensorForwarder is a strategy whose forward solve evaluates
+// forwardTensors, on the host and on a device alike (the others evaluate
+// the dynamics without gradients, pass.tensorEvaluator).
 type tensorForwarder[T tensor.Float] interface {
 	forwardTensors() hooks.TensorEvalFunc[T]
 }
 
 // forwardOnDevice reports whether the forward solve runs on the device,
-// setting the pass's solver's device mode when it does: on an engine with an Elementwise,
-// without gradients or with a strategy that allows it.
+// setting the pass's solver's device mode when it does: on an engine with
+// an Elementwise, without gradients or with a strategy that allows it. It
+// sets the pass's Elementwise (p.ew): the device's when it does, else the
+// host's.
 func (p *pass[T]) forwardOnDevice(strat strategy[T]) bool {
+	p.ew = hostElementwise(p.eng)
 	ok := tensor.DeviceElementwise(p.eng) != nil
 	if strat != nil {
 		d, is := strat.(deviceForwarder)
@@ -692,15 +694,45 @@ func (p *pass[T]) forwardOnDevice(strat strategy[T]) bool {
 		return false
 	}
 	p.dev = tensor.DeviceElementwise(p.eng)
+	p.ew = p.dev
 	return true
 }
 
-// solveOnDevice is the forward solve on the device, evaluating f: the
-// outputs are the rows of p.traj, written there by the engine.
-func (p *pass[T]) solveOnDevice(f hooks.TensorEvalFunc[T], z0 *tensor.Tensor[T]) (Stats, error) {
+// hostElementwise returns the Elementwise of host memory for engine eng:
+// a CPU engine's own (its vector kernels and workers), or, for a device
+// engine or one without an Elementwise (a third party's),
+// tensor.HostElementwise, the same arithmetic on the calling goroutine.
+func hostElementwise[T tensor.Float](eng tensor.Engine[T]) tensor.Elementwise[T] {
+	if ew := tensor.ElementwiseOf(eng); ew != nil && !tensor.OnDevice(eng) {
+		return ew
+	}
+	return tensor.HostElementwise[T]()
+}
+
+// elementwise returns the pass's Elementwise (p.ew), the host's for a
+// pass that has not set it (an event's search, which solves on the host).
+func (p *pass[T]) elementwise() tensor.Elementwise[T] {
+	if p.ew == nil {
+		p.ew = hostElementwise(p.eng)
+	}
+	return p.ew
+}
+
+// solve is the forward solve of f from z0, its outputs written into the
+// rows of p.traj. It is the one place where the host and a device differ:
+// the integrator's device mode takes tensors, its host mode slices, which
+// f sees through the Block's view caches (onHost).
+func (p *pass[T]) solve(f hooks.TensorEvalFunc[T], z0 *tensor.Tensor[T], onDevice bool) (Stats, error) {
+	if !onDevice {
+		outs := make([][]T, len(p.ts))
+		for i := range outs {
+			outs[i] = p.traj.Slice(i, i+1).Data()
+		}
+		return hk[T]().SolveEval(p.solver, p.onHost(f), z0.Data(), p.ts, outs)
+	}
 	// The trajectory whole on the device first: its rows are then written
 	// into its copy in place.
-	tensor.DeviceElementwise(p.eng).Fill(p.traj, 0)
+	p.ew.Fill(p.traj, 0)
 	outs := make([]*tensor.Tensor[T], len(p.ts))
 	for i := range outs {
 		outs[i] = p.traj.Slice(i, i+1).Reshape(p.shape...)
@@ -708,43 +740,54 @@ func (p *pass[T]) solveOnDevice(f hooks.TensorEvalFunc[T], z0 *tensor.Tensor[T])
 	return hk[T]().SolveTensorsEval(p.solver, f, z0, p.ts, outs)
 }
 
-// tensorEvaluator is evaluator on tensors, for a solve on the device: the
-// dynamics' value is copied into dy by the engine.
+// onHost returns f on the host solver's slices: y and dy seen as tensors
+// of the state's shape through the Block's view caches, which allocate
+// only for a buffer not seen before and copy nothing. The pass has one
+// such function, made on the first call: it calls the f of the latest
+// call (a pass runs one solve at a time).
+func (p *pass[T]) onHost(f hooks.TensorEvalFunc[T]) hooks.EvalFunc[T] {
+	b := p.b
+	b.dropStaleViews()
+	b.outs.limit = outViews
+	p.hostF = f
+	if p.hostFn == nil {
+		p.hostFn = func(kind hooks.EvalKind, stage int, t float64, y, dy []T) error {
+			return p.hostF(kind, stage, t, b.views.of(y, p.shape), b.outs.of(dy, p.shape))
+		}
+	}
+	return p.hostFn
+}
+
+// outViews is how many views the Block's cache of the solver's other
+// buffers keeps (Block.outs): f's values at every stage of the largest
+// tableau (dop853's twelve and three dense-output stages), the probe's,
+// and the steps' states.
+const outViews = 32
+
+// tensorEvaluator returns f(t, y) → dy evaluating the dynamics with no
+// gradient, its value copied into dy by the pass's Elementwise: one
+// function per pass, made on the first call.
 func (p *pass[T]) tensorEvaluator() hooks.TensorEvalFunc[T] {
+	if p.noGrad != nil {
+		return p.noGrad
+	}
 	b := p.b
 	pb := b.pullback(p.eng)
-	ew := tensor.DeviceElementwise(p.eng)
-	at := make([]*tensor.Tensor[T], 1)
-	return func(_ hooks.EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error {
-		at[0] = y
+	ew := p.elementwise()
+	p.noGrad = func(_ hooks.EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error {
+		p.at[0] = y
 		out := pb.Value(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 			return b.Dynamics.Eval(tp, t, in[0])
-		}, at)
-		at[0] = nil
+		}, p.at[:])
+		p.at[0] = nil
 		if out.Len() != dy.Len() {
 			return fmt.Errorf("odeblock: dynamics returned shape %v for a state of shape %v", out.Shape(), p.shape)
 		}
 		ew.Copy(dy, out)
 		return nil
 	}
+	return p.noGrad
 }
 
-// evaluator returns f(t, y) → dy evaluating the dynamics with no gradient.
-func (p *pass[T]) evaluator() hooks.EvalFunc[T] {
-	b := p.b
-	b.dropStaleViews()
-	pb := b.pullback(p.eng)
-	at := make([]*tensor.Tensor[T], 1)
-	return func(_ hooks.EvalKind, _ int, t float64, y, dy []T) error {
-		at[0] = b.views.of(y, p.shape)
-		out := pb.Value(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
-			return b.Dynamics.Eval(tp, t, in[0])
-		}, at)
-		at[0] = nil
-		if out.Len() != len(dy) {
-			return fmt.Errorf("odeblock: dynamics returned shape %v for a state of shape %v", out.Shape(), p.shape)
-		}
-		copy(dy, out.Data())
-		return nil
-	}
-}
+// evaluator is tensorEvaluator on the host solver's slices (onHost).
+func (p *pass[T]) evaluator() hooks.EvalFunc[T] { return p.onHost(p.tensorEvaluator()) }

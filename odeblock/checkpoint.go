@@ -33,9 +33,11 @@ func (c *checkpoint[T]) stepEnds() bool { return !outputsInside(c.p.b.Solver) }
 // steps' states kept in its memory.
 func (c *checkpoint[T]) forwardOnDevice() bool { return true }
 
+// forward returns the step hook; the solve evaluates the dynamics without
+// gradients (pass.tensorEvaluator).
 func (c *checkpoint[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
 	c.p.startParamGrads()
-	return c.p.evaluator(), func(si StepInfo[T]) error {
+	return nil, func(si StepInfo[T]) error {
 		if sp := c.p.logStep(si); sp != nil {
 			c.p.keepStart(sp, si)
 		}
@@ -52,13 +54,7 @@ func (c *checkpoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], erro
 	tapes := p.restageTapes(p.solver.Tableau().Stages())
 	return p.stepsBackward(g, func(j int, need []bool) ([]*stageTape[T], int, error) {
 		sp := &p.steps[j]
-		var nfe int
-		var err error
-		if p.dev != nil {
-			nfe, err = p.restageOn(sp, sp.y0On, tapes, need)
-		} else {
-			nfe, err = p.restage(sp, sp.y0, tapes, need)
-		}
+		nfe, err := p.restage(sp, sp.y0, tapes, need)
 		return tapes, nfe, err
 	})
 }
@@ -67,6 +63,5 @@ func (c *checkpoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], erro
 // more than this pass used.
 func (c *checkpoint[T]) putStates() {
 	c.p.putStarts()
-	c.p.b.pools.trimStates(len(c.p.steps))
 	c.p.b.pools.trimStatesOn(len(c.p.steps))
 }

@@ -10,7 +10,7 @@ import (
 
 // TestStepStatesPooled: after a Checkpoint pass's backward the states it
 // kept at its steps' starts are back in the Block's pool, every one a
-// buffer — on the host with a CPU engine, in the device's memory with a
+// tensor — in host memory with a CPU engine, in the device's memory with a
 // device engine — and the next pass takes them again.
 func TestStepStatesPooled(t *testing.T) {
 	for _, onDevice := range []bool{false, true} {
@@ -35,23 +35,20 @@ func TestStepStatesPooled(t *testing.T) {
 			if err := tp.Backward(autograd.Sum(autograd.Square(z))); err != nil {
 				t.Fatal(err)
 			}
-			host, dev := len(b.pools.states), len(b.pools.statesOn)
-			if !onDevice && (host != 4 || dev != 0) || onDevice && (host != 0 || dev != 4) {
-				t.Fatalf("device %v, pass %d: %d states pooled on the host, %d on the device; want the 4 steps' where the pass ran", onDevice, pass, host, dev)
-			}
-			for i := range b.pools.states {
-				if b.pools.states[i] == nil {
-					t.Errorf("pass %d: a nil host state pooled", pass)
-				}
+			if host, kept := len(b.pools.states), len(b.pools.statesOn); host != 0 || kept != 4 {
+				t.Fatalf("device %v, pass %d: %d host slices and %d tensors pooled; want the 4 steps' tensors", onDevice, pass, host, kept)
 			}
 			if pass == 0 {
 				first = append(first, b.pools.statesOn...)
 			}
 			for i, s := range b.pools.statesOn {
-				if s == nil {
-					t.Errorf("pass %d: a nil device state pooled", pass)
-				} else if pass == 1 && !slicesContain(first, s) {
-					t.Errorf("pass 1: device state %d was made anew, not taken from the pool", i)
+				switch {
+				case s == nil:
+					t.Errorf("pass %d: a nil state pooled", pass)
+				case s.Storage().DeviceNewer() != onDevice:
+					t.Errorf("device %v, pass %d: state %d's newest values on the device: %v", onDevice, pass, i, s.Storage().DeviceNewer())
+				case pass == 1 && !slicesContain(first, s):
+					t.Errorf("pass 1: state %d was made anew, not taken from the pool", i)
 				}
 			}
 		}

@@ -71,14 +71,15 @@ type recursive[T tensor.Float] struct {
 	kept   []kept[T]           // the states kept, by step index, increasing
 	spare  []*tensor.Tensor[T] // state buffers not in use
 	// The re-advancing stepper's buffers, in the state's shape: the state,
-	// its stages, the stage input and the next state; kh the stages' host
-	// memory for the host's stepper.
+	// its stages, the stage input and the next state.
 	cur, tmp, next *tensor.Tensor[T]
 	k              []*tensor.Tensor[T]
-	kh             [][]T
-	evalOn         hooks.TensorEvalFunc[T] // the forward's evaluators, on the device
-	eval           hooks.EvalFunc[T]       // and on the host
-	most           int                     // the most states kept at once
+	// Its functions, made once per backward pass: the stage input is tmp,
+	// each stage the forward's evaluator's, counted in nfe.
+	in   func(int) *tensor.Tensor[T]
+	eval func(i int, t float64, y *tensor.Tensor[T]) error
+	nfe  int
+	most int // the most states kept at once
 }
 
 // kept is the state at the start of step i.
@@ -97,9 +98,11 @@ func (r *recursive[T]) forwardOnDevice() bool { return true }
 // forward keeps the state at the start of each step while the steps fit
 // the budget: a solve of at most Budget steps needs no recomputation. Past
 // that it lets them go; the backward pass recomputes from z0.
+// forward returns the step hook; the solve evaluates the dynamics without
+// gradients (pass.tensorEvaluator).
 func (r *recursive[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
 	r.p.startParamGrads()
-	return r.p.evaluator(), func(si StepInfo[T]) error {
+	return nil, func(si StepInfo[T]) error {
 		sp := r.p.logStep(si)
 		switch j := len(r.p.steps) - 1; {
 		case sp == nil || j == 0: // z0 is the trajectory's first row
@@ -117,29 +120,23 @@ func (r *recursive[T]) putStates() { r.p.putStarts() }
 
 func (r *recursive[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) {
 	p := r.p
-	r.v = vecs[T]{ew: p.dev}
+	r.v = vecs[T]{ew: p.ew}
 	tb := p.solver.Tableau()
 	tapes := p.restageTapes(tb.Stages())
 	r.cur, r.tmp, r.next = r.buffer(), r.buffer(), r.buffer()
-	r.k, r.kh = make([]*tensor.Tensor[T], tb.Stages()), nil
-	if p.dev != nil {
-		r.evalOn = p.tensorEvaluator()
-	} else {
-		r.eval = p.evaluator()
-	}
+	r.k = make([]*tensor.Tensor[T], tb.Stages())
 	for i := range r.k {
 		r.k[i] = r.buffer()
 	}
+	f := p.tensorEvaluator()
+	r.in = func(int) *tensor.Tensor[T] { return r.tmp }
+	r.eval = func(i int, t float64, y *tensor.Tensor[T]) error {
+		r.nfe++
+		return f(hooks.EvalStage, i, t, y, r.k[i])
+	}
 	r.kept = append(r.kept[:0], kept[T]{i: 0, z: p.traj.Slice(0, 1).Reshape(p.shape...)}) // z0
-	for j := 1; j < len(p.steps); j++ {                                                   // kept by the forward
-		z := p.steps[j].y0On
-		if y0 := p.steps[j].y0; y0 != nil {
-			z = tensor.FromSlice(y0, p.shape...)
-		}
-		if z == nil {
-			break
-		}
-		r.kept = append(r.kept, kept[T]{i: j, z: z})
+	for j := 1; j < len(p.steps) && p.steps[j].y0 != nil; j++ {                           // kept by the forward
+		r.kept = append(r.kept, kept[T]{i: j, z: p.steps[j].y0})
 	}
 	r.most = len(r.kept)
 	defer r.putStates()
@@ -148,12 +145,7 @@ func (r *recursive[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error
 		if err != nil {
 			return nil, nfe, err
 		}
-		var n int
-		if p.dev != nil {
-			n, err = p.restageOn(&p.steps[j], y, tapes, need)
-		} else {
-			n, err = p.restage(&p.steps[j], y.ReadData(), tapes, need)
-		}
+		n, err := p.restage(&p.steps[j], y, tapes, need)
 		return tapes, nfe + n, err
 	})
 	p.b.stats.Stored = r.most
@@ -176,7 +168,7 @@ func (r *recursive[T]) stateAt(j int) (y *tensor.Tensor[T], nfe int, err error) 
 	if from.i == j {
 		return from.z, 0, nil
 	}
-	r.v.copy(r.cur, from.z)
+	r.v.ew.Copy(r.cur, from.z)
 	for i := from.i; i < j; {
 		to := j
 		free := r.budget - len(r.kept)
@@ -197,7 +189,7 @@ func (r *recursive[T]) stateAt(j int) (y *tensor.Tensor[T], nfe int, err error) 
 			} else {
 				buf = r.buffer()
 			}
-			r.v.copy(buf, r.cur)
+			r.v.ew.Copy(buf, r.cur)
 			r.kept = append(r.kept, kept[T]{i: i, z: buf})
 			r.most = max(r.most, len(r.kept))
 		}
@@ -206,9 +198,9 @@ func (r *recursive[T]) stateAt(j int) (y *tensor.Tensor[T], nfe int, err error) 
 }
 
 // advance re-takes the accepted steps from, …, to−1 from the state in
-// r.cur, leaving the state at the start of step to there, with the shared
-// stepper and the forward's evaluator (on the device, its stage sums and
-// evaluator there): the states are the forward's to the bit.
+// r.cur, leaving the state at the start of step to there, with the
+// integrator's stepper and the forward's evaluator: the states are the
+// forward's to the bit.
 func (r *recursive[T]) advance(from, to int) (nfe int, err error) {
 	for q := from; q < to; q++ {
 		g := r.p.steps[q].geom
@@ -222,37 +214,14 @@ func (r *recursive[T]) advance(from, to int) (nfe int, err error) {
 	return nfe, nil
 }
 
-// step takes the step g from r.cur into r.next.
+// step takes the step g from r.cur into r.next, with the integrator's
+// stepper and the pass's Elementwise, and returns the evaluations taken.
 func (r *recursive[T]) step(g hooks.StepGeom) (nfe int, err error) {
-	p := r.p
-	tb := p.solver.Tableau()
-	if p.dev != nil {
-		eval := r.evalOn
-		in := func(int) *tensor.Tensor[T] { return r.tmp }
-		err = hk[T]().RKStagesOn(p.dev, tb, g, r.cur, r.k, 0, tb.Stages(), in, func(i int, t float64, y *tensor.Tensor[T]) error {
-			nfe++
-			return eval(hooks.EvalStage, i, t, y, r.k[i])
-		})
-		if err == nil {
-			hk[T]().RKSolutionOn(p.dev, tb, g.Size(), r.cur, r.next, r.tmp, r.k)
-		}
-		return nfe, err
-	}
-	if r.kh == nil {
-		r.kh = make([][]T, len(r.k))
-		for i, k := range r.k {
-			r.kh[i] = k.Data()
-		}
-	}
-	eval := r.eval
-	tmp := r.tmp.Data()
-	in := func(int) []T { return tmp }
-	err = hk[T]().RKStages(p.solver, g, r.cur.ReadData(), r.kh, 0, tb.Stages(), in, func(i int, t float64, y []T) error {
-		nfe++
-		return eval(hooks.EvalStage, i, t, y, r.kh[i])
-	})
+	ew, tb := r.p.ew, r.p.solver.Tableau()
+	r.nfe = 0
+	err = hk[T]().RKStagesOn(ew, tb, g, r.cur, r.k, 0, tb.Stages(), r.in, r.eval)
 	if err == nil {
-		hk[T]().RKSolution(p.solver, g.Size(), r.cur.ReadData(), r.next.Data(), tmp, r.kh)
+		hk[T]().RKSolutionOn(ew, tb, g.Size(), r.cur, r.next, r.tmp, r.k)
 	}
-	return nfe, err
+	return r.nfe, err
 }

@@ -16,8 +16,7 @@ import (
 // step is one accepted step of the forward solve.
 type step[T tensor.Float] struct {
 	geom   hooks.StepGeom
-	y0     []T               // Checkpoint: the state at its start
-	y0On   *tensor.Tensor[T] // the same in a device's memory, when the pass is on one (pass.dev)
+	y0     *tensor.Tensor[T] // Checkpoint, Recursive: the state at its start, kept where the pass's states are (pass.ew)
 	stages []*stageTape[T]   // Backprop: its stages, recorded
 	out    int               // index into Times of the output at its end, or 0 (z0's: none)
 	inner  []int             // indices into Times of the outputs strictly inside it (dense output)
@@ -101,36 +100,28 @@ func outputWeights(tb *Tableau, x float64) (cy0, cy1 float64, w []float64) {
 }
 
 // takeState returns a copy of y in a buffer from the Block's pool (given
-// back when the pass's backward ends).
+// back when the pass's backward ends): the adjoint's anchors on the host.
 func (p *pass[T]) takeState(y []T) []T { return p.b.pools.takeState(y) }
 
-// keepStart keeps the state at the start of the step si in sp, in a
-// buffer from the Block's pool: in the device's memory when the pass is on
-// one (sp.y0On), else on the host (sp.y0).
+// keepStart keeps the state at the start of the step si in sp, a copy in
+// a tensor from the Block's pool made by the pass's Elementwise: in the
+// device's memory when the solve runs on one (StepInfo.State0), else on
+// the host (StepInfo.Y0, through the view cache: no copy but the kept
+// one).
 func (p *pass[T]) keepStart(sp *step[T], si StepInfo[T]) {
-	if p.dev == nil {
-		sp.y0 = p.takeState(si.Y0)
-		return
-	}
 	y0 := si.State0
-	if y0 == nil { // a solve the integrator kept on the host (an Event's)
-		y0 = tensor.FromSlice(si.Y0)
+	if y0 == nil { // a solve on the host, or one the integrator kept there (an Event's)
+		y0 = p.b.views.of(si.Y0, p.shape)
 	}
-	sp.y0On = p.b.pools.takeStateOn(p.dev, y0, p.shape)
+	sp.y0 = p.b.pools.takeStateOn(p.ew, y0, p.shape)
 }
 
 // putStarts gives the states keepStart kept back to the Block's pool.
 func (p *pass[T]) putStarts() {
-	pools := &p.b.pools
 	for i := range p.steps {
-		sp := &p.steps[i]
-		if sp.y0 != nil {
-			pools.putState(sp.y0)
+		if sp := &p.steps[i]; sp.y0 != nil {
+			p.b.pools.putStateOn(sp.y0)
 			sp.y0 = nil
-		}
-		if sp.y0On != nil {
-			pools.putStateOn(sp.y0On)
-			sp.y0On = nil
 		}
 	}
 }
@@ -140,10 +131,9 @@ func (p *pass[T]) putStarts() {
 // block's node returns — never Param.Grad behind the outer tape's back.
 func (p *pass[T]) startParamGrads() {
 	p.pgrads = make([]*tensor.Tensor[T], len(p.params))
-	v := vecs[T]{ew: p.dev}
 	for j, prm := range p.params {
 		p.pgrads[j] = p.tp.Scratch(prm.Value.Shape()...)
-		v.zero(p.pgrads[j])
+		p.ew.Fill(p.pgrads[j], 0)
 	}
 }
 
@@ -205,8 +195,8 @@ func (p *pass[T]) sharesFSAL(j int) bool {
 // first: the adjoint of y1 = y0 + h·Σ b_i·k_i, k_i = F(t_i, y0 + h·Σ a_il·k_l),
 // and of the outputs inside a step, cy0·y0 + cy1·y1 + h·Σ w_i·k_i, with
 // each step's stages from stages. It returns the gradients of z0 and of
-// the parameters (p.pgrads). On a device (p.dev) its sums are the
-// engine's, and nothing of the state crosses to the host.
+// the parameters (p.pgrads). Its sums are the pass's Elementwise's: on a
+// device, nothing of the state crosses to the host.
 func (p *pass[T]) stepsBackward(g *tensor.Tensor[T], stages stagesOf[T]) ([]*tensor.Tensor[T], error) {
 	w := p.newStepAdjoint(g)
 	var st Stats
@@ -223,7 +213,7 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T], stages stagesOf[T]) ([]*ten
 		if err != nil {
 			return nil, err
 		}
-		w.v.copy(w.ybar, w.acc)
+		w.v.ew.Copy(w.ybar, w.acc)
 		st.Accepted++
 	}
 	w.v.axpy(w.ybar, 1, w.row(0))
@@ -234,41 +224,20 @@ func (p *pass[T]) stepsBackward(g *tensor.Tensor[T], stages stagesOf[T]) ([]*ten
 }
 
 // vecs is the discrete modes' arithmetic on tensors of one number of
-// elements: through their host memory on a CPU engine (ew nil), with the
-// engine's Elementwise when the pass runs on a device.
+// elements, with the pass's Elementwise (pass.ew): its terms gathered in
+// arrays of its own, so that a call allocates nothing.
 type vecs[T tensor.Float] struct {
 	ew   tensor.Elementwise[T]
 	coef [1]T
 	xs   [1]*tensor.Tensor[T]
 }
 
-// axpy adds a·x to dst (of x's shape).
+// axpy adds a·x to dst (of x's shape): dst + a·x, the product rounded
+// before the sum, as tensor.AxpySlice forms it.
 func (v *vecs[T]) axpy(dst *tensor.Tensor[T], a T, x *tensor.Tensor[T]) {
-	if v.ew == nil {
-		axpy(dst.Data(), a, x.ReadData())
-		return
-	}
 	v.coef[0], v.xs[0] = a, x
 	v.ew.LinComb(dst, dst, v.coef[:], v.xs[:])
 	v.xs[0] = nil
-}
-
-// copy sets dst = src.
-func (v *vecs[T]) copy(dst, src *tensor.Tensor[T]) {
-	if v.ew == nil {
-		copy(dst.Data(), src.ReadData())
-		return
-	}
-	v.ew.Copy(dst, src)
-}
-
-// zero sets dst to zero.
-func (v *vecs[T]) zero(dst *tensor.Tensor[T]) {
-	if v.ew == nil {
-		clear(dst.Data())
-		return
-	}
-	v.ew.Fill(dst, 0)
 }
 
 // stepAdjoint is the work of stepsBackward: the cotangents of a step's end
@@ -289,10 +258,10 @@ type stepAdjoint[T tensor.Float] struct {
 // returned, and only read).
 func (p *pass[T]) newStepAdjoint(g *tensor.Tensor[T]) *stepAdjoint[T] {
 	s := p.solver.Tableau().Stages()
-	w := &stepAdjoint[T]{p: p, v: vecs[T]{ew: p.dev}, g: g, rows: make([]*tensor.Tensor[T], len(p.ts)),
+	w := &stepAdjoint[T]{p: p, v: vecs[T]{ew: p.ew}, g: g, rows: make([]*tensor.Tensor[T], len(p.ts)),
 		need: needed(p.solver.Tableau()), stepNeed: make([]bool, s),
 		ybar: p.tp.Scratch(p.shape...), acc: p.tp.Scratch(p.shape...), kbar: make([]*tensor.Tensor[T], s)}
-	w.v.zero(w.ybar)
+	w.v.ew.Fill(w.ybar, 0)
 	for i := range w.kbar {
 		w.kbar[i] = p.tp.Scratch(p.shape...)
 	}
@@ -322,9 +291,9 @@ func (w *stepAdjoint[T]) seed(j int) {
 		v.axpy(w.ybar, T(o.cy1), w.row(o.k))
 	}
 	copy(w.stepNeed, w.need)
-	v.copy(w.acc, w.ybar)
+	v.ew.Copy(w.acc, w.ybar)
 	for i := range w.kbar {
-		v.zero(w.kbar[i])
+		v.ew.Fill(w.kbar[i], 0)
 		if tb.B[i] != 0 {
 			v.axpy(w.kbar[i], T(sp.geom.Size()*tb.B[i]), w.ybar)
 		}
@@ -380,40 +349,48 @@ func (w *stepAdjoint[T]) pullStages(sp *step[T], tapes []*stageTape[T]) (nfe int
 
 // restage records the stages of the step sp from the state y0 at its
 // start on the tapes, up to the last one the backward pass needs, with the
-// shared stepper: the inputs and times are the forward's to the bit. It
-// returns the evaluations taken.
-func (p *pass[T]) restage(sp *step[T], y0 []T, tapes []*stageTape[T], need []bool) (nfe int, err error) {
-	k := p.stageValues(len(tapes))
-	in := func(i int) []T { return tapes[i].y.Data() }
-	err = hk[T]().RKStages(p.solver, sp.geom, y0, k, 0, lastNeeded(need)+1, in, func(i int, t float64, _ []T) error {
-		if err := p.rerecord(tapes[i], t); err != nil {
-			return err
-		}
-		nfe++
-		k[i] = tapes[i].out.Value().Data()
-		return nil
-	})
-	return nfe, err
+// integrator's stepper and the pass's Elementwise: the stage inputs and
+// times are the forward's to the bit (on the host, the Elementwise's
+// LinComb is the solver's tensor.LinearCombination). It returns the
+// evaluations taken.
+func (p *pass[T]) restage(sp *step[T], y0 *tensor.Tensor[T], tapes []*stageTape[T], need []bool) (nfe int, err error) {
+	r := p.restager()
+	r.tapes, r.nfe = tapes, 0
+	if len(r.k) != len(tapes) {
+		r.k = make([]*tensor.Tensor[T], len(tapes))
+	}
+	err = hk[T]().RKStagesOn(p.ew, p.solver.Tableau(), sp.geom, y0, r.k, 0, lastNeeded(need)+1, r.in, r.eval)
+	clear(r.k)
+	r.tapes = nil
+	return r.nfe, err
 }
 
-// restageOn is restage on the device (p.dev), from the state y0 in its
-// memory: the stage inputs are the engine's sums, as in the forward solve.
-func (p *pass[T]) restageOn(sp *step[T], y0 *tensor.Tensor[T], tapes []*stageTape[T], need []bool) (nfe int, err error) {
-	if len(p.kt) != len(tapes) {
-		p.kt = make([]*tensor.Tensor[T], len(tapes))
+// restaging is restage's work, its functions made once per pass.
+type restaging[T tensor.Float] struct {
+	tapes []*stageTape[T]
+	k     []*tensor.Tensor[T]
+	nfe   int
+	in    func(i int) *tensor.Tensor[T]
+	eval  func(i int, t float64, y *tensor.Tensor[T]) error
+}
+
+// restager returns the pass's restaging, made on the first call.
+func (p *pass[T]) restager() *restaging[T] {
+	if r := p.rs; r != nil {
+		return r
 	}
-	k := p.kt
-	in := func(i int) *tensor.Tensor[T] { return tapes[i].y }
-	err = hk[T]().RKStagesOn(p.dev, p.solver.Tableau(), sp.geom, y0, k, 0, lastNeeded(need)+1, in, func(i int, t float64, _ *tensor.Tensor[T]) error {
-		if err := p.rerecord(tapes[i], t); err != nil {
+	r := &restaging[T]{}
+	r.in = func(i int) *tensor.Tensor[T] { return r.tapes[i].y }
+	r.eval = func(i int, t float64, _ *tensor.Tensor[T]) error {
+		if err := p.rerecord(r.tapes[i], t); err != nil {
 			return err
 		}
-		nfe++
-		k[i] = p.shaped(tapes[i].out.Value())
+		r.nfe++
+		r.k[i] = p.shaped(r.tapes[i].out.Value())
 		return nil
-	})
-	clear(k)
-	return nfe, err
+	}
+	p.rs = r
+	return r
 }
 
 // lastNeeded returns the last stage need marks (0 for none).
@@ -443,14 +420,6 @@ func (p *pass[T]) shaped(x *tensor.Tensor[T]) *tensor.Tensor[T] {
 		return x
 	}
 	return x.Reshape(p.shape...)
-}
-
-// stageValues returns the pass's slice of s stage values (reused).
-func (p *pass[T]) stageValues(s int) [][]T {
-	if len(p.kv) != s {
-		p.kv = make([][]T, s)
-	}
-	return p.kv
 }
 
 // restageTapes returns the block's s stage tapes for recomputing steps
