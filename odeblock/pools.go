@@ -2,7 +2,6 @@ package odeblock
 
 import (
 	"github.com/adamnode/adamnode/odeblock/internal/hooks"
-	"slices"
 
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/tensor"
@@ -11,14 +10,14 @@ import (
 // passPools is the memory the gradient modes keep from pass to pass of a
 // Block, so that a training loop reusing the block records every pass on
 // the tapes and buffers of the one before: Backprop's stage tapes, the
-// states Checkpoint, Recursive and the adjoint's anchors keep, the tapes
-// steps are recomputed on, and the Interpolated mode's dense-log steps.
+// states Checkpoint, Recursive and the adjoint's anchors keep (tensors,
+// in a device's memory when the pass runs on one), the tapes steps are
+// recomputed on, and the Interpolated mode's dense-log steps.
 // The modes take what they need and give it back when their backward is
 // done; nothing here belongs to one pass.
 type passPools[T tensor.Float] struct {
 	stages   []*stageTape[T]
-	states   [][]T
-	statesOn []*tensor.Tensor[T] // states kept in a device's memory
+	statesOn []*tensor.Tensor[T] // states kept, where the pass keeps them (pass.ew)
 	restaged []*stageTape[T]
 	log      hooks.DenseLog[T] // an empty log holding the last pass's steps and their buffers, for takeLog
 }
@@ -62,35 +61,9 @@ func (q *passPools[T]) trimStageTapes(n int) {
 	}
 }
 
-// takeState returns a copy of y in a pooled buffer of its length (others
-// are dropped), or a new one.
-func (q *passPools[T]) takeState(y []T) []T {
-	for len(q.states) > 0 {
-		last := len(q.states) - 1
-		buf := q.states[last]
-		q.states[last] = nil
-		q.states = q.states[:last]
-		if len(buf) == len(y) {
-			copy(buf, y)
-			return buf
-		}
-	}
-	return slices.Clone(y)
-}
-
-// putState pools the state buffer y.
-func (q *passPools[T]) putState(y []T) { q.states = append(q.states, y) }
-
-// trimStates keeps at most n pooled states.
-func (q *passPools[T]) trimStates(n int) {
-	n = min(n, len(q.states))
-	clear(q.states[n:])
-	q.states = q.states[:n]
-}
-
 // takeStateOn returns a copy of y, made by ew, in a pooled tensor of the
-// shape (others are dropped), or a new one: a state kept in the device's
-// memory.
+// shape (others are dropped), or a new one: a state kept where ew keeps
+// it (a device's memory, or the host's).
 func (q *passPools[T]) takeStateOn(ew tensor.Elementwise[T], y *tensor.Tensor[T], shape []int) *tensor.Tensor[T] {
 	var buf *tensor.Tensor[T]
 	for buf == nil && len(q.statesOn) > 0 {
@@ -108,10 +81,10 @@ func (q *passPools[T]) takeStateOn(ew tensor.Elementwise[T], y *tensor.Tensor[T]
 	return buf
 }
 
-// putStateOn pools the device state y.
+// putStateOn pools the state y.
 func (q *passPools[T]) putStateOn(y *tensor.Tensor[T]) { q.statesOn = append(q.statesOn, y) }
 
-// trimStatesOn keeps at most n pooled device states.
+// trimStatesOn keeps at most n pooled states.
 func (q *passPools[T]) trimStatesOn(n int) {
 	n = min(n, len(q.statesOn))
 	clear(q.statesOn[n:])

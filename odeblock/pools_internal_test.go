@@ -36,24 +36,6 @@ func TestPassPools(t *testing.T) {
 		t.Errorf("%d stage tapes after trimming to 2", len(q.stages))
 	}
 
-	y := []float64{1, 2}
-	s1 := q.takeState(y)
-	q.putState(s1)
-	q.putState(make([]float64, 5))
-	if s2 := q.takeState(y); &s2[0] != &s1[0] || s2[1] != 2 || len(q.states) != 0 {
-		t.Errorf("takeState: %v; want the pooled buffer of the same length, filled (the other dropped)", s2)
-	}
-	q.putState(s1)
-	q.putState(s1)
-	q.trimStates(3)
-	if len(q.states) != 2 {
-		t.Errorf("%d states after trimming 2 to 3", len(q.states))
-	}
-	q.trimStates(1)
-	if len(q.states) != 1 {
-		t.Errorf("%d states after trimming 2 to 1", len(q.states))
-	}
-
 	ts := q.restageTapes(eng, []int{2}, 3)
 	if again := q.restageTapes(eng, []int{2}, 3); &again[0] != &ts[0] {
 		t.Error("restaging tapes that fit were made anew")

@@ -99,10 +99,6 @@ func outputWeights(tb *Tableau, x float64) (cy0, cy1 float64, w []float64) {
 	return cy0, cy1, w
 }
 
-// takeState returns a copy of y in a buffer from the Block's pool (given
-// back when the pass's backward ends): the adjoint's anchors on the host.
-func (p *pass[T]) takeState(y []T) []T { return p.b.pools.takeState(y) }
-
 // keepStart keeps the state at the start of the step si in sp, a copy in
 // a tensor from the Block's pool made by the pass's Elementwise: in the
 // device's memory when the solve runs on one (StepInfo.State0), else on
