@@ -194,30 +194,31 @@ func (a *adjoint[T]) abort()                {}
 // steps, or whose reconstruction grows far larger, is diverging, and is
 // stopped early (guard) rather than left to run to MaxSteps.
 func (a *adjoint[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
-	p := a.p
-	ts := p.ts
+	ts := a.p.ts
 	a.seen = make([]stretchSeen, len(ts)-1)
 	dir := math.Copysign(1, ts[1]-ts[0])
 	count, cur := 0, 0
 	if a.log != nil && a.budget == 0 {
-		hk[T]().SetDenseLog(p.solver, a.log)
+		hk[T]().SetDenseLog(a.p.solver, a.log)
 	}
 	// The backward solve of [z, a, g_θ] takes the forward's slab in turn:
 	// sized for it now, the forward's own is not dropped at the first
 	// backward pass (garbage as large as the forward's buffers).
-	sizes := a.sizes()
 	m := 0
-	for _, sz := range sizes {
-		m += sz
+	for _, prm := range a.p.params {
+		m += prm.Value.Len()
 	}
-	if need := hk[T]().SlabLen(p.solver, 2*p.n+m); len(p.b.slab) < need {
-		p.b.slab = make([]T, need)
+	if need := hk[T]().SlabLen(a.p.solver, 2*a.p.n+m); len(a.p.b.slab) < need {
+		a.p.b.slab = make([]T, need)
 	}
-	a.w = p.adjointWork(sizes)
-	a.setPhase(p.dev != nil)
-	pools := &p.b.pools
+	a.w = a.p.adjointWork(a.sizes())
+	a.setPhase(a.p.dev != nil)
+	pools := &a.p.b.pools
+	keep := func(t float64, z *tensor.Tensor[T]) {
+		a.anchors = append(a.anchors, anchor[T]{t: t, z: pools.takeStateOn(a.ew, z, a.w.flat)})
+	}
 	every := 1 // with budget: the steps between kept states
-	return p.evaluator(), func(si StepInfo[T]) error {
+	return a.p.evaluator(), func(si StepInfo[T]) error {
 		if !si.Accepted {
 			return nil
 		}
@@ -225,27 +226,29 @@ func (a *adjoint[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
 			cur++
 		}
 		a.seen[cur].steps++
-		z := a.stepState(si)
+		z := a.stepState(si) // one number read on a device
 		a.seen[cur].norm2 = math.Max(a.seen[cur].norm2, a.sumSquares(z))
-		count++
-		if a.opt.AnchorEvery > 0 && count%a.opt.AnchorEvery == 0 || a.budget > 0 && count%every == 0 {
-			a.anchors = append(a.anchors, anchor[T]{t: si.End, z: pools.takeStateOn(a.ew, z, a.w.flat)})
+		if count++; a.opt.AnchorEvery > 0 && count%a.opt.AnchorEvery == 0 {
+			keep(si.End, z)
 		}
-		if a.budget > 0 && len(a.anchors) > a.budget {
-			// Keep the states every 2·every steps: those at odd positions
-			// (the first is at step every); the others' memory goes back
-			// to the block's pool.
-			kept := a.anchors[:0]
-			for i, an := range a.anchors {
-				if i%2 == 1 {
-					kept = append(kept, an)
-				} else {
-					pools.putStateOn(an.z)
+		if a.budget > 0 && count%every == 0 {
+			keep(si.End, z)
+			if len(a.anchors) > a.budget {
+				// Keep the states every 2·every steps: those at odd
+				// positions (the first is at step every); the others'
+				// memory goes back to the block's pool.
+				kept := a.anchors[:0]
+				for i, an := range a.anchors {
+					if i%2 == 1 {
+						kept = append(kept, an)
+					} else {
+						a.p.b.pools.putStateOn(an.z)
+					}
 				}
+				clear(a.anchors[len(kept):])
+				a.anchors = kept
+				every *= 2
 			}
-			clear(a.anchors[len(kept):])
-			a.anchors = kept
-			every *= 2
 		}
 		return nil
 	}
@@ -299,7 +302,7 @@ func norm2[T tensor.Float](x []T) float64 {
 func (a *adjoint[T]) guard(seen stretchSeen, hi, lo anchor[T]) func(StepInfo[T]) error {
 	n := a.p.n
 	limit := 4*seen.steps + 20
-	big := 4 * math.Max(seen.norm2, math.Max(a.sumSquares(hi.z), a.sumSquares(lo.z)))
+	big := 4 * math.Max(seen.norm2, math.Max(a.anchorNorm2(hi), a.anchorNorm2(lo)))
 	big = math.Max(big, float64(n)*a.bopt.ATol*a.bopt.ATol)
 	tried := 0
 	return func(si StepInfo[T]) error {
@@ -307,7 +310,7 @@ func (a *adjoint[T]) guard(seen stretchSeen, hi, lo anchor[T]) func(StepInfo[T])
 		if tried > limit {
 			return fmt.Errorf("odeblock: backward solve from t=%g to t=%g: %w: %d steps tried where the forward took %d", hi.t, lo.t, ErrAdjointDrift, tried, seen.steps)
 		}
-		if r := a.sumSquares(a.stepState(si)); r > big || math.IsNaN(r) {
+		if r := a.stepNorm2(si); r > big || math.IsNaN(r) {
 			return fmt.Errorf("odeblock: backward solve from t=%g to t=%g: %w: the reconstructed state reached norm %.3g at t=%g, the forward's at most %.3g", hi.t, lo.t, ErrAdjointDrift, math.Sqrt(r), si.End, math.Sqrt(big/4))
 		}
 		return nil
@@ -337,10 +340,8 @@ func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) 
 	a.bopt = a.options(sizes)
 	w := p.adjointWork(sizes)
 	a.w = w
-	if p.b.dropStaleViews(); w.slabSeen != p.b.slabSeen {
-		w.slabSeen = p.b.slabSeen
-		clear(w.parts) // views of the views dropped
-	}
+	p.b.dropStaleViews()
+	w.dropStaleParts(p.b.slabSeen)
 	if err := w.solver.Configure(a.bopt); err != nil {
 		return nil, err
 	}
@@ -534,7 +535,9 @@ func (a *adjoint[T]) recover(hi, lo anchor[T]) error {
 		}
 	}()
 	err := a.resolve(hi, lo, nil, func(si StepInfo[T]) error {
-		if si.Accepted && si.End != hi.t {
+		switch {
+		case !si.Accepted || si.End == hi.t:
+		default:
 			states = append(states, anchor[T]{t: si.End, z: pools.takeStateOn(a.ew, a.stepState(si), a.w.flat)})
 		}
 		return nil

@@ -107,6 +107,22 @@ func (a *adjoint[T]) sumSquares(x *tensor.Tensor[T]) float64 {
 	return norm2(x.ReadData())
 }
 
+// anchorNorm2 returns ‖z‖₂² of an anchor's state.
+func (a *adjoint[T]) anchorNorm2(an anchor[T]) float64 { return a.sumSquares(an.z) }
+
+// stepNorm2 returns ‖z‖₂² of the state at the end of step si.
+func (a *adjoint[T]) stepNorm2(si StepInfo[T]) float64 { return a.sumSquares(a.stepState(si)) }
+
+// dropStaleParts empties the part cache when the solvers' slab, whose
+// buffers it views, has moved to base since it was filled (the views of
+// the old one would keep it alive).
+func (w *adjointWork[T]) dropStaleParts(base *T) {
+	if base != w.slabSeen {
+		w.slabSeen = base
+		clear(w.parts)
+	}
+}
+
 // partKey names a part of a tensor: the tensor, the part's first element
 // and its kind (0 flat, 1 in the state's shape, 2+j parameter j's).
 type partKey[T tensor.Float] struct {

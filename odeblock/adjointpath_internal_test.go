@@ -1,0 +1,197 @@
+package odeblock
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/adamnode/adamnode/autograd"
+	"github.com/adamnode/adamnode/tensor"
+)
+
+// TestAdjointWorkParts: a part is a view of its elements in its shape,
+// the same tensor for the same tensor, first element and kind, another
+// for any of them different; the cache starts over past 4096 parts.
+func TestAdjointWorkParts(t *testing.T) {
+	w := &adjointWork[float64]{parts: map[partKey[float64]]*tensor.Tensor[float64]{}}
+	x := tensor.FromSlice([]float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	p := w.part(x, 2, 1, []int{2, 2})
+	if !p.HasShape(2, 2) {
+		t.Errorf("part's shape %v, want [2 2]", p.Shape())
+	}
+	if d := cmp.Diff([]float64{2, 3, 4, 5}, p.ReadData()); d != "" {
+		t.Errorf("part's elements (-want +got):\n%s", d)
+	}
+	x.Data()[3] = 30 // a view: the part sees its tensor's writes
+	if got := p.ReadData()[1]; got != 30 {
+		t.Errorf("the part reads %g after a write of 30 to its tensor", got)
+	}
+	if w.part(x, 2, 1, []int{2, 2}) != p {
+		t.Error("the same part was made again")
+	}
+	y := tensor.New[float64](10)
+	for _, c := range []struct {
+		name string
+		q    *tensor.Tensor[float64]
+	}{
+		{"another first element", w.part(x, 3, 1, []int{2, 2})},
+		{"another kind", w.part(x, 2, 0, []int{4})},
+		{"another tensor", w.part(y, 2, 1, []int{2, 2})},
+	} {
+		if c.q == p {
+			t.Errorf("%s: the part of [2, 6) kind 1 of x", c.name)
+		}
+	}
+	clear(w.parts)
+	for i := range 4097 {
+		w.part(tensor.New[float64](1), 0, i, []int{1})
+	}
+	if len(w.parts) != 4097 {
+		t.Errorf("%d parts cached after 4097, want all", len(w.parts))
+	}
+	w.part(x, 0, 0, []int{1})
+	if len(w.parts) != 1 {
+		t.Errorf("%d parts cached after the 4098th, want the cache started over (1)", len(w.parts))
+	}
+}
+
+// TestRowCache: the rows of a tensor [L, …] as flat views of n elements,
+// made once for the tensor: the same rows again for it, new ones for
+// another tensor or another row length.
+func TestRowCache(t *testing.T) {
+	var c rowCache[float64]
+	x := tensor.FromSlice([]float64{0, 1, 2, 3, 4, 5}, 3, 2)
+	rows := c.get(x, 2)
+	var got [][]float64
+	for _, r := range rows {
+		if !r.HasShape(2) {
+			t.Errorf("a row of shape %v, want [2]", r.Shape())
+		}
+		got = append(got, r.ReadData())
+	}
+	if d := cmp.Diff([][]float64{{0, 1}, {2, 3}, {4, 5}}, got); d != "" {
+		t.Errorf("rows (-want +got):\n%s", d)
+	}
+	if again := c.get(x, 2); &again[0] != &rows[0] {
+		t.Error("the rows of the same tensor were made again")
+	}
+	y := tensor.FromSlice([]float64{6, 7, 8, 9, 10, 11}, 3, 2)
+	if r := c.get(y, 2); r[1].ReadData()[0] != 8 {
+		t.Errorf("another tensor's second row starts with %g, want 8", r[1].ReadData()[0])
+	}
+	if r := c.get(y, 3); len(r) != 2 || r[1].ReadData()[0] != 9 {
+		t.Errorf("rows of 3: %d rows, the second from %g; want 2, from 9", len(r), r[1].ReadData()[0])
+	}
+}
+
+// TestCheckDriftNamesColumns: a drift the check finds names its columns
+// (for the recovery's report) from states in host memory; one on a device
+// names none, and a check that passes leaves none.
+func TestCheckDriftNamesColumns(t *testing.T) {
+	z0 := []float64{3, 4}
+	a := driftChecker(Adjoint{MaxDrift: 0.05}, nil, 2, 1e-9)
+	if err := checkDrift(a, []float64{3, 4}, z0, z0, 1e-6); err != nil || a.drifted != nil {
+		t.Errorf("no drift: %v, columns %v; want none", err, a.drifted)
+	}
+	if err := checkDrift(a, []float64{3, 5}, z0, z0, 1e-6); err == nil || len(a.drifted) == 0 {
+		t.Errorf("a drift on the host: %v, columns %v; want an error and columns", err, a.drifted)
+	}
+	a = driftChecker(Adjoint{MaxDrift: 0.05}, nil, 2, 1e-9)
+	a.onDev = true // the host's arithmetic standing in for a device's
+	if err := checkDrift(a, []float64{3, 5}, z0, z0, 1e-6); err == nil || a.drifted != nil {
+		t.Errorf("a drift on a device: %v, columns %v; want an error and no columns", err, a.drifted)
+	}
+}
+
+// TestAdjointWorkDropsStaleParts: the part cache is emptied when the slab
+// it views moves, and kept while it stays.
+func TestAdjointWorkDropsStaleParts(t *testing.T) {
+	w := &adjointWork[float64]{parts: map[partKey[float64]]*tensor.Tensor[float64]{}}
+	slab1, slab2 := make([]float64, 4), make([]float64, 4)
+	x := tensor.FromSlice(slab1)
+	w.part(x, 0, 0, []int{2})
+	w.dropStaleParts(&slab1[0])
+	if len(w.parts) != 0 {
+		t.Errorf("%d parts kept when the slab was first seen", len(w.parts))
+	}
+	p := w.part(x, 0, 0, []int{2})
+	w.dropStaleParts(&slab1[0])
+	if w.part(x, 0, 0, []int{2}) != p {
+		t.Error("the parts were dropped while the slab stayed")
+	}
+	w.dropStaleParts(&slab2[0])
+	if len(w.parts) != 0 {
+		t.Errorf("%d parts kept after the slab moved", len(w.parts))
+	}
+}
+
+// TestAdjointForwardKeeps: the Adjoint mode's forward hook keeps, as
+// copies, the state of every AnchorEvery-th accepted step, or with a
+// budget every every-th accepted step's, halving them (the odd positions
+// kept, every doubled) whenever they exceed the budget; rejected steps
+// count for nothing.
+func TestAdjointForwardKeeps(t *testing.T) {
+	// want returns the steps whose states are kept, by the rule above.
+	want := func(anchorEvery, budget, steps int) []int {
+		var kept []int
+		every := 1
+		for s := 1; s <= steps; s++ {
+			if anchorEvery > 0 && s%anchorEvery == 0 {
+				kept = append(kept, s)
+			}
+			if budget > 0 && s%every == 0 {
+				if kept = append(kept, s); len(kept) > budget {
+					var odd []int
+					for i := 1; i < len(kept); i += 2 {
+						odd = append(odd, kept[i])
+					}
+					kept, every = odd, every*2
+				}
+			}
+		}
+		return kept
+	}
+	eng := tensor.EngineFor[float64](tensor.Gonum(1))
+	field := FieldFunc[float64](nil, func(tp *autograd.Tape[float64], _ float64, h autograd.Var[float64]) autograd.Var[float64] { return h })
+	for _, c := range []struct {
+		name                      string
+		anchorEvery, budget, step int
+	}{
+		{"every third step", 3, 0, 10},
+		{"a budget of 3", 0, 3, 12},
+		{"a budget of 3, halved once", 0, 3, 7},
+		{"nothing kept", 0, 0, 5},
+	} {
+		b := &Block[float64]{Dynamics: &NODE[float64]{F: field}}
+		p := &pass[float64]{b: b, eng: eng, shape: []int{2}, n: 2, ts: []float64{0, 1}, params: []*autograd.Param[float64]{}}
+		if err := p.forwardSolver(false); err != nil {
+			t.Fatal(err)
+		}
+		a := &adjoint[float64]{p: p, opt: Adjoint{AnchorEvery: c.anchorEvery}, budget: c.budget}
+		_, hook := a.forward()
+		y := make([]float64, 2) // the solver's buffer, reused
+		for s := 1; s <= c.step; s++ {
+			y[0], y[1] = float64(s), -float64(s)
+			end := float64(s) / float64(c.step)
+			if err := hook(StepInfo[float64]{Accepted: false, End: end, Y1: []float64{99, 99}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := hook(StepInfo[float64]{Accepted: true, End: end, Y1: y}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got, wantStates [][]float64
+		for _, an := range a.anchors {
+			got = append(got, append([]float64{an.t}, an.z.ReadData()...))
+		}
+		for _, s := range want(c.anchorEvery, c.budget, c.step) {
+			wantStates = append(wantStates, []float64{float64(s) / float64(c.step), float64(s), -float64(s)})
+		}
+		if d := cmp.Diff(wantStates, got); d != "" {
+			t.Errorf("%s: the kept states [t, z...] (-want +got):\n%s", c.name, d)
+		}
+		if seen := a.seen[0]; seen.steps != c.step || seen.norm2 != 2*float64(c.step*c.step) {
+			t.Errorf("%s: the forward saw %+v, want %d steps, largest ‖z‖² %d", c.name, seen, c.step, 2*c.step*c.step)
+		}
+	}
+}
