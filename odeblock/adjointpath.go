@@ -27,10 +27,11 @@ import (
 // buffer or a view of its host one. And a few choices stay conditions: on
 // a device the backward solve runs when the forward did and the dynamics'
 // adjoint is the generic one or a family's of this package
-// (backwardOnDevice), where the augmented system is always one VJP of the
-// dynamics on the device's tape (the families' right-hand sides op by op,
-// as in their forward) — on the host the families' fused kernels
-// (Adjointer.EvalAdjoint) are the fast path; sums of squares are the
+// (backwardOnDevice; a user's own Adjointer keeps the host), where the
+// augmented system is always one VJP of the dynamics on the device's tape
+// (the families' right-hand sides op by op, as in their forward) — on the
+// host the families' fused kernels (Adjointer.EvalAdjoint) are the fast
+// path; sums of squares are the
 // engine's there and norm2's vector kernels on the host (sumSquares); the
 // derivative buffer is made resident on the device before its parts are
 // written; the drifting columns, read from the states, are named on the
