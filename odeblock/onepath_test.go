@@ -2,6 +2,7 @@ package odeblock_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,6 +10,7 @@ import (
 	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/odeblock"
 	"github.com/adamnode/adamnode/tensor"
+	"github.com/adamnode/adamnode/tensor/enginetest"
 )
 
 // plainEngine is a third party's engine: a CPU engine behind a type of its
@@ -62,6 +64,32 @@ func TestBlockOnPlainEngine(t *testing.T) {
 						t.Errorf("gradients (-cpu +plain):\n%s", diff)
 					}
 				})
+			}
+		}
+	}
+}
+
+// TestDynamicsWrongShape: dynamics whose value has another number of
+// elements than the state fail the forward pass with an error naming both
+// shapes, in the evaluation without gradients (the Adjoint and Checkpoint
+// modes, a tape without gradients) and in Backprop's recorded one, on the
+// CPU engine and on a device.
+func TestDynamicsWrongShape(t *testing.T) {
+	w := autograd.NewParam("w", tensor.FromSlice([]float64{0.5, -0.2, 0.1}, 3))
+	field := odeblock.FieldFunc([]*autograd.Param[float64]{w}, func(tp *autograd.Tape[float64], _ float64, h autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.SumAxis(autograd.Mul(h, tp.Param(w)), 1, false) // [2], for a state of [2, 3]
+	})
+	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
+	for _, eng := range []tensor.Engine[float64]{cpu, enginetest.NewParkingDevice(cpu)} {
+		for _, mode := range []odeblock.GradMode{odeblock.Adjoint{}, odeblock.Backprop{}, odeblock.Checkpoint{}} {
+			for _, noGrad := range []bool{false, true} {
+				b := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: field}, Mode: mode}
+				tp := autograd.NewTape(eng)
+				tp.SetNoGrad(noGrad)
+				_, err := b.Forward(tp, tp.Const(tensor.FromSlice([]float64{1, 2, 3, 4, 5, 6}, 2, 3)))
+				if err == nil || !strings.Contains(err.Error(), "dynamics returned shape [2] for a state of shape [2 3]") {
+					t.Errorf("device %v, %v, no grad %v: error %v, want one naming both shapes", tensor.OnDevice(eng), mode, noGrad, err)
+				}
 			}
 		}
 	}
