@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"github.com/adamnode/adamnode/tensor"
@@ -460,15 +461,37 @@ func (d *devMode[T]) hostRead(xs ...[]T) {
 	}
 }
 
+// combinerPool lends the tensor hooks (RKStagesOn, RKSolutionOn) their
+// combiners: the hooks are one table shared by every goroutine's Blocks,
+// so a combiner is taken for one call and given back after it, and a
+// caller that keeps stepping takes back one it gave (no allocation a call
+// in steady state).
+type combinerPool[T tensor.Float] struct{ p sync.Pool }
+
+// get returns a combiner over ew, one given back before where there is.
+func (p *combinerPool[T]) get(ew tensor.Elementwise[T]) *tensorCombiner[T] {
+	c, _ := p.p.Get().(*tensorCombiner[T])
+	if c == nil {
+		c = new(tensorCombiner[T])
+	}
+	c.ew = ew
+	return c
+}
+
 // rkStagesOn is rkStages on tensors in the memory of ew's engine, with
 // the coefficients and terms of a device solve's stage sums in the same
 // order, so that a step recomputed on the device (Checkpoint's,
 // Recursive's) has the forward's inputs to the bit.
-func rkStagesOn[T tensor.Float](ew tensor.Elementwise[T], tb *Tableau, g stepGeom, y0 *tensor.Tensor[T], k []*tensor.Tensor[T], from, to int, in func(i int) *tensor.Tensor[T], eval func(i int, t float64, y *tensor.Tensor[T]) error) error {
-	return rkStages[*tensor.Tensor[T]](&tensorCombiner[T]{ew: ew}, tb, g, y0, k, from, to, in, eval)
+func (p *combinerPool[T]) rkStagesOn(ew tensor.Elementwise[T], tb *Tableau, g stepGeom, y0 *tensor.Tensor[T], k []*tensor.Tensor[T], from, to int, in func(i int) *tensor.Tensor[T], eval func(i int, t float64, y *tensor.Tensor[T]) error) error {
+	c := p.get(ew)
+	err := rkStages[*tensor.Tensor[T]](c, tb, g, y0, k, from, to, in, eval)
+	p.p.Put(c)
+	return err
 }
 
 // rkSolutionOn is rkSolution on tensors in the memory of ew's engine.
-func rkSolutionOn[T tensor.Float](ew tensor.Elementwise[T], tb *Tableau, h float64, y0, y1, lastIn *tensor.Tensor[T], k []*tensor.Tensor[T]) {
-	rkSolution[*tensor.Tensor[T]](&tensorCombiner[T]{ew: ew}, tb, h, y0, y1, lastIn, k)
+func (p *combinerPool[T]) rkSolutionOn(ew tensor.Elementwise[T], tb *Tableau, h float64, y0, y1, lastIn *tensor.Tensor[T], k []*tensor.Tensor[T]) {
+	c := p.get(ew)
+	rkSolution[*tensor.Tensor[T]](c, tb, h, y0, y1, lastIn, k)
+	p.p.Put(c)
 }

@@ -31,6 +31,7 @@ func init() {
 // integrator returns the hooks of element type T: the package's
 // unexported operations under the names odeblock calls them by.
 func integrator[T tensor.Float]() *hooks.Integrator[T, *Solver[T], *Tableau, Stats, StepInfo[T]] {
+	combs := new(combinerPool[T])
 	return &hooks.Integrator[T, *Solver[T], *Tableau, Stats, StepInfo[T]]{
 		NewShared:   newShared[T],
 		SlabLen:     (*Solver[T]).slabLen,
@@ -55,9 +56,9 @@ func integrator[T tensor.Float]() *hooks.Integrator[T, *Solver[T], *Tableau, Sta
 			rkSolution[[]T](s.ops(), s.tb, h, y0, y1, lastIn, k)
 		},
 		RKStagesOn: func(ew tensor.Elementwise[T], tb *Tableau, g hooks.StepGeom, y0 *tensor.Tensor[T], k []*tensor.Tensor[T], from, to int, in func(int) *tensor.Tensor[T], eval func(int, float64, *tensor.Tensor[T]) error) error {
-			return rkStagesOn(ew, tb, fromHook(g), y0, k, from, to, in, eval)
+			return combs.rkStagesOn(ew, tb, fromHook(g), y0, k, from, to, in, eval)
 		},
-		RKSolutionOn: rkSolutionOn[T],
+		RKSolutionOn: combs.rkSolutionOn,
 		InterpolateStep: func(tb *Tableau, dst, y0, y1 []T, ks [][]T, t, h, tq float64, f0, f1 []T) {
 			var w [16]float64
 			interpolateStep(&w, tb, dst, y0, y1, ks, t, h, tq, f0, f1)

@@ -109,9 +109,12 @@ type Integrator[T tensor.Float, S, Tb, St, SI any] struct {
 	// RKSolution writes the step's solution y0 + h·Σ b_i·k_i into y1 with
 	// s's tableau and stage sums (FSAL: a copy of lastIn).
 	RKSolution func(s S, h float64, y0, y1, lastIn []T, k [][]T)
-	// RKStagesOn is RKStages on tensors, in the memory of ew.
+	// RKStagesOn is RKStages on tensors, in the memory of ew. It may be
+	// called from several goroutines at once and, once called before,
+	// allocates nothing a call (its stage sums' work is lent from a pool).
 	RKStagesOn func(ew tensor.Elementwise[T], tb Tb, g StepGeom, y0 *tensor.Tensor[T], k []*tensor.Tensor[T], from, to int, in func(i int) *tensor.Tensor[T], eval func(i int, t float64, y *tensor.Tensor[T]) error) error
-	// RKSolutionOn is RKSolution on tensors, in the memory of ew.
+	// RKSolutionOn is RKSolution on tensors, in the memory of ew; as
+	// RKStagesOn, safe for concurrent use and allocating nothing a call.
 	RKSolutionOn func(ew tensor.Elementwise[T], tb Tb, h float64, y0, y1, lastIn *tensor.Tensor[T], k []*tensor.Tensor[T])
 	// InterpolateStep writes into dst the dense output of method tb at tq
 	// in the step from t of size h (y0 to y1, stages ks, f0 and f1 the
