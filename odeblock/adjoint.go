@@ -193,7 +193,7 @@ func (a *adjoint[T]) abort()                {}
 // and the largest state it passed: a backward solve that takes far more
 // steps, or whose reconstruction grows far larger, is diverging, and is
 // stopped early (guard) rather than left to run to MaxSteps.
-func (a *adjoint[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
+func (a *adjoint[T]) forward() func(StepInfo[T]) error {
 	ts := a.p.ts
 	a.seen = make([]stretchSeen, len(ts)-1)
 	dir := math.Copysign(1, ts[1]-ts[0])
@@ -212,13 +212,13 @@ func (a *adjoint[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
 		a.p.b.slab = make([]T, need)
 	}
 	a.w = a.p.adjointWork(a.sizes())
-	a.setPhase(a.p.dev != nil)
+	a.setPhase(a.p.onDev)
 	pools := &a.p.b.pools
 	keep := func(t float64, z *tensor.Tensor[T]) {
-		a.anchors = append(a.anchors, anchor[T]{t: t, z: pools.takeStateOn(a.ew, z, a.w.flat)})
+		a.anchors = append(a.anchors, anchor[T]{t: t, z: pools.takeState(a.ew, z, a.w.flat)})
 	}
 	every := 1 // with budget: the steps between kept states
-	return a.p.evaluator(), func(si StepInfo[T]) error {
+	return func(si StepInfo[T]) error {
 		if !si.Accepted {
 			return nil
 		}
@@ -242,7 +242,7 @@ func (a *adjoint[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
 					if i%2 == 1 {
 						kept = append(kept, an)
 					} else {
-						a.p.b.pools.putStateOn(an.z)
+						a.p.b.pools.putState(an.z)
 					}
 				}
 				clear(a.anchors[len(kept):])
@@ -331,7 +331,7 @@ func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) 
 			p.b.stats.Stored = len(a.anchors) + a.maxLog // states, and steps logged at once
 		}
 		for _, an := range a.anchors {
-			p.b.pools.putStateOn(an.z)
+			p.b.pools.putState(an.z)
 		}
 		a.anchors = nil
 	}()
@@ -513,7 +513,7 @@ func (a *adjoint[T]) resolve(hi, lo anchor[T], keep hooks.DenseLog[T], onStep fu
 	// From lo's state where it is (on the device, the forward set the
 	// solver's device, hooks.Integrator.UseDevice).
 	outs := []*tensor.Tensor[T]{p.tp.Scratch(p.shape...), p.tp.Scratch(p.shape...)}
-	st, err := a.solve(s, a.valueEval(), p.shape, lo.z.Reshape(p.shape...), []float64{lo.t, hi.t}, outs)
+	st, err := a.solve(s, p.valueEval(a.ew), p.shape, lo.z.Reshape(p.shape...), []float64{lo.t, hi.t}, outs)
 	hk[T]().SetDenseLog(s, nil)
 	s.OnStep = nil
 	a.stats = a.stats.Add(st)
@@ -531,14 +531,14 @@ func (a *adjoint[T]) recover(hi, lo anchor[T]) error {
 	pools := &a.p.b.pools
 	defer func() {
 		for _, an := range states {
-			pools.putStateOn(an.z)
+			pools.putState(an.z)
 		}
 	}()
 	err := a.resolve(hi, lo, nil, func(si StepInfo[T]) error {
 		switch {
 		case !si.Accepted || si.End == hi.t:
 		default:
-			states = append(states, anchor[T]{t: si.End, z: pools.takeStateOn(a.ew, a.stepState(si), a.w.flat)})
+			states = append(states, anchor[T]{t: si.End, z: pools.takeState(a.ew, a.stepState(si), a.w.flat)})
 		}
 		return nil
 	})
@@ -882,7 +882,8 @@ type adjointWork[T tensor.Float] struct {
 	one, minusOne        []T
 	flat, whole, short   []int // the shapes [n], [2n + m], [2n]
 	parts                map[partKey[T]]*tensor.Tensor[T]
-	slabSeen             *T // the slab parts were made over (Block.slabSeen)
+	fronts               map[*tensor.Tensor[T]]*tensor.Tensor[T] // a front part's whole tensor (part)
+	slabSeen             *T                                      // the slab parts were made over (Block.slabSeen)
 	trajRows, gRows      rowCache[T]
 
 	// The host side of solve: views of the solver's buffers f is
@@ -916,7 +917,7 @@ func (p *pass[T]) adjointWork(sizes []int) *adjointWork[T] {
 		dg: make([]*tensor.Tensor[T], len(p.params)), at: make([]*tensor.Tensor[T], 1),
 		terms: make([]*tensor.Tensor[T], 1), outs: make([]*tensor.Tensor[T], 2),
 		one: []T{1}, minusOne: []T{-1}, flat: []int{p.n}, whole: []int{N}, short: []int{2 * p.n},
-		parts: map[partKey[T]]*tensor.Tensor[T]{},
+		parts: map[partKey[T]]*tensor.Tensor[T]{}, fronts: map[*tensor.Tensor[T]]*tensor.Tensor[T]{},
 		// Two per buffer of either solver f is evaluated at or into.
 		views: viewCache[T]{limit: 64},
 	}

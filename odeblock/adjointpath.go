@@ -1,9 +1,6 @@
 package odeblock
 
 import (
-	"fmt"
-
-	"github.com/adamnode/adamnode/autograd"
 	"github.com/adamnode/adamnode/odeblock/internal/hooks"
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -12,35 +9,31 @@ import (
 //
 // Every piece of it — the augmented system, the pieces between anchors,
 // the drift check and its guard, the recovery's re-solve — works on
-// tensors through an Elementwise (ew): the engine's own when the phase
-// runs on a device, the CPU's (tensor.HostElementwise) otherwise, whose
-// tensors are views of the solver's and the block's host buffers (no
-// copy). The augmented state [z, a, g_θ] is one flat tensor (adjointWork's
-// y and other), its parts cached views (adjointWork.part); the forward
-// states it re-anchors to are flat tensors of n elements (anchor): output
-// rows of the trajectory, or states kept in the block's pool.
+// tensors through the phase's Elementwise (adjoint.ew, setPhase): the
+// engine's when the phase runs on a device, tensor.HostElementwise
+// otherwise. The augmented state [z, a, g_θ] is one flat tensor
+// (adjointWork's y and other), its parts cached views (adjointWork.part);
+// the forward states it re-anchors to are flat tensors of n elements
+// (anchor): output rows of the trajectory, or states kept in the block's
+// pool.
 //
-// Host and device part in two places only. The integrator's entry (solve)
-// hands the device mode the tensors themselves and the host mode their
-// memory, the augmented function then getting views of the solver's slices
-// (adjointWork.views); a step's state (stepState) is the solver's device
-// buffer or a view of its host one. And a few choices stay conditions: on
-// a device the backward solve runs when the forward did and the dynamics'
-// adjoint is the generic one or a family's of this package
-// (backwardOnDevice; a user's own Adjointer keeps the host), where the
-// augmented system is always one VJP of the dynamics on the device's tape
-// (the families' right-hand sides op by op, as in their forward) — on the
-// host the families' fused kernels (Adjointer.EvalAdjoint) are the fast
-// path; sums of squares are the
-// engine's there and norm2's vector kernels on the host (sumSquares); the
-// derivative buffer is made resident on the device before its parts are
-// written; the drifting columns, read from the states, are named on the
-// host only (a device's recovery copies nothing to the host).
+// Host and device part at the integrator's entry (solve): its device mode
+// takes the tensors themselves, its host mode their memory, the augmented
+// function then seeing views of the solver's slices (adjointWork.view);
+// a step's state (stepState) is accordingly the solver's device buffer or
+// a view of its host one. The rest are choices, not second copies: the
+// backward solve runs on a device when the forward did, unless the
+// dynamics have an Adjointer of the user's own (backwardOnDevice), and
+// there the augmented system is one VJP of the dynamics, where the host
+// runs the families' fused EvalAdjoint; sums of squares are the engine's
+// on a device and norm2's vector kernels on the host (sumSquares); the
+// derivative buffer is made resident on a device before its parts are
+// written; the drifting columns are named from host states only.
 
 // backwardOnDevice reports whether the backward solve runs on the device.
 func (a *adjoint[T]) backwardOnDevice() bool {
 	p := a.p
-	if p.dev == nil { // the forward solve ran on the host (forwardOnDevice)
+	if !p.onDev { // the forward solve ran on the host (forwardOnDevice)
 		return false
 	}
 	_, special := p.b.Dynamics.(Adjointer[T])
@@ -77,13 +70,17 @@ func (a *adjoint[T]) solve(s *Solver[T], f hooks.TensorEvalFunc[T], shape []int,
 }
 
 // view returns the solver's host buffer x as a tensor for f: in the
-// state's shape when it holds a whole state, flat otherwise (the
-// augmented derivative without its quadratures).
+// state's shape when it holds a whole state; shorter (a stage input or
+// derivative of the augmented state without its quadratures, the front of
+// one of the solver's buffers), the part in front of the quadratures of
+// the whole buffer's view, whose parts are then the whole one's: f gets
+// the same tensors for z, a and their derivatives at every stage (a
+// family's EvalAdjoint keeps views of the tensors it is handed).
 func (w *adjointWork[T]) view(x []T) *tensor.Tensor[T] {
 	if len(x) == w.evalLen {
 		return w.views.of(x, w.evalShape)
 	}
-	return w.views.of(x, w.short)
+	return w.part(w.views.of(x[:w.evalLen], w.evalShape), 0, frontPart, w.short)
 }
 
 // stepState returns the state at the end of step si as n flat elements:
@@ -120,20 +117,29 @@ func (a *adjoint[T]) stepNorm2(si StepInfo[T]) float64 { return a.sumSquares(a.s
 func (w *adjointWork[T]) dropStaleParts(base *T) {
 	if base != w.slabSeen {
 		w.slabSeen = base
-		clear(w.parts)
+		w.dropParts()
 	}
 }
 
 // partKey names a part of a tensor: the tensor, the part's first element
-// and its kind (0 flat, 1 in the state's shape, 2+j parameter j's).
+// and its kind (0 flat, 1 in the state's shape, 2+j parameter j's,
+// frontPart the augmented state without its quadratures).
 type partKey[T tensor.Float] struct {
 	t      *tensor.Tensor[T]
 	lo, id int
 }
 
+// frontPart is the kind of the part [0, 2n) of an augmented state: z and
+// a without the parameters' gradients (view).
+const frontPart = -1
+
 // part returns elements [lo, lo+size) of x in shape (of size elements), a
-// view made once per tensor and part.
+// view made once per tensor and part. A part of a front part is the part
+// of its whole tensor.
 func (w *adjointWork[T]) part(x *tensor.Tensor[T], lo, id int, shape []int) *tensor.Tensor[T] {
+	if whole := w.fronts[x]; whole != nil {
+		x = whole
+	}
 	k := partKey[T]{x, lo, id}
 	v := w.parts[k]
 	if v == nil {
@@ -143,11 +149,20 @@ func (w *adjointWork[T]) part(x *tensor.Tensor[T], lo, id int, shape []int) *ten
 		}
 		v = x.Reshape(x.Len()).Slice(lo, lo+size).Reshape(shape...)
 		if len(w.parts) > 4096 {
-			clear(w.parts) // a new set of buffers: start over
+			w.dropParts() // a new set of buffers: start over
 		}
 		w.parts[k] = v
+		if id == frontPart {
+			w.fronts[v] = x
+		}
 	}
 	return v
+}
+
+// dropParts empties the part cache.
+func (w *adjointWork[T]) dropParts() {
+	clear(w.parts)
+	clear(w.fronts)
 }
 
 // rowCache holds the rows of a tensor [L, …] as flat tensors, made once
@@ -168,25 +183,4 @@ func (c *rowCache[T]) get(x *tensor.Tensor[T], n int) []*tensor.Tensor[T] {
 		}
 	}
 	return c.rows
-}
-
-// valueEval returns F(t, y) → dy on tensors with no gradient, dy written
-// by the phase's Elementwise: the forward re-solved (resolve) on either
-// path. (pass.tensorEvaluator is this for a device engine.)
-func (a *adjoint[T]) valueEval() hooks.TensorEvalFunc[T] {
-	p, ew := a.p, a.ew
-	pb := p.b.pullback(p.eng)
-	at := make([]*tensor.Tensor[T], 1)
-	return func(_ hooks.EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error {
-		at[0] = y
-		out := pb.Value(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
-			return p.b.Dynamics.Eval(tp, t, in[0])
-		}, at)
-		at[0] = nil
-		if out.Len() != dy.Len() {
-			return fmt.Errorf("odeblock: dynamics returned shape %v for a state of shape %v", out.Shape(), p.shape)
-		}
-		ew.Copy(dy, out)
-		return nil
-	}
 }

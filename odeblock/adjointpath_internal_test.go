@@ -1,6 +1,8 @@
 package odeblock
 
 import (
+	"errors"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -168,7 +170,7 @@ func TestAdjointForwardKeeps(t *testing.T) {
 			t.Fatal(err)
 		}
 		a := &adjoint[float64]{p: p, opt: Adjoint{AnchorEvery: c.anchorEvery}, budget: c.budget}
-		_, hook := a.forward()
+		hook := a.forward()
 		y := make([]float64, 2) // the solver's buffer, reused
 		for s := 1; s <= c.step; s++ {
 			y[0], y[1] = float64(s), -float64(s)
@@ -193,5 +195,82 @@ func TestAdjointForwardKeeps(t *testing.T) {
 		if seen := a.seen[0]; seen.steps != c.step || seen.norm2 != 2*float64(c.step*c.step) {
 			t.Errorf("%s: the forward saw %+v, want %d steps, largest ‖z‖² %d", c.name, seen, c.step, 2*c.step*c.step)
 		}
+	}
+}
+
+// TestAdjointGuard: the backward piece's guard lets a reconstructed state
+// as large as four times the largest squared norm the forward saw there
+// (its steps' or the two anchors', at least n·ATol²) pass, exactly at that
+// bound included, and stops one past it, or NaN, with ErrAdjointDrift; it
+// stops the solve at the first step past 4 × the forward's steps + 20.
+func TestAdjointGuard(t *testing.T) {
+	zero := anchor[float64]{t: 0, z: tensor.New[float64](2)}
+	three := anchor[float64]{t: 1, z: tensor.FromSlice([]float64{3, 0})}
+	for _, c := range []struct {
+		name   string
+		seen   stretchSeen
+		hi, lo anchor[float64]
+		atol   float64
+		state  []float64
+		drift  bool
+	}{
+		{"below the forward's states", stretchSeen{3, 1}, three, zero, 1e-9, []float64{1, 1}, false},
+		{"at 4 × the forward's states", stretchSeen{3, 1}, zero, zero, 1e-9, []float64{2, 0}, false},
+		{"past 4 × the forward's states", stretchSeen{3, 1}, zero, zero, 1e-9, []float64{2, 1e-3}, true},
+		{"NaN", stretchSeen{3, 1}, zero, zero, 1e-9, []float64{math.NaN(), 0}, true},
+		{"at 4 × the anchor's", stretchSeen{3, 1}, three, zero, 1e-9, []float64{6, 0}, false},
+		{"past 4 × the anchor's", stretchSeen{3, 1}, zero, three, 1e-9, []float64{6, 1e-3}, true},
+		{"at n·ATol²", stretchSeen{3, 0}, zero, zero, 1, []float64{1, 1}, false},
+		{"past n·ATol²", stretchSeen{3, 0}, zero, zero, 1, []float64{1, 1.01}, true},
+	} {
+		a := &adjoint[float64]{p: &pass[float64]{n: 2}, bopt: Options{ATol: c.atol}, w: &adjointWork[float64]{flat: []int{2}}}
+		a.setPhase(false)
+		err := a.guard(c.seen, c.hi, c.lo)(StepInfo[float64]{Accepted: true, End: 0.5, Y1: c.state})
+		if got := errors.Is(err, ErrAdjointDrift); got != c.drift {
+			t.Errorf("%s: %v; want ErrAdjointDrift %v", c.name, err, c.drift)
+		}
+	}
+	a := &adjoint[float64]{p: &pass[float64]{n: 2}, bopt: Options{ATol: 1e-9}, w: &adjointWork[float64]{flat: []int{2}}}
+	a.setPhase(false)
+	hook := a.guard(stretchSeen{3, 1}, zero, zero)
+	si := StepInfo[float64]{End: 0.5, Y1: []float64{1, 0}}
+	for i := 1; i <= 4*3+20; i++ {
+		if err := hook(si); err != nil {
+			t.Fatalf("step %d of at most %d: %v", i, 4*3+20, err)
+		}
+	}
+	if err := hook(si); !errors.Is(err, ErrAdjointDrift) {
+		t.Errorf("step %d past 4 × 3 + 20: %v; want ErrAdjointDrift", 4*3+21, err)
+	}
+}
+
+// TestAdjointWorkFronts: the solver's buffer handed short (without its
+// quadratures) is the front of the whole buffer's view, made once, and
+// its parts are the whole one's: the same tensors, whichever length the
+// buffer comes with.
+func TestAdjointWorkFronts(t *testing.T) {
+	w := &adjointWork[float64]{parts: map[partKey[float64]]*tensor.Tensor[float64]{}, fronts: map[*tensor.Tensor[float64]]*tensor.Tensor[float64]{},
+		views: viewCache[float64]{limit: 64}, short: []int{6}, evalShape: []int{10}, evalLen: 10}
+	x := []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	whole := w.view(x)
+	front := w.view(x[:6])
+	if d := cmp.Diff([]float64{0, 1, 2, 3, 4, 5}, front.ReadData()); d != "" {
+		t.Errorf("the front's elements (-want +got):\n%s", d)
+	}
+	if w.view(x[:6]) != front {
+		t.Error("the front was made again")
+	}
+	for _, lo := range []int{0, 3} {
+		if w.part(front, lo, 1, []int{3}) != w.part(whole, lo, 1, []int{3}) {
+			t.Errorf("the part from %d of the front is not the whole buffer's", lo)
+		}
+	}
+	y := []float64{10, 11, 12, 13, 14, 15, 16, 17, 18, 19}
+	if got := w.part(w.view(y[:6]), 3, 1, []int{3}).ReadData(); got[0] != 13 || w.part(w.view(y), 3, 1, []int{3}) == w.part(whole, 3, 1, []int{3}) {
+		t.Errorf("another buffer's part from 3 starts with %g or is x's, want 13 and its own", got[0])
+	}
+	w.dropParts()
+	if len(w.parts)+len(w.fronts) != 0 {
+		t.Errorf("%d parts and %d fronts kept after dropParts", len(w.parts), len(w.fronts))
 	}
 }

@@ -48,9 +48,9 @@ func (r *backprop[T]) stepEnds() bool { return !outputsInside(r.p.b.Solver) }
 
 // forward returns the step hook; the solve evaluates forwardTensors
 // (tensorForwarder).
-func (r *backprop[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
+func (r *backprop[T]) forward() func(StepInfo[T]) error {
 	r.p.startParamGrads()
-	return nil, r.onStep
+	return r.onStep
 }
 
 // forwardOnDevice: Backprop's forward solve may run on a device, its

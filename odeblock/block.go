@@ -363,7 +363,6 @@ type pass[T tensor.Float] struct {
 	// solver's function (onHost), which calls hostF: each made once per
 	// pass.
 	noGrad hooks.TensorEvalFunc[T]
-	at     [1]*tensor.Tensor[T] // noGrad's input
 	hostFn hooks.EvalFunc[T]
 	hostF  hooks.TensorEvalFunc[T]
 
@@ -371,9 +370,9 @@ type pass[T tensor.Float] struct {
 	// (pass.elementwise): the device's when the forward solve runs on one,
 	// else the host's. The discrete modes are written once over it.
 	ew tensor.Elementwise[T]
-	// dev is the engine's Elementwise when the forward solve runs on the
-	// device (forwardOnDevice), else nil.
-	dev tensor.Elementwise[T]
+	// onDev reports whether the forward solve runs on the device
+	// (forwardOnDevice).
+	onDev bool
 }
 
 // mode returns the block's gradient mode.
@@ -458,9 +457,8 @@ func (b *Block[T]) recordHeld(tp *autograd.Tape[T], z0 autograd.Var[T], traj boo
 	f, hook := p.tensorEvaluator(), (func(StepInfo[T]) error)(nil)
 	if strat != nil {
 		// The function is forwardTensors' where the strategy records
-		// its evaluations (Backprop), else the dynamics without gradients
-		// (the adjoint's forward returns them adapted to the host).
-		_, hook = strat.forward()
+		// its evaluations (Backprop), else the dynamics without gradients.
+		hook = strat.forward()
 		if tf, ok := strat.(tensorForwarder[T]); ok {
 			f = tf.forwardTensors()
 		}
@@ -661,12 +659,6 @@ func (b *Block[T]) dropStaleViews() {
 	}
 }
 
-// deviceForwarder is a strategy whose forward solve may run on a device
-// (integrate's device mode): its hook reads the step's states as
-// tensors (StepInfo.State1 when StepInfo.Y1 is nil) and nothing else of
-// the solver's.
-type deviceForwarder interface{ forwardOnDevice() bool }
-
 // tensorForwarder is a strategy whose forward solve evaluates
 // forwardTensors, on the host and on a device alike (the others evaluate
 // the dynamics without gradients, pass.tensorEvaluator).
@@ -683,8 +675,7 @@ func (p *pass[T]) forwardOnDevice(strat strategy[T]) bool {
 	p.ew = hostElementwise(p.eng)
 	ok := tensor.DeviceElementwise(p.eng) != nil
 	if strat != nil {
-		d, is := strat.(deviceForwarder)
-		ok = ok && is && d.forwardOnDevice()
+		ok = ok && strat.forwardOnDevice()
 	}
 	if !ok {
 		return false // SolveEval, the host's solve, whatever the device mode
@@ -693,8 +684,7 @@ func (p *pass[T]) forwardOnDevice(strat strategy[T]) bool {
 	if !hk[T]().UseDevice(p.solver, p.eng) {
 		return false
 	}
-	p.dev = tensor.DeviceElementwise(p.eng)
-	p.ew = p.dev
+	p.onDev, p.ew = true, tensor.DeviceElementwise(p.eng)
 	return true
 }
 
@@ -764,30 +754,34 @@ func (p *pass[T]) onHost(f hooks.TensorEvalFunc[T]) hooks.EvalFunc[T] {
 // and the steps' states.
 const outViews = 32
 
-// tensorEvaluator returns f(t, y) → dy evaluating the dynamics with no
-// gradient, its value copied into dy by the pass's Elementwise: one
+// tensorEvaluator returns valueEval with the pass's Elementwise: one
 // function per pass, made on the first call.
 func (p *pass[T]) tensorEvaluator() hooks.TensorEvalFunc[T] {
-	if p.noGrad != nil {
-		return p.noGrad
+	if p.noGrad == nil {
+		p.noGrad = p.valueEval(p.elementwise())
 	}
+	return p.noGrad
+}
+
+// valueEval returns f(t, y) → dy evaluating the dynamics with no
+// gradient, its value copied into dy by ew: the pass's Elementwise for
+// its own solves (tensorEvaluator), the adjoint phase's for the forward
+// it re-solves (a user's Adjointer runs the backward on the host after a
+// forward on a device).
+func (p *pass[T]) valueEval(ew tensor.Elementwise[T]) hooks.TensorEvalFunc[T] {
 	b := p.b
 	pb := b.pullback(p.eng)
-	ew := p.elementwise()
-	p.noGrad = func(_ hooks.EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error {
-		p.at[0] = y
+	at := make([]*tensor.Tensor[T], 1)
+	return func(_ hooks.EvalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error {
+		at[0] = y
 		out := pb.Value(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] {
 			return b.Dynamics.Eval(tp, t, in[0])
-		}, p.at[:])
-		p.at[0] = nil
+		}, at)
+		at[0] = nil
 		if out.Len() != dy.Len() {
 			return fmt.Errorf("odeblock: dynamics returned shape %v for a state of shape %v", out.Shape(), p.shape)
 		}
 		ew.Copy(dy, out)
 		return nil
 	}
-	return p.noGrad
 }
-
-// evaluator is tensorEvaluator on the host solver's slices (onHost).
-func (p *pass[T]) evaluator() hooks.EvalFunc[T] { return p.onHost(p.tensorEvaluator()) }

@@ -91,7 +91,7 @@ func (b *Block[T]) findEvent(eng tensor.Engine[T], z0 autograd.Var[T], g EventFu
 		return float64(v.Data()[0])
 	}}
 	out := [][]T{make([]T, n), make([]T, n)}
-	f := p.evaluator()
+	f := p.onHost(p.tensorEvaluator())
 	if _, err := hk[T]().SolveEval(s, f, z0.Value().Data(), []float64{t0, t1}, out); err != nil {
 		return 0, err
 	}

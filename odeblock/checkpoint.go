@@ -1,9 +1,6 @@
 package odeblock
 
-import (
-	"github.com/adamnode/adamnode/odeblock/internal/hooks"
-	"github.com/adamnode/adamnode/tensor"
-)
+import "github.com/adamnode/adamnode/tensor"
 
 // Checkpoint keeps the state at the start of each accepted step and, in
 // backward, recomputes one step at a time on tapes. Its gradients equal
@@ -35,9 +32,9 @@ func (c *checkpoint[T]) forwardOnDevice() bool { return true }
 
 // forward returns the step hook; the solve evaluates the dynamics without
 // gradients (pass.tensorEvaluator).
-func (c *checkpoint[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
+func (c *checkpoint[T]) forward() func(StepInfo[T]) error {
 	c.p.startParamGrads()
-	return nil, func(si StepInfo[T]) error {
+	return func(si StepInfo[T]) error {
 		if sp := c.p.logStep(si); sp != nil {
 			c.p.keepStart(sp, si)
 		}
@@ -63,5 +60,5 @@ func (c *checkpoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], erro
 // more than this pass used.
 func (c *checkpoint[T]) putStates() {
 	c.p.putStarts()
-	c.p.b.pools.trimStatesOn(len(c.p.steps))
+	c.p.b.pools.trimStates(len(c.p.steps))
 }

@@ -35,13 +35,13 @@ func TestStepStatesPooled(t *testing.T) {
 			if err := tp.Backward(autograd.Sum(autograd.Square(z))); err != nil {
 				t.Fatal(err)
 			}
-			if kept := len(b.pools.statesOn); kept != 4 {
+			if kept := len(b.pools.states); kept != 4 {
 				t.Fatalf("device %v, pass %d: %d states pooled; want the 4 steps'", onDevice, pass, kept)
 			}
 			if pass == 0 {
-				first = append(first, b.pools.statesOn...)
+				first = append(first, b.pools.states...)
 			}
-			for i, s := range b.pools.statesOn {
+			for i, s := range b.pools.states {
 				switch {
 				case s == nil:
 					t.Errorf("pass %d: a nil state pooled", pass)
@@ -64,30 +64,30 @@ func slicesContain[T tensor.Float](ts []*tensor.Tensor[T], x *tensor.Tensor[T]) 
 	return false
 }
 
-// TestStatesOnPool: the pool of states hands back a state of the
+// TestStatesPool: the pool of states hands back a state of the
 // shape asked for, filled by the engine, dropping those of other shapes on
 // its way, and trims to the count asked for.
-func TestStatesOnPool(t *testing.T) {
+func TestStatesPool(t *testing.T) {
 	var q passPools[float64]
 	ew := tensor.HostElementwise[float64]()
 	y := tensor.FromSlice([]float64{1, 2, 3, 4}, 4)
-	a := q.takeStateOn(ew, y, []int{2, 2})
+	a := q.takeState(ew, y, []int{2, 2})
 	if !a.HasShape(2, 2) || a.At(1, 1) != 4 {
 		t.Fatalf("a new state of shape %v holding %v, want [2 2] holding y", a.Shape(), a.ReadData())
 	}
-	q.putStateOn(a)
-	q.putStateOn(tensor.New[float64](3))
-	if b := q.takeStateOn(ew, tensor.FromSlice([]float64{5, 6, 7, 8}, 4), []int{2, 2}); b != a || b.At(0, 0) != 5 || len(q.statesOn) != 0 {
-		t.Errorf("the pooled state of the shape was not reused and filled, or another was kept (%d left)", len(q.statesOn))
+	q.putState(a)
+	q.putState(tensor.New[float64](3))
+	if b := q.takeState(ew, tensor.FromSlice([]float64{5, 6, 7, 8}, 4), []int{2, 2}); b != a || b.At(0, 0) != 5 || len(q.states) != 0 {
+		t.Errorf("the pooled state of the shape was not reused and filled, or another was kept (%d left)", len(q.states))
 	}
-	q.putStateOn(a)
-	q.putStateOn(a)
-	q.trimStatesOn(3)
-	if len(q.statesOn) != 2 {
-		t.Errorf("%d states after trimming 2 to 3", len(q.statesOn))
+	q.putState(a)
+	q.putState(a)
+	q.trimStates(3)
+	if len(q.states) != 2 {
+		t.Errorf("%d states after trimming 2 to 3", len(q.states))
 	}
-	q.trimStatesOn(1)
-	if len(q.statesOn) != 1 {
-		t.Errorf("%d states after trimming 2 to 1", len(q.statesOn))
+	q.trimStates(1)
+	if len(q.states) != 1 {
+		t.Errorf("%d states after trimming 2 to 1", len(q.states))
 	}
 }

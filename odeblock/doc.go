@@ -344,20 +344,25 @@
 //
 // # On a device
 //
-// On an engine with a tensor.Elementwise (package cuda's GPU engine) the
-// explicit Runge–Kutta solvers run in the engine's memory
-// (integrate.NewSolverOn, Solver.SolveTensors): stage sums, error norm, dense
-// output, dense logs and first step by the engine, two numbers a step read
-// by the host for the step-size control. A Block there solves on the
-// device in every gradient mode: the Adjoint mode's forward and backward
-// solves (the augmented state on the device, one VJP of the dynamics per
-// evaluation, the drift check and its recovery; a user's own Adjointer
-// keeps the host path), Backprop's stage tapes, Checkpoint's and
-// Recursive's states and recomputed steps (the forward's stage sums, to
-// the bit) and the step adjoint's sums, and Interpolated's dense output
-// (with a Budget that mode stays on the host). AdamNODE's, HBNODE's and
-// GHBNODE's (φ = tanh) right-hand sides are one fused node there when the
-// engine's Elementwise has AdamRHS, HBRHS and GHBRHS (cuda's does); the
-// other families are recorded op by op. Events and the implicit, Rosenbrock, BDF and Adams
-// methods stay on the host. On the CPU engines nothing changes.
+// Every engine runs the same code: the gradient modes are written once
+// over tensors and the engine's tensor.Elementwise (the CPU's for an
+// engine without one). Host and device part at the integrator's entry
+// only: on an engine whose Elementwise keeps tensors in device memory
+// (package cuda's GPU engine) the explicit Runge–Kutta solvers run there
+// (integrate.NewSolverOn, Solver.SolveTensors): stage sums, error norm,
+// dense output, dense logs and first step by the engine, two numbers a
+// step read by the host for the step-size control; elsewhere they run on
+// the host's slices, which the dynamics see as tensors without a copy.
+// So a Block solves on the device in every gradient mode: the Adjoint
+// mode's forward and backward solves (the augmented state there, one VJP
+// of the dynamics per evaluation, the drift check and its recovery; a
+// user's own Adjointer runs the backward on the host), Backprop's stage
+// tapes, Checkpoint's and Recursive's states and recomputed steps (the
+// forward's stage sums, to the bit) and the step adjoint's sums, and
+// Interpolated's dense output (with a Budget that mode stays on the
+// host). AdamNODE's, HBNODE's and GHBNODE's (φ = tanh) right-hand sides
+// are one fused node there when the engine's Elementwise has AdamRHS,
+// HBRHS and GHBRHS (cuda's does); the other families are recorded op by
+// op. Events and the implicit, Rosenbrock, BDF and Adams methods stay on
+// the host. On the CPU engines nothing changes.
 package odeblock

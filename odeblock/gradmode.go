@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/adamnode/adamnode/internal/modename"
-	"github.com/adamnode/adamnode/odeblock/internal/hooks"
 
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -39,10 +38,17 @@ type GradMode interface {
 type strategy[T tensor.Float] interface {
 	// stepEnds reports whether every output time must be a step end.
 	stepEnds() bool
-	// forward returns the function the forward solve evaluates and a hook
-	// called after each of its attempted steps (nil: none), which keep
-	// what the backward pass needs.
-	forward() (hooks.EvalFunc[T], func(StepInfo[T]) error)
+	// forward returns the hook called after each attempted step of the
+	// forward solve (nil: none), which keeps what the backward pass needs.
+	// The solve evaluates the dynamics without gradients
+	// (pass.tensorEvaluator), or forwardTensors' function where the
+	// strategy has one (tensorForwarder).
+	forward() func(StepInfo[T]) error
+	// forwardOnDevice reports whether the forward solve may run on a
+	// device (integrate's device mode): the hook then reads the step's
+	// states as tensors (StepInfo.State1 when StepInfo.Y1 is nil) and
+	// nothing else of the solver's.
+	forwardOnDevice() bool
 	// abort gives back what a failed forward solve kept.
 	abort()
 	// backward returns the gradients of z0 and of each parameter from

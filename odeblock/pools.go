@@ -17,7 +17,7 @@ import (
 // done; nothing here belongs to one pass.
 type passPools[T tensor.Float] struct {
 	stages   []*stageTape[T]
-	statesOn []*tensor.Tensor[T] // states kept, where the pass keeps them (pass.ew)
+	states   []*tensor.Tensor[T] // states kept, where the pass keeps them (pass.ew)
 	restaged []*stageTape[T]
 	log      hooks.DenseLog[T] // an empty log holding the last pass's steps and their buffers, for takeLog
 }
@@ -61,18 +61,18 @@ func (q *passPools[T]) trimStageTapes(n int) {
 	}
 }
 
-// takeStateOn returns a copy of y, made by ew, in a pooled tensor of the
+// takeState returns a copy of y, made by ew, in a pooled tensor of the
 // shape (others are dropped), or a new one: a state kept where ew keeps
 // it (a device's memory, or the host's).
-func (q *passPools[T]) takeStateOn(ew tensor.Elementwise[T], y *tensor.Tensor[T], shape []int) *tensor.Tensor[T] {
+func (q *passPools[T]) takeState(ew tensor.Elementwise[T], y *tensor.Tensor[T], shape []int) *tensor.Tensor[T] {
 	var buf *tensor.Tensor[T]
-	for buf == nil && len(q.statesOn) > 0 {
-		last := len(q.statesOn) - 1
-		if b := q.statesOn[last]; b.HasShape(shape...) {
+	for buf == nil && len(q.states) > 0 {
+		last := len(q.states) - 1
+		if b := q.states[last]; b.HasShape(shape...) {
 			buf = b
 		}
-		q.statesOn[last] = nil
-		q.statesOn = q.statesOn[:last]
+		q.states[last] = nil
+		q.states = q.states[:last]
 	}
 	if buf == nil {
 		buf = tensor.New[T](shape...)
@@ -81,14 +81,14 @@ func (q *passPools[T]) takeStateOn(ew tensor.Elementwise[T], y *tensor.Tensor[T]
 	return buf
 }
 
-// putStateOn pools the state y.
-func (q *passPools[T]) putStateOn(y *tensor.Tensor[T]) { q.statesOn = append(q.statesOn, y) }
+// putState pools the state y.
+func (q *passPools[T]) putState(y *tensor.Tensor[T]) { q.states = append(q.states, y) }
 
-// trimStatesOn keeps at most n pooled states.
-func (q *passPools[T]) trimStatesOn(n int) {
-	n = min(n, len(q.statesOn))
-	clear(q.statesOn[n:])
-	q.statesOn = q.statesOn[:n]
+// trimStates keeps at most n pooled states.
+func (q *passPools[T]) trimStates(n int) {
+	n = min(n, len(q.states))
+	clear(q.states[n:])
+	q.states = q.states[:n]
 }
 
 // restageTapes returns s stage tapes on eng with input buffers of the

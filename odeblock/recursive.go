@@ -100,9 +100,9 @@ func (r *recursive[T]) forwardOnDevice() bool { return true }
 // that it lets them go; the backward pass recomputes from z0.
 // forward returns the step hook; the solve evaluates the dynamics without
 // gradients (pass.tensorEvaluator).
-func (r *recursive[T]) forward() (hooks.EvalFunc[T], func(StepInfo[T]) error) {
+func (r *recursive[T]) forward() func(StepInfo[T]) error {
 	r.p.startParamGrads()
-	return nil, func(si StepInfo[T]) error {
+	return func(si StepInfo[T]) error {
 		sp := r.p.logStep(si)
 		switch j := len(r.p.steps) - 1; {
 		case sp == nil || j == 0: // z0 is the trajectory's first row

@@ -109,14 +109,14 @@ func (p *pass[T]) keepStart(sp *step[T], si StepInfo[T]) {
 	if y0 == nil { // a solve on the host, or one the integrator kept there (an Event's)
 		y0 = p.b.views.of(si.Y0, p.shape)
 	}
-	sp.y0 = p.b.pools.takeStateOn(p.ew, y0, p.shape)
+	sp.y0 = p.b.pools.takeState(p.ew, y0, p.shape)
 }
 
 // putStarts gives the states keepStart kept back to the Block's pool.
 func (p *pass[T]) putStarts() {
 	for i := range p.steps {
 		if sp := &p.steps[i]; sp.y0 != nil {
-			p.b.pools.putStateOn(sp.y0)
+			p.b.pools.putState(sp.y0)
 			sp.y0 = nil
 		}
 	}
