@@ -3,7 +3,6 @@ package integrate
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"unsafe"
 
@@ -60,10 +59,13 @@ type devMode[T tensor.Float] struct {
 	host   map[viewKey]*tensor.Tensor[T] // host mode's views (FromSlice)
 	empty  *tensor.Tensor[T]
 
-	f       tensorEvalFunc[T] // the solve's f
-	devEval evalFunc[T]       // f on the device buffers' views
-	hostEv  evalFunc[T]       // f on views of host memory
-	out     []*tensor.Tensor[T]
+	f         tensorEvalFunc[T] // the solve's f
+	plain     TensorFunc[T]     // SolveTensors' f
+	plainEval tensorEvalFunc[T] // plain told the purpose of each evaluation
+	devEval   evalFunc[T]       // f on the device buffers' views
+	hostEv    evalFunc[T]       // f on views of host memory
+	out       []*tensor.Tensor[T]
+	outs      [][]T // a host-memory solve's outputs
 
 	comb  tensorCombiner[T]
 	terms [16]*tensor.Tensor[T] // combine's views of the stages
@@ -125,7 +127,13 @@ func (s *Solver[T]) deviceSolve() bool {
 // On a solver of NewSolverOn, an explicit Runge–Kutta solve keeps its
 // buffers in the device engine's memory (see the package doc).
 func (s *Solver[T]) SolveTensors(f TensorFunc[T], y0 *tensor.Tensor[T], ts []float64, out []*tensor.Tensor[T]) (Stats, error) {
-	return s.solveTensorsEval(func(_ evalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error { return f(t, y, dy) }, y0, ts, out)
+	d := &s.dev
+	if d.plainEval == nil {
+		d.plainEval = func(_ evalKind, _ int, t float64, y, dy *tensor.Tensor[T]) error { return d.plain(t, y, dy) }
+	}
+	d.plain = f
+	defer func() { d.plain = nil }()
+	return s.solveTensorsEval(d.plainEval, y0, ts, out)
 }
 
 // solveTensorsEval is SolveTensors with f told the purpose of each
@@ -143,20 +151,23 @@ func (s *Solver[T]) solveTensorsEval(f tensorEvalFunc[T], y0 *tensor.Tensor[T], 
 	}
 	d := &s.dev
 	d.f = f
-	d.setShape(y0.Shape())
-	defer func() { d.f, d.out, d.on = nil, nil, false }()
+	d.setShape(y0)
+	defer func() {
+		clear(d.out) // the outputs' views go, their slice stays for the next solve
+		d.f, d.out, d.on = nil, d.out[:0], false
+	}()
 	if !s.deviceSolve() {
 		return s.solveTensorsOnHost(y0, ts, out)
 	}
 	s.ensureDev(n)
 	d.on = true
-	flat := y0.Reshape(n)
+	flat := flatView(y0)
 	if _, ok := d.norm(flat, flat, flat, 1, 0, nil); !ok {
 		return Stats{}, &SolveError{Phase: s.opt.Phase, T: ts[0], Err: ErrNonFinite}
 	}
 	d.out = d.out[:0]
 	for _, o := range out {
-		d.out = append(d.out, o.Reshape(n))
+		d.out = append(d.out, flatView(o))
 	}
 	d.ew.Copy(d.view(s.y), flat)
 	d.ew.Copy(d.out[0], flat)
@@ -173,10 +184,12 @@ func (s *Solver[T]) solveTensorsEval(f tensorEvalFunc[T], y0 *tensor.Tensor[T], 
 // the solver's slices.
 func (s *Solver[T]) solveTensorsOnHost(y0 *tensor.Tensor[T], ts []float64, out []*tensor.Tensor[T]) (Stats, error) {
 	d := &s.dev
-	outs := make([][]T, len(out))
-	for i, o := range out {
-		outs[i] = o.Data()
+	outs := d.outs[:0]
+	for _, o := range out {
+		outs = append(outs, o.Data())
 	}
+	d.outs = outs
+	defer clear(outs)
 	if d.hostEv == nil {
 		d.hostEv = func(kind evalKind, stage int, t float64, y, dy []T) error {
 			return d.f(kind, stage, t, d.hostView(y), d.hostView(dy))
@@ -185,10 +198,23 @@ func (s *Solver[T]) solveTensorsOnHost(y0 *tensor.Tensor[T], ts []float64, out [
 	return s.solveEval(d.hostEv, y0.ReadData(), ts, outs)
 }
 
-// setShape records the state's shape, dropping the views of another.
-func (d *devMode[T]) setShape(shape []int) {
-	if !slices.Equal(d.shape, shape) {
-		d.shape = shape
+// flatView returns x flat: x itself when it is (no view to make a solve).
+func flatView[T tensor.Float](x *tensor.Tensor[T]) *tensor.Tensor[T] {
+	if x.Rank() == 1 {
+		return x
+	}
+	return x.Reshape(x.Len())
+}
+
+// setShape records y0's shape as the state's, dropping the views of
+// another; the same shape again costs nothing.
+func (d *devMode[T]) setShape(y0 *tensor.Tensor[T]) {
+	same := len(d.shape) == y0.Rank()
+	for i := 0; same && i < len(d.shape); i++ {
+		same = d.shape[i] == y0.Dim(i)
+	}
+	if !same {
+		d.shape = y0.Shape()
 		clear(d.views)
 		clear(d.host)
 		d.shaped = nil
