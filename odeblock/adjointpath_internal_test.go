@@ -261,8 +261,12 @@ func TestAdjointWorkFronts(t *testing.T) {
 		t.Error("the front was made again")
 	}
 	for _, lo := range []int{0, 3} {
-		if w.part(front, lo, 1, []int{3}) != w.part(whole, lo, 1, []int{3}) {
+		p := w.part(front, lo, 1, []int{3})
+		if p != w.part(whole, lo, 1, []int{3}) {
 			t.Errorf("the part from %d of the front is not the whole buffer's", lo)
+		}
+		if !p.HasShape(3) || p.ReadData()[0] != float64(lo) {
+			t.Errorf("the part from %d of the front has shape %v and starts with %g", lo, p.Shape(), p.ReadData()[0])
 		}
 	}
 	y := []float64{10, 11, 12, 13, 14, 15, 16, 17, 18, 19}
