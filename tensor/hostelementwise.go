@@ -804,8 +804,9 @@ func (hostElementwise[T]) ErrorNorm(e, y0, y1 *Tensor[T], atol, rtol T, parts []
 	mustSameShape(name, e.shape, y0.shape)
 	mustSameShape(name, e.shape, y1.shape)
 	n := len(e.data)
+	whole := [1]int{n}
 	if len(parts) == 0 {
-		parts = []int{n}
+		parts = whole[:]
 	}
 	total := 0
 	for _, p := range parts {
@@ -816,35 +817,44 @@ func (hostElementwise[T]) ErrorNorm(e, y0, y1 *Tensor[T], atol, rtol T, parts []
 		total += p
 	}
 	if total != n {
-		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("parts %v for tensors of shape %v (%d elements)", parts, e.shape, n)})
+		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("parts %v for tensors of shape %v (%d elements)", slices.Clone(parts), e.shape, n)})
 	}
 	ed, ad, bd := e.host(), y0.host(), y1.host()
-	r := make([]float64, n)
-	nan, inf := false, false
-	for i := range r {
+	ratio := func(i int) float64 {
 		w := atol + rtol*max(absOf(ad[i]), absOf(bd[i]))
 		v := float64(ed[i] / w)
 		if isNonFinite(v) && !isNonFinite(float64(ed[i])) && !isNonFinite(float64(w)) {
 			v = float64(ed[i]) / float64(w) // a float32 ratio that overflows
 		}
-		switch {
-		case math.IsNaN(v):
-			nan = true
-		case math.IsInf(v, 0):
-			inf = true
+		return v
+	}
+	// Each part twice: its largest |ratio| (and whether one is NaN or
+	// infinite), then the squares scaled by it; nothing is kept between.
+	nan, inf := false, false
+	lo := 0
+	for _, p := range parts {
+		var m float64
+		for i := lo; i < lo+p; i++ {
+			v := ratio(i)
+			nan = nan || math.IsNaN(v)
+			inf = inf || math.IsInf(v, 0)
+			m = max(m, math.Abs(v))
 		}
-		r[i] = v
+		if !nan && !inf && m > 0 {
+			var s float64
+			for i := lo; i < lo+p; i++ {
+				q := ratio(i) / m
+				s += q * q
+			}
+			rms = max(rms, m*math.Sqrt(s/float64(p)))
+		}
+		lo += p
 	}
 	switch {
 	case nan:
 		return math.NaN(), false
 	case inf:
 		return math.Inf(1), false
-	}
-	lo := 0
-	for _, p := range parts {
-		rms = max(rms, scaledRMS(r[lo:lo+p]))
-		lo += p
 	}
 	return rms, true
 }
@@ -858,21 +868,3 @@ func absOf[T Float](v T) T {
 }
 
 func isNonFinite(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
-
-// scaledRMS returns √(Σ r²/len(r)) of finite r, the squares scaled by the
-// largest |r| so that they neither overflow nor underflow (0 for none).
-func scaledRMS(r []float64) float64 {
-	var m float64
-	for _, v := range r {
-		m = max(m, math.Abs(v))
-	}
-	if m == 0 {
-		return 0
-	}
-	var s float64
-	for _, v := range r {
-		q := v / m
-		s += q * q
-	}
-	return m * math.Sqrt(s/float64(len(r)))
-}
