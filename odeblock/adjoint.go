@@ -340,17 +340,13 @@ func (a *adjoint[T]) backward(g *tensor.Tensor[T]) ([]*tensor.Tensor[T], error) 
 	a.bopt = a.options(sizes)
 	w := p.adjointWork(sizes)
 	a.w = w
-	p.b.dropStaleViews()
-	w.dropStaleParts(p.b.slabSeen)
+	w.dropStaleParts(p.b.slab)
 	if err := w.solver.Configure(a.bopt); err != nil {
 		return nil, err
 	}
 	w.solver.OnStep = p.b.OnStep
+	w.solver.StepStatesOnDevice = p.b.OnStep == nil
 	a.setPhase(a.backwardOnDevice())
-	if a.onDev {
-		hk[T]().UseDevice(w.solver, p.eng)
-		w.solver.StepStatesOnDevice = p.b.OnStep == nil
-	}
 	a.f = a.augmented()
 	a.fillMask()
 	a.stats = Stats{}
@@ -429,7 +425,7 @@ func (a *adjoint[T]) piece(hi, lo anchor[T], k int) error {
 		w.solver.OnStep = chainHooks(a.guard(a.seen[k-1], hi, lo), a.p.b.OnStep)
 	}
 	w.outs[0], w.outs[1] = w.y, w.other // outs[0] is y0 itself
-	st, err := a.solve(w.solver, a.f, w.whole, w.y, []float64{hi.t, lo.t}, w.outs[:])
+	st, err := a.solve(w.solver, a.f, w.y, []float64{hi.t, lo.t}, w.outs[:])
 	a.stats = a.stats.Add(st)
 	if err == nil {
 		a1 := math.Sqrt(a.sumSquares(w.part(w.y, n, 0, w.flat)))
@@ -513,7 +509,7 @@ func (a *adjoint[T]) resolve(hi, lo anchor[T], keep hooks.DenseLog[T], onStep fu
 	// From lo's state where it is (on the device, the forward set the
 	// solver's device, hooks.Integrator.UseDevice).
 	outs := []*tensor.Tensor[T]{p.tp.Scratch(p.shape...), p.tp.Scratch(p.shape...)}
-	st, err := a.solve(s, p.valueEval(a.ew), p.shape, lo.z.Reshape(p.shape...), []float64{lo.t, hi.t}, outs)
+	st, err := a.solve(s, p.valueEval(a.ew), lo.z.Reshape(p.shape...), []float64{lo.t, hi.t}, outs)
 	hk[T]().SetDenseLog(s, nil)
 	s.OnStep = nil
 	a.stats = a.stats.Add(st)
@@ -880,20 +876,10 @@ type adjointWork[T tensor.Float] struct {
 	spares               []*tensor.Tensor[T] // see spare
 	at, terms, outs      []*tensor.Tensor[T]
 	one, minusOne        []T
-	flat, whole, short   []int // the shapes [n], [2n + m], [2n]
+	flat                 []int // the shape [n]
 	parts                map[partKey[T]]*tensor.Tensor[T]
-	fronts               map[*tensor.Tensor[T]]*tensor.Tensor[T] // a front part's whole tensor (part)
-	slabSeen             *T                                      // the slab parts were made over (Block.slabSeen)
+	slabSeen             *T // the slab parts were made over (dropStaleParts)
 	trajRows, gRows      rowCache[T]
-
-	// The host side of solve: views of the solver's buffers f is
-	// evaluated at or into, and f on them.
-	views     viewCache[T]
-	hostEval  hooks.EvalFunc[T]
-	evalF     hooks.TensorEvalFunc[T]
-	evalShape []int
-	evalLen   int
-	hostOut   [][]T
 }
 
 // adjointWork returns the block's adjoint buffers for this pass's shapes,
@@ -916,13 +902,7 @@ func (p *pass[T]) adjointWork(sizes []int) *adjointWork[T] {
 		y: tensor.New[T](N), other: tensor.New[T](N), diff: tensor.New[T](p.n), mask: tensor.New[T](p.n),
 		dg: make([]*tensor.Tensor[T], len(p.params)), at: make([]*tensor.Tensor[T], 1),
 		terms: make([]*tensor.Tensor[T], 1), outs: make([]*tensor.Tensor[T], 2),
-		one: []T{1}, minusOne: []T{-1}, flat: []int{p.n}, whole: []int{N}, short: []int{2 * p.n},
-		parts: map[partKey[T]]*tensor.Tensor[T]{}, fronts: map[*tensor.Tensor[T]]*tensor.Tensor[T]{},
-		// Two per buffer of either solver f is evaluated at or into.
-		views: viewCache[T]{limit: 64},
-	}
-	w.hostEval = func(kind hooks.EvalKind, stage int, t float64, y, dy []T) error {
-		return w.evalF(kind, stage, t, w.view(y), w.view(dy))
+		one: []T{1}, minusOne: []T{-1}, flat: []int{p.n}, parts: map[partKey[T]]*tensor.Tensor[T]{},
 	}
 	hk[T]().UseWorkers(w.solver, p.eng)
 	for _, prm := range p.params {

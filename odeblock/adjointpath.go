@@ -17,11 +17,11 @@ import (
 // (anchor): output rows of the trajectory, or states kept in the block's
 // pool.
 //
-// Host and device part at the integrator's entry (solve): its device mode
-// takes the tensors themselves, its host mode their memory, the augmented
-// function then seeing views of the solver's slices (adjointWork.view);
-// a step's state (stepState) is accordingly the solver's device buffer or
-// a view of its host one. The rest are choices, not second copies: the
+// Every solve goes through the integrator's one tensor entry (solve), in
+// its device mode when the phase runs on the device: f is handed the
+// solver's device buffers, or views of its host ones, and a step's state
+// (stepState) is likewise one or the other. The rest are choices, not
+// second copies: the
 // backward solve runs on a device when the forward did, unless the
 // dynamics have an Adjointer of the user's own (backwardOnDevice), and
 // there the augmented system is one VJP of the dynamics, where the host
@@ -50,48 +50,22 @@ func (a *adjoint[T]) setPhase(onDev bool) {
 	}
 }
 
-// solve runs s with f from y0 over ts into outs: the integrator's device
-// mode on the tensors themselves when the phase runs on the device, its
-// host mode on their memory otherwise, f then handed views of the
-// solver's slices (adjointWork.view), made once per buffer. shape is the
-// shape f sees a whole state in (y0's on the device).
-func (a *adjoint[T]) solve(s *Solver[T], f hooks.TensorEvalFunc[T], shape []int, y0 *tensor.Tensor[T], ts []float64, outs []*tensor.Tensor[T]) (Stats, error) {
-	if a.onDev {
-		return hk[T]().SolveTensorsEval(s, f, y0, ts, outs)
+// solve runs s with f from y0 over ts into outs through the integrator's
+// one tensor entry, on the device when the phase runs there, else in host
+// memory.
+func (a *adjoint[T]) solve(s *Solver[T], f hooks.TensorEvalFunc[T], y0 *tensor.Tensor[T], ts []float64, outs []*tensor.Tensor[T]) (Stats, error) {
+	eng := a.p.eng
+	if !a.onDev {
+		eng = nil
 	}
-	w := a.w
-	w.hostOut = w.hostOut[:0]
-	for _, o := range outs {
-		w.hostOut = append(w.hostOut, o.Data())
-	}
-	w.evalF, w.evalShape, w.evalLen = f, shape, y0.Len()
-	defer func() { w.evalF = nil }()
-	return hk[T]().SolveEval(s, w.hostEval, y0.ReadData(), ts, w.hostOut)
-}
-
-// view returns the solver's host buffer x as a tensor for f: in the
-// state's shape when it holds a whole state; shorter (a stage input or
-// derivative of the augmented state without its quadratures, the front of
-// one of the solver's buffers), the part in front of the quadratures of
-// the whole buffer's view, whose parts are then the whole one's: f gets
-// the same tensors for z, a and their derivatives at every stage (a
-// family's EvalAdjoint keeps views of the tensors it is handed).
-func (w *adjointWork[T]) view(x []T) *tensor.Tensor[T] {
-	if len(x) == w.evalLen {
-		return w.views.of(x, w.evalShape)
-	}
-	return w.part(w.views.of(x[:w.evalLen], w.evalShape), 0, frontPart, w.short)
+	hk[T]().UseDevice(s, eng)
+	return hk[T]().SolveTensorsEval(s, f, y0, ts, outs)
 }
 
 // stepState returns the state at the end of step si as n flat elements:
-// the z part of the augmented state in a backward step. It is the
-// solver's device buffer in a device solve, else a view of its host
-// buffer.
+// the z part of the augmented state in a backward step.
 func (a *adjoint[T]) stepState(si StepInfo[T]) *tensor.Tensor[T] {
-	if si.State1 != nil {
-		return a.w.part(si.State1, 0, 0, a.w.flat)
-	}
-	return a.w.views.of(si.Y1[:a.p.n], a.w.flat)
+	return a.w.part(si.State1, 0, 0, a.w.flat)
 }
 
 // sumSquares returns ‖x‖₂², summed in float64: the engine's sum on a
@@ -112,35 +86,35 @@ func (a *adjoint[T]) anchorNorm2(an anchor[T]) float64 { return a.sumSquares(an.
 func (a *adjoint[T]) stepNorm2(si StepInfo[T]) float64 { return a.sumSquares(a.stepState(si)) }
 
 // dropStaleParts empties the part cache when the solvers' slab, whose
-// buffers it views, has moved to base since it was filled (the views of
-// the old one would keep it alive).
-func (w *adjointWork[T]) dropStaleParts(base *T) {
+// buffers it views, has moved since it was filled (the views of the old
+// one would keep it alive).
+func (w *adjointWork[T]) dropStaleParts(slab []T) {
+	var base *T
+	if len(slab) > 0 {
+		base = &slab[0]
+	}
 	if base != w.slabSeen {
 		w.slabSeen = base
-		w.dropParts()
+		clear(w.parts)
 	}
 }
 
-// partKey names a part of a tensor: the tensor, the part's first element
-// and its kind (0 flat, 1 in the state's shape, 2+j parameter j's,
-// frontPart the augmented state without its quadratures).
+// partKey names a part of a tensor by the tensor's storage and first
+// element (a front of a buffer, a stage input without the quadratures,
+// names the whole buffer's parts: f gets the same tensors for z, a and
+// their derivatives at every stage, and a family's EvalAdjoint keeps
+// views of the tensors it is handed), the part's first element and its
+// kind (0 flat, 1 in the state's shape, 2+j parameter j's).
 type partKey[T tensor.Float] struct {
-	t      *tensor.Tensor[T]
+	st     *tensor.Storage
+	at     *T
 	lo, id int
 }
 
-// frontPart is the kind of the part [0, 2n) of an augmented state: z and
-// a without the parameters' gradients (view).
-const frontPart = -1
-
 // part returns elements [lo, lo+size) of x in shape (of size elements), a
-// view made once per tensor and part. A part of a front part is the part
-// of its whole tensor.
+// view made once per memory and part.
 func (w *adjointWork[T]) part(x *tensor.Tensor[T], lo, id int, shape []int) *tensor.Tensor[T] {
-	if whole := w.fronts[x]; whole != nil {
-		x = whole
-	}
-	k := partKey[T]{x, lo, id}
+	k := partKey[T]{x.Storage(), &x.HostMemory()[0], lo, id}
 	v := w.parts[k]
 	if v == nil {
 		size := 1
@@ -149,20 +123,11 @@ func (w *adjointWork[T]) part(x *tensor.Tensor[T], lo, id int, shape []int) *ten
 		}
 		v = x.Reshape(x.Len()).Slice(lo, lo+size).Reshape(shape...)
 		if len(w.parts) > 4096 {
-			w.dropParts() // a new set of buffers: start over
+			clear(w.parts) // a new set of buffers: start over
 		}
 		w.parts[k] = v
-		if id == frontPart {
-			w.fronts[v] = x
-		}
 	}
 	return v
-}
-
-// dropParts empties the part cache.
-func (w *adjointWork[T]) dropParts() {
-	clear(w.parts)
-	clear(w.fronts)
 }
 
 // rowCache holds the rows of a tensor [L, …] as flat tensors, made once

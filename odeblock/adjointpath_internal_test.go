@@ -112,16 +112,16 @@ func TestAdjointWorkDropsStaleParts(t *testing.T) {
 	slab1, slab2 := make([]float64, 4), make([]float64, 4)
 	x := tensor.FromSlice(slab1)
 	w.part(x, 0, 0, []int{2})
-	w.dropStaleParts(&slab1[0])
+	w.dropStaleParts(slab1)
 	if len(w.parts) != 0 {
 		t.Errorf("%d parts kept when the slab was first seen", len(w.parts))
 	}
 	p := w.part(x, 0, 0, []int{2})
-	w.dropStaleParts(&slab1[0])
+	w.dropStaleParts(slab1)
 	if w.part(x, 0, 0, []int{2}) != p {
 		t.Error("the parts were dropped while the slab stayed")
 	}
-	w.dropStaleParts(&slab2[0])
+	w.dropStaleParts(slab2)
 	if len(w.parts) != 0 {
 		t.Errorf("%d parts kept after the slab moved", len(w.parts))
 	}
@@ -172,13 +172,14 @@ func TestAdjointForwardKeeps(t *testing.T) {
 		a := &adjoint[float64]{p: p, opt: Adjoint{AnchorEvery: c.anchorEvery}, budget: c.budget}
 		hook := a.forward()
 		y := make([]float64, 2) // the solver's buffer, reused
+		yt := tensor.FromSlice(y)
 		for s := 1; s <= c.step; s++ {
 			y[0], y[1] = float64(s), -float64(s)
 			end := float64(s) / float64(c.step)
-			if err := hook(StepInfo[float64]{Accepted: false, End: end, Y1: []float64{99, 99}}); err != nil {
+			if err := hook(StepInfo[float64]{Accepted: false, End: end, Y1: []float64{99, 99}, State1: tensor.FromSlice([]float64{99, 99})}); err != nil {
 				t.Fatal(err)
 			}
-			if err := hook(StepInfo[float64]{Accepted: true, End: end, Y1: y}); err != nil {
+			if err := hook(StepInfo[float64]{Accepted: true, End: end, Y1: y, State1: yt}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -223,17 +224,17 @@ func TestAdjointGuard(t *testing.T) {
 		{"at n·ATol²", stretchSeen{3, 0}, zero, zero, 1, []float64{1, 1}, false},
 		{"past n·ATol²", stretchSeen{3, 0}, zero, zero, 1, []float64{1, 1.01}, true},
 	} {
-		a := &adjoint[float64]{p: &pass[float64]{n: 2}, bopt: Options{ATol: c.atol}, w: &adjointWork[float64]{flat: []int{2}}}
+		a := &adjoint[float64]{p: &pass[float64]{n: 2}, bopt: Options{ATol: c.atol}, w: &adjointWork[float64]{flat: []int{2}, parts: map[partKey[float64]]*tensor.Tensor[float64]{}}}
 		a.setPhase(false)
-		err := a.guard(c.seen, c.hi, c.lo)(StepInfo[float64]{Accepted: true, End: 0.5, Y1: c.state})
+		err := a.guard(c.seen, c.hi, c.lo)(StepInfo[float64]{Accepted: true, End: 0.5, Y1: c.state, State1: tensor.FromSlice(c.state)})
 		if got := errors.Is(err, ErrAdjointDrift); got != c.drift {
 			t.Errorf("%s: %v; want ErrAdjointDrift %v", c.name, err, c.drift)
 		}
 	}
-	a := &adjoint[float64]{p: &pass[float64]{n: 2}, bopt: Options{ATol: 1e-9}, w: &adjointWork[float64]{flat: []int{2}}}
+	a := &adjoint[float64]{p: &pass[float64]{n: 2}, bopt: Options{ATol: 1e-9}, w: &adjointWork[float64]{flat: []int{2}, parts: map[partKey[float64]]*tensor.Tensor[float64]{}}}
 	a.setPhase(false)
 	hook := a.guard(stretchSeen{3, 1}, zero, zero)
-	si := StepInfo[float64]{End: 0.5, Y1: []float64{1, 0}}
+	si := StepInfo[float64]{End: 0.5, Y1: []float64{1, 0}, State1: tensor.FromSlice([]float64{1, 0})}
 	for i := 1; i <= 4*3+20; i++ {
 		if err := hook(si); err != nil {
 			t.Fatalf("step %d of at most %d: %v", i, 4*3+20, err)
@@ -244,22 +245,16 @@ func TestAdjointGuard(t *testing.T) {
 	}
 }
 
-// TestAdjointWorkFronts: the solver's buffer handed short (without its
-// quadratures) is the front of the whole buffer's view, made once, and
-// its parts are the whole one's: the same tensors, whichever length the
-// buffer comes with.
+// TestAdjointWorkFronts: a front of a buffer (the solver's stage input
+// handed without its quadratures: a view sharing the whole buffer's
+// storage), flat or shaped, has the whole buffer's parts, the same
+// tensors; a tensor of its own over the same memory has its own, and so
+// has another buffer.
 func TestAdjointWorkFronts(t *testing.T) {
-	w := &adjointWork[float64]{parts: map[partKey[float64]]*tensor.Tensor[float64]{}, fronts: map[*tensor.Tensor[float64]]*tensor.Tensor[float64]{},
-		views: viewCache[float64]{limit: 64}, short: []int{6}, evalShape: []int{10}, evalLen: 10}
+	w := &adjointWork[float64]{parts: map[partKey[float64]]*tensor.Tensor[float64]{}}
 	x := []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
-	whole := w.view(x)
-	front := w.view(x[:6])
-	if d := cmp.Diff([]float64{0, 1, 2, 3, 4, 5}, front.ReadData()); d != "" {
-		t.Errorf("the front's elements (-want +got):\n%s", d)
-	}
-	if w.view(x[:6]) != front {
-		t.Error("the front was made again")
-	}
+	whole := tensor.FromSlice(x, 2, 5)
+	front := whole.Reshape(10).Slice(0, 6)
 	for _, lo := range []int{0, 3} {
 		p := w.part(front, lo, 1, []int{3})
 		if p != w.part(whole, lo, 1, []int{3}) {
@@ -269,12 +264,11 @@ func TestAdjointWorkFronts(t *testing.T) {
 			t.Errorf("the part from %d of the front has shape %v and starts with %g", lo, p.Shape(), p.ReadData()[0])
 		}
 	}
-	y := []float64{10, 11, 12, 13, 14, 15, 16, 17, 18, 19}
-	if got := w.part(w.view(y[:6]), 3, 1, []int{3}).ReadData(); got[0] != 13 || w.part(w.view(y), 3, 1, []int{3}) == w.part(whole, 3, 1, []int{3}) {
-		t.Errorf("another buffer's part from 3 starts with %g or is x's, want 13 and its own", got[0])
+	if w.part(tensor.FromSlice(x), 3, 1, []int{3}) == w.part(whole, 3, 1, []int{3}) {
+		t.Error("a tensor of its own over the buffer's memory has the buffer's part")
 	}
-	w.dropParts()
-	if len(w.parts)+len(w.fronts) != 0 {
-		t.Errorf("%d parts and %d fronts kept after dropParts", len(w.parts), len(w.fronts))
+	y := tensor.FromSlice([]float64{10, 11, 12, 13, 14, 15, 16, 17, 18, 19})
+	if got := w.part(y.Slice(0, 6), 3, 1, []int{3}).ReadData(); got[0] != 13 || w.part(y, 3, 1, []int{3}) == w.part(whole, 3, 1, []int{3}) {
+		t.Errorf("another buffer's part from 3 starts with %g or is x's, want 13 and its own", got[0])
 	}
 }

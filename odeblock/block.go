@@ -75,21 +75,17 @@ type Block[T tensor.Float] struct {
 	errParts []int // the adjoint's ErrorParts, kept from pass to pass
 
 	// Work kept from pass to pass, so that a training loop reusing the
-	// block allocates little: the forward solver, the evaluation tape and
-	// its state views, and the adjoint solve's buffers.
-	fwd   *Solver[T]
-	pb    *autograd.Pullback[T] // evaluations and VJPs of the dynamics
-	views viewCache[T]          // of the states the solver evaluates f at
-	outs  viewCache[T]          // of its other buffers: f's values, steps' states
-	adj   *adjointWork[T]
+	// block allocates little: the forward solver, the evaluation tape, the
+	// trajectory's rows and the adjoint solve's buffers.
+	fwd      *Solver[T]
+	pb       *autograd.Pullback[T] // evaluations and VJPs of the dynamics
+	trajRows rowCache[T]           // of the trajectory the forward solve writes
+	adj      *adjointWork[T]
 	// slab is the memory of the forward and adjoint solvers' buffers: they
 	// are never in use at the same time (a Backward runs after its Forward
 	// has returned), so they take turns with one slab as large as the
 	// adjoint's, instead of keeping both.
 	slab []T
-	// slabSeen is where slab began when the view caches were last checked:
-	// views of a replaced slab are dropped (they would keep it alive).
-	slabSeen *T
 	// pools is what the gradient modes keep from pass to pass (a pass of
 	// Interpolated takes the dense log's steps and gives them back when its
 	// backward is done; a second pass recorded before the first's
@@ -121,37 +117,6 @@ func (g *useGuard) exit()       { atomic.StoreUint32(&g.busy, 0) }
 // errConcurrentUse is the error of a Block's pass that finds another one
 // under way.
 var errConcurrentUse = errors.New("odeblock: Block used from two goroutines at once (a Forward, Trajectory or backward pass of it while another is under way, or one started from within its own dynamics or OnStep); a Block keeps work buffers and is not safe for concurrent use: give each goroutine its own (see Block's documentation)")
-
-// viewCache holds tensor views of the few buffers a solver evaluates its
-// dynamics at, so that wrapping a buffer as a tensor allocates once.
-type viewCache[T tensor.Float] struct {
-	views []*tensor.Tensor[T]
-	limit int // how many views are kept; 0 means 8
-}
-
-// reset drops the cached views.
-func (c *viewCache[T]) reset() {
-	clear(c.views)
-	c.views = c.views[:0]
-}
-
-// of returns y viewed with the given shape. A cached view's version is
-// moved on (tensor.Storage): the solver writes y through the slice between
-// evaluations, which the tensor cannot see.
-func (c *viewCache[T]) of(y []T, shape []int) *tensor.Tensor[T] {
-	for _, v := range c.views {
-		if d := v.ReadData(); len(d) == len(y) && len(y) > 0 && &d[0] == &y[0] && v.HasShape(shape...) {
-			v.MarkChanged()
-			return v
-		}
-	}
-	v := tensor.FromSlice(y, shape...)
-	if limit := max(c.limit, 8); len(c.views) == limit {
-		c.reset() // a new set of buffers: start over
-	}
-	c.views = append(c.views, v)
-	return v
-}
 
 // BlockStats counts the work of a Block's last forward and backward passes.
 // Backward NFE counts every evaluation the backward pass makes: the
@@ -359,12 +324,9 @@ type pass[T tensor.Float] struct {
 	pgrads  []*tensor.Tensor[T]
 	rs      *restaging[T] // restage's work
 
-	// The dynamics without gradients (tensorEvaluator), and the host
-	// solver's function (onHost), which calls hostF: each made once per
+	// The dynamics without gradients (tensorEvaluator), made once per
 	// pass.
 	noGrad hooks.TensorEvalFunc[T]
-	hostFn hooks.EvalFunc[T]
-	hostF  hooks.TensorEvalFunc[T]
 
 	// ew is the Elementwise the pass keeps and combines its states with
 	// (pass.elementwise): the device's when the forward solve runs on one,
@@ -453,7 +415,7 @@ func (b *Block[T]) recordHeld(tp *autograd.Tape[T], z0 autograd.Var[T], traj boo
 	if tp.NoGrad() {
 		strat = nil // no gradients: nothing to keep
 	}
-	onDevice := p.forwardOnDevice(strat) // before strat.forward, which reads p.ew
+	p.forwardOnDevice(strat) // before strat.forward, which reads p.ew
 	f, hook := p.tensorEvaluator(), (func(StepInfo[T]) error)(nil)
 	if strat != nil {
 		// The function is forwardTensors' where the strategy records
@@ -464,7 +426,7 @@ func (b *Block[T]) recordHeld(tp *autograd.Tape[T], z0 autograd.Var[T], traj boo
 		}
 	}
 	s.OnStep = chainHooks(hook, b.OnStep)
-	st, err := p.solve(f, z0.Value(), onDevice)
+	st, err := p.solve(f, z0.Value())
 	s.OnStep = nil // the kept solver must not keep this pass alive
 	hk[T]().SetDenseLog(s, nil)
 	b.stats = BlockStats{Forward: st}
@@ -642,23 +604,6 @@ func (b *Block[T]) pullback(eng tensor.Engine[T]) *autograd.Pullback[T] {
 	return b.pb
 }
 
-// dropStaleViews empties the view caches when the solvers' slab has been
-// replaced since they were filled.
-func (b *Block[T]) dropStaleViews() {
-	var base *T
-	if len(b.slab) > 0 {
-		base = &b.slab[0]
-	}
-	if base != b.slabSeen {
-		b.slabSeen = base
-		b.views.reset()
-		b.outs.reset()
-		if b.adj != nil {
-			b.adj.views.reset()
-		}
-	}
-}
-
 // tensorForwarder is a strategy whose forward solve evaluates
 // forwardTensors, on the host and on a device alike (the others evaluate
 // the dynamics without gradients, pass.tensorEvaluator).
@@ -666,26 +611,22 @@ type tensorForwarder[T tensor.Float] interface {
 	forwardTensors() hooks.TensorEvalFunc[T]
 }
 
-// forwardOnDevice reports whether the forward solve runs on the device,
-// setting the pass's solver's device mode when it does: on an engine with
-// an Elementwise, without gradients or with a strategy that allows it. It
+// forwardOnDevice sets whether the forward solve runs on the device
+// (p.onDev) in the pass's solver's device mode: on an engine with an
+// Elementwise, without gradients or with a strategy that allows it. It
 // sets the pass's Elementwise (p.ew): the device's when it does, else the
 // host's.
-func (p *pass[T]) forwardOnDevice(strat strategy[T]) bool {
-	p.ew = hostElementwise(p.eng)
-	ok := tensor.DeviceElementwise(p.eng) != nil
-	if strat != nil {
-		ok = ok && strat.forwardOnDevice()
-	}
-	if !ok {
-		return false // SolveEval, the host's solve, whatever the device mode
+func (p *pass[T]) forwardOnDevice(strat strategy[T]) {
+	eng := p.eng
+	if strat != nil && !strat.forwardOnDevice() {
+		eng = nil // in host memory, on any engine
 	}
 	p.solver.StepStatesOnDevice = p.b.OnStep == nil
-	if !hk[T]().UseDevice(p.solver, p.eng) {
-		return false
+	p.onDev = hk[T]().UseDevice(p.solver, eng)
+	p.ew = hostElementwise(p.eng)
+	if p.onDev {
+		p.ew = tensor.DeviceElementwise(p.eng)
 	}
-	p.onDev, p.ew = true, tensor.DeviceElementwise(p.eng)
-	return true
 }
 
 // hostElementwise returns the Elementwise of host memory for engine eng:
@@ -708,51 +649,16 @@ func (p *pass[T]) elementwise() tensor.Elementwise[T] {
 	return p.ew
 }
 
-// solve is the forward solve of f from z0, its outputs written into the
-// rows of p.traj. It is the one place where the host and a device differ:
-// the integrator's device mode takes tensors, its host mode slices, which
-// f sees through the Block's view caches (onHost).
-func (p *pass[T]) solve(f hooks.TensorEvalFunc[T], z0 *tensor.Tensor[T], onDevice bool) (Stats, error) {
-	if !onDevice {
-		outs := make([][]T, len(p.ts))
-		for i := range outs {
-			outs[i] = p.traj.Slice(i, i+1).Data()
-		}
-		return hk[T]().SolveEval(p.solver, p.onHost(f), z0.Data(), p.ts, outs)
+// solve is the forward solve of f from z0 in the solver's device mode
+// (forwardOnDevice), its outputs written into the rows of p.traj.
+func (p *pass[T]) solve(f hooks.TensorEvalFunc[T], z0 *tensor.Tensor[T]) (Stats, error) {
+	if p.onDev {
+		// The trajectory whole on the device first: its rows are then
+		// written into its copy in place.
+		p.ew.Fill(p.traj, 0)
 	}
-	// The trajectory whole on the device first: its rows are then written
-	// into its copy in place.
-	p.ew.Fill(p.traj, 0)
-	outs := make([]*tensor.Tensor[T], len(p.ts))
-	for i := range outs {
-		outs[i] = p.traj.Slice(i, i+1).Reshape(p.shape...)
-	}
-	return hk[T]().SolveTensorsEval(p.solver, f, z0, p.ts, outs)
+	return hk[T]().SolveTensorsEval(p.solver, f, z0, p.ts, p.b.trajRows.get(p.traj, p.n))
 }
-
-// onHost returns f on the host solver's slices: y and dy seen as tensors
-// of the state's shape through the Block's view caches, which allocate
-// only for a buffer not seen before and copy nothing. The pass has one
-// such function, made on the first call: it calls the f of the latest
-// call (a pass runs one solve at a time).
-func (p *pass[T]) onHost(f hooks.TensorEvalFunc[T]) hooks.EvalFunc[T] {
-	b := p.b
-	b.dropStaleViews()
-	b.outs.limit = outViews
-	p.hostF = f
-	if p.hostFn == nil {
-		p.hostFn = func(kind hooks.EvalKind, stage int, t float64, y, dy []T) error {
-			return p.hostF(kind, stage, t, b.views.of(y, p.shape), b.outs.of(dy, p.shape))
-		}
-	}
-	return p.hostFn
-}
-
-// outViews is how many views the Block's cache of the solver's other
-// buffers keeps (Block.outs): f's values at every stage of the largest
-// tableau (dop853's twelve and three dense-output stages), the probe's,
-// and the steps' states.
-const outViews = 32
 
 // tensorEvaluator returns valueEval with the pass's Elementwise: one
 // function per pass, made on the first call.

@@ -90,9 +90,8 @@ func (b *Block[T]) findEvent(eng tensor.Engine[T], z0 autograd.Var[T], g EventFu
 		v := gpb.Value(func(tp *autograd.Tape[T], in []autograd.Var[T]) autograd.Var[T] { return g(tp, t, in[0]) }, at)
 		return float64(v.Data()[0])
 	}}
-	out := [][]T{make([]T, n), make([]T, n)}
-	f := p.onHost(p.tensorEvaluator())
-	if _, err := hk[T]().SolveEval(s, f, z0.Value().Data(), []float64{t0, t1}, out); err != nil {
+	out := []*tensor.Tensor[T]{tensor.New[T](n), tensor.New[T](n)}
+	if _, err := hk[T]().SolveTensorsEval(s, p.tensorEvaluator(), z0.Value(), []float64{t0, t1}, out); err != nil {
 		return 0, err
 	}
 	te, hit := s.EventTime()

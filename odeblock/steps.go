@@ -99,17 +99,11 @@ func outputWeights(tb *Tableau, x float64) (cy0, cy1 float64, w []float64) {
 	return cy0, cy1, w
 }
 
-// keepStart keeps the state at the start of the step si in sp, a copy in
-// a tensor from the Block's pool made by the pass's Elementwise: in the
-// device's memory when the solve runs on one (StepInfo.State0), else on
-// the host (StepInfo.Y0, through the view cache: no copy but the kept
-// one).
+// keepStart keeps the state at the start of the step si (StepInfo.State0:
+// the device's buffer, or a view of the host's) in sp, a copy in a tensor
+// from the Block's pool made by the pass's Elementwise.
 func (p *pass[T]) keepStart(sp *step[T], si StepInfo[T]) {
-	y0 := si.State0
-	if y0 == nil { // a solve on the host, or one the integrator kept there (an Event's)
-		y0 = p.b.views.of(si.Y0, p.shape)
-	}
-	sp.y0 = p.b.pools.takeState(p.ew, y0, p.shape)
+	sp.y0 = p.b.pools.takeState(p.ew, si.State0, p.shape)
 }
 
 // putStarts gives the states keepStart kept back to the Block's pool.

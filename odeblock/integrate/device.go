@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"unsafe"
 
 	"github.com/adamnode/adamnode/tensor"
 )
@@ -32,7 +31,20 @@ import (
 // Rosenbrock, BDF and Adams methods, which form Jacobians and solve
 // linear systems in host memory. So does every solve on an engine without
 // an Elementwise (the CPU engines), where SolveTensors is Solve to the
-// bit.
+// bit. There f's tensors are views of the solver's slices, one per
+// slice, made once (hostView): a whole state in y0's shape; a shorter one
+// (a stage input without the quadratures) the front of the whole
+// buffer's flat view, sharing its storage, so that f can key what it
+// derives from a buffer by the buffer's memory.
+//
+// The device buffers are tensors; the solver's algorithms, written once
+// over slices (solverOps), name them by the slices of their host memory
+// (Tensor.HostMemory), which ensureDev points the solver's buffers at.
+// find maps a slice back to its tensor by its first element, a plain
+// pointer comparison: every slice the device path is handed starts where
+// a buffer starts, and a range inside one is passed as the buffer and
+// its bounds (span). A slice that starts anywhere else is not one of the
+// device's buffers, and find panics.
 //
 // The device path's arithmetic is the engine's: stage sums as
 // tensor.LinearCombination's, the error norm as HostElementwise.ErrorNorm
@@ -56,8 +68,9 @@ type devMode[T tensor.Float] struct {
 	shaped []*tensor.Tensor[T] // the same in the state's shape
 	shape  []int               // the state's shape
 	views  map[viewKey]*tensor.Tensor[T]
-	host   map[viewKey]*tensor.Tensor[T] // host mode's views (FromSlice)
+	host   map[hostKey[T]]*tensor.Tensor[T] // host mode's views (hostView)
 	empty  *tensor.Tensor[T]
+	use    bool // solves through SolveTensors run on the device (useDevice)
 
 	f         tensorEvalFunc[T] // the solve's f
 	plain     TensorFunc[T]     // SolveTensors' f
@@ -72,10 +85,13 @@ type devMode[T tensor.Float] struct {
 	ks    [16]*tensor.Tensor[T] // interpolate's views of the stages
 }
 
-// viewKey names a view: buffer (or host address), offset and length.
-type viewKey struct {
-	base uintptr
-	off  int
+// viewKey names a part of a device buffer: the buffer and its bounds.
+type viewKey struct{ buf, lo, hi int }
+
+// hostKey names a view of host memory: its first element, its length, and
+// whether it is flat.
+type hostKey[T tensor.Float] struct {
+	p    *T
 	n    int
 	flat bool
 }
@@ -97,17 +113,20 @@ func NewSolverOn[T tensor.Float](eng tensor.Engine[T], opt Options) (*Solver[T],
 // useDevice makes the solver's explicit Runge–Kutta solves through
 // SolveTensors run in the memory of eng's Elementwise, when it has one
 // (see "Solving on a device"); it reports whether it does. nil, or an
-// engine without one, turns device mode off.
+// engine without one, turns device mode off, keeping the device's buffers
+// for when it is turned on again.
 func (s *Solver[T]) useDevice(eng tensor.Engine[T]) bool {
 	var ew tensor.Elementwise[T]
 	if eng != nil {
 		ew = tensor.DeviceElementwise(eng)
 	}
-	if ew != s.dev.ew {
-		s.dev = devMode[T]{ew: ew}
+	d := &s.dev
+	if ew != nil && ew != d.ew {
+		d.ew, d.n = ew, -1 // another engine: ensureDev makes its buffers
 		s.onDev = false
 	}
-	return ew != nil
+	d.use = ew != nil
+	return d.use
 }
 
 // OnDevice reports whether the solve under way keeps its buffers on the
@@ -118,7 +137,7 @@ func (s *Solver[T]) OnDevice() bool { return s.dev.on }
 // runs on the device.
 func (s *Solver[T]) deviceSolve() bool {
 	_, rk := s.m.(*explicitRK[T])
-	return s.dev.ew != nil && rk && s.Event == nil && s.opt.ErrorRows == 0
+	return s.dev.use && rk && s.Event == nil && s.opt.ErrorRows == 0
 }
 
 // SolveTensors is Solve on tensors: it integrates from ts[0] to
@@ -173,7 +192,7 @@ func (s *Solver[T]) solveTensorsEval(f tensorEvalFunc[T], y0 *tensor.Tensor[T], 
 	d.ew.Copy(d.out[0], flat)
 	if d.devEval == nil {
 		d.devEval = func(kind evalKind, stage int, t float64, y, dy []T) error {
-			return d.f(kind, stage, t, d.evalView(y), d.evalView(dy))
+			return d.f(kind, stage, t, d.viewOf(y, 0, len(y), false), d.viewOf(dy, 0, len(dy), false))
 		}
 	}
 	return s.loop(d.devEval, ts, nil, dir)
@@ -192,7 +211,7 @@ func (s *Solver[T]) solveTensorsOnHost(y0 *tensor.Tensor[T], ts []float64, out [
 	defer clear(outs)
 	if d.hostEv == nil {
 		d.hostEv = func(kind evalKind, stage int, t float64, y, dy []T) error {
-			return d.f(kind, stage, t, d.hostView(y), d.hostView(dy))
+			return d.f(kind, stage, t, d.hostView(y, false), d.hostView(dy, false))
 		}
 	}
 	return s.solveEval(d.hostEv, y0.ReadData(), ts, outs)
@@ -221,29 +240,47 @@ func (d *devMode[T]) setShape(y0 *tensor.Tensor[T]) {
 	}
 }
 
-// hostView returns a tensor over x (host memory), in the state's shape
-// when x is a whole state, marked as changed: the solver writes its
-// buffers through slices, so an engine must not reuse a copy it made of
-// them before.
-func (d *devMode[T]) hostView(x []T) *tensor.Tensor[T] {
+// hostView returns a tensor over x (host memory), made once per slice,
+// marked as changed: the solver writes its buffers through slices, so an
+// engine must not reuse a copy it made of them before. A whole state is
+// in the state's shape (flat: flat); a shorter front of a solver buffer
+// (a stage input without the quadratures) is the front of the whole
+// buffer's flat view, which shares the storage of its view in the
+// state's shape.
+func (d *devMode[T]) hostView(x []T, flat bool) *tensor.Tensor[T] {
 	if len(x) == 0 {
 		return d.emptyView()
 	}
-	k := viewKey{base: uintptr(unsafe.Pointer(&x[0])), n: len(x)}
+	k := hostKey[T]{&x[0], len(x), flat}
 	v := d.host[k]
 	if v == nil {
 		if d.host == nil {
-			d.host = map[viewKey]*tensor.Tensor[T]{}
+			d.host = map[hostKey[T]]*tensor.Tensor[T]{}
 		}
-		if len(x) == numel(d.shape) {
+		n := numel(d.shape)
+		switch {
+		case len(x) == n && !flat:
 			v = tensor.FromSlice(x, d.shape...)
-		} else {
+		case len(x) == n:
+			v = d.hostView(x, false).Reshape(n)
+		case len(x) < n && cap(x) >= n:
+			v = d.hostView(x[:n], true).Slice(0, len(x))
+		default:
 			v = tensor.FromSlice(x)
 		}
 		d.host[k] = v
 	}
 	v.MarkChanged()
 	return v
+}
+
+// state returns the state x of a step for OnStep (StepInfo.State0 and
+// State1): the device buffer in a device solve, else x's flat view.
+func (d *devMode[T]) state(x []T) *tensor.Tensor[T] {
+	if d.on {
+		return d.view(x)
+	}
+	return d.hostView(x, true)
 }
 
 func numel(shape []int) int {
@@ -269,7 +306,7 @@ func (s *Solver[T]) ensureDev(n int) {
 	stages, dense := s.tb.Stages(), len(s.tb.DenseC)
 	bufs := s.slabLen(1)
 	layout := [3]int{stages, dense, bufs}
-	if !(s.onDev && d.n == n && d.layout == layout) {
+	if d.n != n || d.layout != layout {
 		d.n, d.layout = n, layout
 		d.bufs = d.bufs[:0]
 		for range bufs {
@@ -277,6 +314,9 @@ func (s *Solver[T]) ensureDev(n int) {
 		}
 		d.shaped = nil
 		clear(d.views)
+		s.onDev = false
+	}
+	if !s.onDev {
 		i := 0
 		s.assign(func() []T {
 			i++
@@ -292,53 +332,47 @@ func (s *Solver[T]) ensureDev(n int) {
 	}
 }
 
-// find returns the index of the device buffer x lies in and x's offset in
-// it; it panics when x is not in one (a slice of the host's, which the
-// device path must not be handed).
-func (d *devMode[T]) find(x []T) (int, int) {
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(x)))
-	size := unsafe.Sizeof(T(0))
+// find returns the index of the device buffer x starts, of which it is a
+// front; it panics when there is none (a slice of the host's, or one
+// starting inside a buffer, which the device path must not be handed).
+func (d *devMode[T]) find(x []T) int {
 	for i, b := range d.bufs {
-		h := b.HostMemory()
-		if len(h) == 0 {
-			continue
-		}
-		lo := uintptr(unsafe.Pointer(&h[0]))
-		if p >= lo && p < lo+uintptr(len(h))*size {
-			off := int((p - lo) / size)
-			if off+len(x) <= len(h) {
-				return i, off
-			}
+		if h := b.HostMemory(); len(h) >= len(x) && &h[0] == &x[0] {
+			return i
 		}
 	}
-	panic(fmt.Sprintf("integrate: a slice of %d elements that is not one of the solver's device buffers", len(x)))
+	panic(fmt.Sprintf("integrate: a slice of %d elements that does not start one of the solver's device buffers", len(x)))
 }
 
 // view returns the flat tensor view of the device buffer memory x names.
-func (d *devMode[T]) view(x []T) *tensor.Tensor[T] { return d.viewOf(x, true) }
+func (d *devMode[T]) view(x []T) *tensor.Tensor[T] { return d.viewOf(x, 0, len(x), true) }
 
-// evalView is view for f: a whole state in the state's shape.
-func (d *devMode[T]) evalView(x []T) *tensor.Tensor[T] { return d.viewOf(x, false) }
+// span returns the flat view of elements [lo, hi) of the device buffer x
+// starts.
+func (d *devMode[T]) span(x []T, lo, hi int) *tensor.Tensor[T] { return d.viewOf(x, lo, hi, true) }
 
-func (d *devMode[T]) viewOf(x []T, flat bool) *tensor.Tensor[T] {
-	if len(x) == 0 {
+// viewOf returns elements [lo, hi) of the device buffer x starts, a view
+// made once per buffer and bounds; a whole buffer is the buffer itself,
+// or, not flat (f's), its view in the state's shape.
+func (d *devMode[T]) viewOf(x []T, lo, hi int, flat bool) *tensor.Tensor[T] {
+	if hi == lo {
 		return d.emptyView()
 	}
-	i, off := d.find(x)
+	i := d.find(x)
 	b := d.bufs[i]
-	if off == 0 && len(x) == b.Len() {
+	if lo == 0 && hi == b.Len() {
 		if flat {
 			return b
 		}
 		return d.shaped[i]
 	}
-	k := viewKey{base: uintptr(i), off: off, n: len(x), flat: true}
+	k := viewKey{i, lo, hi}
 	v := d.views[k]
 	if v == nil {
 		if d.views == nil {
 			d.views = map[viewKey]*tensor.Tensor[T]{}
 		}
-		v = b.Slice(off, off+len(x))
+		v = b.Slice(lo, hi)
 		d.views[k] = v
 	}
 	return v
@@ -350,15 +384,16 @@ func (d *devMode[T]) linComb(dst, base []T, h float64, cs []float64, ks [][]T) {
 	if base != nil {
 		b = d.view(base[:len(dst)]) // a stage input stops short of the quadratures
 	}
-	d.combine(d.view(dst), b, h, cs, ks)
+	d.combine(d.view(dst), b, h, cs, ks, 0)
 }
 
 // combine sets z = base + h·Σ c[j]·ks[j] (base nil: zero), skipping the
-// zero coefficients, with the engine's LinComb over views of the stages.
-func (d *devMode[T]) combine(z, base *tensor.Tensor[T], h float64, cs []float64, ks [][]T) {
+// zero coefficients, with the engine's LinComb over the stages' elements
+// [lo, lo + z.Len()).
+func (d *devMode[T]) combine(z, base *tensor.Tensor[T], h float64, cs []float64, ks [][]T, lo int) {
 	for j, c := range cs {
 		if c != 0 {
-			d.terms[j] = d.view(ks[j][:z.Len()])
+			d.terms[j] = d.span(ks[j], lo, lo+z.Len())
 		}
 	}
 	d.comb.ew = d.ew
@@ -459,15 +494,11 @@ func (o devOps[T]) scaledNorm(x, y []T) (float64, bool) {
 // engine's ErrorNorm: two norms, two numbers read by the host.
 func (o devOps[T]) sums853(e5, e3 []float64, ks [][]T, y0, y1 []T, lo, hi int) (s5, s3 float64, ok bool) {
 	s, d := o.s, &o.s.dev
-	var kb [16][]T
-	for j, k := range ks {
-		kb[j] = k[lo:hi]
-	}
-	v0, v1 := d.view(y0[lo:hi]), d.view(y1[lo:hi])
+	v0, v1, e := d.span(y0, lo, hi), d.span(y1, lo, hi), d.span(s.tmp, lo, hi)
 	l := float64(hi - lo)
-	sq := func(e []float64) (float64, bool) {
-		d.linComb(s.tmp[lo:hi], nil, 1, e, kb[:len(ks)])
-		r, ok := d.norm(d.view(s.tmp[lo:hi]), v0, v1, s.opt.ATol, s.opt.RTol, nil)
+	sq := func(c []float64) (float64, bool) {
+		d.combine(e, nil, 1, c, ks, lo)
+		r, ok := d.norm(e, v0, v1, s.opt.ATol, s.opt.RTol, nil)
 		return r * r * l, ok
 	}
 	s5, ok5 := sq(e5)

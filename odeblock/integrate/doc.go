@@ -44,7 +44,10 @@
 // the dense log) live in package odeblock/internal/hooks, which this
 // package imports; the operations on a Solver are this package's
 // unexported functions, which it registers there at init (hooks.Register)
-// and odeblock looks up (hooks.Of). Go's internal rule keeps that package
+// and odeblock looks up (hooks.Of). Every solve of odeblock's goes through
+// one of them, SolveTensors told the purpose of each evaluation, on every
+// engine: its dynamics see tensors, the device's buffers or views of the
+// solver's slices (see "Solving on a device"). Go's internal rule keeps that package
 // to odeblock's tree, so a user of this package sees, and needs, only
 // what go doc shows; the package solves on its own, without odeblock.
 package integrate

@@ -11,9 +11,12 @@ import (
 
 type (
 	evalKind                       = hooks.EvalKind
-	evalFunc[T tensor.Float]       = hooks.EvalFunc[T]
 	tensorEvalFunc[T tensor.Float] = hooks.TensorEvalFunc[T]
 )
+
+// evalFunc is f told the purpose of each evaluation: the function the
+// solver's loop calls.
+type evalFunc[T tensor.Float] func(kind evalKind, stage int, t float64, y, dy []T) error
 
 const (
 	evalStart   = hooks.EvalStart
@@ -45,16 +48,9 @@ func integrator[T tensor.Float]() *hooks.Integrator[T, *Solver[T], *Tableau, Sta
 		},
 		UseWorkers:       func(s *Solver[T], eng tensor.Engine[T]) { s.comb.use(eng) },
 		UseDevice:        (*Solver[T]).useDevice,
-		SolveEval:        (*Solver[T]).solveEval,
 		SolveTensorsEval: (*Solver[T]).solveTensorsEval,
 		Geom:             func(si StepInfo[T]) hooks.StepGeom { return si.geom.hook() },
 		StageTime:        func(g hooks.StepGeom, tb *Tableau, i int) float64 { return fromHook(g).StageTime(tb, i) },
-		RKStages: func(s *Solver[T], g hooks.StepGeom, y0 []T, k [][]T, from, to int, in func(int) []T, eval func(int, float64, []T) error) error {
-			return rkStages[[]T](s.ops(), s.tb, fromHook(g), y0, k, from, to, in, eval)
-		},
-		RKSolution: func(s *Solver[T], h float64, y0, y1, lastIn []T, k [][]T) {
-			rkSolution[[]T](s.ops(), s.tb, h, y0, y1, lastIn, k)
-		},
 		RKStagesOn: func(ew tensor.Elementwise[T], tb *Tableau, g hooks.StepGeom, y0 *tensor.Tensor[T], k []*tensor.Tensor[T], from, to int, in func(int) *tensor.Tensor[T], eval func(int, float64, *tensor.Tensor[T]) error) error {
 			return combs.rkStagesOn(ew, tb, fromHook(g), y0, k, from, to, in, eval)
 		},

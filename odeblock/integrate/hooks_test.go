@@ -27,8 +27,9 @@ func slowing[T tensor.Float](_ evalKind, _ int, t float64, y, dy []T) error {
 
 // TestHooksRecomputeSteps checks what odeblock does with a step's hooks:
 // from each accepted step's geometry (Geom) the stages recomputed with
-// RKStages, and the solution with RKSolution, give the solver's Y1 to the
-// bit, at the times StageTime names; for both element types.
+// rkStages, and the solution with rkSolution, on the solver's vector
+// operations give the solver's Y1 to the bit, at the times StageTime
+// names; for both element types.
 func TestHooksRecomputeSteps(t *testing.T) {
 	testHooksRecompute[float32](t)
 	testHooksRecompute[float64](t)
@@ -63,7 +64,7 @@ func testHooksRecompute[T tensor.Float](t *testing.T) {
 			}
 			in := make([]T, len(si.Y0))
 			var times []float64
-			err := h.RKStages(s, g, si.Y0, k, 0, tb.Stages(), func(int) []T { return in }, func(i int, ti float64, y []T) error {
+			err := rkStages[[]T](s.ops(), s.tb, fromHook(g), si.Y0, k, 0, tb.Stages(), func(int) []T { return in }, func(i int, ti float64, y []T) error {
 				times = append(times, ti)
 				if ti != h.StageTime(g, tb, i) || ti != si.geom.StageTime(tb, i) {
 					t.Errorf("%s: stage %d at %v, StageTime %v", method, i, ti, h.StageTime(g, tb, i))
@@ -74,7 +75,7 @@ func testHooksRecompute[T tensor.Float](t *testing.T) {
 				return err
 			}
 			y1 := make([]T, len(si.Y0))
-			h.RKSolution(s, g.Size(), si.Y0, y1, in, k)
+			rkSolution[[]T](s.ops(), s.tb, g.Size(), si.Y0, y1, in, k)
 			if !cmp.Equal(y1, si.Y1) {
 				wrong++
 			}
@@ -82,7 +83,7 @@ func testHooksRecompute[T tensor.Float](t *testing.T) {
 		}
 		y0 := []T{1, -0.5, 2}
 		out := [][]T{make([]T, 3), make([]T, 3)}
-		if _, err := h.SolveEval(s, slowing[T], y0, []float64{0, 1.2}, out); err != nil {
+		if _, err := s.solveEval(slowing[T], y0, []float64{0, 1.2}, out); err != nil {
 			t.Fatal(err)
 		}
 		if steps < 3 || wrong != 0 {
@@ -107,7 +108,7 @@ func TestHooksDenseLog(t *testing.T) {
 		t.Fatal("SetDenseLog did not set the solver's log")
 	}
 	out := [][]float64{make([]float64, 2), make([]float64, 2)}
-	if _, err := h.SolveEval(s, slowing[float64], []float64{1, 3}, []float64{0, 2}, out); err != nil {
+	if _, err := s.solveEval(slowing[float64], []float64{1, 3}, []float64{0, 2}, out); err != nil {
 		t.Fatal(err)
 	}
 	n := log.Len()

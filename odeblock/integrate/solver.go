@@ -146,8 +146,9 @@ type StepInfo[T tensor.Float] struct {
 	Accepted bool
 	Ratio    float64 // error ratio (0 for fixed steps)
 	Y0, Y1   []T     // state at T and at End
-	// State0 and State1 are the same states as flat tensors in a device
-	// solve (NewSolverOn), in the engine's memory; nil otherwise.
+	// State0 and State1 are the same states as flat tensors in a solve
+	// through SolveTensors: in a device solve (NewSolverOn) in the
+	// engine's memory, else views of Y0 and Y1; nil in a Solve.
 	// With Solver.StepStatesOnDevice set, a device solve leaves Y0 and Y1
 	// nil and copies nothing to the host for the hook.
 	State0, State1 *tensor.Tensor[T]
@@ -420,6 +421,7 @@ func (s *Solver[T]) ensure(n int) {
 	if n > 0 {
 		s.base = &mem[0]
 	}
+	clear(s.dev.host) // views of the buffers carved before
 	s.assign(func() []T {
 		b := mem[:n:n]
 		mem = mem[n:]
@@ -622,8 +624,10 @@ func (r *solveRun[T]) attempt() error {
 	r.lastNonFinite = !finite || math.IsNaN(ratio)
 	if s.OnStep != nil {
 		si := StepInfo[T]{T: r.t, H: g.h, End: g.end, Accepted: accept, Ratio: ratio, Y0: s.y, Y1: s.y1, Phase: s.opt.Phase, geom: g}
+		if s.dev.f != nil { // a solve through SolveTensors
+			si.State0, si.State1 = s.dev.state(s.y), s.dev.state(s.y1)
+		}
 		if s.dev.on {
-			si.State0, si.State1 = s.dev.view(s.y), s.dev.view(s.y1)
 			if s.StepStatesOnDevice {
 				si.Y0, si.Y1 = nil, nil
 			} else {

@@ -62,12 +62,12 @@ func (st *tensorStep[T]) run(h *hooks.Integrator[T, *Solver[T], *Tableau, Stats,
 	return nil
 }
 
-// hostStep is the step recomputed through the slice hooks of a solver of
-// method m (its stages evaluated by ew on views of the slices): the
-// solution, the stages and the stage times.
+// hostStep is the step recomputed on the host slices of a solver of
+// method m (rkStages and rkSolution on its vector operations, the stages
+// evaluated by ew on views of the slices): the solution, the stages and
+// the stage times.
 func hostStep[T tensor.Float](t *testing.T, ew tensor.Elementwise[T], m string, g hooks.StepGeom, y0 []T) (y1 []T, k [][]T, times []float64) {
 	t.Helper()
-	h := hk[T]()
 	s, err := NewSolver[T](Options{Method: m, Step: math.Abs(g.H)})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func hostStep[T tensor.Float](t *testing.T, ew tensor.Elementwise[T], m string, 
 		k[i] = make([]T, n)
 	}
 	in, y1 := make([]T, n), make([]T, n)
-	err = h.RKStages(s, g, y0, k, 0, len(k), func(int) []T { return in }, func(i int, ti float64, y []T) error {
+	err = rkStages[[]T](s.ops(), s.tb, fromHook(g), y0, k, 0, len(k), func(int) []T { return in }, func(i int, ti float64, y []T) error {
 		times = append(times, ti)
 		ew.LinComb(tensor.FromSlice(k[i]), nil, []T{T(-(1 + ti))}, []*tensor.Tensor[T]{tensor.FromSlice(y)})
 		return nil
@@ -86,13 +86,13 @@ func hostStep[T tensor.Float](t *testing.T, ew tensor.Elementwise[T], m string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.RKSolution(s, g.H, y0, y1, in, k)
+	rkSolution[[]T](s.ops(), s.tb, g.H, y0, y1, in, k)
 	return y1, k, times
 }
 
 // TestTensorHooksAllocs checks RKStagesOn and RKSolutionOn on the CPU
 // engine's Elementwise: a step recomputed through them has the stages,
-// stage times and solution of the slice hooks (the host solver's) to the
+// stage times and solution of the host solver's slices (hostStep) to the
 // bit, again on every call, and a call allocates nothing once the hooks
 // have a combiner to lend (methods with and without FSAL, short states
 // and states long enough for the engine to split the sums over its

@@ -5,8 +5,8 @@
 // device and tell stage evaluations from probes. None of that is a user's
 // API, and Go's internal rule keeps this package to odeblock's tree.
 //
-// The types odeblock has to name (EvalKind, EvalFunc, TensorEvalFunc,
-// StepGeom, DenseLog) are declared here; integrate uses them. The
+// The types odeblock has to name (EvalKind, TensorEvalFunc, StepGeom,
+// DenseLog) are declared here; integrate uses them. The
 // operations that reach into an integrate.Solver are integrate's
 // unexported code: integrate registers them at init as an Integrator,
 // which odeblock looks up with Of.
@@ -19,7 +19,7 @@ import (
 )
 
 // EvalKind is the purpose of one evaluation of f, which the solver passes
-// to an EvalFunc (Backprop files its stage tapes by it).
+// to a TensorEvalFunc (Backprop files its stage tapes by it).
 type EvalKind int
 
 const (
@@ -30,13 +30,10 @@ const (
 	EvalRestart                 // f just after a jump: the next step's first stage
 )
 
-// EvalFunc is f told the purpose of each evaluation: the function the
-// solver's loop calls.
-type EvalFunc[T tensor.Float] func(kind EvalKind, stage int, t float64, y, dy []T) error
-
-// TensorEvalFunc is an EvalFunc on tensors: y and dy are views of the
-// solver's buffers, in y0's shape (flat, and shorter, where Quadrature
-// leaves the quadratures out). f must not keep them.
+// TensorEvalFunc is f told the purpose of each evaluation (kind, and
+// stage i of a step), on tensors: y and dy are views of the solver's
+// buffers, in y0's shape (flat, and shorter, where Quadrature leaves the
+// quadratures out). f must not keep them.
 type TensorEvalFunc[T tensor.Float] func(kind EvalKind, stage int, t float64, y, dy *tensor.Tensor[T]) error
 
 // StepGeom is where one Runge–Kutta step lies: from T, of signed size H,
@@ -92,9 +89,6 @@ type Integrator[T tensor.Float, S, Tb, St, SI any] struct {
 	// SolveTensorsEval run in the memory of eng's Elementwise, when it has
 	// one, and reports whether they do.
 	UseDevice func(s S, eng tensor.Engine[T]) bool
-	// SolveEval is Solver.Solve with f told the purpose of each
-	// evaluation.
-	SolveEval func(s S, f EvalFunc[T], y0 []T, ts []float64, out [][]T) (St, error)
 	// SolveTensorsEval is Solver.SolveTensors with f told the purpose of
 	// each evaluation.
 	SolveTensorsEval func(s S, f TensorEvalFunc[T], y0 *tensor.Tensor[T], ts []float64, out []*tensor.Tensor[T]) (St, error)
@@ -102,19 +96,17 @@ type Integrator[T tensor.Float, S, Tb, St, SI any] struct {
 	Geom func(si SI) StepGeom
 	// StageTime returns the time of stage i of the step g with tableau tb.
 	StageTime func(g StepGeom, tb Tb, i int) float64
-	// RKStages evaluates the stages from, …, to−1 of the step g from y0
-	// with s's tableau and stage sums: stage i's input is formed in in(i)
-	// and handed to eval(i, t_i, y_i), which leaves its value in k[i].
-	RKStages func(s S, g StepGeom, y0 []T, k [][]T, from, to int, in func(i int) []T, eval func(i int, t float64, y []T) error) error
-	// RKSolution writes the step's solution y0 + h·Σ b_i·k_i into y1 with
-	// s's tableau and stage sums (FSAL: a copy of lastIn).
-	RKSolution func(s S, h float64, y0, y1, lastIn []T, k [][]T)
-	// RKStagesOn is RKStages on tensors, in the memory of ew. It may be
-	// called from several goroutines at once and, once called before,
-	// allocates nothing a call (its stage sums' work is lent from a pool).
+	// RKStagesOn evaluates the stages from, …, to−1 of the step g from y0
+	// with the tableau tb, in the memory of ew: stage i's input is formed
+	// in in(i) and handed to eval(i, t_i, y_i), which leaves its value in
+	// k[i]. It may be called from several goroutines at once and, once
+	// called before, allocates nothing a call (its stage sums' work is
+	// lent from a pool).
 	RKStagesOn func(ew tensor.Elementwise[T], tb Tb, g StepGeom, y0 *tensor.Tensor[T], k []*tensor.Tensor[T], from, to int, in func(i int) *tensor.Tensor[T], eval func(i int, t float64, y *tensor.Tensor[T]) error) error
-	// RKSolutionOn is RKSolution on tensors, in the memory of ew; as
-	// RKStagesOn, safe for concurrent use and allocating nothing a call.
+	// RKSolutionOn writes the step's solution y0 + h·Σ b_i·k_i into y1
+	// with the tableau tb (FSAL: a copy of lastIn), in the memory of ew;
+	// as RKStagesOn, safe for concurrent use and allocating nothing a
+	// call.
 	RKSolutionOn func(ew tensor.Elementwise[T], tb Tb, h float64, y0, y1, lastIn *tensor.Tensor[T], k []*tensor.Tensor[T])
 	// InterpolateStep writes into dst the dense output of method tb at tq
 	// in the step from t of size h (y0 to y1, stages ks, f0 and f1 the
