@@ -506,8 +506,8 @@ func (a *adjoint[T]) resolve(hi, lo anchor[T], keep hooks.DenseLog[T], onStep fu
 	s := p.solver
 	hk[T]().SetDenseLog(s, keep)
 	s.OnStep = onStep
-	// From lo's state where it is (on the device, the forward set the
-	// solver's device, hooks.Integrator.UseDevice).
+	// From lo's state where it is: on the device when the phase runs
+	// there (solve sets the solver's device mode).
 	outs := []*tensor.Tensor[T]{p.tp.Scratch(p.shape...), p.tp.Scratch(p.shape...)}
 	st, err := a.solve(s, p.valueEval(a.ew), lo.z.Reshape(p.shape...), []float64{lo.t, hi.t}, outs)
 	hk[T]().SetDenseLog(s, nil)

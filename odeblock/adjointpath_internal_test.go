@@ -125,6 +125,11 @@ func TestAdjointWorkDropsStaleParts(t *testing.T) {
 	if len(w.parts) != 0 {
 		t.Errorf("%d parts kept after the slab moved", len(w.parts))
 	}
+	w.part(x, 0, 0, []int{2})
+	w.dropStaleParts(nil)
+	if len(w.parts) != 0 {
+		t.Errorf("%d parts kept after the slab went", len(w.parts))
+	}
 }
 
 // TestAdjointForwardKeeps: the Adjoint mode's forward hook keeps, as

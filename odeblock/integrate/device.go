@@ -122,8 +122,7 @@ func (s *Solver[T]) useDevice(eng tensor.Engine[T]) bool {
 	}
 	d := &s.dev
 	if ew != nil && ew != d.ew {
-		d.ew, d.n = ew, -1 // another engine: ensureDev makes its buffers
-		s.onDev = false
+		d.ew, d.layout = ew, [3]int{} // another engine: ensureDev makes its buffers
 	}
 	d.use = ew != nil
 	return d.use
@@ -257,16 +256,15 @@ func (d *devMode[T]) hostView(x []T, flat bool) *tensor.Tensor[T] {
 		if d.host == nil {
 			d.host = map[hostKey[T]]*tensor.Tensor[T]{}
 		}
-		n := numel(d.shape)
-		switch {
-		case len(x) == n && !flat:
-			v = tensor.FromSlice(x, d.shape...)
-		case len(x) == n:
-			v = d.hostView(x, false).Reshape(n)
-		case len(x) < n && cap(x) >= n:
+		// (An if chain, not a switch: mutation testing sees its conditions.)
+		if n := numel(d.shape); len(x) < n && cap(x) >= n {
 			v = d.hostView(x[:n], true).Slice(0, len(x))
-		default:
+		} else if len(x) != n {
 			v = tensor.FromSlice(x)
+		} else if flat {
+			v = d.hostView(x, false).Reshape(n)
+		} else {
+			v = tensor.FromSlice(x, d.shape...)
 		}
 		d.host[k] = v
 	}

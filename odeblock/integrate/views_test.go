@@ -173,8 +173,9 @@ func TestHostSolveViews(t *testing.T) {
 // TestDeviceBufferNames: the device path names its buffers by slices
 // starting them: a whole buffer is the buffer itself, a front and a span
 // views of it made once; a slice that starts inside a buffer or outside
-// them panics naming its length. Turning device
-// mode off and on again keeps the buffers.
+// them panics naming its length. Turning device mode off and on again
+// keeps the buffers; another method, or another device, gets buffers of
+// its own.
 func TestDeviceBufferNames(t *testing.T) {
 	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
 	dev := enginetest.NewParkingDevice(cpu)
@@ -229,5 +230,16 @@ func TestDeviceBufferNames(t *testing.T) {
 	}
 	if d.bufs[0] != first {
 		t.Error("the device buffers were made anew after device mode was off")
+	}
+	if err := s.Configure(Options{Method: "dop853"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.solveTensorsEval(eval, y0, []float64{0, 1}, out); err != nil || len(d.bufs) != s.slabLen(1) {
+		t.Errorf("another method: %v, %d device buffers, want %d", err, len(d.bufs), s.slabLen(1))
+	}
+	first = d.bufs[0]
+	s.useDevice(enginetest.NewParkingDevice(cpu))
+	if _, err := s.solveTensorsEval(eval, y0, []float64{0, 1}, out); err != nil || d.bufs[0] == first {
+		t.Errorf("another device: %v, its buffers made anew %v", err, d.bufs[0] != first)
 	}
 }
