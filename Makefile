@@ -89,19 +89,123 @@ endif
 # cross-compiled: type-checked with their build constraints, tests
 # included. Cross-compiling turns cgo off, so the openblas and mpi builds
 # are vetted only natively (make vet). The purego build changes only the
-# packages with assembly. (About 1–2 minutes a system with a cold build
-# cache on 2 shared cores, seconds with a warm one: vet's results are
-# cached.) make test vets all four: windows/amd64, darwin/arm64, linux/arm64
-# (whose build cache the arm64 tests under emulation reuse) and
-# darwin/amd64; `make cross CROSS=windows/amd64` vets one.
-CROSS ?= windows/amd64 darwin/arm64 linux/arm64 darwin/amd64
+# packages with assembly. make test vets all four: windows/amd64,
+# darwin/amd64, linux/arm64 (whose build cache the arm64 tests under
+# emulation reuse) and darwin/arm64; `make cross CROSS=windows/amd64` vets
+# one.
+#
+# A system of an architecture already vetted (this machine's, by make vet,
+# or one vetted whole before it in CROSS: list linux/arm64 ahead of
+# darwin/arm64), and the purego build against this one, are vetted only
+# where they can differ from it (VET_DELTA): vet's findings in a package
+# depend on its files and on the declarations it sees of what it imports,
+# so a package with the same files (Go, cgo, assembly, tests) in both
+# builds, none of whose imports' exported declarations differ, gets the
+# same findings in both and was vetted already; every file is vetted in
+# every build. Those vetted again are (1) the packages whose files differ,
+# (2) those importing (tests included, at any depth) one of them whose
+# exported declarations may differ (its build-dependent files declare a
+# type, exported names in a group, or other exported lines on each side),
+# and (3)
+# on another system, those importing syscall, golang.org/x/sys/unix or
+# windows, or purego, whose declarations are the system's (the standard
+# library's portable packages declare the same on every system). Here
+# that is tensor, its GEMMs, cuda, peakrss and the two commands that
+# name SIGTERM on windows/amd64, fewer on the darwins: with a cold build
+# cache on 2 cores, a second system of an architecture costs about a third
+# of a whole vet.
+CROSS ?= windows/amd64 darwin/amd64 linux/arm64 darwin/arm64
 
-cross:
-	@for t in $(CROSS); do \
-		echo "GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./..."; \
-		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./... || exit 1; \
+# VET_DELTA REF_ENV REF_TAGS ENV TAGS: go vet, under the environment ENV
+# (GOOS=… GOARCH=… CGO_ENABLED=…) and the build tags TAGS, the packages
+# that can get other findings there than under REF_ENV and REF_TAGS (see
+# above); it names them first.
+define VET_DELTA
+set -e
+ref_env=$$1 ref_tags=$$2 new_env=$$3 new_tags=$$4
+tmp=$$(mktemp -d)
+trap 'rm -rf "$$tmp"' EXIT
+files='{{.ImportPath}}|{{.Dir}}|{{join .GoFiles " "}} {{join .CgoFiles " "}}|{{join .SFiles " "}} {{join .TestGoFiles " "}} {{join .XTestGoFiles " "}}'
+env $$ref_env $(GO) list -e -tags "$$ref_tags" -f "$$files" ./... >"$$tmp/ref"
+env $$new_env $(GO) list -e -tags "$$new_tags" -f "$$files" ./... >"$$tmp/new"
+# The exported declarations of the build-dependent non-test files, one
+# line each (a function's without its body), or "?" where they may hide a
+# difference (a type, a parenthesised group); an empty list when the
+# non-test files are the same.
+decls() {
+	dir=$$1
+	shift
+	for f in "$$@"; do
+		awk '/^(var|const) \($$/ { group = 1; next }
+			group && /^\)/ { group = 0; next }
+			group && /^\t[A-Z]/ { print "?"; next }
+			/^type / { print "?"; next }
+			/^(func|var|const) [A-Z]/ || /^func \([^)]*\) [A-Z]/ { sub(/ \{.*$$/, ""); print }' "$$dir/$$f"
+	done | sort
+}
+: >"$$tmp/vet"
+: >"$$tmp/api"
+while IFS='|' read -r pkg dir src other; do
+	r=$$(awk -F'|' -v p="$$pkg" '$$1 == p' "$$tmp/ref")
+	[ "$$r" = "$$pkg|$$dir|$$src|$$other" ] && continue
+	echo "$$pkg" >>"$$tmp/vet"
+	rsrc=$$(echo "$$r" | cut -d'|' -f3)
+	only_ref=$$(for f in $$rsrc; do case " $$src " in *" $$f "*) ;; *) echo "$$f" ;; esac; done)
+	only_new=$$(for f in $$src; do case " $$rsrc " in *" $$f "*) ;; *) echo "$$f" ;; esac; done)
+	a=$$(decls "$$dir" $$only_ref)
+	b=$$(decls "$$dir" $$only_new)
+	# (A package with no files in one of the builds is imported there by
+	# none, and in the other only from files of that build alone.)
+	[ -n "$$rsrc" ] && [ -n "$$(echo $$src)" ] || continue
+	if [ "$$a" != "$$b" ] || echo "$$a" | grep -qx '?'; then
+		echo "$$pkg" >>"$$tmp/api"
+	fi
+done <"$$tmp/new"
+if [ "$$(env $$ref_env $(GO) env GOOS)" != "$$(env $$new_env $(GO) env GOOS)" ]; then
+	env $$new_env $(GO) list -e -tags "$$new_tags" \
+		-f '{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... |
+		awk '/ (syscall|golang\.org\/x\/sys\/unix|golang\.org\/x\/sys\/windows|github\.com\/ebitengine\/purego)( |$$)/ { print $$1 }' >>"$$tmp/vet"
+fi
+if [ -s "$$tmp/api" ]; then
+	env $$new_env $(GO) list -e -tags "$$new_tags" -test \
+		-f '{{if .ForTest}}{{.ForTest}}{{else}}{{.ImportPath}}{{end}} {{join .Deps " "}}' ./... |
+		awk 'NR == FNR { api[$$1] = 1; next } { for (i = 2; i <= NF; i++) if ($$i in api) { print $$1; next } }' "$$tmp/api" - |
+		grep -v '\.test$$' >>"$$tmp/vet" || true
+fi
+pkgs=$$(sort -u "$$tmp/vet")
+if [ -z "$$pkgs" ]; then
+	echo "  nothing differs"
+	exit 0
+fi
+echo "  the packages that can differ:" $$(echo "$$pkgs" | sed 's|^$(MODULE)/||; s|^$(MODULE)$$|.|')
+env $$new_env $(GO) vet -tags "$$new_tags" $$pkgs
+endef
+export VET_DELTA
+MODULE := $(shell $(GO) list -m)
+NATIVE_ARCH := $(shell $(GO) env GOARCH)
+NATIVE := $(shell $(GO) env GOOS)/$(NATIVE_ARCH)
+
+cross: vet
+	@whole=""; for t in $(CROSS); do \
+		os=$${t%/*}; arch=$${t#*/}; \
+		[ "$$t" = "$(NATIVE)" ] && continue; \
+		ref=""; \
+		[ "$$arch" = "$(NATIVE_ARCH)" ] && ref=native; \
+		for w in $$whole; do [ -z "$$ref" ] && [ "$${w#*/}" = "$$arch" ] && ref=$$w; done; \
+		if [ -z "$$ref" ]; then \
+			echo "GOOS=$$os GOARCH=$$arch $(GO) vet ./..."; \
+			GOOS=$$os GOARCH=$$arch $(GO) vet ./... || exit 1; \
+			whole="$$whole $$t"; \
+		elif [ "$$ref" = native ]; then \
+			echo "GOOS=$$os GOARCH=$$arch $(GO) vet: where it can differ from this system's build"; \
+			sh -c "$$VET_DELTA" vet-delta "" "" "GOOS=$$os GOARCH=$$arch CGO_ENABLED=0" "" || exit 1; \
+		else \
+			echo "GOOS=$$os GOARCH=$$arch $(GO) vet: where it can differ from $$ref's"; \
+			sh -c "$$VET_DELTA" vet-delta "GOOS=$${ref%/*} GOARCH=$$arch CGO_ENABLED=0" "" "GOOS=$$os GOARCH=$$arch CGO_ENABLED=0" "" || exit 1; \
+		fi; \
 	done
-	$(GO) vet -tags purego ./tensor/... ./odeblock/...
+	@echo "$(GO) vet -tags purego: where it can differ from this build"
+	@sh -c "$$VET_DELTA" vet-delta "" "" "" purego
 
 # The kernel paths slower than this CPU's fastest (avx2, sse2 and generic
 # on an AVX-512 machine, sse2 and generic on an AVX2 one, generic on an
