@@ -462,18 +462,8 @@ func (m *bdfMethod[T]) jacobian(b stepBufs[T], eval evalFunc[T], tNew float64) e
 	for i := range n {
 		f0[i] = float64(b.y1[i])
 	}
-	for j := range n {
-		yj := float64(b.tmp[j])
-		dy := math.Sqrt(eps) * math.Max(math.Abs(yj), 1e-3)
-		b.tmp[j] = T(yj + dy)
-		dy = float64(b.tmp[j]) - yj
-		if err := eval(evalProbe, 0, tNew, b.tmp, b.y1); err != nil {
-			return err
-		}
-		for i := range n {
-			ros.jac[i*n+j] = (float64(b.y1[i]) - f0[i]) / dy
-		}
-		b.tmp[j] = T(yj)
+	if err := fdJacobian(eval, tNew, b.tmp, b.y1, f0, ros.jac); err != nil {
+		return err
 	}
 	m.e.stats().Jacobians++
 	if !allFiniteF(ros.jac[:n*n]) {

@@ -16,7 +16,8 @@ import (
 // I − h·(A ⊗ J), J = ∂f/∂y at the step's start by forward differences
 // (n evaluations) and factorised once per step; the iteration stops when
 // its change is a thousandth of the tolerance (RTol, ATol, largest
-// element), and ten iterations without that are an error. Stiffly accurate
+// element) or within four roundings of T of y, and ten iterations without
+// that are an error. Stiffly accurate
 // methods (the last row of A is B) take y1 = y + Z_s; the others
 // y1 = y + h·Σ b_j·f(t + c_j·h, y + Z_j).
 var (
@@ -160,21 +161,9 @@ func (m *implicitRK[T]) step(b stepBufs[T], eval evalFunc[T], g stepGeom) error 
 // jacobian sets the Jacobian J of f by forward differences around
 // (t, y), f(t, y) being in b.k[0].
 func (m *implicitRK[T]) jacobian(b stepBufs[T], eval evalFunc[T], g stepGeom) error {
-	n, w := b.n, &m.w
-	y, tmp, fbuf := b.y0, b.tmp, b.y1 // y1 is free until the end
-	copy(tmp, y)
-	for j := range n {
-		yj := float64(y[j])
-		dy := math.Sqrt(eps) * math.Max(math.Abs(yj), 1e-3)
-		tmp[j] = T(yj + dy)
-		dy = float64(tmp[j]) - yj
-		if err := eval(evalProbe, 0, g.t0, tmp, fbuf); err != nil {
-			return err
-		}
-		for i := range n {
-			w.jac[i*n+j] = (float64(fbuf[i]) - float64(b.k[0][i])) / dy
-		}
-		tmp[j] = y[j]
+	copy(b.tmp, b.y0)
+	if err := fdJacobian(eval, g.t0, b.tmp, b.y1, b.k[0], m.w.jac); err != nil { // y1 is free until the end
+		return err
 	}
 	m.e.stats().Jacobians++
 	return nil
@@ -235,6 +224,10 @@ func (m *implicitRK[T]) newton(b stepBufs[T], eval evalFunc[T], g stepGeom) erro
 	tb, n, h, w, y := m.e.tableau(), b.n, g.h, &m.w, b.y0
 	st := tb.Stages()
 	sn := st * n
+	// A change of a few roundings of T in y counts as converged too: F is
+	// evaluated in T, so a float32 iteration stalls there, above a
+	// thousandth of tight tolerances.
+	roundoff := 4e3 * epsOf[T]()
 	clear(w.z)
 	converged := false
 	for iter := 0; iter < 10 && !converged; iter++ {
@@ -257,7 +250,8 @@ func (m *implicitRK[T]) newton(b stepBufs[T], eval evalFunc[T], g stepGeom) erro
 			for i := range n {
 				d := w.g[bi*n+i]
 				w.z[bi*n+i] += d
-				sc := m.e.opts().ATol + m.e.opts().RTol*math.Abs(float64(y[i]))
+				ay := math.Abs(float64(y[i]))
+				sc := math.Max(m.e.opts().ATol+m.e.opts().RTol*ay, roundoff*ay)
 				worst = math.Max(worst, math.Abs(d)/sc)
 			}
 		}

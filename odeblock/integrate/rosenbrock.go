@@ -179,18 +179,8 @@ func (m *rosenbrock[T]) jacobian(b stepBufs[T], eval evalFunc[T], g stepGeom) er
 	n, w := b.n, &m.w
 	f0, col := b.k[0], b.k[3] // b.k[3] is free until k3
 	copy(b.tmp, b.y0)
-	for j := range n {
-		yj := float64(b.y0[j])
-		dy := math.Sqrt(eps) * math.Max(math.Abs(yj), 1e-3)
-		b.tmp[j] = T(yj + dy)
-		dy = float64(b.tmp[j]) - yj // the step actually taken in T
-		if err := eval(evalProbe, 0, g.t0, b.tmp, col); err != nil {
-			return err
-		}
-		for i := range n {
-			w.jac[i*n+j] = (float64(col[i]) - float64(f0[i])) / dy
-		}
-		b.tmp[j] = b.y0[j]
+	if err := fdJacobian(eval, g.t0, b.tmp, col, f0, w.jac); err != nil {
+		return err
 	}
 	dt := math.Copysign(math.Min(math.Sqrt(eps)*math.Max(math.Abs(g.t0), 1), math.Abs(g.h)/2), g.h)
 	if err := eval(evalProbe, 0, g.t0+dt, b.y0, col); err != nil {
