@@ -44,9 +44,12 @@ func TestImplicitFloat32(t *testing.T) {
 		{Method: "implicit_adams", Step: 0.05},
 	} {
 		t.Run(opt.Method, func(t *testing.T) {
-			got, _, err := integrate.Solve(f32, []float32{1, 2, 3}, []float64{0, 1}, opt)
+			got, st, err := integrate.Solve(f32, []float32{1, 2, 3}, []float64{0, 1}, opt)
 			if err != nil {
 				t.Fatalf("float32: %v", err)
+			}
+			if st.Jacobians == 0 && opt.Method != "implicit_adams" { // a fixed-point iteration
+				t.Errorf("float32 solve formed no Jacobian: %+v", st)
 			}
 			want, _, err := integrate.Solve(f64, []float64{1, 2, 3}, []float64{0, 1}, opt)
 			if err != nil {

@@ -250,8 +250,7 @@ func (m *implicitRK[T]) newton(b stepBufs[T], eval evalFunc[T], g stepGeom) erro
 			for i := range n {
 				d := w.g[bi*n+i]
 				w.z[bi*n+i] += d
-				ay := math.Abs(float64(y[i]))
-				sc := math.Max(m.e.opts().ATol+m.e.opts().RTol*ay, roundoff*ay)
+				sc := newtonScale(m.e.opts().ATol, m.e.opts().RTol, roundoff, float64(y[i]))
 				worst = math.Max(worst, math.Abs(d)/sc)
 			}
 		}
@@ -306,3 +305,10 @@ func luSolve(a []float64, n int, piv []int, b []float64) {
 
 // lapackImpl is gonum's pure-Go LAPACK (row-major).
 var lapackImpl gonumlapack.Implementation
+
+// newtonScale returns the scale of a Newton change at the element y:
+// ATol + RTol·|y|, or roundoff·|y| where that is larger.
+func newtonScale(atol, rtol, roundoff, y float64) float64 {
+	ay := math.Abs(y)
+	return math.Max(atol+rtol*ay, roundoff*ay)
+}
