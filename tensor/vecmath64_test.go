@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -128,13 +129,24 @@ func checkVec64(t *testing.T, p vecPath64, f vecFunc64, xs, want []float64) int6
 func TestVec64Accuracy(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	xs := append(vecEdges64(), vecRandom64(rng, *vec64Random)...)
-	for _, f := range vecFuncs64 {
-		want := make([]float64, len(xs))
-		for i, x := range xs {
-			want[i] = f.ref(x)
-		}
+	// The correctly rounded references (big.Float arithmetic, most of the
+	// test's time), the functions' side by side.
+	wants := make([][]float64, len(vecFuncs64))
+	var wg sync.WaitGroup
+	for j, f := range vecFuncs64 {
+		wg.Go(func() {
+			wants[j] = make([]float64, len(xs))
+			for i, x := range xs {
+				wants[j][i] = f.ref(x)
+			}
+		})
+	}
+	wg.Wait()
+	for j, f := range vecFuncs64 {
+		want := wants[j]
 		for _, p := range vecPaths64() {
 			t.Run(p.name+"/"+f.name, func(t *testing.T) {
+				t.Parallel() // xs and want are only read
 				t.Logf("largest error %d ulps", checkVec64(t, p, f, xs, want))
 				z := make([]float64, len(xs))
 				f.kernel(p)(z, xs)
@@ -216,11 +228,21 @@ func TestVec64Lengths(t *testing.T) {
 			src[i] = -src[i] * src[i]
 		}
 	}
+	// The correctly rounded references, once for each function (big.Float
+	// arithmetic: computed for every path, length and offset they took most
+	// of the test's time).
+	refs := make([][]float64, len(vecFuncs64))
+	for j, f := range vecFuncs64 {
+		refs[j] = make([]float64, len(src))
+		for i, v := range src {
+			refs[j][i] = f.ref(v)
+		}
+	}
 	for _, p := range vecPaths64() {
-		for _, f := range vecFuncs64 {
+		for j, f := range vecFuncs64 {
 			for n := 0; n <= 40; n++ {
 				for off := range 4 {
-					x := src[off : off+n]
+					x, want := src[off:off+n], refs[j][off:off+n]
 					buf := make([]float64, n+off+4)
 					for i := range buf {
 						buf[i] = 12345
@@ -229,9 +251,9 @@ func TestVec64Lengths(t *testing.T) {
 					f.kernel(p)(z, x)
 					in := append([]float64{}, x...)
 					f.kernel(p)(in, in)
-					for i, v := range x {
-						if d := ulpDist64(z[i], f.ref(v)); d < 0 || d > f.ulps {
-							t.Fatalf("%s %s n=%d off=%d: z[%d] = %v, want %v", p.name, f.name, n, off, i, z[i], f.ref(v))
+					for i := range x {
+						if d := ulpDist64(z[i], want[i]); d < 0 || d > f.ulps {
+							t.Fatalf("%s %s n=%d off=%d: z[%d] = %v, want %v", p.name, f.name, n, off, i, z[i], want[i])
 						}
 					}
 					if diff := cmp.Diff(z, in, cmpopts.EquateNaNs()); diff != "" {

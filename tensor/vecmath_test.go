@@ -100,16 +100,17 @@ func vecRandom(rng *rand.Rand, n int) []float32 {
 	return xs
 }
 
-// checkVec runs the kernel of f on path p over xs and returns the largest
-// error in ulps, failing t beyond f's bound on p.
-func checkVec(t *testing.T, p vecPath, f vecFunc, xs []float32) int64 {
+// checkVecWant runs the kernel of f on path p over xs and returns the
+// largest error in ulps against want (f's reference at xs), failing t
+// beyond f's bound on p.
+func checkVecWant(t *testing.T, p vecPath, f vecFunc, xs, wants []float32) int64 {
 	t.Helper()
 	z := make([]float32, len(xs))
 	f.kernel(p)(z, xs)
 	var worst int64
 	fails := 0
 	for i, x := range xs {
-		want := float32(f.ref(float64(x)))
+		want := wants[i]
 		d := ulpDist(z[i], want)
 		if d < 0 || d > f.bound(p) {
 			if fails++; fails <= 5 {
@@ -132,16 +133,29 @@ func TestVecAccuracy(t *testing.T) {
 			dense = append(dense, math.Float32frombits(u|math.Float32bits(lim)&signBit))
 		}
 	}
+	// The inputs and their references, once for every path.
+	xs := append(append(vecEdges(), random...), dense...)
+	wants := make([][]float32, len(vecFuncs))
+	for j, f := range vecFuncs {
+		wants[j] = vecRefs(f, xs)
+	}
 	for _, p := range vecPaths() {
-		for _, f := range vecFuncs {
+		for j, f := range vecFuncs {
 			t.Run(p.name+"/"+f.name, func(t *testing.T) {
-				w := checkVec(t, p, f, vecEdges())
-				w = max(w, checkVec(t, p, f, random))
-				w = max(w, checkVec(t, p, f, dense))
-				t.Logf("largest error %d ulps", w)
+				t.Parallel() // xs and wants are only read
+				t.Logf("largest error %d ulps", checkVecWant(t, p, f, xs, wants[j]))
 			})
 		}
 	}
+}
+
+// vecRefs returns f's reference at xs, rounded to float32.
+func vecRefs(f vecFunc, xs []float32) []float32 {
+	want := make([]float32, len(xs))
+	for i, x := range xs {
+		want[i] = float32(f.ref(float64(x)))
+	}
+	return want
 }
 
 // TestVecSpecialValues checks the exact values that the maps must give at
@@ -201,15 +215,18 @@ func TestVecLengths(t *testing.T) {
 			src[i] = -src[i] * src[i] // some negatives large enough to matter
 		}
 	}
+	refs := make([][]float32, len(vecFuncs)) // once for each function, not each path, length and offset
+	for j, f := range vecFuncs {
+		refs[j] = make([]float32, len(src))
+		for i, v := range src {
+			refs[j][i] = float32(f.ref(float64(v)))
+		}
+	}
 	for _, p := range vecPaths() {
-		for _, f := range vecFuncs {
+		for j, f := range vecFuncs {
 			for n := 0; n <= 70; n++ {
 				for off := 0; off < 8; off++ {
-					x := src[off : off+n]
-					want := make([]float32, n)
-					for i, v := range x {
-						want[i] = float32(f.ref(float64(v)))
-					}
+					x, want := src[off:off+n], refs[j][off:off+n]
 					buf := make([]float32, n+off+4)
 					for i := range buf {
 						buf[i] = 12345
