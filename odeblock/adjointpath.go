@@ -41,10 +41,11 @@ func (a *adjoint[T]) backwardOnDevice() bool {
 }
 
 // setPhase sets where the phase about to run computes: in the engine's
-// memory (onDev, the engine's Elementwise) or in host memory (the CPU's
-// Elementwise on the calling goroutine, as the solver's own host loops).
+// memory (onDev, the engine's Elementwise) or in host memory (the host's,
+// as the forward pass's: a CPU engine's own, its workers taking large
+// states, as they take the solver's stage sums).
 func (a *adjoint[T]) setPhase(onDev bool) {
-	a.onDev, a.ew = onDev, tensor.HostElementwise[T]()
+	a.onDev, a.ew = onDev, hostElementwise(a.p.eng)
 	if onDev {
 		a.ew = tensor.DeviceElementwise(a.p.eng)
 	}

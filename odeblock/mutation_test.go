@@ -18,7 +18,11 @@ func driftChecker(opt Adjoint, p *pass[float64], n int, atol float64) *adjoint[f
 	a := &adjoint[float64]{opt: opt, p: p, bopt: Options{ATol: atol}}
 	a.w = &adjointWork[float64]{diff: tensor.New[float64](n), mask: tensor.New[float64](n),
 		terms: make([]*tensor.Tensor[float64], 1), minusOne: []float64{-1}}
-	a.setPhase(false)
+	if p != nil {
+		a.setPhase(false)
+	} else {
+		a.ew = tensor.HostElementwise[float64]() // the host phase of no engine
+	}
 	a.fillMask()
 	return a
 }
