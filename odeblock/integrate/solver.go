@@ -502,6 +502,7 @@ func (s *Solver[T]) loop(f evalFunc[T], ts []float64, out [][]T, dir float64) (S
 	var err error
 	s.setStops(ts, dir)
 	s.ctl.reset()
+	s.kdAt = math.NaN() // the dense stages of an earlier solve (or of another solver on the slab) are stale
 	r := &s.run
 	*r = solveRun[T]{s: s, f: f, ts: ts, out: out, dir: dir, t: ts[0], t0: ts[0], tEnd: ts[len(ts)-1], nextOut: 1}
 	if s.Event != nil {
