@@ -16,9 +16,8 @@ import (
 // I − h·(A ⊗ J), J = ∂f/∂y at the step's start by forward differences
 // (n evaluations) and factorised once per step; the iteration stops when
 // its change is a thousandth of the tolerance (RTol, ATol, largest
-// element) or within four roundings of T of y, and ten iterations without
-// that are an error. Stiffly accurate
-// methods (the last row of A is B) take y1 = y + Z_s; the others
+// element) or within four roundings of T of the stage's value, and ten
+// iterations without that are an error. Stiffly accurate methods (the last row of A is B) take y1 = y + Z_s; the others
 // y1 = y + h·Σ b_j·f(t + c_j·h, y + Z_j).
 var (
 	sq2, sq3, sq6, sq15 = math.Sqrt2, math.Sqrt(3), math.Sqrt(6), math.Sqrt(15)
@@ -224,9 +223,9 @@ func (m *implicitRK[T]) newton(b stepBufs[T], eval evalFunc[T], g stepGeom) erro
 	tb, n, h, w, y := m.e.tableau(), b.n, g.h, &m.w, b.y0
 	st := tb.Stages()
 	sn := st * n
-	// A change of a few roundings of T in y counts as converged too: F is
-	// evaluated in T, so a float32 iteration stalls there, above a
-	// thousandth of tight tolerances.
+	// A change of a few roundings of T in the stage's value counts as
+	// converged too: F is evaluated in T, so a float32 iteration stalls
+	// there, above a thousandth of tight tolerances.
 	roundoff := 4e3 * epsOf[T]()
 	clear(w.z)
 	converged := false
@@ -250,7 +249,7 @@ func (m *implicitRK[T]) newton(b stepBufs[T], eval evalFunc[T], g stepGeom) erro
 			for i := range n {
 				d := w.g[bi*n+i]
 				w.z[bi*n+i] += d
-				sc := newtonScale(m.e.opts().ATol, m.e.opts().RTol, roundoff, float64(y[i]))
+				sc := newtonScale(m.e.opts().ATol, m.e.opts().RTol, roundoff, float64(y[i]), w.z[bi*n+i])
 				worst = math.Max(worst, math.Abs(d)/sc)
 			}
 		}
@@ -306,9 +305,11 @@ func luSolve(a []float64, n int, piv []int, b []float64) {
 // lapackImpl is gonum's pure-Go LAPACK (row-major).
 var lapackImpl gonumlapack.Implementation
 
-// newtonScale returns the scale of a Newton change at the element y:
-// ATol + RTol·|y|, or roundoff·|y| where that is larger.
-func newtonScale(atol, rtol, roundoff, y float64) float64 {
+// newtonScale returns the scale of a Newton change at the element y of
+// the step's start whose stage increment is z: ATol + RTol·|y|, or
+// roundoff·(|y| + |z|) where that is larger (the stage's value y + z is
+// where f is evaluated in T).
+func newtonScale(atol, rtol, roundoff, y, z float64) float64 {
 	ay := math.Abs(y)
-	return math.Max(atol+rtol*ay, roundoff*ay)
+	return math.Max(atol+rtol*ay, roundoff*(ay+math.Abs(z)))
 }
