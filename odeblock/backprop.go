@@ -102,7 +102,10 @@ func (r *backprop[T]) onStep(si StepInfo[T]) error {
 		}
 		return nil
 	}
-	sp.stages = append([]*stageTape[T]{r.stage0}, r.pending[1:]...)
+	sp.stages = append(sp.stages[:0], r.stage0)
+	if len(r.pending) > 1 { // none for a one-stage method (euler)
+		sp.stages = append(sp.stages, r.pending[1:]...)
+	}
 	r.stage0 = nil
 	if r.p.solver.Tableau().FSAL {
 		r.stage0 = sp.stages[len(sp.stages)-1]
