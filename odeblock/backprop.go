@@ -103,7 +103,7 @@ func (r *backprop[T]) onStep(si StepInfo[T]) error {
 		return nil
 	}
 	sp.stages = append(sp.stages[:0], r.stage0)
-	if len(r.pending) > 1 { // none for a one-stage method (euler)
+	if r.pending != nil { // none for a one-stage method (euler)
 		sp.stages = append(sp.stages, r.pending[1:]...)
 	}
 	r.stage0 = nil

@@ -247,9 +247,10 @@ func (m *implicitRK[T]) newton(b stepBufs[T], eval evalFunc[T], g stepGeom) erro
 		worst := 0.0
 		for bi := range st {
 			for i := range n {
-				d := w.g[bi*n+i]
-				w.z[bi*n+i] += d
-				sc := newtonScale(m.e.opts().ATol, m.e.opts().RTol, roundoff, float64(y[i]), w.z[bi*n+i])
+				k := bi*n + i
+				d := w.g[k]
+				w.z[k] += d
+				sc := newtonScale(m.e.opts().ATol, m.e.opts().RTol, roundoff, float64(y[i]), w.z[k])
 				worst = math.Max(worst, math.Abs(d)/sc)
 			}
 		}
