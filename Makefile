@@ -44,6 +44,14 @@ endif
 HAVE_MPI := $(shell pkg-config --exists ompi 2>/dev/null && command -v mpirun >/dev/null && echo yes)
 MPI_PKGS := ./distributed ./train ./cmd/adamnode
 RACE_PKGS := ./tensor ./autograd ./data ./distributed ./train ./serve ./infer
+# The concurrent tests of the packages whose whole suites take long under
+# the race detector: cmd/adamnode's replicas and server, odeblock's shards,
+# the integrator's split combiner, sde's Brownian paths and cuda's
+# concurrent host reads and device threads, in one run (the packages side
+# by side): the pattern picks the same tests in each of them as its own
+# part would (go test -list '$(RACE_RUN)' $(RACE_RUN_PKGS)).
+RACE_RUN_PKGS := ./cmd/adamnode ./odeblock ./odeblock/integrate ./sde ./cuda
+RACE_RUN := TestTrainReplicas|TestServe|TestShardedField|ExampleShardedField|TestShardedSolve|ExampleBlock_shards|TestCombinerSplits|TestBrownianConcurrent|TestConcurrentHostReads|TestDeviceOnEveryThread|TestResultsStayOnDevice|TestElementwiseChainStaysOnDevice
 # The OpenBLAS build's tests: every package but cuda, whose device code
 # (the stand-in's kernels, cuBLAS and cuDNN) the tag does not change and
 # whose tests, the longest of all, the pure-Go build has run, and but the
@@ -68,11 +76,7 @@ else
 endif
 	$(GO) test -count=1 -race $(RACE_PKGS)
 	$(GO) test -count=1 -race -short ./tensor/internal/...
-	$(GO) test -count=1 -race -run 'TestTrainReplicas|TestServe' ./cmd/adamnode
-	$(GO) test -count=1 -race -run 'TestShardedField|ExampleShardedField|TestShardedSolve|ExampleBlock_shards' ./odeblock
-	$(GO) test -count=1 -race -run 'TestCombinerSplits' ./odeblock/integrate
-	$(GO) test -count=1 -race -run 'TestBrownianConcurrent' ./sde
-	$(GO) test -count=1 -race -run 'TestConcurrentHostReads|TestDeviceOnEveryThread|TestResultsStayOnDevice|TestElementwiseChainStaysOnDevice' ./cuda
+	$(GO) test -count=1 -race -run '$(RACE_RUN)' $(RACE_RUN_PKGS)
 	@$(MAKE) --no-print-directory test-paths
 	@$(MAKE) --no-print-directory test-arm64
 
