@@ -58,17 +58,13 @@ RACE_RUN := TestTrainReplicas|TestServe|TestShardedField|ExampleShardedField|Tes
 # GEMM kernels' packages under tensor/internal, where the tag adds OpenBLAS
 # to the benchmarks only (make vet builds their tests with it).
 OPENBLAS_TEST_PKGS = $(shell $(GO) list ./... | grep -v -e '/cuda$$' -e '/tensor/internal/')
+ALL_PKGS = $(shell $(GO) list ./...)
 BENCHTIME ?= 1s
 
-.PHONY: test vet cross test-paths test-arm64 bench bench-compare fmt-check demo demo-data mutate mutate-diff
+.PHONY: test test-cuda test-builds vet cross test-paths test-arm64 bench bench-compare fmt-check demo demo-data mutate mutate-diff
 
 test: fmt-check vet cross
-	$(GO) test -count=1 -timeout 20m ./...
-ifeq ($(HAVE_OPENBLAS),yes)
-	$(GO) test -count=1 -tags openblas $(OPENBLAS_TEST_PKGS)
-else
-	@echo "libopenblas not found: skipped the OpenBLAS build (apt-get install libopenblas-dev)"
-endif
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-cuda test-builds
 ifeq ($(HAVE_MPI),yes)
 	$(GO) test -count=1 -tags 'mpi $(TAGS)' -run 'MPI|Distributed|Local' $(MPI_PKGS)
 else
@@ -79,6 +75,22 @@ endif
 	$(GO) test -count=1 -race -run '$(RACE_RUN)' $(RACE_RUN_PKGS)
 	@$(MAKE) --no-print-directory test-paths
 	@$(MAKE) --no-print-directory test-arm64
+
+# cuda's tests (the stand-in's device, emulated on one thread: about 4
+# minutes on 2 cores, the longest package's by far) run beside the other
+# packages' tests in the pure-Go build and then the OpenBLAS build's, which
+# would otherwise wait for them with a core idle; make prints each side's
+# output when it ends.
+test-cuda:
+	$(GO) test -count=1 -timeout 20m ./cuda
+
+test-builds:
+	$(GO) test -count=1 -timeout 20m $(filter-out $(MODULE)/cuda,$(ALL_PKGS))
+ifeq ($(HAVE_OPENBLAS),yes)
+	$(GO) test -count=1 -tags openblas $(OPENBLAS_TEST_PKGS)
+else
+	@echo "libopenblas not found: skipped the OpenBLAS build (apt-get install libopenblas-dev)"
+endif
 
 vet:
 	$(GO) vet ./...
