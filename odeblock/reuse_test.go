@@ -22,37 +22,14 @@ import (
 // backward solve's values there: wrong outputs, which only the adjoint's
 // drift check caught.
 func TestBlockReuseDenseOutput(t *testing.T) {
+	node, err := odeblock.FamilyNamed("node")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, mode := range []odeblock.GradMode{odeblock.Adjoint{}, odeblock.Interpolated{}, odeblock.Backprop{}, odeblock.Checkpoint{}, odeblock.Recursive{Budget: 2}} {
 		t.Run(fmt.Sprint(mode), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(3, 5))
-			const rows, width = 3, 4
-			w := autograd.NewParam("w", tensor.RandN[float64](rng, 0, 0.5, width, width))
-			b := autograd.NewParam("b", tensor.RandN[float64](rng, 0, 0.1, width))
-			f := odeblock.FieldFunc([]*autograd.Param[float64]{w, b}, func(tp *autograd.Tape[float64], _ float64, h autograd.Var[float64]) autograd.Var[float64] {
-				return autograd.Tanh(autograd.Add(autograd.MatMul(h, tp.Param(w)), tp.Param(b)))
-			})
-			x := autograd.NewParam("x", tensor.RandN[float64](rng, 0, 1, rows, width))
-			blk := &odeblock.Block[float64]{Dynamics: &odeblock.NODE[float64]{F: f}, Times: []float64{0, 0.3, 0.7}, Mode: mode,
-				Solver: odeblock.Options{Method: "dop853", RTol: 1e-6, ATol: 1e-7}}
-			var runs [2][]float64
-			for pass := range runs {
-				autograd.ZeroGrads([]*autograd.Param[float64]{w, b, x})
-				tp := autograd.NewTape(tensor.EngineFor[float64](tensor.Gonum(1)))
-				z, err := blk.Trajectory(tp, tp.Param(x))
-				if err != nil {
-					t.Fatalf("pass %d: %v", pass, err)
-				}
-				if err := tp.Backward(autograd.Mean(autograd.Square(z))); err != nil {
-					t.Fatalf("pass %d: %v", pass, err)
-				}
-				runs[pass] = append(runs[pass], z.Value().ReadData()...)
-				for _, p := range []*autograd.Param[float64]{w, b, x} {
-					runs[pass] = append(runs[pass], p.Grad.ReadData()...)
-				}
-			}
-			if d := cmp.Diff(runs[0], runs[1]); d != "" {
-				t.Errorf("second pass against the first (-first +second):\n%s", d)
-			}
+			twoPassesAgree(t, tensor.EngineFor[float64](tensor.Gonum(1)), node, mode,
+				odeblock.Options{Method: "dop853", RTol: 1e-6, ATol: 1e-7}, []float64{0, 0.3, 0.7})
 		})
 	}
 }
@@ -62,8 +39,8 @@ func TestBlockReuseDenseOutput(t *testing.T) {
 // method in every gradient mode, twice over, and checks that each pass
 // succeeds and that the second gives the first's outputs and gradients to
 // the bit: nothing a solver, a mode or the Block keeps between passes may
-// leak into the next, on the CPU or on a device (the parking stand-in). Adaptive methods solve with tolerances, the others
-// with a fixed Step.
+// leak into the next, on the CPU or on a device (the parking stand-in).
+// Adaptive methods solve with tolerances, the others with a fixed Step.
 func TestBlockEveryMethodTwice(t *testing.T) {
 	modes := []odeblock.GradMode{odeblock.Adjoint{}, odeblock.Interpolated{Budget: 2}, odeblock.Backprop{}, odeblock.Checkpoint{}, odeblock.Recursive{Budget: 2}}
 	cpu := tensor.EngineFor[float64](tensor.Gonum(1))
@@ -90,42 +67,52 @@ func TestBlockEveryMethodTwice(t *testing.T) {
 				}
 				for _, mode := range modes {
 					t.Run(eng.name+"/"+famName+"/"+method+"/"+fmt.Sprint(mode), func(t *testing.T) {
-						rng := rand.New(rand.NewPCG(3, 5))
-						const rows, width = 3, 4
-						w := autograd.NewParam("w", tensor.RandN[float64](rng, 0, 0.5, width, width))
-						b := autograd.NewParam("b", tensor.RandN[float64](rng, 0, 0.1, width))
-						f := odeblock.FieldFunc([]*autograd.Param[float64]{w, b}, func(tp *autograd.Tape[float64], _ float64, h autograd.Var[float64]) autograd.Var[float64] {
-							return autograd.Tanh(autograd.Add(autograd.MatMul(h, tp.Param(w)), tp.Param(b)))
-						})
-						dyn, own := odeblock.NewFamily[float64](fam, f, odeblock.PaperScalars())
-						x := autograd.NewParam("x", tensor.RandN[float64](rng, 0, 1, rows, width))
-						m0 := autograd.NewParam("m0", tensor.RandN[float64](rng, 0, 0.5, rows, width))
-						params := append([]*autograd.Param[float64]{x, m0, w, b}, own...)
-						blk := &odeblock.Block[float64]{Dynamics: dyn, Times: []float64{0, 0.12, 0.3}, Mode: mode, Solver: opt}
-						var runs [2][]float64
-						for pass := range runs {
-							autograd.ZeroGrads(params)
-							tp := autograd.NewTape(eng.e)
-							z, err := blk.Trajectory(tp, odeblock.InitialState(fam, tp.Param(x), tp.Param(m0)))
-							if err != nil {
-								t.Fatalf("pass %d: %v", pass, err)
-							}
-							if err := tp.Backward(autograd.Mean(autograd.Square(z))); err != nil {
-								t.Fatalf("pass %d: %v", pass, err)
-							}
-							runs[pass] = append(runs[pass], z.Value().ReadData()...)
-							for _, p := range params {
-								if p.Grad != nil {
-									runs[pass] = append(runs[pass], p.Grad.ReadData()...)
-								}
-							}
-						}
-						if d := cmp.Diff(runs[0], runs[1]); d != "" {
-							t.Errorf("second pass against the first (-first +second):\n%s", d)
-						}
+						twoPassesAgree(t, eng.e, fam, mode, opt, []float64{0, 0.12, 0.3})
 					})
 				}
 			}
 		}
+	}
+}
+
+// twoPassesAgree builds a Block of family fam over a tanh field (3 rows
+// of width 4, parameters from a fixed seed) solved by opt in mode at
+// times, runs it forward and backward twice on eng, and checks that each
+// pass succeeds and that the second gives the first's outputs and
+// parameter gradients to the bit.
+func twoPassesAgree(t *testing.T, eng tensor.Engine[float64], fam odeblock.Family, mode odeblock.GradMode, opt odeblock.Options, times []float64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(3, 5))
+	const rows, width = 3, 4
+	w := autograd.NewParam("w", tensor.RandN[float64](rng, 0, 0.5, width, width))
+	b := autograd.NewParam("b", tensor.RandN[float64](rng, 0, 0.1, width))
+	f := odeblock.FieldFunc([]*autograd.Param[float64]{w, b}, func(tp *autograd.Tape[float64], _ float64, h autograd.Var[float64]) autograd.Var[float64] {
+		return autograd.Tanh(autograd.Add(autograd.MatMul(h, tp.Param(w)), tp.Param(b)))
+	})
+	dyn, own := odeblock.NewFamily[float64](fam, f, odeblock.PaperScalars())
+	x := autograd.NewParam("x", tensor.RandN[float64](rng, 0, 1, rows, width))
+	m0 := autograd.NewParam("m0", tensor.RandN[float64](rng, 0, 0.5, rows, width))
+	params := append([]*autograd.Param[float64]{x, m0, w, b}, own...)
+	blk := &odeblock.Block[float64]{Dynamics: dyn, Times: times, Mode: mode, Solver: opt}
+	var runs [2][]float64
+	for pass := range runs {
+		autograd.ZeroGrads(params)
+		tp := autograd.NewTape(eng)
+		z, err := blk.Trajectory(tp, odeblock.InitialState(fam, tp.Param(x), tp.Param(m0)))
+		if err != nil {
+			t.Fatalf("pass %d: %v", pass, err)
+		}
+		if err := tp.Backward(autograd.Mean(autograd.Square(z))); err != nil {
+			t.Fatalf("pass %d: %v", pass, err)
+		}
+		runs[pass] = append(runs[pass], z.Value().ReadData()...)
+		for _, p := range params {
+			if p.Grad != nil {
+				runs[pass] = append(runs[pass], p.Grad.ReadData()...)
+			}
+		}
+	}
+	if d := cmp.Diff(runs[0], runs[1]); d != "" {
+		t.Errorf("second pass against the first (-first +second):\n%s", d)
 	}
 }
